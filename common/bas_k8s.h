@@ -1,0 +1,43 @@
+/*  bas_k8s: Kubernetes API objects (JSON, as the API server sends them) to
+    Basalt's wire objects (proto/basalt.proto), and the few JSON bodies Basalt
+    writes back (binding, PodGroup create and status patches).
+
+    Decoders take a borrowed cJSON object and return a newly allocated
+    message owned by the caller (free with protobuf_c_message_free_unpacked
+    (&msg->base, NULL)), or NULL with a message in err naming the object and
+    the field that is wrong. Missing optional fields are fine; a malformed
+    quantity or a wrong type is an error.
+*/
+#ifndef BAS_K8S_H
+#define BAS_K8S_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+#include "basalt.pb-c.h"
+
+#define BAS_ANN_GROUP_NAME "scheduling.k8s.io/group-name"
+#define BAS_ANN_QUEUE_NAME "scheduling.volcano.sh/queue-name"
+#define BAS_ANN_MIN_MEMBER "scheduling.volcano.sh/group-min-member"
+#define BAS_ANN_TASK_SPEC "volcano.sh/task-spec"
+#define BAS_ANN_PREEMPTABLE "volcano.sh/preemptable"
+
+Basalt__V1__Node *bas_k8s_node_from_json (const cJSON *obj, char *err, size_t errlen);
+
+//  The pod's effective request: max(sum of containers, each init container)
+//  plus spec.overhead; a container with limits and no requests uses limits.
+Basalt__V1__Pod *bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen);
+Basalt__V1__PodGroup *bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen);
+Basalt__V1__Queue *bas_k8s_queue_from_json (const cJSON *obj, char *err, size_t errlen);
+Basalt__V1__PriorityClass *bas_k8s_priorityclass_from_json (const cJSON *obj, char *err,
+                                                            size_t errlen);
+
+//  The PodGroup status as JSON {"phase":…,"running":…,"conditions":[…]}:
+//  a new cJSON owned by the caller.
+cJSON *bas_k8s_podgroup_status_to_json (const Basalt__V1__PodGroupStatus *status);
+
+//  Parse an RFC 3339 timestamp ("2024-01-02T03:04:05Z") to ms since the epoch;
+//  returns -1 when malformed.
+int64_t bas_k8s_time_parse_ms (const char *text);
+
+#endif

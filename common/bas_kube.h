@@ -1,0 +1,122 @@
+/*  bas_kube: the Kubernetes API client, on libcurl's multi interface, driven
+    by the caller's zloop reactor (no threads).
+
+    Two things it does: informers (list with paging, then watch from the
+    list's resourceVersion with bookmarks, reconnect from the last seen
+    resourceVersion, relist on 410 Gone/Expired whether it arrives as an HTTP
+    status or as an ERROR event inside the stream), and single requests
+    (GET/POST/PUT/PATCH/DELETE) with a token-bucket rate limit, and retries
+    with backoff and jitter on 5xx and 429 (honouring Retry-After).
+
+    Design note: curl's sockets are registered as zloop pollers through
+    CURLMOPT_SOCKETFUNCTION and its timeout as a zloop timer through
+    CURLMOPT_TIMERFUNCTION, so a slow API server never blocks the reactor.
+    Watch bodies are split at '\n' whatever the chunk boundaries are.
+*/
+#ifndef BAS_KUBE_H
+#define BAS_KUBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <czmq.h>
+#include <cjson/cJSON.h>
+
+typedef struct {
+    char *server;            // "https://10.0.0.1:6443" or "http://127.0.0.1:8080"
+    char *token;             // bearer token, or NULL
+    char *ca_file;           // PEM file of the CA, or NULL
+    char *ca_data;           // PEM text of the CA (decoded certificate-authority-data), or NULL
+    char *client_cert_file;  // client certificate (PEM file), or NULL
+    char *client_key_file;   // client key (PEM file), or NULL
+    char *client_cert_data;  // client certificate PEM text, or NULL
+    char *client_key_data;   // client key PEM text, or NULL
+    bool insecure;           // insecure-skip-tls-verify
+    double qps;              // sustained request rate; <= 0 means unlimited
+    int burst;               // token bucket size
+    char *user_agent;        // e.g. "basalt-cache/0.1.0"
+} bas_kube_config_t;
+
+//  Fill cfg the way client-go chooses: `master` alone (plain URL) wins when
+//  no kubeconfig is found; else `kubeconfig` path, else $KUBECONFIG, else
+//  in-cluster (KUBERNETES_SERVICE_HOST/PORT, service-account token and CA),
+//  else ~/.kube/config; `master` (if set) overrides the server. Strings are
+//  owned by cfg. Returns 0, or -1 with a message naming the file and place.
+int bas_kube_config_load (bas_kube_config_t *cfg, const char *kubeconfig, const char *master,
+                          char *err, size_t errlen);
+void bas_kube_config_clear (bas_kube_config_t *cfg);
+
+typedef struct _bas_kube_t bas_kube_t;
+
+//  Create a client driven by `loop` (borrowed; must outlive the client).
+//  cfg is copied. Returns NULL if curl cannot be initialised.
+bas_kube_t *bas_kube_new (zloop_t *loop, const bas_kube_config_t *cfg);
+void bas_kube_destroy (bas_kube_t **self_p);
+
+// ------------------------------------------------------------ informers
+
+typedef enum {
+    BAS_KUBE_ADDED = 1,      // object is new to this informer
+    BAS_KUBE_MODIFIED = 2,   // object changed
+    BAS_KUBE_DELETED = 3,    // object is gone (for relists: a minimal object with metadata)
+    BAS_KUBE_SYNCED = 4,     // a (re)list finished; object is NULL
+} bas_kube_event_t;
+
+//  Called for each event; `object` is borrowed for the duration of the call.
+typedef void(bas_kube_event_fn) (void *arg, bas_kube_event_t type, const cJSON *object);
+
+typedef struct _bas_kube_informer_t bas_kube_informer_t;
+
+//  List and watch `path` (e.g. "/api/v1/pods",
+//  "/apis/scheduling.volcano.sh/v1beta1/podgroups"). `selector` is an extra
+//  query string ("labelSelector=a%3Db") or NULL. The informer remembers the
+//  uid and resourceVersion of every object so that a relist turns into the
+//  right ADDED / MODIFIED / DELETED events and nothing is delivered twice.
+//  Owned by the client; stops when the client is destroyed.
+bas_kube_informer_t *bas_kube_watch (bas_kube_t *self, const char *path, const char *selector,
+                                     bas_kube_event_fn *fn, void *arg);
+
+//  True once the informer's first list has been delivered.
+bool bas_kube_informer_synced (bas_kube_informer_t *informer);
+
+//  Counters for metrics.
+typedef struct {
+    unsigned long requests;        // HTTP requests sent
+    unsigned long retries;         // retried requests
+    unsigned long errors;          // requests that finished with an error
+    unsigned long watch_restarts;  // watch streams reopened
+    unsigned long relists;         // relists (410 or startup)
+    unsigned long decode_errors;   // undecodable bodies or watch lines
+    unsigned long throttled;       // 429 responses
+} bas_kube_stats_t;
+void bas_kube_stats (bas_kube_t *self, bas_kube_stats_t *stats);
+
+// ------------------------------------------------------------ requests
+
+typedef struct {
+    long code;               // HTTP status, 0 when the server was not reached
+    const char *body;        // response body (NUL terminated), borrowed
+    size_t body_len;
+    const char *reason;      // Status.reason for errors ("Conflict"), or a transport error
+    const char *message;     // Status.message, or curl's error text
+} bas_kube_response_t;
+
+typedef void(bas_kube_done_fn) (void *arg, const bas_kube_response_t *response);
+
+//  Send a request; `done` is called once from the reactor with the final
+//  response (after retries). `content_type` may be NULL (application/json).
+//  body may be NULL. Returns 0, or -1 if it could not be queued.
+int bas_kube_request (bas_kube_t *self, const char *method, const char *path,
+                      const char *content_type, const char *body, bas_kube_done_fn *done,
+                      void *arg);
+
+//  Number of requests queued or in flight (for graceful shutdown and metrics).
+size_t bas_kube_pending (bas_kube_t *self);
+
+//  Blocking one-shot request for command-line tools and tests (not for
+//  services). Returns the HTTP code (0 on transport error); *body_p gets a
+//  malloc'd body owned by the caller.
+long bas_kube_request_sync (const bas_kube_config_t *cfg, const char *method, const char *path,
+                            const char *content_type, const char *body, char **body_p);
+
+#endif

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install the Debian packages Basalt builds and tests with.
+# Idempotent: checks each package with dpkg first and runs apt-get only for
+# the missing ones, so it returns in well under a second when all are present.
+set -euo pipefail
+
+PACKAGES=(
+    build-essential cmake pkg-config git
+    libzmq3-dev libczmq-dev
+    libprotobuf-c-dev protobuf-c-compiler
+    libcurl4-openssl-dev
+    libcmocka-dev
+    libcjson-dev
+    libyaml-dev
+    libmicrohttpd-dev
+    curl
+)
+# kubectl is used by the API-fidelity tests as a client nobody here wrote.
+command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+        echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
+    fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,229 @@
+/*  util_proc: see util_proc.h. */
+#include "util_proc.h"
+
+#include <curl/curl.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <ftw.h>
+
+pid_t
+util_spawn (char *const argv[], const char *log_path)
+{
+    pid_t pid = fork ();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        if (log_path) {
+            int fd = open (log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+            if (fd >= 0) {
+                dup2 (fd, 1);
+                dup2 (fd, 2);
+                close (fd);
+            }
+        }
+        execv (argv[0], argv);
+        fprintf (stderr, "exec %s: %s\n", argv[0], strerror (errno));
+        _exit (127);
+    }
+    return pid;
+}
+
+static long
+s_now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+bool
+util_exited (pid_t pid, int *status)
+{
+    int st = 0;
+    pid_t r = waitpid (pid, &st, WNOHANG);
+    if (r == pid) {
+        if (status)
+            *status = st;
+        return true;
+    }
+    return r < 0;
+}
+
+int
+util_stop (pid_t pid, int timeout_ms)
+{
+    if (pid <= 0)
+        return -1;
+    kill (pid, SIGTERM);
+    long deadline = s_now_ms () + timeout_ms;
+    int status = 0;
+    while (s_now_ms () < deadline) {
+        pid_t r = waitpid (pid, &status, WNOHANG);
+        if (r == pid)
+            return status;
+        if (r < 0)
+            return -1;
+        usleep (10000);
+    }
+    kill (pid, SIGKILL);
+    waitpid (pid, &status, 0);
+    return status;
+}
+
+int
+util_free_port (void)
+{
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
+    addr.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+    if (fd < 0 || bind (fd, (struct sockaddr *) &addr, sizeof addr) != 0) {
+        if (fd >= 0)
+            close (fd);
+        return -1;
+    }
+    socklen_t len = sizeof addr;
+    getsockname (fd, (struct sockaddr *) &addr, &len);
+    close (fd);
+    return ntohs (addr.sin_port);
+}
+
+char *
+util_tmpdir (const char *tag)
+{
+    char path[256];
+    snprintf (path, sizeof path, "/tmp/basalt-%s-XXXXXX", tag);
+    if (!mkdtemp (path))
+        return NULL;
+    return strdup (path);
+}
+
+static int
+s_rm (const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void) sb;
+    (void) flag;
+    (void) ftw;
+    return remove (path);
+}
+
+void
+util_rmtree (const char *path)
+{
+    if (path)
+        nftw (path, s_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+bool
+util_wait_until (util_pred_fn *pred, void *arg, int timeout_ms)
+{
+    long deadline = s_now_ms () + timeout_ms;
+    while (true) {
+        if (pred (arg))
+            return true;
+        if (s_now_ms () >= deadline)
+            return false;
+        usleep (20000);
+    }
+}
+
+typedef struct {
+    char *data;
+    size_t len;
+} s_buf_t;
+
+static size_t
+s_write (char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    s_buf_t *buf = userdata;
+    size_t n = size * nmemb;
+    char *grown = realloc (buf->data, buf->len + n + 1);
+    if (!grown)
+        return 0;
+    buf->data = grown;
+    memcpy (buf->data + buf->len, ptr, n);
+    buf->len += n;
+    buf->data[buf->len] = 0;
+    return n;
+}
+
+long
+util_http_request (int port, const char *method, const char *path, const char *content_type,
+                   const char *body, char **body_p)
+{
+    CURL *curl = curl_easy_init ();
+    if (!curl)
+        return 0;
+    char url[1024];
+    snprintf (url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+    s_buf_t buf = {NULL, 0};
+    struct curl_slist *headers = NULL;
+    curl_easy_setopt (curl, CURLOPT_URL, url);
+    curl_easy_setopt (curl, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt (curl, CURLOPT_WRITEFUNCTION, s_write);
+    curl_easy_setopt (curl, CURLOPT_WRITEDATA, &buf);
+    curl_easy_setopt (curl, CURLOPT_TIMEOUT_MS, 5000L);
+    curl_easy_setopt (curl, CURLOPT_NOSIGNAL, 1L);
+    if (body) {
+        char ct[256];
+        snprintf (ct, sizeof ct, "Content-Type: %s", content_type ? content_type : "application/json");
+        headers = curl_slist_append (headers, ct);
+        curl_easy_setopt (curl, CURLOPT_HTTPHEADER, headers);
+        curl_easy_setopt (curl, CURLOPT_POSTFIELDS, body);
+    }
+    long code = 0;
+    if (curl_easy_perform (curl) == CURLE_OK)
+        curl_easy_getinfo (curl, CURLINFO_RESPONSE_CODE, &code);
+    curl_slist_free_all (headers);
+    curl_easy_cleanup (curl);
+    if (body_p)
+        *body_p = buf.data ? buf.data : strdup ("");
+    else
+        free (buf.data);
+    return code;
+}
+
+long
+util_http_get (int port, const char *path, char **body_p)
+{
+    return util_http_request (port, "GET", path, NULL, NULL, body_p);
+}
+
+bool
+util_http_answers (int port, const char *path)
+{
+    return util_http_get (port, path, NULL) != 0;
+}
+
+char *
+util_read_file (const char *path, size_t *len_p)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        return NULL;
+    fseek (f, 0, SEEK_END);
+    long n = ftell (f);
+    fseek (f, 0, SEEK_SET);
+    char *data = malloc ((size_t) n + 1);
+    if (data && fread (data, 1, (size_t) n, f) != (size_t) n) {
+        free (data);
+        data = NULL;
+    }
+    fclose (f);
+    if (data) {
+        data[n] = 0;
+        if (len_p)
+            *len_p = (size_t) n;
+    }
+    return data;
+}

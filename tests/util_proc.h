@@ -1,0 +1,53 @@
+/*  util_proc: helpers for tests that start real processes.
+
+    Tests wait for conditions, never for fixed sleeps: util_wait_until polls a
+    predicate with a deadline. Each test gets its own ports (util_free_port
+    asks the kernel for an unused one) and its own ipc directory
+    (util_tmpdir), so `ctest -j` can run them side by side.
+*/
+#ifndef UTIL_PROC_H
+#define UTIL_PROC_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+//  Start `argv[0]` (a path) with argv; stdout+stderr go to `log_path` (or
+//  inherit if NULL). Returns the pid, or -1.
+pid_t util_spawn (char *const argv[], const char *log_path);
+
+//  SIGTERM, wait up to timeout_ms, then SIGKILL. Returns the exit status
+//  (as from waitpid) or -1.
+int util_stop (pid_t pid, int timeout_ms);
+
+//  True if the process has exited (reaps it); *status gets its status.
+bool util_exited (pid_t pid, int *status);
+
+//  An unused TCP port on 127.0.0.1.
+int util_free_port (void);
+
+//  A fresh directory under /tmp; the caller frees the string.
+char *util_tmpdir (const char *tag);
+
+//  Remove a directory tree (best effort).
+void util_rmtree (const char *path);
+
+typedef bool(util_pred_fn) (void *arg);
+
+//  Poll pred every 20 ms until it returns true or timeout_ms passes.
+bool util_wait_until (util_pred_fn *pred, void *arg, int timeout_ms);
+
+//  HTTP GET to http://127.0.0.1:port/path; returns the code (0 if no
+//  answer) and, if body_p, a malloc'd body.
+long util_http_get (int port, const char *path, char **body_p);
+
+//  HTTP request with a body; same return as util_http_get.
+long util_http_request (int port, const char *method, const char *path, const char *content_type,
+                        const char *body, char **body_p);
+
+//  True when GET /healthz (or any path) on port answers at all.
+bool util_http_answers (int port, const char *path);
+
+//  Read a whole file; caller frees. NULL if it cannot be read.
+char *util_read_file (const char *path, size_t *len_p);
+
+#endif
