@@ -1,0 +1,322 @@
+/*  binder-svc: a stateless worker that performs API writes on the
+    scheduler's behalf (DESIGN.md). Any number may run.
+
+    Connects a DEALER to cache-svc's work endpoint, announces its credits
+    (Ready), takes bind / evict / status work, performs each as one API
+    request through the libcurl-multi client inside the reactor, and answers
+    with a WorkResult, which also returns the credit. If the cache answers
+    "unknown binder" (it restarted), the binder announces itself again.
+    On SIGTERM it stops taking work and drains what is in flight.
+*/
+#include "bas_kube.h"
+#include "bas_sock.h"
+#include "bas_svc.h"
+#include "binder_defaults.h"
+#include "binder_work.h"
+
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    bas_svc_flags_t common;
+    const char *work_endpoint;
+    int concurrency;
+    const char *binder_id;
+    const char *kubeconfig;
+    const char *master;
+    double kube_api_qps;
+    int kube_api_burst;
+    const char *curve_cert;
+    const char *curve_server;
+} binder_config_t;
+
+static const bas_flag_t s_flags[] = {
+    BAS_SVC_FLAGS (binder_config_t),
+    {"work-endpoint", BAS_FLAG_STRING, offsetof (binder_config_t, work_endpoint), "ENDPOINT",
+     "cache-svc's work ROUTER (connected)"},
+    {"concurrency", BAS_FLAG_INT, offsetof (binder_config_t, concurrency), "N",
+     "API writes in flight at once (credits announced to the cache)"},
+    {"binder-id", BAS_FLAG_STRING, offsetof (binder_config_t, binder_id), "NAME",
+     "name shown in the cache's logs (default host-pid)"},
+    {"kubeconfig", BAS_FLAG_STRING, offsetof (binder_config_t, kubeconfig), "FILE", "kubeconfig file"},
+    {"master", BAS_FLAG_STRING, offsetof (binder_config_t, master), "URL", "Kubernetes API server URL"},
+    {"kube-api-qps", BAS_FLAG_DOUBLE, offsetof (binder_config_t, kube_api_qps), "QPS", "API request rate limit"},
+    {"kube-api-burst", BAS_FLAG_INT, offsetof (binder_config_t, kube_api_burst), "N", "API request burst"},
+    {"curve-cert", BAS_FLAG_STRING, offsetof (binder_config_t, curve_cert), "FILE",
+     "own CURVE certificate for tcp:// endpoints"},
+    {"curve-server", BAS_FLAG_STRING, offsetof (binder_config_t, curve_server), "FILE",
+     "cache-svc's public CURVE certificate"},
+    {NULL},
+};
+
+typedef struct {
+    binder_config_t config;
+    bas_svc_t *svc;
+    bas_metrics_t *metrics;
+    bas_kube_t *kube;
+    zsock_t *dealer;
+    bas_stream_t stream;
+    char id[64];
+    int in_flight;              // requests sent, not yet answered
+    bool draining;              // SIGTERM: take no more work
+    int64_t drain_deadline_ms;
+} binder_t;
+
+typedef struct {
+    binder_t *binder;
+    Basalt__V1__Work *work;     // owned
+    int64_t start_ms;
+} s_call_t;
+
+static void
+s_send_ready (binder_t *self)
+{
+    Basalt__V1__Ready ready = BASALT__V1__READY__INIT;
+    ready.has_credits = 1;
+    ready.credits = self->draining ? 0 : self->config.concurrency - self->in_flight;
+    if (ready.credits < 0)
+        ready.credits = 0;
+    ready.binder_id = self->id;
+    bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", &ready.base);
+}
+
+static const char *
+s_kind (const Basalt__V1__Work *w)
+{
+    switch (w->item_case) {
+    case BASALT__V1__WORK__ITEM_BIND:
+        return "bind";
+    case BASALT__V1__WORK__ITEM_EVICT:
+        return "evict";
+    case BASALT__V1__WORK__ITEM_STATUS:
+        return "status";
+    case BASALT__V1__WORK__ITEM_POD_CONDITION:
+        return "pod_condition";
+    default:
+        return "none";
+    }
+}
+
+static void
+s_answer (binder_t *self, const Basalt__V1__Work *work, bool ok, long code, const char *reason,
+          const char *message)
+{
+    Basalt__V1__WorkResult r = BASALT__V1__WORK_RESULT__INIT;
+    r.has_work_id = 1;
+    r.work_id = work->work_id;
+    r.has_ok = 1;
+    r.ok = ok;
+    r.has_http_code = 1;
+    r.http_code = (int32_t) code;
+    r.reason = (char *) reason;
+    r.message = (char *) message;
+    bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", &r.base);
+    char labels[96];
+    snprintf (labels, sizeof labels, "kind=\"%s\",code=\"%ld\"", s_kind (work), code);
+    bas_metrics_add (self->metrics, "basalt_binder_requests_total", labels, 1);
+}
+
+static void
+s_on_done (void *arg, const bas_kube_response_t *resp)
+{
+    s_call_t *call = arg;
+    binder_t *self = call->binder;
+    bool ok = binder_result_ok (call->work, resp->code, resp->message);
+    bas_metrics_observe (self->metrics, "basalt_binder_request_duration_milliseconds", NULL,
+                         (double) (bas_mono_ms () - call->start_ms));
+    if (call->work->item_case == BASALT__V1__WORK__ITEM_BIND) {
+        const Basalt__V1__BindWork *b = call->work->bind;
+        if (ok)
+            bas_debug ("bound", "pod=%s/%s node=%s code=%ld", b->namespace_, b->name, b->node, resp->code);
+        else
+            bas_warn ("bind_failed", "pod=%s/%s node=%s code=%ld reason=%s msg=\"%s\"", b->namespace_,
+                      b->name, b->node, resp->code, resp->reason ? resp->reason : "-",
+                      resp->message ? resp->message : "");
+    }
+    else if (!ok)
+        bas_warn ("write_failed", "kind=%s code=%ld reason=%s msg=\"%s\"", s_kind (call->work),
+                  resp->code, resp->reason ? resp->reason : "-", resp->message ? resp->message : "");
+    s_answer (self, call->work, ok, resp->code, resp->reason, resp->message);
+    self->in_flight--;
+    bas_metrics_set (self->metrics, "basalt_binder_in_flight", NULL, self->in_flight);
+    basalt__v1__work__free_unpacked (call->work, NULL);
+    free (call);
+    if (self->draining && self->in_flight == 0)
+        bas_svc_stop (self->svc);
+}
+
+static int
+s_handle_work (void *arg, bas_msg_t *msg)
+{
+    binder_t *self = arg;
+    Basalt__V1__Work *work = (Basalt__V1__Work *) msg->body;
+    char err[256];
+    binder_request_t req;
+    if (binder_request_build (work, &req, err, sizeof err) != 0) {
+        bas_warn ("work_invalid", "work_id=%llu msg=\"%s\"", (unsigned long long) work->work_id, err);
+        s_answer (self, work, false, 0, "BadWork", err);
+        return 0;
+    }
+    s_call_t *call = calloc (1, sizeof *call);
+    if (!call)
+        abort ();
+    call->binder = self;
+    call->work = work;
+    call->start_ms = bas_mono_ms ();
+    msg->body = NULL;  // the call owns the work now
+    self->in_flight++;
+    bas_metrics_set (self->metrics, "basalt_binder_in_flight", NULL, self->in_flight);
+    if (bas_kube_request (self->kube, req.method, req.path, req.content_type, req.body, s_on_done,
+                          call) != 0) {
+        bas_kube_response_t resp = {0, "", 0, "ClientError", "request could not be queued"};
+        s_on_done (call, &resp);
+    }
+    free (req.body);
+    return 0;
+}
+
+static int
+s_handle_error (void *arg, bas_msg_t *msg)
+{
+    binder_t *self = arg;
+    const Basalt__V1__Error *e = (const Basalt__V1__Error *) msg->body;
+    if (e->code == 410) {
+        //  The cache does not know us (it restarted): announce ourselves again.
+        bas_info ("rejoin", "reason=\"%s\"", e->message ? e->message : "");
+        s_send_ready (self);
+    }
+    else
+        bas_warn ("cache_error", "code=%d msg=\"%s\"", e->code, e->message ? e->message : "");
+    return 0;
+}
+
+static const bas_handler_t s_handlers[] = {
+    {&basalt__v1__work__descriptor, s_handle_work},
+    {&basalt__v1__error__descriptor, s_handle_error},
+    {NULL, NULL},
+};
+
+static int
+s_on_dealer (zloop_t *loop, zsock_t *sock, void *arg)
+{
+    (void) loop;
+    binder_t *self = arg;
+    bas_msg_t msg;
+    if (bas_svc_recv (self->svc, sock, false, "cache-svc", &msg) != BAS_MSG_OK) {
+        bas_msg_clear (&msg);
+        return 0;
+    }
+    const bas_handler_t *h = bas_handler_find (s_handlers, msg.desc);
+    if (h)
+        h->fn (self, &msg);
+    else
+        bas_warn ("unknown_message", "type=%s", msg.desc->name);
+    bas_msg_clear (&msg);
+    return 0;
+}
+
+static int
+s_on_heartbeat (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    binder_t *self = arg;
+    Basalt__V1__Heartbeat hb = BASALT__V1__HEARTBEAT__INIT;
+    hb.service = self->id;
+    bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", &hb.base);
+    if (self->draining && bas_mono_ms () > self->drain_deadline_ms) {
+        bas_warn ("drain_timeout", "in_flight=%d", self->in_flight);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+s_on_stop (void *arg)
+{
+    binder_t *self = arg;
+    self->draining = true;
+    self->drain_deadline_ms = bas_mono_ms () + BINDER_DRAIN_MS;
+    s_send_ready (self);  // zero credits: send no more
+    bas_info ("draining", "in_flight=%d", self->in_flight);
+    return self->in_flight > 0 ? 1 : 0;
+}
+
+int
+main (int argc, char **argv)
+{
+    binder_t self = {0};
+    self.config.common.http = BINDER_HTTP;
+    self.config.work_endpoint = BINDER_WORK_ENDPOINT;
+    self.config.concurrency = BINDER_CONCURRENCY;
+    self.config.kube_api_qps = BINDER_KUBE_QPS;
+    self.config.kube_api_burst = BINDER_KUBE_BURST;
+    int exit_code = 0;
+    self.svc = bas_svc_new ("binder-svc", "Basalt binder: performs API writes for the scheduler.",
+                            s_flags, &self.config, &self.config.common, argc, argv, &exit_code);
+    if (!self.svc)
+        return exit_code;
+    if (self.config.concurrency < 1) {
+        bas_error ("bad_flag", "flag=--concurrency value=%d msg=\"must be at least 1\"",
+                   self.config.concurrency);
+        bas_svc_destroy (&self.svc);
+        return 2;
+    }
+    self.metrics = bas_svc_metrics (self.svc);
+    double buckets[16];
+    bas_metrics_exp_buckets (1, 2, 16, buckets);
+    bas_metrics_describe (self.metrics, "basalt_binder_requests_total", BAS_METRIC_COUNTER,
+                          "API writes by kind and HTTP code", NULL, 0);
+    bas_metrics_describe (self.metrics, "basalt_binder_in_flight", BAS_METRIC_GAUGE,
+                          "API writes in flight", NULL, 0);
+    bas_metrics_describe (self.metrics, "basalt_binder_request_duration_milliseconds",
+                          BAS_METRIC_HISTOGRAM, "API write latency", buckets, 16);
+    if (self.config.binder_id)
+        snprintf (self.id, sizeof self.id, "%s", self.config.binder_id);
+    else {
+        char host[48] = "binder";
+        gethostname (host, sizeof host - 1);
+        snprintf (self.id, sizeof self.id, "%s-%d", host, (int) getpid ());
+    }
+    bas_stream_init (&self.stream, "binder-svc", bas_svc_epoch (self.svc));
+
+    char err[512];
+    bas_kube_config_t kcfg = {0};
+    bas_sock_opts_t opts = bas_sock_opts_default ();
+    opts.curve_cert = self.config.curve_cert;
+    opts.curve_server = self.config.curve_server;
+    self.dealer = bas_sock_new (ZMQ_DEALER, self.config.work_endpoint, false, &opts, err, sizeof err);
+    if (!self.dealer) {
+        bas_error ("socket_failed", "msg=\"%s\"", err);
+        exit_code = 1;
+        goto done;
+    }
+    if (bas_kube_config_load (&kcfg, self.config.kubeconfig, self.config.master, err, sizeof err) != 0) {
+        bas_error ("kube_config_failed", "msg=\"%s\"", err);
+        exit_code = 1;
+        goto done;
+    }
+    kcfg.qps = self.config.kube_api_qps;
+    kcfg.burst = self.config.kube_api_burst;
+    kcfg.user_agent = strdup ("basalt-binder/" BASALT_VERSION);
+    zloop_t *loop = bas_svc_loop (self.svc);
+    self.kube = bas_kube_new (loop, &kcfg);
+    if (!self.kube) {
+        bas_error ("kube_client_failed", "server=%s", kcfg.server ? kcfg.server : "-");
+        exit_code = 1;
+        goto done;
+    }
+    zloop_reader (loop, self.dealer, s_on_dealer, &self);
+    zloop_timer (loop, BINDER_HEARTBEAT_MS, 0, s_on_heartbeat, &self);
+    bas_svc_set_stop (self.svc, s_on_stop, &self);
+    s_send_ready (&self);
+    bas_info ("listening", "binder=%s work=%s credits=%d api=%s", self.id, self.config.work_endpoint,
+              self.config.concurrency, kcfg.server);
+    exit_code = bas_svc_run (self.svc);
+done:
+    bas_kube_destroy (&self.kube);
+    bas_kube_config_clear (&kcfg);
+    zsock_destroy (&self.dealer);
+    bas_svc_destroy (&self.svc);
+    return exit_code;
+}

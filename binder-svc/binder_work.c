@@ -1,0 +1,137 @@
+/*  binder_work: see binder_work.h. */
+#include "binder_work.h"
+
+#include "bas_k8s.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool
+s_name_ok (const char *s)
+{
+    return s && *s && !strchr (s, '/') && !strchr (s, '?') && !strchr (s, '#');
+}
+
+int
+binder_request_build (const Basalt__V1__Work *work, binder_request_t *req, char *err, size_t errlen)
+{
+    memset (req, 0, sizeof *req);
+    cJSON *body = cJSON_CreateObject ();
+    switch (work->item_case) {
+    case BASALT__V1__WORK__ITEM_BIND: {
+        const Basalt__V1__BindWork *b = work->bind;
+        if (!s_name_ok (b->namespace_) || !s_name_ok (b->name) || !s_name_ok (b->node)) {
+            snprintf (err, errlen, "bind work %llu lacks a namespace, name or node",
+                      (unsigned long long) work->work_id);
+            goto error;
+        }
+        snprintf (req->method, sizeof req->method, "POST");
+        snprintf (req->path, sizeof req->path, "/api/v1/namespaces/%s/pods/%s/binding",
+                  b->namespace_, b->name);
+        cJSON_AddStringToObject (body, "kind", "Binding");
+        cJSON_AddStringToObject (body, "apiVersion", "v1");
+        cJSON *meta = cJSON_AddObjectToObject (body, "metadata");
+        cJSON_AddStringToObject (meta, "name", b->name);
+        cJSON_AddStringToObject (meta, "namespace", b->namespace_);
+        //  The uid is a precondition: a pod re-created under the same name
+        //  is not bound by a decision made for its predecessor.
+        if (b->pod_uid && *b->pod_uid)
+            cJSON_AddStringToObject (meta, "uid", b->pod_uid);
+        cJSON *target = cJSON_AddObjectToObject (body, "target");
+        cJSON_AddStringToObject (target, "apiVersion", "v1");
+        cJSON_AddStringToObject (target, "kind", "Node");
+        cJSON_AddStringToObject (target, "name", b->node);
+        break;
+    }
+    case BASALT__V1__WORK__ITEM_EVICT: {
+        const Basalt__V1__EvictWork *e = work->evict;
+        if (!s_name_ok (e->namespace_) || !s_name_ok (e->name)) {
+            snprintf (err, errlen, "evict work %llu lacks a namespace or name",
+                      (unsigned long long) work->work_id);
+            goto error;
+        }
+        snprintf (req->method, sizeof req->method, "POST");
+        snprintf (req->path, sizeof req->path, "/api/v1/namespaces/%s/pods/%s/eviction",
+                  e->namespace_, e->name);
+        cJSON_AddStringToObject (body, "kind", "Eviction");
+        cJSON_AddStringToObject (body, "apiVersion", "policy/v1");
+        cJSON *meta = cJSON_AddObjectToObject (body, "metadata");
+        cJSON_AddStringToObject (meta, "name", e->name);
+        cJSON_AddStringToObject (meta, "namespace", e->namespace_);
+        if (e->pod_uid && *e->pod_uid) {
+            cJSON *opts = cJSON_AddObjectToObject (body, "deleteOptions");
+            cJSON *pre = cJSON_AddObjectToObject (opts, "preconditions");
+            cJSON_AddStringToObject (pre, "uid", e->pod_uid);
+        }
+        break;
+    }
+    case BASALT__V1__WORK__ITEM_STATUS: {
+        const Basalt__V1__StatusWork *s = work->status;
+        if (!s_name_ok (s->namespace_) || !s_name_ok (s->name) || !s->status) {
+            snprintf (err, errlen, "status work %llu lacks a namespace, name or status",
+                      (unsigned long long) work->work_id);
+            goto error;
+        }
+        //  The PodGroup CRD has no status subresource: status is written
+        //  on the object. A merge patch needs no resourceVersion (no 409
+        //  loop); metadata.uid makes a re-created group refuse it.
+        snprintf (req->method, sizeof req->method, "PATCH");
+        snprintf (req->path, sizeof req->path,
+                  "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups/%s", s->namespace_,
+                  s->name);
+        req->content_type = "application/merge-patch+json";
+        cJSON *meta = cJSON_AddObjectToObject (body, "metadata");
+        if (s->uid && *s->uid)
+            cJSON_AddStringToObject (meta, "uid", s->uid);
+        cJSON_AddItemToObject (body, "status", bas_k8s_podgroup_status_to_json (s->status));
+        break;
+    }
+    case BASALT__V1__WORK__ITEM_POD_CONDITION: {
+        const Basalt__V1__PodConditionWork *c = work->pod_condition;
+        if (!s_name_ok (c->namespace_) || !s_name_ok (c->name) || !c->condition) {
+            snprintf (err, errlen, "pod condition work %llu lacks a namespace, name or condition",
+                      (unsigned long long) work->work_id);
+            goto error;
+        }
+        snprintf (req->method, sizeof req->method, "PATCH");
+        snprintf (req->path, sizeof req->path, "/api/v1/namespaces/%s/pods/%s/status",
+                  c->namespace_, c->name);
+        req->content_type = "application/strategic-merge-patch+json";
+        cJSON *status = cJSON_AddObjectToObject (body, "status");
+        cJSON *conds = cJSON_AddArrayToObject (status, "conditions");
+        cJSON *cond = cJSON_CreateObject ();
+        cJSON_AddStringToObject (cond, "type", c->condition->type ? c->condition->type : "PodScheduled");
+        cJSON_AddStringToObject (cond, "status", c->condition->status ? c->condition->status : "False");
+        if (c->condition->reason)
+            cJSON_AddStringToObject (cond, "reason", c->condition->reason);
+        if (c->condition->message)
+            cJSON_AddStringToObject (cond, "message", c->condition->message);
+        cJSON_AddItemToArray (conds, cond);
+        break;
+    }
+    default:
+        snprintf (err, errlen, "work %llu has no item", (unsigned long long) work->work_id);
+        goto error;
+    }
+    req->body = cJSON_PrintUnformatted (body);
+    cJSON_Delete (body);
+    return 0;
+error:
+    cJSON_Delete (body);
+    return -1;
+}
+
+bool
+binder_result_ok (const Basalt__V1__Work *work, long code, const char *message)
+{
+    if (code >= 200 && code < 300)
+        return true;
+    if (work->item_case == BASALT__V1__WORK__ITEM_BIND && code == 409 && message) {
+        //  "pod P is already assigned to node \"N\"": done if N is ours.
+        char want[300];
+        snprintf (want, sizeof want, "is already assigned to node \"%s\"", work->bind->node);
+        return strstr (message, want) != NULL;
+    }
+    return false;
+}

@@ -1,0 +1,18 @@
+/*  cache_defaults: every tunable of cache-svc in one place. */
+#ifndef CACHE_DEFAULTS_H
+#define CACHE_DEFAULTS_H
+
+#define CACHE_SNAPSHOT_ENDPOINT "ipc:///tmp/basalt/cache.sock"
+#define CACHE_DELTA_ENDPOINT "ipc:///tmp/basalt/delta.sock"
+#define CACHE_WORK_ENDPOINT "ipc:///tmp/basalt/work.sock"
+#define CACHE_HTTP "127.0.0.1:8481"
+#define CACHE_SCHEDULER_NAMES "basalt,volcano"
+#define CACHE_FLUSH_MS 2                // delta batching window
+#define CACHE_DELTA_MAX_OBJECTS 2000    // flush early when a batch grows this big
+#define CACHE_HEARTBEAT_MS 1000         // heartbeat on the delta stream
+#define CACHE_BINDER_TIMEOUT_MS 5000    // a binder silent this long is gone
+#define CACHE_WORK_TIMEOUT_MS 30000     // work without a result this long is re-issued
+#define CACHE_KUBE_QPS 200.0
+#define CACHE_KUBE_BURST 400
+
+#endif

@@ -1,0 +1,519 @@
+/*  cache-svc: owns the cluster model (DESIGN.md).
+
+    Lists and watches nodes, pods, PodGroups, queues and priority classes
+    from the Kubernetes API; serves snapshots and commit answers on a ROUTER
+    (--snapshot-endpoint); publishes sequenced deltas and a heartbeat on a
+    PUB (--delta-endpoint); hands bind and status work to binders on a
+    second ROUTER (--work-endpoint) and applies their results.
+
+    Design note: one reactor. Informer callbacks change the model; a 2 ms
+    timer flushes the changes as one Delta (coalesced), so a relist of
+    150,000 pods goes out as a few hundred messages, not 150,000.
+*/
+#include "bas_kube.h"
+#include "bas_sock.h"
+#include "bas_svc.h"
+#include "cache_defaults.h"
+#include "cache_model.h"
+#include "cache_work.h"
+
+#include <string.h>
+
+typedef struct {
+    bas_svc_flags_t common;
+    const char *snapshot_endpoint;
+    const char *delta_endpoint;
+    const char *work_endpoint;
+    const char *kubeconfig;
+    const char *master;
+    double kube_api_qps;
+    int kube_api_burst;
+    const char *scheduler_name;
+    const char *ignored_devices;
+    const char *curve_cert;
+    const char *curve_clients;
+} cache_config_t;
+
+static const bas_flag_t s_flags[] = {
+    BAS_SVC_FLAGS (cache_config_t),
+    {"snapshot-endpoint", BAS_FLAG_STRING, offsetof (cache_config_t, snapshot_endpoint), "ENDPOINT",
+     "ROUTER for snapshot requests and commits (bound)"},
+    {"delta-endpoint", BAS_FLAG_STRING, offsetof (cache_config_t, delta_endpoint), "ENDPOINT",
+     "PUB for the delta stream (bound)"},
+    {"work-endpoint", BAS_FLAG_STRING, offsetof (cache_config_t, work_endpoint), "ENDPOINT",
+     "ROUTER for binders (bound)"},
+    {"kubeconfig", BAS_FLAG_STRING, offsetof (cache_config_t, kubeconfig), "FILE",
+     "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)"},
+    {"master", BAS_FLAG_STRING, offsetof (cache_config_t, master), "URL",
+     "Kubernetes API server URL (overrides the kubeconfig)"},
+    {"kube-api-qps", BAS_FLAG_DOUBLE, offsetof (cache_config_t, kube_api_qps), "QPS",
+     "API request rate limit"},
+    {"kube-api-burst", BAS_FLAG_INT, offsetof (cache_config_t, kube_api_burst), "N",
+     "API request burst"},
+    {"scheduler-name", BAS_FLAG_STRING, offsetof (cache_config_t, scheduler_name), "NAMES",
+     "comma-separated scheduler names whose pods are scheduled"},
+    {"ignored-devices", BAS_FLAG_STRING, offsetof (cache_config_t, ignored_devices), "NAMES",
+     "comma-separated resource names sessions ignore"},
+    {"curve-cert", BAS_FLAG_STRING, offsetof (cache_config_t, curve_cert), "FILE",
+     "CURVE certificate for tcp:// endpoints"},
+    {"curve-clients", BAS_FLAG_STRING, offsetof (cache_config_t, curve_clients), "DIR",
+     "directory of allowed client public certificates (tcp://)"},
+    {NULL},
+};
+
+typedef struct _cache_t cache_t;
+
+//  What an informer's callback needs: the cache and the kind it watches.
+typedef struct {
+    cache_t *cache;
+    Basalt__V1__ObjectKind kind;
+    const char *path;
+} s_informer_arg_t;
+
+struct _cache_t {
+    cache_config_t config;
+    bas_svc_t *svc;
+    bas_metrics_t *metrics;
+    cache_model_t *model;
+    cache_work_t *work;
+    bas_kube_t *kube;
+    zactor_t *auth;
+    zsock_t *router;                 // snapshots and commits
+    zsock_t *pub;                    // deltas
+    zsock_t *workers;                // binders
+    bas_stream_t router_stream;
+    bas_stream_t pub_stream;
+    bas_stream_t work_stream;
+    bas_kube_informer_t *informers[5];
+    s_informer_arg_t informer_args[5];
+    bool stopping;
+};
+
+// ------------------------------------------------------------ publishing
+
+static void
+s_flush (cache_t *self)
+{
+    uint64_t seq = 0;
+    zframe_t *body = cache_model_flush (self->model, &seq);
+    if (!body)
+        return;
+    zmsg_t *msg = bas_msg_encode_packed (&self->pub_stream, NULL, &basalt__v1__delta__descriptor,
+                                         &body, seq);
+    bas_svc_send_msg (self->svc, self->pub, "subscribers", &basalt__v1__delta__descriptor, &msg);
+    bas_metrics_set (self->metrics, "basalt_cache_seq", NULL, (double) seq);
+}
+
+static void
+s_dispatch_work (cache_t *self)
+{
+    zframe_t *identity;
+    Basalt__V1__Work *work;
+    int64_t now = bas_mono_ms ();
+    while (cache_work_next (self->work, &identity, &work, now)) {
+        if (bas_svc_send (self->svc, self->workers, &self->work_stream, identity, "binder",
+                          &work->base) != 0) {
+            cache_work_unsend (self->work, work->work_id);
+            break;
+        }
+    }
+    bas_metrics_set (self->metrics, "basalt_binder_work_in_flight", NULL,
+                     (double) cache_work_in_flight (self->work));
+    bas_metrics_set (self->metrics, "basalt_binder_work_queued", NULL,
+                     (double) cache_work_queued (self->work));
+}
+
+static void
+s_on_work (void *arg, Basalt__V1__Work **work_p)
+{
+    cache_t *self = arg;
+    cache_work_add (self->work, work_p);
+}
+
+// ------------------------------------------------------------ informers
+
+static void
+s_check_synced (cache_t *self)
+{
+    bool all = true;
+    for (int i = 0; i < 5; i++)
+        all = all && self->informers[i] && bas_kube_informer_synced (self->informers[i]);
+    if (all && !cache_model_synced (self->model))
+        bas_info ("synced", "nodes=%zu pods=%zu podgroups=%zu queues=%zu",
+                  bas_store_size (cache_model_store (self->model), BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE),
+                  bas_store_size (cache_model_store (self->model), BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD),
+                  bas_store_size (cache_model_store (self->model), BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP),
+                  bas_store_size (cache_model_store (self->model), BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE));
+    cache_model_set_synced (self->model, all);
+}
+
+static void
+s_on_api_event (void *arg, bas_kube_event_t type, const cJSON *object)
+{
+    s_informer_arg_t *ia = arg;
+    cache_t *self = ia->cache;
+    if (type == BAS_KUBE_SYNCED) {
+        s_check_synced (self);
+        return;
+    }
+    if (cache_model_api_event (self->model, ia->kind, (int) type, object) != 0)
+        bas_metrics_add (self->metrics, "basalt_api_decode_errors_total", NULL, 1);
+    if (cache_model_dirty_count (self->model) >= CACHE_DELTA_MAX_OBJECTS)
+        s_flush (self);
+}
+
+// ------------------------------------------------------------ the session ROUTER
+
+static int
+s_handle_snapshot_request (void *arg, bas_msg_t *msg)
+{
+    cache_t *self = arg;
+    s_flush (self);  // the snapshot's seq is then exact
+    zframe_t *body = cache_model_snapshot (self->model);
+    zmsg_t *out = bas_msg_encode_packed (&self->router_stream, msg->identity,
+                                         &basalt__v1__snapshot__descriptor, &body, 0);
+    const Basalt__V1__SnapshotRequest *req = (const Basalt__V1__SnapshotRequest *) msg->body;
+    bas_info ("snapshot_served", "requester=%s seq=%llu", req->requester ? req->requester : "-",
+              (unsigned long long) cache_model_seq (self->model));
+    bas_svc_send_msg (self->svc, self->router, req->requester, &basalt__v1__snapshot__descriptor, &out);
+    return 0;
+}
+
+static int
+s_handle_commit (void *arg, bas_msg_t *msg)
+{
+    cache_t *self = arg;
+    const Basalt__V1__Commit *commit = (const Basalt__V1__Commit *) msg->body;
+    Basalt__V1__CommitResult *result = malloc (sizeof *result);
+    if (!result)
+        abort ();
+    basalt__v1__commit_result__init (result);
+    result->session_id = commit->session_id ? strdup (commit->session_id) : NULL;
+    int accepted = cache_model_commit (self->model, commit, result, s_on_work, self);
+    //  Publish the assumptions before answering, so the session's replica
+    //  reaches result->seq before it plans again.
+    s_flush (self);
+    result->has_seq = 1;
+    result->seq = cache_model_seq (self->model);
+    bas_svc_send (self->svc, self->router, &self->router_stream, msg->identity, "session",
+                  &result->base);
+    size_t rejected = result->n_results - (size_t) accepted;
+    bas_metrics_add (self->metrics, "basalt_commit_placements_total", "result=\"accepted\"", accepted);
+    bas_metrics_add (self->metrics, "basalt_commit_rejections_total", NULL,
+                     (double) (commit->n_placements - (size_t) accepted));
+    bas_debug ("commit", "session=%s placements=%zu accepted=%d statuses=%zu results=%zu",
+               commit->session_id ? commit->session_id : "-", commit->n_placements, accepted,
+               commit->n_statuses, rejected);
+    protobuf_c_message_free_unpacked (&result->base, NULL);
+    s_dispatch_work (self);
+    return 0;
+}
+
+static const bas_handler_t s_router_handlers[] = {
+    {&basalt__v1__snapshot_request__descriptor, s_handle_snapshot_request},
+    {&basalt__v1__commit__descriptor, s_handle_commit},
+    {NULL, NULL},
+};
+
+static void
+s_answer_error (cache_t *self, zsock_t *sock, bas_stream_t *stream, zframe_t *identity, int code,
+                const char *text, const char *about)
+{
+    if (!identity)
+        return;
+    Basalt__V1__Error e = BASALT__V1__ERROR__INIT;
+    e.has_code = 1;
+    e.code = code;
+    e.message = (char *) text;
+    e.about_type = (char *) about;
+    bas_svc_send (self->svc, sock, stream, identity, "peer", &e.base);
+}
+
+static int
+s_on_router (zloop_t *loop, zsock_t *sock, void *arg)
+{
+    (void) loop;
+    cache_t *self = arg;
+    bas_msg_t msg;
+    int rc = bas_svc_recv (self->svc, sock, true, "session", &msg);
+    if (rc != BAS_MSG_OK) {
+        s_answer_error (self, sock, &self->router_stream, msg.identity, 400, bas_msg_strerror (rc), NULL);
+        bas_msg_clear (&msg);
+        return 0;
+    }
+    const bas_handler_t *h = bas_handler_find (s_router_handlers, msg.desc);
+    if (h)
+        h->fn (self, &msg);
+    else {
+        bas_warn ("unknown_message", "socket=snapshot type=%s", msg.desc->name);
+        s_answer_error (self, sock, &self->router_stream, msg.identity, 404,
+                        "no handler for this message type", msg.desc->name);
+    }
+    bas_msg_clear (&msg);
+    return 0;
+}
+
+// ------------------------------------------------------------ the binder ROUTER
+
+static int
+s_handle_ready (void *arg, bas_msg_t *msg)
+{
+    cache_t *self = arg;
+    const Basalt__V1__Ready *ready = (const Basalt__V1__Ready *) msg->body;
+    cache_work_ready (self->work, msg->identity, ready->has_credits ? ready->credits : 0,
+                      ready->binder_id, bas_mono_ms ());
+    bas_metrics_set (self->metrics, "basalt_binders", NULL, (double) cache_work_binders (self->work));
+    s_dispatch_work (self);
+    return 0;
+}
+
+static void
+s_count_result (cache_t *self, const char *kind, bool ok)
+{
+    char labels[64];
+    snprintf (labels, sizeof labels, "kind=\"%s\",result=\"%s\"", kind, ok ? "ok" : "failed");
+    bas_metrics_add (self->metrics, "basalt_work_results_total", labels, 1);
+}
+
+static int
+s_handle_result (void *arg, bas_msg_t *msg)
+{
+    cache_t *self = arg;
+    const Basalt__V1__WorkResult *r = (const Basalt__V1__WorkResult *) msg->body;
+    if (!cache_work_seen (self->work, msg->identity, bas_mono_ms ())) {
+        s_answer_error (self, self->workers, &self->work_stream, msg->identity, 410,
+                        "unknown binder: send Ready", msg->desc->name);
+        return 0;
+    }
+    Basalt__V1__Work *work = cache_work_done (self->work, msg->identity, r->work_id);
+    if (work) {
+        bool ok = r->has_ok && r->ok;
+        if (work->item_case == BASALT__V1__WORK__ITEM_BIND) {
+            cache_model_bind_result (self->model, work->bind, ok, r->message ? r->message : r->reason);
+            s_count_result (self, "bind", ok);
+        }
+        else if (work->item_case == BASALT__V1__WORK__ITEM_STATUS) {
+            cache_model_status_result (self->model, work->status, ok);
+            s_count_result (self, "status", ok);
+        }
+        else
+            s_count_result (self, work->item_case == BASALT__V1__WORK__ITEM_EVICT ? "evict" : "pod_condition", ok);
+        basalt__v1__work__free_unpacked (work, NULL);
+    }
+    s_dispatch_work (self);
+    return 0;
+}
+
+static int
+s_handle_heartbeat (void *arg, bas_msg_t *msg)
+{
+    cache_t *self = arg;
+    if (!cache_work_seen (self->work, msg->identity, bas_mono_ms ()))
+        s_answer_error (self, self->workers, &self->work_stream, msg->identity, 410,
+                        "unknown binder: send Ready", msg->desc->name);
+    return 0;
+}
+
+static const bas_handler_t s_work_handlers[] = {
+    {&basalt__v1__ready__descriptor, s_handle_ready},
+    {&basalt__v1__work_result__descriptor, s_handle_result},
+    {&basalt__v1__heartbeat__descriptor, s_handle_heartbeat},
+    {NULL, NULL},
+};
+
+static int
+s_on_workers (zloop_t *loop, zsock_t *sock, void *arg)
+{
+    (void) loop;
+    cache_t *self = arg;
+    bas_msg_t msg;
+    int rc = bas_svc_recv (self->svc, sock, true, "binder", &msg);
+    if (rc != BAS_MSG_OK) {
+        s_answer_error (self, sock, &self->work_stream, msg.identity, 400, bas_msg_strerror (rc), NULL);
+        bas_msg_clear (&msg);
+        return 0;
+    }
+    const bas_handler_t *h = bas_handler_find (s_work_handlers, msg.desc);
+    if (h)
+        h->fn (self, &msg);
+    else {
+        bas_warn ("unknown_message", "socket=work type=%s", msg.desc->name);
+        s_answer_error (self, sock, &self->work_stream, msg.identity, 404,
+                        "no handler for this message type", msg.desc->name);
+    }
+    bas_msg_clear (&msg);
+    return 0;
+}
+
+// ------------------------------------------------------------ timers
+
+static int
+s_on_flush_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_flush (arg);
+    return 0;
+}
+
+static void
+s_update_metrics (cache_t *self)
+{
+    cache_model_stats_t st;
+    cache_model_stats (self->model, &st);
+    bas_metrics_set (self->metrics, "basalt_nodes_out_of_sync", NULL,
+                     (double) cache_model_nodes_out_of_sync (self->model));
+    bas_metrics_set (self->metrics, "basalt_bind_failures", NULL, (double) st.bind_failures);
+    bas_kube_stats_t ks;
+    bas_kube_stats (self->kube, &ks);
+    bas_metrics_set (self->metrics, "basalt_watch_restarts", NULL, (double) ks.watch_restarts);
+    bas_metrics_set (self->metrics, "basalt_relists", NULL, (double) ks.relists);
+    bas_metrics_set (self->metrics, "basalt_api_requests", NULL, (double) ks.requests);
+}
+
+static int
+s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    cache_t *self = arg;
+    s_flush (self);
+    //  Readers compare the heartbeat's seq with theirs to find lost deltas.
+    //  Before the first delta there is nothing to lose (and seq 0 would
+    //  mean "the stream's own counter" to bas_msg_encode).
+    if (cache_model_seq (self->model) > 0) {
+        Basalt__V1__Heartbeat hb = BASALT__V1__HEARTBEAT__INIT;
+        hb.service = "cache-svc";
+        zmsg_t *msg = bas_msg_encode (&self->pub_stream, NULL, &hb.base, cache_model_seq (self->model));
+        bas_svc_send_msg (self->svc, self->pub, "subscribers", &basalt__v1__heartbeat__descriptor, &msg);
+    }
+    int requeued = cache_work_expire (self->work, bas_mono_ms (), CACHE_BINDER_TIMEOUT_MS,
+                                      CACHE_WORK_TIMEOUT_MS);
+    if (requeued)
+        bas_warn ("work_reissued", "items=%d", requeued);
+    bas_metrics_set (self->metrics, "basalt_binders", NULL, (double) cache_work_binders (self->work));
+    s_dispatch_work (self);
+    s_update_metrics (self);
+    return 0;
+}
+
+static bool
+s_ready (void *arg, const char **reason)
+{
+    cache_t *self = arg;
+    if (!cache_model_synced (self->model)) {
+        *reason = "not yet synced with the API server";
+        return false;
+    }
+    return true;
+}
+
+static void
+s_describe (bas_metrics_t *m)
+{
+    bas_metrics_describe (m, "basalt_cache_seq", BAS_METRIC_GAUGE, "Last published delta sequence number", NULL, 0);
+    bas_metrics_describe (m, "basalt_binder_work_in_flight", BAS_METRIC_GAUGE, "Work items sent to binders without a result", NULL, 0);
+    bas_metrics_describe (m, "basalt_binder_work_queued", BAS_METRIC_GAUGE, "Work items waiting for a binder", NULL, 0);
+    bas_metrics_describe (m, "basalt_binders", BAS_METRIC_GAUGE, "Binders connected", NULL, 0);
+    bas_metrics_describe (m, "basalt_work_results_total", BAS_METRIC_COUNTER, "Work results by kind and outcome", NULL, 0);
+    bas_metrics_describe (m, "basalt_commit_placements_total", BAS_METRIC_COUNTER, "Placements accepted from session commits", NULL, 0);
+    bas_metrics_describe (m, "basalt_commit_rejections_total", BAS_METRIC_COUNTER, "Placements rejected as stale or not fitting", NULL, 0);
+    bas_metrics_describe (m, "basalt_api_decode_errors_total", BAS_METRIC_COUNTER, "API objects that did not decode", NULL, 0);
+    bas_metrics_describe (m, "basalt_nodes_out_of_sync", BAS_METRIC_GAUGE, "Nodes whose accounted idle is negative", NULL, 0);
+    bas_metrics_describe (m, "basalt_bind_failures", BAS_METRIC_GAUGE, "Binds that failed and were released", NULL, 0);
+    bas_metrics_describe (m, "basalt_watch_restarts", BAS_METRIC_GAUGE, "Watch streams reopened", NULL, 0);
+    bas_metrics_describe (m, "basalt_relists", BAS_METRIC_GAUGE, "Relists from the API server", NULL, 0);
+    bas_metrics_describe (m, "basalt_api_requests", BAS_METRIC_GAUGE, "API requests sent", NULL, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+    cache_t self = {0};
+    self.config.common.http = CACHE_HTTP;
+    self.config.snapshot_endpoint = CACHE_SNAPSHOT_ENDPOINT;
+    self.config.delta_endpoint = CACHE_DELTA_ENDPOINT;
+    self.config.work_endpoint = CACHE_WORK_ENDPOINT;
+    self.config.kube_api_qps = CACHE_KUBE_QPS;
+    self.config.kube_api_burst = CACHE_KUBE_BURST;
+    self.config.scheduler_name = CACHE_SCHEDULER_NAMES;
+    self.config.ignored_devices = "";
+    int exit_code = 0;
+    self.svc = bas_svc_new ("cache-svc", "Basalt cache: owns the cluster model.", s_flags,
+                            &self.config, &self.config.common, argc, argv, &exit_code);
+    if (!self.svc)
+        return exit_code;
+    self.metrics = bas_svc_metrics (self.svc);
+    s_describe (self.metrics);
+    uint64_t epoch = bas_svc_epoch (self.svc);
+    self.model = cache_model_new (epoch, self.config.scheduler_name);
+    cache_model_set_ignored_devices (self.model, self.config.ignored_devices);
+    self.work = cache_work_new ();
+    bas_stream_init (&self.router_stream, "cache-svc", epoch);
+    bas_stream_init (&self.pub_stream, "cache-svc", epoch);
+    bas_stream_init (&self.work_stream, "cache-svc", epoch);
+
+    char err[512];
+    bas_kube_config_t kcfg = {0};
+    bas_sock_opts_t opts = bas_sock_opts_default ();
+    opts.curve_cert = self.config.curve_cert;
+    opts.curve_clients = self.config.curve_clients;
+    self.auth = bas_sock_auth_new (self.config.curve_clients);
+    self.router = bas_sock_new (ZMQ_ROUTER, self.config.snapshot_endpoint, true, &opts, err, sizeof err);
+    self.pub = self.router ? bas_sock_new (ZMQ_PUB, self.config.delta_endpoint, true, &opts, err, sizeof err) : NULL;
+    self.workers = self.pub ? bas_sock_new (ZMQ_ROUTER, self.config.work_endpoint, true, &opts, err, sizeof err) : NULL;
+    if (!self.workers) {
+        bas_error ("socket_failed", "msg=\"%s\"", err);
+        exit_code = 1;
+        goto done;
+    }
+    if (bas_kube_config_load (&kcfg, self.config.kubeconfig, self.config.master, err, sizeof err) != 0) {
+        bas_error ("kube_config_failed", "msg=\"%s\"", err);
+        exit_code = 1;
+        goto done;
+    }
+    kcfg.qps = self.config.kube_api_qps;
+    kcfg.burst = self.config.kube_api_burst;
+    kcfg.user_agent = strdup ("basalt-cache/" BASALT_VERSION);
+    zloop_t *loop = bas_svc_loop (self.svc);
+    self.kube = bas_kube_new (loop, &kcfg);
+    if (!self.kube) {
+        bas_error ("kube_client_failed", "server=%s", kcfg.server ? kcfg.server : "-");
+        exit_code = 1;
+        goto done;
+    }
+    static const struct {
+        Basalt__V1__ObjectKind kind;
+        const char *path;
+    } watches[5] = {
+        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS, "/apis/scheduling.k8s.io/v1/priorityclasses"},
+        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, "/apis/scheduling.volcano.sh/v1beta1/queues"},
+        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, "/api/v1/nodes"},
+        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, "/apis/scheduling.volcano.sh/v1beta1/podgroups"},
+        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, "/api/v1/pods"},
+    };
+    for (int i = 0; i < 5; i++) {
+        self.informer_args[i] = (s_informer_arg_t) {&self, watches[i].kind, watches[i].path};
+        self.informers[i] = bas_kube_watch (self.kube, watches[i].path, NULL, s_on_api_event,
+                                            &self.informer_args[i]);
+    }
+    zloop_reader (loop, self.router, s_on_router, &self);
+    zloop_reader (loop, self.workers, s_on_workers, &self);
+    zloop_timer (loop, CACHE_FLUSH_MS, 0, s_on_flush_timer, &self);
+    zloop_timer (loop, CACHE_HEARTBEAT_MS, 0, s_on_heartbeat_timer, &self);
+    bas_svc_set_ready (self.svc, s_ready, &self);
+    bas_info ("listening", "snapshot=%s delta=%s work=%s api=%s", self.config.snapshot_endpoint,
+              self.config.delta_endpoint, self.config.work_endpoint, kcfg.server);
+    exit_code = bas_svc_run (self.svc);
+done:
+    bas_kube_destroy (&self.kube);
+    bas_kube_config_clear (&kcfg);
+    zsock_destroy (&self.router);
+    zsock_destroy (&self.pub);
+    zsock_destroy (&self.workers);
+    zactor_destroy (&self.auth);
+    cache_work_destroy (&self.work);
+    cache_model_destroy (&self.model);
+    bas_svc_destroy (&self.svc);
+    return exit_code;
+}

@@ -1,0 +1,878 @@
+/*  cache_model: see cache_model.h.
+
+    Design note: changes are coalesced by key until the next flush, so a pod
+    modified five times in one batching window is published once, in its
+    latest form; a key that was changed and then deleted is published as a
+    delete. Node accounting is incremental: each kept pod has a "charge"
+    (the node and request it was counted with) that is taken back before the
+    pod's new state is counted.
+*/
+#include "cache_model.h"
+
+#include "bas_k8s.h"
+#include "bas_kube.h"
+#include "bas_log.h"
+
+#include <string.h>
+
+typedef struct {
+    char node[256];             // node the pod is counted on
+    bas_res_t req;              // what was counted (pods = 1)
+} s_charge_t;
+
+typedef struct {
+    bas_res_t used;             // sum of charges on the node
+    bool out_of_sync;           // accounted idle is negative
+} s_acct_t;
+
+typedef struct {
+    Basalt__V1__ObjectKind kind;
+    char *key;
+} s_dirty_t;
+
+struct _cache_model_t {
+    uint64_t epoch;             // this run of the cache
+    uint64_t seq;               // last published delta
+    bool synced;                // every informer listed once
+    bool synced_dirty;          // synced changed since the last flush
+    bas_store_t *store;         // the model
+    zlistx_t *scheduler_names;  // char*, pods of these schedulers are ours
+    zlistx_t *ignored_devices;  // char*, immutable after start
+    zhashx_t *charges;          // pod uid -> s_charge_t
+    zhashx_t *accounts;         // node name -> s_acct_t
+    zhashx_t *dirty;            // "kind/key" -> s_dirty_t, changes not yet published
+    zhashx_t *node_state_dirty; // node name -> "1"/"0": sync state changes not yet published
+    zhashx_t *status_previous;  // pod group uid -> packed previous status (zchunk_t*)
+    cache_model_stats_t stats;
+};
+
+static void
+s_dirty_free (void **item_p)
+{
+    s_dirty_t *d = *item_p;
+    if (d) {
+        free (d->key);
+        free (d);
+        *item_p = NULL;
+    }
+}
+
+static void
+s_chunk_free (void **item_p)
+{
+    zchunk_destroy ((zchunk_t **) item_p);
+}
+
+static zlistx_t *
+s_split (const char *list)
+{
+    zlistx_t *out = zlistx_new ();
+    zlistx_set_destructor (out, (zlistx_destructor_fn *) zstr_free);
+    char *copy = strdup (list ? list : "");
+    char *save = NULL;
+    for (char *tok = strtok_r (copy, ",", &save); tok; tok = strtok_r (NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        if (*tok)
+            zlistx_add_end (out, strdup (tok));
+    }
+    free (copy);
+    return out;
+}
+
+cache_model_t *
+cache_model_new (uint64_t epoch, const char *scheduler_names)
+{
+    cache_model_t *self = calloc (1, sizeof *self);
+    if (!self)
+        abort ();
+    self->epoch = epoch;
+    self->store = bas_store_new ();
+    self->scheduler_names = s_split (scheduler_names);
+    self->ignored_devices = s_split ("");
+    self->charges = zhashx_new ();
+    zhashx_set_destructor (self->charges, (zhashx_destructor_fn *) zstr_free);
+    self->accounts = zhashx_new ();
+    zhashx_set_destructor (self->accounts, (zhashx_destructor_fn *) zstr_free);
+    self->dirty = zhashx_new ();
+    zhashx_set_destructor (self->dirty, s_dirty_free);
+    self->node_state_dirty = zhashx_new ();
+    self->status_previous = zhashx_new ();
+    zhashx_set_destructor (self->status_previous, s_chunk_free);
+    return self;
+}
+
+void
+cache_model_destroy (cache_model_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    cache_model_t *self = *self_p;
+    bas_store_destroy (&self->store);
+    zlistx_destroy (&self->scheduler_names);
+    zlistx_destroy (&self->ignored_devices);
+    zhashx_destroy (&self->charges);
+    zhashx_destroy (&self->accounts);
+    zhashx_destroy (&self->dirty);
+    zhashx_destroy (&self->node_state_dirty);
+    zhashx_destroy (&self->status_previous);
+    free (self);
+    *self_p = NULL;
+}
+
+bas_store_t *
+cache_model_store (cache_model_t *self)
+{
+    return self->store;
+}
+
+uint64_t
+cache_model_seq (cache_model_t *self)
+{
+    return self->seq;
+}
+
+uint64_t
+cache_model_epoch (cache_model_t *self)
+{
+    return self->epoch;
+}
+
+void
+cache_model_set_ignored_devices (cache_model_t *self, const char *comma_list)
+{
+    zlistx_destroy (&self->ignored_devices);
+    self->ignored_devices = s_split (comma_list);
+}
+
+void
+cache_model_set_synced (cache_model_t *self, bool synced)
+{
+    if (self->synced != synced) {
+        self->synced = synced;
+        self->synced_dirty = true;
+    }
+}
+
+bool
+cache_model_synced (cache_model_t *self)
+{
+    return self->synced;
+}
+
+static void
+s_mark (cache_model_t *self, Basalt__V1__ObjectKind kind, const char *key)
+{
+    char k[512];
+    snprintf (k, sizeof k, "%d/%s", (int) kind, key);
+    if (zhashx_lookup (self->dirty, k))
+        return;
+    s_dirty_t *d = malloc (sizeof *d);
+    if (!d)
+        abort ();
+    d->kind = kind;
+    d->key = strdup (key);
+    zhashx_insert (self->dirty, k, d);
+}
+
+// ------------------------------------------------------------ accounting
+
+static s_acct_t *
+s_account (cache_model_t *self, const char *node)
+{
+    s_acct_t *a = zhashx_lookup (self->accounts, node);
+    if (!a) {
+        a = calloc (1, sizeof *a);
+        if (!a)
+            abort ();
+        zhashx_insert (self->accounts, node, a);
+    }
+    return a;
+}
+
+//  Recompute a node's sync state from its allocatable and accounted use.
+static void
+s_check_node (cache_model_t *self, const char *name)
+{
+    s_acct_t *a = zhashx_lookup (self->accounts, name);
+    const Basalt__V1__Node *node = bas_store_node (self->store, name);
+    bool out = false;
+    const char *which = NULL;
+    bas_res_t idle;
+    bas_res_zero (&idle);
+    if (a && node) {
+        char err[256];
+        if (bas_res_from_proto (&idle, node->allocatable, err, sizeof err) != 0)
+            bas_warn ("node_allocatable_bad", "node=%s msg=\"%s\"", name, err);
+        bas_res_t used = a->used;
+        if (idle.pods == 0)
+            used.pods = 0;  // a node that states no pod limit has none
+        out = bas_res_sub (&idle, &used) == BAS_RES_NEGATIVE;
+        if (out)
+            bas_res_is_negative (&idle, &which);
+    }
+    if (!a || a->out_of_sync == out)
+        return;
+    a->out_of_sync = out;
+    zhashx_update (self->node_state_dirty, name, out ? "1" : "0");
+    if (out) {
+        char used_s[256], alloc_s[256];
+        bas_res_t alloc;
+        bas_res_zero (&alloc);
+        bas_res_from_proto (&alloc, node->allocatable, NULL, 0);
+        bas_res_format (&a->used, used_s, sizeof used_s);
+        bas_res_format (&alloc, alloc_s, sizeof alloc_s);
+        self->stats.out_of_sync_events++;
+        bas_warn ("node_out_of_sync", "node=%s resource=%s used=\"%s\" allocatable=\"%s\"", name,
+                  which ? which : "?", used_s, alloc_s);
+    }
+    else
+        bas_info ("node_in_sync", "node=%s", name);
+}
+
+static bool
+s_terminal (const char *phase)
+{
+    return phase && (strcmp (phase, "Succeeded") == 0 || strcmp (phase, "Failed") == 0);
+}
+
+static const char *
+s_pod_node (const Basalt__V1__Pod *pod)
+{
+    if (pod->node_name && *pod->node_name)
+        return pod->node_name;
+    if (pod->assumed_node && *pod->assumed_node)
+        return pod->assumed_node;
+    return NULL;
+}
+
+static void
+s_uncharge (cache_model_t *self, const char *uid)
+{
+    s_charge_t *c = zhashx_lookup (self->charges, uid);
+    if (!c)
+        return;
+    s_acct_t *a = s_account (self, c->node);
+    bas_res_sub (&a->used, &c->req);
+    char node[256];
+    snprintf (node, sizeof node, "%s", c->node);
+    zhashx_delete (self->charges, uid);
+    s_check_node (self, node);
+}
+
+static void
+s_charge (cache_model_t *self, const Basalt__V1__Pod *pod)
+{
+    const char *node = s_pod_node (pod);
+    if (!node || s_terminal (pod->phase) || !pod->uid)
+        return;
+    s_charge_t *c = calloc (1, sizeof *c);
+    if (!c)
+        abort ();
+    snprintf (c->node, sizeof c->node, "%s", node);
+    char err[256];
+    if (bas_res_from_proto (&c->req, pod->requests, err, sizeof err) != 0)
+        bas_warn ("pod_requests_bad", "pod=%s/%s msg=\"%s\"", pod->namespace_, pod->name, err);
+    c->req.pods = 1;
+    s_acct_t *a = s_account (self, node);
+    bas_res_add (&a->used, &c->req);
+    zhashx_update (self->charges, pod->uid, c);
+    s_check_node (self, node);
+}
+
+const bas_res_t *
+cache_model_node_used (cache_model_t *self, const char *node)
+{
+    s_acct_t *a = zhashx_lookup (self->accounts, node);
+    return a ? &a->used : NULL;
+}
+
+bool
+cache_model_node_out_of_sync (cache_model_t *self, const char *node)
+{
+    s_acct_t *a = zhashx_lookup (self->accounts, node);
+    return a && a->out_of_sync;
+}
+
+size_t
+cache_model_nodes_out_of_sync (cache_model_t *self)
+{
+    size_t n = 0;
+    for (s_acct_t *a = zhashx_first (self->accounts); a; a = zhashx_next (self->accounts))
+        n += a->out_of_sync;
+    return n;
+}
+
+// ------------------------------------------------------------ changes
+
+static bool
+s_ours (cache_model_t *self, const Basalt__V1__Pod *pod)
+{
+    if (pod->node_name && *pod->node_name)
+        return true;  // counts against its node whoever placed it
+    for (const char *n = zlistx_first (self->scheduler_names); n;
+         n = zlistx_next (self->scheduler_names))
+        if (pod->scheduler_name && strcmp (n, pod->scheduler_name) == 0)
+            return true;
+    return false;
+}
+
+void
+cache_model_upsert (cache_model_t *self, Basalt__V1__Object **obj_p)
+{
+    Basalt__V1__Object *obj = *obj_p;
+    const char *key = obj ? bas_store_key (obj) : NULL;
+    if (!key) {
+        if (obj)
+            protobuf_c_message_free_unpacked (&obj->base, NULL);
+        *obj_p = NULL;
+        return;
+    }
+    char *keycopy = strdup (key);
+    if (obj->kind_case == BASALT__V1__OBJECT__KIND_POD) {
+        Basalt__V1__Pod *pod = obj->pod;
+        const Basalt__V1__Pod *old = bas_store_pod (self->store, keycopy);
+        //  An assumed pod stays assumed until the API shows it bound, the
+        //  bind fails, or it is deleted (Volcano's Binding status).
+        if (old && old->assumed_node && *old->assumed_node &&
+            !(pod->node_name && *pod->node_name) && !pod->deleting) {
+            free (pod->assumed_node);
+            pod->assumed_node = strdup (old->assumed_node);
+        }
+        if (!s_ours (self, pod)) {
+            protobuf_c_message_free_unpacked (&obj->base, NULL);
+            *obj_p = NULL;
+            cache_model_delete (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, keycopy);
+            free (keycopy);
+            return;
+        }
+        s_uncharge (self, keycopy);
+        bas_store_upsert (self->store, obj_p);
+        s_charge (self, bas_store_pod (self->store, keycopy));
+        s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, keycopy);
+    }
+    else {
+        Basalt__V1__ObjectKind kind = obj->kind_case == BASALT__V1__OBJECT__KIND_NODE ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE
+                                      : obj->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP
+                                      : obj->kind_case == BASALT__V1__OBJECT__KIND_QUEUE ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE
+                                                                                        : BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS;
+        bas_store_upsert (self->store, obj_p);
+        s_mark (self, kind, keycopy);
+        if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE) {
+            s_account (self, keycopy);
+            s_check_node (self, keycopy);
+        }
+    }
+    free (keycopy);
+}
+
+void
+cache_model_delete (cache_model_t *self, Basalt__V1__ObjectKind kind, const char *key)
+{
+    if (!key)
+        return;
+    if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD)
+        s_uncharge (self, key);
+    if (bas_store_delete (self->store, kind, key) == 0)
+        s_mark (self, kind, key);
+    if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP)
+        zhashx_delete (self->status_previous, key);
+    if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE) {
+        s_acct_t *a = zhashx_lookup (self->accounts, key);
+        if (a && a->out_of_sync)
+            zhashx_update (self->node_state_dirty, key, "0");
+        //  Pods still charged to a deleted node keep their account.
+        if (a && a->used.pods == 0)
+            zhashx_delete (self->accounts, key);
+    }
+}
+
+static const char *
+s_json_str (const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive (obj, a);
+    x = x ? cJSON_GetObjectItemCaseSensitive (x, b) : NULL;
+    return cJSON_IsString (x) ? x->valuestring : NULL;
+}
+
+int
+cache_model_api_event (cache_model_t *self, Basalt__V1__ObjectKind kind, int event,
+                       const cJSON *object)
+{
+    if (event == BAS_KUBE_DELETED) {
+        bool by_uid = kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD ||
+                      kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP;
+        const char *key = s_json_str (object, "metadata", by_uid ? "uid" : "name");
+        if (!key) {
+            self->stats.decode_errors++;
+            bas_warn ("api_delete_without_key", "kind=%d", (int) kind);
+            return -1;
+        }
+        cache_model_delete (self, kind, key);
+        return 0;
+    }
+    char err[512] = "";
+    Basalt__V1__Object *obj = malloc (sizeof *obj);
+    if (!obj)
+        abort ();
+    basalt__v1__object__init (obj);
+    switch (kind) {
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE:
+        obj->node = bas_k8s_node_from_json (object, err, sizeof err);
+        obj->kind_case = obj->node ? BASALT__V1__OBJECT__KIND_NODE : 0;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD:
+        obj->pod = bas_k8s_pod_from_json (object, err, sizeof err);
+        obj->kind_case = obj->pod ? BASALT__V1__OBJECT__KIND_POD : 0;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP:
+        obj->pod_group = bas_k8s_podgroup_from_json (object, err, sizeof err);
+        obj->kind_case = obj->pod_group ? BASALT__V1__OBJECT__KIND_POD_GROUP : 0;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE:
+        obj->queue = bas_k8s_queue_from_json (object, err, sizeof err);
+        obj->kind_case = obj->queue ? BASALT__V1__OBJECT__KIND_QUEUE : 0;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS:
+        obj->priority_class = bas_k8s_priorityclass_from_json (object, err, sizeof err);
+        obj->kind_case = obj->priority_class ? BASALT__V1__OBJECT__KIND_PRIORITY_CLASS : 0;
+        break;
+    default:
+        break;
+    }
+    if (obj->kind_case == BASALT__V1__OBJECT__KIND__NOT_SET) {
+        free (obj);
+        self->stats.decode_errors++;
+        const char *ns = s_json_str (object, "metadata", "namespace");
+        const char *name = s_json_str (object, "metadata", "name");
+        bas_warn ("api_object_invalid", "kind=%d object=%s%s%s msg=\"%s\"", (int) kind,
+                  ns ? ns : "", ns ? "/" : "", name ? name : "?", err);
+        return -1;
+    }
+    cache_model_upsert (self, &obj);
+    return 0;
+}
+
+// ------------------------------------------------------------ deltas
+
+bool
+cache_model_dirty (cache_model_t *self)
+{
+    return zhashx_size (self->dirty) || zhashx_size (self->node_state_dirty) || self->synced_dirty;
+}
+
+size_t
+cache_model_dirty_count (cache_model_t *self)
+{
+    return zhashx_size (self->dirty);
+}
+
+static Basalt__V1__NodeSyncState **
+s_node_states (cache_model_t *self, zhashx_t *source, size_t *n_p, bool only_out)
+{
+    size_t cap = zhashx_size (source), n = 0;
+    Basalt__V1__NodeSyncState **states = calloc (cap ? cap : 1, sizeof *states);
+    if (!states)
+        abort ();
+    (void) self;
+    for (void *v = zhashx_first (source); v; v = zhashx_next (source)) {
+        const char *name = zhashx_cursor (source);
+        bool out = only_out ? ((s_acct_t *) v)->out_of_sync : strcmp ((char *) v, "1") == 0;
+        if (only_out && !out)
+            continue;
+        Basalt__V1__NodeSyncState *s = malloc (sizeof *s);
+        if (!s)
+            abort ();
+        basalt__v1__node_sync_state__init (s);
+        s->node = (char *) name;
+        s->has_out_of_sync = 1;
+        s->out_of_sync = out;
+        s->reason = out ? "accounted idle is negative" : NULL;
+        states[n++] = s;
+    }
+    *n_p = n;
+    return states;
+}
+
+static void
+s_free_states (Basalt__V1__NodeSyncState **states, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free (states[i]);
+    free (states);
+}
+
+zframe_t *
+cache_model_flush (cache_model_t *self, uint64_t *seq_p)
+{
+    if (!cache_model_dirty (self))
+        return NULL;
+    Basalt__V1__Delta delta = BASALT__V1__DELTA__INIT;
+    size_t n = zhashx_size (self->dirty);
+    //  Objects are borrowed from the store for packing; nothing is copied.
+    Basalt__V1__Object **upserts = calloc (n ? n : 1, sizeof *upserts);
+    Basalt__V1__ObjectRef **deletes = calloc (n ? n : 1, sizeof *deletes);
+    Basalt__V1__ObjectRef *refs = calloc (n ? n : 1, sizeof *refs);
+    if (!upserts || !deletes || !refs)
+        abort ();
+    for (s_dirty_t *d = zhashx_first (self->dirty); d; d = zhashx_next (self->dirty)) {
+        Basalt__V1__Object *obj = (Basalt__V1__Object *) bas_store_get (self->store, d->kind, d->key);
+        if (obj)
+            upserts[delta.n_upserts++] = obj;
+        else {
+            Basalt__V1__ObjectRef *ref = &refs[delta.n_deletes];
+            basalt__v1__object_ref__init (ref);
+            ref->has_kind = 1;
+            ref->kind = d->kind;
+            ref->key = d->key;
+            deletes[delta.n_deletes++] = ref;
+        }
+    }
+    delta.upserts = upserts;
+    delta.deletes = deletes;
+    delta.has_epoch = 1;
+    delta.epoch = self->epoch;
+    delta.has_seq = 1;
+    delta.seq = ++self->seq;
+    if (self->synced_dirty) {
+        delta.has_synced = 1;
+        delta.synced = self->synced;
+    }
+    delta.node_states = s_node_states (self, self->node_state_dirty, &delta.n_node_states, false);
+    size_t len = basalt__v1__delta__get_packed_size (&delta);
+    zframe_t *frame = zframe_new (NULL, len);
+    basalt__v1__delta__pack (&delta, zframe_data (frame));
+    s_free_states (delta.node_states, delta.n_node_states);
+    free (upserts);
+    free (deletes);
+    free (refs);
+    zhashx_purge (self->dirty);
+    zhashx_purge (self->node_state_dirty);
+    self->synced_dirty = false;
+    if (seq_p)
+        *seq_p = delta.seq;
+    return frame;
+}
+
+zframe_t *
+cache_model_snapshot (cache_model_t *self)
+{
+    Basalt__V1__Snapshot extra = BASALT__V1__SNAPSHOT__INIT;
+    extra.has_epoch = 1;
+    extra.epoch = self->epoch;
+    extra.has_seq = 1;
+    extra.seq = self->seq;
+    extra.has_synced = 1;
+    extra.synced = self->synced;
+    size_t nign = zlistx_size (self->ignored_devices), i = 0;
+    char **ignored = calloc (nign ? nign : 1, sizeof *ignored);
+    if (!ignored)
+        abort ();
+    for (char *s = zlistx_first (self->ignored_devices); s; s = zlistx_next (self->ignored_devices))
+        ignored[i++] = s;
+    extra.ignored_devices = ignored;
+    extra.n_ignored_devices = nign;
+    extra.node_states = s_node_states (self, self->accounts, &extra.n_node_states, true);
+    zframe_t *frame = bas_store_pack_snapshot (self->store, &extra);
+    s_free_states (extra.node_states, extra.n_node_states);
+    free (ignored);
+    return frame;
+}
+
+// ------------------------------------------------------------ commits
+
+static Basalt__V1__ItemResult *
+s_item (const char *key, bool accepted, const char *reason)
+{
+    Basalt__V1__ItemResult *r = malloc (sizeof *r);
+    if (!r)
+        abort ();
+    basalt__v1__item_result__init (r);
+    r->key = strdup (key ? key : "");
+    r->has_accepted = 1;
+    r->accepted = accepted;
+    r->reason = reason ? strdup (reason) : NULL;
+    return r;
+}
+
+//  Why a placement cannot be accepted now, or NULL if it can. `extra` is
+//  what this commit already placed on the node (tentatively).
+static const char *
+s_check_placement (cache_model_t *self, const Basalt__V1__Placement *pl, const bas_res_t *extra,
+                   bas_res_t *req_out, char *buf, size_t len)
+{
+    const Basalt__V1__Pod *pod = pl->pod_uid ? bas_store_pod (self->store, pl->pod_uid) : NULL;
+    if (!pod)
+        return "pod no longer exists";
+    if (pod->deleting)
+        return "pod is being deleted";
+    if ((pod->node_name && *pod->node_name) || (pod->assumed_node && *pod->assumed_node))
+        return "pod is already placed";
+    if (s_terminal (pod->phase))
+        return "pod has finished";
+    if (pl->pod_resource_version && pod->resource_version &&
+        strcmp (pl->pod_resource_version, pod->resource_version) != 0)
+        return "pod changed since the session's snapshot";
+    const Basalt__V1__Node *node = pl->node ? bas_store_node (self->store, pl->node) : NULL;
+    if (!node)
+        return "node no longer exists";
+    if (node->has_ready && !node->ready)
+        return "node is not ready";
+    if (node->unschedulable)
+        return "node is unschedulable";
+    if (cache_model_node_out_of_sync (self, pl->node))
+        return "node is out of sync";
+    bas_res_t idle, req;
+    bas_res_zero (&idle);
+    bas_res_zero (&req);
+    bas_res_from_proto (&idle, node->allocatable, NULL, 0);
+    bas_res_from_proto (&req, pod->requests, NULL, 0);
+    req.pods = idle.pods > 0 ? 1 : 0;
+    const bas_res_t *used = cache_model_node_used (self, pl->node);
+    if (used) {
+        bas_res_t u = *used;
+        if (idle.pods == 0)
+            u.pods = 0;
+        bas_res_sub (&idle, &u);
+    }
+    bas_res_sub (&idle, extra);
+    if (!bas_res_fits (&req, &idle)) {
+        const char *names[4];
+        int n = bas_res_insufficient (&req, &idle, names, 4);
+        snprintf (buf, len, "node %s has insufficient %s", pl->node, n > 0 ? names[0] : "resources");
+        return buf;
+    }
+    *req_out = req;
+    return NULL;
+}
+
+static void
+s_add_result (Basalt__V1__CommitResult *result, size_t *cap, Basalt__V1__ItemResult *item)
+{
+    if (result->n_results == *cap) {
+        *cap = *cap ? *cap * 2 : 16;
+        result->results = realloc (result->results, *cap * sizeof *result->results);
+        if (!result->results)
+            abort ();
+    }
+    result->results[result->n_results++] = item;
+}
+
+static Basalt__V1__Work *
+s_work_new (void)
+{
+    Basalt__V1__Work *w = malloc (sizeof *w);
+    if (!w)
+        abort ();
+    basalt__v1__work__init (w);
+    return w;
+}
+
+static bool
+s_same_job (const Basalt__V1__Placement *a, const Basalt__V1__Placement *b)
+{
+    const char *x = a->job_uid ? a->job_uid : "";
+    const char *y = b->job_uid ? b->job_uid : "";
+    return strcmp (x, y) == 0;
+}
+
+int
+cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
+                    Basalt__V1__CommitResult *result, cache_work_fn *fn, void *arg)
+{
+    size_t cap = 0;
+    int accepted = 0;
+    zhashx_t *extra = zhashx_new ();  // node -> bas_res_t tentatively placed by this commit
+    zhashx_set_destructor (extra, (zhashx_destructor_fn *) zstr_free);
+    bool *done = calloc (commit->n_placements ? commit->n_placements : 1, sizeof *done);
+    if (!done)
+        abort ();
+    //  Placements are committed per gang: all of a job's or none of them.
+    for (size_t i = 0; i < commit->n_placements; i++) {
+        if (done[i])
+            continue;
+        const Basalt__V1__Placement *first = commit->placements[i];
+        const char *reason = NULL;
+        char buf[256];
+        zhashx_t *tentative = zhashx_new ();  // node -> bas_res_t for this job
+        zhashx_set_destructor (tentative, (zhashx_destructor_fn *) zstr_free);
+        for (size_t j = i; j < commit->n_placements && !reason; j++) {
+            const Basalt__V1__Placement *pl = commit->placements[j];
+            if (!s_same_job (first, pl))
+                continue;
+            bas_res_t sum, req;
+            bas_res_zero (&sum);
+            const char *node = pl->node ? pl->node : "";
+            bas_res_t *e = zhashx_lookup (extra, node);
+            if (e)
+                sum = *e;
+            bas_res_t *t = zhashx_lookup (tentative, node);
+            if (t)
+                bas_res_add (&sum, t);
+            reason = s_check_placement (self, pl, &sum, &req, buf, sizeof buf);
+            if (!reason) {
+                if (!t) {
+                    t = calloc (1, sizeof *t);
+                    if (!t)
+                        abort ();
+                    zhashx_insert (tentative, node, t);
+                }
+                bas_res_add (t, &req);
+            }
+        }
+        for (size_t j = i; j < commit->n_placements; j++) {
+            const Basalt__V1__Placement *pl = commit->placements[j];
+            if (!s_same_job (first, pl))
+                continue;
+            done[j] = true;
+            if (reason) {
+                self->stats.placements_rejected++;
+                s_add_result (result, &cap, s_item (pl->pod_uid, false, reason));
+                continue;
+            }
+            Basalt__V1__Pod *pod = (Basalt__V1__Pod *) bas_store_pod (self->store, pl->pod_uid);
+            free (pod->assumed_node);
+            pod->assumed_node = strdup (pl->node);
+            s_charge (self, pod);
+            s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, pl->pod_uid);
+            self->stats.placements_accepted++;
+            accepted++;
+            s_add_result (result, &cap, s_item (pl->pod_uid, true, NULL));
+            Basalt__V1__Work *w = s_work_new ();
+            Basalt__V1__BindWork *b = malloc (sizeof *b);
+            if (!b)
+                abort ();
+            basalt__v1__bind_work__init (b);
+            b->pod_uid = strdup (pod->uid);
+            b->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
+            b->name = strdup (pod->name ? pod->name : "");
+            b->node = strdup (pl->node);
+            w->item_case = BASALT__V1__WORK__ITEM_BIND;
+            w->bind = b;
+            fn (arg, &w);
+        }
+        if (reason)
+            bas_info ("gang_rejected", "job=%s reason=\"%s\"", first->job_uid ? first->job_uid : "-",
+                      reason);
+        else
+            for (bas_res_t *t = zhashx_first (tentative); t; t = zhashx_next (tentative)) {
+                const char *node = zhashx_cursor (tentative);
+                bas_res_t *e = zhashx_lookup (extra, node);
+                if (!e) {
+                    e = calloc (1, sizeof *e);
+                    if (!e)
+                        abort ();
+                    zhashx_insert (extra, node, e);
+                }
+                bas_res_add (e, t);
+            }
+        zhashx_destroy (&tentative);
+    }
+    free (done);
+    zhashx_destroy (&extra);
+
+    for (size_t i = 0; i < commit->n_statuses; i++) {
+        const Basalt__V1__PodGroupStatusChange *ch = commit->statuses[i];
+        Basalt__V1__PodGroup *pg =
+            ch->uid ? (Basalt__V1__PodGroup *) bas_store_pod_group (self->store, ch->uid) : NULL;
+        if (!pg || !ch->status) {
+            self->stats.statuses_rejected++;
+            s_add_result (result, &cap, s_item (ch->uid, false, "pod group no longer exists"));
+            continue;
+        }
+        //  Keep the status the API has, to restore it if the write fails;
+        //  apply the proposal now so the next session does not propose it again.
+        if (!zhashx_lookup (self->status_previous, ch->uid) && pg->status) {
+            size_t len = basalt__v1__pod_group_status__get_packed_size (pg->status);
+            zchunk_t *chunk = zchunk_new (NULL, len);
+            basalt__v1__pod_group_status__pack (pg->status, zchunk_data (chunk));
+            zchunk_set (chunk, zchunk_data (chunk), len);
+            zhashx_insert (self->status_previous, ch->uid, chunk);
+        }
+        if (pg->status)
+            basalt__v1__pod_group_status__free_unpacked (pg->status, NULL);
+        pg->status = (Basalt__V1__PodGroupStatus *) bas_msg_dup (&ch->status->base);
+        s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, ch->uid);
+        self->stats.statuses_accepted++;
+        s_add_result (result, &cap, s_item (ch->uid, true, NULL));
+        Basalt__V1__Work *w = s_work_new ();
+        Basalt__V1__StatusWork *sw = malloc (sizeof *sw);
+        if (!sw)
+            abort ();
+        basalt__v1__status_work__init (sw);
+        sw->uid = strdup (pg->uid);
+        sw->namespace_ = strdup (pg->namespace_ ? pg->namespace_ : "default");
+        sw->name = strdup (pg->name ? pg->name : "");
+        sw->status = (Basalt__V1__PodGroupStatus *) bas_msg_dup (&ch->status->base);
+        w->item_case = BASALT__V1__WORK__ITEM_STATUS;
+        w->status = sw;
+        fn (arg, &w);
+    }
+
+    for (size_t i = 0; i < commit->n_pod_conditions; i++) {
+        const Basalt__V1__PodCondition *pc = commit->pod_conditions[i];
+        const Basalt__V1__Pod *pod = pc->pod_uid ? bas_store_pod (self->store, pc->pod_uid) : NULL;
+        if (!pod)
+            continue;
+        Basalt__V1__Work *w = s_work_new ();
+        Basalt__V1__PodConditionWork *cw = malloc (sizeof *cw);
+        if (!cw)
+            abort ();
+        basalt__v1__pod_condition_work__init (cw);
+        cw->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
+        cw->name = strdup (pod->name ? pod->name : "");
+        cw->condition = (Basalt__V1__PodCondition *) bas_msg_dup (&pc->base);
+        w->item_case = BASALT__V1__WORK__ITEM_POD_CONDITION;
+        w->pod_condition = cw;
+        fn (arg, &w);
+    }
+    result->has_epoch = 1;
+    result->epoch = self->epoch;
+    return accepted;
+}
+
+int
+cache_model_bind_result (cache_model_t *self, const Basalt__V1__BindWork *bind, bool ok,
+                         const char *reason)
+{
+    if (ok || !bind->pod_uid)
+        return 0;
+    Basalt__V1__Pod *pod = (Basalt__V1__Pod *) bas_store_pod (self->store, bind->pod_uid);
+    self->stats.bind_failures++;
+    bas_warn ("bind_failed", "pod=%s/%s node=%s reason=\"%s\"", bind->namespace_, bind->name,
+              bind->node, reason ? reason : "");
+    if (!pod || !pod->assumed_node || strcmp (pod->assumed_node, bind->node ? bind->node : "") != 0)
+        return 0;
+    //  Release the assumption: the pod is pending again for the next session.
+    s_uncharge (self, pod->uid);
+    free (pod->assumed_node);
+    pod->assumed_node = NULL;
+    s_charge (self, pod);
+    s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, pod->uid);
+    return 0;
+}
+
+int
+cache_model_status_result (cache_model_t *self, const Basalt__V1__StatusWork *status, bool ok)
+{
+    if (!status->uid)
+        return 0;
+    zchunk_t *prev = zhashx_lookup (self->status_previous, status->uid);
+    if (!ok && prev) {
+        Basalt__V1__PodGroup *pg = (Basalt__V1__PodGroup *) bas_store_pod_group (self->store, status->uid);
+        if (pg) {
+            if (pg->status)
+                basalt__v1__pod_group_status__free_unpacked (pg->status, NULL);
+            pg->status = basalt__v1__pod_group_status__unpack (NULL, zchunk_size (prev), zchunk_data (prev));
+            s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, status->uid);
+        }
+    }
+    zhashx_delete (self->status_previous, status->uid);
+    return 0;
+}
+
+void
+cache_model_stats (cache_model_t *self, cache_model_stats_t *stats)
+{
+    *stats = self->stats;
+}

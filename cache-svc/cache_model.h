@@ -1,0 +1,115 @@
+/*  cache_model: cache-svc's model of the cluster and the rules that guard it.
+
+    The only writer of the model (DESIGN.md). It holds the objects listed and
+    watched from the API, numbers every change (changes are batched into
+    Deltas with consecutive seq), keeps each node's accounting (the requests
+    of pods bound or assumed on it) and its sync state, and checks session
+    commits against the current model: a placement made on a stale view of a
+    pod or a node is rejected, and a gang's placements are accepted or
+    rejected together. Accepted placements become assumed pods (assumed_node)
+    and bind work for the binders.
+
+    Node sync (DESIGN problem 4): a node whose accounted idle goes negative
+    (allocatable shrank, pods placed by name or by another scheduler) is
+    marked out of sync, logged with its numbers and counted; sessions skip
+    it; it returns by itself once its accounting is whole again. Nothing
+    here aborts on data.
+*/
+#ifndef CACHE_MODEL_H
+#define CACHE_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "bas_resource.h"
+#include "bas_store.h"
+
+typedef struct _cache_model_t cache_model_t;
+
+//  `scheduler_names` is a comma-separated list (copied). `epoch` numbers
+//  this run of the cache.
+cache_model_t *cache_model_new (uint64_t epoch, const char *scheduler_names);
+void cache_model_destroy (cache_model_t **self_p);
+
+bas_store_t *cache_model_store (cache_model_t *self);
+uint64_t cache_model_seq (cache_model_t *self);
+uint64_t cache_model_epoch (cache_model_t *self);
+
+//  Resource names sessions must ignore (DESIGN problem 1): set once at
+//  start from flags; travels as immutable data in every snapshot.
+void cache_model_set_ignored_devices (cache_model_t *self, const char *comma_list);
+
+// ------------------------------------------------------------ from the API
+
+//  Apply an informer event for `kind` (decoded here from the API's JSON,
+//  borrowed). Pods of other schedulers without a node are not kept.
+//  Returns 0, or -1 when the object does not decode (logged and counted).
+int cache_model_api_event (cache_model_t *self, Basalt__V1__ObjectKind kind, int event,
+                           const cJSON *object);
+
+//  Insert or replace an object (taken); for tests and the informer path.
+void cache_model_upsert (cache_model_t *self, Basalt__V1__Object **obj_p);
+void cache_model_delete (cache_model_t *self, Basalt__V1__ObjectKind kind, const char *key);
+
+//  Every informer has listed once.
+void cache_model_set_synced (cache_model_t *self, bool synced);
+bool cache_model_synced (cache_model_t *self);
+
+// ------------------------------------------------------------ accounting
+
+//  Accounted use of a node (requests of pods bound or assumed there, pods
+//  = their count). NULL if the node has no accounting yet.
+const bas_res_t *cache_model_node_used (cache_model_t *self, const char *node);
+bool cache_model_node_out_of_sync (cache_model_t *self, const char *node);
+size_t cache_model_nodes_out_of_sync (cache_model_t *self);
+
+// ------------------------------------------------------------ deltas
+
+//  True when changes wait to be published.
+bool cache_model_dirty (cache_model_t *self);
+size_t cache_model_dirty_count (cache_model_t *self);
+
+//  Number the pending changes as the next seq and pack them as a Delta
+//  body (a new frame owned by the caller); NULL when nothing is pending.
+zframe_t *cache_model_flush (cache_model_t *self, uint64_t *seq_p);
+
+//  Pack the whole model as a Snapshot body (flush first so seq is exact).
+zframe_t *cache_model_snapshot (cache_model_t *self);
+
+// ------------------------------------------------------------ commits
+
+//  Called for every work item an accepted commit produces (taken).
+typedef void(cache_work_fn) (void *arg, Basalt__V1__Work **work_p);
+
+//  Check a session's commit against the model. Fills `result` (its
+//  results array is allocated here; free the result with
+//  protobuf_c_message_free_unpacked after packing) and hands bind and
+//  status work to `fn`. Returns the number of accepted placements.
+int cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
+                        Basalt__V1__CommitResult *result, cache_work_fn *fn, void *arg);
+
+//  A binder's result for a bind: on failure the assumption is dropped (the
+//  pod is pending again). Returns 0.
+int cache_model_bind_result (cache_model_t *self, const Basalt__V1__BindWork *bind, bool ok,
+                             const char *reason);
+
+//  A binder's result for a status write: on failure the proposed status is
+//  rolled back to `previous` if the group has not changed since.
+int cache_model_status_result (cache_model_t *self, const Basalt__V1__StatusWork *status,
+                               bool ok);
+
+//  Counters for metrics.
+typedef struct {
+    unsigned long decode_errors;        // API objects that did not decode
+    unsigned long placements_accepted;
+    unsigned long placements_rejected;
+    unsigned long statuses_accepted;
+    unsigned long statuses_rejected;
+    unsigned long bind_failures;        // binds that failed and were released
+    unsigned long out_of_sync_events;   // times a node went out of sync
+} cache_model_stats_t;
+void cache_model_stats (cache_model_t *self, cache_model_stats_t *stats);
+
+#endif

@@ -1,0 +1,276 @@
+/*  cache_work: see cache_work.h.
+
+    Binders are keyed by the hex of their ROUTER identity. The LRU order is
+    a list of keys: the binder served is moved to the end.
+*/
+#include "cache_work.h"
+
+#include "bas_log.h"
+
+#include <string.h>
+
+typedef struct {
+    char key[64];              // hex identity
+    zframe_t *identity;        // ROUTER identity
+    char id[64];               // binder's own name
+    int credits;               // work it can still take
+    int64_t last_seen_ms;      // last message from it
+} s_binder_t;
+
+typedef struct {
+    Basalt__V1__Work *work;    // owned
+    char binder[64];           // key of the binder it was sent to
+    int64_t sent_ms;           // when
+} s_flight_t;
+
+struct _cache_work_t {
+    uint64_t next_id;          // work ids
+    zlistx_t *queue;           // Basalt__V1__Work* waiting (owned)
+    zhashx_t *binders;         // key -> s_binder_t
+    zlistx_t *lru;             // keys (char*), least recently served first
+    zhashx_t *flight;          // work id (decimal) -> s_flight_t
+    unsigned long reissued;    // items re-queued after a loss
+};
+
+static void
+s_work_free (void **item_p)
+{
+    if (*item_p) {
+        basalt__v1__work__free_unpacked (*item_p, NULL);
+        *item_p = NULL;
+    }
+}
+
+static void
+s_binder_free (void **item_p)
+{
+    s_binder_t *b = *item_p;
+    if (b) {
+        zframe_destroy (&b->identity);
+        free (b);
+        *item_p = NULL;
+    }
+}
+
+static void
+s_flight_free (void **item_p)
+{
+    s_flight_t *f = *item_p;
+    if (f) {
+        if (f->work)
+            basalt__v1__work__free_unpacked (f->work, NULL);
+        free (f);
+        *item_p = NULL;
+    }
+}
+
+cache_work_t *
+cache_work_new (void)
+{
+    cache_work_t *self = calloc (1, sizeof *self);
+    if (!self)
+        abort ();
+    self->queue = zlistx_new ();
+    zlistx_set_destructor (self->queue, s_work_free);
+    self->binders = zhashx_new ();
+    zhashx_set_destructor (self->binders, s_binder_free);
+    self->lru = zlistx_new ();
+    zlistx_set_destructor (self->lru, (zlistx_destructor_fn *) zstr_free);
+    zlistx_set_comparator (self->lru, (zlistx_comparator_fn *) strcmp);
+    self->flight = zhashx_new ();
+    zhashx_set_destructor (self->flight, s_flight_free);
+    return self;
+}
+
+void
+cache_work_destroy (cache_work_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    cache_work_t *self = *self_p;
+    zlistx_destroy (&self->queue);
+    zhashx_destroy (&self->binders);
+    zlistx_destroy (&self->lru);
+    zhashx_destroy (&self->flight);
+    free (self);
+    *self_p = NULL;
+}
+
+static void
+s_key (zframe_t *identity, char *buf, size_t len)
+{
+    char *hex = zframe_strhex (identity);
+    snprintf (buf, len, "%s", hex);
+    free (hex);
+}
+
+uint64_t
+cache_work_add (cache_work_t *self, Basalt__V1__Work **work_p)
+{
+    Basalt__V1__Work *w = *work_p;
+    *work_p = NULL;
+    w->has_work_id = 1;
+    w->work_id = ++self->next_id;
+    zlistx_add_end (self->queue, w);
+    return w->work_id;
+}
+
+void
+cache_work_ready (cache_work_t *self, zframe_t *identity, int credits, const char *binder_id,
+                  int64_t now_ms)
+{
+    char key[64];
+    s_key (identity, key, sizeof key);
+    s_binder_t *b = zhashx_lookup (self->binders, key);
+    if (!b) {
+        b = calloc (1, sizeof *b);
+        if (!b)
+            abort ();
+        snprintf (b->key, sizeof b->key, "%s", key);
+        b->identity = zframe_dup (identity);
+        zhashx_insert (self->binders, key, b);
+        zlistx_add_end (self->lru, strdup (key));
+        bas_info ("binder_joined", "binder=%s credits=%d", binder_id ? binder_id : key, credits);
+    }
+    snprintf (b->id, sizeof b->id, "%s", binder_id ? binder_id : "");
+    b->credits = credits < 0 ? 0 : credits;
+    b->last_seen_ms = now_ms;
+}
+
+bool
+cache_work_seen (cache_work_t *self, zframe_t *identity, int64_t now_ms)
+{
+    char key[64];
+    s_key (identity, key, sizeof key);
+    s_binder_t *b = zhashx_lookup (self->binders, key);
+    if (b)
+        b->last_seen_ms = now_ms;
+    return b != NULL;
+}
+
+bool
+cache_work_next (cache_work_t *self, zframe_t **identity_p, Basalt__V1__Work **work_p,
+                 int64_t now_ms)
+{
+    if (zlistx_size (self->queue) == 0)
+        return false;
+    for (char *key = zlistx_first (self->lru); key; key = zlistx_next (self->lru)) {
+        s_binder_t *b = zhashx_lookup (self->binders, key);
+        if (!b || b->credits <= 0)
+            continue;
+        Basalt__V1__Work *w = zlistx_detach (self->queue, zlistx_first (self->queue));
+        s_flight_t *f = calloc (1, sizeof *f);
+        if (!f)
+            abort ();
+        f->work = w;
+        snprintf (f->binder, sizeof f->binder, "%s", key);
+        f->sent_ms = now_ms;
+        char id[32];
+        snprintf (id, sizeof id, "%llu", (unsigned long long) w->work_id);
+        zhashx_update (self->flight, id, f);
+        b->credits--;
+        //  Least recently used first: the binder just served goes last.
+        zlistx_move_end (self->lru, zlistx_cursor (self->lru));
+        *identity_p = b->identity;
+        *work_p = w;
+        return true;
+    }
+    return false;
+}
+
+Basalt__V1__Work *
+cache_work_done (cache_work_t *self, zframe_t *identity, uint64_t work_id)
+{
+    char key[64];
+    s_key (identity, key, sizeof key);
+    s_binder_t *b = zhashx_lookup (self->binders, key);
+    if (b)
+        b->credits++;
+    char id[32];
+    snprintf (id, sizeof id, "%llu", (unsigned long long) work_id);
+    s_flight_t *f = zhashx_lookup (self->flight, id);
+    if (!f)
+        return NULL;
+    Basalt__V1__Work *w = f->work;
+    f->work = NULL;
+    zhashx_delete (self->flight, id);
+    return w;
+}
+
+void
+cache_work_unsend (cache_work_t *self, uint64_t work_id)
+{
+    char id[32];
+    snprintf (id, sizeof id, "%llu", (unsigned long long) work_id);
+    s_flight_t *f = zhashx_lookup (self->flight, id);
+    if (!f)
+        return;
+    s_binder_t *b = zhashx_lookup (self->binders, f->binder);
+    if (b)
+        b->credits++;
+    zlistx_add_start (self->queue, f->work);
+    f->work = NULL;
+    zhashx_delete (self->flight, id);
+}
+
+int
+cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms, int work_timeout_ms)
+{
+    zlistx_t *gone = zlistx_new ();
+    zlistx_set_destructor (gone, (zlistx_destructor_fn *) zstr_free);
+    for (s_binder_t *b = zhashx_first (self->binders); b; b = zhashx_next (self->binders))
+        if (now_ms - b->last_seen_ms > binder_timeout_ms)
+            zlistx_add_end (gone, strdup (b->key));
+    int requeued = 0;
+    zlistx_t *ids = zlistx_new ();
+    zlistx_set_destructor (ids, (zlistx_destructor_fn *) zstr_free);
+    for (s_flight_t *f = zhashx_first (self->flight); f; f = zhashx_next (self->flight)) {
+        bool lost = now_ms - f->sent_ms > work_timeout_ms;
+        for (char *k = zlistx_first (gone); k && !lost; k = zlistx_next (gone))
+            lost = strcmp (k, f->binder) == 0;
+        if (lost)
+            zlistx_add_end (ids, strdup (zhashx_cursor (self->flight)));
+    }
+    for (char *id = zlistx_first (ids); id; id = zlistx_next (ids)) {
+        s_flight_t *f = zhashx_lookup (self->flight, id);
+        zlistx_add_start (self->queue, f->work);
+        f->work = NULL;
+        zhashx_delete (self->flight, id);
+        requeued++;
+    }
+    for (char *k = zlistx_first (gone); k; k = zlistx_next (gone)) {
+        bas_warn ("binder_lost", "binder=%s", k);
+        zhashx_delete (self->binders, k);
+        void *handle = zlistx_find (self->lru, k);
+        if (handle)
+            zlistx_delete (self->lru, handle);
+    }
+    self->reissued += (unsigned long) requeued;
+    zlistx_destroy (&ids);
+    zlistx_destroy (&gone);
+    return requeued;
+}
+
+size_t
+cache_work_queued (cache_work_t *self)
+{
+    return zlistx_size (self->queue);
+}
+
+size_t
+cache_work_in_flight (cache_work_t *self)
+{
+    return zhashx_size (self->flight);
+}
+
+size_t
+cache_work_binders (cache_work_t *self)
+{
+    return zhashx_size (self->binders);
+}
+
+unsigned long
+cache_work_reissued (cache_work_t *self)
+{
+    return self->reissued;
+}

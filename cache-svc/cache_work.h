@@ -1,0 +1,58 @@
+/*  cache_work: the binder pool seen from cache-svc.
+
+    Binders connect to the work ROUTER, announce credits (Ready), and get
+    work least-recently-used first; each result returns one credit. Work
+    whose result never comes (the binder went silent, or the result is
+    overdue) is re-issued: a bind that already happened is recognised by the
+    binder (409 "already assigned" to the same node counts as success), so
+    re-issuing is safe. Pure bookkeeping: no sockets here.
+*/
+#ifndef CACHE_WORK_H
+#define CACHE_WORK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <czmq.h>
+#include "basalt.pb-c.h"
+
+typedef struct _cache_work_t cache_work_t;
+
+cache_work_t *cache_work_new (void);
+void cache_work_destroy (cache_work_t **self_p);
+
+//  Queue a work item (taken); assigns its work_id. Returns the id.
+uint64_t cache_work_add (cache_work_t *self, Basalt__V1__Work **work_p);
+
+//  A binder announced `credits` (its total capacity minus work in flight).
+void cache_work_ready (cache_work_t *self, zframe_t *identity, int credits, const char *binder_id,
+                       int64_t now_ms);
+
+//  Any message from a binder proves it alive. Returns false if unknown.
+bool cache_work_seen (cache_work_t *self, zframe_t *identity, int64_t now_ms);
+
+//  Next (binder, work) pair to send, LRU binder first, or false when no
+//  work or no credit. The identity and work stay owned by the pool; the
+//  work is now in flight.
+bool cache_work_next (cache_work_t *self, zframe_t **identity_p, Basalt__V1__Work **work_p,
+                      int64_t now_ms);
+
+//  A result arrived: returns the work item (taken by the caller), or NULL
+//  if it was not in flight (a duplicate after re-issue). Returns a credit.
+Basalt__V1__Work *cache_work_done (cache_work_t *self, zframe_t *identity, uint64_t work_id);
+
+//  Put a sent item back at the front of the queue (the send failed).
+void cache_work_unsend (cache_work_t *self, uint64_t work_id);
+
+//  Forget binders silent for binder_timeout_ms and re-queue their work;
+//  re-queue items in flight longer than work_timeout_ms. Returns the
+//  number of items re-queued.
+int cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms,
+                       int work_timeout_ms);
+
+size_t cache_work_queued (cache_work_t *self);
+size_t cache_work_in_flight (cache_work_t *self);
+size_t cache_work_binders (cache_work_t *self);
+unsigned long cache_work_reissued (cache_work_t *self);
+
+#endif

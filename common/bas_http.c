@@ -1,0 +1,184 @@
+/*  bas_http: see bas_http.h. */
+#include "bas_http.h"
+
+#include "bas_log.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#define S_MAX_ROUTES 16
+
+typedef struct {
+    char path[64];      // exact path matched
+    bas_http_fn *fn;    // handler
+    void *arg;          // handler argument
+} s_route_t;
+
+struct _bas_http_t {
+    zloop_t *loop;                    // borrowed reactor
+    struct MHD_Daemon *daemon;        // owned
+    zmq_pollitem_t item;              // MHD's epoll fd as a poller
+    int timer_id;                     // pending MHD timeout timer, or -1
+    int port;                         // bound port
+    s_route_t routes[S_MAX_ROUTES];   // GET routes
+    int nroutes;
+};
+
+static enum MHD_Result
+s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+          const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+    (void) version;
+    (void) upload_data;
+    (void) con_cls;
+    bas_http_t *self = cls;
+    if (*upload_data_size) {
+        *upload_data_size = 0;  // bodies are not used by any route
+        return MHD_YES;
+    }
+    int status = 404;
+    char *body = NULL;
+    const char *ctype = "text/plain; charset=utf-8";
+    if (strcmp (method, "GET") != 0 && strcmp (method, "HEAD") != 0) {
+        status = 405;
+        body = strdup ("method not allowed\n");
+    }
+    else {
+        for (int i = 0; i < self->nroutes; i++)
+            if (strcmp (self->routes[i].path, url) == 0) {
+                status = self->routes[i].fn (self->routes[i].arg, url, &body, &ctype);
+                break;
+            }
+        if (!body)
+            body = strdup (status == 404 ? "not found\n" : "");
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer (strlen (body), body, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header (resp, "Content-Type", ctype);
+    enum MHD_Result r = MHD_queue_response (conn, (unsigned) status, resp);
+    MHD_destroy_response (resp);
+    return r;
+}
+
+static void s_rearm (bas_http_t *self);
+
+static int
+s_on_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    bas_http_t *self = arg;
+    self->timer_id = -1;
+    MHD_run (self->daemon);
+    s_rearm (self);
+    return 0;
+}
+
+//  Ask MHD when it next needs to run (0 when it has work left, e.g. more
+//  to write on an edge-triggered epoll) and set a one-shot timer for it.
+static void
+s_rearm (bas_http_t *self)
+{
+    MHD_UNSIGNED_LONG_LONG timeout = 0;
+    size_t delay = 1000;
+    if (MHD_get_timeout (self->daemon, &timeout) == MHD_YES)
+        delay = timeout < 1 ? 1 : (timeout > 1000 ? 1000 : (size_t) timeout);
+    if (self->timer_id != -1)
+        zloop_timer_end (self->loop, self->timer_id);
+    self->timer_id = zloop_timer (self->loop, delay, 1, s_on_timer, self);
+}
+
+static int
+s_on_ready (zloop_t *loop, zmq_pollitem_t *item, void *arg)
+{
+    (void) loop;
+    (void) item;
+    bas_http_t *self = arg;
+    MHD_run (self->daemon);
+    s_rearm (self);
+    return 0;
+}
+
+bas_http_t *
+bas_http_new (zloop_t *loop, const char *address, char *err, size_t errlen)
+{
+    char host[128] = "";
+    int port = 0;
+    const char *colon = address ? strrchr (address, ':') : NULL;
+    if (!colon || sscanf (colon + 1, "%d", &port) != 1 || port < 0 || port > 65535) {
+        snprintf (err, errlen, "HTTP address \"%s\" is not HOST:PORT", address ? address : "");
+        return NULL;
+    }
+    snprintf (host, sizeof host, "%.*s", (int) (colon - address), address);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons ((uint16_t) port)};
+    if (!*host || strcmp (host, "0.0.0.0") == 0)
+        sa.sin_addr.s_addr = htonl (INADDR_ANY);
+    else if (strcmp (host, "localhost") == 0)
+        sa.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+    else if (inet_pton (AF_INET, host, &sa.sin_addr) != 1) {
+        snprintf (err, errlen, "HTTP address \"%s\": \"%s\" is not an IPv4 address", address,
+                  host);
+        return NULL;
+    }
+    bas_http_t *self = calloc (1, sizeof *self);
+    if (!self)
+        abort ();
+    self->loop = loop;
+    self->timer_id = -1;
+    self->daemon = MHD_start_daemon (MHD_USE_EPOLL | MHD_USE_TURBO, 0, NULL, NULL, s_access, self,
+                                     MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &sa,
+                                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) 30,
+                                     MHD_OPTION_END);
+    if (!self->daemon) {
+        snprintf (err, errlen, "cannot listen on %s for HTTP (in use?)", address);
+        free (self);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info (self->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    const union MHD_DaemonInfo *pinfo =
+        MHD_get_daemon_info (self->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    self->port = pinfo ? pinfo->port : port;
+    self->item = (zmq_pollitem_t) {NULL, info ? info->epoll_fd : -1, ZMQ_POLLIN, 0};
+    if (self->item.fd < 0 || zloop_poller (loop, &self->item, s_on_ready, self) != 0) {
+        snprintf (err, errlen, "cannot poll the HTTP server on %s", address);
+        MHD_stop_daemon (self->daemon);
+        free (self);
+        return NULL;
+    }
+    s_rearm (self);
+    return self;
+}
+
+void
+bas_http_destroy (bas_http_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    bas_http_t *self = *self_p;
+    zloop_poller_end (self->loop, &self->item);
+    if (self->timer_id != -1)
+        zloop_timer_end (self->loop, self->timer_id);
+    MHD_stop_daemon (self->daemon);
+    free (self);
+    *self_p = NULL;
+}
+
+int
+bas_http_route (bas_http_t *self, const char *path, bas_http_fn *fn, void *arg)
+{
+    if (self->nroutes >= S_MAX_ROUTES)
+        return -1;
+    s_route_t *r = &self->routes[self->nroutes++];
+    snprintf (r->path, sizeof r->path, "%s", path);
+    r->fn = fn;
+    r->arg = arg;
+    return 0;
+}
+
+int
+bas_http_port (bas_http_t *self)
+{
+    return self->port;
+}

@@ -1,0 +1,32 @@
+/*  bas_http: the small HTTP server every service runs for /healthz, /readyz,
+    /metrics and /debug/state: libmicrohttpd inside the process's own reactor.
+
+    Design note: the daemon runs in MHD's external mode with epoll; its one
+    epoll fd is a zloop poller and its timeout a zloop timer, so handlers run
+    on the reactor thread and read the service's state without any lock.
+*/
+#ifndef BAS_HTTP_H
+#define BAS_HTTP_H
+
+#include <stddef.h>
+
+#include <czmq.h>
+
+typedef struct _bas_http_t bas_http_t;
+
+//  A route handler: fill *body_p (malloc'd, taken by the server) and
+//  *content_type (static string); return the HTTP status.
+typedef int(bas_http_fn) (void *arg, const char *path, char **body_p, const char **content_type);
+
+//  Listen on `address` ("127.0.0.1:9090", ":9090" = all interfaces, port 0
+//  picks one). The loop is borrowed. NULL with a message in err on failure.
+bas_http_t *bas_http_new (zloop_t *loop, const char *address, char *err, size_t errlen);
+void bas_http_destroy (bas_http_t **self_p);
+
+//  Serve GET `path` with fn. Returns 0, or -1 when the table is full.
+int bas_http_route (bas_http_t *self, const char *path, bas_http_fn *fn, void *arg);
+
+//  The port actually listened on.
+int bas_http_port (bas_http_t *self);
+
+#endif

@@ -1,0 +1,48 @@
+/*  bas_metrics: counters, gauges and histograms rendered as Prometheus text.
+
+    Owned by one service and touched only from its reactor. A series is a
+    metric name plus a label string written as Prometheus writes it
+    (`type="basalt.v1.Delta",dir="out"`); families render in the order they
+    were described, series in the order they first appeared.
+*/
+#ifndef BAS_METRICS_H
+#define BAS_METRICS_H
+
+#include <stddef.h>
+
+typedef struct _bas_metrics_t bas_metrics_t;
+
+typedef enum {
+    BAS_METRIC_COUNTER = 1,
+    BAS_METRIC_GAUGE,
+    BAS_METRIC_HISTOGRAM,
+} bas_metric_type_t;
+
+bas_metrics_t *bas_metrics_new (void);
+void bas_metrics_destroy (bas_metrics_t **self_p);
+
+//  Declare a family. For histograms, `buckets` (upper bounds, ascending, n
+//  of them) is copied; NULL/0 otherwise. Declaring twice is harmless.
+void bas_metrics_describe (bas_metrics_t *self, const char *name, bas_metric_type_t type,
+                           const char *help, const double *buckets, size_t n);
+
+//  counter/gauge += delta (the family must be described; else ignored).
+void bas_metrics_add (bas_metrics_t *self, const char *name, const char *labels, double delta);
+
+//  gauge = value.
+void bas_metrics_set (bas_metrics_t *self, const char *name, const char *labels, double value);
+
+//  histogram observation.
+void bas_metrics_observe (bas_metrics_t *self, const char *name, const char *labels,
+                          double value);
+
+//  Current value of a counter or gauge series (0 when absent). For tests.
+double bas_metrics_get (bas_metrics_t *self, const char *name, const char *labels);
+
+//  The text exposition format, version 0.0.4; caller frees.
+char *bas_metrics_render (bas_metrics_t *self);
+
+//  Exponential bucket bounds: start, start*factor, ... (n of them) into out.
+void bas_metrics_exp_buckets (double start, double factor, size_t n, double *out);
+
+#endif

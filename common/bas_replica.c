@@ -1,0 +1,327 @@
+/*  bas_replica: see bas_replica.h. */
+#include "bas_replica.h"
+
+#include <string.h>
+
+#define S_SNAPSHOT_RETRY_MS 2000   // ask again when a snapshot takes this long
+#define S_BUFFER_MAX 10000         // deltas buffered while a snapshot is awaited
+
+struct _bas_replica_t {
+    bas_svc_t *svc;                 // borrowed service
+    zsock_t *dealer;                // requests to the cache's ROUTER
+    zsock_t *sub;                   // the cache's delta stream
+    bas_stream_t stream;            // our header state on the DEALER
+    bas_store_t *store;             // the replica
+    bas_replica_fns_t fns;          // change callbacks
+    const bas_handler_t *handlers;  // other answers on the DEALER
+    void *arg;                      // callback argument
+    bool has_snapshot;              // a snapshot is loaded
+    bool awaiting;                  // a SnapshotRequest is outstanding
+    int64_t asked_ms;               // when it was sent
+    bool synced;                    // the cache has listed everything
+    uint64_t epoch;                 // the cache's epoch of our snapshot
+    uint64_t seq;                   // last applied seq
+    zlistx_t *buffer;               // Basalt__V1__Delta* received while awaiting
+    zhashx_t *out_of_sync;          // node -> reason
+    zlistx_t *ignored;              // ignored device names
+    int timer_id;                   // snapshot retry timer
+};
+
+static void
+s_delta_free (void **item_p)
+{
+    if (*item_p) {
+        basalt__v1__delta__free_unpacked (*item_p, NULL);
+        *item_p = NULL;
+    }
+}
+
+void
+bas_replica_resync (bas_replica_t *self, const char *why)
+{
+    bas_info ("resnapshot", "reason=\"%s\" seq=%llu", why, (unsigned long long) self->seq);
+    Basalt__V1__SnapshotRequest req = BASALT__V1__SNAPSHOT_REQUEST__INIT;
+    req.requester = (char *) bas_svc_name (self->svc);
+    self->awaiting = true;
+    self->asked_ms = bas_mono_ms ();
+    zlistx_purge (self->buffer);
+    bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", &req.base);
+}
+
+static void
+s_node_states (bas_replica_t *self, Basalt__V1__NodeSyncState **states, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!states[i]->node)
+            continue;
+        if (states[i]->out_of_sync)
+            zhashx_update (self->out_of_sync, states[i]->node,
+                           strdup (states[i]->reason ? states[i]->reason : ""));
+        else
+            zhashx_delete (self->out_of_sync, states[i]->node);
+    }
+}
+
+//  Apply one delta in order; returns -1 on a gap.
+static int
+s_apply (bas_replica_t *self, Basalt__V1__Delta *delta)
+{
+    if (delta->epoch != self->epoch)
+        return -1;
+    if (delta->seq <= self->seq)
+        return 0;  // already in the snapshot
+    if (delta->seq != self->seq + 1)
+        return -1;
+    for (size_t i = 0; i < delta->n_deletes; i++) {
+        const Basalt__V1__ObjectRef *ref = delta->deletes[i];
+        if (self->fns.on_delete)
+            self->fns.on_delete (self->arg, ref, bas_store_get (self->store, ref->kind, ref->key));
+    }
+    //  Remember the upserted keys to report them after the store owns them.
+    size_t n = delta->n_upserts;
+    Basalt__V1__ObjectKind *kinds = n ? calloc (n, sizeof *kinds) : NULL;
+    char **keys = n ? calloc (n, sizeof *keys) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *key = bas_store_key (delta->upserts[i]);
+        keys[i] = key ? strdup (key) : NULL;
+        const Basalt__V1__Object *o = delta->upserts[i];
+        kinds[i] = o->kind_case == BASALT__V1__OBJECT__KIND_NODE         ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE
+                   : o->kind_case == BASALT__V1__OBJECT__KIND_POD        ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD
+                   : o->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP  ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP
+                   : o->kind_case == BASALT__V1__OBJECT__KIND_QUEUE      ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE
+                                                                         : BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS;
+    }
+    bas_store_apply_delta (self->store, delta);
+    for (size_t i = 0; i < n; i++) {
+        if (keys[i] && self->fns.on_upsert) {
+            const Basalt__V1__Object *o = bas_store_get (self->store, kinds[i], keys[i]);
+            if (o)
+                self->fns.on_upsert (self->arg, o);
+        }
+        free (keys[i]);
+    }
+    free (keys);
+    free (kinds);
+    s_node_states (self, delta->node_states, delta->n_node_states);
+    if (delta->has_synced)
+        self->synced = delta->synced;
+    self->seq = delta->seq;
+    return 0;
+}
+
+static int
+s_on_snapshot (void *arg, bas_msg_t *msg)
+{
+    bas_replica_t *self = arg;
+    Basalt__V1__Snapshot *snap = (Basalt__V1__Snapshot *) msg->body;
+    self->awaiting = false;
+    self->has_snapshot = true;
+    self->epoch = snap->epoch;
+    self->seq = snap->seq;
+    self->synced = snap->has_synced && snap->synced;
+    zhashx_purge (self->out_of_sync);
+    s_node_states (self, snap->node_states, snap->n_node_states);
+    zlistx_purge (self->ignored);
+    for (size_t i = 0; i < snap->n_ignored_devices; i++)
+        zlistx_add_end (self->ignored, strdup (snap->ignored_devices[i]));
+    bas_store_load_snapshot (self->store, snap);
+    bas_info ("snapshot_loaded", "epoch=%llu seq=%llu nodes=%zu pods=%zu podgroups=%zu",
+              (unsigned long long) self->epoch, (unsigned long long) self->seq,
+              bas_store_size (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE),
+              bas_store_size (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD),
+              bas_store_size (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP));
+    if (self->fns.on_reset)
+        self->fns.on_reset (self->arg);
+    //  Deltas that arrived while we waited.
+    bool gap = false;
+    for (Basalt__V1__Delta *d = zlistx_first (self->buffer); d && !gap;
+         d = zlistx_next (self->buffer))
+        gap = s_apply (self, d) != 0;
+    zlistx_purge (self->buffer);
+    if (gap)
+        bas_replica_resync (self, "gap after snapshot");
+    else if (self->fns.on_change)
+        self->fns.on_change (self->arg);
+    return 0;
+}
+
+static int
+s_on_dealer (zloop_t *loop, zsock_t *sock, void *arg)
+{
+    (void) loop;
+    bas_replica_t *self = arg;
+    bas_msg_t msg;
+    if (bas_svc_recv (self->svc, sock, false, "cache-svc", &msg) != BAS_MSG_OK) {
+        bas_msg_clear (&msg);
+        return 0;
+    }
+    if (msg.desc == &basalt__v1__snapshot__descriptor)
+        s_on_snapshot (self, &msg);
+    else {
+        const bas_handler_t *h = self->handlers ? bas_handler_find (self->handlers, msg.desc) : NULL;
+        if (h)
+            h->fn (self->arg, &msg);
+        else
+            bas_warn ("unexpected_message", "type=%s peer=cache-svc", msg.desc->name);
+    }
+    bas_msg_clear (&msg);
+    return 0;
+}
+
+static int
+s_on_sub (zloop_t *loop, zsock_t *sock, void *arg)
+{
+    (void) loop;
+    bas_replica_t *self = arg;
+    bas_msg_t msg;
+    if (bas_svc_recv (self->svc, sock, false, "cache-svc", &msg) != BAS_MSG_OK) {
+        bas_msg_clear (&msg);
+        return 0;
+    }
+    if (msg.desc == &basalt__v1__delta__descriptor) {
+        Basalt__V1__Delta *delta = (Basalt__V1__Delta *) msg.body;
+        if (!self->has_snapshot || self->awaiting) {
+            if (zlistx_size (self->buffer) < S_BUFFER_MAX) {
+                zlistx_add_end (self->buffer, delta);
+                msg.body = NULL;  // the buffer owns it now
+            }
+        }
+        else if (s_apply (self, delta) != 0)
+            bas_replica_resync (self, delta->epoch != self->epoch ? "new epoch" : "gap");
+        else if (self->fns.on_change)
+            self->fns.on_change (self->arg);
+    }
+    else if (msg.desc == &basalt__v1__heartbeat__descriptor && self->has_snapshot &&
+             !self->awaiting && msg.header) {
+        //  The cache's heartbeat carries its current epoch and seq after
+        //  every delta sent before it: being behind means we lost some.
+        if (msg.header->epoch != self->epoch)
+            bas_replica_resync (self, "new epoch");
+        else if (msg.header->seq > self->seq)
+            bas_replica_resync (self, "behind heartbeat");
+    }
+    bas_msg_clear (&msg);
+    return 0;
+}
+
+static int
+s_on_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    bas_replica_t *self = arg;
+    if (self->awaiting && bas_mono_ms () - self->asked_ms >= S_SNAPSHOT_RETRY_MS)
+        bas_replica_resync (self, "snapshot timed out");
+    return 0;
+}
+
+bas_replica_t *
+bas_replica_new (bas_svc_t *svc, const char *snapshot_endpoint, const char *delta_endpoint,
+                 const bas_sock_opts_t *opts, const bas_replica_fns_t *fns,
+                 const bas_handler_t *handlers, void *arg, char *err, size_t errlen)
+{
+    bas_replica_t *self = calloc (1, sizeof *self);
+    if (!self)
+        abort ();
+    self->svc = svc;
+    self->fns = *fns;
+    self->handlers = handlers;
+    self->arg = arg;
+    self->store = bas_store_new ();
+    self->buffer = zlistx_new ();
+    zlistx_set_destructor (self->buffer, s_delta_free);
+    self->out_of_sync = zhashx_new ();
+    zhashx_set_destructor (self->out_of_sync, (zhashx_destructor_fn *) zstr_free);
+    self->ignored = zlistx_new ();
+    zlistx_set_destructor (self->ignored, (zlistx_destructor_fn *) zstr_free);
+    bas_stream_init (&self->stream, bas_svc_name (svc), bas_svc_epoch (svc));
+    self->timer_id = -1;
+    //  SUB first, so no delta after the snapshot is missed.
+    self->sub = bas_sock_new (ZMQ_SUB, delta_endpoint, false, opts, err, errlen);
+    if (!self->sub)
+        goto error;
+    self->dealer = bas_sock_new (ZMQ_DEALER, snapshot_endpoint, false, opts, err, errlen);
+    if (!self->dealer)
+        goto error;
+    zloop_reader (bas_svc_loop (svc), self->sub, s_on_sub, self);
+    zloop_reader (bas_svc_loop (svc), self->dealer, s_on_dealer, self);
+    self->timer_id = zloop_timer (bas_svc_loop (svc), 500, 0, s_on_timer, self);
+    bas_replica_resync (self, "start");
+    return self;
+error:
+    bas_replica_destroy (&self);
+    return NULL;
+}
+
+void
+bas_replica_destroy (bas_replica_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    bas_replica_t *self = *self_p;
+    zloop_t *loop = bas_svc_loop (self->svc);
+    if (self->timer_id != -1)
+        zloop_timer_end (loop, self->timer_id);
+    if (self->sub) {
+        zloop_reader_end (loop, self->sub);
+        zsock_destroy (&self->sub);
+    }
+    if (self->dealer) {
+        zloop_reader_end (loop, self->dealer);
+        zsock_destroy (&self->dealer);
+    }
+    zlistx_destroy (&self->buffer);
+    zhashx_destroy (&self->out_of_sync);
+    zlistx_destroy (&self->ignored);
+    bas_store_destroy (&self->store);
+    free (self);
+    *self_p = NULL;
+}
+
+bas_store_t *
+bas_replica_store (bas_replica_t *self)
+{
+    return self->store;
+}
+
+bool
+bas_replica_ready (bas_replica_t *self)
+{
+    return self->has_snapshot && !self->awaiting && self->synced;
+}
+
+bool
+bas_replica_has_snapshot (bas_replica_t *self)
+{
+    return self->has_snapshot;
+}
+
+uint64_t
+bas_replica_seq (bas_replica_t *self)
+{
+    return self->seq;
+}
+
+uint64_t
+bas_replica_epoch (bas_replica_t *self)
+{
+    return self->epoch;
+}
+
+zhashx_t *
+bas_replica_out_of_sync (bas_replica_t *self)
+{
+    return self->out_of_sync;
+}
+
+zlistx_t *
+bas_replica_ignored_devices (bas_replica_t *self)
+{
+    return self->ignored;
+}
+
+int
+bas_replica_send (bas_replica_t *self, const ProtobufCMessage *body)
+{
+    return bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", body);
+}

@@ -1,0 +1,70 @@
+/*  bas_replica: a reader's copy of cache-svc's model, by the Clone pattern.
+
+    The reader connects a SUB to the cache's delta stream first, then asks
+    for a snapshot on a DEALER; deltas that arrive meanwhile are buffered.
+    After the snapshot (seq S) it applies deltas with seq S+1, S+2, ... in
+    order; a gap, a new epoch (the cache restarted) or a cache heartbeat
+    announcing a seq it has not seen makes it ask for a new snapshot. The
+    same DEALER carries the reader's own requests (commits), whose answers
+    go to the caller's handler table.
+
+    Owned by one service; everything runs on that service's reactor.
+*/
+#ifndef BAS_REPLICA_H
+#define BAS_REPLICA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bas_msg.h"
+#include "bas_sock.h"
+#include "bas_store.h"
+#include "bas_svc.h"
+
+typedef struct {
+    //  The store was replaced by a snapshot.
+    void (*on_reset) (void *arg);
+    //  An object was inserted or replaced (already in the store).
+    void (*on_upsert) (void *arg, const Basalt__V1__Object *obj);
+    //  An object is about to be removed; `old` is still in the store (may be NULL).
+    void (*on_delete) (void *arg, const Basalt__V1__ObjectRef *ref,
+                       const Basalt__V1__Object *old);
+    //  After a snapshot or a delta was applied.
+    void (*on_change) (void *arg);
+} bas_replica_fns_t;
+
+typedef struct _bas_replica_t bas_replica_t;
+
+//  Connect to the cache's snapshot (ROUTER) and delta (PUB) endpoints and
+//  ask for a snapshot. `fns` is copied; `handlers` (answers on the DEALER
+//  other than Snapshot, ending with {NULL}) is borrowed. NULL with err set
+//  when a socket cannot be made.
+bas_replica_t *bas_replica_new (bas_svc_t *svc, const char *snapshot_endpoint,
+                                const char *delta_endpoint, const bas_sock_opts_t *opts,
+                                const bas_replica_fns_t *fns, const bas_handler_t *handlers,
+                                void *arg, char *err, size_t errlen);
+void bas_replica_destroy (bas_replica_t **self_p);
+
+bas_store_t *bas_replica_store (bas_replica_t *self);
+
+//  True once a snapshot is loaded and the cache reports it has listed
+//  every resource from the API.
+bool bas_replica_ready (bas_replica_t *self);
+bool bas_replica_has_snapshot (bas_replica_t *self);
+uint64_t bas_replica_seq (bas_replica_t *self);
+uint64_t bas_replica_epoch (bas_replica_t *self);
+
+//  Names of nodes the cache reports out of sync (node -> reason); borrowed.
+zhashx_t *bas_replica_out_of_sync (bas_replica_t *self);
+
+//  Resource names the cache says to ignore (owned by cache-svc, immutable
+//  here: DESIGN problem 1). Borrowed list of strings.
+zlistx_t *bas_replica_ignored_devices (bas_replica_t *self);
+
+//  Send a request to the cache on the DEALER. Returns 0 or -1.
+int bas_replica_send (bas_replica_t *self, const ProtobufCMessage *body);
+
+//  Ask for a new snapshot now.
+void bas_replica_resync (bas_replica_t *self, const char *why);
+
+#endif

@@ -1,0 +1,83 @@
+/*  bas_store: a keyed set of model objects (nodes, pods, pod groups, queues,
+    priority classes) as wire messages.
+
+    cache-svc's model is one; session-svc and controller-svc each keep a
+    replica of it by the Clone pattern (snapshot, then sequenced deltas).
+    Keys: nodes, queues and priority classes by name; pods and pod groups by
+    uid, never by name (DESIGN problem 5). A secondary index finds a pod
+    group by "namespace/name" (the key pods refer to through their group
+    annotation) and the pods of a pod group.
+
+    Design note: every object is a Basalt__V1__Object owned by the store and
+    freed with protobuf_c_message_free_unpacked; readers get borrowed
+    pointers that stay valid until the next change to that object.
+*/
+#ifndef BAS_STORE_H
+#define BAS_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <czmq.h>
+#include "basalt.pb-c.h"
+
+typedef struct _bas_store_t bas_store_t;
+
+bas_store_t *bas_store_new (void);
+void bas_store_destroy (bas_store_t **self_p);
+
+//  Drop every object.
+void bas_store_clear (bas_store_t *self);
+
+//  The key of an object ("n1", a pod uid, ...) or NULL when the object has
+//  no key (not stored). Borrowed from the object.
+const char *bas_store_key (const Basalt__V1__Object *obj);
+
+//  Insert or replace. Takes ownership of *obj_p and nulls it. Returns 0, or
+//  -1 when the object has no kind or no key (it is freed).
+int bas_store_upsert (bas_store_t *self, Basalt__V1__Object **obj_p);
+
+//  Insert or replace a copy of `obj` (borrowed). Returns 0 or -1.
+int bas_store_upsert_copy (bas_store_t *self, const Basalt__V1__Object *obj);
+
+//  Remove. Returns 0, or -1 if there was no such object.
+int bas_store_delete (bas_store_t *self, Basalt__V1__ObjectKind kind, const char *key);
+
+//  Look-ups; results are borrowed.
+const Basalt__V1__Object *bas_store_get (bas_store_t *self, Basalt__V1__ObjectKind kind,
+                                         const char *key);
+const Basalt__V1__Node *bas_store_node (bas_store_t *self, const char *name);
+const Basalt__V1__Pod *bas_store_pod (bas_store_t *self, const char *uid);
+const Basalt__V1__PodGroup *bas_store_pod_group (bas_store_t *self, const char *uid);
+const Basalt__V1__Queue *bas_store_queue (bas_store_t *self, const char *name);
+const Basalt__V1__PriorityClass *bas_store_priority_class (bas_store_t *self, const char *name);
+
+//  The pod group named `name` in `ns`, or NULL.
+const Basalt__V1__PodGroup *bas_store_pod_group_by_name (bas_store_t *self, const char *ns,
+                                                         const char *name);
+
+size_t bas_store_size (bas_store_t *self, Basalt__V1__ObjectKind kind);
+
+//  Iterate over all objects of a kind in unspecified order. The callback
+//  must not change the store.
+typedef void(bas_store_fn) (void *arg, const Basalt__V1__Object *obj);
+void bas_store_foreach (bas_store_t *self, Basalt__V1__ObjectKind kind, bas_store_fn *fn,
+                        void *arg);
+
+//  Replace the contents with the objects of `snap`, which it empties (the
+//  objects move into the store; the caller still frees snap).
+void bas_store_load_snapshot (bas_store_t *self, Basalt__V1__Snapshot *snap);
+
+//  Apply a delta's upserts (moved out of delta) and deletes.
+void bas_store_apply_delta (bas_store_t *self, Basalt__V1__Delta *delta);
+
+//  Pack the whole store as a Snapshot body into a new frame owned by the
+//  caller. `extra` supplies epoch, seq, synced, ignored devices and node
+//  states; its objects array is ignored.
+zframe_t *bas_store_pack_snapshot (bas_store_t *self, const Basalt__V1__Snapshot *extra);
+
+//  A deep copy of a message (any type), owned by the caller; NULL on failure.
+ProtobufCMessage *bas_msg_dup (const ProtobufCMessage *msg);
+
+#endif

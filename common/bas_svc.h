@@ -1,0 +1,95 @@
+/*  bas_svc: what every Basalt service process has in common.
+
+    One reactor (zloop) in the main thread; SIGTERM/SIGINT arrive through a
+    signalfd polled by that reactor (czmq's own handler is switched off), so
+    a service stops gracefully between two messages; an HTTP server for
+    /healthz, /readyz and /metrics; the metrics registry; the shared flags.
+
+    Design note: signals are blocked before any thread exists (zactors
+    inherit the mask), so only the signalfd sees them.
+*/
+#ifndef BAS_SVC_H
+#define BAS_SVC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <czmq.h>
+
+#include "bas_flags.h"
+#include "bas_http.h"
+#include "bas_log.h"
+#include "bas_metrics.h"
+#include "bas_msg.h"
+
+//  Flags shared by every service; embed as the member `common` of a
+//  service's config struct and list BAS_SVC_FLAGS (type) in its table.
+typedef struct {
+    const char *http;        // HTTP listen address for health and metrics
+    const char *log_format;  // text or json
+    int verbosity;           // --v
+    const char *tap;         // PUB endpoint mirroring every message, or NULL
+} bas_svc_flags_t;
+
+#define BAS_SVC_FLAGS(type)                                                                        \
+    {"http", BAS_FLAG_STRING, offsetof (type, common.http), "ADDR",                               \
+     "listen address for /healthz, /readyz, /metrics"},                                            \
+        {"log-format", BAS_FLAG_STRING, offsetof (type, common.log_format), "FORMAT",             \
+         "log format: text or json"},                                                              \
+        {"v", BAS_FLAG_INT, offsetof (type, common.verbosity), "N", "log verbosity"},             \
+        {"tap", BAS_FLAG_STRING, offsetof (type, common.tap), "ENDPOINT",                         \
+         "mirror every message sent and received to a PUB socket bound here"}
+
+//  Readiness callback: true when ready; else set *reason (static string).
+typedef bool(bas_svc_ready_fn) (void *arg, const char **reason);
+
+//  Called on SIGTERM/SIGINT. Return 0 to stop the reactor now, or 1 to keep
+//  running (the service finishes work and calls bas_svc_stop itself).
+typedef int(bas_svc_stop_fn) (void *arg);
+
+typedef struct _bas_svc_t bas_svc_t;
+
+//  Parse flags, set up logging, signals, the reactor and the HTTP server.
+//  Returns NULL when the process should exit; *exit_code gets 0 (after
+//  --help) or 2 (bad flags) or 1 (a resource failed), with the message
+//  already printed.
+bas_svc_t *bas_svc_new (const char *name, const char *summary, const bas_flag_t *table,
+                        void *config, bas_svc_flags_t *common, int argc, char **argv,
+                        int *exit_code);
+void bas_svc_destroy (bas_svc_t **self_p);
+
+zloop_t *bas_svc_loop (bas_svc_t *self);
+bas_metrics_t *bas_svc_metrics (bas_svc_t *self);
+const char *bas_svc_name (bas_svc_t *self);
+
+//  The process's epoch: microseconds at start, unique per restart.
+uint64_t bas_svc_epoch (bas_svc_t *self);
+
+void bas_svc_set_ready (bas_svc_t *self, bas_svc_ready_fn *fn, void *arg);
+void bas_svc_set_stop (bas_svc_t *self, bas_svc_stop_fn *fn, void *arg);
+
+//  Serve an extra GET route (e.g. /debug/state).
+int bas_svc_route (bas_svc_t *self, const char *path, bas_http_fn *fn, void *arg);
+
+//  Run the reactor until a stop. Returns the exit code.
+int bas_svc_run (bas_svc_t *self);
+
+//  Ask the reactor to stop after the current handler.
+void bas_svc_stop (bas_svc_t *self);
+
+//  Receive one message from `sock` and decode it, counting it by type
+//  (basalt_messages_total{dir="in"}) or as a decode error
+//  (basalt_decode_errors_total{reason=...}), and mirroring it to the tap.
+//  Returns BAS_MSG_OK or a decode error (out then holds only an identity).
+int bas_svc_recv (bas_svc_t *self, zsock_t *sock, bool router, const char *peer, bas_msg_t *out);
+
+//  Encode and send without blocking, counting and mirroring it. Returns 0
+//  or -1 (counted in basalt_send_failures_total).
+int bas_svc_send (bas_svc_t *self, zsock_t *sock, bas_stream_t *stream, zframe_t *identity,
+                  const char *peer, const ProtobufCMessage *body);
+
+//  Send an encoded message (taken), counting it under `desc`.
+int bas_svc_send_msg (bas_svc_t *self, zsock_t *sock, const char *peer,
+                      const ProtobufCMessageDescriptor *desc, zmsg_t **msg_p);
+
+#endif

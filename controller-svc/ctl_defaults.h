@@ -1,0 +1,15 @@
+/*  ctl_defaults: every tunable of controller-svc in one place. */
+#ifndef CTL_DEFAULTS_H
+#define CTL_DEFAULTS_H
+
+#define CTL_SNAPSHOT_ENDPOINT "ipc:///tmp/basalt/cache.sock"
+#define CTL_DELTA_ENDPOINT "ipc:///tmp/basalt/delta.sock"
+#define CTL_HTTP "127.0.0.1:8484"
+#define CTL_SCHEDULER_NAMES "basalt,volcano"
+#define CTL_DEFAULT_QUEUE "default"
+#define CTL_RESCAN_MS 5000          // look at every pod again (retries) this often
+#define CTL_RETRY_MS 2000           // an action that failed is not retried before this
+#define CTL_KUBE_QPS 50.0
+#define CTL_KUBE_BURST 100
+
+#endif

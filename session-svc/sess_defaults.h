@@ -1,0 +1,13 @@
+/*  sess_defaults: every tunable of session-svc's process in one place. */
+#ifndef SESS_DEFAULTS_H
+#define SESS_DEFAULTS_H
+
+#define SESS_SNAPSHOT_ENDPOINT "ipc:///tmp/basalt/cache.sock"
+#define SESS_DELTA_ENDPOINT "ipc:///tmp/basalt/delta.sock"
+#define SESS_HTTP "127.0.0.1:8482"
+#define SESS_PERIOD_MS 1000          // --schedule-period, as Volcano's default 1 s
+#define SESS_TRIGGER_MS 20           // run soon after new pending work arrives
+#define SESS_COMMIT_TIMEOUT_MS 10000 // give up on a commit answer after this
+#define SESS_CONF_CHECK_MS 1000      // how often the configuration file is checked
+
+#endif

@@ -1,0 +1,350 @@
+/*  session-svc: runs scheduling sessions (DESIGN.md).
+
+    Keeps a replica of cache-svc's model by the Clone pattern (bas_replica),
+    runs a session every period (default 1 s) and soon after new pending
+    work arrives, and sends each session's proposals to the cache as one
+    Commit. It never runs two sessions on the same view: after a commit it
+    waits for the answer, and for its replica to reach the seq the cache
+    published the commit's effects at, before planning again.
+
+    The scheduler configuration is Volcano's volcano-scheduler.conf; the
+    file is checked every second and reloaded when it changes; a bad file
+    is rejected with its line and reason and the previous one stays.
+*/
+#include "bas_replica.h"
+#include "bas_sock.h"
+#include "bas_svc.h"
+#include "sess_defaults.h"
+#include "sess_sched.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct {
+    bas_svc_flags_t common;
+    const char *snapshot_endpoint;
+    const char *delta_endpoint;
+    const char *scheduler_conf;
+    int schedule_period_ms;
+    const char *curve_cert;
+    const char *curve_server;
+} sess_config_t;
+
+static const bas_flag_t s_flags[] = {
+    BAS_SVC_FLAGS (sess_config_t),
+    {"snapshot-endpoint", BAS_FLAG_STRING, offsetof (sess_config_t, snapshot_endpoint), "ENDPOINT",
+     "cache-svc's snapshot and commit ROUTER (connected)"},
+    {"delta-endpoint", BAS_FLAG_STRING, offsetof (sess_config_t, delta_endpoint), "ENDPOINT",
+     "cache-svc's delta PUB (connected)"},
+    {"scheduler-conf", BAS_FLAG_STRING, offsetof (sess_config_t, scheduler_conf), "FILE",
+     "Volcano scheduler configuration (default: built-in)"},
+    {"schedule-period-ms", BAS_FLAG_INT, offsetof (sess_config_t, schedule_period_ms), "MS",
+     "time between sessions"},
+    {"curve-cert", BAS_FLAG_STRING, offsetof (sess_config_t, curve_cert), "FILE",
+     "own CURVE certificate for tcp:// endpoints"},
+    {"curve-server", BAS_FLAG_STRING, offsetof (sess_config_t, curve_server), "FILE",
+     "cache-svc's public CURVE certificate"},
+    {NULL},
+};
+
+typedef struct {
+    sess_config_t config;
+    bas_svc_t *svc;
+    bas_metrics_t *metrics;
+    bas_replica_t *replica;
+    sess_conf_t *conf;            // configuration in force
+    struct timespec conf_mtime;   // of the file it came from
+    bool commit_in_flight;        // waiting for a CommitResult
+    int64_t commit_sent_ms;
+    char session_id[64];          // of the commit in flight
+    uint64_t wait_seq;            // replica must reach this before the next session
+    bool new_work;                // pending pods arrived since the last session
+    int trigger_timer;            // armed one-shot timer, or -1
+    uint64_t sessions;            // sessions run
+} sess_t;
+
+static void s_session (sess_t *self, const char *why);
+
+static int
+s_on_trigger (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    sess_t *self = arg;
+    self->trigger_timer = -1;
+    s_session (self, "trigger");
+    return 0;
+}
+
+static void
+s_trigger (sess_t *self)
+{
+    if (self->trigger_timer == -1)
+        self->trigger_timer = zloop_timer (bas_svc_loop (self->svc), SESS_TRIGGER_MS, 1,
+                                           s_on_trigger, self);
+}
+
+static bool
+s_pending_pod (const Basalt__V1__Object *obj)
+{
+    if (obj->kind_case != BASALT__V1__OBJECT__KIND_POD)
+        return obj->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP;
+    const Basalt__V1__Pod *pod = obj->pod;
+    return !(pod->node_name && *pod->node_name) && !(pod->assumed_node && *pod->assumed_node) &&
+           !pod->deleting;
+}
+
+static void
+s_on_upsert (void *arg, const Basalt__V1__Object *obj)
+{
+    sess_t *self = arg;
+    if (s_pending_pod (obj))
+        self->new_work = true;
+}
+
+static void
+s_on_reset (void *arg)
+{
+    sess_t *self = arg;
+    self->new_work = true;
+    //  A new snapshot may be from a restarted cache that never saw our
+    //  commit: do not wait for its answer.
+    if (self->commit_in_flight && bas_replica_epoch (self->replica) != 0)
+        self->wait_seq = 0;
+}
+
+static void
+s_on_change (void *arg)
+{
+    sess_t *self = arg;
+    if (self->new_work || (self->wait_seq && bas_replica_seq (self->replica) >= self->wait_seq))
+        s_trigger (self);
+}
+
+static int
+s_handle_commit_result (void *arg, bas_msg_t *msg)
+{
+    sess_t *self = arg;
+    const Basalt__V1__CommitResult *r = (const Basalt__V1__CommitResult *) msg->body;
+    if (!self->commit_in_flight || !r->session_id || strcmp (r->session_id, self->session_id) != 0)
+        return 0;  // an answer to a commit we gave up on
+    self->commit_in_flight = false;
+    size_t accepted = 0, rejected = 0;
+    for (size_t i = 0; i < r->n_results; i++) {
+        if (r->results[i]->accepted)
+            accepted++;
+        else {
+            rejected++;
+            bas_debug ("proposal_rejected", "key=%s reason=\"%s\"", r->results[i]->key,
+                       r->results[i]->reason ? r->results[i]->reason : "");
+        }
+    }
+    bas_metrics_add (self->metrics, "basalt_commit_items_total", "result=\"accepted\"", (double) accepted);
+    bas_metrics_add (self->metrics, "basalt_commit_items_total", "result=\"rejected\"", (double) rejected);
+    self->wait_seq = r->has_seq ? r->seq : 0;
+    if (r->has_epoch && r->epoch != bas_replica_epoch (self->replica))
+        self->wait_seq = 0;
+    //  Go on soon: a rejected gang is retried, an accepted one frees the
+    //  queue for the next.
+    self->new_work = true;
+    if (bas_replica_seq (self->replica) >= self->wait_seq)
+        s_trigger (self);
+    return 0;
+}
+
+static const bas_handler_t s_handlers[] = {
+    {&basalt__v1__commit_result__descriptor, s_handle_commit_result},
+    {NULL, NULL},
+};
+
+static void
+s_session (sess_t *self, const char *why)
+{
+    if (!bas_replica_ready (self->replica))
+        return;
+    if (self->commit_in_flight) {
+        if (bas_mono_ms () - self->commit_sent_ms < SESS_COMMIT_TIMEOUT_MS)
+            return;
+        bas_warn ("commit_timeout", "session=%s", self->session_id);
+        self->commit_in_flight = false;
+        bas_replica_resync (self->replica, "commit answer lost");
+        return;
+    }
+    if (self->wait_seq && bas_replica_seq (self->replica) < self->wait_seq)
+        return;
+    self->wait_seq = 0;
+    self->new_work = false;
+    int64_t start = bas_mono_ms ();
+    sess_params_t params = {0};
+    char sid[64];
+    snprintf (sid, sizeof sid, "%llx-%llu", (unsigned long long) bas_svc_epoch (self->svc),
+              (unsigned long long) ++self->sessions);
+    params.session_id = sid;
+    params.now_ms = bas_now_us () / 1000;
+    params.out_of_sync_nodes = bas_replica_out_of_sync (self->replica);
+    Basalt__V1__Commit *commit = sess_run (bas_replica_store (self->replica), self->conf, &params);
+    double ms = (double) (bas_mono_ms () - start);
+    bas_metrics_observe (self->metrics, "e2e_scheduling_latency_milliseconds", NULL, ms);
+    bas_metrics_add (self->metrics, "schedule_attempts_total", "result=\"scheduled\"", params.pods_placed);
+    bas_metrics_add (self->metrics, "schedule_attempts_total", "result=\"unschedulable\"", params.pods_pending);
+    bas_metrics_set (self->metrics, "unschedule_task_count", NULL, params.pods_pending);
+    if (!commit)
+        return;
+    bool empty = commit->n_placements == 0 && commit->n_statuses == 0 &&
+                 commit->n_pod_conditions == 0 && commit->n_evictions == 0;
+    if (!empty) {
+        free (commit->session_id);
+        commit->session_id = strdup (sid);
+        commit->has_base_seq = 1;
+        commit->base_seq = bas_replica_seq (self->replica);
+        snprintf (self->session_id, sizeof self->session_id, "%s", sid);
+        if (bas_replica_send (self->replica, &commit->base) == 0) {
+            self->commit_in_flight = true;
+            self->commit_sent_ms = bas_mono_ms ();
+        }
+        bas_info ("session", "id=%s why=%s ms=%.0f jobs=%d ready=%d placed=%zu statuses=%zu pending=%d",
+                  sid, why, ms, params.jobs_total, params.jobs_ready, commit->n_placements,
+                  commit->n_statuses, params.pods_pending);
+    }
+    else
+        bas_debug ("session", "id=%s why=%s ms=%.0f jobs=%d nothing=to-commit", sid, why, ms,
+                   params.jobs_total);
+    protobuf_c_message_free_unpacked (&commit->base, NULL);
+}
+
+static int
+s_on_period (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_session (arg, "period");
+    return 0;
+}
+
+//  Load the configuration file if it changed. At start a bad file is fatal
+//  (returns -1); later the previous configuration stays in force.
+static int
+s_load_conf (sess_t *self, bool at_start)
+{
+    if (!self->config.scheduler_conf) {
+        if (!self->conf)
+            self->conf = sess_conf_default ();
+        return 0;
+    }
+    struct stat st;
+    if (stat (self->config.scheduler_conf, &st) != 0) {
+        bas_error ("conf_unreadable", "file=%s", self->config.scheduler_conf);
+        return at_start ? -1 : 0;
+    }
+    if (!at_start && st.st_mtim.tv_sec == self->conf_mtime.tv_sec &&
+        st.st_mtim.tv_nsec == self->conf_mtime.tv_nsec)
+        return 0;
+    self->conf_mtime = st.st_mtim;
+    FILE *f = fopen (self->config.scheduler_conf, "rb");
+    if (!f)
+        return at_start ? -1 : 0;
+    char *text = malloc ((size_t) st.st_size + 1);
+    size_t len = text ? fread (text, 1, (size_t) st.st_size, f) : 0;
+    fclose (f);
+    if (!text)
+        abort ();
+    text[len] = 0;
+    char err[512];
+    sess_conf_t *conf = sess_conf_parse (text, len, err, sizeof err);
+    free (text);
+    if (!conf) {
+        bas_error ("conf_rejected", "file=%s msg=\"%s\" kept=%s", self->config.scheduler_conf, err,
+                   self->conf ? "previous" : "none");
+        return at_start ? -1 : 0;
+    }
+    sess_conf_destroy (&self->conf);
+    self->conf = conf;
+    bas_info ("conf_loaded", "file=%s", self->config.scheduler_conf);
+    return 0;
+}
+
+static int
+s_on_conf_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_load_conf (arg, false);
+    return 0;
+}
+
+static bool
+s_ready (void *arg, const char **reason)
+{
+    sess_t *self = arg;
+    if (!bas_replica_has_snapshot (self->replica)) {
+        *reason = "no snapshot from cache-svc yet";
+        return false;
+    }
+    if (!bas_replica_ready (self->replica)) {
+        *reason = "cache-svc is not yet synced with the API server";
+        return false;
+    }
+    return true;
+}
+
+int
+main (int argc, char **argv)
+{
+    sess_t self = {0};
+    self.trigger_timer = -1;
+    self.config.common.http = SESS_HTTP;
+    self.config.snapshot_endpoint = SESS_SNAPSHOT_ENDPOINT;
+    self.config.delta_endpoint = SESS_DELTA_ENDPOINT;
+    self.config.schedule_period_ms = SESS_PERIOD_MS;
+    int exit_code = 0;
+    self.svc = bas_svc_new ("session-svc", "Basalt session: runs scheduling sessions.", s_flags,
+                            &self.config, &self.config.common, argc, argv, &exit_code);
+    if (!self.svc)
+        return exit_code;
+    self.metrics = bas_svc_metrics (self.svc);
+    double buckets[20];
+    bas_metrics_exp_buckets (1, 1.5, 20, buckets);
+    bas_metrics_describe (self.metrics, "e2e_scheduling_latency_milliseconds", BAS_METRIC_HISTOGRAM,
+                          "Duration of a whole scheduling session", buckets, 20);
+    bas_metrics_describe (self.metrics, "schedule_attempts_total", BAS_METRIC_COUNTER,
+                          "Tasks tried in sessions, by result", NULL, 0);
+    bas_metrics_describe (self.metrics, "unschedule_task_count", BAS_METRIC_GAUGE,
+                          "Tasks left pending by the last session", NULL, 0);
+    bas_metrics_describe (self.metrics, "basalt_commit_items_total", BAS_METRIC_COUNTER,
+                          "Proposals answered by the cache, by result", NULL, 0);
+    if (self.config.schedule_period_ms < 10) {
+        bas_error ("bad_flag", "flag=--schedule-period-ms value=%d msg=\"must be at least 10\"",
+                   self.config.schedule_period_ms);
+        bas_svc_destroy (&self.svc);
+        return 2;
+    }
+    if (s_load_conf (&self, true) != 0) {
+        bas_svc_destroy (&self.svc);
+        return 1;
+    }
+    char err[512];
+    bas_sock_opts_t opts = bas_sock_opts_default ();
+    opts.curve_cert = self.config.curve_cert;
+    opts.curve_server = self.config.curve_server;
+    bas_replica_fns_t fns = {s_on_reset, s_on_upsert, NULL, s_on_change};
+    self.replica = bas_replica_new (self.svc, self.config.snapshot_endpoint,
+                                    self.config.delta_endpoint, &opts, &fns, s_handlers, &self,
+                                    err, sizeof err);
+    if (!self.replica) {
+        bas_error ("socket_failed", "msg=\"%s\"", err);
+        exit_code = 1;
+        goto done;
+    }
+    zloop_t *loop = bas_svc_loop (self.svc);
+    zloop_timer (loop, (size_t) self.config.schedule_period_ms, 0, s_on_period, &self);
+    zloop_timer (loop, SESS_CONF_CHECK_MS, 0, s_on_conf_timer, &self);
+    bas_svc_set_ready (self.svc, s_ready, &self);
+    bas_info ("listening", "snapshot=%s delta=%s period_ms=%d", self.config.snapshot_endpoint,
+              self.config.delta_endpoint, self.config.schedule_period_ms);
+    exit_code = bas_svc_run (self.svc);
+done:
+    bas_replica_destroy (&self.replica);
+    sess_conf_destroy (&self.conf);
+    bas_svc_destroy (&self.svc);
+    return exit_code;
+}
