@@ -1,0 +1,419 @@
+/*  test_e2e_demo: the four real services against the API simulator.
+
+    Loads examples/demo (20 nodes, 3 queues, 10 gangs including one that
+    cannot fit, a Deployment's pods without a PodGroup), starts cache-svc,
+    session-svc, two binder-svc and controller-svc on ipc:// endpoints in a
+    private directory, and asserts what a user would check: every fitting
+    gang bound in full, the giant gang bound not at all and marked
+    Unschedulable with a reason, the Deployment's pods in an auto-created
+    PodGroup and bound, no node given more than it has. Then it kills each
+    process in turn (SIGKILL), starts it again, submits new work, and
+    asserts the new work is scheduled: every process recovers.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util_proc.h"
+
+#define S_SETTLE_MS 60000
+
+typedef struct {
+    char *dir;
+    int port;           // simulator
+    pid_t apisim;
+    char endpoints[3][320];
+    char master[64];
+    pid_t pids[5];      // cache, session, binder 1, binder 2, controller
+    char logs[5][384];
+} s_env_t;
+
+static const char *const s_names[5] = {"cache-svc", "session-svc", "binder-1", "binder-2",
+                                       "controller-svc"};
+
+static void
+s_start (s_env_t *env, int which)
+{
+    char bin[512];
+    char *argv[24];
+    int n = 0;
+    switch (which) {
+    case 0:
+        snprintf (bin, sizeof bin, "%s/cache-svc/cache-svc", BASALT_BIN_DIR);
+        argv[n++] = bin;
+        argv[n++] = "--master";
+        argv[n++] = env->master;
+        argv[n++] = "--snapshot-endpoint";
+        argv[n++] = env->endpoints[0];
+        argv[n++] = "--delta-endpoint";
+        argv[n++] = env->endpoints[1];
+        argv[n++] = "--work-endpoint";
+        argv[n++] = env->endpoints[2];
+        break;
+    case 1:
+        snprintf (bin, sizeof bin, "%s/session-svc/session-svc", BASALT_BIN_DIR);
+        argv[n++] = bin;
+        argv[n++] = "--snapshot-endpoint";
+        argv[n++] = env->endpoints[0];
+        argv[n++] = "--delta-endpoint";
+        argv[n++] = env->endpoints[1];
+        argv[n++] = "--schedule-period-ms";
+        argv[n++] = "200";
+        break;
+    case 2:
+    case 3:
+        snprintf (bin, sizeof bin, "%s/binder-svc/binder-svc", BASALT_BIN_DIR);
+        argv[n++] = bin;
+        argv[n++] = "--master";
+        argv[n++] = env->master;
+        argv[n++] = "--work-endpoint";
+        argv[n++] = env->endpoints[2];
+        argv[n++] = "--binder-id";
+        argv[n++] = (char *) s_names[which];
+        break;
+    case 4:
+        snprintf (bin, sizeof bin, "%s/controller-svc/controller-svc", BASALT_BIN_DIR);
+        argv[n++] = bin;
+        argv[n++] = "--master";
+        argv[n++] = env->master;
+        argv[n++] = "--snapshot-endpoint";
+        argv[n++] = env->endpoints[0];
+        argv[n++] = "--delta-endpoint";
+        argv[n++] = env->endpoints[1];
+        break;
+    }
+    if (which != 2 && which != 3) {
+        argv[n++] = "--http";
+        argv[n++] = "127.0.0.1:0";
+    }
+    argv[n] = NULL;
+    env->pids[which] = util_spawn (argv, env->logs[which]);
+    assert_true (env->pids[which] > 0);
+}
+
+static cJSON *
+s_get (s_env_t *env, const char *path)
+{
+    char *body = NULL;
+    long code = util_http_get (env->port, path, &body);
+    cJSON *json = code == 200 ? cJSON_Parse (body) : NULL;
+    free (body);
+    return json;
+}
+
+static const char *
+s_path_str (const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive (obj, a);
+    x = x && b ? cJSON_GetObjectItemCaseSensitive (x, b) : x;
+    return cJSON_IsString (x) ? x->valuestring : NULL;
+}
+
+static const char *
+s_group_of (const cJSON *pod)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive (pod, "metadata");
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive (meta, "annotations");
+    const cJSON *g = ann ? cJSON_GetObjectItemCaseSensitive (ann, "scheduling.k8s.io/group-name") : NULL;
+    return cJSON_IsString (g) ? g->valuestring : NULL;
+}
+
+//  Pods of `group` (or pods whose name starts with `prefix` when group is
+//  NULL) and how many of them are bound.
+static void
+s_count (cJSON *pods, const char *group, const char *prefix, int *total, int *bound)
+{
+    *total = *bound = 0;
+    const cJSON *pod;
+    cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive (pods, "items"))
+    {
+        const char *name = s_path_str (pod, "metadata", "name");
+        const char *g = s_group_of (pod);
+        bool match = group ? (g && strcmp (g, group) == 0)
+                           : (name && strncmp (name, prefix, strlen (prefix)) == 0);
+        if (!match)
+            continue;
+        (*total)++;
+        const char *node = s_path_str (pod, "spec", "nodeName");
+        if (node && *node)
+            (*bound)++;
+    }
+}
+
+typedef struct {
+    s_env_t *env;
+    const char *group;
+    int want;
+} s_bound_arg_t;
+
+static bool
+s_group_bound (void *arg)
+{
+    s_bound_arg_t *a = arg;
+    cJSON *pods = s_get (a->env, "/api/v1/namespaces/default/pods");
+    int total = 0, bound = 0;
+    if (pods)
+        s_count (pods, a->group, NULL, &total, &bound);
+    cJSON_Delete (pods);
+    return bound >= a->want;
+}
+
+static const char *
+s_unschedulable_message (const cJSON *pg)
+{
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive (pg, "status");
+    const cJSON *c;
+    cJSON_ArrayForEach (c, cJSON_GetObjectItemCaseSensitive (status, "conditions"))
+    {
+        const char *type = s_path_str (c, "type", NULL);
+        const char *st = s_path_str (c, "status", NULL);
+        if (type && st && strcmp (type, "Unschedulable") == 0 && strcmp (st, "True") == 0) {
+            const char *m = s_path_str (c, "message", NULL);
+            return m ? m : "";
+        }
+    }
+    return NULL;
+}
+
+static bool
+s_giant_explained (void *arg)
+{
+    s_env_t *env = arg;
+    cJSON *pg = s_get (env, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/giant-j");
+    bool ok = pg && s_unschedulable_message (pg) != NULL;
+    cJSON_Delete (pg);
+    return ok;
+}
+
+static const struct {
+    const char *name;
+    int size;
+} s_gangs[] = {{"train-a", 2}, {"train-b", 3}, {"sweep-c", 4}, {"mpi-d", 5}, {"etl-e", 8},
+               {"train-f", 6}, {"infer-g", 3}, {"notebook-h", 2}, {"bench-i", 4}};
+
+//  No node holds more than it has: sum the requests of the bound pods.
+static void
+s_assert_capacity (s_env_t *env)
+{
+    cJSON *pods = s_get (env, "/api/v1/pods");
+    assert_non_null (pods);
+    //  Demo nodes are 8 CPU / 32Gi; requests are whole CPUs or 500m.
+    char names[64][32];
+    long milli[64] = {0};
+    int n = 0;
+    const cJSON *pod;
+    cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive (pods, "items"))
+    {
+        const char *node = s_path_str (pod, "spec", "nodeName");
+        if (!node || !*node)
+            continue;
+        const cJSON *c0 = cJSON_GetArrayItem (
+            cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (pod, "spec"), "containers"), 0);
+        const char *cpu = s_path_str (cJSON_GetObjectItemCaseSensitive (c0, "resources"), "requests", "cpu");
+        long m = 0;
+        if (cpu)
+            m = strchr (cpu, 'm') ? atol (cpu) : atol (cpu) * 1000;
+        int i;
+        for (i = 0; i < n && strcmp (names[i], node) != 0; i++)
+            ;
+        if (i == n && n < 64)
+            snprintf (names[n++], sizeof names[0], "%s", node);
+        milli[i] += m;
+    }
+    for (int i = 0; i < n; i++) {
+        if (milli[i] > 8000)
+            fail_msg ("node %s was given %ld millicores of 8000", names[i], milli[i]);
+    }
+    cJSON_Delete (pods);
+}
+
+static void
+s_submit_gang (s_env_t *env, const char *name, int size, const char *cpu)
+{
+    char body[2048];
+    snprintf (body, sizeof body,
+              "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+              "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},"
+              "\"spec\":{\"minMember\":%d,\"queue\":\"default\"},\"status\":{\"phase\":\"Pending\"}}",
+              name, size);
+    assert_int_equal (util_http_request (env->port, "POST",
+                                         "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
+                                         "application/json", body, NULL),
+                      201);
+    for (int i = 0; i < size; i++) {
+        snprintf (body, sizeof body,
+                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s-%d\","
+                  "\"namespace\":\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":\"%s\"}},"
+                  "\"spec\":{\"schedulerName\":\"basalt\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
+                  "\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"64Mi\"}}}]}}",
+                  name, i, name, cpu);
+        assert_int_equal (util_http_request (env->port, "POST", "/api/v1/namespaces/default/pods",
+                                             "application/json", body, NULL),
+                          201);
+    }
+}
+
+static void
+s_dump_logs (s_env_t *env)
+{
+    for (int i = 0; i < 5; i++) {
+        char *text = util_read_file (env->logs[i], NULL);
+        if (text) {
+            size_t len = strlen (text);
+            fprintf (stderr, "---- %s (last 3000 bytes)\n%s\n", s_names[i],
+                     len > 3000 ? text + len - 3000 : text);
+            free (text);
+        }
+    }
+}
+
+static int
+s_setup (void **state)
+{
+    s_env_t *env = calloc (1, sizeof *env);
+    env->dir = util_tmpdir ("e2e-demo");
+    env->port = util_free_port ();
+    char port[16], ready[384], log[384], bin[512], load[512];
+    snprintf (port, sizeof port, "%d", env->port);
+    snprintf (ready, sizeof ready, "%s/apisim.ready", env->dir);
+    snprintf (log, sizeof log, "%s/apisim.log", env->dir);
+    snprintf (bin, sizeof bin, "%s/tools/apisim/basalt-apisim", BASALT_BIN_DIR);
+    snprintf (load, sizeof load, "%s/examples/demo", BASALT_SOURCE_DIR);
+    char *argv[] = {bin, "--port", port, "--load", load, "--ready-file", ready, NULL};
+    env->apisim = util_spawn (argv, log);
+    snprintf (env->master, sizeof env->master, "http://127.0.0.1:%d", env->port);
+    snprintf (env->endpoints[0], sizeof env->endpoints[0], "ipc://%s/cache.sock", env->dir);
+    snprintf (env->endpoints[1], sizeof env->endpoints[1], "ipc://%s/delta.sock", env->dir);
+    snprintf (env->endpoints[2], sizeof env->endpoints[2], "ipc://%s/work.sock", env->dir);
+    for (int i = 0; i < 5; i++)
+        snprintf (env->logs[i], sizeof env->logs[i], "%s/%s.log", env->dir, s_names[i]);
+    *state = env;
+    return 0;
+}
+
+static int
+s_teardown (void **state)
+{
+    s_env_t *env = *state;
+    for (int i = 0; i < 5; i++)
+        if (env->pids[i] > 0) {
+            int st = util_stop (env->pids[i], 5000);
+            //  A graceful stop is part of the contract: exit 0 on SIGTERM.
+            if (!(WIFEXITED (st) && WEXITSTATUS (st) == 0))
+                fprintf (stderr, "%s did not exit cleanly on SIGTERM (status %d)\n", s_names[i], st);
+        }
+    util_stop (env->apisim, 5000);
+    if (getenv ("BASALT_KEEP_LOGS"))
+        fprintf (stderr, "logs kept in %s\n", env->dir);
+    else
+        util_rmtree (env->dir);
+    free (env->dir);
+    free (env);
+    return 0;
+}
+
+static bool
+s_apisim_up (void *arg)
+{
+    s_env_t *env = arg;
+    return util_http_answers (env->port, "/healthz");
+}
+
+static void
+test_demo_settles_and_recovers (void **state)
+{
+    s_env_t *env = *state;
+    assert_true (util_wait_until (s_apisim_up, env, 10000));
+    for (int i = 0; i < 5; i++)
+        s_start (env, i);
+
+    //  Every fitting gang is bound in full.
+    for (size_t g = 0; g < sizeof s_gangs / sizeof s_gangs[0]; g++) {
+        s_bound_arg_t a = {env, s_gangs[g].name, s_gangs[g].size};
+        if (!util_wait_until (s_group_bound, &a, S_SETTLE_MS)) {
+            s_dump_logs (env);
+            fail_msg ("gang %s was not bound in full", s_gangs[g].name);
+        }
+    }
+    //  The gang that cannot fit: explained, and none of its pods bound.
+    if (!util_wait_until (s_giant_explained, env, S_SETTLE_MS)) {
+        s_dump_logs (env);
+        fail_msg ("giant-j has no Unschedulable condition");
+    }
+    cJSON *pg = s_get (env, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/giant-j");
+    const char *why = s_unschedulable_message (pg);
+    assert_non_null (why);
+    assert_non_null (strstr (why, "cpu"));  // the reason names the resource
+    cJSON_Delete (pg);
+    cJSON *pods = s_get (env, "/api/v1/namespaces/default/pods");
+    int total, bound;
+    s_count (pods, "giant-j", NULL, &total, &bound);
+    assert_int_equal (total, 4);
+    assert_int_equal (bound, 0);
+
+    //  The Deployment's pods got one auto-created group and are bound.
+    s_bound_arg_t dep = {env, NULL, 3};
+    const cJSON *pod;
+    cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive (pods, "items"))
+    {
+        const char *name = s_path_str (pod, "metadata", "name");
+        if (name && strncmp (name, "web-", 4) == 0) {
+            const cJSON *owners = cJSON_GetObjectItemCaseSensitive (
+                cJSON_GetObjectItemCaseSensitive (pod, "metadata"), "ownerReferences");
+            const char *uid = s_path_str (cJSON_GetArrayItem (owners, 0), "uid", NULL);
+            assert_non_null (uid);
+            static char want[128];
+            snprintf (want, sizeof want, "podgroup-%s", uid);
+            dep.group = want;
+        }
+    }
+    cJSON_Delete (pods);
+    assert_non_null (dep.group);  // the demo has the Deployment's pods
+    if (!util_wait_until (s_group_bound, &dep, S_SETTLE_MS)) {
+        s_dump_logs (env);
+        fail_msg ("the Deployment's pods were not bound in group %s", dep.group);
+    }
+    s_assert_capacity (env);
+
+    //  Kill each process with SIGKILL, start it again, submit new work:
+    //  it must be scheduled, so every process recovers from the others.
+    for (int victim = 0; victim < 5; victim++) {
+        kill (env->pids[victim], SIGKILL);
+        int st;
+        while (!util_exited (env->pids[victim], &st))
+            usleep (10000);
+        s_start (env, victim);
+        char name[32];
+        snprintf (name, sizeof name, "after-kill-%d", victim);
+        s_submit_gang (env, name, 2, "250m");
+        s_bound_arg_t a = {env, name, 2};
+        if (!util_wait_until (s_group_bound, &a, S_SETTLE_MS)) {
+            s_dump_logs (env);
+            fail_msg ("after restarting %s, gang %s was not bound", s_names[victim], name);
+        }
+    }
+    s_assert_capacity (env);
+    //  Still nothing of the giant gang.
+    pods = s_get (env, "/api/v1/namespaces/default/pods");
+    s_count (pods, "giant-j", NULL, &total, &bound);
+    assert_int_equal (bound, 0);
+    cJSON_Delete (pods);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown (test_demo_settles_and_recovers, s_setup, s_teardown),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,291 @@
+/*  basalt-ctl: a command-line view of what Basalt did, read from the API.
+
+        basalt-ctl status --server URL       table: pod, group, queue, node or why it waits
+        basalt-ctl wait --server URL [--timeout S] [--stable S]
+                                             exit 0 once scheduling has settled
+
+    "Settled" means: every pod of a Basalt scheduler name is bound, or its
+    PodGroup carries an Unschedulable condition saying why, and nothing
+    changed for --stable seconds. It reads the API the way kubectl does, so
+    it works against the simulator and a real cluster alike.
+*/
+#include "bas_kube.h"
+#include "bas_log.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *server;
+    const char *kubeconfig;
+    const char *schedulers;
+    int timeout_s;
+    int stable_s;
+} s_opts_t;
+
+static cJSON *
+s_get (const bas_kube_config_t *cfg, const char *path)
+{
+    char *body = NULL;
+    long code = bas_kube_request_sync (cfg, "GET", path, NULL, NULL, &body);
+    cJSON *json = code == 200 && body ? cJSON_Parse (body) : NULL;
+    if (code != 200)
+        fprintf (stderr, "basalt-ctl: GET %s: HTTP %ld\n", path, code);
+    free (body);
+    return json;
+}
+
+static const char *
+s_str (const cJSON *obj, const char *path)
+{
+    //  Dotted path through objects: "metadata.name".
+    char buf[256];
+    snprintf (buf, sizeof buf, "%s", path);
+    const cJSON *cur = obj;
+    char *save = NULL;
+    for (char *tok = strtok_r (buf, ".", &save); tok && cur; tok = strtok_r (NULL, ".", &save))
+        cur = cJSON_GetObjectItemCaseSensitive (cur, tok);
+    return cJSON_IsString (cur) ? cur->valuestring : NULL;
+}
+
+static const char *
+s_annotation (const cJSON *obj, const char *key)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive (obj, "metadata");
+    const cJSON *ann = meta ? cJSON_GetObjectItemCaseSensitive (meta, "annotations") : NULL;
+    const cJSON *v = ann ? cJSON_GetObjectItemCaseSensitive (ann, key) : NULL;
+    return cJSON_IsString (v) ? v->valuestring : NULL;
+}
+
+static bool
+s_ours (const cJSON *pod, const char *schedulers)
+{
+    const char *name = s_str (pod, "spec.schedulerName");
+    if (!name)
+        return false;
+    char buf[256];
+    snprintf (buf, sizeof buf, "%s", schedulers);
+    char *save = NULL;
+    for (char *tok = strtok_r (buf, ",", &save); tok; tok = strtok_r (NULL, ",", &save))
+        if (strcmp (tok, name) == 0)
+            return true;
+    return false;
+}
+
+static const cJSON *
+s_find_group (const cJSON *groups, const char *ns, const char *name)
+{
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive (groups, "items");
+    const cJSON *pg;
+    cJSON_ArrayForEach (pg, items)
+    {
+        const char *n = s_str (pg, "metadata.name"), *s = s_str (pg, "metadata.namespace");
+        if (n && s && strcmp (n, name) == 0 && strcmp (s, ns) == 0)
+            return pg;
+    }
+    return NULL;
+}
+
+//  The Unschedulable condition's message of a group, or NULL.
+static const char *
+s_unschedulable (const cJSON *pg)
+{
+    const cJSON *status = pg ? cJSON_GetObjectItemCaseSensitive (pg, "status") : NULL;
+    const cJSON *conds = status ? cJSON_GetObjectItemCaseSensitive (status, "conditions") : NULL;
+    const cJSON *c;
+    cJSON_ArrayForEach (c, conds)
+    {
+        const char *type = s_str (c, "type"), *st = s_str (c, "status");
+        if (type && strcmp (type, "Unschedulable") == 0 && st && strcmp (st, "True") == 0) {
+            const char *msg = s_str (c, "message");
+            return msg ? msg : (s_str (c, "reason") ? s_str (c, "reason") : "Unschedulable");
+        }
+    }
+    return NULL;
+}
+
+typedef struct {
+    int pods;        // pods of our schedulers
+    int bound;       // with a node
+    int explained;   // pending with an Unschedulable group
+    char *signature; // what would change if anything moved
+} s_view_t;
+
+static int
+s_view (const bas_kube_config_t *cfg, const s_opts_t *o, bool print, s_view_t *view)
+{
+    memset (view, 0, sizeof *view);
+    cJSON *pods = s_get (cfg, "/api/v1/pods");
+    cJSON *groups = s_get (cfg, "/apis/scheduling.volcano.sh/v1beta1/podgroups");
+    if (!pods || !groups) {
+        cJSON_Delete (pods);
+        cJSON_Delete (groups);
+        return -1;
+    }
+    size_t cap = 1024, len = 0;
+    char *sig = malloc (cap);
+    if (!sig)
+        abort ();
+    sig[0] = 0;
+    if (print)
+        printf ("%-32s %-44s %-12s %s\n", "POD", "PODGROUP", "QUEUE", "NODE / WHY WAITING");
+    const cJSON *pod;
+    cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive (pods, "items"))
+    {
+        if (!s_ours (pod, o->schedulers))
+            continue;
+        const char *ns = s_str (pod, "metadata.namespace");
+        const char *name = s_str (pod, "metadata.name");
+        const char *node = s_str (pod, "spec.nodeName");
+        const char *group = s_annotation (pod, "scheduling.k8s.io/group-name");
+        const cJSON *pg = group && ns ? s_find_group (groups, ns, group) : NULL;
+        const char *queue = pg ? s_str (pg, "spec.queue") : NULL;
+        const char *why = s_unschedulable (pg);
+        view->pods++;
+        if (node && *node)
+            view->bound++;
+        else if (why)
+            view->explained++;
+        char where[512];
+        if (node && *node)
+            snprintf (where, sizeof where, "%s", node);
+        else if (why)
+            snprintf (where, sizeof where, "pending: %s", why);
+        else if (!group)
+            snprintf (where, sizeof where, "pending: waiting for a PodGroup");
+        else
+            snprintf (where, sizeof where, "pending: not yet scheduled");
+        if (print) {
+            char full[320];
+            snprintf (full, sizeof full, "%s/%s", ns ? ns : "", name ? name : "");
+            printf ("%-32s %-44s %-12s %s\n", full, group ? group : "-", queue ? queue : "-", where);
+        }
+        char line[1024];
+        int n = snprintf (line, sizeof line, "%s/%s=%s;", ns ? ns : "", name ? name : "", where);
+        while (len + (size_t) n + 1 > cap) {
+            cap *= 2;
+            sig = realloc (sig, cap);
+            if (!sig)
+                abort ();
+        }
+        memcpy (sig + len, line, (size_t) n + 1);
+        len += (size_t) n;
+    }
+    if (print)
+        printf ("\n%d pods: %d bound, %d pending with a reason, %d pending without one\n",
+                view->pods, view->bound, view->explained, view->pods - view->bound - view->explained);
+    view->signature = sig;
+    cJSON_Delete (pods);
+    cJSON_Delete (groups);
+    return 0;
+}
+
+static int
+s_wait (const bas_kube_config_t *cfg, const s_opts_t *o)
+{
+    time_t start = time (NULL), stable_since = 0;
+    char *last = NULL;
+    while (time (NULL) - start < o->timeout_s) {
+        s_view_t v;
+        if (s_view (cfg, o, false, &v) == 0) {
+            bool settled = v.pods > 0 && v.bound + v.explained == v.pods;
+            bool same = last && strcmp (last, v.signature) == 0;
+            if (!same) {
+                free (last);
+                last = v.signature;
+                stable_since = time (NULL);
+            }
+            else
+                free (v.signature);
+            if (settled && time (NULL) - stable_since >= o->stable_s) {
+                free (last);
+                printf ("settled after %lds: %d pods, %d bound, %d pending with a reason\n",
+                        (long) (time (NULL) - start), v.pods, v.bound, v.explained);
+                return 0;
+            }
+        }
+        usleep (250000);
+    }
+    free (last);
+    fprintf (stderr, "basalt-ctl: not settled after %ds\n", o->timeout_s);
+    return 1;
+}
+
+static void
+s_usage (FILE *out)
+{
+    fprintf (out, "Usage: basalt-ctl status|wait [--server URL] [--kubeconfig FILE]\n"
+                  "                  [--schedulers basalt,volcano] [--timeout S] [--stable S]\n"
+                  "  status  print every pod of the schedulers: group, queue, node or why it waits\n"
+                  "  wait    exit 0 once every such pod is bound or explained, and stable\n");
+}
+
+int
+main (int argc, char **argv)
+{
+    s_opts_t o = {NULL, NULL, "basalt,volcano", 60, 2};
+    static const struct option options[] = {
+        {"server", required_argument, NULL, 's'},   {"kubeconfig", required_argument, NULL, 'k'},
+        {"schedulers", required_argument, NULL, 'n'}, {"timeout", required_argument, NULL, 't'},
+        {"stable", required_argument, NULL, 'b'},   {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = getopt_long (argc, argv, "", options, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            o.server = optarg;
+            break;
+        case 'k':
+            o.kubeconfig = optarg;
+            break;
+        case 'n':
+            o.schedulers = optarg;
+            break;
+        case 't':
+            o.timeout_s = atoi (optarg);
+            break;
+        case 'b':
+            o.stable_s = atoi (optarg);
+            break;
+        case 'h':
+            s_usage (stdout);
+            return 0;
+        case 'V':
+            printf ("basalt-ctl %s\n", BASALT_VERSION);
+            return 0;
+        default:
+            s_usage (stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        s_usage (stderr);
+        return 2;
+    }
+    const char *cmd = argv[optind];
+    bas_kube_config_t cfg = {0};
+    char err[512];
+    if (bas_kube_config_load (&cfg, o.kubeconfig, o.server, err, sizeof err) != 0) {
+        fprintf (stderr, "basalt-ctl: %s\n", err);
+        return 1;
+    }
+    int rc = 2;
+    if (strcmp (cmd, "status") == 0) {
+        s_view_t v;
+        rc = s_view (&cfg, &o, true, &v) == 0 ? 0 : 1;
+        free (v.signature);
+    }
+    else if (strcmp (cmd, "wait") == 0)
+        rc = s_wait (&cfg, &o);
+    else {
+        fprintf (stderr, "basalt-ctl: unknown command \"%s\"\n", cmd);
+        s_usage (stderr);
+    }
+    bas_kube_config_clear (&cfg);
+    return rc;
+}
