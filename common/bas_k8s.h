@@ -7,6 +7,20 @@
     (&msg->base, NULL)), or NULL with a message in err naming the object and
     the field that is wrong. Missing optional fields are fine; a malformed
     quantity or a wrong type is an error.
+
+    Absent fields stay absent (NULL strings and submessages, has_* = 0),
+    except for these defaults, which are always set:
+    - Pod: requests (with pods = 1, the pod's slot), deleting.
+    - Node: allocatable (zero when absent), unschedulable, ready (true
+      unless a Ready condition says otherwise; simulated nodes may have no
+      conditions).
+    - PodGroup: queue ("default" when empty), status with running,
+      succeeded and failed, deleting.
+    - Queue: weight 1, reclaimable true, state "Open", priority 0 (a queue
+      without capability/deserved/guarantee has them NULL: no limit).
+    - PriorityClass: value 0, global_default false, preemption_policy
+      "PreemptLowerPriority".
+    Every decoder returns NULL with "out of memory" in err if malloc fails.
 */
 #ifndef BAS_K8S_H
 #define BAS_K8S_H
@@ -25,7 +39,13 @@
 Basalt__V1__Node *bas_k8s_node_from_json (const cJSON *obj, char *err, size_t errlen);
 
 //  The pod's effective request: max(sum of containers, each init container)
-//  plus spec.overhead; a container with limits and no requests uses limits.
+//  plus spec.overhead; a container with limits and no requests for a
+//  resource uses the limit. Sidecars (init containers with restartPolicy
+//  Always) count as Kubernetes counts them: added to the sum, and under
+//  every init container that starts after them. requests.pods is 1.
+//  Annotations: group, queue_annotation, min_member_annotation, and every
+//  "volcano.sh/*" or "scheduling.volcano.sh/*" one in volcano_annotations;
+//  task_role and preemptable from the annotation, else the label.
 Basalt__V1__Pod *bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen);
 Basalt__V1__PodGroup *bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen);
 Basalt__V1__Queue *bas_k8s_queue_from_json (const cJSON *obj, char *err, size_t errlen);
@@ -33,11 +53,15 @@ Basalt__V1__PriorityClass *bas_k8s_priorityclass_from_json (const cJSON *obj, ch
                                                             size_t errlen);
 
 //  The PodGroup status as JSON {"phase":…,"running":…,"conditions":[…]}:
-//  a new cJSON owned by the caller.
+//  a new cJSON owned by the caller (NULL when out of memory). Volcano's
+//  field names (transitionID, lastTransitionTime). running, succeeded,
+//  failed and conditions are always written, zeros and [] included, so that
+//  a merge patch replaces the old status whole. status may be NULL: {}.
 cJSON *bas_k8s_podgroup_status_to_json (const Basalt__V1__PodGroupStatus *status);
 
 //  Parse an RFC 3339 timestamp ("2024-01-02T03:04:05Z") to ms since the epoch;
-//  returns -1 when malformed.
+//  returns -1 when malformed. Fractions (".123456789") and offsets
+//  ("+01:00") are accepted; times before 1970 are -1 too.
 int64_t bas_k8s_time_parse_ms (const char *text);
 
 #endif

@@ -1,0 +1,1373 @@
+/*  bas_k8s: Kubernetes API objects (JSON) to Basalt's wire objects.
+
+    Design note: this is the hot path of a relist (150,000 pods), so each
+    JSON object is walked once: metadata, spec and every container are read
+    in a single pass over their members, comparing keys with strcmp, and
+    only the fields Basalt needs are copied. Nothing is printed back to
+    text. Every string, repeated array and submessage is malloc'd one by
+    one, exactly as protobuf-c's unpacker would, so the result is freed with
+    protobuf_c_message_free_unpacked (&msg->base, NULL). A repeated field's
+    count is raised only once its element is complete, so a half-built
+    message can be freed the same way on any error.
+
+    Errors: the first problem wins and is reported as
+    "<kind> <namespace>/<name>: <field path>: <what is wrong>". A field that
+    is absent (or JSON null) is fine; a field of the wrong type, a malformed
+    quantity or a malformed timestamp is an error, never an assert.
+
+    Absent optional fields stay absent on the message (NULL strings and
+    submessages, has_* = 0), except where Kubernetes or Volcano define a
+    default (see the header).
+*/
+#include "bas_k8s.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bas_resource.h"
+
+//  Longest piece of outside text quoted back in a message.
+#define S_QUOTE_MAX 64
+
+//  Annotation and label prefixes whose entries a pod carries along.
+#define S_PREFIX_VOLCANO "volcano.sh/"
+#define S_PREFIX_SCHEDULING_VOLCANO "scheduling.volcano.sh/"
+
+//  Defaults Kubernetes and Volcano apply to absent fields.
+#define S_DEFAULT_QUEUE "default"
+#define S_DEFAULT_QUEUE_STATE "Open"
+#define S_DEFAULT_QUEUE_WEIGHT 1
+#define S_DEFAULT_PREEMPTION_POLICY "PreemptLowerPriority"
+
+//  One decode: where its error goes and which object it is about.
+typedef struct {
+    char *err;      // caller's buffer, or NULL
+    size_t errlen;  // its size
+    char what[640]; // "pod ns/name", prefix of messages
+    bool failed;    // an error is recorded (the first one wins)
+} s_ctx_t;
+
+//  The metadata fields every decoder reads, borrowed from the JSON.
+typedef struct {
+    const char *name;         // metadata.name
+    const char *ns;           // metadata.namespace
+    const char *uid;          // metadata.uid
+    const char *rv;           // metadata.resourceVersion
+    const cJSON *labels;      // metadata.labels (object) or NULL
+    const cJSON *annotations; // metadata.annotations (object) or NULL
+    const cJSON *owners;      // metadata.ownerReferences (array) or NULL
+    bool has_created;         // creationTimestamp present
+    int64_t created_ms;       // creationTimestamp in ms
+    bool deleting;            // deletionTimestamp present
+} s_meta_t;
+
+static void
+s_ctx_init (s_ctx_t *ctx, char *err, size_t errlen, const char *kind)
+{
+    ctx->err = err;
+    ctx->errlen = errlen;
+    ctx->failed = false;
+    snprintf (ctx->what, sizeof ctx->what, "%s", kind);
+    if (err && errlen > 0)
+        err[0] = '\0';
+}
+
+//  Record an error "<what>: <message>" unless one is recorded already.
+static void
+s_fail (s_ctx_t *ctx, const char *fmt, ...)
+{
+    if (ctx->failed)
+        return;
+    ctx->failed = true;
+    if (!ctx->err || ctx->errlen == 0)
+        return;
+    int n = snprintf (ctx->err, ctx->errlen, "%s: ", ctx->what);
+    if (n < 0 || (size_t)n >= ctx->errlen)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (ctx->err + n, ctx->errlen - (size_t)n, fmt, ap);
+    va_end (ap);
+}
+
+//  Record a message that already names the object (from bas_res_from_json).
+static void
+s_fail_raw (s_ctx_t *ctx, const char *message)
+{
+    if (ctx->failed)
+        return;
+    ctx->failed = true;
+    if (ctx->err && ctx->errlen > 0)
+        snprintf (ctx->err, ctx->errlen, "%s", message);
+}
+
+//  Copy text into out for a message, escaping '"', '\' and control bytes.
+static void
+s_quote (const char *text, char *out, size_t outlen)
+{
+    size_t o = 0, i = 0;
+    for (; text[i] && i < S_QUOTE_MAX && o + 5 < outlen; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c == '"' || c == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)c;
+        } else if (c < 0x20 || c == 0x7f)
+            o += (size_t)snprintf (out + o, outlen - o, "\\x%02x", c);
+        else
+            out[o++] = (char)c;
+    }
+    if (text[i] && o + 4 < outlen) {
+        memcpy (out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+}
+
+//  What a JSON value is, for "expected X, got Y" messages.
+static const char *
+s_type_name (const cJSON *item)
+{
+    if (cJSON_IsString (item))
+        return "a string";
+    if (cJSON_IsNumber (item))
+        return "a number";
+    if (cJSON_IsBool (item))
+        return "a boolean";
+    if (cJSON_IsNull (item))
+        return "null";
+    if (cJSON_IsArray (item))
+        return "an array";
+    return "an object";
+}
+
+//  malloc that records "out of memory" on failure.
+static void *
+s_alloc (s_ctx_t *ctx, size_t size)
+{
+    void *p = malloc (size);
+    if (!p)
+        s_fail (ctx, "out of memory");
+    return p;
+}
+
+//  calloc of n pointers; NULL (and an error) on failure. n == 0 gives NULL
+//  without an error: callers only call it with n > 0.
+static void *
+s_alloc_array (s_ctx_t *ctx, size_t n, size_t size)
+{
+    void *p = calloc (n, size);
+    if (!p)
+        s_fail (ctx, "out of memory");
+    return p;
+}
+
+//  A malloc'd copy of text (NULL stays NULL without error).
+static char *
+s_dup (s_ctx_t *ctx, const char *text)
+{
+    if (!text)
+        return NULL;
+    size_t n = strlen (text) + 1;
+    char *copy = s_alloc (ctx, n);
+    if (copy)
+        memcpy (copy, text, n);
+    return copy;
+}
+
+//  Set *out to a copy of text; returns -1 only when out of memory.
+static int
+s_set_str (s_ctx_t *ctx, char **out, const char *text)
+{
+    if (!text)
+        return 0;
+    *out = s_dup (ctx, text);
+    return *out ? 0 : -1;
+}
+
+//  A string member's text, borrowed. Absent or null -> *text = NULL, 0.
+//  Another type -> -1 with an error naming `path`.
+static int
+s_peek_str (s_ctx_t *ctx, const cJSON *item, const char *path, const char **text)
+{
+    *text = NULL;
+    if (!item || cJSON_IsNull (item))
+        return 0;
+    if (!cJSON_IsString (item) || !item->valuestring) {
+        s_fail (ctx, "%s: expected a string, got %s", path, s_type_name (item));
+        return -1;
+    }
+    *text = item->valuestring;
+    return 0;
+}
+
+//  Copy a string member into *out (see s_peek_str).
+static int
+s_str (s_ctx_t *ctx, const cJSON *item, const char *path, char **out)
+{
+    const char *text;
+    if (s_peek_str (ctx, item, path, &text) != 0)
+        return -1;
+    return s_set_str (ctx, out, text);
+}
+
+//  An int32 member. Absent or null -> *has untouched, 0.
+static int
+s_int32 (s_ctx_t *ctx, const cJSON *item, const char *path, int32_t *out, protobuf_c_boolean *has)
+{
+    if (!item || cJSON_IsNull (item))
+        return 0;
+    if (!cJSON_IsNumber (item)) {
+        s_fail (ctx, "%s: expected an integer, got %s", path, s_type_name (item));
+        return -1;
+    }
+    double d = item->valuedouble;
+    if (!(d >= (double)INT32_MIN && d <= (double)INT32_MAX) || d != (double)(int32_t)d) {
+        s_fail (ctx, "%s: expected a 32-bit integer, got %.17g", path, d);
+        return -1;
+    }
+    *out = (int32_t)d;
+    if (has)
+        *has = 1;
+    return 0;
+}
+
+//  A boolean member. Absent or null -> untouched, 0.
+static int
+s_bool (s_ctx_t *ctx, const cJSON *item, const char *path, protobuf_c_boolean *out,
+        protobuf_c_boolean *has)
+{
+    if (!item || cJSON_IsNull (item))
+        return 0;
+    if (!cJSON_IsBool (item)) {
+        s_fail (ctx, "%s: expected a boolean, got %s", path, s_type_name (item));
+        return -1;
+    }
+    *out = cJSON_IsTrue (item) ? 1 : 0;
+    if (has)
+        *has = 1;
+    return 0;
+}
+
+//  An object member: NULL when absent or null; -1 when another type.
+static int
+s_object (s_ctx_t *ctx, const cJSON *item, const char *path, const cJSON **out)
+{
+    *out = NULL;
+    if (!item || cJSON_IsNull (item))
+        return 0;
+    if (!cJSON_IsObject (item)) {
+        s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (item));
+        return -1;
+    }
+    *out = item;
+    return 0;
+}
+
+//  An array member: NULL when absent or null; -1 when another type.
+static int
+s_array (s_ctx_t *ctx, const cJSON *item, const char *path, const cJSON **out)
+{
+    *out = NULL;
+    if (!item || cJSON_IsNull (item))
+        return 0;
+    if (!cJSON_IsArray (item)) {
+        s_fail (ctx, "%s: expected an array, got %s", path, s_type_name (item));
+        return -1;
+    }
+    *out = item;
+    return 0;
+}
+
+//  Number of members of an object or array.
+static size_t
+s_count (const cJSON *container)
+{
+    size_t n = 0;
+    for (const cJSON *c = container ? container->child : NULL; c; c = c->next)
+        n++;
+    return n;
+}
+
+//  Member `key` of an object (borrowed), or NULL.
+static const cJSON *
+s_get (const cJSON *obj, const char *key)
+{
+    return obj ? cJSON_GetObjectItemCaseSensitive (obj, key) : NULL;
+}
+
+//  A timestamp member to ms. Absent or null -> *has untouched, 0.
+static int
+s_time (s_ctx_t *ctx, const cJSON *item, const char *path, int64_t *ms, bool *has)
+{
+    const char *text;
+    if (s_peek_str (ctx, item, path, &text) != 0)
+        return -1;
+    if (!text)
+        return 0;
+    int64_t v = bas_k8s_time_parse_ms (text);
+    if (v < 0) {
+        char q[S_QUOTE_MAX * 4 + 8];
+        s_quote (text, q, sizeof q);
+        s_fail (ctx, "%s: malformed RFC 3339 time \"%s\"", path, q);
+        return -1;
+    }
+    *ms = v;
+    *has = true;
+    return 0;
+}
+
+//  A new KeyValue with copies of key and value; NULL when out of memory.
+static Basalt__V1__KeyValue *
+s_kv_new (s_ctx_t *ctx, const char *key, const char *value)
+{
+    Basalt__V1__KeyValue *kv = s_alloc (ctx, sizeof *kv);
+    if (!kv)
+        return NULL;
+    basalt__v1__key_value__init (kv);
+    if (s_set_str (ctx, &kv->key, key) != 0 || s_set_str (ctx, &kv->value, value) != 0) {
+        protobuf_c_message_free_unpacked (&kv->base, NULL);
+        return NULL;
+    }
+    return kv;
+}
+
+//  Filter for s_kv_list: true when the entry is kept.
+typedef bool (s_key_filter_fn) (const char *key);
+
+//  A string map (labels, nodeSelector) to KeyValues. With a filter, only
+//  the keys it keeps. Values must be strings.
+static int
+s_kv_list (s_ctx_t *ctx, const cJSON *map, const char *path, s_key_filter_fn *filter,
+           Basalt__V1__KeyValue ***out, size_t *n_out)
+{
+    size_t n = 0;
+    for (const cJSON *c = map ? map->child : NULL; c; c = c->next)
+        if (c->string && (!filter || filter (c->string)))
+            n++;
+    if (n == 0)
+        return 0;
+    *out = s_alloc_array (ctx, n, sizeof **out);
+    if (!*out)
+        return -1;
+    for (const cJSON *c = map->child; c; c = c->next) {
+        if (!c->string || (filter && !filter (c->string)))
+            continue;
+        if (!cJSON_IsString (c) || !c->valuestring) {
+            char q[S_QUOTE_MAX * 4 + 8];
+            s_quote (c->string, q, sizeof q);
+            s_fail (ctx, "%s[\"%s\"]: expected a string, got %s", path, q, s_type_name (c));
+            return -1;
+        }
+        Basalt__V1__KeyValue *kv = s_kv_new (ctx, c->string, c->valuestring);
+        if (!kv)
+            return -1;
+        (*out)[(*n_out)++] = kv;
+    }
+    return 0;
+}
+
+//  A Kubernetes ResourceList to a new Resources message (NULL when the
+//  list is absent). `where` names it in messages.
+static int
+s_resources (s_ctx_t *ctx, const cJSON *list, const char *field, Basalt__V1__Resources **out)
+{
+    *out = NULL;
+    if (!list || cJSON_IsNull (list))
+        return 0;
+    char where[800];
+    snprintf (where, sizeof where, "%s %s", ctx->what, field);
+    char msg[2400];
+    bas_res_t r;
+    if (bas_res_from_json (&r, list, where, msg, sizeof msg) != 0) {
+        s_fail_raw (ctx, msg);
+        return -1;
+    }
+    *out = bas_res_to_proto (&r);
+    if (!*out) {
+        s_fail (ctx, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+//  One ownerReference to a new OwnerRef; *controller says whether it is
+//  the controller. NULL on error.
+static Basalt__V1__OwnerRef *
+s_owner (s_ctx_t *ctx, const cJSON *ref, size_t index, bool *controller)
+{
+    char path[64];
+    snprintf (path, sizeof path, "metadata.ownerReferences[%zu]", index);
+    if (!cJSON_IsObject (ref)) {
+        s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (ref));
+        return NULL;
+    }
+    Basalt__V1__OwnerRef *o = s_alloc (ctx, sizeof *o);
+    if (!o)
+        return NULL;
+    basalt__v1__owner_ref__init (o);
+    protobuf_c_boolean is_controller = 0;
+    *controller = false;
+    for (const cJSON *c = ref->child; c; c = c->next) {
+        const char *k = c->string ? c->string : "";
+        int rc = 0;
+        if (strcmp (k, "kind") == 0)
+            rc = s_str (ctx, c, path, &o->kind);
+        else if (strcmp (k, "name") == 0)
+            rc = s_str (ctx, c, path, &o->name);
+        else if (strcmp (k, "uid") == 0)
+            rc = s_str (ctx, c, path, &o->uid);
+        else if (strcmp (k, "apiVersion") == 0)
+            rc = s_str (ctx, c, path, &o->api_version);
+        else if (strcmp (k, "controller") == 0)
+            rc = s_bool (ctx, c, path, &is_controller, NULL);
+        if (rc != 0) {
+            protobuf_c_message_free_unpacked (&o->base, NULL);
+            return NULL;
+        }
+    }
+    *controller = is_controller != 0;
+    return o;
+}
+
+//  The controller ownerReference (controller: true), or NULL in *out.
+static int
+s_controller_owner (s_ctx_t *ctx, const cJSON *owners, Basalt__V1__OwnerRef **out)
+{
+    size_t i = 0;
+    for (const cJSON *c = owners ? owners->child : NULL; c; c = c->next, i++) {
+        bool controller;
+        Basalt__V1__OwnerRef *o = s_owner (ctx, c, i, &controller);
+        if (!o)
+            return -1;
+        if (controller && !*out)
+            *out = o;
+        else
+            protobuf_c_message_free_unpacked (&o->base, NULL);
+    }
+    return 0;
+}
+
+//  Every ownerReference.
+static int
+s_owners (s_ctx_t *ctx, const cJSON *owners, Basalt__V1__OwnerRef ***out, size_t *n_out)
+{
+    size_t n = s_count (owners);
+    if (n == 0)
+        return 0;
+    *out = s_alloc_array (ctx, n, sizeof **out);
+    if (!*out)
+        return -1;
+    size_t i = 0;
+    for (const cJSON *c = owners->child; c; c = c->next, i++) {
+        bool controller;
+        Basalt__V1__OwnerRef *o = s_owner (ctx, c, i, &controller);
+        if (!o)
+            return -1;
+        (*out)[(*n_out)++] = o;
+    }
+    return 0;
+}
+
+//  Read metadata in one pass and name the object in ctx ("pod ns/name").
+static int
+s_meta (s_ctx_t *ctx, const cJSON *obj, const char *kind, s_meta_t *m)
+{
+    memset (m, 0, sizeof *m);
+    if (!obj || !cJSON_IsObject (obj)) {
+        s_fail (ctx, "expected a JSON object, got %s", obj ? s_type_name (obj) : "nothing");
+        return -1;
+    }
+    const cJSON *meta;
+    if (s_object (ctx, s_get (obj, "metadata"), "metadata", &meta) != 0)
+        return -1;
+    const cJSON *name = NULL, *ns = NULL, *uid = NULL, *rv = NULL, *labels = NULL,
+                *annotations = NULL, *owners = NULL, *created = NULL, *deleted = NULL;
+    for (const cJSON *c = meta ? meta->child : NULL; c; c = c->next) {
+        const char *k = c->string ? c->string : "";
+        if (strcmp (k, "name") == 0)
+            name = c;
+        else if (strcmp (k, "namespace") == 0)
+            ns = c;
+        else if (strcmp (k, "uid") == 0)
+            uid = c;
+        else if (strcmp (k, "resourceVersion") == 0)
+            rv = c;
+        else if (strcmp (k, "labels") == 0)
+            labels = c;
+        else if (strcmp (k, "annotations") == 0)
+            annotations = c;
+        else if (strcmp (k, "ownerReferences") == 0)
+            owners = c;
+        else if (strcmp (k, "creationTimestamp") == 0)
+            created = c;
+        else if (strcmp (k, "deletionTimestamp") == 0)
+            deleted = c;
+    }
+    //  Name the object first, so that every later message says which.
+    if (s_peek_str (ctx, name, "metadata.name", &m->name) != 0 ||
+        s_peek_str (ctx, ns, "metadata.namespace", &m->ns) != 0)
+        return -1;
+    char qname[S_QUOTE_MAX * 4 + 8], qns[S_QUOTE_MAX * 4 + 8];
+    s_quote (m->name ? m->name : "(no name)", qname, sizeof qname);
+    if (m->ns && *m->ns) {
+        s_quote (m->ns, qns, sizeof qns);
+        snprintf (ctx->what, sizeof ctx->what, "%s %s/%s", kind, qns, qname);
+    } else
+        snprintf (ctx->what, sizeof ctx->what, "%s %s", kind, qname);
+
+    if (s_peek_str (ctx, uid, "metadata.uid", &m->uid) != 0 ||
+        s_peek_str (ctx, rv, "metadata.resourceVersion", &m->rv) != 0 ||
+        s_object (ctx, labels, "metadata.labels", &m->labels) != 0 ||
+        s_object (ctx, annotations, "metadata.annotations", &m->annotations) != 0 ||
+        s_array (ctx, owners, "metadata.ownerReferences", &m->owners) != 0 ||
+        s_time (ctx, created, "metadata.creationTimestamp", &m->created_ms, &m->has_created) != 0)
+        return -1;
+    int64_t ignored_ms;
+    if (s_time (ctx, deleted, "metadata.deletionTimestamp", &ignored_ms, &m->deleting) != 0)
+        return -1;
+    return 0;
+}
+
+//  A string entry of labels or annotations, borrowed; NULL when absent.
+static int
+s_map_str (s_ctx_t *ctx, const cJSON *map, const char *map_path, const char *key, const char **out)
+{
+    *out = NULL;
+    const cJSON *item = s_get (map, key);
+    if (!item)
+        return 0;
+    char path[160];
+    snprintf (path, sizeof path, "%s[\"%s\"]", map_path, key);
+    return s_peek_str (ctx, item, path, out);
+}
+
+// ------------------------------------------------------------ pods
+
+//  Keys of the annotations a pod carries along (volcano.sh/...).
+static bool
+s_is_volcano_key (const char *key)
+{
+    return strncmp (key, S_PREFIX_VOLCANO, sizeof S_PREFIX_VOLCANO - 1) == 0 ||
+           strncmp (key, S_PREFIX_SCHEDULING_VOLCANO, sizeof S_PREFIX_SCHEDULING_VOLCANO - 1) == 0;
+}
+
+//  r = max(r, a) in every dimension.
+static int
+s_res_max (s_ctx_t *ctx, bas_res_t *r, const bas_res_t *a)
+{
+    if (a->milli_cpu > r->milli_cpu)
+        r->milli_cpu = a->milli_cpu;
+    if (a->memory > r->memory)
+        r->memory = a->memory;
+    if (a->pods > r->pods)
+        r->pods = a->pods;
+    for (int i = 0; i < a->nscalars; i++)
+        if (a->scalars[i].value > bas_res_scalar_get (r, a->scalars[i].name) &&
+            bas_res_scalar_set (r, a->scalars[i].name, a->scalars[i].value) != BAS_RES_OK) {
+            s_fail (ctx, "too many scalar resources (at most %d)", BAS_RES_MAX_SCALARS);
+            return -1;
+        }
+    return 0;
+}
+
+//  r += a, failing on overflow or too many scalars.
+static int
+s_res_add (s_ctx_t *ctx, bas_res_t *r, const bas_res_t *a)
+{
+    int rc = bas_res_add (r, a);
+    if (rc == BAS_RES_EOVERFLOW) {
+        s_fail (ctx, "requests overflow int64");
+        return -1;
+    }
+    if (rc == BAS_RES_ETOOMANY) {
+        s_fail (ctx, "too many scalar resources (at most %d)", BAS_RES_MAX_SCALARS);
+        return -1;
+    }
+    return 0;
+}
+
+//  One container's request: its requests, with limits standing in for
+//  resources it has limits but no requests for (the API server's default).
+//  *sidecar is set for an init container with restartPolicy Always.
+static int
+s_container (s_ctx_t *ctx, const cJSON *c, const char *list, size_t index, bas_res_t *out,
+             bool *sidecar)
+{
+    bas_res_zero (out);
+    *sidecar = false;
+    char path[96];
+    snprintf (path, sizeof path, "spec.%s[%zu]", list, index);
+    if (!cJSON_IsObject (c)) {
+        s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (c));
+        return -1;
+    }
+    const cJSON *name = NULL, *resources = NULL, *policy = NULL;
+    for (const cJSON *m = c->child; m; m = m->next) {
+        const char *k = m->string ? m->string : "";
+        if (strcmp (k, "name") == 0)
+            name = m;
+        else if (strcmp (k, "resources") == 0)
+            resources = m;
+        else if (strcmp (k, "restartPolicy") == 0)
+            policy = m;
+    }
+    const char *cname, *restart;
+    if (s_peek_str (ctx, name, path, &cname) != 0 || s_peek_str (ctx, policy, path, &restart) != 0)
+        return -1;
+    *sidecar = restart && strcmp (restart, "Always") == 0;
+    const cJSON *res;
+    if (s_object (ctx, resources, path, &res) != 0)
+        return -1;
+    if (!res)
+        return 0;
+    const cJSON *requests, *limits;
+    if (s_object (ctx, s_get (res, "requests"), path, &requests) != 0 ||
+        s_object (ctx, s_get (res, "limits"), path, &limits) != 0)
+        return -1;
+
+    char qc[S_QUOTE_MAX * 4 + 8];
+    s_quote (cname ? cname : "(no name)", qc, sizeof qc);
+    const char *kind = strcmp (list, "containers") == 0 ? "container" : "init container";
+    char where[1200], msg[2400];
+    snprintf (where, sizeof where, "%s %s %s requests", ctx->what, kind, qc);
+    if (bas_res_from_json (out, requests, where, msg, sizeof msg) != 0) {
+        s_fail_raw (ctx, msg);
+        return -1;
+    }
+    if (!limits)
+        return 0;
+    bas_res_t lim;
+    snprintf (where, sizeof where, "%s %s %s limits", ctx->what, kind, qc);
+    if (bas_res_from_json (&lim, limits, where, msg, sizeof msg) != 0) {
+        s_fail_raw (ctx, msg);
+        return -1;
+    }
+    if (!s_get (requests, "cpu"))
+        out->milli_cpu = lim.milli_cpu;
+    if (!s_get (requests, "memory"))
+        out->memory = lim.memory;
+    for (int i = 0; i < lim.nscalars; i++)
+        if (!s_get (requests, lim.scalars[i].name) &&
+            bas_res_scalar_set (out, lim.scalars[i].name, lim.scalars[i].value) != BAS_RES_OK) {
+            s_fail (ctx, "%s: too many scalar resources (at most %d)", path, BAS_RES_MAX_SCALARS);
+            return -1;
+        }
+    return 0;
+}
+
+//  The pod's effective request, computed as Kubernetes does
+//  (k8s.io/component-helpers resource.PodRequests): the sum of the
+//  containers; each init container on top of the sidecars (restartable init
+//  containers) started before it; sidecars also add to the running sum; the
+//  larger of the two; plus spec.overhead; and one pod slot.
+static int
+s_pod_requests (s_ctx_t *ctx, const cJSON *containers, const cJSON *inits, const cJSON *overhead,
+                Basalt__V1__Resources **out)
+{
+    bas_res_t sum, one;
+    bas_res_zero (&sum);
+    size_t i = 0;
+    bool sidecar;
+    for (const cJSON *c = containers ? containers->child : NULL; c; c = c->next, i++)
+        if (s_container (ctx, c, "containers", i, &one, &sidecar) != 0 ||
+            s_res_add (ctx, &sum, &one) != 0)
+            return -1;
+    bas_res_t sidecars, init_max;
+    bas_res_zero (&sidecars);
+    bas_res_zero (&init_max);
+    i = 0;
+    for (const cJSON *c = inits ? inits->child : NULL; c; c = c->next, i++) {
+        if (s_container (ctx, c, "initContainers", i, &one, &sidecar) != 0)
+            return -1;
+        if (sidecar) {
+            if (s_res_add (ctx, &sum, &one) != 0 || s_res_add (ctx, &sidecars, &one) != 0)
+                return -1;
+            one = sidecars;
+        } else if (s_res_add (ctx, &one, &sidecars) != 0)
+            return -1;
+        if (s_res_max (ctx, &init_max, &one) != 0)
+            return -1;
+    }
+    if (s_res_max (ctx, &sum, &init_max) != 0)
+        return -1;
+    if (overhead) {
+        char where[800], msg[2400];
+        snprintf (where, sizeof where, "%s spec.overhead", ctx->what);
+        if (bas_res_from_json (&one, overhead, where, msg, sizeof msg) != 0) {
+            s_fail_raw (ctx, msg);
+            return -1;
+        }
+        if (s_res_add (ctx, &sum, &one) != 0)
+            return -1;
+    }
+    sum.pods = 1;
+    *out = bas_res_to_proto (&sum);
+    if (!*out) {
+        s_fail (ctx, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+//  spec.tolerations to Toleration messages.
+static int
+s_tolerations (s_ctx_t *ctx, const cJSON *list, Basalt__V1__Pod *pod)
+{
+    size_t n = s_count (list);
+    if (n == 0)
+        return 0;
+    pod->tolerations = s_alloc_array (ctx, n, sizeof *pod->tolerations);
+    if (!pod->tolerations)
+        return -1;
+    size_t i = 0;
+    for (const cJSON *t = list->child; t; t = t->next, i++) {
+        char path[64];
+        snprintf (path, sizeof path, "spec.tolerations[%zu]", i);
+        if (!cJSON_IsObject (t)) {
+            s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (t));
+            return -1;
+        }
+        Basalt__V1__Toleration *tol = s_alloc (ctx, sizeof *tol);
+        if (!tol)
+            return -1;
+        basalt__v1__toleration__init (tol);
+        pod->tolerations[pod->n_tolerations++] = tol;
+        for (const cJSON *m = t->child; m; m = m->next) {
+            const char *k = m->string ? m->string : "";
+            int rc = 0;
+            if (strcmp (k, "key") == 0)
+                rc = s_str (ctx, m, path, &tol->key);
+            else if (strcmp (k, "operator") == 0)
+                rc = s_str (ctx, m, path, &tol->operator_);
+            else if (strcmp (k, "value") == 0)
+                rc = s_str (ctx, m, path, &tol->value);
+            else if (strcmp (k, "effect") == 0)
+                rc = s_str (ctx, m, path, &tol->effect);
+            if (rc != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+//  A list of NodeSelectorRequirements (matchExpressions or matchFields).
+static int
+s_requirements (s_ctx_t *ctx, const cJSON *list, const char *path,
+                Basalt__V1__NodeSelectorRequirement ***out, size_t *n_out)
+{
+    size_t n = s_count (list);
+    if (n == 0)
+        return 0;
+    *out = s_alloc_array (ctx, n, sizeof **out);
+    if (!*out)
+        return -1;
+    for (const cJSON *e = list->child; e; e = e->next) {
+        if (!cJSON_IsObject (e)) {
+            s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (e));
+            return -1;
+        }
+        Basalt__V1__NodeSelectorRequirement *req = s_alloc (ctx, sizeof *req);
+        if (!req)
+            return -1;
+        basalt__v1__node_selector_requirement__init (req);
+        (*out)[(*n_out)++] = req;
+        const cJSON *values;
+        if (s_str (ctx, s_get (e, "key"), path, &req->key) != 0 ||
+            s_str (ctx, s_get (e, "operator"), path, &req->operator_) != 0 ||
+            s_array (ctx, s_get (e, "values"), path, &values) != 0)
+            return -1;
+        size_t nv = s_count (values);
+        if (nv == 0)
+            continue;
+        req->values = s_alloc_array (ctx, nv, sizeof *req->values);
+        if (!req->values)
+            return -1;
+        for (const cJSON *v = values->child; v; v = v->next) {
+            const char *text;
+            if (s_peek_str (ctx, v, path, &text) != 0)
+                return -1;
+            if (!text) {
+                s_fail (ctx, "%s: values: expected a string, got null", path);
+                return -1;
+            }
+            if (s_set_str (ctx, &req->values[req->n_values], text) != 0)
+                return -1;
+            req->n_values++;
+        }
+    }
+    return 0;
+}
+
+//  spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+//  .nodeSelectorTerms to NodeSelectorTerm messages.
+static int
+s_affinity (s_ctx_t *ctx, const cJSON *affinity, Basalt__V1__Pod *pod)
+{
+    static const char path[] = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"
+                               "Execution.nodeSelectorTerms";
+    const cJSON *na, *req, *terms;
+    if (s_object (ctx, s_get (affinity, "nodeAffinity"), "spec.affinity.nodeAffinity", &na) != 0 ||
+        s_object (ctx, s_get (na, "requiredDuringSchedulingIgnoredDuringExecution"), path, &req) !=
+            0 ||
+        s_array (ctx, s_get (req, "nodeSelectorTerms"), path, &terms) != 0)
+        return -1;
+    size_t n = s_count (terms);
+    if (n == 0)
+        return 0;
+    pod->affinity_terms = s_alloc_array (ctx, n, sizeof *pod->affinity_terms);
+    if (!pod->affinity_terms)
+        return -1;
+    for (const cJSON *t = terms->child; t; t = t->next) {
+        if (!cJSON_IsObject (t)) {
+            s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (t));
+            return -1;
+        }
+        Basalt__V1__NodeSelectorTerm *term = s_alloc (ctx, sizeof *term);
+        if (!term)
+            return -1;
+        basalt__v1__node_selector_term__init (term);
+        pod->affinity_terms[pod->n_affinity_terms++] = term;
+        const cJSON *exprs, *fields;
+        if (s_array (ctx, s_get (t, "matchExpressions"), path, &exprs) != 0 ||
+            s_array (ctx, s_get (t, "matchFields"), path, &fields) != 0 ||
+            s_requirements (ctx, exprs, path, &term->match_expressions,
+                            &term->n_match_expressions) != 0 ||
+            s_requirements (ctx, fields, path, &term->match_fields, &term->n_match_fields) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+//  Fields taken from the pod's annotations (and labels, as fallbacks).
+static int
+s_pod_annotations (s_ctx_t *ctx, const s_meta_t *m, Basalt__V1__Pod *pod)
+{
+    const char *group, *task, *queue, *preempt, *min_member;
+    if (s_map_str (ctx, m->annotations, "metadata.annotations", BAS_ANN_GROUP_NAME, &group) ||
+        s_map_str (ctx, m->annotations, "metadata.annotations", BAS_ANN_TASK_SPEC, &task) ||
+        s_map_str (ctx, m->annotations, "metadata.annotations", BAS_ANN_QUEUE_NAME, &queue) ||
+        s_map_str (ctx, m->annotations, "metadata.annotations", BAS_ANN_PREEMPTABLE, &preempt) ||
+        s_map_str (ctx, m->annotations, "metadata.annotations", BAS_ANN_MIN_MEMBER, &min_member))
+        return -1;
+    if (!task && s_map_str (ctx, m->labels, "metadata.labels", BAS_ANN_TASK_SPEC, &task) != 0)
+        return -1;
+    if (!preempt &&
+        s_map_str (ctx, m->labels, "metadata.labels", BAS_ANN_PREEMPTABLE, &preempt) != 0)
+        return -1;
+    if (s_set_str (ctx, &pod->group, group) || s_set_str (ctx, &pod->task_role, task) ||
+        s_set_str (ctx, &pod->queue_annotation, queue) ||
+        s_set_str (ctx, &pod->preemptable, preempt) ||
+        s_set_str (ctx, &pod->min_member_annotation, min_member))
+        return -1;
+    return s_kv_list (ctx, m->annotations, "metadata.annotations", s_is_volcano_key,
+                      &pod->volcano_annotations, &pod->n_volcano_annotations);
+}
+
+Basalt__V1__Pod *
+bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
+{
+    s_ctx_t ctx;
+    s_ctx_init (&ctx, err, errlen, "pod");
+    s_meta_t m;
+    if (s_meta (&ctx, obj, "pod", &m) != 0)
+        return NULL;
+    Basalt__V1__Pod *pod = s_alloc (&ctx, sizeof *pod);
+    if (!pod)
+        return NULL;
+    basalt__v1__pod__init (pod);
+    if (s_set_str (&ctx, &pod->uid, m.uid) || s_set_str (&ctx, &pod->namespace_, m.ns) ||
+        s_set_str (&ctx, &pod->name, m.name) || s_set_str (&ctx, &pod->resource_version, m.rv))
+        goto error;
+    pod->has_creation_time_ms = m.has_created;
+    pod->creation_time_ms = m.created_ms;
+    pod->has_deleting = 1;
+    pod->deleting = m.deleting;
+    if (s_pod_annotations (&ctx, &m, pod) != 0 || s_controller_owner (&ctx, m.owners, &pod->owner))
+        goto error;
+
+    const cJSON *spec, *status;
+    if (s_object (&ctx, s_get (obj, "spec"), "spec", &spec) != 0 ||
+        s_object (&ctx, s_get (obj, "status"), "status", &status) != 0)
+        goto error;
+    const cJSON *containers = NULL, *inits = NULL, *overhead = NULL;
+    for (const cJSON *c = spec ? spec->child : NULL; c; c = c->next) {
+        const char *k = c->string ? c->string : "";
+        int rc = 0;
+        const cJSON *sub;
+        if (strcmp (k, "nodeName") == 0)
+            rc = s_str (&ctx, c, "spec.nodeName", &pod->node_name);
+        else if (strcmp (k, "schedulerName") == 0)
+            rc = s_str (&ctx, c, "spec.schedulerName", &pod->scheduler_name);
+        else if (strcmp (k, "priority") == 0)
+            rc = s_int32 (&ctx, c, "spec.priority", &pod->priority, &pod->has_priority);
+        else if (strcmp (k, "priorityClassName") == 0)
+            rc = s_str (&ctx, c, "spec.priorityClassName", &pod->priority_class_name);
+        else if (strcmp (k, "nodeSelector") == 0)
+            rc = s_object (&ctx, c, "spec.nodeSelector", &sub) ||
+                 s_kv_list (&ctx, sub, "spec.nodeSelector", NULL, &pod->node_selector,
+                            &pod->n_node_selector);
+        else if (strcmp (k, "tolerations") == 0)
+            rc = s_array (&ctx, c, "spec.tolerations", &sub) || s_tolerations (&ctx, sub, pod);
+        else if (strcmp (k, "affinity") == 0)
+            rc = s_object (&ctx, c, "spec.affinity", &sub) || (sub && s_affinity (&ctx, sub, pod));
+        else if (strcmp (k, "containers") == 0)
+            rc = s_array (&ctx, c, "spec.containers", &containers);
+        else if (strcmp (k, "initContainers") == 0)
+            rc = s_array (&ctx, c, "spec.initContainers", &inits);
+        else if (strcmp (k, "overhead") == 0)
+            rc = s_object (&ctx, c, "spec.overhead", &overhead);
+        if (rc != 0)
+            goto error;
+    }
+    if (s_pod_requests (&ctx, containers, inits, overhead, &pod->requests) != 0 ||
+        s_str (&ctx, s_get (status, "phase"), "status.phase", &pod->phase) != 0)
+        goto error;
+    return pod;
+error:
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    return NULL;
+}
+
+// ------------------------------------------------------------ nodes
+
+//  spec.taints to Taint messages.
+static int
+s_taints (s_ctx_t *ctx, const cJSON *list, Basalt__V1__Node *node)
+{
+    size_t n = s_count (list);
+    if (n == 0)
+        return 0;
+    node->taints = s_alloc_array (ctx, n, sizeof *node->taints);
+    if (!node->taints)
+        return -1;
+    size_t i = 0;
+    for (const cJSON *t = list->child; t; t = t->next, i++) {
+        char path[48];
+        snprintf (path, sizeof path, "spec.taints[%zu]", i);
+        if (!cJSON_IsObject (t)) {
+            s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (t));
+            return -1;
+        }
+        Basalt__V1__Taint *taint = s_alloc (ctx, sizeof *taint);
+        if (!taint)
+            return -1;
+        basalt__v1__taint__init (taint);
+        node->taints[node->n_taints++] = taint;
+        if (s_str (ctx, s_get (t, "key"), path, &taint->key) != 0 ||
+            s_str (ctx, s_get (t, "value"), path, &taint->value) != 0 ||
+            s_str (ctx, s_get (t, "effect"), path, &taint->effect) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+Basalt__V1__Node *
+bas_k8s_node_from_json (const cJSON *obj, char *err, size_t errlen)
+{
+    s_ctx_t ctx;
+    s_ctx_init (&ctx, err, errlen, "node");
+    s_meta_t m;
+    if (s_meta (&ctx, obj, "node", &m) != 0)
+        return NULL;
+    Basalt__V1__Node *node = s_alloc (&ctx, sizeof *node);
+    if (!node)
+        return NULL;
+    basalt__v1__node__init (node);
+    if (s_set_str (&ctx, &node->name, m.name) || s_set_str (&ctx, &node->uid, m.uid) ||
+        s_set_str (&ctx, &node->resource_version, m.rv) ||
+        s_kv_list (&ctx, m.labels, "metadata.labels", NULL, &node->labels, &node->n_labels))
+        goto error;
+    const cJSON *spec, *status, *taints, *conditions;
+    node->has_unschedulable = 1;
+    node->unschedulable = 0;
+    if (s_object (&ctx, s_get (obj, "spec"), "spec", &spec) != 0 ||
+        s_object (&ctx, s_get (obj, "status"), "status", &status) != 0 ||
+        s_array (&ctx, s_get (spec, "taints"), "spec.taints", &taints) != 0 ||
+        s_taints (&ctx, taints, node) != 0 ||
+        s_bool (&ctx, s_get (spec, "unschedulable"), "spec.unschedulable", &node->unschedulable,
+                NULL) != 0 ||
+        s_resources (&ctx, s_get (status, "allocatable"), "status.allocatable",
+                     &node->allocatable) != 0 ||
+        s_array (&ctx, s_get (status, "conditions"), "status.conditions", &conditions) != 0)
+        goto error;
+    if (!node->allocatable) {
+        //  A node without allocatable has nothing to give: zero, not absent.
+        bas_res_t zero;
+        bas_res_zero (&zero);
+        node->allocatable = bas_res_to_proto (&zero);
+        if (!node->allocatable) {
+            s_fail (&ctx, "out of memory");
+            goto error;
+        }
+    }
+    //  Ready unless a Ready condition says otherwise (simulated nodes may
+    //  have no conditions at all).
+    node->has_ready = 1;
+    node->ready = 1;
+    for (const cJSON *c = conditions ? conditions->child : NULL; c; c = c->next) {
+        const char *type, *cstatus;
+        if (!cJSON_IsObject (c)) {
+            s_fail (&ctx, "status.conditions: expected an object, got %s", s_type_name (c));
+            goto error;
+        }
+        if (s_peek_str (&ctx, s_get (c, "type"), "status.conditions[].type", &type) != 0 ||
+            s_peek_str (&ctx, s_get (c, "status"), "status.conditions[].status", &cstatus) != 0)
+            goto error;
+        if (type && strcmp (type, "Ready") == 0)
+            node->ready = cstatus && strcmp (cstatus, "True") == 0;
+    }
+    return node;
+error:
+    protobuf_c_message_free_unpacked (&node->base, NULL);
+    return NULL;
+}
+
+// ------------------------------------------------------------ pod groups
+
+//  status.conditions of a PodGroup.
+static int
+s_pg_conditions (s_ctx_t *ctx, const cJSON *list, Basalt__V1__PodGroupStatus *st)
+{
+    size_t n = s_count (list);
+    if (n == 0)
+        return 0;
+    st->conditions = s_alloc_array (ctx, n, sizeof *st->conditions);
+    if (!st->conditions)
+        return -1;
+    size_t i = 0;
+    for (const cJSON *c = list->child; c; c = c->next, i++) {
+        char path[48];
+        snprintf (path, sizeof path, "status.conditions[%zu]", i);
+        if (!cJSON_IsObject (c)) {
+            s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (c));
+            return -1;
+        }
+        Basalt__V1__PodGroupCondition *cond = s_alloc (ctx, sizeof *cond);
+        if (!cond)
+            return -1;
+        basalt__v1__pod_group_condition__init (cond);
+        st->conditions[st->n_conditions++] = cond;
+        for (const cJSON *m = c->child; m; m = m->next) {
+            const char *k = m->string ? m->string : "";
+            int rc = 0;
+            if (strcmp (k, "type") == 0)
+                rc = s_str (ctx, m, path, &cond->type);
+            else if (strcmp (k, "status") == 0)
+                rc = s_str (ctx, m, path, &cond->status);
+            else if (strcmp (k, "reason") == 0)
+                rc = s_str (ctx, m, path, &cond->reason);
+            else if (strcmp (k, "message") == 0)
+                rc = s_str (ctx, m, path, &cond->message);
+            else if (strcmp (k, "transitionID") == 0)
+                rc = s_str (ctx, m, path, &cond->transition_id);
+            else if (strcmp (k, "lastTransitionTime") == 0)
+                rc = s_str (ctx, m, path, &cond->last_transition_time);
+            if (rc != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+//  spec.minTaskMember {"task": N} to KeyValues with decimal values.
+static int
+s_min_task_member (s_ctx_t *ctx, const cJSON *map, Basalt__V1__PodGroup *pg)
+{
+    size_t n = s_count (map);
+    if (n == 0)
+        return 0;
+    pg->min_task_member = s_alloc_array (ctx, n, sizeof *pg->min_task_member);
+    if (!pg->min_task_member)
+        return -1;
+    for (const cJSON *c = map->child; c; c = c->next) {
+        char path[320], q[S_QUOTE_MAX * 4 + 8];
+        s_quote (c->string ? c->string : "", q, sizeof q);
+        snprintf (path, sizeof path, "spec.minTaskMember[\"%s\"]", q);
+        int32_t v;
+        protobuf_c_boolean has = 0;
+        if (s_int32 (ctx, c, path, &v, &has) != 0)
+            return -1;
+        if (!has)
+            continue;
+        char text[16];
+        snprintf (text, sizeof text, "%" PRId32, v);
+        Basalt__V1__KeyValue *kv = s_kv_new (ctx, c->string ? c->string : "", text);
+        if (!kv)
+            return -1;
+        pg->min_task_member[pg->n_min_task_member++] = kv;
+    }
+    return 0;
+}
+
+Basalt__V1__PodGroup *
+bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen)
+{
+    s_ctx_t ctx;
+    s_ctx_init (&ctx, err, errlen, "podgroup");
+    s_meta_t m;
+    if (s_meta (&ctx, obj, "podgroup", &m) != 0)
+        return NULL;
+    Basalt__V1__PodGroup *pg = s_alloc (&ctx, sizeof *pg);
+    if (!pg)
+        return NULL;
+    basalt__v1__pod_group__init (pg);
+    if (s_set_str (&ctx, &pg->uid, m.uid) || s_set_str (&ctx, &pg->namespace_, m.ns) ||
+        s_set_str (&ctx, &pg->name, m.name) || s_set_str (&ctx, &pg->resource_version, m.rv) ||
+        s_owners (&ctx, m.owners, &pg->owners, &pg->n_owners))
+        goto error;
+    pg->has_creation_time_ms = m.has_created;
+    pg->creation_time_ms = m.created_ms;
+    pg->has_deleting = 1;
+    pg->deleting = m.deleting;
+
+    const cJSON *spec, *status, *mtm, *conditions;
+    const char *queue;
+    if (s_object (&ctx, s_get (obj, "spec"), "spec", &spec) != 0 ||
+        s_object (&ctx, s_get (obj, "status"), "status", &status) != 0 ||
+        s_peek_str (&ctx, s_get (spec, "queue"), "spec.queue", &queue) != 0 ||
+        s_set_str (&ctx, &pg->queue, queue && *queue ? queue : S_DEFAULT_QUEUE) != 0 ||
+        s_int32 (&ctx, s_get (spec, "minMember"), "spec.minMember", &pg->min_member,
+                 &pg->has_min_member) != 0 ||
+        s_resources (&ctx, s_get (spec, "minResources"), "spec.minResources", &pg->min_resources) !=
+            0 ||
+        s_str (&ctx, s_get (spec, "priorityClassName"), "spec.priorityClassName",
+               &pg->priority_class_name) != 0 ||
+        s_object (&ctx, s_get (spec, "minTaskMember"), "spec.minTaskMember", &mtm) != 0 ||
+        s_min_task_member (&ctx, mtm, pg) != 0)
+        goto error;
+
+    pg->status = s_alloc (&ctx, sizeof *pg->status);
+    if (!pg->status)
+        goto error;
+    Basalt__V1__PodGroupStatus *st = pg->status;
+    basalt__v1__pod_group_status__init (st);
+    st->has_running = st->has_succeeded = st->has_failed = 1;
+    if (s_str (&ctx, s_get (status, "phase"), "status.phase", &st->phase) != 0 ||
+        s_int32 (&ctx, s_get (status, "running"), "status.running", &st->running, NULL) != 0 ||
+        s_int32 (&ctx, s_get (status, "succeeded"), "status.succeeded", &st->succeeded, NULL) !=
+            0 ||
+        s_int32 (&ctx, s_get (status, "failed"), "status.failed", &st->failed, NULL) != 0 ||
+        s_array (&ctx, s_get (status, "conditions"), "status.conditions", &conditions) != 0 ||
+        s_pg_conditions (&ctx, conditions, st) != 0)
+        goto error;
+    return pg;
+error:
+    protobuf_c_message_free_unpacked (&pg->base, NULL);
+    return NULL;
+}
+
+// ------------------------------------------------------------ queues
+
+Basalt__V1__Queue *
+bas_k8s_queue_from_json (const cJSON *obj, char *err, size_t errlen)
+{
+    s_ctx_t ctx;
+    s_ctx_init (&ctx, err, errlen, "queue");
+    s_meta_t m;
+    if (s_meta (&ctx, obj, "queue", &m) != 0)
+        return NULL;
+    Basalt__V1__Queue *q = s_alloc (&ctx, sizeof *q);
+    if (!q)
+        return NULL;
+    basalt__v1__queue__init (q);
+    if (s_set_str (&ctx, &q->name, m.name) || s_set_str (&ctx, &q->uid, m.uid) ||
+        s_set_str (&ctx, &q->resource_version, m.rv))
+        goto error;
+    q->has_creation_time_ms = m.has_created;
+    q->creation_time_ms = m.created_ms;
+    q->has_weight = 1;
+    q->weight = S_DEFAULT_QUEUE_WEIGHT;
+    q->has_reclaimable = 1;
+    q->reclaimable = 1;
+    q->has_priority = 1;
+    q->priority = 0;
+
+    const cJSON *spec, *status, *guarantee;
+    const char *state;
+    if (s_object (&ctx, s_get (obj, "spec"), "spec", &spec) != 0 ||
+        s_object (&ctx, s_get (obj, "status"), "status", &status) != 0 ||
+        s_int32 (&ctx, s_get (spec, "weight"), "spec.weight", &q->weight, NULL) != 0 ||
+        s_resources (&ctx, s_get (spec, "capability"), "spec.capability", &q->capability) != 0 ||
+        s_resources (&ctx, s_get (spec, "deserved"), "spec.deserved", &q->deserved) != 0 ||
+        s_object (&ctx, s_get (spec, "guarantee"), "spec.guarantee", &guarantee) != 0 ||
+        s_resources (&ctx, s_get (guarantee, "resource"), "spec.guarantee.resource",
+                     &q->guarantee) != 0 ||
+        s_str (&ctx, s_get (spec, "parent"), "spec.parent", &q->parent) != 0 ||
+        s_bool (&ctx, s_get (spec, "reclaimable"), "spec.reclaimable", &q->reclaimable, NULL) !=
+            0 ||
+        s_int32 (&ctx, s_get (spec, "priority"), "spec.priority", &q->priority, NULL) != 0 ||
+        s_peek_str (&ctx, s_get (status, "state"), "status.state", &state) != 0 ||
+        s_set_str (&ctx, &q->state, state && *state ? state : S_DEFAULT_QUEUE_STATE) != 0 ||
+        s_resources (&ctx, s_get (status, "allocated"), "status.allocated", &q->allocated) != 0)
+        goto error;
+    return q;
+error:
+    protobuf_c_message_free_unpacked (&q->base, NULL);
+    return NULL;
+}
+
+// ------------------------------------------------------------ priority classes
+
+Basalt__V1__PriorityClass *
+bas_k8s_priorityclass_from_json (const cJSON *obj, char *err, size_t errlen)
+{
+    s_ctx_t ctx;
+    s_ctx_init (&ctx, err, errlen, "priorityclass");
+    s_meta_t m;
+    if (s_meta (&ctx, obj, "priorityclass", &m) != 0)
+        return NULL;
+    Basalt__V1__PriorityClass *pc = s_alloc (&ctx, sizeof *pc);
+    if (!pc)
+        return NULL;
+    basalt__v1__priority_class__init (pc);
+    pc->has_value = 1;
+    pc->value = 0;
+    pc->has_global_default = 1;
+    pc->global_default = 0;
+    const char *policy;
+    if (s_set_str (&ctx, &pc->name, m.name) ||
+        s_int32 (&ctx, s_get (obj, "value"), "value", &pc->value, NULL) != 0 ||
+        s_bool (&ctx, s_get (obj, "globalDefault"), "globalDefault", &pc->global_default, NULL) !=
+            0 ||
+        s_peek_str (&ctx, s_get (obj, "preemptionPolicy"), "preemptionPolicy", &policy) != 0 ||
+        s_set_str (&ctx, &pc->preemption_policy,
+                   policy && *policy ? policy : S_DEFAULT_PREEMPTION_POLICY) != 0)
+        goto error;
+    return pc;
+error:
+    protobuf_c_message_free_unpacked (&pc->base, NULL);
+    return NULL;
+}
+
+// ------------------------------------------------------------ writing back
+
+//  Add a string member when text is set; false when out of memory.
+static bool
+s_add_str (cJSON *obj, const char *key, const char *text)
+{
+    return !text || cJSON_AddStringToObject (obj, key, text) != NULL;
+}
+
+cJSON *
+bas_k8s_podgroup_status_to_json (const Basalt__V1__PodGroupStatus *status)
+{
+    cJSON *obj = cJSON_CreateObject ();
+    if (!obj)
+        return NULL;
+    if (!status)
+        return obj;
+    if (!s_add_str (obj, "phase", status->phase) ||
+        !cJSON_AddNumberToObject (obj, "running", status->has_running ? status->running : 0) ||
+        !cJSON_AddNumberToObject (obj, "succeeded",
+                                  status->has_succeeded ? status->succeeded : 0) ||
+        !cJSON_AddNumberToObject (obj, "failed", status->has_failed ? status->failed : 0))
+        goto error;
+    cJSON *conditions = cJSON_AddArrayToObject (obj, "conditions");
+    if (!conditions)
+        goto error;
+    for (size_t i = 0; i < status->n_conditions; i++) {
+        const Basalt__V1__PodGroupCondition *c = status->conditions[i];
+        if (!c)
+            continue;
+        cJSON *item = cJSON_CreateObject ();
+        if (!item)
+            goto error;
+        cJSON_AddItemToArray (conditions, item);
+        if (!s_add_str (item, "type", c->type) || !s_add_str (item, "status", c->status) ||
+            !s_add_str (item, "transitionID", c->transition_id) ||
+            !s_add_str (item, "lastTransitionTime", c->last_transition_time) ||
+            !s_add_str (item, "reason", c->reason) || !s_add_str (item, "message", c->message))
+            goto error;
+    }
+    return obj;
+error:
+    cJSON_Delete (obj);
+    return NULL;
+}
+
+//  Parse exactly n digits at *p into *out, advancing *p.
+static bool
+s_digits (const char **p, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        char c = (*p)[i];
+        if (c < '0' || c > '9')
+            return false;
+        v = v * 10 + (c - '0');
+    }
+    *p += n;
+    *out = v;
+    return true;
+}
+
+//  Days from 1970-01-01 to y-m-d (proleptic Gregorian), after Howard
+//  Hinnant's days_from_civil.
+static int64_t
+s_days_from_civil (int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+int64_t
+bas_k8s_time_parse_ms (const char *text)
+{
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (!text)
+        return -1;
+    const char *p = text;
+    int year, month, day, hour, min, sec;
+    if (!s_digits (&p, 4, &year) || *p++ != '-' || !s_digits (&p, 2, &month) || *p++ != '-' ||
+        !s_digits (&p, 2, &day) || (*p != 'T' && *p != 't'))
+        return -1;
+    p++;
+    if (!s_digits (&p, 2, &hour) || *p++ != ':' || !s_digits (&p, 2, &min) || *p++ != ':' ||
+        !s_digits (&p, 2, &sec))
+        return -1;
+    if (year < 1970 || month < 1 || month > 12 || day < 1 || hour > 23 || min > 59 || sec > 59)
+        return -1;
+    bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    if (day > mdays[month - 1] + (month == 2 && leap))
+        return -1;
+    //  Fraction of a second: any number of digits, milliseconds kept
+    //  (".5" is 500 ms, ".123456789" is 123 ms).
+    int ms = 0;
+    if (*p == '.') {
+        p++;
+        int nd = 0;
+        for (; *p >= '0' && *p <= '9'; p++, nd++)
+            if (nd < 3)
+                ms = ms * 10 + (*p - '0');
+        if (nd == 0)
+            return -1;
+        for (; nd < 3; nd++)
+            ms *= 10;
+    }
+    int64_t offset_s = 0;
+    if (*p == 'Z' || *p == 'z')
+        p++;
+    else if (*p == '+' || *p == '-') {
+        int sign = *p++ == '-' ? -1 : 1;
+        int oh, om;
+        if (!s_digits (&p, 2, &oh) || *p++ != ':' || !s_digits (&p, 2, &om) || oh > 23 || om > 59)
+            return -1;
+        offset_s = sign * (oh * 3600 + om * 60);
+    } else
+        return -1;
+    if (*p != '\0')
+        return -1;
+    int64_t secs =
+        s_days_from_civil (year, month, day) * 86400 + hour * 3600 + min * 60 + sec - offset_s;
+    if (secs < 0)
+        return -1;
+    return secs * 1000 + ms;
+}

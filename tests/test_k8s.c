@@ -1,0 +1,859 @@
+/*  test_k8s: real Kubernetes and Volcano objects (shared/k8s-fixtures)
+    decoded into Basalt's wire objects, and bad objects rejected with a
+    message that names the object and the field.
+
+    Expected values were read off the fixture files by hand; the sums in
+    pod.json: containers vsystem (500m, 256Mi) + auth (200m, 128Mi), an init
+    container with no resources: 700m and 384Mi.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bas_k8s.h"
+#include "bas_resource.h"
+
+#define FIXTURES BASALT_SHARED_DIR "/k8s-fixtures/"
+
+//  Parse a fixture file; fails the test if it cannot be read.
+static cJSON *
+s_load (const char *relpath)
+{
+    char path[512];
+    snprintf (path, sizeof path, "%s%s", FIXTURES, relpath);
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        print_error ("cannot open %s\n", path);
+    assert_non_null (f);
+    fseek (f, 0, SEEK_END);
+    long n = ftell (f);
+    fseek (f, 0, SEEK_SET);
+    char *text = malloc ((size_t)n + 1);
+    assert_non_null (text);
+    assert_int_equal (fread (text, 1, (size_t)n, f), (size_t)n);
+    text[n] = '\0';
+    fclose (f);
+    cJSON *json = cJSON_Parse (text);
+    free (text);
+    assert_non_null (json);
+    return json;
+}
+
+//  Parse inline JSON.
+static cJSON *
+s_json (const char *text)
+{
+    cJSON *json = cJSON_Parse (text);
+    if (!json)
+        print_error ("bad test JSON: %s\n", text);
+    assert_non_null (json);
+    return json;
+}
+
+//  The wire resources as a vector.
+static bas_res_t
+s_res (const Basalt__V1__Resources *p)
+{
+    bas_res_t r;
+    char err[256];
+    assert_int_equal (bas_res_from_proto (&r, p, err, sizeof err), 0);
+    return r;
+}
+
+//  Value of key in a KeyValue list, or NULL.
+static const char *
+s_kv (Basalt__V1__KeyValue **kvs, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp (kvs[i]->key, key) == 0)
+            return kvs[i]->value;
+    return NULL;
+}
+
+//  Pack and unpack a message: the decoded message is a valid one.
+static void
+s_wire_check (const ProtobufCMessage *msg)
+{
+    size_t len = protobuf_c_message_get_packed_size (msg);
+    uint8_t *buf = malloc (len + 1);
+    assert_non_null (buf);
+    assert_int_equal (protobuf_c_message_pack (msg, buf), len);
+    ProtobufCMessage *back = protobuf_c_message_unpack (msg->descriptor, NULL, len, buf);
+    assert_non_null (back);
+    protobuf_c_message_free_unpacked (back, NULL);
+    free (buf);
+}
+
+static void
+test_pod_fixture (void **state)
+{
+    (void)state;
+    cJSON *json = s_load ("objects/pod.json");
+    char err[512] = "";
+    Basalt__V1__Pod *pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    if (!pod)
+        print_error ("%s\n", err);
+    assert_non_null (pod);
+    assert_string_equal (pod->uid, "0ebe8b8b-5449-4a41-bea5-9884e89f66d8");
+    assert_string_equal (pod->namespace_, "di-288312");
+    assert_string_equal (pod->name, "vsystem-867f4b77cc-pqcns");
+    assert_string_equal (pod->resource_version, "970028273");
+    assert_string_equal (pod->node_name, "pvx510.wdf.sap.corp");
+    assert_string_equal (pod->phase, "Pending");
+    assert_string_equal (pod->scheduler_name, "default-scheduler");
+    assert_null (pod->group);
+    assert_null (pod->task_role);
+    assert_null (pod->queue_annotation);
+    assert_null (pod->preemptable);
+    assert_null (pod->min_member_annotation);
+    assert_null (pod->priority_class_name);
+    assert_int_equal (pod->n_volcano_annotations, 0);
+    assert_true (pod->has_priority);
+    assert_int_equal (pod->priority, 0);
+    assert_true (pod->has_creation_time_ms);
+    assert_true (pod->creation_time_ms == 1711449839000LL); // 2024-03-26T10:43:59Z
+    assert_true (pod->has_deleting);
+    assert_false (pod->deleting);
+    //  Owner: the controller ReplicaSet.
+    assert_non_null (pod->owner);
+    assert_string_equal (pod->owner->kind, "ReplicaSet");
+    assert_string_equal (pod->owner->name, "vsystem-867f4b77cc");
+    assert_string_equal (pod->owner->uid, "ca82db22-ef61-49db-ad84-35e502375121");
+    assert_string_equal (pod->owner->api_version, "apps/v1");
+    //  Tolerations and node selector.
+    assert_int_equal (pod->n_tolerations, 3);
+    assert_string_equal (pod->tolerations[0]->key, "node.kubernetes.io/not-ready");
+    assert_string_equal (pod->tolerations[0]->operator_, "Exists");
+    assert_string_equal (pod->tolerations[0]->effect, "NoExecute");
+    assert_null (pod->tolerations[0]->value);
+    assert_string_equal (pod->tolerations[2]->key, "node.kubernetes.io/memory-pressure");
+    assert_string_equal (pod->tolerations[2]->effect, "NoSchedule");
+    assert_int_equal (pod->n_node_selector, 1);
+    assert_string_equal (pod->node_selector[0]->key, "node-role.kubernetes.io/sdi");
+    assert_string_equal (pod->node_selector[0]->value, "");
+    assert_int_equal (pod->n_affinity_terms, 0);
+    //  Requests: 500m + 200m, 256Mi + 128Mi; the init container asks nothing.
+    bas_res_t r = s_res (pod->requests);
+    assert_int_equal (r.milli_cpu, 700);
+    assert_true (r.memory == 384LL << 20);
+    assert_int_equal (r.pods, 1);
+    assert_int_equal (r.nscalars, 0);
+    s_wire_check (&pod->base);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+
+    //  A Guaranteed pod from another cluster.
+    json = s_load ("objects/pod-running-guaranteed.json");
+    pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    assert_non_null (pod);
+    assert_string_equal (pod->phase, "Running");
+    assert_string_equal (pod->owner->name, "nginx-7fb78fb6d8");
+    assert_int_equal (pod->n_tolerations, 2);
+    r = s_res (pod->requests);
+    assert_int_equal (r.milli_cpu, 200);
+    assert_int_equal (r.memory, 20 << 20);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+
+    //  A ReplicaSet's metadata decodes the same way: its controller owner.
+    json = s_load ("objects/replicaset.json");
+    pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    assert_non_null (pod);
+    assert_string_equal (pod->owner->kind, "Deployment");
+    assert_string_equal (pod->owner->uid, "6f6143bc-a5f3-11e9-990f-42010a800218");
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+}
+
+//  The watch stream: every event's pod decodes; a graceful delete shows.
+static void
+test_pod_watch_stream (void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf (path, sizeof path, "%swatch/pods-watch-added-modified-deleted.ndjson", FIXTURES);
+    FILE *f = fopen (path, "r");
+    assert_non_null (f);
+    static const bool deleting[] = {false, false, true, true, true, true};
+    size_t events = 0;
+    size_t cap = 1 << 20;
+    char *line = malloc (cap);
+    assert_non_null (line);
+    while (fgets (line, (int)cap, f)) {
+        cJSON *event = s_json (line);
+        char err[512] = "";
+        Basalt__V1__Pod *pod =
+            bas_k8s_pod_from_json (cJSON_GetObjectItem (event, "object"), err, sizeof err);
+        if (!pod)
+            print_error ("event %zu: %s\n", events, err);
+        assert_non_null (pod);
+        assert_true (events < sizeof deleting / sizeof deleting[0]);
+        assert_int_equal (pod->deleting, deleting[events]);
+        assert_string_equal (pod->node_name, "aeraki-control-plane");
+        assert_string_equal (pod->namespace_, "default");
+        protobuf_c_message_free_unpacked (&pod->base, NULL);
+        cJSON_Delete (event);
+        events++;
+    }
+    free (line);
+    fclose (f);
+    assert_int_equal (events, 6);
+
+    //  A BOOKMARK's minimal pod: nulls everywhere, still decodes.
+    cJSON *event = s_load ("watch/bookmark.ndjson");
+    char err[256];
+    Basalt__V1__Pod *pod =
+        bas_k8s_pod_from_json (cJSON_GetObjectItem (event, "object"), err, sizeof err);
+    assert_non_null (pod);
+    assert_string_equal (pod->resource_version, "3845");
+    assert_null (pod->name);
+    assert_false (pod->has_creation_time_ms);
+    assert_int_equal (s_res (pod->requests).milli_cpu, 0);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (event);
+}
+
+//  Requests as Kubernetes computes them, on a pod written for the purpose.
+static void
+test_pod_requests (void **state)
+{
+    (void)state;
+    cJSON *json = s_json (
+        "{\"metadata\":{\"name\":\"p1\",\"namespace\":\"default\",\"uid\":\"u1\"},"
+        "\"spec\":{"
+        " \"containers\":["
+        "  {\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}},"
+        "  {\"name\":\"b\",\"resources\":{\"limits\":{\"cpu\":\"500m\",\"memory\":\"2Gi\","
+        "    \"nvidia.com/gpu\":\"1\"},\"requests\":{\"memory\":\"1Gi\"}}}],"
+        " \"initContainers\":["
+        "  {\"name\":\"i1\",\"resources\":{\"requests\":{\"cpu\":\"3\",\"memory\":\"1Gi\"}}},"
+        "  {\"name\":\"i2\",\"resources\":{\"requests\":{\"memory\":\"4Gi\","
+        "    \"nvidia.com/gpu\":\"2\"}}}],"
+        " \"overhead\":{\"cpu\":\"100m\",\"memory\":\"10Mi\"}}}");
+    char err[512] = "";
+    Basalt__V1__Pod *pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    if (!pod)
+        print_error ("%s\n", err);
+    assert_non_null (pod);
+    bas_res_t r = s_res (pod->requests);
+    //  containers: cpu 1 + 0.5 (limit) = 1.5; memory 1Gi + 1Gi (request wins
+    //  over the 2Gi limit) = 2Gi; gpu 1 (limit). Init max: cpu 3, memory
+    //  4Gi, gpu 2. Then overhead 100m, 10Mi.
+    assert_int_equal (r.milli_cpu, 3100);
+    assert_true (r.memory == (4LL << 30) + (10 << 20));
+    assert_int_equal (bas_res_scalar_get (&r, "nvidia.com/gpu"), 2);
+    assert_int_equal (r.pods, 1);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+
+    //  Without init containers the sum shows: a limit stands in for a
+    //  missing request (cpu, gpu), a request wins over its limit (memory).
+    json = s_json ("{\"metadata\":{\"name\":\"p3\",\"namespace\":\"ns\"},\"spec\":{"
+                   " \"containers\":["
+                   "  {\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"1\","
+                   "   \"memory\":\"1Gi\"}}},"
+                   "  {\"name\":\"b\",\"resources\":{\"limits\":{\"cpu\":\"500m\","
+                   "   \"memory\":\"2Gi\",\"nvidia.com/gpu\":\"1\"},\"requests\":"
+                   "   {\"memory\":\"1Gi\"}}}]}}");
+    pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    assert_non_null (pod);
+    r = s_res (pod->requests);
+    assert_int_equal (r.milli_cpu, 1500);
+    assert_true (r.memory == 2LL << 30);
+    assert_int_equal (bas_res_scalar_get (&r, "nvidia.com/gpu"), 1);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+
+    //  Sidecars (restartPolicy Always) add up and stay for later inits.
+    json = s_json ("{\"metadata\":{\"name\":\"p2\",\"namespace\":\"ns\"},\"spec\":{"
+                   " \"containers\":[{\"name\":\"main\",\"resources\":{\"requests\":"
+                   "   {\"cpu\":\"1\"}}}],"
+                   " \"initContainers\":["
+                   "  {\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":"
+                   "   {\"requests\":{\"cpu\":\"500m\"}}},"
+                   "  {\"name\":\"late\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}");
+    pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    assert_non_null (pod);
+    //  Running: 1 + 0.5 = 1.5; init "late" runs beside the sidecar: 2.5.
+    assert_int_equal (s_res (pod->requests).milli_cpu, 2500);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+}
+
+//  Volcano's annotations and labels, affinity, deletion.
+static void
+test_pod_volcano (void **state)
+{
+    (void)state;
+    cJSON *json = s_json (
+        "{\"metadata\":{\"name\":\"job-0\",\"namespace\":\"team\",\"uid\":\"u2\","
+        " \"creationTimestamp\":\"2024-01-02T03:04:05Z\","
+        " \"deletionTimestamp\":\"2024-01-02T03:05:00Z\","
+        " \"annotations\":{\"scheduling.k8s.io/group-name\":\"job-pg\","
+        "  \"scheduling.volcano.sh/queue-name\":\"q1\","
+        "  \"scheduling.volcano.sh/group-min-member\":\"3\","
+        "  \"volcano.sh/job-name\":\"job\",\"other.io/x\":\"y\"},"
+        " \"labels\":{\"volcano.sh/task-spec\":\"worker\",\"volcano.sh/preemptable\":\"true\"},"
+        " \"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"x\"},"
+        "  {\"kind\":\"Job\",\"name\":\"job\",\"uid\":\"ju\",\"controller\":true}]},"
+        "\"spec\":{\"schedulerName\":\"volcano\",\"priority\":-5,"
+        " \"priorityClassName\":\"low\","
+        " \"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+        "  {\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\","
+        "   \"values\":[\"a\",\"b\"]}]},{\"matchFields\":[{\"key\":\"metadata.name\","
+        "   \"operator\":\"NotIn\",\"values\":[\"n1\"]}]}]}}},"
+        " \"containers\":[{\"name\":\"c\"}]}}");
+    char err[512] = "";
+    Basalt__V1__Pod *pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    if (!pod)
+        print_error ("%s\n", err);
+    assert_non_null (pod);
+    assert_string_equal (pod->group, "job-pg");
+    assert_string_equal (pod->queue_annotation, "q1");
+    assert_string_equal (pod->min_member_annotation, "3");
+    assert_string_equal (pod->task_role, "worker"); // from the label
+    assert_string_equal (pod->preemptable, "true"); // from the label
+    assert_int_equal (pod->n_volcano_annotations, 3);
+    assert_string_equal (
+        s_kv (pod->volcano_annotations, pod->n_volcano_annotations, "volcano.sh/job-name"), "job");
+    assert_string_equal (s_kv (pod->volcano_annotations, pod->n_volcano_annotations,
+                               "scheduling.volcano.sh/queue-name"),
+                         "q1");
+    assert_null (s_kv (pod->volcano_annotations, pod->n_volcano_annotations, "other.io/x"));
+    assert_string_equal (pod->owner->uid, "ju");
+    assert_true (pod->deleting);
+    assert_true (pod->creation_time_ms == 1704164645000LL);
+    assert_int_equal (pod->priority, -5);
+    assert_string_equal (pod->priority_class_name, "low");
+    assert_int_equal (pod->n_affinity_terms, 2);
+    assert_int_equal (pod->affinity_terms[0]->n_match_expressions, 1);
+    assert_string_equal (pod->affinity_terms[0]->match_expressions[0]->key, "zone");
+    assert_int_equal (pod->affinity_terms[0]->match_expressions[0]->n_values, 2);
+    assert_string_equal (pod->affinity_terms[0]->match_expressions[0]->values[1], "b");
+    assert_int_equal (pod->affinity_terms[1]->n_match_fields, 1);
+    assert_string_equal (pod->affinity_terms[1]->match_fields[0]->operator_, "NotIn");
+    s_wire_check (&pod->base);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+
+    //  The annotation wins over the label.
+    json = s_json ("{\"metadata\":{\"name\":\"p\",\"annotations\":{\"volcano.sh/task-spec\":"
+                   "\"ps\"},\"labels\":{\"volcano.sh/task-spec\":\"worker\"}}}");
+    pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    assert_non_null (pod);
+    assert_string_equal (pod->task_role, "ps");
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+}
+
+static void
+test_pod_errors (void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json; // a bad pod
+        const char *want; // the start of the message
+    } cases[] = {
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"default\"},\"spec\":{\"containers\":["
+         "{\"name\":\"main\",\"resources\":{\"requests\":{\"cpu\":\"12Qi\"}}}]}}",
+         "pod default/p1 container main requests: cpu \"12Qi\": unknown suffix \"Qi\""},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"default\"},\"spec\":{\"containers\":["
+         "{\"name\":\"main\",\"resources\":{\"limits\":{\"memory\":\"1.2.3\"}}}]}}",
+         "pod default/p1 container main limits: memory \"1.2.3\": unexpected second '.'"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"default\"},\"spec\":{\"initContainers\":["
+         "{\"name\":\"init\",\"resources\":{\"requests\":{\"cpu\":\"--1\"}}}]}}",
+         "pod default/p1 init container init requests: cpu \"--1\""},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"overhead\":"
+         "{\"cpu\":\"x\"}}}",
+         "pod ns/p1 spec.overhead: cpu \"x\""},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"priority\":\"high\"}}",
+         "pod ns/p1: spec.priority: expected an integer, got a string"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"priority\":1.5}}",
+         "pod ns/p1: spec.priority: expected a 32-bit integer"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"nodeName\":5}}",
+         "pod ns/p1: spec.nodeName: expected a string, got a number"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\",\"creationTimestamp\":\"yesterday\"}"
+         "}",
+         "pod ns/p1: metadata.creationTimestamp: malformed RFC 3339 time \"yesterday\""},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\",\"annotations\":"
+         "{\"scheduling.k8s.io/group-name\":7}}}",
+         "pod ns/p1: metadata.annotations[\"scheduling.k8s.io/group-name\"]: expected a string"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"tolerations\":[1]}}",
+         "pod ns/p1: spec.tolerations[0]: expected an object, got a number"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"containers\":{}}}",
+         "pod ns/p1: spec.containers: expected an array, got an object"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\",\"ownerReferences\":"
+         "[{\"kind\":\"Job\",\"controller\":\"yes\"}]}}",
+         "pod ns/p1: metadata.ownerReferences[0]: expected a boolean, got a string"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"containers\":["
+         "{\"name\":\"a\",\"resources\":{\"requests\":{\"a.io/1\":\"1\",\"a.io/2\":\"1\"}}},"
+         "{\"name\":\"b\",\"resources\":{\"requests\":{\"a.io/3\":\"1\",\"a.io/4\":\"1\","
+         "\"a.io/5\":\"1\",\"a.io/6\":\"1\",\"a.io/7\":\"1\",\"a.io/8\":\"1\",\"a.io/9\":\"1\"}}}]}}",
+         "pod ns/p1: too many scalar resources"},
+        {"{\"metadata\":5}", "pod: metadata: expected an object, got a number"},
+        {"[]", "pod: expected a JSON object, got an array"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *json = s_json (cases[i].json);
+        char err[512] = "";
+        Basalt__V1__Pod *pod = bas_k8s_pod_from_json (json, err, sizeof err);
+        if (pod || strncmp (err, cases[i].want, strlen (cases[i].want)) != 0)
+            print_error ("case %zu:\n got  %s\n want %s\n", i, err, cases[i].want);
+        assert_null (pod);
+        assert_int_equal (strncmp (err, cases[i].want, strlen (cases[i].want)), 0);
+        cJSON_Delete (json);
+    }
+    //  NULL input, NULL err buffer.
+    assert_null (bas_k8s_pod_from_json (NULL, NULL, 0));
+}
+
+static void
+test_nodes (void **state)
+{
+    (void)state;
+    char err[512] = "";
+    cJSON *json = s_load ("objects/node-tainted.json");
+    Basalt__V1__Node *node = bas_k8s_node_from_json (json, err, sizeof err);
+    if (!node)
+        print_error ("%s\n", err);
+    assert_non_null (node);
+    assert_string_equal (node->name, "master-0.imeixner20210707.lab.upshift.rdu2.redhat.com");
+    assert_string_equal (node->uid, "7b9db4ae-6ec2-45b7-ba44-dd0df8e32466");
+    assert_string_equal (node->resource_version, "1917241");
+    assert_int_equal (node->n_labels, 7);
+    assert_string_equal (s_kv (node->labels, node->n_labels, "node.openshift.io/os_id"), "rhcos");
+    assert_int_equal (node->n_taints, 1);
+    assert_string_equal (node->taints[0]->key, "node-role.kubernetes.io/master");
+    assert_string_equal (node->taints[0]->effect, "NoSchedule");
+    assert_null (node->taints[0]->value);
+    bas_res_t a = s_res (node->allocatable);
+    assert_int_equal (a.milli_cpu, 7500);
+    assert_int_equal (a.pods, 250);
+    assert_true (a.memory == 15258956LL * 1024);
+    assert_true (bas_res_scalar_get (&a, "ephemeral-storage") == 37087380622LL);
+    assert_int_equal (a.nscalars, 1); // hugepages are "0"
+    assert_true (node->has_ready && node->ready);
+    assert_true (node->has_unschedulable && !node->unschedulable);
+    s_wire_check (&node->base);
+    protobuf_c_message_free_unpacked (&node->base, NULL);
+    cJSON_Delete (json);
+
+    json = s_load ("objects/node-gpu.json");
+    node = bas_k8s_node_from_json (json, err, sizeof err);
+    assert_non_null (node);
+    assert_string_equal (node->name, "nori");
+    assert_int_equal (node->n_labels, 85);
+    assert_int_equal (node->n_taints, 0);
+    a = s_res (node->allocatable);
+    assert_int_equal (bas_res_scalar_get (&a, "nvidia.com/gpu"), 1);
+    assert_int_equal (a.milli_cpu, 2000);
+    assert_int_equal (a.pods, 110);
+    assert_true (a.memory == 16367668LL * 1024);
+    assert_true (node->ready);
+    protobuf_c_message_free_unpacked (&node->base, NULL);
+    cJSON_Delete (json);
+
+    //  A server NodeList: items without kind/apiVersion.
+    json = s_load ("objects/nodelist.json");
+    const cJSON *items = cJSON_GetObjectItem (json, "items");
+    assert_int_equal (cJSON_GetArraySize (items), 1);
+    node = bas_k8s_node_from_json (cJSON_GetArrayItem (items, 0), err, sizeof err);
+    assert_non_null (node);
+    assert_string_equal (node->name, "onprem-control-plane");
+    a = s_res (node->allocatable);
+    assert_int_equal (a.milli_cpu, 6000);
+    assert_int_equal (a.pods, 110);
+    protobuf_c_message_free_unpacked (&node->base, NULL);
+    cJSON_Delete (json);
+
+    //  Not ready, cordoned; and a simulated node with no conditions at all.
+    json = s_json ("{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"unschedulable\":true},"
+                   "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"}]}}");
+    node = bas_k8s_node_from_json (json, err, sizeof err);
+    assert_non_null (node);
+    assert_false (node->ready);
+    assert_true (node->unschedulable);
+    bas_res_t none = s_res (node->allocatable); // present, and zero
+    assert_true (bas_res_is_empty (&none));
+    assert_int_equal (none.pods, 0);
+    protobuf_c_message_free_unpacked (&node->base, NULL);
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"sim-1\"},\"status\":{\"allocatable\":"
+                   "{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}");
+    node = bas_k8s_node_from_json (json, err, sizeof err);
+    assert_non_null (node);
+    assert_true (node->ready);
+    protobuf_c_message_free_unpacked (&node->base, NULL);
+    cJSON_Delete (json);
+
+    //  Bad allocatable and bad taints.
+    json = s_json ("{\"metadata\":{\"name\":\"n2\"},\"status\":{\"allocatable\":"
+                   "{\"cpu\":\"4 cores\"}}}");
+    assert_null (bas_k8s_node_from_json (json, err, sizeof err));
+    assert_non_null (strstr (err, "node n2 status.allocatable: cpu \"4 cores\""));
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"n3\"},\"spec\":{\"taints\":\"none\"}}");
+    assert_null (bas_k8s_node_from_json (json, err, sizeof err));
+    assert_string_equal (err, "node n3: spec.taints: expected an array, got a string");
+    cJSON_Delete (json);
+}
+
+static void
+test_podgroup (void **state)
+{
+    (void)state;
+    char err[512] = "";
+    cJSON *json = s_load ("objects/podgroup.json");
+    Basalt__V1__PodGroup *pg = bas_k8s_podgroup_from_json (json, err, sizeof err);
+    if (!pg)
+        print_error ("%s\n", err);
+    assert_non_null (pg);
+    assert_string_equal (pg->name, "test");
+    assert_string_equal (pg->namespace_, "default");
+    assert_string_equal (pg->uid, "eb2508f5-3349-439c-b94d-4ac23afd71ff");
+    assert_string_equal (pg->resource_version, "109074");
+    assert_string_equal (pg->queue, "default");
+    assert_true (pg->has_min_member);
+    assert_int_equal (pg->min_member, 1);
+    assert_string_equal (pg->priority_class_name, "high-prority"); // sic, upstream
+    bas_res_t mr = s_res (pg->min_resources);
+    assert_int_equal (mr.milli_cpu, 3000);
+    assert_true (mr.memory == 2048LL << 20);
+    assert_true (pg->creation_time_ms == 1597148935000LL);
+    assert_int_equal (pg->n_owners, 1);
+    assert_string_equal (pg->owners[0]->kind, "Job");
+    assert_string_equal (pg->owners[0]->api_version, "batch.volcano.sh/v1alpha1");
+    assert_false (pg->deleting);
+    assert_non_null (pg->status);
+    assert_string_equal (pg->status->phase, "Running");
+    assert_int_equal (pg->status->running, 1);
+    assert_int_equal (pg->status->succeeded, 0);
+    assert_int_equal (pg->status->failed, 0);
+    assert_int_equal (pg->status->n_conditions, 2);
+    const Basalt__V1__PodGroupCondition *c = pg->status->conditions[0];
+    assert_string_equal (c->type, "Unschedulable");
+    assert_string_equal (c->status, "True");
+    assert_string_equal (c->reason, "NotEnoughResources");
+    assert_string_equal (c->transition_id, "77d5be3f-6169-4f86-8e65-0bdc621ce983");
+    assert_string_equal (c->last_transition_time, "2020-08-11T12:28:57Z");
+    assert_string_equal (
+        c->message, "1/0 tasks in gang unschedulable: pod group is not ready, 1 minAvailable.");
+    assert_string_equal (pg->status->conditions[1]->type, "Scheduled");
+    assert_null (pg->status->conditions[1]->message);
+    s_wire_check (&pg->base);
+
+    //  The status written back carries the same fields, Volcano's names.
+    cJSON *st = bas_k8s_podgroup_status_to_json (pg->status);
+    assert_non_null (st);
+    assert_string_equal (cJSON_GetObjectItem (st, "phase")->valuestring, "Running");
+    assert_int_equal (cJSON_GetObjectItem (st, "running")->valueint, 1);
+    assert_int_equal (cJSON_GetObjectItem (st, "failed")->valueint, 0);
+    cJSON *conds = cJSON_GetObjectItem (st, "conditions");
+    assert_int_equal (cJSON_GetArraySize (conds), 2);
+    cJSON *c0 = cJSON_GetArrayItem (conds, 0);
+    assert_string_equal (cJSON_GetObjectItem (c0, "transitionID")->valuestring,
+                         "77d5be3f-6169-4f86-8e65-0bdc621ce983");
+    assert_string_equal (cJSON_GetObjectItem (c0, "lastTransitionTime")->valuestring,
+                         "2020-08-11T12:28:57Z");
+    assert_null (cJSON_GetObjectItem (cJSON_GetArrayItem (conds, 1), "message"));
+    //  It decodes back to the same status.
+    cJSON *wrapped = cJSON_CreateObject ();
+    cJSON_AddItemToObject (wrapped, "status", st);
+    Basalt__V1__PodGroup *again = bas_k8s_podgroup_from_json (wrapped, err, sizeof err);
+    assert_non_null (again);
+    assert_string_equal (again->status->conditions[0]->reason, "NotEnoughResources");
+    assert_int_equal (again->status->running, 1);
+    protobuf_c_message_free_unpacked (&again->base, NULL);
+    cJSON_Delete (wrapped);
+    protobuf_c_message_free_unpacked (&pg->base, NULL);
+    cJSON_Delete (json);
+
+    //  An empty status is still a whole one (so a merge patch resets it).
+    st = bas_k8s_podgroup_status_to_json (NULL);
+    assert_non_null (st);
+    cJSON_Delete (st);
+    Basalt__V1__PodGroupStatus empty = BASALT__V1__POD_GROUP_STATUS__INIT;
+    st = bas_k8s_podgroup_status_to_json (&empty);
+    char *text = cJSON_PrintUnformatted (st);
+    assert_string_equal (text, "{\"running\":0,\"succeeded\":0,\"failed\":0,\"conditions\":[]}");
+    free (text);
+    cJSON_Delete (st);
+
+    //  Defaults: no queue -> "default"; minTaskMember as decimal text.
+    json = s_json ("{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\","
+                   "\"deletionTimestamp\":\"2024-05-06T07:08:09.123456Z\"},"
+                   "\"spec\":{\"queue\":\"\",\"minTaskMember\":{\"ps\":1,\"worker\":4}}}");
+    pg = bas_k8s_podgroup_from_json (json, err, sizeof err);
+    assert_non_null (pg);
+    assert_string_equal (pg->queue, "default");
+    assert_false (pg->has_min_member);
+    assert_null (pg->min_resources);
+    assert_int_equal (pg->n_min_task_member, 2);
+    assert_string_equal (s_kv (pg->min_task_member, 2, "worker"), "4");
+    assert_true (pg->deleting);
+    assert_non_null (pg->status);
+    assert_null (pg->status->phase);
+    protobuf_c_message_free_unpacked (&pg->base, NULL);
+    cJSON_Delete (json);
+
+    //  Wrong types.
+    static const struct {
+        const char *json;
+        const char *want;
+    } bad[] = {
+        {"{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\"},\"spec\":{\"minMember\":\"x\"}}",
+         "podgroup ns/pg: spec.minMember: expected an integer, got a string"},
+        {"{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\"},\"spec\":{\"minMember\":3e10}}",
+         "podgroup ns/pg: spec.minMember: expected a 32-bit integer"},
+        {"{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\"},\"spec\":{\"minResources\":"
+         "{\"cpu\":\"1x\"}}}",
+         "podgroup ns/pg spec.minResources: cpu \"1x\": unknown suffix \"x\""},
+        {"{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\"},\"status\":{\"running\":\"1\"}}",
+         "podgroup ns/pg: status.running: expected an integer, got a string"},
+        {"{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\"},\"status\":{\"conditions\":"
+         "[{\"type\":1}]}}",
+         "podgroup ns/pg: status.conditions[0]: expected a string, got a number"},
+        {"{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\"},\"spec\":{\"minTaskMember\":"
+         "{\"w\":\"2\"}}}",
+         "podgroup ns/pg: spec.minTaskMember[\"w\"]: expected an integer, got a string"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json = s_json (bad[i].json);
+        pg = bas_k8s_podgroup_from_json (json, err, sizeof err);
+        if (pg || strncmp (err, bad[i].want, strlen (bad[i].want)) != 0)
+            print_error ("case %zu:\n got  %s\n want %s\n", i, err, bad[i].want);
+        assert_null (pg);
+        assert_int_equal (strncmp (err, bad[i].want, strlen (bad[i].want)), 0);
+        cJSON_Delete (json);
+    }
+}
+
+static void
+test_queue (void **state)
+{
+    (void)state;
+    char err[512] = "";
+    cJSON *json = s_load ("objects/queue.json");
+    Basalt__V1__Queue *q = bas_k8s_queue_from_json (json, err, sizeof err);
+    if (!q)
+        print_error ("%s\n", err);
+    assert_non_null (q);
+    assert_string_equal (q->name, "test");
+    assert_string_equal (q->uid, "88babd01-c83f-4010-9701-c2471c1dd040");
+    assert_int_equal (q->weight, 1);
+    assert_true (q->has_reclaimable && q->reclaimable);
+    assert_string_equal (q->state, "Open");
+    assert_int_equal (q->priority, 100);
+    assert_null (q->parent);
+    assert_true (q->creation_time_ms == 1735551072000LL);
+    bas_res_t r = s_res (q->capability);
+    assert_int_equal (r.milli_cpu, 8000);
+    assert_true (r.memory == 16LL << 30);
+    r = s_res (q->deserved);
+    assert_int_equal (r.milli_cpu, 4000);
+    assert_true (r.memory == 8LL << 30);
+    r = s_res (q->guarantee);
+    assert_int_equal (r.milli_cpu, 2000);
+    assert_true (r.memory == 4LL << 30);
+    assert_non_null (q->allocated);
+    r = s_res (q->allocated);
+    assert_true (bas_res_is_empty (&r));
+    s_wire_check (&q->base);
+    protobuf_c_message_free_unpacked (&q->base, NULL);
+    cJSON_Delete (json);
+
+    //  Defaults: weight 1, reclaimable, Open; no capability means none.
+    json = s_json ("{\"metadata\":{\"name\":\"test-sub-0\"},\"spec\":{\"parent\":\"test-root\","
+                   "\"reclaimable\":false,\"weight\":3}}");
+    q = bas_k8s_queue_from_json (json, err, sizeof err);
+    assert_non_null (q);
+    assert_string_equal (q->parent, "test-root");
+    assert_false (q->reclaimable);
+    assert_int_equal (q->weight, 3);
+    assert_string_equal (q->state, "Open");
+    assert_null (q->capability);
+    protobuf_c_message_free_unpacked (&q->base, NULL);
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"plain\"},\"status\":{\"state\":\"Closed\"}}");
+    q = bas_k8s_queue_from_json (json, err, sizeof err);
+    assert_non_null (q);
+    assert_int_equal (q->weight, 1);
+    assert_true (q->reclaimable);
+    assert_string_equal (q->state, "Closed");
+    protobuf_c_message_free_unpacked (&q->base, NULL);
+    cJSON_Delete (json);
+
+    json = s_json ("{\"metadata\":{\"name\":\"bad\"},\"spec\":{\"reclaimable\":\"yes\"}}");
+    assert_null (bas_k8s_queue_from_json (json, err, sizeof err));
+    assert_string_equal (err, "queue bad: spec.reclaimable: expected a boolean, got a string");
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"bad\"},\"spec\":{\"capability\":{\"memory\":"
+                   "\"1Gb\"}}}");
+    assert_null (bas_k8s_queue_from_json (json, err, sizeof err));
+    assert_non_null (strstr (err, "queue bad spec.capability: memory \"1Gb\""));
+    cJSON_Delete (json);
+}
+
+static void
+test_priorityclass (void **state)
+{
+    (void)state;
+    char err[512] = "";
+    cJSON *json = s_load ("objects/priorityclass-system-node-critical.json");
+    Basalt__V1__PriorityClass *pc = bas_k8s_priorityclass_from_json (json, err, sizeof err);
+    assert_non_null (pc);
+    assert_string_equal (pc->name, "system-node-critical");
+    assert_true (pc->has_value);
+    assert_int_equal (pc->value, 2000001000);
+    assert_true (pc->has_global_default);
+    assert_false (pc->global_default);
+    assert_string_equal (pc->preemption_policy, "PreemptLowerPriority");
+    protobuf_c_message_free_unpacked (&pc->base, NULL);
+    cJSON_Delete (json);
+
+    json = s_json ("{\"metadata\":{\"name\":\"hi\"},\"value\":1000,\"globalDefault\":true,"
+                   "\"preemptionPolicy\":\"Never\"}");
+    pc = bas_k8s_priorityclass_from_json (json, err, sizeof err);
+    assert_non_null (pc);
+    assert_int_equal (pc->value, 1000);
+    assert_true (pc->global_default);
+    assert_string_equal (pc->preemption_policy, "Never");
+    protobuf_c_message_free_unpacked (&pc->base, NULL);
+    cJSON_Delete (json);
+
+    json = s_json ("{\"metadata\":{\"name\":\"big\"},\"value\":3000000000}");
+    assert_null (bas_k8s_priorityclass_from_json (json, err, sizeof err));
+    assert_non_null (strstr (err, "priorityclass big: value: expected a 32-bit integer"));
+    cJSON_Delete (json);
+}
+
+static void
+test_time (void **state)
+{
+    (void)state;
+    assert_true (bas_k8s_time_parse_ms ("1970-01-01T00:00:00Z") == 0);
+    assert_true (bas_k8s_time_parse_ms ("2024-01-02T03:04:05Z") == 1704164645000LL);
+    assert_true (bas_k8s_time_parse_ms ("2024-01-02T03:04:05.5Z") == 1704164645500LL);
+    assert_true (bas_k8s_time_parse_ms ("2024-01-02T03:04:05.123456789Z") == 1704164645123LL);
+    assert_true (bas_k8s_time_parse_ms ("2024-01-02T04:04:05+01:00") == 1704164645000LL);
+    assert_true (bas_k8s_time_parse_ms ("2024-01-01T22:04:05-05:00") == 1704164645000LL);
+    assert_true (bas_k8s_time_parse_ms ("2024-02-29T00:00:00Z") == 1709164800000LL);
+    assert_true (bas_k8s_time_parse_ms ("2000-03-01T00:00:00Z") == 951868800000LL);
+    static const char *const bad[] = {
+        "",
+        "2024-01-02",
+        "2024-01-02 03:04:05Z",
+        "2024-01-02T03:04:05",
+        "2024-13-02T03:04:05Z",
+        "2023-02-29T00:00:00Z",
+        "2024-01-32T00:00:00Z",
+        "2024-01-02T24:00:00Z",
+        "2024-01-02T03:60:00Z",
+        "2024-01-02T03:04:60Z",
+        "2024-01-02T03:04:05.Z",
+        "2024-01-02T03:04:05Zjunk",
+        "2024-01-02T03:04:05+0100",
+        "1969-12-31T23:59:59Z",
+        "24-01-02T03:04:05Z",
+        "yesterday",
+        NULL,
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (bas_k8s_time_parse_ms (bad[i]) != -1)
+            print_error ("accepted \"%s\"\n", bad[i] ? bad[i] : "(null)");
+        assert_true (bas_k8s_time_parse_ms (bad[i]) == -1);
+    }
+}
+
+//  Garbage must never crash a decoder: every fixture fed to every decoder,
+//  and every prefix of a pod document that still parses.
+static void
+test_garbage (void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        "objects/pod.json",           "objects/node-gpu.json",   "objects/podgroup.json",
+        "objects/queue.json",         "objects/binding.json",    "objects/status-422-invalid.json",
+        "objects/podlist-empty.json", "objects/deployment.json",
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        cJSON *json = s_load (files[i]);
+        char err[512];
+        Basalt__V1__Pod *pod = bas_k8s_pod_from_json (json, err, sizeof err);
+        if (pod)
+            protobuf_c_message_free_unpacked (&pod->base, NULL);
+        Basalt__V1__Node *node = bas_k8s_node_from_json (json, err, sizeof err);
+        if (node)
+            protobuf_c_message_free_unpacked (&node->base, NULL);
+        Basalt__V1__PodGroup *pg = bas_k8s_podgroup_from_json (json, err, sizeof err);
+        if (pg)
+            protobuf_c_message_free_unpacked (&pg->base, NULL);
+        Basalt__V1__Queue *q = bas_k8s_queue_from_json (json, err, sizeof err);
+        if (q)
+            protobuf_c_message_free_unpacked (&q->base, NULL);
+        Basalt__V1__PriorityClass *pc = bas_k8s_priorityclass_from_json (json, err, sizeof err);
+        if (pc)
+            protobuf_c_message_free_unpacked (&pc->base, NULL);
+        cJSON_Delete (json);
+    }
+    //  Every field of a pod replaced by values of each wrong type: decoders
+    //  return an object or NULL with a message, never crash or leak.
+    static const char *const values[] = {"null", "1",  "\"s\"",     "true",
+                                         "[]",   "{}", "[1,\"x\"]", "{\"a\":[{}]}"};
+    static const char *const paths[][2] = {
+        {"metadata"},
+        {"metadata", "name"},
+        {"metadata", "labels"},
+        {"metadata", "ownerReferences"},
+        {"spec"},
+        {"spec", "containers"},
+        {"spec", "initContainers"},
+        {"spec", "tolerations"},
+        {"spec", "nodeSelector"},
+        {"spec", "affinity"},
+        {"status"},
+        {"status", "phase"},
+    };
+    cJSON *base = s_load ("objects/pod.json");
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++)
+        for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
+            cJSON *doc = cJSON_Duplicate (base, 1);
+            cJSON *parent = doc;
+            const char *key = paths[p][0];
+            if (paths[p][1]) {
+                parent = cJSON_GetObjectItem (doc, paths[p][0]);
+                key = paths[p][1];
+            }
+            cJSON *item = cJSON_Parse (values[v]);
+            if (!cJSON_ReplaceItemInObjectCaseSensitive (parent, key, item))
+                cJSON_AddItemToObject (parent, key, item); // the pod had no such field
+            char err[512] = "";
+            Basalt__V1__Pod *pod = bas_k8s_pod_from_json (doc, err, sizeof err);
+            if (pod)
+                protobuf_c_message_free_unpacked (&pod->base, NULL);
+            else
+                assert_non_null (strstr (err, "pod"));
+            cJSON_Delete (doc);
+        }
+    cJSON_Delete (base);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_pod_fixture),   cmocka_unit_test (test_pod_watch_stream),
+        cmocka_unit_test (test_pod_requests),  cmocka_unit_test (test_pod_volcano),
+        cmocka_unit_test (test_pod_errors),    cmocka_unit_test (test_nodes),
+        cmocka_unit_test (test_podgroup),      cmocka_unit_test (test_queue),
+        cmocka_unit_test (test_priorityclass), cmocka_unit_test (test_time),
+        cmocka_unit_test (test_garbage),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

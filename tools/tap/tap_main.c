@@ -1,0 +1,300 @@
+/*  basalt-tap: prints the messages Basalt's services send and receive.
+
+    Every service started with `--tap ENDPOINT` mirrors each message it
+    sends or receives to a PUB socket as [type][info][header][body], where
+    info is "svc=… dir=in|out peer=… time_us=…". This tool subscribes to one
+    or more such endpoints and decodes every message generically from the
+    protobuf-c descriptors (bas_pbjson), so no message type needs code here.
+
+        basalt-tap [--json] [--type GLOB] [--name NAME] [--service SVC]
+                   [--stats] [--record FILE] [--read FILE] ENDPOINT...
+
+    --record writes a capture (length-prefixed frames) that --read replays
+    to the same printers.
+*/
+#include "bas_log.h"
+#include "bas_msg.h"
+#include "bas_pbjson.h"
+#include "bas_sock.h"
+
+#include <fnmatch.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    bool json;
+    const char *type_glob;
+    const char *name;
+    const char *service;
+    bool stats;
+    const char *record;
+    const char *read;
+} s_opts_t;
+
+typedef struct {
+    char key[192];      // "svc dir peer type"
+    unsigned long n;
+} s_stat_t;
+
+typedef struct {
+    s_opts_t opts;
+    FILE *record;
+    zhashx_t *stats;    // key -> s_stat_t
+    unsigned long seen;
+    unsigned long bad;
+} tap_t;
+
+static void
+s_info_field (const char *info, const char *key, char *out, size_t len)
+{
+    out[0] = 0;
+    char pat[32];
+    snprintf (pat, sizeof pat, "%s=", key);
+    const char *p = strstr (info, pat);
+    if (!p)
+        return;
+    p += strlen (pat);
+    size_t n = strcspn (p, " ");
+    snprintf (out, len, "%.*s", (int) (n < len ? n : len - 1), p);
+}
+
+//  Handle one tapped message: 4 frames. Returns 0, or -1 when malformed.
+static int
+s_handle (tap_t *self, zmsg_t *msg)
+{
+    if (zmsg_size (msg) != 4) {
+        self->bad++;
+        return -1;
+    }
+    zframe_t *type = zmsg_first (msg);
+    zframe_t *info = zmsg_next (msg);
+    zframe_t *header = zmsg_next (msg);
+    zframe_t *body = zmsg_next (msg);
+    const ProtobufCMessageDescriptor *desc =
+        bas_msgtype_lookup ((const char *) zframe_data (type), zframe_size (type));
+    char infostr[512];
+    snprintf (infostr, sizeof infostr, "%.*s", (int) zframe_size (info), (const char *) zframe_data (info));
+    char svc[64], dir[8], peer[64], when[32];
+    s_info_field (infostr, "svc", svc, sizeof svc);
+    s_info_field (infostr, "dir", dir, sizeof dir);
+    s_info_field (infostr, "peer", peer, sizeof peer);
+    s_info_field (infostr, "time_us", when, sizeof when);
+    if (!desc) {
+        self->bad++;
+        fprintf (stderr, "basalt-tap: unknown message type \"%.*s\" from %s\n",
+                 (int) zframe_size (type), (const char *) zframe_data (type), svc);
+        return -1;
+    }
+    if (self->opts.type_glob && fnmatch (self->opts.type_glob, desc->name, 0) != 0 &&
+        fnmatch (self->opts.type_glob, desc->short_name, 0) != 0)
+        return 0;
+    if (self->opts.service && strcmp (self->opts.service, svc) != 0)
+        return 0;
+    Basalt__V1__Header *h = basalt__v1__header__unpack (NULL, zframe_size (header), zframe_data (header));
+    ProtobufCMessage *m = protobuf_c_message_unpack (desc, NULL, zframe_size (body), zframe_data (body));
+    if (!h || !m) {
+        self->bad++;
+        fprintf (stderr, "basalt-tap: %s from %s does not decode\n", desc->name, svc);
+        if (h)
+            basalt__v1__header__free_unpacked (h, NULL);
+        if (m)
+            protobuf_c_message_free_unpacked (m, NULL);
+        return -1;
+    }
+    if (self->opts.name && !bas_pbjson_has_string (m, self->opts.name)) {
+        basalt__v1__header__free_unpacked (h, NULL);
+        protobuf_c_message_free_unpacked (m, NULL);
+        return 0;
+    }
+    self->seen++;
+    if (self->record) {
+        for (zframe_t *f = zmsg_first (msg); f; f = zmsg_next (msg)) {
+            uint32_t n = (uint32_t) zframe_size (f);
+            fwrite (&n, sizeof n, 1, self->record);
+            fwrite (zframe_data (f), 1, n, self->record);
+        }
+        fflush (self->record);
+    }
+    if (self->opts.stats) {
+        char key[192];
+        snprintf (key, sizeof key, "%s %s %s %s", svc, dir, peer, desc->short_name);
+        s_stat_t *s = zhashx_lookup (self->stats, key);
+        if (!s) {
+            s = calloc (1, sizeof *s);
+            snprintf (s->key, sizeof s->key, "%s", key);
+            zhashx_insert (self->stats, key, s);
+        }
+        s->n++;
+    }
+    else {
+        cJSON *out = cJSON_CreateObject ();
+        cJSON_AddNumberToObject (out, "time_us", atof (when));
+        cJSON_AddStringToObject (out, "svc", svc);
+        cJSON_AddStringToObject (out, "dir", dir);
+        cJSON_AddStringToObject (out, "peer", peer);
+        cJSON_AddStringToObject (out, "type", desc->name);
+        cJSON_AddItemToObject (out, "header", bas_pbjson_from_message (&h->base));
+        cJSON *bodyjson = bas_pbjson_from_message (m);
+        if (self->opts.json) {
+            cJSON_AddItemToObject (out, "body", bodyjson);
+            char *line = cJSON_PrintUnformatted (out);
+            printf ("%s\n", line);
+            free (line);
+        }
+        else {
+            char *b = cJSON_PrintUnformatted (bodyjson);
+            size_t blen = strlen (b);
+            printf ("%s %-14s %-3s %-14s %-26s seq=%llu %.*s%s\n", when, svc, dir, peer,
+                    desc->short_name, (unsigned long long) h->seq, (int) (blen > 160 ? 160 : blen),
+                    b, blen > 160 ? "…" : "");
+            free (b);
+            cJSON_Delete (bodyjson);
+        }
+        cJSON_Delete (out);
+        fflush (stdout);
+    }
+    basalt__v1__header__free_unpacked (h, NULL);
+    protobuf_c_message_free_unpacked (m, NULL);
+    return 0;
+}
+
+static void
+s_print_stats (tap_t *self, double seconds)
+{
+    printf ("%-60s %10s %10s\n", "svc dir peer type", "count", "per_s");
+    for (s_stat_t *s = zhashx_first (self->stats); s; s = zhashx_next (self->stats)) {
+        printf ("%-60s %10lu %10.1f\n", s->key, s->n, seconds > 0 ? s->n / seconds : 0);
+        s->n = 0;
+    }
+    fflush (stdout);
+}
+
+static int
+s_replay (tap_t *self, const char *path)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f) {
+        fprintf (stderr, "basalt-tap: cannot read %s\n", path);
+        return 1;
+    }
+    int rc = 0;
+    while (!feof (f)) {
+        zmsg_t *msg = zmsg_new ();
+        int frames = 0;
+        for (; frames < 4; frames++) {
+            uint32_t n;
+            if (fread (&n, sizeof n, 1, f) != 1)
+                break;
+            if (n > (64u << 20)) {
+                fprintf (stderr, "basalt-tap: %s: frame of %u bytes is not a capture\n", path, n);
+                rc = 1;
+                break;
+            }
+            zframe_t *fr = zframe_new (NULL, n);
+            if (n && fread (zframe_data (fr), 1, n, f) != n) {
+                zframe_destroy (&fr);
+                fprintf (stderr, "basalt-tap: %s is truncated\n", path);
+                rc = 1;
+                break;
+            }
+            zmsg_append (msg, &fr);
+        }
+        if (frames == 4)
+            s_handle (self, msg);
+        zmsg_destroy (&msg);
+        if (frames != 4)
+            break;
+    }
+    fclose (f);
+    if (self->opts.stats)
+        s_print_stats (self, 0);
+    return rc;
+}
+
+static void
+s_usage (FILE *out)
+{
+    fprintf (out, "Usage: basalt-tap [--json] [--type GLOB] [--name NAME] [--service SVC]\n"
+                  "                  [--stats] [--record FILE] [--read FILE] ENDPOINT...\n");
+}
+
+int
+main (int argc, char **argv)
+{
+    tap_t self = {0};
+    static const struct option options[] = {
+        {"json", no_argument, NULL, 'j'},         {"type", required_argument, NULL, 't'},
+        {"name", required_argument, NULL, 'n'},   {"service", required_argument, NULL, 's'},
+        {"stats", no_argument, NULL, 'S'},        {"record", required_argument, NULL, 'r'},
+        {"read", required_argument, NULL, 'R'},   {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = getopt_long (argc, argv, "", options, NULL)) != -1) {
+        switch (c) {
+        case 'j': self.opts.json = true; break;
+        case 't': self.opts.type_glob = optarg; break;
+        case 'n': self.opts.name = optarg; break;
+        case 's': self.opts.service = optarg; break;
+        case 'S': self.opts.stats = true; break;
+        case 'r': self.opts.record = optarg; break;
+        case 'R': self.opts.read = optarg; break;
+        case 'h': s_usage (stdout); return 0;
+        case 'V': printf ("basalt-tap %s\n", BASALT_VERSION); return 0;
+        default: s_usage (stderr); return 2;
+        }
+    }
+    self.stats = zhashx_new ();
+    zhashx_set_destructor (self.stats, (zhashx_destructor_fn *) zstr_free);
+    if (self.opts.read) {
+        int rc = s_replay (&self, self.opts.read);
+        zhashx_destroy (&self.stats);
+        return rc;
+    }
+    if (optind >= argc) {
+        s_usage (stderr);
+        return 2;
+    }
+    if (self.opts.record && !(self.record = fopen (self.opts.record, "wb"))) {
+        fprintf (stderr, "basalt-tap: cannot write %s\n", self.opts.record);
+        return 1;
+    }
+    zsys_set_logstream (NULL);
+    zpoller_t *poller = zpoller_new (NULL);
+    zlistx_t *socks = zlistx_new ();
+    for (int i = optind; i < argc; i++) {
+        char err[256];
+        zsock_t *sub = bas_sock_new (ZMQ_SUB, argv[i], false, NULL, err, sizeof err);
+        if (!sub) {
+            fprintf (stderr, "basalt-tap: %s\n", err);
+            return 1;
+        }
+        zpoller_add (poller, sub);
+        zlistx_add_end (socks, sub);
+    }
+    int64_t last = zclock_mono ();
+    while (!zsys_interrupted) {
+        zsock_t *which = zpoller_wait (poller, 1000);
+        if (which) {
+            zmsg_t *msg = zmsg_recv (which);
+            if (msg)
+                s_handle (&self, msg);
+            zmsg_destroy (&msg);
+        }
+        else if (zpoller_terminated (poller))
+            break;
+        if (self.opts.stats && zclock_mono () - last >= 1000) {
+            s_print_stats (&self, (double) (zclock_mono () - last) / 1000.0);
+            last = zclock_mono ();
+        }
+    }
+    for (zsock_t *s = zlistx_first (socks); s; s = zlistx_next (socks))
+        zsock_destroy (&s);
+    zlistx_destroy (&socks);
+    zpoller_destroy (&poller);
+    zhashx_destroy (&self.stats);
+    if (self.record)
+        fclose (self.record);
+    return 0;
+}
