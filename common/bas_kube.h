@@ -42,6 +42,10 @@ typedef struct {
 //  in-cluster (KUBERNETES_SERVICE_HOST/PORT, service-account token and CA),
 //  else ~/.kube/config; `master` (if set) overrides the server. Strings are
 //  owned by cfg. Returns 0, or -1 with a message naming the file and place.
+//  cfg must start zeroed (or be a loaded cfg): the connection fields it sets
+//  replace (and free) the old ones; qps, burst and user_agent are left
+//  alone; on error cfg is unchanged. `err` may be NULL.
+//  bas_kube_config_clear frees every string (user_agent too) and zeroes cfg.
 int bas_kube_config_load (bas_kube_config_t *cfg, const char *kubeconfig, const char *master,
                           char *err, size_t errlen);
 void bas_kube_config_clear (bas_kube_config_t *cfg);
@@ -49,8 +53,12 @@ void bas_kube_config_clear (bas_kube_config_t *cfg);
 typedef struct _bas_kube_t bas_kube_t;
 
 //  Create a client driven by `loop` (borrowed; must outlive the client).
-//  cfg is copied. Returns NULL if curl cannot be initialised.
+//  cfg is copied. Returns NULL if curl cannot be initialised or cfg has no
+//  server. The client adds pollers and timers to loop; run the loop at least
+//  once before zloop_destroy (zloop defers timer cancellation to its loop).
 bas_kube_t *bas_kube_new (zloop_t *loop, const bas_kube_config_t *cfg);
+//  Stops every informer and drops queued requests without calling their
+//  `done`. Call it from outside the client's own callbacks.
 void bas_kube_destroy (bas_kube_t **self_p);
 
 // ------------------------------------------------------------ informers
@@ -63,6 +71,8 @@ typedef enum {
 } bas_kube_event_t;
 
 //  Called for each event; `object` is borrowed for the duration of the call.
+//  Callbacks run from the reactor, never inside libcurl, so they may start
+//  requests or informers (but not destroy the client).
 typedef void(bas_kube_event_fn) (void *arg, bas_kube_event_t type, const cJSON *object);
 
 typedef struct _bas_kube_informer_t bas_kube_informer_t;
@@ -105,13 +115,23 @@ typedef void(bas_kube_done_fn) (void *arg, const bas_kube_response_t *response);
 
 //  Send a request; `done` is called once from the reactor with the final
 //  response (after retries). `content_type` may be NULL (application/json).
-//  body may be NULL. Returns 0, or -1 if it could not be queued.
+//  body may be NULL (copied otherwise). Retries (up to 5 tries, backoff from
+//  100 ms to 10 s with jitter, at least Retry-After) on transport errors,
+//  5xx and 429; other codes finish at once. code 0 means no complete
+//  response: reason "TransportError" or "ResponseTooLarge". Error responses
+//  are logged. `done` is never called before bas_kube_request returns.
+//  Returns 0, or -1 if it could not be queued.
 int bas_kube_request (bas_kube_t *self, const char *method, const char *path,
                       const char *content_type, const char *body, bas_kube_done_fn *done,
                       void *arg);
 
 //  Number of requests queued or in flight (for graceful shutdown and metrics).
 size_t bas_kube_pending (bas_kube_t *self);
+
+//  Cap on one response body (and on one watch line); a larger response
+//  fails with code 0 and reason "ResponseTooLarge". 0 restores the default
+//  (512 MiB). Mostly for tests.
+void bas_kube_set_max_body (bas_kube_t *self, size_t bytes);
 
 //  Blocking one-shot request for command-line tools and tests (not for
 //  services). Returns the HTTP code (0 on transport error); *body_p gets a
