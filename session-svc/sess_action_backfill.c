@@ -1,0 +1,68 @@
+/*  sess_action_backfill: place best-effort tasks (tasks that request
+    nothing), which allocate leaves alone.
+
+    Volcano's backfill (volcano-semantics.md §5.3): for admitted, valid
+    jobs, the pending best-effort tasks in queue, job and task order; each
+    goes to the best node that passes the predicates (no resource check:
+    it requests nothing, but the pod-count limit still holds) and is
+    allocated outside any statement; its job's allocated tasks are
+    dispatched as soon as the job is ready.
+*/
+#include "sess_session.h"
+
+#include <stdlib.h>
+
+void
+sess_backfill_execute (sess_session_t *ssn, const cJSON *args)
+{
+    (void)args;
+    sess_heap_t queues;
+    sess_heap_init (&queues, sess_cmp_queues, ssn);
+    sess_heap_t *jobs = calloc ((size_t)ssn->nqueues + 1, sizeof *jobs);
+    bool *pushed = calloc ((size_t)ssn->nqueues + 1, sizeof *pushed);
+    if (!jobs || !pushed)
+        abort ();
+    for (int q = 0; q < ssn->nqueues; q++)
+        sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
+    char message[256];
+    for (int j = 0; j < ssn->njobs; j++) {
+        sess_job_t *job = &ssn->jobs[j];
+        if (sess_job_is_pending (job) || job->pending_best_effort == 0)
+            continue;
+        const char *reason = NULL;
+        if (sess_job_valid (ssn, job, &reason, message, sizeof message) != 0)
+            continue;
+        int q = job->queue->index;
+        sess_heap_push (&jobs[q], job);
+        if (!pushed[q]) {
+            pushed[q] = true;
+            sess_heap_push (&queues, job->queue);
+        }
+    }
+    sess_heap_t tasks;
+    sess_heap_init (&tasks, sess_cmp_tasks, ssn);
+    while (!sess_heap_empty (&queues)) {
+        sess_queue_t *queue = sess_heap_pop (&queues);
+        sess_heap_t *heap = &jobs[queue->index];
+        while (!sess_heap_empty (heap)) {
+            sess_job_t *job = sess_heap_pop (heap);
+            for (int t = 0; t < job->ntasks; t++)
+                if (job->tasks[t]->status == SESS_TASK_PENDING && job->tasks[t]->best_effort)
+                    sess_heap_push (&tasks, job->tasks[t]);
+            while (!sess_heap_empty (&tasks)) {
+                sess_task_t *task = sess_heap_pop (&tasks);
+                int n = sess_predicate_nodes (ssn, task, false);
+                if (n == 0)
+                    continue;
+                sess_node_t *node = sess_best_node (ssn, task, n, false);
+                sess_allocate_direct (ssn, task, node);
+            }
+        }
+    }
+    sess_heap_fini (&tasks);
+    for (int q = 0; q < ssn->nqueues; q++)
+        sess_heap_fini (&jobs[q]);
+    free (jobs);
+    free (pushed);
+    sess_heap_fini (&queues);
+}

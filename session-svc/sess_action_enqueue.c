@@ -1,0 +1,57 @@
+/*  sess_action_enqueue: admit Pending PodGroups (Pending -> Inqueue).
+
+    Volcano's enqueue (volcano-semantics.md §5.1): queues in queue order,
+    round robin, one job per turn, jobs in job order. A job whose PodGroup
+    has no minResources is admitted without asking; otherwise every
+    JobEnqueueable callback votes by tier (overcommit: cluster room,
+    proportion/capacity: queue room at every level) and, when admitted,
+    JobEnqueued lets them reserve it. A refused job simply waits for the
+    next session. The new phase is in-session and reaches the API through
+    the status written at close.
+*/
+#include "sess_session.h"
+
+#include <stdlib.h>
+
+void
+sess_enqueue_execute (sess_session_t *ssn, const cJSON *args)
+{
+    (void)args;
+    sess_heap_t queues;
+    sess_heap_init (&queues, sess_cmp_queues, ssn);
+    sess_heap_t *jobs = calloc ((size_t)ssn->nqueues + 1, sizeof *jobs);
+    bool *pushed = calloc ((size_t)ssn->nqueues + 1, sizeof *pushed);
+    if (!jobs || !pushed)
+        abort ();
+    for (int q = 0; q < ssn->nqueues; q++)
+        sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
+    for (int j = 0; j < ssn->njobs; j++) {
+        sess_job_t *job = &ssn->jobs[j];
+        int q = job->queue->index;
+        if (!pushed[q]) {
+            pushed[q] = true;
+            sess_heap_push (&queues, job->queue);
+        }
+        if (sess_job_is_pending (job))
+            sess_heap_push (&jobs[q], job);
+    }
+    while (!sess_heap_empty (&queues)) {
+        sess_queue_t *queue = sess_heap_pop (&queues);
+        sess_heap_t *heap = &jobs[queue->index];
+        if (sess_heap_empty (heap))
+            continue;
+        sess_job_t *job = sess_heap_pop (heap);
+        if (!job->has_min_resources || sess_job_enqueueable (ssn, job)) {
+            sess_job_enqueued (ssn, job);
+            job->phase = "Inqueue";
+            bas_debug ("sched_job_enqueued", "job=%s queue=%s", job->uid, queue->name);
+        } else
+            bas_debug ("sched_job_not_enqueued", "job=%s queue=%s", job->uid, queue->name);
+        sess_heap_push (&queues, queue);
+    }
+    for (int q = 0; q < ssn->nqueues; q++)
+        sess_heap_fini (&jobs[q]);
+    free (jobs);
+    free (pushed);
+    sess_heap_fini (&queues);
+}

@@ -1,0 +1,929 @@
+/*  sess_model: the session's model of the cluster, built from the replica.
+
+    At open: queues (plus the implicit "root" and "default"), nodes in name
+    order with their accounted use, jobs (PodGroups whose queue exists) in
+    (creation time, "ns/name") order, and tasks (pods of those jobs, and
+    pods of no job that use a node). Task status comes from pod fields as
+    Volcano derives it (volcano-semantics.md §3.4).
+
+    Design note: a node whose accounted idle goes negative — pods placed
+    outside the scheduler, allocatable that shrank — is not a reason to
+    stop (DESIGN problem 4, Volcano asserted here): it is marked out of sync
+    for this session, logged once with its numbers, and left out, exactly
+    like the nodes the cache itself reports out of sync. Every session
+    rebuilds the model, so the node returns by itself when its accounting is
+    whole again. Resource arithmetic is bas_resource's, which never aborts.
+*/
+#include "sess_session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// ------------------------------------------------------------ resources
+
+bool
+sess_res_fit (const bas_res_t *req, const bas_res_t *avail, char *reason, size_t rlen)
+{
+    const char *bad = NULL;
+    if (req->milli_cpu > 0 && req->milli_cpu > avail->milli_cpu)
+        bad = "cpu";
+    else if (req->memory > 0 && req->memory > avail->memory)
+        bad = "memory";
+    else if (req->pods > 0 && req->pods > avail->pods)
+        bad = "pods";
+    else
+        for (int i = 0; i < req->nscalars; i++)
+            if (req->scalars[i].value > 0 &&
+                req->scalars[i].value > bas_res_scalar_get (avail, req->scalars[i].name)) {
+                bad = req->scalars[i].name;
+                break;
+            }
+    if (!bad)
+        return true;
+    if (reason && rlen)
+        snprintf (reason, rlen, "Insufficient %s", bad);
+    return false;
+}
+
+bool
+sess_res_le_on (const bas_res_t *l, const bas_res_t *r, const bas_res_t *req)
+{
+    if (req->milli_cpu > 0 && l->milli_cpu > r->milli_cpu)
+        return false;
+    if (req->memory > 0 && l->memory > r->memory)
+        return false;
+    for (int i = 0; i < req->nscalars; i++) {
+        const char *name = req->scalars[i].name;
+        if (req->scalars[i].value > 0 &&
+            bas_res_scalar_get (l, name) > bas_res_scalar_get (r, name))
+            return false;
+    }
+    return true;
+}
+
+//  Apply op to every scalar name present in either vector (absent = 0).
+static void
+s_scalar_union (bas_res_t *r, const bas_res_t *o, int64_t (*op) (int64_t, int64_t))
+{
+    bas_res_t out = *r;
+    out.nscalars = 0;
+    for (int i = 0; i < r->nscalars; i++)
+        bas_res_scalar_set (&out, r->scalars[i].name,
+                            op (r->scalars[i].value, bas_res_scalar_get (o, r->scalars[i].name)));
+    for (int i = 0; i < o->nscalars; i++)
+        if (bas_res_scalar_get (r, o->scalars[i].name) == 0)
+            bas_res_scalar_set (&out, o->scalars[i].name, op (0, o->scalars[i].value));
+    r->nscalars = out.nscalars;
+    memcpy (r->scalars, out.scalars, sizeof r->scalars);
+}
+
+static int64_t
+s_min (int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static int64_t
+s_max (int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+void
+sess_res_min (bas_res_t *r, const bas_res_t *o)
+{
+    r->milli_cpu = s_min (r->milli_cpu, o->milli_cpu);
+    r->memory = s_min (r->memory, o->memory);
+    r->pods = s_min (r->pods, o->pods);
+    s_scalar_union (r, o, s_min);
+}
+
+void
+sess_res_max (bas_res_t *r, const bas_res_t *o)
+{
+    r->milli_cpu = s_max (r->milli_cpu, o->milli_cpu);
+    r->memory = s_max (r->memory, o->memory);
+    r->pods = s_max (r->pods, o->pods);
+    s_scalar_union (r, o, s_max);
+}
+
+void
+sess_res_exceeded (const bas_res_t *l, const bas_res_t *r, bas_res_t *out)
+{
+    bas_res_t d = *l;
+    bas_res_sub (&d, r);
+    bas_res_t zero;
+    bas_res_zero (&zero);
+    sess_res_max (&d, &zero);
+    *out = d;
+}
+
+bool
+sess_res_le_all (const bas_res_t *l, const bas_res_t *r)
+{
+    if (l->milli_cpu > r->milli_cpu || l->memory > r->memory || l->pods > r->pods)
+        return false;
+    for (int i = 0; i < l->nscalars; i++)
+        if (l->scalars[i].value > bas_res_scalar_get (r, l->scalars[i].name))
+            return false;
+    for (int i = 0; i < r->nscalars; i++)
+        if (bas_res_scalar_get (l, r->scalars[i].name) > r->scalars[i].value)
+            return false;
+    return true;
+}
+
+void
+sess_res_infinite (bas_res_t *r)
+{
+    bas_res_zero (r);
+    r->milli_cpu = r->memory = r->pods = INT64_MAX / 4;
+}
+
+// ------------------------------------------------------------ fit errors
+
+sess_fit_t *
+sess_fit_new (int nnodes)
+{
+    sess_fit_t *self = calloc (1, sizeof *self);
+    if (!self)
+        abort ();
+    self->nnodes = nnodes;
+    return self;
+}
+
+void
+sess_fit_add (sess_fit_t *self, const char *reason, int count)
+{
+    for (int i = 0; i < self->nreasons; i++)
+        if (strcmp (self->reasons[i], reason) == 0) {
+            self->counts[i] += count;
+            return;
+        }
+    if (self->nreasons == SESS_FIT_MAX_REASONS) {
+        self->counts[SESS_FIT_MAX_REASONS - 1] += count;
+        return;
+    }
+    self->reasons[self->nreasons] = strdup (reason);
+    if (!self->reasons[self->nreasons])
+        abort ();
+    self->counts[self->nreasons++] = count;
+}
+
+void
+sess_fit_destroy (sess_fit_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sess_fit_t *self = *self_p;
+    for (int i = 0; i < self->nreasons; i++)
+        free (self->reasons[i]);
+    free (self);
+    *self_p = NULL;
+}
+
+typedef struct {
+    const char *reason;
+    int count;
+    char text[160];
+} s_reason_t;
+
+static int
+s_reason_cmp (const void *a, const void *b)
+{
+    return strcmp (((const s_reason_t *)a)->text, ((const s_reason_t *)b)->text);
+}
+
+const char *
+sess_fit_text (const sess_fit_t *self, char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return buf;
+    //  Volcano's FitErrors.Error(): "0/N nodes are available: <count> <reason>, …."
+    //  with the "<count> <reason>" strings sorted as strings.
+    s_reason_t sorted[SESS_FIT_MAX_REASONS];
+    int n = self ? self->nreasons : 0;
+    for (int i = 0; i < n; i++) {
+        sorted[i].reason = self->reasons[i];
+        sorted[i].count = self->counts[i];
+        snprintf (sorted[i].text, sizeof sorted[i].text, "%d %s", self->counts[i],
+                  self->reasons[i]);
+    }
+    qsort (sorted, (size_t)n, sizeof sorted[0], s_reason_cmp);
+    size_t used = (size_t)snprintf (buf, len, "0/%d nodes are available", self ? self->nnodes : 0);
+    for (int i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf (buf + used, len - used, "%s%s", i ? ", " : ": ", sorted[i].text);
+    if (used < len && n > 0)
+        snprintf (buf + used, len - used, ".");
+    return buf;
+}
+
+// ------------------------------------------------------------ tasks, nodes, jobs
+
+static int
+s_status_index (int status)
+{
+    return status ? __builtin_ctz ((unsigned)status) : 0;
+}
+
+int
+sess_job_count (const sess_job_t *job, int mask)
+{
+    int n = 0;
+    for (int i = 0; i < SESS_TASK_NSTATUS; i++)
+        if (mask & (1 << i))
+            n += job->nstatus[i];
+    return n;
+}
+
+int
+sess_job_ready_num (const sess_job_t *job)
+{
+    return sess_job_count (job, SESS_ALLOCATED_CLASS | SESS_TASK_SUCCEEDED);
+}
+
+int
+sess_job_waiting_num (const sess_job_t *job)
+{
+    return sess_job_count (job, SESS_TASK_PIPELINED);
+}
+
+int
+sess_job_valid_num (const sess_job_t *job)
+{
+    return sess_job_count (job, SESS_ALLOCATED_CLASS | SESS_TASK_SUCCEEDED | SESS_TASK_PIPELINED |
+                                    SESS_TASK_PENDING);
+}
+
+bool
+sess_job_is_pending (const sess_job_t *job)
+{
+    return !job->phase || !job->phase[0] || strcmp (job->phase, "Pending") == 0;
+}
+
+void
+sess_task_set_status (sess_task_t *task, int status)
+{
+    sess_job_t *job = task->job;
+    int old = task->status;
+    task->status = status;
+    if (!job || old == status)
+        return;
+    job->nstatus[s_status_index (old)]--;
+    job->nstatus[s_status_index (status)]++;
+    if (task->best_effort) {
+        if (old == SESS_TASK_PENDING)
+            job->pending_best_effort--;
+        if (status == SESS_TASK_PENDING)
+            job->pending_best_effort++;
+    }
+    bool was = (old & SESS_ALLOCATED_CLASS) != 0, is = (status & SESS_ALLOCATED_CLASS) != 0;
+    if (was && !is)
+        bas_res_sub (&job->allocated, &task->resreq);
+    else if (!was && is)
+        bas_res_add (&job->allocated, &task->resreq);
+}
+
+static int64_t
+s_nz (int64_t v, int64_t dflt)
+{
+    return v > 0 ? v : dflt;
+}
+
+void
+sess_node_add_task (sess_node_t *node, const sess_task_t *task)
+{
+    //  FutureIdle = idle + releasing - pipelined moves with idle except for
+    //  Releasing tasks (idle and releasing cancel out) and Pipelined ones.
+    if (task->status == SESS_TASK_PIPELINED) {
+        bas_res_add (&node->pipelined, &task->resreq);
+        bas_res_sub (&node->future_idle, &task->resreq);
+    } else {
+        if (task->status == SESS_TASK_RELEASING)
+            bas_res_add (&node->releasing, &task->resreq);
+        else
+            bas_res_sub (&node->future_idle, &task->resreq);
+        bas_res_add (&node->used, &task->resreq);
+        bas_res_sub (&node->idle, &task->resreq);
+        node->nz_milli_cpu += s_nz (task->resreq.milli_cpu, SESS_NONZERO_MILLI_CPU);
+        node->nz_memory += s_nz (task->resreq.memory, SESS_NONZERO_MEMORY);
+    }
+    node->npods++;
+}
+
+void
+sess_node_remove_task (sess_node_t *node, const sess_task_t *task)
+{
+    if (task->status == SESS_TASK_PIPELINED) {
+        bas_res_sub (&node->pipelined, &task->resreq);
+        bas_res_add (&node->future_idle, &task->resreq);
+    } else {
+        if (task->status == SESS_TASK_RELEASING)
+            bas_res_sub (&node->releasing, &task->resreq);
+        else
+            bas_res_add (&node->future_idle, &task->resreq);
+        bas_res_sub (&node->used, &task->resreq);
+        bas_res_add (&node->idle, &task->resreq);
+        node->nz_milli_cpu -= s_nz (task->resreq.milli_cpu, SESS_NONZERO_MILLI_CPU);
+        node->nz_memory -= s_nz (task->resreq.memory, SESS_NONZERO_MEMORY);
+    }
+    node->npods--;
+}
+
+sess_queue_t *
+sess_queue_lookup (sess_session_t *ssn, const char *name)
+{
+    if (!name || !ssn->queue_index)
+        return NULL;
+    return (sess_queue_t *)zhashx_lookup (ssn->queue_index, name);
+}
+
+// ------------------------------------------------------------ open: queues
+
+typedef struct {
+    const void **items; // borrowed objects
+    size_t n, cap;
+} s_vec_t;
+
+static void
+s_vec_push (s_vec_t *v, const void *item)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 64;
+        v->items = realloc (v->items, v->cap * sizeof *v->items);
+        if (!v->items)
+            abort ();
+    }
+    v->items[v->n++] = item;
+}
+
+static void
+s_collect (void *arg, const Basalt__V1__Object *obj)
+{
+    s_vec_t *v = arg;
+    switch (obj->kind_case) {
+    case BASALT__V1__OBJECT__KIND_NODE:
+        s_vec_push (v, obj->node);
+        break;
+    case BASALT__V1__OBJECT__KIND_POD:
+        s_vec_push (v, obj->pod);
+        break;
+    case BASALT__V1__OBJECT__KIND_POD_GROUP:
+        s_vec_push (v, obj->pod_group);
+        break;
+    case BASALT__V1__OBJECT__KIND_QUEUE:
+        s_vec_push (v, obj->queue);
+        break;
+    case BASALT__V1__OBJECT__KIND_PRIORITY_CLASS:
+        s_vec_push (v, obj->priority_class);
+        break;
+    default:
+        break;
+    }
+}
+
+static const char *
+s_str (const char *s)
+{
+    return s ? s : "";
+}
+
+static int
+s_queue_cmp (const void *a, const void *b)
+{
+    return strcmp (((const sess_queue_t *)a)->name, ((const sess_queue_t *)b)->name);
+}
+
+static void
+s_res_or_zero (bas_res_t *r, const Basalt__V1__Resources *p, bool *has, const char *what,
+               const char *name)
+{
+    bas_res_zero (r);
+    *has = p != NULL;
+    if (!p)
+        return;
+    char err[160];
+    if (bas_res_from_proto (r, p, err, sizeof err) != 0)
+        bas_warn ("sched_bad_resources", "object=%s what=%s msg=\"%s\"", name, what, err);
+}
+
+static int
+s_open_queues (sess_session_t *ssn)
+{
+    s_vec_t v = {0};
+    bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, s_collect, &v);
+    bool have_root = false, have_default = false;
+    for (size_t i = 0; i < v.n; i++) {
+        const Basalt__V1__Queue *q = v.items[i];
+        if (strcmp (s_str (q->name), SESS_ROOT_QUEUE) == 0)
+            have_root = true;
+        if (strcmp (s_str (q->name), SESS_DEFAULT_QUEUE) == 0)
+            have_default = true;
+    }
+    int n = (int)v.n + !have_root + !have_default;
+    ssn->queues = calloc ((size_t)n, sizeof *ssn->queues);
+    if (!ssn->queues)
+        abort ();
+    int k = 0;
+    for (size_t i = 0; i < v.n; i++) {
+        const Basalt__V1__Queue *q = v.items[i];
+        if (!q->name || !q->name[0])
+            continue;
+        sess_queue_t *sq = &ssn->queues[k++];
+        sq->q = q;
+        sq->name = q->name;
+        sq->weight = q->has_weight && q->weight > 0 ? q->weight : 1;
+        sq->priority = q->has_priority ? q->priority : 0;
+        sq->open = !q->state || !q->state[0] || strcmp (q->state, "Open") == 0;
+        sq->reclaimable = q->has_reclaimable ? q->reclaimable : true;
+        sq->creation_ms = q->has_creation_time_ms ? q->creation_time_ms : 0;
+        s_res_or_zero (&sq->capability, q->capability, &sq->has_capability, "capability", q->name);
+        s_res_or_zero (&sq->deserved, q->deserved, &sq->has_deserved, "deserved", q->name);
+        s_res_or_zero (&sq->guarantee, q->guarantee, &sq->has_guarantee, "guarantee", q->name);
+    }
+    if (!have_root) {
+        sess_queue_t *sq = &ssn->queues[k++];
+        sq->name = SESS_ROOT_QUEUE;
+        sq->weight = 1;
+        sq->open = true;
+    }
+    if (!have_default) {
+        sess_queue_t *sq = &ssn->queues[k++];
+        sq->name = SESS_DEFAULT_QUEUE;
+        sq->weight = 1;
+        sq->open = true;
+        sq->reclaimable = true;
+    }
+    free (v.items);
+    ssn->nqueues = k;
+    qsort (ssn->queues, (size_t)k, sizeof *ssn->queues, s_queue_cmp);
+    ssn->queue_index = zhashx_new ();
+    for (int i = 0; i < k; i++) {
+        ssn->queues[i].index = i;
+        ssn->queues[i].is_leaf = true;
+        zhashx_insert (ssn->queue_index, ssn->queues[i].name, &ssn->queues[i]);
+    }
+    //  Parents: spec.parent, else root. A missing parent or a cycle attaches
+    //  the queue to root (logged): the hierarchy must stay a tree.
+    sess_queue_t *root = sess_queue_lookup (ssn, SESS_ROOT_QUEUE);
+    for (int i = 0; i < k; i++) {
+        sess_queue_t *sq = &ssn->queues[i];
+        if (sq == root)
+            continue;
+        const char *pname =
+            sq->q && sq->q->parent && sq->q->parent[0] ? sq->q->parent : SESS_ROOT_QUEUE;
+        sess_queue_t *parent = sess_queue_lookup (ssn, pname);
+        if (!parent || parent == sq) {
+            bas_warn ("sched_queue_parent_missing", "queue=%s parent=%s", sq->name, pname);
+            parent = root;
+        }
+        sq->parent = parent;
+    }
+    for (int i = 0; i < k; i++) {
+        sess_queue_t *sq = &ssn->queues[i];
+        int depth = 0;
+        for (sess_queue_t *p = sq->parent; p; p = p->parent)
+            if (++depth > k)
+                break;
+        if (depth > k) {
+            bas_warn ("sched_queue_cycle", "queue=%s msg=\"attached to root\"", sq->name);
+            sq->parent = root;
+        }
+    }
+    for (int i = 0; i < k; i++) {
+        sess_queue_t *sq = &ssn->queues[i];
+        sq->depth = 0;
+        for (sess_queue_t *p = sq->parent; p && sq->depth <= k; p = p->parent)
+            sq->depth++;
+        if (sq->parent)
+            sq->parent->is_leaf = false;
+    }
+    return 0;
+}
+
+// ------------------------------------------------------------ open: nodes
+
+static int
+s_kv_cmp (const void *a, const void *b)
+{
+    const Basalt__V1__KeyValue *l = *(const Basalt__V1__KeyValue *const *)a;
+    const Basalt__V1__KeyValue *r = *(const Basalt__V1__KeyValue *const *)b;
+    return strcmp (s_str (l->key), s_str (r->key));
+}
+
+static int
+s_node_cmp (const void *a, const void *b)
+{
+    return strcmp (((const sess_node_t *)a)->name, ((const sess_node_t *)b)->name);
+}
+
+static int
+s_open_nodes (sess_session_t *ssn, sess_node_t **all_p, int *nall_p)
+{
+    s_vec_t v = {0};
+    bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, s_collect, &v);
+    sess_node_t *all = calloc (v.n ? v.n : 1, sizeof *all);
+    if (!all)
+        abort ();
+    int n = 0;
+    for (size_t i = 0; i < v.n; i++) {
+        const Basalt__V1__Node *node = v.items[i];
+        if (!node->name || !node->name[0])
+            continue;
+        if (ssn->params->out_of_sync_nodes &&
+            zhashx_lookup (ssn->params->out_of_sync_nodes, node->name)) {
+            ssn->params->nodes_out_of_sync++;
+            bas_debug ("sched_node_skipped", "node=%s reason=cache_out_of_sync", node->name);
+            continue;
+        }
+        sess_node_t *sn = &all[n++];
+        sn->node = node;
+        sn->name = node->name;
+        char err[160];
+        if (node->allocatable &&
+            bas_res_from_proto (&sn->allocatable, node->allocatable, err, sizeof err) != 0)
+            bas_warn ("sched_bad_resources", "node=%s what=allocatable msg=\"%s\"", node->name,
+                      err);
+        if (!node->allocatable)
+            bas_res_zero (&sn->allocatable);
+        //  No pod limit known: treat as unlimited rather than as zero.
+        sn->max_pods = sn->allocatable.pods;
+        if (sn->allocatable.pods <= 0)
+            sn->allocatable.pods = INT32_MAX;
+        sn->idle = sn->allocatable;
+        sn->future_idle = sn->allocatable;
+        bas_res_zero (&sn->used);
+        bas_res_zero (&sn->releasing);
+        bas_res_zero (&sn->pipelined);
+        sn->ready = !node->has_ready || node->ready;
+        sn->unschedulable = node->unschedulable;
+        for (size_t t = 0; t < node->n_taints; t++) {
+            const char *effect = node->taints[t]->effect ? node->taints[t]->effect : "";
+            if (strcmp (effect, "NoSchedule") == 0 || strcmp (effect, "NoExecute") == 0)
+                sn->hard_taints++;
+        }
+        sn->nlabels = node->n_labels;
+        if (sn->nlabels) {
+            sn->labels = malloc (sn->nlabels * sizeof *sn->labels);
+            if (!sn->labels)
+                abort ();
+            for (size_t l = 0; l < sn->nlabels; l++)
+                sn->labels[l] = node->labels[l];
+            qsort (sn->labels, sn->nlabels, sizeof *sn->labels, s_kv_cmp);
+        }
+    }
+    free (v.items);
+    if (n)
+        qsort (all, (size_t)n, sizeof *all, s_node_cmp);
+    *all_p = all;
+    *nall_p = n;
+    return 0;
+}
+
+// ------------------------------------------------------------ open: jobs and tasks
+
+static int
+s_job_cmp (const void *a, const void *b)
+{
+    const sess_job_t *l = a, *r = b;
+    if (l->creation_ms != r->creation_ms)
+        return l->creation_ms < r->creation_ms ? -1 : 1;
+    return strcmp (l->uid, r->uid);
+}
+
+static int
+s_pod_cmp (const void *a, const void *b)
+{
+    const Basalt__V1__Pod *l = *(const Basalt__V1__Pod *const *)a;
+    const Basalt__V1__Pod *r = *(const Basalt__V1__Pod *const *)b;
+    return strcmp (s_str (l->uid), s_str (r->uid));
+}
+
+static int
+s_class_priority (sess_session_t *ssn, const char *name, bool *found)
+{
+    *found = false;
+    if (name && name[0]) {
+        const Basalt__V1__PriorityClass *pc = bas_store_priority_class (ssn->replica, name);
+        if (pc) {
+            *found = true;
+            return pc->value;
+        }
+    }
+    return 0;
+}
+
+static void
+s_find_default_priority (void *arg, const Basalt__V1__Object *obj)
+{
+    sess_session_t *ssn = arg;
+    const Basalt__V1__PriorityClass *pc = obj->priority_class;
+    if (pc && pc->global_default) {
+        ssn->has_default_priority = true;
+        ssn->default_priority = pc->value;
+    }
+}
+
+static int
+s_task_status (const Basalt__V1__Pod *pod)
+{
+    const char *phase = s_str (pod->phase);
+    bool on_node = pod->node_name && pod->node_name[0];
+    if (strcmp (phase, "Succeeded") == 0)
+        return SESS_TASK_SUCCEEDED;
+    if (strcmp (phase, "Failed") == 0)
+        return SESS_TASK_FAILED;
+    if (strcmp (phase, "Running") == 0)
+        return pod->deleting ? SESS_TASK_RELEASING : SESS_TASK_RUNNING;
+    if (strcmp (phase, "Pending") == 0 || phase[0] == 0) {
+        if (pod->deleting)
+            return SESS_TASK_RELEASING;
+        if (on_node)
+            return SESS_TASK_BOUND;
+        if (pod->assumed_node && pod->assumed_node[0])
+            return SESS_TASK_BINDING;
+        return SESS_TASK_PENDING;
+    }
+    return SESS_TASK_UNKNOWN;
+}
+
+//  Numeric suffix after the last '-' when the name has >= 3 dash-separated
+//  parts (Volcano's CompareTask), else -1.
+static int
+s_name_suffix (const char *name)
+{
+    int dashes = 0;
+    const char *last = NULL;
+    for (const char *p = name; *p; p++)
+        if (*p == '-') {
+            dashes++;
+            last = p;
+        }
+    if (dashes < 2 || !last || !last[1])
+        return -1;
+    long v = 0;
+    for (const char *p = last + 1; *p; p++) {
+        if (*p < '0' || *p > '9' || v > 100000000)
+            return -1;
+        v = v * 10 + (*p - '0');
+    }
+    return (int)v;
+}
+
+static int
+s_open_jobs (sess_session_t *ssn)
+{
+    bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS,
+                       s_find_default_priority, ssn);
+    s_vec_t v = {0};
+    bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, s_collect, &v);
+    ssn->jobs = calloc (v.n ? v.n : 1, sizeof *ssn->jobs);
+    if (!ssn->jobs)
+        abort ();
+    int n = 0;
+    for (size_t i = 0; i < v.n; i++) {
+        const Basalt__V1__PodGroup *pg = v.items[i];
+        if (!pg->name || !pg->name[0])
+            continue;
+        const char *qname = pg->queue && pg->queue[0] ? pg->queue : SESS_DEFAULT_QUEUE;
+        sess_queue_t *queue = sess_queue_lookup (ssn, qname);
+        if (!queue) {
+            bas_debug ("sched_job_skipped", "job=%s/%s reason=queue_missing queue=%s",
+                       s_str (pg->namespace_), pg->name, qname);
+            continue;
+        }
+        sess_job_t *job = &ssn->jobs[n++];
+        job->pg = pg;
+        job->uid = zsys_sprintf ("%s/%s", s_str (pg->namespace_), pg->name);
+        job->queue = queue;
+        queue->njobs++;
+        bool found;
+        job->priority = s_class_priority (ssn, pg->priority_class_name, &found);
+        if (!found && ssn->has_default_priority)
+            job->priority = ssn->default_priority;
+        job->min_available = pg->min_member > 0 ? pg->min_member : 0;
+        job->creation_ms = pg->creation_time_ms;
+        job->phase = pg->status && pg->status->phase ? pg->status->phase : "";
+        s_res_or_zero (&job->min_resources, pg->min_resources, &job->has_min_resources,
+                       "minResources", job->uid);
+        bas_res_zero (&job->allocated);
+        bas_res_zero (&job->total_request);
+        if (pg->n_min_task_member) {
+            job->roles = calloc (pg->n_min_task_member, sizeof *job->roles);
+            if (!job->roles)
+                abort ();
+            for (size_t r = 0; r < pg->n_min_task_member; r++) {
+                const Basalt__V1__KeyValue *kv = pg->min_task_member[r];
+                long min = kv->value ? strtol (kv->value, NULL, 10) : 0;
+                if (!kv->key || min <= 0 || min > 1000000)
+                    continue;
+                job->roles[job->nroles].role = kv->key;
+                job->roles[job->nroles++].min = (int)min;
+                job->role_min_total += (int)min;
+            }
+        }
+    }
+    free (v.items);
+    ssn->njobs = n;
+    if (n)
+        qsort (ssn->jobs, (size_t)n, sizeof *ssn->jobs, s_job_cmp);
+    zhashx_t *by_name = zhashx_new ();
+    for (int i = 0; i < n; i++) {
+        ssn->jobs[i].index = i;
+        zhashx_insert (by_name, ssn->jobs[i].uid, &ssn->jobs[i]);
+    }
+
+    //  Pods: tasks of jobs, and pods of no job that use a node.
+    s_vec_t pods = {0};
+    bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_collect, &pods);
+    if (pods.n)
+        qsort (pods.items, pods.n, sizeof *pods.items, s_pod_cmp);
+    ssn->tasks = calloc (pods.n ? pods.n : 1, sizeof *ssn->tasks);
+    if (!ssn->tasks)
+        abort ();
+    int nt = 0;
+    char key[512];
+    for (size_t i = 0; i < pods.n; i++) {
+        const Basalt__V1__Pod *pod = pods.items[i];
+        sess_job_t *job = NULL;
+        if (pod->group && pod->group[0]) {
+            snprintf (key, sizeof key, "%s/%s", s_str (pod->namespace_), pod->group);
+            job = zhashx_lookup (by_name, key);
+        }
+        int status = s_task_status (pod);
+        const char *node_name = pod->node_name && pod->node_name[0] ? pod->node_name
+                                : status == SESS_TASK_BINDING       ? pod->assumed_node
+                                                                    : NULL;
+        if (!job && !node_name)
+            continue;
+        sess_task_t *task = &ssn->tasks[nt++];
+        task->pod = pod;
+        task->job = job;
+        task->status = status;
+        task->node_name = node_name;
+        char err[160];
+        bas_res_zero (&task->resreq);
+        if (pod->requests &&
+            bas_res_from_proto (&task->resreq, pod->requests, err, sizeof err) != 0)
+            bas_warn ("sched_bad_resources", "pod=%s/%s what=requests msg=\"%s\"",
+                      s_str (pod->namespace_), s_str (pod->name), err);
+        task->best_effort = bas_res_is_empty (&task->resreq);
+        task->resreq.pods = 1;
+        if (pod->has_priority)
+            task->priority = pod->priority;
+        else {
+            bool found;
+            task->priority = s_class_priority (ssn, pod->priority_class_name, &found);
+            if (!found)
+                task->priority =
+                    ssn->has_default_priority ? ssn->default_priority : SESS_TASK_DEFAULT_PRIORITY;
+        }
+        task->name_suffix = s_name_suffix (s_str (pod->name));
+        if (job)
+            job->ntasks++;
+    }
+    free (pods.items);
+    ssn->ntasks = nt;
+    zhashx_destroy (&by_name);
+
+    for (int j = 0; j < n; j++) {
+        sess_job_t *job = &ssn->jobs[j];
+        if (job->ntasks) {
+            job->tasks = calloc ((size_t)job->ntasks, sizeof *job->tasks);
+            if (!job->tasks)
+                abort ();
+        }
+        job->ntasks = 0;
+    }
+    for (int t = 0; t < nt; t++) {
+        sess_task_t *task = &ssn->tasks[t];
+        sess_job_t *job = task->job;
+        if (!job)
+            continue;
+        job->tasks[job->ntasks++] = task;
+        job->nstatus[s_status_index (task->status)]++;
+        if (task->best_effort && task->status == SESS_TASK_PENDING)
+            job->pending_best_effort++;
+        if (task->status & SESS_ALLOCATED_CLASS)
+            bas_res_add (&job->allocated, &task->resreq);
+        bas_res_add (&job->total_request, &task->resreq);
+    }
+    return 0;
+}
+
+// ------------------------------------------------------------ open / close
+
+int
+sess_model_open (sess_session_t *ssn)
+{
+    if (s_open_queues (ssn) != 0)
+        return -1;
+    sess_node_t *all = NULL;
+    int nall = 0;
+    if (s_open_nodes (ssn, &all, &nall) != 0)
+        return -1;
+    zhashx_t *all_index = zhashx_new ();
+    for (int i = 0; i < nall; i++)
+        zhashx_insert (all_index, all[i].name, &all[i]);
+    if (s_open_jobs (ssn) != 0) {
+        zhashx_destroy (&all_index);
+        free (all);
+        return -1;
+    }
+    //  Charge every task on a node (terminated ones use nothing).
+    for (int t = 0; t < ssn->ntasks; t++) {
+        sess_task_t *task = &ssn->tasks[t];
+        if (!task->node_name || (task->status & SESS_COMPLETED_CLASS))
+            continue;
+        sess_node_t *node = zhashx_lookup (all_index, task->node_name);
+        if (node) {
+            sess_node_add_task (node, task);
+            task->node = node;
+        }
+    }
+    zhashx_destroy (&all_index);
+
+    //  Keep nodes whose accounting is whole; the others are out of sync
+    //  for this session (DESIGN problem 4).
+    ssn->nodes = calloc (nall ? (size_t)nall : 1, sizeof *ssn->nodes);
+    int *map = calloc (nall ? (size_t)nall : 1, sizeof *map);
+    if (!ssn->nodes || !map)
+        abort ();
+    int n = 0;
+    for (int i = 0; i < nall; i++) {
+        sess_node_t *node = &all[i];
+        const char *dim = NULL;
+        bas_res_t idle = node->idle;
+        if (node->max_pods <= 0)
+            idle.pods = 0;
+        if (bas_res_is_negative (&idle, &dim)) {
+            char a[160], u[160];
+            bas_res_format (&node->allocatable, a, sizeof a);
+            bas_res_format (&node->used, u, sizeof u);
+            bas_warn ("sched_node_out_of_sync",
+                      "node=%s reason=negative_idle dimension=%s allocatable=\"%s\" used=\"%s\"",
+                      node->name, dim ? dim : "?", a, u);
+            ssn->params->nodes_out_of_sync++;
+            free (node->labels);
+            map[i] = -1;
+            continue;
+        }
+        map[i] = n;
+        ssn->nodes[n] = *node;
+        ssn->nodes[n].index = n;
+        bas_res_add (&ssn->total, &node->allocatable);
+        if (node->max_pods <= 0)
+            ssn->total.pods -= node->allocatable.pods;
+        n++;
+    }
+    ssn->nnodes = n;
+    for (int t = 0; t < ssn->ntasks; t++) {
+        sess_task_t *task = &ssn->tasks[t];
+        if (task->node) {
+            int k = map[task->node - all];
+            task->node = k >= 0 ? &ssn->nodes[k] : NULL;
+        }
+    }
+    free (map);
+    free (all);
+    ssn->node_index = zhashx_new ();
+    for (int i = 0; i < n; i++)
+        zhashx_insert (ssn->node_index, ssn->nodes[i].name, &ssn->nodes[i]);
+    ssn->scratch_nodes = calloc (n ? (size_t)n : 1, sizeof *ssn->scratch_nodes);
+    ssn->scratch_scores = calloc (n ? (size_t)n : 1, sizeof *ssn->scratch_scores);
+    if (!ssn->scratch_nodes || !ssn->scratch_scores)
+        abort ();
+    return 0;
+}
+
+void
+sess_model_close (sess_session_t *ssn)
+{
+    for (int i = 0; i < ssn->nnodes; i++)
+        free (ssn->nodes[i].labels);
+    free (ssn->nodes);
+    ssn->nodes = NULL;
+    for (int t = 0; t < ssn->ntasks; t++)
+        sess_fit_destroy (&ssn->tasks[t].fit);
+    free (ssn->tasks);
+    ssn->tasks = NULL;
+    for (int j = 0; j < ssn->njobs; j++) {
+        sess_job_t *job = &ssn->jobs[j];
+        free (job->uid);
+        free (job->tasks);
+        free (job->roles);
+        free (job->invalid);
+        free (job->failed_roles);
+        free ((char *)job->new_cond.message);
+        free ((char *)job->new_cond.transition_id);
+        free ((char *)job->new_cond.last_transition_time);
+    }
+    free (ssn->jobs);
+    ssn->jobs = NULL;
+    free (ssn->queues);
+    ssn->queues = NULL;
+    zhashx_destroy (&ssn->queue_index);
+    zhashx_destroy (&ssn->node_index);
+    free (ssn->scratch_nodes);
+    free (ssn->scratch_scores);
+    free (ssn->dispatched);
+}

@@ -1,0 +1,73 @@
+/*  sess_registry: the const tables of scheduler actions and plugins.
+
+    Design note: a command table in the Redis manner — one const array per
+    kind, looked up by name. Every name Volcano knows is listed, so a
+    configuration written for Volcano parses; entries Basalt does not
+    implement yet have NULL entry points and are skipped with a warning
+    (sess_conf.c). Adding a plugin is one line here plus its file.
+*/
+#include "sess_session.h"
+
+#include <string.h>
+
+static const sess_action_def_t s_actions[] = {
+    {"enqueue", sess_enqueue_execute},
+    {"allocate", sess_allocate_execute},
+    {"backfill", sess_backfill_execute},
+    {"preempt", NULL},
+    {"reclaim", NULL},
+    {"gangpreempt", NULL},
+    {"gangreclaim", NULL},
+    {"shuffle", NULL},
+};
+
+static const sess_plugin_def_t s_plugins[] = {
+    {"priority", sess_priority_open, sess_priority_close},
+    {"gang", sess_gang_open, sess_gang_close},
+    {"conformance", sess_conformance_open, sess_conformance_close},
+    {"predicates", sess_predicates_open, sess_predicates_close},
+    {"nodeorder", sess_nodeorder_open, sess_nodeorder_close},
+    {"binpack", sess_binpack_open, sess_binpack_close},
+    {"drf", sess_drf_open, sess_drf_close},
+    {"proportion", sess_proportion_open, sess_proportion_close},
+    {"capacity", sess_capacity_open, sess_capacity_close},
+    {"overcommit", sess_overcommit_open, sess_overcommit_close},
+    //  Volcano plugins not implemented yet: accepted, skipped.
+    {"deviceshare", NULL, NULL},
+    {"resource-strategy-fit", NULL, NULL},
+    {"tdm", NULL, NULL},
+    {"sla", NULL, NULL},
+    {"task-topology", NULL, NULL},
+    {"numa-aware", NULL, NULL},
+    {"cdp", NULL, NULL},
+    {"rescheduling", NULL, NULL},
+    {"usage", NULL, NULL},
+    {"pdb", NULL, NULL},
+    {"nodegroup", NULL, NULL},
+    {"network-topology-aware", NULL, NULL},
+    {"extender", NULL, NULL},
+    {"resourcequota", NULL, NULL},
+};
+
+const sess_action_def_t *
+sess_registry_action (const char *name)
+{
+    for (size_t i = 0; i < sizeof s_actions / sizeof s_actions[0]; i++)
+        if (strcmp (s_actions[i].name, name) == 0)
+            return &s_actions[i];
+    return NULL;
+}
+
+const sess_plugin_def_t *
+sess_registry_plugin (const char *name, bool *known)
+{
+    for (size_t i = 0; i < sizeof s_plugins / sizeof s_plugins[0]; i++)
+        if (strcmp (s_plugins[i].name, name) == 0) {
+            if (known)
+                *known = true;
+            return s_plugins[i].on_session_open ? &s_plugins[i] : NULL;
+        }
+    if (known)
+        *known = false;
+    return NULL;
+}

@@ -1,0 +1,74 @@
+/*  sess_sched: one scheduling session, open to commit (see sess_sched.h).
+
+    Design note: the order is Volcano's runOnce — open the model, open the
+    plugins in tier order (they register callbacks), run the configured
+    actions in order, let the plugins close (gang writes its conditions),
+    then turn the session's outcome into a Commit. Nothing outlives the
+    call but the Commit; the replica is never changed.
+*/
+#include "sess_session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+Basalt__V1__Commit *
+sess_run (bas_store_t *replica, const sess_conf_t *conf, sess_params_t *params)
+{
+    sess_params_t dummy = {0};
+    if (!params)
+        params = &dummy;
+    params->jobs_total = params->jobs_ready = params->pods_placed = params->pods_pending = 0;
+    params->nodes_out_of_sync = 0;
+    sess_conf_t *own_conf = NULL;
+    if (!conf)
+        conf = own_conf = sess_conf_default ();
+    bas_store_t *empty = NULL;
+    if (!replica)
+        replica = empty = bas_store_new ();
+
+    sess_session_t ssn;
+    memset (&ssn, 0, sizeof ssn);
+    ssn.conf = conf;
+    ssn.params = params;
+    ssn.replica = replica;
+    ssn.cur_plugin = -1;
+    ssn.enqueue_configured = sess_conf_has_action (conf, "enqueue");
+    bas_res_zero (&ssn.total);
+
+    Basalt__V1__Commit *commit = NULL;
+    if (sess_model_open (&ssn) == 0 && sess_plugins_open (&ssn) == 0) {
+        for (int i = 0; i < sess_conf_nactions (conf); i++) {
+            const sess_action_def_t *action = sess_conf_action (conf, i);
+            if (!action->execute)
+                continue;
+            action->execute (&ssn, sess_conf_action_args (conf, action->name));
+        }
+        for (int j = 0; j < ssn.njobs; j++)
+            if (ssn.jobs[j].ntasks > 0 && sess_job_ready (&ssn, &ssn.jobs[j]))
+                params->jobs_ready++;
+        sess_plugins_close (&ssn);
+        commit = sess_model_commit (&ssn);
+    } else
+        sess_plugins_close (&ssn);
+    if (!commit) {
+        //  Nothing to propose; still answer with an (empty) commit.
+        commit = calloc (1, sizeof *commit);
+        if (!commit)
+            abort ();
+        basalt__v1__commit__init (commit);
+        if (params->session_id)
+            commit->session_id = strdup (params->session_id);
+    }
+    for (int k = 0; k < SESS_FN_COUNT; k++)
+        free (ssn.fns[k]);
+    free (ssn.plugins);
+    sess_model_close (&ssn);
+    bas_store_destroy (&empty);
+    sess_conf_destroy (&own_conf);
+    bas_debug ("sched_session_done",
+               "session=%s jobs=%d ready=%d placed=%d pending=%d nodes_out_of_sync=%d",
+               params->session_id ? params->session_id : "-", params->jobs_total,
+               params->jobs_ready, params->pods_placed, params->pods_pending,
+               params->nodes_out_of_sync);
+    return commit;
+}

@@ -1,0 +1,76 @@
+/*  sess_sched: the scheduling core of session-svc — one Volcano-style
+    scheduling session over a replica of the cluster model.
+
+    The lead's reactor (sess_main.c) keeps the replica up to date and calls
+    sess_run once per scheduling period. A session opens a model of its own
+    from the replica (nodes with idle/used accounting, jobs = PodGroups with
+    their tasks = pods, queues), lets every configured plugin register its
+    callbacks, runs the configured actions in order (enqueue, allocate,
+    backfill, ...), closes the plugins and turns what changed into one
+    Commit: placements for gangs that became ready, PodGroup status changes
+    and PodScheduled=False pod conditions. The replica is only read.
+
+    Design note: the configuration is Volcano's volcano-scheduler.conf, so a
+    cluster can move from Volcano to Basalt without touching it. Actions and
+    plugins are found in const registries (sess_registry.c); how the plugins'
+    callbacks combine across tiers follows Volcano's session_plugins.go
+    (see sess_session.h). Everything is deterministic: equal nodes are told
+    apart by name, never at random, so tests and scenario files are stable.
+*/
+#ifndef SESS_SCHED_H
+#define SESS_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bas_store.h"
+#include "basalt.pb-c.h"
+#include <czmq.h>
+
+//  Parsed scheduler configuration (actions + tiers + plugin arguments).
+typedef struct _sess_conf_t sess_conf_t;
+
+//  Parse Volcano's volcano-scheduler.conf format (YAML: actions: "enqueue,
+//  allocate, backfill"; tiers: - plugins: - name: X, arguments: {...},
+//  enableXxx flags; configurations: - name: <action>, arguments: {...}).
+//  Returns a new configuration owned by the caller, or NULL with a message
+//  naming the line and the reason in err. Plugins Volcano has but Basalt
+//  does not implement yet are accepted and skipped with a warning; a name
+//  Volcano does not know is an error.
+sess_conf_t *sess_conf_parse (const char *yaml_text, size_t len, char *err, size_t errlen);
+
+//  Volcano's built-in default: actions enqueue, allocate, backfill; tier 1
+//  priority, gang, conformance; tier 2 overcommit, drf, predicates,
+//  proportion, nodeorder, binpack. Owned by the caller.
+sess_conf_t *sess_conf_default (void);
+
+//  Destroy a configuration; NULL-safe, nulls the caller's pointer.
+void sess_conf_destroy (sess_conf_t **self_p);
+
+//  The configured actions as text ("enqueue, allocate, backfill"), for logs.
+//  Writes at most len bytes to buf and returns buf.
+const char *sess_conf_describe (const sess_conf_t *self, char *buf, size_t len);
+
+typedef struct {
+    const char *session_id;      // uid of this session, used as condition transitionID
+    int64_t now_ms;              // wall clock for condition timestamps
+    zhashx_t *out_of_sync_nodes; // nodes the cache reports out of sync (may be NULL): skipped
+    // statistics out:
+    int jobs_total;        // jobs (PodGroups with a known queue) in the session
+    int jobs_ready;        // jobs whose gang is ready at close
+    int pods_placed;       // placements in the returned commit
+    int pods_pending;      // tasks still Pending at close
+    int nodes_out_of_sync; // nodes skipped: reported by the cache or found negative here
+} sess_params_t;
+
+//  Run one session over `replica` (borrowed, not changed). Returns a new
+//  Commit owned by the caller (free with protobuf_c_message_free_unpacked)
+//  holding: placements (pod uid, node, job uid = PodGroup uid, pod
+//  resource_version) for gangs that became ready; PodGroup status changes
+//  ONLY for groups whose status (phase, counts, conditions ignoring
+//  lastTransitionTime/transitionID) changed; and PodScheduled=False /
+//  Unschedulable pod conditions for pending tasks of unschedulable groups.
+//  `conf` NULL means the default configuration. Never aborts on data.
+Basalt__V1__Commit *sess_run (bas_store_t *replica, const sess_conf_t *conf, sess_params_t *params);
+
+#endif

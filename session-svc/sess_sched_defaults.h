@@ -1,0 +1,46 @@
+/*  sess_sched_defaults: the tunables of the scheduling core, in one place
+    (the process's own tunables are in sess_defaults.h).
+
+    Each value is Volcano's default (volcano-semantics.md §2), so a cluster
+    moving from Volcano sees the same behaviour.
+*/
+#ifndef SESS_SCHED_DEFAULTS_H
+#define SESS_SCHED_DEFAULTS_H
+
+//  Queue used by a PodGroup whose spec.queue is empty (--default-queue).
+#define SESS_DEFAULT_QUEUE "default"
+//  The top of the queue hierarchy; always present.
+#define SESS_ROOT_QUEUE "root"
+
+//  Predicate scan size (§5.7): scan all nodes up to this many; otherwise
+//  stop once this many (at least) feasible nodes were found.
+#define SESS_MIN_FEASIBLE_NODES 100
+//  Floor of the adaptive percentage of nodes to find.
+#define SESS_MIN_PERCENTAGE_NODES 5
+//  Configured percentage of nodes to find; <= 0 means adaptive (50 - n/125).
+#define SESS_PERCENTAGE_NODES 0
+
+//  overcommit plugin: cluster capacity is multiplied by this for enqueue.
+#define SESS_OVERCOMMIT_FACTOR 1.2
+
+//  Priority of a task whose pod has no priority and no class.
+#define SESS_TASK_DEFAULT_PRIORITY 1
+
+//  Maximum tiers / plugins per tier / actions in a configuration.
+#define SESS_MAX_TIERS 8
+#define SESS_MAX_PLUGINS 32
+#define SESS_MAX_ACTIONS 16
+
+//  Distinct fit-error reasons remembered per failed task; more are folded
+//  into the last slot.
+#define SESS_FIT_MAX_REASONS 12
+
+//  Water-filling rounds of the proportion plugin before giving up (Volcano
+//  loops until nothing changes; integer rounding makes a cap prudent).
+#define SESS_PROPORTION_MAX_ROUNDS 64
+
+//  Kubernetes' non-zero request defaults used in scoring (100m CPU, 200Mi).
+#define SESS_NONZERO_MILLI_CPU 100
+#define SESS_NONZERO_MEMORY (200LL * 1024 * 1024)
+
+#endif

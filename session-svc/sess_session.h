@@ -1,0 +1,539 @@
+/*  sess_session: the inside of a scheduling session — the model (nodes,
+    jobs, tasks, queues), the plugin framework (callback registration and
+    Volcano's tier rules for combining them), statements, and the registries
+    of plugins and actions. Private to session-svc: plugins and actions
+    include it; the reactor only sees sess_sched.h.
+
+    Design note: the model is built fresh from the replica at every session
+    open into flat arrays (nodes in name order, tasks, jobs, queues); the
+    objects point into the replica (borrowed) and never change it. Plugins
+    keep their per-job and per-queue state in their own arrays indexed by
+    job->index / queue->index, so the model needs no plugin fields. The
+    framework keeps, per callback kind, the list of registrations in tier
+    order; each dispatcher below implements the combination rule Volcano's
+    session_plugins.go has for that kind (volcano-semantics.md §1.3).
+*/
+#ifndef SESS_SESSION_H
+#define SESS_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bas_log.h"
+#include "bas_resource.h"
+#include "bas_store.h"
+#include "basalt.pb-c.h"
+#include "sess_sched.h"
+#include "sess_sched_defaults.h"
+#include <cjson/cJSON.h>
+#include <czmq.h>
+
+// ------------------------------------------------------------------ model
+
+//  Task status bits, as Volcano's TaskStatus (§3.4).
+typedef enum {
+    SESS_TASK_PENDING = 1 << 0,   // not placed
+    SESS_TASK_ALLOCATED = 1 << 1, // placed in this session, not yet dispatched
+    SESS_TASK_PIPELINED = 1 << 2, // reserved on a node for resources being freed
+    SESS_TASK_BINDING = 1 << 3,   // bind in flight (cache assumed, or committed here)
+    SESS_TASK_BOUND = 1 << 4,     // node name set, pod phase Pending
+    SESS_TASK_RUNNING = 1 << 5,   // pod phase Running
+    SESS_TASK_RELEASING = 1 << 6, // being deleted
+    SESS_TASK_SUCCEEDED = 1 << 7,
+    SESS_TASK_FAILED = 1 << 8,
+    SESS_TASK_UNKNOWN = 1 << 9,
+} sess_task_status_t;
+#define SESS_TASK_NSTATUS 10
+
+//  Status classes (Volcano api/helpers.go).
+#define SESS_ALLOCATED_CLASS                                                                       \
+    (SESS_TASK_BOUND | SESS_TASK_BINDING | SESS_TASK_RUNNING | SESS_TASK_ALLOCATED)
+#define SESS_SCHEDULED_CLASS                                                                       \
+    (SESS_TASK_RUNNING | SESS_TASK_BOUND | SESS_TASK_FAILED | SESS_TASK_SUCCEEDED)
+#define SESS_COMPLETED_CLASS (SESS_TASK_FAILED | SESS_TASK_SUCCEEDED)
+
+typedef struct _sess_node_t sess_node_t;
+typedef struct _sess_task_t sess_task_t;
+typedef struct _sess_job_t sess_job_t;
+typedef struct _sess_queue_t sess_queue_t;
+typedef struct _sess_session_t sess_session_t;
+typedef struct _sess_plugin_conf_t sess_plugin_conf_t;
+
+//  Why a task fit no node: a histogram of reasons over the nodes tried.
+typedef struct {
+    int nnodes;                          // nodes in the session
+    int nreasons;                        // used entries
+    char *reasons[SESS_FIT_MAX_REASONS]; // reason text, owned
+    int counts[SESS_FIT_MAX_REASONS];    // nodes failing for that reason
+} sess_fit_t;
+
+struct _sess_node_t {
+    const char *name;                    // borrowed from node
+    const Basalt__V1__Node *node;        // borrowed from the replica
+    int index;                           // position in ssn->nodes (name order)
+    bas_res_t allocatable;               // node allocatable (pods = max pods)
+    bas_res_t used;                      // Σ requests of tasks on it, but Pipelined
+    bas_res_t idle;                      // allocatable - used (may not go negative: skipped)
+    bas_res_t releasing;                 // Σ requests of Releasing tasks on it
+    bas_res_t pipelined;                 // Σ requests of Pipelined tasks on it
+    bas_res_t future_idle;               // idle + releasing - pipelined, kept current
+    int64_t nz_milli_cpu;                // used CPU with k8s non-zero defaults (scoring)
+    int64_t nz_memory;                   // used memory with k8s non-zero defaults
+    int npods;                           // tasks on it (pipelined included)
+    int64_t max_pods;                    // allocatable pods; 0 = no limit known
+    bool ready;                          // Ready condition (absent = ready)
+    bool unschedulable;                  // spec.unschedulable
+    int hard_taints;                     // NoSchedule / NoExecute taints on it
+    const Basalt__V1__KeyValue **labels; // sorted by key, owned array
+    size_t nlabels;                      // entries in labels
+};
+
+struct _sess_task_t {
+    const Basalt__V1__Pod *pod; // borrowed from the replica
+    sess_job_t *job;            // owning job, NULL for pods of no job
+    sess_node_t *node;          // node it is on or placed on, or NULL
+    const char *node_name;      // name of the node (may be unknown to the session)
+    bas_res_t resreq;           // request, pods = 1
+    int status;                 // one sess_task_status_t bit
+    int priority;               // pod priority
+    int name_suffix;            // numeric suffix of the pod name, -1 if none
+    bool best_effort;           // requests nothing (pods ignored)
+    bool dispatched;            // committed in this session: placement emitted
+    int last_tx;                // status before the last discard, 0 if none
+    sess_fit_t *fit;            // why it fit no node in this session, owned
+};
+
+//  A PodGroup condition in the session (the old ones borrowed, new ones owned).
+typedef struct {
+    const char *type;   // Unschedulable, Scheduled
+    const char *status; // True, False
+    const char *reason;
+    const char *message;
+    const char *transition_id;
+    const char *last_transition_time;
+} sess_cond_t;
+
+//  Per-role minimum (PodGroup spec.minTaskMember).
+typedef struct {
+    const char *role; // borrowed
+    int min;          // minimum tasks of that role
+} sess_role_min_t;
+
+struct _sess_job_t {
+    const Basalt__V1__PodGroup *pg; // borrowed from the replica
+    char *uid;                      // Volcano JobID "ns/name", owned
+    int index;                      // position in ssn->jobs
+    sess_queue_t *queue;            // its queue
+    int priority;                   // from the PodGroup's priority class
+    int min_available;              // spec.minMember
+    int64_t creation_ms;            // PodGroup creation time
+    sess_task_t **tasks;            // its tasks, owned array of borrowed pointers
+    int ntasks;
+    int nstatus[SESS_TASK_NSTATUS]; // tasks per status bit
+    int pending_best_effort;        // Pending tasks requesting nothing
+    bas_res_t allocated;            // Σ requests of allocated-class tasks
+    bas_res_t total_request;        // Σ requests of all tasks
+    bas_res_t min_resources;        // spec.minResources (zero if none)
+    bool has_min_resources;         // spec.minResources set
+    sess_role_min_t *roles;         // per-role minimums, owned
+    int nroles;
+    int role_min_total;        // Σ role minimums
+    const char *phase;         // in-session phase (static or borrowed)
+    const sess_fit_t *fit;     // the last task fit failure (borrowed from a task)
+    char *invalid;             // JobValid / enqueue failure message, owned
+    const char **failed_roles; // roles that failed predicates (fit-error cache)
+    int nfailed_roles;
+    sess_cond_t new_cond; // condition set in this session (strings owned)
+    bool has_new_cond;
+    bool unschedulable; // gang wrote Unschedulable this session
+};
+
+struct _sess_queue_t {
+    const char *name;           // borrowed (or static for implicit queues)
+    const Basalt__V1__Queue *q; // borrowed, NULL for implicit default/root
+    int index;                  // position in ssn->queues
+    sess_queue_t *parent;       // NULL for root
+    int depth;                  // root = 0
+    bool is_leaf;               // no child queue
+    int weight;                 // spec.weight (>= 1)
+    int priority;               // spec.priority
+    bool open;                  // state Open (or unset)
+    bool reclaimable;           // spec.reclaimable (absent = true)
+    int64_t creation_ms;
+    bas_res_t capability; // spec.capability (has_capability)
+    bas_res_t deserved;   // spec.deserved (has_deserved)
+    bas_res_t guarantee;  // spec.guarantee (has_guarantee)
+    bool has_capability, has_deserved, has_guarantee;
+    int njobs; // jobs in this queue
+};
+
+// ------------------------------------------------------------ configuration
+
+typedef enum {
+    SESS_FLAG_JOB_ORDER,
+    SESS_FLAG_HIERARCHY,
+    SESS_FLAG_JOB_READY,
+    SESS_FLAG_JOB_PIPELINED,
+    SESS_FLAG_TASK_ORDER,
+    SESS_FLAG_PREEMPTABLE,
+    SESS_FLAG_RECLAIMABLE,
+    SESS_FLAG_PREEMPTIVE,
+    SESS_FLAG_QUEUE_ORDER,
+    SESS_FLAG_CLUSTER_ORDER,
+    SESS_FLAG_PREDICATE,
+    SESS_FLAG_BEST_NODE,
+    SESS_FLAG_NODE_ORDER,
+    SESS_FLAG_TARGET_JOB,
+    SESS_FLAG_RESERVED_NODES,
+    SESS_FLAG_JOB_ENQUEUED,
+    SESS_FLAG_VICTIM,
+    SESS_FLAG_JOB_STARVING,
+    SESS_FLAG_OVERUSED,
+    SESS_FLAG_ALLOCATABLE,
+    SESS_FLAG_HYPERNODE_ORDER,
+    SESS_FLAG_SUBJOB_READY,
+    SESS_FLAG_SUBJOB_PIPELINED,
+    SESS_FLAG_SUBJOB_ORDER,
+    SESS_FLAG_HYPERNODE_GRADIENT,
+    SESS_FLAG_COUNT
+} sess_flag_t;
+
+typedef struct _sess_plugin_def_t sess_plugin_def_t;
+typedef struct _sess_action_def_t sess_action_def_t;
+
+struct _sess_plugin_conf_t {
+    char *name;                   // plugin name, owned
+    const sess_plugin_def_t *def; // registry entry, NULL if not implemented
+    cJSON *arguments;             // owned object, or NULL
+    bool flags[SESS_FLAG_COUNT];  // enable flags after defaulting
+};
+
+//  Plugin argument look-ups: numbers or numeric strings. Return `dflt` when
+//  absent or unreadable.
+double sess_arg_double (const sess_plugin_conf_t *conf, const char *key, double dflt);
+int sess_arg_int (const sess_plugin_conf_t *conf, const char *key, int dflt);
+bool sess_arg_bool (const sess_plugin_conf_t *conf, const char *key, bool dflt);
+//  String argument, borrowed, or NULL.
+const char *sess_arg_string (const sess_plugin_conf_t *conf, const char *key);
+
+//  Iterate configured actions and tiers (for sess_run).
+int sess_conf_nactions (const sess_conf_t *self);
+const sess_action_def_t *sess_conf_action (const sess_conf_t *self, int i);
+//  Arguments of an action from `configurations`, borrowed, or NULL.
+const cJSON *sess_conf_action_args (const sess_conf_t *self, const char *action);
+int sess_conf_ntiers (const sess_conf_t *self);
+int sess_conf_nplugins (const sess_conf_t *self, int tier);
+const sess_plugin_conf_t *sess_conf_plugin (const sess_conf_t *self, int tier, int i);
+bool sess_conf_has_action (const sess_conf_t *self, const char *name);
+
+// ------------------------------------------------------------ registries
+
+//  A plugin: on_session_open registers callbacks and may set *self_p to its
+//  state (owned by the plugin, freed in on_session_close, which is called
+//  for every opened plugin). Returns 0, or -1 to leave the plugin out of
+//  this session (logged by the caller).
+typedef int (sess_plugin_open_fn) (sess_session_t *ssn, const sess_plugin_conf_t *conf,
+                                   void **self_p);
+typedef void (sess_plugin_close_fn) (sess_session_t *ssn, void *self);
+
+struct _sess_plugin_def_t {
+    const char *name; // Volcano plugin name
+    sess_plugin_open_fn *on_session_open;
+    sess_plugin_close_fn *on_session_close;
+};
+
+//  An action; execute NULL = known to Volcano, not implemented yet.
+typedef void (sess_action_fn) (sess_session_t *ssn, const cJSON *args);
+
+struct _sess_action_def_t {
+    const char *name; // Volcano action name
+    sess_action_fn *execute;
+};
+
+//  Look-ups in the const tables of sess_registry.c. *known says whether
+//  Volcano has such a name (a registry entry may lack an implementation).
+const sess_plugin_def_t *sess_registry_plugin (const char *name, bool *known);
+const sess_action_def_t *sess_registry_action (const char *name);
+
+//  Plugin entry points (one file each).
+sess_plugin_open_fn sess_priority_open, sess_gang_open, sess_conformance_open, sess_predicates_open,
+    sess_nodeorder_open, sess_binpack_open, sess_drf_open, sess_proportion_open, sess_capacity_open,
+    sess_overcommit_open;
+sess_plugin_close_fn sess_priority_close, sess_gang_close, sess_conformance_close,
+    sess_predicates_close, sess_nodeorder_close, sess_binpack_close, sess_drf_close,
+    sess_proportion_close, sess_capacity_close, sess_overcommit_close;
+
+//  Action entry points.
+sess_action_fn sess_enqueue_execute, sess_allocate_execute, sess_backfill_execute;
+
+// ------------------------------------------------------------ callbacks
+
+//  Orders: < 0 when l goes first, > 0 when r goes first, 0 no opinion.
+typedef int (sess_job_order_fn) (void *self, const sess_job_t *l, const sess_job_t *r);
+typedef int (sess_queue_order_fn) (void *self, const sess_queue_t *l, const sess_queue_t *r);
+typedef int (sess_task_order_fn) (void *self, const sess_task_t *l, const sess_task_t *r);
+//  0 when the task may go on the node; -1 with the reason written to
+//  reason[0..rlen) otherwise (a short Kubernetes-style text).
+typedef int (sess_predicate_fn) (void *self, const sess_task_t *task, const sess_node_t *node,
+                                 char *reason, size_t rlen);
+//  A node's score for a task (higher is better).
+typedef double (sess_node_order_fn) (void *self, const sess_task_t *task, const sess_node_t *node);
+typedef bool (sess_job_bool_fn) (void *self, const sess_job_t *job);
+//  Votes: 1 permit, 0 abstain, -1 reject.
+typedef int (sess_job_vote_fn) (void *self, const sess_job_t *job);
+//  JobValid: 0 valid; -1 with reason (static) and message written.
+typedef int (sess_job_valid_fn) (void *self, const sess_job_t *job, const char **reason,
+                                 char *message, size_t mlen);
+typedef void (sess_job_event_fn) (void *self, sess_job_t *job);
+typedef bool (sess_allocatable_fn) (void *self, const sess_queue_t *queue, const sess_task_t *task);
+typedef bool (sess_queue_bool_fn) (void *self, const sess_queue_t *queue);
+//  Victim filter (preempt/reclaim, later): writes the allowed subset of
+//  cands[0..n) into out and returns its size; returns -1 to abstain.
+typedef int (sess_victims_fn) (void *self, const sess_task_t *preemptor, sess_task_t **cands, int n,
+                               sess_task_t **out);
+//  Event handler: a task was allocated/pipelined (or the reverse) in session.
+typedef void (sess_task_event_fn) (void *self, sess_task_t *task);
+
+typedef enum {
+    SESS_FN_JOB_ORDER,
+    SESS_FN_QUEUE_ORDER,
+    SESS_FN_TASK_ORDER,
+    SESS_FN_PREDICATE,
+    SESS_FN_NODE_ORDER,
+    SESS_FN_JOB_READY,
+    SESS_FN_JOB_PIPELINED,
+    SESS_FN_JOB_VALID,
+    SESS_FN_JOB_ENQUEUEABLE,
+    SESS_FN_JOB_ENQUEUED,
+    SESS_FN_JOB_STARVING,
+    SESS_FN_ALLOCATABLE,
+    SESS_FN_OVERUSED,
+    SESS_FN_PREEMPTIVE,
+    SESS_FN_PREEMPTABLE,
+    SESS_FN_RECLAIMABLE,
+    SESS_FN_ALLOCATE_EVENT,
+    SESS_FN_DEALLOCATE_EVENT,
+    SESS_FN_COUNT
+} sess_fn_kind_t;
+
+//  Registration (from on_session_open). The framework records the plugin
+//  being opened and its tier, and drops the registration when the plugin's
+//  enable flag for that kind is off.
+void sess_add_job_order_fn (sess_session_t *ssn, void *self, sess_job_order_fn *fn);
+void sess_add_queue_order_fn (sess_session_t *ssn, void *self, sess_queue_order_fn *fn);
+void sess_add_task_order_fn (sess_session_t *ssn, void *self, sess_task_order_fn *fn);
+void sess_add_predicate_fn (sess_session_t *ssn, void *self, sess_predicate_fn *fn);
+void sess_add_node_order_fn (sess_session_t *ssn, void *self, sess_node_order_fn *fn);
+void sess_add_job_ready_fn (sess_session_t *ssn, void *self, sess_job_bool_fn *fn);
+void sess_add_job_pipelined_fn (sess_session_t *ssn, void *self, sess_job_vote_fn *fn);
+void sess_add_job_valid_fn (sess_session_t *ssn, void *self, sess_job_valid_fn *fn);
+void sess_add_job_enqueueable_fn (sess_session_t *ssn, void *self, sess_job_vote_fn *fn);
+void sess_add_job_enqueued_fn (sess_session_t *ssn, void *self, sess_job_event_fn *fn);
+void sess_add_job_starving_fn (sess_session_t *ssn, void *self, sess_job_bool_fn *fn);
+void sess_add_allocatable_fn (sess_session_t *ssn, void *self, sess_allocatable_fn *fn);
+void sess_add_overused_fn (sess_session_t *ssn, void *self, sess_queue_bool_fn *fn);
+void sess_add_preemptive_fn (sess_session_t *ssn, void *self, sess_allocatable_fn *fn);
+void sess_add_preemptable_fn (sess_session_t *ssn, void *self, sess_victims_fn *fn);
+void sess_add_reclaimable_fn (sess_session_t *ssn, void *self, sess_victims_fn *fn);
+void sess_add_event_handler (sess_session_t *ssn, void *self, sess_task_event_fn *allocate,
+                             sess_task_event_fn *deallocate);
+
+//  Dispatch with Volcano's combination rules.
+//  Orders: plugin order first non-zero, then the fallback (creation time, uid).
+int sess_job_order (sess_session_t *ssn, const sess_job_t *l, const sess_job_t *r);
+int sess_queue_order (sess_session_t *ssn, const sess_queue_t *l, const sess_queue_t *r);
+int sess_task_order (sess_session_t *ssn, const sess_task_t *l, const sess_task_t *r);
+//  All predicates; first failure. Returns 0 or -1 with reason.
+int sess_predicate (sess_session_t *ssn, const sess_task_t *task, const sess_node_t *node,
+                    char *reason, size_t rlen);
+//  Σ of node order scores.
+double sess_node_score (sess_session_t *ssn, const sess_task_t *task, const sess_node_t *node);
+bool sess_has_node_order (sess_session_t *ssn);
+bool sess_job_ready (sess_session_t *ssn, const sess_job_t *job);     // AND
+bool sess_job_pipelined (sess_session_t *ssn, const sess_job_t *job); // tier vote
+//  First failure; 0 valid, -1 with reason/message.
+int sess_job_valid (sess_session_t *ssn, const sess_job_t *job, const char **reason, char *message,
+                    size_t mlen);
+bool sess_job_enqueueable (sess_session_t *ssn, const sess_job_t *job); // tier vote
+void sess_job_enqueued (sess_session_t *ssn, sess_job_t *job);          // all
+bool sess_job_starving (sess_session_t *ssn, const sess_job_t *job);    // first tier, AND
+bool sess_allocatable (sess_session_t *ssn, const sess_queue_t *queue, const sess_task_t *task);
+bool sess_overused (sess_session_t *ssn, const sess_queue_t *queue); // OR
+bool sess_preemptive (sess_session_t *ssn, const sess_queue_t *queue, const sess_task_t *task);
+
+// ------------------------------------------------------------ session
+
+typedef struct {
+    const sess_plugin_def_t *def;   // registry entry
+    const sess_plugin_conf_t *conf; // configuration, borrowed
+    int tier;                       // tier index
+    void *self;                     // plugin state
+} sess_plugin_inst_t;
+
+typedef struct {
+    int plugin;         // index in ssn->plugins
+    void *self;         // the plugin's state
+    void (*fn) (void);  // callback, cast per kind
+    void (*fn2) (void); // second callback (deallocate), or NULL
+} sess_fn_entry_t;
+
+struct _sess_session_t {
+    const sess_conf_t *conf; // borrowed
+    sess_params_t *params;   // borrowed
+    bas_store_t *replica;    // borrowed, read only
+    sess_node_t *nodes;      // schedulable nodes in name order, owned
+    int nnodes;
+    sess_task_t *tasks; // every task (pods of jobs and others), owned
+    int ntasks;
+    sess_job_t *jobs; // jobs in (creation, uid) order, owned
+    int njobs;
+    sess_queue_t *queues; // queues in name order, owned
+    int nqueues;
+    zhashx_t *queue_index;       // name -> sess_queue_t* (borrowed values)
+    zhashx_t *node_index;        // name -> sess_node_t* (borrowed values)
+    bas_res_t total;             // Σ allocatable of session nodes
+    bool has_default_priority;   // a global default PriorityClass exists
+    int default_priority;        // its value
+    sess_plugin_inst_t *plugins; // opened plugins in tier order, owned
+    int nplugins;
+    int cur_plugin;                      // plugin being opened (registration)
+    sess_fn_entry_t *fns[SESS_FN_COUNT]; // registrations per kind, owned arrays
+    int nfns[SESS_FN_COUNT];
+    bool enqueue_configured;     // the enqueue action is in the configuration
+    int next_node;               // rotating start of predicate scans
+    sess_node_t **scratch_nodes; // per-scan buffer of nnodes entries, owned
+    double *scratch_scores;      // per-scan buffer of nnodes entries, owned
+    sess_task_t **dispatched;    // tasks committed (placements), owned array
+    int ndispatched, dispatched_cap;
+};
+
+//  Build the session model from the replica (sess_model.c). Returns 0, or
+//  -1 on allocation failure (everything already built is freed by close).
+int sess_model_open (sess_session_t *ssn);
+//  Free the model.
+void sess_model_close (sess_session_t *ssn);
+//  Turn the session's result into a Commit (placements, statuses, pod
+//  conditions); new message owned by the caller.
+Basalt__V1__Commit *sess_model_commit (sess_session_t *ssn);
+
+//  Open the configured plugins (framework). Returns 0 or -1.
+int sess_plugins_open (sess_session_t *ssn);
+//  Close every opened plugin (in configuration order), free registrations.
+void sess_plugins_close (sess_session_t *ssn);
+
+//  Model helpers.
+sess_queue_t *sess_queue_lookup (sess_session_t *ssn, const char *name);
+//  Change a task's status, keeping the job's counters and allocation right.
+void sess_task_set_status (sess_task_t *task, int status);
+//  Put a task on / take it off a node's accounting (uses task->status to
+//  decide between used and pipelined).
+void sess_node_add_task (sess_node_t *node, const sess_task_t *task);
+void sess_node_remove_task (sess_node_t *node, const sess_task_t *task);
+//  Node's FutureIdle = idle + releasing - pipelined (kept in node->future_idle).
+static inline const bas_res_t *
+sess_node_future_idle (const sess_node_t *node)
+{
+    return &node->future_idle;
+}
+//  Job counters (Volcano JobInfo).
+int sess_job_ready_num (const sess_job_t *job);   // Bound+Binding+Running+Allocated+Succeeded
+int sess_job_waiting_num (const sess_job_t *job); // Pipelined
+int sess_job_valid_num (const sess_job_t *job);   // allocated-class+Succeeded+Pipelined+Pending
+int sess_job_count (const sess_job_t *job, int status_mask);
+bool sess_job_is_pending (const sess_job_t *job); // phase Pending or ""
+//  Resource fit used by actions: req <= avail on cpu, memory and every
+//  scalar of req (pods handled by the pod-count predicate). On failure,
+//  writes "Insufficient <name>" to reason.
+bool sess_res_fit (const bas_res_t *req, const bas_res_t *avail, char *reason, size_t rlen);
+//  Queue helpers used by proportion/capacity: l <= r on the dimensions
+//  that `req` requests (cpu/memory/scalars > 0; pods ignored).
+bool sess_res_le_on (const bas_res_t *l, const bas_res_t *r, const bas_res_t *req);
+//  Per-dimension min / max into r; positive part of (l - r) into out.
+void sess_res_min (bas_res_t *r, const bas_res_t *o);
+void sess_res_max (bas_res_t *r, const bas_res_t *o);
+void sess_res_exceeded (const bas_res_t *l, const bas_res_t *r, bas_res_t *out);
+//  All dimensions (cpu, memory, pods, scalars of either) l <= r.
+bool sess_res_le_all (const bas_res_t *l, const bas_res_t *r);
+//  An "infinite" resource vector (every dimension INT64_MAX / 4).
+void sess_res_infinite (bas_res_t *r);
+
+//  Fit errors.
+sess_fit_t *sess_fit_new (int nnodes);
+void sess_fit_add (sess_fit_t *self, const char *reason, int count);
+void sess_fit_destroy (sess_fit_t **self_p);
+//  "0/N nodes are available: 2 Insufficient cpu, 1 node(s) …." into buf.
+const char *sess_fit_text (const sess_fit_t *self, char *buf, size_t len);
+
+// ------------------------------------------------------------ statement
+
+typedef enum { SESS_OP_ALLOCATE = 1, SESS_OP_PIPELINE = 2 } sess_op_kind_t;
+
+typedef struct {
+    sess_op_kind_t kind; // what was done
+    sess_task_t *task;   // to which task
+    sess_node_t *node;   // on which node
+} sess_op_t;
+
+//  A transaction log of tentative operations on the session state.
+typedef struct {
+    sess_session_t *ssn; // borrowed
+    sess_op_t *ops;      // owned
+    int nops, cap;
+} sess_stmt_t;
+
+void sess_stmt_init (sess_stmt_t *stmt, sess_session_t *ssn);
+void sess_stmt_fini (sess_stmt_t *stmt);
+//  Tentatively place a task (Allocated) or reserve it (Pipelined) on a node;
+//  fires allocate event handlers. Returns 0.
+int sess_stmt_allocate (sess_stmt_t *stmt, sess_task_t *task, sess_node_t *node);
+int sess_stmt_pipeline (sess_stmt_t *stmt, sess_task_t *task, sess_node_t *node);
+//  Make the allocations real: Allocated tasks become Binding and are
+//  recorded as placements. Pipelined ones stay (never written).
+void sess_stmt_commit (sess_stmt_t *stmt);
+//  Undo everything in reverse order; no trace is left.
+void sess_stmt_discard (sess_stmt_t *stmt);
+
+//  Outside statements (backfill): allocate, and dispatch every Allocated
+//  task of the job when it is ready.
+void sess_allocate_direct (sess_session_t *ssn, sess_task_t *task, sess_node_t *node);
+//  Record a task as dispatched (placement in the commit); status Binding.
+void sess_dispatch (sess_session_t *ssn, sess_task_t *task);
+
+// ------------------------------------------------------------ predicates / nodes
+
+//  Scan nodes for a task (§5.7 scan size, rotating start): with_resources
+//  checks req <= FutureIdle first (allocate), without (backfill) only the
+//  predicates. Feasible nodes go to ssn->scratch_nodes; returns their count.
+//  On zero, the task gets a fit record (task->fit, job->fit).
+int sess_predicate_nodes (sess_session_t *ssn, sess_task_t *task, bool with_resources);
+//  Pick the best of the n feasible nodes in ssn->scratch_nodes: first the
+//  ones where the request fits idle (when with_resources), score, highest
+//  wins, ties by node name. Never NULL when n > 0.
+sess_node_t *sess_best_node (sess_session_t *ssn, sess_task_t *task, int n, bool with_resources);
+
+// ------------------------------------------------------------ heap
+
+//  A binary heap of borrowed pointers ordered by cmp (< 0: a before b).
+typedef int (sess_heap_cmp_fn) (void *ctx, const void *a, const void *b);
+typedef struct {
+    void **items; // owned array
+    int n, cap;
+    sess_heap_cmp_fn *cmp;
+    void *ctx;
+} sess_heap_t;
+
+void sess_heap_init (sess_heap_t *h, sess_heap_cmp_fn *cmp, void *ctx);
+void sess_heap_fini (sess_heap_t *h);
+void sess_heap_push (sess_heap_t *h, void *item);
+void *sess_heap_pop (sess_heap_t *h);
+static inline bool
+sess_heap_empty (const sess_heap_t *h)
+{
+    return h->n == 0;
+}
+
+//  Heap comparators over the session's order dispatchers (ctx = ssn).
+sess_heap_cmp_fn sess_cmp_jobs, sess_cmp_queues, sess_cmp_tasks;
+
+#endif

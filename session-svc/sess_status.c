@@ -1,0 +1,227 @@
+/*  sess_status: what a session proposes — placements, PodGroup status
+    changes and pod conditions — built into one Commit at close.
+
+    Design note: the PodGroup phase follows Volcano's getPodGroupPhase
+    (volcano-semantics.md §3.5) with one definition made explicit: a group
+    with minMember 0 and nothing scheduled is not "Completed" (Volcano's
+    quirk) but stays Pending/Inqueue. A status is proposed only when it
+    differs from the one the replica holds, comparing phase, counts and
+    conditions while ignoring lastTransitionTime and transitionID; an
+    unchanged condition keeps its old time and id, so feeding a session's
+    statuses back gives no change the next time. A job with no tasks gets
+    nothing at all (DESIGN problem 2): it is being created or deleted.
+*/
+#include "sess_session.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static char *
+s_dup (const char *s)
+{
+    char *d = strdup (s ? s : "");
+    if (!d)
+        abort ();
+    return d;
+}
+
+static bool
+s_eq (const char *a, const char *b)
+{
+    return strcmp (a ? a : "", b ? b : "") == 0;
+}
+
+//  The phase the job's PodGroup has at close.
+static const char *
+s_phase (const sess_job_t *job)
+{
+    if (job->nstatus[__builtin_ctz (SESS_TASK_RUNNING)] > 0 && job->unschedulable)
+        return "Unknown";
+    int scheduled = sess_job_count (job, SESS_SCHEDULED_CLASS);
+    for (int t = 0; t < job->ntasks; t++)
+        if (job->tasks[t]->status == SESS_TASK_RELEASING && job->tasks[t]->pod->node_name &&
+            job->tasks[t]->pod->node_name[0])
+            scheduled++;
+    if (scheduled > 0 && scheduled >= job->min_available) {
+        int completed = sess_job_count (job, SESS_COMPLETED_CLASS);
+        return scheduled == completed ? "Completed" : "Running";
+    }
+    return s_eq (job->phase, "Inqueue") ? "Inqueue" : "Pending";
+}
+
+static bool
+s_cond_same (const sess_cond_t *a, const Basalt__V1__PodGroupCondition *b)
+{
+    return s_eq (a->type, b->type) && s_eq (a->status, b->status) && s_eq (a->reason, b->reason) &&
+           s_eq (a->message, b->message);
+}
+
+static Basalt__V1__PodGroupCondition *
+s_cond_copy (const Basalt__V1__PodGroupCondition *c)
+{
+    Basalt__V1__PodGroupCondition *out = calloc (1, sizeof *out);
+    if (!out)
+        abort ();
+    basalt__v1__pod_group_condition__init (out);
+    out->type = s_dup (c->type);
+    out->status = s_dup (c->status);
+    out->reason = s_dup (c->reason);
+    out->message = s_dup (c->message);
+    out->transition_id = s_dup (c->transition_id);
+    out->last_transition_time = s_dup (c->last_transition_time);
+    return out;
+}
+
+static Basalt__V1__PodGroupCondition *
+s_cond_new (const sess_cond_t *c)
+{
+    Basalt__V1__PodGroupCondition *out = calloc (1, sizeof *out);
+    if (!out)
+        abort ();
+    basalt__v1__pod_group_condition__init (out);
+    out->type = s_dup (c->type);
+    out->status = s_dup (c->status);
+    out->reason = s_dup (c->reason);
+    out->message = s_dup (c->message);
+    out->transition_id = s_dup (c->transition_id);
+    out->last_transition_time = s_dup (c->last_transition_time);
+    return out;
+}
+
+//  A status change for the job, or NULL when nothing changed.
+static Basalt__V1__PodGroupStatusChange *
+s_status_change (const sess_job_t *job)
+{
+    const Basalt__V1__PodGroupStatus *old = job->pg->status;
+    const char *phase = s_phase (job);
+    int running = job->nstatus[__builtin_ctz (SESS_TASK_RUNNING)];
+    int succeeded = job->nstatus[__builtin_ctz (SESS_TASK_SUCCEEDED)];
+    int failed = job->nstatus[__builtin_ctz (SESS_TASK_FAILED)];
+    bool changed = !old || !s_eq (old->phase, phase) || old->running != running ||
+                   old->succeeded != succeeded || old->failed != failed;
+    int replaced = -1;
+    if (job->has_new_cond) {
+        for (size_t i = 0; old && i < old->n_conditions; i++)
+            if (s_eq (old->conditions[i]->type, job->new_cond.type)) {
+                replaced = (int)i;
+                break;
+            }
+        if (replaced < 0 || !s_cond_same (&job->new_cond, old->conditions[replaced]))
+            changed = true;
+    }
+    if (!changed)
+        return NULL;
+
+    Basalt__V1__PodGroupStatus *st = calloc (1, sizeof *st);
+    if (!st)
+        abort ();
+    basalt__v1__pod_group_status__init (st);
+    st->phase = s_dup (phase);
+    st->has_running = st->has_succeeded = st->has_failed = true;
+    st->running = running;
+    st->succeeded = succeeded;
+    st->failed = failed;
+    size_t nold = old ? old->n_conditions : 0;
+    size_t n = nold + (job->has_new_cond && replaced < 0);
+    if (n) {
+        st->conditions = calloc (n, sizeof *st->conditions);
+        if (!st->conditions)
+            abort ();
+    }
+    for (size_t i = 0; i < nold; i++) {
+        const Basalt__V1__PodGroupCondition *c = old->conditions[i];
+        if ((int)i == replaced && !s_cond_same (&job->new_cond, c))
+            st->conditions[st->n_conditions++] = s_cond_new (&job->new_cond);
+        else
+            st->conditions[st->n_conditions++] = s_cond_copy (c);
+    }
+    if (job->has_new_cond && replaced < 0)
+        st->conditions[st->n_conditions++] = s_cond_new (&job->new_cond);
+
+    Basalt__V1__PodGroupStatusChange *ch = calloc (1, sizeof *ch);
+    if (!ch)
+        abort ();
+    basalt__v1__pod_group_status_change__init (ch);
+    ch->uid = s_dup (job->pg->uid);
+    ch->namespace_ = s_dup (job->pg->namespace_);
+    ch->name = s_dup (job->pg->name);
+    ch->status = st;
+    return ch;
+}
+
+static void *
+s_grow (void *arr, size_t n, size_t size)
+{
+    void *out = realloc (arr, (n ? n : 1) * size);
+    if (!out)
+        abort ();
+    return out;
+}
+
+Basalt__V1__Commit *
+sess_model_commit (sess_session_t *ssn)
+{
+    sess_params_t *params = ssn->params;
+    Basalt__V1__Commit *commit = calloc (1, sizeof *commit);
+    if (!commit)
+        abort ();
+    basalt__v1__commit__init (commit);
+    commit->session_id = s_dup (params->session_id);
+
+    //  Placements, in the order the gangs were committed.
+    commit->placements = s_grow (NULL, (size_t)ssn->ndispatched, sizeof *commit->placements);
+    for (int i = 0; i < ssn->ndispatched; i++) {
+        const sess_task_t *task = ssn->dispatched[i];
+        Basalt__V1__Placement *p = calloc (1, sizeof *p);
+        if (!p)
+            abort ();
+        basalt__v1__placement__init (p);
+        p->pod_uid = s_dup (task->pod->uid);
+        p->node = s_dup (task->node_name);
+        p->job_uid = s_dup (task->job ? task->job->pg->uid : "");
+        p->pod_resource_version = s_dup (task->pod->resource_version);
+        commit->placements[commit->n_placements++] = p;
+    }
+
+    //  Statuses and pod conditions.
+    commit->statuses = s_grow (NULL, (size_t)ssn->njobs, sizeof *commit->statuses);
+    size_t ncond = 0;
+    for (int j = 0; j < ssn->njobs; j++)
+        if (ssn->jobs[j].unschedulable)
+            ncond += (size_t)ssn->jobs[j].ntasks;
+    commit->pod_conditions = s_grow (NULL, ncond, sizeof *commit->pod_conditions);
+    char text[1024];
+    for (int j = 0; j < ssn->njobs; j++) {
+        sess_job_t *job = &ssn->jobs[j];
+        for (int t = 0; t < job->ntasks; t++)
+            if (job->tasks[t]->status == SESS_TASK_PENDING)
+                params->pods_pending++;
+        if (job->ntasks == 0)
+            continue;
+        Basalt__V1__PodGroupStatusChange *ch = s_status_change (job);
+        if (ch)
+            commit->statuses[commit->n_statuses++] = ch;
+        if (!job->unschedulable)
+            continue;
+        for (int t = 0; t < job->ntasks; t++) {
+            const sess_task_t *task = job->tasks[t];
+            if (!(task->status & (SESS_TASK_PENDING | SESS_TASK_ALLOCATED | SESS_TASK_PIPELINED)))
+                continue;
+            Basalt__V1__PodCondition *pc = calloc (1, sizeof *pc);
+            if (!pc)
+                abort ();
+            basalt__v1__pod_condition__init (pc);
+            pc->pod_uid = s_dup (task->pod->uid);
+            pc->type = s_dup ("PodScheduled");
+            pc->status = s_dup ("False");
+            pc->reason = s_dup ("Unschedulable");
+            pc->message = s_dup (task->fit ? sess_fit_text (task->fit, text, sizeof text)
+                                           : job->new_cond.message);
+            commit->pod_conditions[commit->n_pod_conditions++] = pc;
+        }
+    }
+    params->jobs_total = ssn->njobs;
+    params->pods_placed = (int)commit->n_placements;
+    return commit;
+}

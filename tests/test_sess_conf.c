@@ -1,0 +1,197 @@
+/*  test_sess_conf: Volcano's scheduler configuration as Basalt reads it
+    (session-svc sess_conf_*): good files parse, bad ones are refused with
+    the line and the reason, and the parsed configuration drives a session.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bas_log.h"
+#include "sess_sched.h"
+#include "util_model.h"
+
+static sess_conf_t *
+s_parse (const char *text, char *err, size_t errlen)
+{
+    return sess_conf_parse (text, strlen (text), err, errlen);
+}
+
+static void
+test_default (void **state)
+{
+    (void)state;
+    sess_conf_t *conf = sess_conf_default ();
+    assert_non_null (conf);
+    char buf[128];
+    assert_string_equal (sess_conf_describe (conf, buf, sizeof buf), "enqueue, allocate, backfill");
+    sess_conf_destroy (&conf);
+    assert_null (conf);
+    sess_conf_destroy (&conf); // NULL-safe
+}
+
+static void
+test_good (void **state)
+{
+    (void)state;
+    const char *text = "# Volcano's helm chart file, plus extras\n"
+                       "actions: \"enqueue,allocate , backfill, preempt\"\n"
+                       "tiers:\n"
+                       "- plugins:\n"
+                       "  - name: priority\n"
+                       "  - name: gang\n"
+                       "    enablePreemptable: false\n"
+                       "  - name: conformance\n"
+                       "  - name: sla\n"
+                       "    arguments:\n"
+                       "      sla-waiting-time: 1h\n"
+                       "- plugins:\n"
+                       "  - name: overcommit\n"
+                       "    arguments:\n"
+                       "      overcommit-factor: 2.0\n"
+                       "  - name: drf\n"
+                       "    enablePreemptable: false\n"
+                       "  - name: predicates\n"
+                       "    arguments:\n"
+                       "      predicate.NodeAffinityEnable: true\n"
+                       "  - name: proportion\n"
+                       "  - name: nodeorder\n"
+                       "    arguments:\n"
+                       "      leastrequested.weight: \"2\"\n"
+                       "  - name: binpack\n"
+                       "    arguments:\n"
+                       "      binpack.weight: 10\n"
+                       "      binpack.resources: nvidia.com/gpu\n"
+                       "configurations:\n"
+                       "- name: allocate\n"
+                       "  arguments:\n"
+                       "    predicateErrorCacheEnable: true\n"
+                       "metrics:\n"
+                       "  type: prometheus\n";
+    char err[256] = "";
+    sess_conf_t *conf = s_parse (text, err, sizeof err);
+    if (!conf)
+        fail_msg ("%s", err);
+    char buf[128];
+    assert_string_equal (sess_conf_describe (conf, buf, sizeof buf),
+                         "enqueue, allocate, backfill, preempt");
+    sess_conf_destroy (&conf);
+}
+
+static void
+s_expect_error (const char *text, const char *what)
+{
+    char err[256] = "";
+    sess_conf_t *conf = s_parse (text, err, sizeof err);
+    if (conf)
+        fail_msg ("accepted: %s", text);
+    if (!strstr (err, what))
+        fail_msg ("error \"%s\" lacks \"%s\"", err, what);
+}
+
+static void
+test_bad (void **state)
+{
+    (void)state;
+    s_expect_error ("actions: \"enqueue, alocate\"\n", "line 1: unknown action \"alocate\"");
+    s_expect_error ("actions: \"allocate\"\n"
+                    "tiers:\n"
+                    "- plugins:\n"
+                    "  - name: gang\n"
+                    "  - name: gnag\n",
+                    "line 5: unknown plugin \"gnag\"");
+    s_expect_error ("actions: \"allocate\"\n"
+                    "tiers:\n"
+                    "- plugins:\n"
+                    "  - name: gang\n"
+                    "    enableJobReady: maybe\n",
+                    "line 5: plugin gang: enableJobReady must be true or false");
+    s_expect_error ("actions: \"allocate\"\n"
+                    "tiers:\n"
+                    "- plugins:\n"
+                    "  - name: drf\n"
+                    "    enableHierarchy: true\n"
+                    "  - name: proportion\n",
+                    "line 5: proportion and drf with hierarchy enabled conflict");
+    s_expect_error ("actions: \"allocate\"\n"
+                    "tiers:\n"
+                    "  plugins: [gang]\n",
+                    "line 2: tiers must be a list");
+    s_expect_error ("actions: [allocate]\n", "line 1: actions must be a comma-separated string");
+    s_expect_error ("actions: \"allocate\"\n"
+                    "tiers:\n"
+                    "- plugins:\n"
+                    "  - name: gang\n"
+                    "    arguments: [1, 2]\n",
+                    "line 5: plugin gang: arguments must be a mapping");
+    s_expect_error ("actions: \"allocate\"\n"
+                    "teirs: []\n",
+                    "line 2: unknown key \"teirs\"");
+    //  YAML syntax errors come with line and column from the parser.
+    s_expect_error ("actions: \"allocate\n"
+                    "tiers: [\n",
+                    "line ");
+    s_expect_error ("tiers: []\n", "no actions configured");
+    s_expect_error ("", "the configuration must be a mapping");
+    char err[64];
+    assert_null (sess_conf_parse (NULL, 0, err, sizeof err));
+}
+
+//  Flags switch callbacks off: without gang's JobReady, a gang of 3 with
+//  room for 2 gets its 2 pods placed (every task is "ready" on its own).
+static void
+test_flags_drive_session (void **state)
+{
+    (void)state;
+    const char *with = "actions: \"enqueue, allocate\"\n"
+                       "tiers:\n"
+                       "- plugins:\n"
+                       "  - name: gang\n"
+                       "- plugins:\n"
+                       "  - name: predicates\n";
+    const char *without = "actions: \"enqueue, allocate\"\n"
+                          "tiers:\n"
+                          "- plugins:\n"
+                          "  - name: gang\n"
+                          "    enableJobReady: false\n"
+                          "    enableJobPipelined: false\n"
+                          "- plugins:\n"
+                          "  - name: predicates\n";
+    const char *texts[] = {with, without};
+    int expect[] = {0, 2};
+    for (int i = 0; i < 2; i++) {
+        char err[256];
+        sess_conf_t *conf = s_parse (texts[i], err, sizeof err);
+        assert_non_null (conf);
+        bas_store_t *store = bas_store_new ();
+        util_model_node (store, "n1", "2", "4Gi", 110);
+        util_model_pod_group (store, NULL, "g", "default", 3);
+        util_model_pod (store, NULL, "g-0", "g", "1", "1Gi");
+        util_model_pod (store, NULL, "g-1", "g", "1", "1Gi");
+        util_model_pod (store, NULL, "g-2", "g", "1", "1Gi");
+        sess_params_t params = {.session_id = "s"};
+        Basalt__V1__Commit *commit = sess_run (store, conf, &params);
+        assert_int_equal ((int)commit->n_placements, expect[i]);
+        protobuf_c_message_free_unpacked (&commit->base, NULL);
+        bas_store_destroy (&store);
+        sess_conf_destroy (&conf);
+    }
+}
+
+int
+main (void)
+{
+    bas_log_init ("test", BAS_LOG_ERROR, BAS_LOG_FORMAT_TEXT);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_default),
+        cmocka_unit_test (test_good),
+        cmocka_unit_test (test_bad),
+        cmocka_unit_test (test_flags_drive_session),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

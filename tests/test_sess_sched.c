@@ -1,0 +1,614 @@
+/*  test_sess_sched: the scheduling core (session-svc/sess_sched.h) as
+    example usage — one session over a model, and what it proposes.
+
+    The shared scenarios (shared/scenarios/ files) are reproduced in process
+    with their expectations asserted here; the seed problems of DESIGN.md
+    each have a test that fails on the buggy behaviour.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bas_log.h"
+#include "sess_sched.h"
+#include "util_model.h"
+
+typedef struct {
+    bas_store_t *store;
+    sess_conf_t *conf;
+    sess_params_t params;
+    Basalt__V1__Commit *commit;
+} s_run_t;
+
+static void
+s_free_commit (Basalt__V1__Commit **commit_p)
+{
+    if (*commit_p)
+        protobuf_c_message_free_unpacked (&(*commit_p)->base, NULL);
+    *commit_p = NULL;
+}
+
+static void
+s_session (s_run_t *run, const char *id)
+{
+    s_free_commit (&run->commit);
+    memset (&run->params, 0, sizeof run->params);
+    run->params.session_id = id;
+    run->params.now_ms = 1700000000000LL;
+    run->commit = sess_run (run->store, run->conf, &run->params);
+    assert_non_null (run->commit);
+}
+
+//  Load a shared scenario and run its first session.
+static void
+s_scenario (s_run_t *run, const char *file)
+{
+    memset (run, 0, sizeof *run);
+    run->store = bas_store_new ();
+    char err[256] = "", *config = NULL;
+    int sessions = 1;
+    int rc = util_model_load_scenario (run->store, file, &config, &sessions, err, sizeof err);
+    if (rc != 0)
+        fail_msg ("%s: %s", file, err);
+    if (config) {
+        run->conf = sess_conf_parse (config, strlen (config), err, sizeof err);
+        if (!run->conf)
+            fail_msg ("%s config: %s", file, err);
+        free (config);
+    }
+    s_session (run, "session-1");
+}
+
+static void
+s_done (s_run_t *run)
+{
+    s_free_commit (&run->commit);
+    sess_conf_destroy (&run->conf);
+    bas_store_destroy (&run->store);
+}
+
+static const Basalt__V1__PodGroupCondition *
+s_condition (const Basalt__V1__PodGroupStatus *status, const char *type)
+{
+    for (size_t i = 0; status && i < status->n_conditions; i++)
+        if (strcmp (status->conditions[i]->type, type) == 0)
+            return status->conditions[i];
+    return NULL;
+}
+
+static const Basalt__V1__PodCondition *
+s_pod_condition (const Basalt__V1__Commit *commit, const char *pod_uid)
+{
+    for (size_t i = 0; i < commit->n_pod_conditions; i++)
+        if (strcmp (commit->pod_conditions[i]->pod_uid, pod_uid) == 0)
+            return commit->pod_conditions[i];
+    return NULL;
+}
+
+// ------------------------------------------------------------ shared scenarios
+
+static void
+test_gang_all_or_nothing (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_scenario (&run, "gang-all-or-nothing.yaml");
+    assert_int_equal (util_model_placed_count (run.commit, "big"), 0);
+    assert_int_equal (util_model_placed_count (run.commit, "small"), 2);
+    const Basalt__V1__PodGroupStatusChange *big = util_model_status (run.commit, "big");
+    assert_non_null (big);
+    const Basalt__V1__PodGroupCondition *c = s_condition (big->status, "Unschedulable");
+    assert_non_null (c);
+    assert_string_equal (c->status, "True");
+    assert_string_equal (c->reason, "NotEnoughResources");
+    assert_string_equal (c->transition_id, "session-1");
+    //  2 of big's tasks were placed and rolled back; the third fit nowhere.
+    assert_non_null (strstr (c->message, "2/4 tasks in gang unschedulable"));
+    assert_non_null (strstr (c->message, "0/2 nodes are available: 2 Insufficient cpu."));
+    assert_string_equal (big->status->phase, "Inqueue");
+    //  Pending pods of the unschedulable gang get PodScheduled=False.
+    const Basalt__V1__PodCondition *pc = s_pod_condition (run.commit, "pod:default/big-0");
+    assert_non_null (pc);
+    assert_string_equal (pc->type, "PodScheduled");
+    assert_string_equal (pc->status, "False");
+    assert_string_equal (pc->reason, "Unschedulable");
+    assert_null (s_pod_condition (run.commit, "pod:default/small-0"));
+    //  small became ready: Scheduled condition, still Inqueue until bound.
+    const Basalt__V1__PodGroupStatusChange *small = util_model_status (run.commit, "small");
+    assert_non_null (small);
+    assert_non_null (s_condition (small->status, "Scheduled"));
+    assert_int_equal (run.params.pods_placed, 2);
+    assert_int_equal (run.params.jobs_ready, 1);
+    //  Placements carry the PodGroup uid and the pod version seen.
+    for (size_t i = 0; i < run.commit->n_placements; i++) {
+        assert_string_equal (run.commit->placements[i]->job_uid, "pg:default/small");
+        assert_string_equal (run.commit->placements[i]->pod_resource_version, "1");
+    }
+    s_done (&run);
+}
+
+static void
+test_gang_min_member_elastic (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_scenario (&run, "gang-min-member-elastic.yaml");
+    assert_int_equal (util_model_placed_count (run.commit, "elastic"), 3);
+    assert_int_equal (run.params.pods_pending, 1);
+    s_done (&run);
+}
+
+static void
+test_priority_higher_first (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_scenario (&run, "priority-higher-first.yaml");
+    assert_string_equal (util_model_placed (run.commit, "b-0"), "n1");
+    assert_null (util_model_placed (run.commit, "a-0"));
+    const Basalt__V1__PodGroupStatusChange *a = util_model_status (run.commit, "job-a");
+    assert_non_null (a);
+    assert_non_null (s_condition (a->status, "Unschedulable"));
+    s_done (&run);
+}
+
+static void
+test_predicates_selector_taints (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_scenario (&run, "predicates-node-selector-taints.yaml");
+    assert_string_equal (util_model_placed (run.commit, "zone-pod"), "n3");
+    assert_string_equal (util_model_placed (run.commit, "tol-pod"), "n1");
+    assert_null (util_model_placed (run.commit, "nozone-pod"));
+    assert_null (util_model_placed (run.commit, "untol-pod"));
+    const Basalt__V1__PodGroupStatusChange *nz = util_model_status (run.commit, "nozone-job");
+    const Basalt__V1__PodGroupStatusChange *ut = util_model_status (run.commit, "untol-job");
+    assert_non_null (nz);
+    assert_non_null (ut);
+    const Basalt__V1__PodGroupCondition *c = s_condition (nz->status, "Unschedulable");
+    assert_non_null (c);
+    assert_non_null (strstr (c->message, "3 node(s) didn't match Pod's node affinity/selector"));
+    c = s_condition (ut->status, "Unschedulable");
+    assert_non_null (c);
+    assert_non_null (strstr (c->message, "1 node(s) had untolerated taint {dedicated: gpu}"));
+    assert_non_null (strstr (c->message, "2 node(s) didn't match Pod's node affinity/selector"));
+    s_done (&run);
+}
+
+static void
+test_backfill_besteffort (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_scenario (&run, "backfill-besteffort.yaml");
+    assert_string_equal (util_model_placed (run.commit, "be-0"), "n1");
+    assert_null (util_model_placed (run.commit, "sized-0"));
+    assert_int_equal (util_model_placed_count (run.commit, "sized"), 0);
+    s_done (&run);
+}
+
+static void
+test_binpack_fills_one_node (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_scenario (&run, "binpack-fills-one-node.yaml");
+    assert_string_equal (util_model_placed (run.commit, "pack-0"), "n1");
+    assert_string_equal (util_model_placed (run.commit, "pack-1"), "n1");
+    assert_string_equal (util_model_placed (run.commit, "pack-2"), "n1");
+    s_done (&run);
+}
+
+static void
+test_drf_fair_share (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_scenario (&run, "drf-fair-share-two-queues.yaml");
+    assert_string_equal (util_model_placed (run.commit, "a2-0"), "n1");
+    assert_null (util_model_placed (run.commit, "a1-1"));
+    assert_int_equal (util_model_placed_count (run.commit, "b1"), 2);
+    s_done (&run);
+}
+
+// ------------------------------------------------------------ seed problems
+
+//  DESIGN problem 2: a PodGroup with no tasks gets no status write at all.
+static void
+test_seed_empty_job_no_status (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_scenario (&run, "seed-empty-job-no-status.yaml");
+    assert_null (util_model_status (run.commit, "vanished"));
+    assert_int_equal (util_model_placed_count (run.commit, "train"), 2);
+    s_done (&run);
+
+    //  Also a Pending empty group (being created): enqueue may admit it in
+    //  session, but nothing is written, and no condition either.
+    bas_store_t *store = bas_store_new ();
+    util_model_node (store, "n1", "4", "8Gi", 110);
+    util_model_pod_group (store, NULL, "fresh", "default", 2);
+    Basalt__V1__PodGroup *pg = util_model_pod_group (store, NULL, "gone", "default", 3);
+    util_model_phase (pg, "Running");
+    sess_params_t params = {.session_id = "s", .now_ms = 1};
+    Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
+    assert_int_equal (commit->n_statuses, 0);
+    assert_int_equal (commit->n_pod_conditions, 0);
+    assert_int_equal (params.jobs_total, 2);
+    s_free_commit (&commit);
+    bas_store_destroy (&store);
+}
+
+//  DESIGN problem 3: enqueue checks and reserves at every ancestor.
+static void
+test_seed_hierarchical_queue (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_scenario (&run, "seed-hierarchical-queue-ancestor.yaml");
+    assert_string_equal (util_model_placed (run.commit, "job-1-pod"), "n1");
+    assert_null (util_model_placed (run.commit, "job-2-pod"));
+    const Basalt__V1__PodGroupStatusChange *j2 = util_model_status (run.commit, "job-2");
+    assert_non_null (j2);
+    assert_string_equal (j2->status->phase, "Pending");
+    assert_non_null (s_condition (j2->status, "Unschedulable"));
+    const Basalt__V1__PodGroupStatusChange *j1 = util_model_status (run.commit, "job-1");
+    assert_non_null (j1);
+    assert_string_equal (j1->status->phase, "Inqueue");
+
+    //  The next session (job-1 bound and Running): job-2 still refused,
+    //  because test-root's allocation is counted at every level.
+    util_model_feed_back (run.store, run.commit, true);
+    s_session (&run, "session-2");
+    assert_null (util_model_placed (run.commit, "job-2-pod"));
+    s_done (&run);
+}
+
+//  Three levels: the refusal comes from the grandparent, and nothing the
+//  refused job would have reserved stays behind for a smaller job.
+static void
+test_hierarchy_rollback (void **state)
+{
+    (void)state;
+    const char *conf_text = "actions: \"enqueue, allocate\"\n"
+                            "tiers:\n"
+                            "- plugins:\n"
+                            "  - name: priority\n"
+                            "  - name: gang\n"
+                            "- plugins:\n"
+                            "  - name: predicates\n"
+                            "  - name: capacity\n"
+                            "    enableHierarchy: true\n";
+    char err[256];
+    sess_conf_t *conf = sess_conf_parse (conf_text, strlen (conf_text), err, sizeof err);
+    assert_non_null (conf);
+    bas_store_t *store = bas_store_new ();
+    util_model_node (store, "n1", "16", "32Gi", 110);
+    Basalt__V1__Queue *top = util_model_queue (store, "top", "root", 1);
+    top->capability = util_model_resources ("3", "6Gi", 0);
+    util_model_queue (store, "mid", "top", 1);
+    util_model_queue (store, "leaf-a", "mid", 1);
+    util_model_queue (store, "leaf-b", "mid", 1);
+    Basalt__V1__PodGroup *a = util_model_pod_group (store, NULL, "a", "leaf-a", 1);
+    a->min_resources = util_model_resources ("2", "2Gi", 0);
+    Basalt__V1__PodGroup *b = util_model_pod_group (store, NULL, "b", "leaf-b", 1);
+    b->min_resources = util_model_resources ("2", "2Gi", 0);
+    Basalt__V1__PodGroup *c = util_model_pod_group (store, NULL, "c", "leaf-b", 1);
+    c->min_resources = util_model_resources ("1", "1Gi", 0);
+    util_model_pod (store, NULL, "a-0", "a", "2", "2Gi");
+    util_model_pod (store, NULL, "b-0", "b", "2", "2Gi");
+    util_model_pod (store, NULL, "c-0", "c", "1", "1Gi");
+    sess_params_t params = {.session_id = "s", .now_ms = 1};
+    Basalt__V1__Commit *commit = sess_run (store, conf, &params);
+    //  a (2) admitted; b (2) refused at top (2 + 2 > 3); c (1) still fits.
+    assert_non_null (util_model_placed (commit, "a-0"));
+    assert_null (util_model_placed (commit, "b-0"));
+    assert_non_null (util_model_placed (commit, "c-0"));
+    assert_string_equal (util_model_status (commit, "b")->status->phase, "Pending");
+    s_free_commit (&commit);
+    bas_store_destroy (&store);
+    sess_conf_destroy (&conf);
+}
+
+//  DESIGN problem 4: a node with negative idle is skipped, nothing aborts.
+static void
+test_seed_negative_idle (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_scenario (&run, "seed-negative-idle-node.yaml");
+    assert_string_equal (util_model_placed (run.commit, "work-0"), "n2");
+    assert_int_equal (run.params.nodes_out_of_sync, 1);
+    s_done (&run);
+
+    //  A best-effort pod could go anywhere, but never to the negative node;
+    //  and nodes the cache reports out of sync are skipped too.
+    bas_store_t *store = bas_store_new ();
+    util_model_node (store, "n1", "1", "1Gi", 110);
+    util_model_node (store, "n2", "4", "8Gi", 110);
+    util_model_node (store, "n3", "4", "8Gi", 110);
+    Basalt__V1__Pod *hog = util_model_pod (store, NULL, "hog", NULL, "3", "1Gi");
+    util_model_bind (hog, "n1", "Running");
+    util_model_pod_group (store, NULL, "be", "default", 1);
+    util_model_pod (store, NULL, "be-0", "be", NULL, NULL);
+    zhashx_t *oos = zhashx_new ();
+    zhashx_insert (oos, "n2", (void *)"yes");
+    sess_params_t params = {.session_id = "s", .now_ms = 1, .out_of_sync_nodes = oos};
+    Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
+    assert_string_equal (util_model_placed (commit, "be-0"), "n3");
+    assert_int_equal (params.nodes_out_of_sync, 2);
+    s_free_commit (&commit);
+    zhashx_destroy (&oos);
+    bas_store_destroy (&store);
+}
+
+// ------------------------------------------------------------ behaviour
+
+//  Statuses are proposed only when they change: feeding a session's
+//  statuses back, the next session proposes none.
+static void
+test_status_only_on_change (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_scenario (&run, "gang-all-or-nothing.yaml");
+    assert_true (run.commit->n_statuses > 0);
+    util_model_feed_back (run.store, run.commit, false);
+    s_session (&run, "session-2");
+    assert_int_equal (run.commit->n_statuses, 0);
+    //  Pods still pending: the same placements are proposed again.
+    assert_int_equal (util_model_placed_count (run.commit, "small"), 2);
+
+    //  Now bind them: small turns Running, then quiet again.
+    util_model_feed_back (run.store, run.commit, true);
+    s_session (&run, "session-3");
+    //  small turned Running; big's reason changed too (its queue's share
+    //  is now what stops it, not the nodes), which is a real change.
+    assert_int_equal (run.commit->n_statuses, 2);
+    const Basalt__V1__PodGroupStatusChange *small = util_model_status (run.commit, "small");
+    assert_non_null (small);
+    assert_string_equal (small->status->phase, "Running");
+    assert_int_equal (small->status->running, 2);
+    //  The Scheduled condition is unchanged: it keeps its first stamp.
+    const Basalt__V1__PodGroupCondition *c = s_condition (small->status, "Scheduled");
+    assert_non_null (c);
+    assert_string_equal (c->transition_id, "session-1");
+    util_model_feed_back (run.store, run.commit, true);
+    s_session (&run, "session-4");
+    assert_int_equal (run.commit->n_statuses, 0);
+    assert_int_equal (run.commit->n_placements, 0);
+    s_done (&run);
+}
+
+//  A discarded gang leaves no trace: "pair" needs both nodes entirely,
+//  and is tried after "big" made (and rolled back) tentative placements.
+static void
+test_discard_leaves_no_trace (void **state)
+{
+    (void)state;
+    bas_store_t *store = bas_store_new ();
+    util_model_node (store, "n1", "3", "8Gi", 110);
+    util_model_node (store, "n2", "3", "8Gi", 110);
+    util_model_pod_group (store, NULL, "big", "default", 4);
+    util_model_pod_group (store, NULL, "pair", "default", 2);
+    for (int i = 0; i < 4; i++) {
+        char name[32];
+        snprintf (name, sizeof name, "big-%d", i);
+        util_model_pod (store, NULL, name, "big", "2", "1Gi");
+    }
+    util_model_pod (store, NULL, "pair-0", "pair", "3", "1Gi");
+    util_model_pod (store, NULL, "pair-1", "pair", "3", "1Gi");
+    sess_params_t params = {.session_id = "s", .now_ms = 1};
+    Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
+    assert_int_equal (util_model_placed_count (commit, "big"), 0);
+    assert_int_equal (util_model_placed_count (commit, "pair"), 2);
+    assert_string_not_equal (util_model_placed (commit, "pair-0"),
+                             util_model_placed (commit, "pair-1"));
+    s_free_commit (&commit);
+    bas_store_destroy (&store);
+}
+
+//  Equal nodes are told apart by name: always the same answer.
+static void
+test_deterministic_ties (void **state)
+{
+    (void)state;
+    for (int round = 0; round < 3; round++) {
+        bas_store_t *store = bas_store_new ();
+        util_model_node (store, "n3", "4", "8Gi", 110);
+        util_model_node (store, "n1", "4", "8Gi", 110);
+        util_model_node (store, "n2", "4", "8Gi", 110);
+        util_model_pod_group (store, NULL, "j", "default", 1);
+        util_model_pod (store, NULL, "j-0", "j", "1", "1Gi");
+        Basalt__V1__Commit *commit = sess_run (store, NULL, NULL);
+        assert_string_equal (util_model_placed (commit, "j-0"), "n1");
+        s_free_commit (&commit);
+        bas_store_destroy (&store);
+    }
+}
+
+//  Node affinity operators, NoExecute taints, Exists tolerations,
+//  unschedulable nodes and the pod limit.
+static void
+test_predicates_detail (void **state)
+{
+    (void)state;
+    bas_store_t *store = bas_store_new ();
+    Basalt__V1__Node *n1 = util_model_node (store, "n1", "8", "16Gi", 110);
+    util_model_label (n1, "gen", "5");
+    util_model_label (n1, "zone", "a");
+    util_model_taint (n1, "maint", "soon", "NoExecute");
+    Basalt__V1__Node *n2 = util_model_node (store, "n2", "8", "16Gi", 110);
+    util_model_label (n2, "gen", "3");
+    util_model_label (n2, "zone", "b");
+    Basalt__V1__Node *n3 = util_model_node (store, "n3", "8", "16Gi", 1);
+    util_model_label (n3, "gen", "9");
+    Basalt__V1__Pod *resident = util_model_pod (store, NULL, "resident", NULL, "1", "1Gi");
+    util_model_bind (resident, "n3", "Running");
+    Basalt__V1__Node *n4 = util_model_node (store, "n4", "8", "16Gi", 110);
+    util_model_label (n4, "gen", "7");
+    n4->has_unschedulable = true;
+    n4->unschedulable = true;
+
+    //  gen > 4: n1 (tainted NoExecute), n3 (full), n4 (unschedulable) ->
+    //  with an Exists toleration for maint, n1.
+    util_model_pod_group (store, NULL, "g1", "default", 1);
+    Basalt__V1__Pod *p1 = util_model_pod (store, NULL, "p1", "g1", "1", "1Gi");
+    p1->n_affinity_terms = 1;
+    p1->affinity_terms = calloc (1, sizeof *p1->affinity_terms);
+    Basalt__V1__NodeSelectorTerm *term = calloc (1, sizeof *term);
+    basalt__v1__node_selector_term__init (term);
+    Basalt__V1__NodeSelectorRequirement *req = calloc (1, sizeof *req);
+    basalt__v1__node_selector_requirement__init (req);
+    req->key = strdup ("gen");
+    req->operator_ = strdup ("Gt");
+    req->n_values = 1;
+    req->values = calloc (1, sizeof *req->values);
+    req->values[0] = strdup ("4");
+    term->n_match_expressions = 1;
+    term->match_expressions = calloc (1, sizeof *term->match_expressions);
+    term->match_expressions[0] = req;
+    p1->affinity_terms[0] = term;
+    util_model_toleration (p1, "maint", "Exists", NULL, NULL);
+
+    //  Same affinity, no toleration: nowhere to go, three reasons.
+    util_model_pod_group (store, NULL, "g2", "default", 1);
+    Basalt__V1__Pod *p2 = util_model_pod (store, NULL, "p2", "g2", "1", "1Gi");
+    p2->n_affinity_terms = 1;
+    p2->affinity_terms = calloc (1, sizeof *p2->affinity_terms);
+    p2->affinity_terms[0] =
+        (Basalt__V1__NodeSelectorTerm *)bas_msg_dup (&p1->affinity_terms[0]->base);
+
+    //  zone NotIn [a] (absent label counts as not in): n2 or n3/n4; n2 wins.
+    util_model_pod_group (store, NULL, "g3", "default", 1);
+    Basalt__V1__Pod *p3 = util_model_pod (store, NULL, "p3", "g3", "1", "1Gi");
+    p3->n_affinity_terms = 1;
+    p3->affinity_terms = calloc (1, sizeof *p3->affinity_terms);
+    p3->affinity_terms[0] =
+        (Basalt__V1__NodeSelectorTerm *)bas_msg_dup (&p1->affinity_terms[0]->base);
+    Basalt__V1__NodeSelectorRequirement *r3 = p3->affinity_terms[0]->match_expressions[0];
+    free (r3->key);
+    r3->key = strdup ("zone");
+    free (r3->operator_);
+    r3->operator_ = strdup ("NotIn");
+    free (r3->values[0]);
+    r3->values[0] = strdup ("a");
+
+    sess_params_t params = {.session_id = "s", .now_ms = 1};
+    Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
+    assert_string_equal (util_model_placed (commit, "p1"), "n1");
+    assert_null (util_model_placed (commit, "p2"));
+    assert_string_equal (util_model_placed (commit, "p3"), "n2");
+    const Basalt__V1__PodGroupStatusChange *g2 = util_model_status (commit, "g2");
+    assert_non_null (g2);
+    const Basalt__V1__PodGroupCondition *c = s_condition (g2->status, "Unschedulable");
+    assert_non_null (c);
+    assert_non_null (strstr (c->message, "0/4 nodes are available: "));
+    assert_non_null (strstr (c->message, "1 node(s) didn't match Pod's node affinity/selector"));
+    assert_non_null (strstr (c->message, "1 node(s) had untolerated taint {maint: soon}"));
+    assert_non_null (strstr (c->message, "1 Insufficient pods"));
+    assert_non_null (strstr (c->message, "1 node(s) were unschedulable"));
+    s_free_commit (&commit);
+    bas_store_destroy (&store);
+}
+
+//  Enqueue: overcommit refuses what the (inflated) cluster cannot hold.
+static void
+test_enqueue_overcommit (void **state)
+{
+    (void)state;
+    bas_store_t *store = bas_store_new ();
+    util_model_node (store, "n1", "4", "8Gi", 110);
+    Basalt__V1__PodGroup *huge = util_model_pod_group (store, NULL, "huge", "default", 1);
+    huge->min_resources = util_model_resources ("5", "1Gi", 0); // 5 > 4 * 1.2
+    Basalt__V1__PodGroup *fits = util_model_pod_group (store, NULL, "fits", "default", 1);
+    fits->min_resources = util_model_resources ("4", "1Gi", 0);
+    util_model_pod (store, NULL, "huge-0", "huge", "1", "1Gi");
+    util_model_pod (store, NULL, "fits-0", "fits", "1", "1Gi");
+    sess_params_t params = {.session_id = "s", .now_ms = 1};
+    Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
+    assert_null (util_model_placed (commit, "huge-0"));
+    assert_non_null (util_model_placed (commit, "fits-0"));
+    assert_string_equal (util_model_status (commit, "huge")->status->phase, "Pending");
+    s_free_commit (&commit);
+    bas_store_destroy (&store);
+}
+
+//  Resources being released are reserved (pipelined), never bound.
+static void
+test_pipelined_not_bound (void **state)
+{
+    (void)state;
+    bas_store_t *store = bas_store_new ();
+    util_model_node (store, "n1", "2", "4Gi", 110);
+    Basalt__V1__Pod *old = util_model_pod (store, NULL, "old", NULL, "2", "2Gi");
+    util_model_bind (old, "n1", "Running");
+    old->deleting = true;
+    util_model_pod_group (store, NULL, "next", "default", 1);
+    util_model_pod (store, NULL, "next-0", "next", "2", "2Gi");
+    sess_params_t params = {.session_id = "s", .now_ms = 1};
+    Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
+    assert_int_equal (commit->n_placements, 0);
+    s_free_commit (&commit);
+    bas_store_destroy (&store);
+}
+
+//  Garbage in the model (no names, unknown queue, odd phases) never aborts.
+static void
+test_odd_model (void **state)
+{
+    (void)state;
+    bas_store_t *store = bas_store_new ();
+    util_model_node (store, "n1", "2", "4Gi", 0); // no pod limit known
+    util_model_pod_group (store, NULL, "lost", "no-such-queue", 1);
+    util_model_pod (store, NULL, "lost-0", "lost", "1", "1Gi");
+    util_model_pod_group (store, NULL, "zero", "default", 0);
+    Basalt__V1__Pod *weird = util_model_pod (store, NULL, "zero-0", "zero", "1", "1Gi");
+    free (weird->phase);
+    weird->phase = strdup ("Exploded");
+    util_model_pod (store, NULL, "orphan", "no-such-group", "1", "1Gi");
+    Basalt__V1__Commit *commit = sess_run (store, NULL, NULL);
+    assert_non_null (commit);
+    assert_int_equal (commit->n_placements, 0);
+    s_free_commit (&commit);
+    commit = sess_run (NULL, NULL, NULL);
+    assert_non_null (commit);
+    s_free_commit (&commit);
+    bas_store_destroy (&store);
+}
+
+int
+main (void)
+{
+    bas_log_init ("test", BAS_LOG_WARN, BAS_LOG_FORMAT_TEXT);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_gang_all_or_nothing),
+        cmocka_unit_test (test_gang_min_member_elastic),
+        cmocka_unit_test (test_priority_higher_first),
+        cmocka_unit_test (test_predicates_selector_taints),
+        cmocka_unit_test (test_backfill_besteffort),
+        cmocka_unit_test (test_binpack_fills_one_node),
+        cmocka_unit_test (test_drf_fair_share),
+        cmocka_unit_test (test_seed_empty_job_no_status),
+        cmocka_unit_test (test_seed_hierarchical_queue),
+        cmocka_unit_test (test_hierarchy_rollback),
+        cmocka_unit_test (test_seed_negative_idle),
+        cmocka_unit_test (test_status_only_on_change),
+        cmocka_unit_test (test_discard_leaves_no_trace),
+        cmocka_unit_test (test_deterministic_ties),
+        cmocka_unit_test (test_predicates_detail),
+        cmocka_unit_test (test_enqueue_overcommit),
+        cmocka_unit_test (test_pipelined_not_bound),
+        cmocka_unit_test (test_odd_model),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

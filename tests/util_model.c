@@ -1,0 +1,555 @@
+/*  util_model: see util_model.h.
+
+    Design note: messages are built with malloc/strdup so that the store can
+    free them with protobuf_c_message_free_unpacked (system allocator). Each
+    builder wraps its message in an Object, hands it to the store, and
+    returns the stored copy (the same pointer: bas_store_upsert moves it).
+*/
+#include "util_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bas_resource.h"
+#include "bas_yaml.h"
+
+static int64_t s_clock = 1000; // creation times, increasing
+
+static char *
+s_dup (const char *s)
+{
+    char *d = strdup (s ? s : "");
+    if (!d)
+        abort ();
+    return d;
+}
+
+static void *
+s_new (size_t size)
+{
+    void *p = calloc (1, size);
+    if (!p)
+        abort ();
+    return p;
+}
+
+static void
+s_append (void ***arr, size_t *n, void *item)
+{
+    *arr = realloc (*arr, (*n + 1) * sizeof **arr);
+    if (!*arr)
+        abort ();
+    (*arr)[(*n)++] = item;
+}
+
+static Basalt__V1__KeyValue *
+s_kv (const char *key, const char *value)
+{
+    Basalt__V1__KeyValue *kv = s_new (sizeof *kv);
+    basalt__v1__key_value__init (kv);
+    kv->key = s_dup (key);
+    kv->value = s_dup (value);
+    return kv;
+}
+
+static void
+s_upsert (bas_store_t *store, Basalt__V1__Object *obj)
+{
+    if (bas_store_upsert (store, &obj) != 0) {
+        fprintf (stderr, "util_model: object has no key\n");
+        abort ();
+    }
+}
+
+Basalt__V1__Resources *
+util_model_resources (const char *cpu, const char *memory, int pods)
+{
+    cJSON *list = cJSON_CreateObject ();
+    if (cpu)
+        cJSON_AddStringToObject (list, "cpu", cpu);
+    if (memory)
+        cJSON_AddStringToObject (list, "memory", memory);
+    bas_res_t r;
+    char err[256];
+    if (bas_res_from_json (&r, list, "test", err, sizeof err) != 0) {
+        fprintf (stderr, "util_model: %s\n", err);
+        abort ();
+    }
+    cJSON_Delete (list);
+    r.pods = pods;
+    return bas_res_to_proto (&r);
+}
+
+Basalt__V1__Node *
+util_model_node (bas_store_t *store, const char *name, const char *cpu, const char *memory,
+                 int pods)
+{
+    Basalt__V1__Node *node = s_new (sizeof *node);
+    basalt__v1__node__init (node);
+    node->name = s_dup (name);
+    node->uid = s_dup (name);
+    node->allocatable = util_model_resources (cpu, memory, pods);
+    node->has_ready = true;
+    node->ready = true;
+    Basalt__V1__Object *obj = s_new (sizeof *obj);
+    basalt__v1__object__init (obj);
+    obj->kind_case = BASALT__V1__OBJECT__KIND_NODE;
+    obj->node = node;
+    s_upsert (store, obj);
+    return node;
+}
+
+Basalt__V1__Queue *
+util_model_queue (bas_store_t *store, const char *name, const char *parent, int weight)
+{
+    Basalt__V1__Queue *q = s_new (sizeof *q);
+    basalt__v1__queue__init (q);
+    q->name = s_dup (name);
+    q->uid = s_dup (name);
+    if (parent)
+        q->parent = s_dup (parent);
+    q->has_weight = true;
+    q->weight = weight;
+    q->has_creation_time_ms = true;
+    q->creation_time_ms = s_clock++;
+    Basalt__V1__Object *obj = s_new (sizeof *obj);
+    basalt__v1__object__init (obj);
+    obj->kind_case = BASALT__V1__OBJECT__KIND_QUEUE;
+    obj->queue = q;
+    s_upsert (store, obj);
+    return q;
+}
+
+Basalt__V1__PodGroup *
+util_model_pod_group (bas_store_t *store, const char *ns, const char *name, const char *queue,
+                      int min_member)
+{
+    Basalt__V1__PodGroup *pg = s_new (sizeof *pg);
+    basalt__v1__pod_group__init (pg);
+    ns = ns ? ns : "default";
+    pg->namespace_ = s_dup (ns);
+    pg->name = s_dup (name);
+    char uid[512];
+    snprintf (uid, sizeof uid, "pg:%s/%s", ns, name);
+    pg->uid = s_dup (uid);
+    pg->resource_version = s_dup ("1");
+    pg->queue = s_dup (queue ? queue : "default");
+    pg->has_min_member = true;
+    pg->min_member = min_member;
+    pg->has_creation_time_ms = true;
+    pg->creation_time_ms = s_clock++;
+    Basalt__V1__Object *obj = s_new (sizeof *obj);
+    basalt__v1__object__init (obj);
+    obj->kind_case = BASALT__V1__OBJECT__KIND_POD_GROUP;
+    obj->pod_group = pg;
+    s_upsert (store, obj);
+    return pg;
+}
+
+Basalt__V1__Pod *
+util_model_pod (bas_store_t *store, const char *ns, const char *name, const char *group,
+                const char *cpu, const char *memory)
+{
+    Basalt__V1__Pod *pod = s_new (sizeof *pod);
+    basalt__v1__pod__init (pod);
+    ns = ns ? ns : "default";
+    pod->namespace_ = s_dup (ns);
+    pod->name = s_dup (name);
+    char uid[512];
+    snprintf (uid, sizeof uid, "pod:%s/%s", ns, name);
+    pod->uid = s_dup (uid);
+    pod->resource_version = s_dup ("1");
+    pod->phase = s_dup ("Pending");
+    pod->scheduler_name = s_dup ("volcano");
+    if (group)
+        pod->group = s_dup (group);
+    pod->requests = util_model_resources (cpu, memory, 0);
+    pod->has_creation_time_ms = true;
+    pod->creation_time_ms = s_clock++;
+    Basalt__V1__Object *obj = s_new (sizeof *obj);
+    basalt__v1__object__init (obj);
+    obj->kind_case = BASALT__V1__OBJECT__KIND_POD;
+    obj->pod = pod;
+    s_upsert (store, obj);
+    return pod;
+}
+
+Basalt__V1__PriorityClass *
+util_model_priority_class (bas_store_t *store, const char *name, int value)
+{
+    Basalt__V1__PriorityClass *pc = s_new (sizeof *pc);
+    basalt__v1__priority_class__init (pc);
+    pc->name = s_dup (name);
+    pc->has_value = true;
+    pc->value = value;
+    Basalt__V1__Object *obj = s_new (sizeof *obj);
+    basalt__v1__object__init (obj);
+    obj->kind_case = BASALT__V1__OBJECT__KIND_PRIORITY_CLASS;
+    obj->priority_class = pc;
+    s_upsert (store, obj);
+    return pc;
+}
+
+void
+util_model_label (Basalt__V1__Node *node, const char *key, const char *value)
+{
+    s_append ((void ***)&node->labels, &node->n_labels, s_kv (key, value));
+}
+
+void
+util_model_taint (Basalt__V1__Node *node, const char *key, const char *value, const char *effect)
+{
+    Basalt__V1__Taint *t = s_new (sizeof *t);
+    basalt__v1__taint__init (t);
+    t->key = s_dup (key);
+    t->value = s_dup (value);
+    t->effect = s_dup (effect);
+    s_append ((void ***)&node->taints, &node->n_taints, t);
+}
+
+void
+util_model_selector (Basalt__V1__Pod *pod, const char *key, const char *value)
+{
+    s_append ((void ***)&pod->node_selector, &pod->n_node_selector, s_kv (key, value));
+}
+
+void
+util_model_toleration (Basalt__V1__Pod *pod, const char *key, const char *op, const char *value,
+                       const char *effect)
+{
+    Basalt__V1__Toleration *t = s_new (sizeof *t);
+    basalt__v1__toleration__init (t);
+    t->key = key ? s_dup (key) : NULL;
+    t->operator_ = op ? s_dup (op) : NULL;
+    t->value = value ? s_dup (value) : NULL;
+    t->effect = effect ? s_dup (effect) : NULL;
+    s_append ((void ***)&pod->tolerations, &pod->n_tolerations, t);
+}
+
+void
+util_model_phase (Basalt__V1__PodGroup *pg, const char *phase)
+{
+    if (!pg->status) {
+        pg->status = s_new (sizeof *pg->status);
+        basalt__v1__pod_group_status__init (pg->status);
+    }
+    free (pg->status->phase);
+    pg->status->phase = s_dup (phase);
+}
+
+void
+util_model_bind (Basalt__V1__Pod *pod, const char *node, const char *phase)
+{
+    free (pod->node_name);
+    pod->node_name = s_dup (node);
+    free (pod->phase);
+    pod->phase = s_dup (phase ? phase : "Running");
+}
+
+// ------------------------------------------------------------ scenario loader
+
+static const char *
+s_str (const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive (obj, key);
+    return cJSON_IsString (v) ? v->valuestring : NULL;
+}
+
+static int
+s_int (const cJSON *obj, const char *key, int dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive (obj, key);
+    if (cJSON_IsNumber (v))
+        return v->valueint;
+    if (cJSON_IsString (v))
+        return atoi (v->valuestring);
+    return dflt;
+}
+
+static Basalt__V1__Resources *
+s_resources (const cJSON *list, const char *where, char *err, size_t errlen)
+{
+    bas_res_t r;
+    if (bas_res_from_json (&r, list, where, err, errlen) != 0)
+        return NULL;
+    return bas_res_to_proto (&r);
+}
+
+//  "p{2..4}" -> calls fn for p2, p3, p4; other names once.
+typedef int (s_name_fn) (void *arg, const char *name);
+
+static int
+s_expand (const char *pattern, s_name_fn *fn, void *arg)
+{
+    const char *open = strchr (pattern, '{');
+    const char *dots = open ? strstr (open, "..") : NULL;
+    const char *close = dots ? strchr (dots, '}') : NULL;
+    if (!open || !dots || !close)
+        return fn (arg, pattern);
+    int from = atoi (open + 1), to = atoi (dots + 2);
+    char name[256];
+    for (int i = from; i <= to; i++) {
+        snprintf (name, sizeof name, "%.*s%d%s", (int)(open - pattern), pattern, i, close + 1);
+        if (fn (arg, name) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    bas_store_t *store;
+    const cJSON *spec;
+    char *err;
+    size_t errlen;
+} s_pod_ctx_t;
+
+static int
+s_add_pod (void *arg, const char *name)
+{
+    s_pod_ctx_t *ctx = arg;
+    const cJSON *p = ctx->spec;
+    const char *ns = s_str (p, "namespace");
+    Basalt__V1__Pod *pod = util_model_pod (ctx->store, ns, name, s_str (p, "group"), NULL, NULL);
+    protobuf_c_message_free_unpacked (&pod->requests->base, NULL);
+    pod->requests =
+        s_resources (cJSON_GetObjectItemCaseSensitive (p, "requests"), name, ctx->err, ctx->errlen);
+    if (!pod->requests)
+        return -1;
+    if (s_str (p, "task"))
+        pod->task_role = s_dup (s_str (p, "task"));
+    if (s_str (p, "node"))
+        util_model_bind (pod, s_str (p, "node"),
+                         s_str (p, "phase") ? s_str (p, "phase") : "Running");
+    else if (s_str (p, "phase")) {
+        free (pod->phase);
+        pod->phase = s_dup (s_str (p, "phase"));
+    }
+    if (s_str (p, "priorityClassName"))
+        pod->priority_class_name = s_dup (s_str (p, "priorityClassName"));
+    if (cJSON_GetObjectItemCaseSensitive (p, "priority")) {
+        pod->has_priority = true;
+        pod->priority = s_int (p, "priority", 0);
+    }
+    const cJSON *sel = cJSON_GetObjectItemCaseSensitive (p, "nodeSelector");
+    const cJSON *it;
+    cJSON_ArrayForEach (it, sel)
+    {
+        if (cJSON_IsString (it))
+            util_model_selector (pod, it->string, it->valuestring);
+    }
+    const cJSON *tols = cJSON_GetObjectItemCaseSensitive (p, "tolerations");
+    cJSON_ArrayForEach (it, tols)
+    {
+        util_model_toleration (pod, s_str (it, "key"), s_str (it, "operator"), s_str (it, "value"),
+                               s_str (it, "effect"));
+    }
+    return 0;
+}
+
+int
+util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config_out,
+                 int *sessions_out, char *err, size_t errlen)
+{
+    cJSON *doc = bas_yaml_to_json (yaml, len, err, errlen);
+    if (!doc)
+        return -1;
+    int rc = -1;
+    if (config_out)
+        *config_out = s_str (doc, "config") ? s_dup (s_str (doc, "config")) : NULL;
+    if (sessions_out)
+        *sessions_out = s_int (doc, "sessions", 1);
+    const cJSON *it;
+    cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "priorityClasses"))
+    {
+        util_model_priority_class (store, s_str (it, "name"), s_int (it, "value", 0));
+    }
+    cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "nodes"))
+    {
+        Basalt__V1__Node *node = util_model_node (store, s_str (it, "name"), NULL, NULL, 0);
+        protobuf_c_message_free_unpacked (&node->allocatable->base, NULL);
+        node->allocatable = s_resources (cJSON_GetObjectItemCaseSensitive (it, "allocatable"),
+                                         node->name, err, errlen);
+        if (!node->allocatable)
+            goto done;
+        const cJSON *kv;
+        cJSON_ArrayForEach (kv, cJSON_GetObjectItemCaseSensitive (it, "labels"))
+        {
+            if (cJSON_IsString (kv))
+                util_model_label (node, kv->string, kv->valuestring);
+        }
+        cJSON_ArrayForEach (kv, cJSON_GetObjectItemCaseSensitive (it, "taints"))
+        {
+            util_model_taint (node, s_str (kv, "key"), s_str (kv, "value"), s_str (kv, "effect"));
+        }
+        node->unschedulable = cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "unschedulable"));
+        node->has_unschedulable = true;
+    }
+    cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "queues"))
+    {
+        Basalt__V1__Queue *q = util_model_queue (store, s_str (it, "name"), s_str (it, "parent"),
+                                                 s_int (it, "weight", 1));
+        const char *keys[] = {"capability", "deserved", "guarantee"};
+        Basalt__V1__Resources **slots[] = {&q->capability, &q->deserved, &q->guarantee};
+        for (int k = 0; k < 3; k++) {
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive (it, keys[k]);
+            if (r && !(*slots[k] = s_resources (r, keys[k], err, errlen)))
+                goto done;
+        }
+        if (cJSON_GetObjectItemCaseSensitive (it, "reclaimable")) {
+            q->has_reclaimable = true;
+            q->reclaimable = cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "reclaimable"));
+        }
+        if (cJSON_GetObjectItemCaseSensitive (it, "priority")) {
+            q->has_priority = true;
+            q->priority = s_int (it, "priority", 0);
+        }
+        if (s_str (it, "state"))
+            q->state = s_dup (s_str (it, "state"));
+    }
+    cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "podgroups"))
+    {
+        Basalt__V1__PodGroup *pg =
+            util_model_pod_group (store, s_str (it, "namespace"), s_str (it, "name"),
+                                  s_str (it, "queue"), s_int (it, "minMember", 1));
+        const cJSON *mr = cJSON_GetObjectItemCaseSensitive (it, "minResources");
+        if (mr && !(pg->min_resources = s_resources (mr, "minResources", err, errlen)))
+            goto done;
+        if (s_str (it, "priorityClassName"))
+            pg->priority_class_name = s_dup (s_str (it, "priorityClassName"));
+        if (s_str (it, "phase"))
+            util_model_phase (pg, s_str (it, "phase"));
+        const cJSON *kv;
+        cJSON_ArrayForEach (kv, cJSON_GetObjectItemCaseSensitive (it, "minTaskMember"))
+        {
+            char num[32];
+            snprintf (num, sizeof num, "%d", cJSON_IsNumber (kv) ? kv->valueint : 0);
+            s_append ((void ***)&pg->min_task_member, &pg->n_min_task_member,
+                      s_kv (kv->string, num));
+        }
+    }
+    cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "pods"))
+    {
+        s_pod_ctx_t ctx = {store, it, err, errlen};
+        if (s_expand (s_str (it, "name") ? s_str (it, "name") : "", s_add_pod, &ctx) != 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    cJSON_Delete (doc);
+    return rc;
+}
+
+int
+util_model_load_scenario (bas_store_t *store, const char *file, char **config_out,
+                          int *sessions_out, char *err, size_t errlen)
+{
+    char path[1024];
+    snprintf (path, sizeof path, "%s/scenarios/%s", BASALT_SHARED_DIR, file);
+    FILE *f = fopen (path, "rb");
+    if (!f) {
+        snprintf (err, errlen, "cannot open %s", path);
+        return -1;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            text = realloc (text, cap);
+            if (!text)
+                abort ();
+        }
+        size_t n = fread (text + len, 1, cap - len, f);
+        if (n == 0)
+            break;
+        len += n;
+    }
+    fclose (f);
+    int rc = util_model_load (store, text, len, config_out, sessions_out, err, errlen);
+    free (text);
+    return rc;
+}
+
+// ------------------------------------------------------------ feed back, look-ups
+
+static void
+s_pod_key (const char *name, char *buf, size_t len, const char *prefix)
+{
+    if (strchr (name, '/'))
+        snprintf (buf, len, "%s:%s", prefix, name);
+    else
+        snprintf (buf, len, "%s:default/%s", prefix, name);
+}
+
+const Basalt__V1__Pod *
+util_model_find_pod (bas_store_t *store, const char *name)
+{
+    char uid[512];
+    s_pod_key (name, uid, sizeof uid, "pod");
+    return bas_store_pod (store, uid);
+}
+
+const Basalt__V1__PodGroup *
+util_model_find_pg (bas_store_t *store, const char *name)
+{
+    char uid[512];
+    s_pod_key (name, uid, sizeof uid, "pg");
+    return bas_store_pod_group (store, uid);
+}
+
+const char *
+util_model_placed (const Basalt__V1__Commit *commit, const char *pod)
+{
+    char uid[512];
+    s_pod_key (pod, uid, sizeof uid, "pod");
+    for (size_t i = 0; i < commit->n_placements; i++)
+        if (strcmp (commit->placements[i]->pod_uid, uid) == 0)
+            return commit->placements[i]->node;
+    return NULL;
+}
+
+int
+util_model_placed_count (const Basalt__V1__Commit *commit, const char *pg)
+{
+    char uid[512];
+    s_pod_key (pg, uid, sizeof uid, "pg");
+    int n = 0;
+    for (size_t i = 0; i < commit->n_placements; i++)
+        if (strcmp (commit->placements[i]->job_uid, uid) == 0)
+            n++;
+    return n;
+}
+
+const Basalt__V1__PodGroupStatusChange *
+util_model_status (const Basalt__V1__Commit *commit, const char *pg)
+{
+    char uid[512];
+    s_pod_key (pg, uid, sizeof uid, "pg");
+    for (size_t i = 0; i < commit->n_statuses; i++)
+        if (strcmp (commit->statuses[i]->uid, uid) == 0)
+            return commit->statuses[i];
+    return NULL;
+}
+
+int
+util_model_feed_back (bas_store_t *store, const Basalt__V1__Commit *commit, bool bind)
+{
+    for (size_t i = 0; i < commit->n_statuses; i++) {
+        const Basalt__V1__PodGroupStatusChange *ch = commit->statuses[i];
+        Basalt__V1__PodGroup *pg = (Basalt__V1__PodGroup *)bas_store_pod_group (store, ch->uid);
+        if (!pg)
+            continue;
+        if (pg->status)
+            protobuf_c_message_free_unpacked (&pg->status->base, NULL);
+        pg->status = (Basalt__V1__PodGroupStatus *)bas_msg_dup (&ch->status->base);
+    }
+    if (bind)
+        for (size_t i = 0; i < commit->n_placements; i++) {
+            Basalt__V1__Pod *pod =
+                (Basalt__V1__Pod *)bas_store_pod (store, commit->placements[i]->pod_uid);
+            if (pod)
+                util_model_bind (pod, commit->placements[i]->node, "Running");
+        }
+    return 0;
+}

@@ -1,0 +1,77 @@
+/*  util_model: build cluster models (a bas_store_t) for scheduling tests.
+
+    Two ways: builder calls (util_model_node, _queue, _pod_group, _pod)
+    that return the stored object for further tweaks, and a loader for the
+    model part of a scenario file (shared/scenarios format: nodes, queues,
+    podgroups, pods with {a..b} ranges, priorityClasses, config, sessions).
+    Expectations are not interpreted here: tests assert them in C.
+
+    Uids are readable and sort like names: pods "pod:<ns>/<name>", pod
+    groups "pg:<ns>/<name>". Creation times increase in the order objects
+    are added, so Volcano's (creation time, uid) tie-breaks follow the file.
+    util_model_feed_back applies a session's Commit to the store as the
+    cache would: PodGroup statuses, and (optionally) placements as bound pods.
+*/
+#ifndef UTIL_MODEL_H
+#define UTIL_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bas_store.h"
+#include "basalt.pb-c.h"
+
+//  Builders: the returned object is owned by the store (borrowed, but the
+//  test may change its fields before running a session). Quantities are
+//  Kubernetes strings ("2", "500m", "4Gi"); NULL means not set.
+Basalt__V1__Node *util_model_node (bas_store_t *store, const char *name, const char *cpu,
+                                   const char *memory, int pods);
+Basalt__V1__Queue *util_model_queue (bas_store_t *store, const char *name, const char *parent,
+                                     int weight);
+Basalt__V1__PodGroup *util_model_pod_group (bas_store_t *store, const char *ns, const char *name,
+                                            const char *queue, int min_member);
+Basalt__V1__Pod *util_model_pod (bas_store_t *store, const char *ns, const char *name,
+                                 const char *group, const char *cpu, const char *memory);
+Basalt__V1__PriorityClass *util_model_priority_class (bas_store_t *store, const char *name,
+                                                      int value);
+
+//  Resources from quantity strings; new message owned by the caller.
+Basalt__V1__Resources *util_model_resources (const char *cpu, const char *memory, int pods);
+//  Add a label / taint / node-selector entry / toleration (strings copied).
+void util_model_label (Basalt__V1__Node *node, const char *key, const char *value);
+void util_model_taint (Basalt__V1__Node *node, const char *key, const char *value,
+                       const char *effect);
+void util_model_selector (Basalt__V1__Pod *pod, const char *key, const char *value);
+void util_model_toleration (Basalt__V1__Pod *pod, const char *key, const char *op,
+                            const char *value, const char *effect);
+//  Set a pod group's status phase (string copied).
+void util_model_phase (Basalt__V1__PodGroup *pg, const char *phase);
+//  Place a pod on a node as running.
+void util_model_bind (Basalt__V1__Pod *pod, const char *node, const char *phase);
+
+//  Load the model part of a scenario YAML into store. *config_out (may be
+//  NULL) gets the scheduler configuration text (caller frees, NULL if
+//  none); *sessions_out (may be NULL) the session count. Returns 0, or -1
+//  with a reason in err.
+int util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config_out,
+                     int *sessions_out, char *err, size_t errlen);
+//  Same from a file under shared/scenarios (name without directory).
+int util_model_load_scenario (bas_store_t *store, const char *file, char **config_out,
+                              int *sessions_out, char *err, size_t errlen);
+
+//  Apply a commit: statuses always; placements as bound, Running pods when
+//  `bind` is true. Returns 0.
+int util_model_feed_back (bas_store_t *store, const Basalt__V1__Commit *commit, bool bind);
+
+//  Look-ups by readable name ("ns/name" or "name" for the default namespace).
+const Basalt__V1__Pod *util_model_find_pod (bas_store_t *store, const char *name);
+const Basalt__V1__PodGroup *util_model_find_pg (bas_store_t *store, const char *name);
+//  The node a commit places `pod` on, or NULL.
+const char *util_model_placed (const Basalt__V1__Commit *commit, const char *pod);
+//  How many of the commit's placements belong to pod group `pg`.
+int util_model_placed_count (const Basalt__V1__Commit *commit, const char *pg);
+//  The commit's status change for `pg`, or NULL.
+const Basalt__V1__PodGroupStatusChange *util_model_status (const Basalt__V1__Commit *commit,
+                                                           const char *pg);
+
+#endif
