@@ -158,7 +158,7 @@ cache_work_next (cache_work_t *self, zframe_t **identity_p, Basalt__V1__Work **w
         s_binder_t *b = zhashx_lookup (self->binders, key);
         if (!b || b->credits <= 0)
             continue;
-        Basalt__V1__Work *w = zlistx_detach (self->queue, zlistx_first (self->queue));
+        Basalt__V1__Work *w = zlistx_detach (self->queue, NULL);  // NULL: the first item
         s_flight_t *f = calloc (1, sizeof *f);
         if (!f)
             abort ();

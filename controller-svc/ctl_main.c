@@ -73,6 +73,7 @@ typedef struct {
     bas_kube_t *kube;
     bas_replica_t *replica;
     zhashx_t *actions;         // pod uid -> s_action_t
+    bool scanned;              // every pod was looked at since the replica became ready
 } ctl_t;
 
 typedef struct {
@@ -232,6 +233,7 @@ s_scan (ctl_t *self)
 {
     if (!bas_replica_ready (self->replica))
         return;
+    self->scanned = true;
     bas_store_foreach (bas_replica_store (self->replica), BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD,
                        s_scan_one, self);
     bas_metrics_set (self->metrics, "basalt_controller_actions_pending", NULL,
@@ -263,13 +265,19 @@ s_on_delete (void *arg, const Basalt__V1__ObjectRef *ref, const Basalt__V1__Obje
 static void
 s_on_reset (void *arg)
 {
-    s_scan (arg);
+    ctl_t *self = arg;
+    self->scanned = false;
+    s_scan (self);
 }
 
+//  The cache reports "synced" in a delta after the snapshot: scan then,
+//  not at the next rescan.
 static void
 s_on_change (void *arg)
 {
-    (void) arg;
+    ctl_t *self = arg;
+    if (!self->scanned)
+        s_scan (self);
 }
 
 static int

@@ -61,6 +61,7 @@ typedef struct {
     bool new_work;                // pending pods arrived since the last session
     int trigger_timer;            // armed one-shot timer, or -1
     uint64_t sessions;            // sessions run
+    zhashx_t *conditions;         // pod uid -> "reason|message" last proposed
 } sess_t;
 
 static void s_session (sess_t *self, const char *why);
@@ -144,11 +145,15 @@ s_handle_commit_result (void *arg, bas_msg_t *msg)
     self->wait_seq = r->has_seq ? r->seq : 0;
     if (r->has_epoch && r->epoch != bas_replica_epoch (self->replica))
         self->wait_seq = 0;
-    //  Go on soon: a rejected gang is retried, an accepted one frees the
-    //  queue for the next.
-    self->new_work = true;
-    if (bas_replica_seq (self->replica) >= self->wait_seq)
-        s_trigger (self);
+    //  Go on soon only when something moved: accepted proposals may let the
+    //  next gang in, rejected placements are retried on a fresher view.
+    //  Otherwise the next period comes soon enough (no busy loop while a
+    //  gang stays pending).
+    if (r->n_results > 0) {
+        self->new_work = true;
+        if (bas_replica_seq (self->replica) >= self->wait_seq)
+            s_trigger (self);
+    }
     return 0;
 }
 
@@ -156,6 +161,41 @@ static const bas_handler_t s_handlers[] = {
     {&basalt__v1__commit_result__descriptor, s_handle_commit_result},
     {NULL, NULL},
 };
+
+//  Drop pod conditions this process already proposed in the same words:
+//  the API has them, and re-sending them every period would be a write per
+//  pending pod per session. Forget pods that are gone or placed.
+static void
+s_filter_conditions (sess_t *self, Basalt__V1__Commit *commit)
+{
+    bas_store_t *store = bas_replica_store (self->replica);
+    zlistx_t *gone = zlistx_new ();
+    zlistx_set_destructor (gone, (zlistx_destructor_fn *) zstr_free);
+    for (void *v = zhashx_first (self->conditions); v; v = zhashx_next (self->conditions)) {
+        const char *uid = zhashx_cursor (self->conditions);
+        const Basalt__V1__Pod *pod = bas_store_pod (store, uid);
+        if (!pod || (pod->node_name && *pod->node_name) || (pod->assumed_node && *pod->assumed_node))
+            zlistx_add_end (gone, strdup (uid));
+    }
+    for (char *uid = zlistx_first (gone); uid; uid = zlistx_next (gone))
+        zhashx_delete (self->conditions, uid);
+    zlistx_destroy (&gone);
+    size_t kept = 0;
+    for (size_t i = 0; i < commit->n_pod_conditions; i++) {
+        Basalt__V1__PodCondition *c = commit->pod_conditions[i];
+        char key[1024];
+        snprintf (key, sizeof key, "%s|%s|%s|%s", c->type ? c->type : "", c->status ? c->status : "",
+                  c->reason ? c->reason : "", c->message ? c->message : "");
+        const char *last = c->pod_uid ? zhashx_lookup (self->conditions, c->pod_uid) : NULL;
+        if (!c->pod_uid || (last && strcmp (last, key) == 0)) {
+            basalt__v1__pod_condition__free_unpacked (c, NULL);
+            continue;
+        }
+        zhashx_update (self->conditions, c->pod_uid, strdup (key));
+        commit->pod_conditions[kept++] = c;
+    }
+    commit->n_pod_conditions = kept;
+}
 
 static void
 s_session (sess_t *self, const char *why)
@@ -190,6 +230,7 @@ s_session (sess_t *self, const char *why)
     bas_metrics_set (self->metrics, "unschedule_task_count", NULL, params.pods_pending);
     if (!commit)
         return;
+    s_filter_conditions (self, commit);
     bool empty = commit->n_placements == 0 && commit->n_statuses == 0 &&
                  commit->n_pod_conditions == 0 && commit->n_evictions == 0;
     if (!empty) {
@@ -292,6 +333,8 @@ main (int argc, char **argv)
 {
     sess_t self = {0};
     self.trigger_timer = -1;
+    self.conditions = zhashx_new ();
+    zhashx_set_destructor (self.conditions, (zhashx_destructor_fn *) zstr_free);
     self.config.common.http = SESS_HTTP;
     self.config.snapshot_endpoint = SESS_SNAPSHOT_ENDPOINT;
     self.config.delta_endpoint = SESS_DELTA_ENDPOINT;
@@ -345,6 +388,7 @@ main (int argc, char **argv)
 done:
     bas_replica_destroy (&self.replica);
     sess_conf_destroy (&self.conf);
+    zhashx_destroy (&self.conditions);
     bas_svc_destroy (&self.svc);
     return exit_code;
 }

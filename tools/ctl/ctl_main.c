@@ -268,6 +268,7 @@ main (int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[optind];
+    bas_log_init ("basalt-ctl", BAS_LOG_WARN, BAS_LOG_FORMAT_TEXT);
     bas_kube_config_t cfg = {0};
     char err[512];
     if (bas_kube_config_load (&cfg, o.kubeconfig, o.server, err, sizeof err) != 0) {
