@@ -161,13 +161,25 @@ long
 util_http_request (int port, const char *method, const char *path, const char *content_type,
                    const char *body, char **body_p)
 {
+    return util_http_request_ex (port, method, path, content_type, body, body_p, NULL);
+}
+
+long
+util_http_request_ex (int port, const char *method, const char *path, const char *content_type,
+                      const char *body, char **body_p, char **headers_p)
+{
     CURL *curl = curl_easy_init ();
     if (!curl)
         return 0;
     char url[1024];
     snprintf (url, sizeof url, "http://127.0.0.1:%d%s", port, path);
     s_buf_t buf = {NULL, 0};
+    s_buf_t head = {NULL, 0};
     struct curl_slist *headers = NULL;
+    if (headers_p) {
+        curl_easy_setopt (curl, CURLOPT_HEADERFUNCTION, s_write);
+        curl_easy_setopt (curl, CURLOPT_HEADERDATA, &head);
+    }
     curl_easy_setopt (curl, CURLOPT_URL, url);
     curl_easy_setopt (curl, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt (curl, CURLOPT_WRITEFUNCTION, s_write);
@@ -190,6 +202,8 @@ util_http_request (int port, const char *method, const char *path, const char *c
         *body_p = buf.data ? buf.data : strdup ("");
     else
         free (buf.data);
+    if (headers_p)
+        *headers_p = head.data ? head.data : strdup ("");
     return code;
 }
 

@@ -44,6 +44,12 @@ long util_http_get (int port, const char *path, char **body_p);
 long util_http_request (int port, const char *method, const char *path, const char *content_type,
                         const char *body, char **body_p);
 
+//  Like util_http_request, and if headers_p, a malloc'd copy of the raw
+//  response header block ("HTTP/1.1 200 OK\r\nName: value\r\n…").
+long util_http_request_ex (int port, const char *method, const char *path,
+                           const char *content_type, const char *body, char **body_p,
+                           char **headers_p);
+
 //  True when GET /healthz (or any path) on port answers at all.
 bool util_http_answers (int port, const char *path);
 

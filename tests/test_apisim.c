@@ -1,0 +1,1660 @@
+/*  test_apisim: the API simulator, driven over HTTP as a real client would.
+
+    Every test starts the real basalt-apisim binary on a port of its own
+    (--port 0 and --ready-file), talks to it with libcurl and stops it with
+    SIGTERM (which must exit 0). Expected bodies come from the recorded
+    fixtures in shared/k8s-fixtures wherever one exists, compared byte for
+    byte; watch streams are read with curl's multi interface while the test
+    makes changes through other requests.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "util_proc.h"
+
+#define SIM_BIN BASALT_BIN_DIR "/tools/apisim/basalt-apisim"
+#define FIXTURES BASALT_SHARED_DIR "/k8s-fixtures"
+
+typedef struct {
+    pid_t pid;     // the simulator
+    int port;      // where it listens
+    char *dir;     // scratch directory (ready file, log, manifests)
+    char log[512]; // its stdout+stderr
+} s_sim_t;
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+//  Simulators still running: a failed assertion leaves the test early, and
+//  the teardown stops what it left behind.
+static pid_t s_live[8];
+
+static void
+s_live_add (pid_t pid)
+{
+    for (int i = 0; i < 8; i++)
+        if (!s_live[i]) {
+            s_live[i] = pid;
+            return;
+        }
+}
+
+static void
+s_live_remove (pid_t pid)
+{
+    for (int i = 0; i < 8; i++)
+        if (s_live[i] == pid)
+            s_live[i] = 0;
+}
+
+static int
+s_teardown (void **state)
+{
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        if (s_live[i]) {
+            util_stop (s_live[i], 2000);
+            s_live[i] = 0;
+        }
+    return 0;
+}
+
+static bool
+s_file_ready (void *arg)
+{
+    struct stat st;
+    return stat ((const char *)arg, &st) == 0 && st.st_size > 0;
+}
+
+static char *
+s_path (s_sim_t *sim, const char *name)
+{
+    static char path[4][512];
+    static int next = 0;
+    char *p = path[next++ % 4];
+    snprintf (p, sizeof path[0], "%s/%s", sim->dir, name);
+    return p;
+}
+
+static void
+s_write (const char *path, const char *text)
+{
+    FILE *f = fopen (path, "w");
+    assert_non_null (f);
+    fputs (text, f);
+    fclose (f);
+}
+
+//  Start the simulator with extra args (NULL-terminated list, may be NULL).
+static void
+s_start_in (s_sim_t *sim, const char *const *extra)
+{
+    char ready[512];
+    snprintf (ready, sizeof ready, "%s/ready", sim->dir);
+    snprintf (sim->log, sizeof sim->log, "%s/sim.log", sim->dir);
+    const char *argv[40] = {SIM_BIN, "--port", "0", "--ready-file", ready};
+    int n = 5;
+    for (int i = 0; extra && extra[i] && n < 38; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    sim->pid = util_spawn ((char *const *)argv, sim->log);
+    assert_true (sim->pid > 0);
+    s_live_add (sim->pid);
+    if (!util_wait_until (s_file_ready, ready, 10000)) {
+        char *log = util_read_file (sim->log, NULL);
+        fail_msg ("simulator did not become ready; log:\n%s", log ? log : "");
+    }
+    char *text = util_read_file (ready, NULL);
+    assert_non_null (text);
+    sim->port = atoi (text);
+    free (text);
+    assert_true (sim->port > 0);
+}
+
+static void
+s_start (s_sim_t *sim, const char *const *extra)
+{
+    memset (sim, 0, sizeof *sim);
+    sim->dir = util_tmpdir ("apisim");
+    assert_non_null (sim->dir);
+    s_start_in (sim, extra);
+}
+
+//  SIGTERM must stop it cleanly with exit code 0.
+static void
+s_stop (s_sim_t *sim)
+{
+    int status = util_stop (sim->pid, 5000);
+    s_live_remove (sim->pid);
+    if (!WIFEXITED (status) || WEXITSTATUS (status) != 0) {
+        char *log = util_read_file (sim->log, NULL);
+        fail_msg ("simulator did not exit 0 (status 0x%x); log:\n%s", status, log ? log : "");
+    }
+    util_rmtree (sim->dir);
+    free (sim->dir);
+    sim->dir = NULL;
+}
+
+static long
+s_req (s_sim_t *sim, const char *method, const char *path, const char *ct, const char *body,
+       char **out)
+{
+    return util_http_request (sim->port, method, path, ct, body, out);
+}
+
+//  GET and parse; asserts the code.
+static cJSON *
+s_get_json (s_sim_t *sim, const char *path, long want_code)
+{
+    char *body = NULL;
+    long code = util_http_get (sim->port, path, &body);
+    if (code != want_code)
+        fail_msg ("GET %s: code %ld, want %ld; body %s", path, code, want_code, body);
+    cJSON *json = cJSON_Parse (body);
+    if (!json)
+        fail_msg ("GET %s: body is not JSON: %s", path, body);
+    free (body);
+    return json;
+}
+
+//  A request with a JSON body; asserts the code; returns the parsed body.
+static cJSON *
+s_send (s_sim_t *sim, const char *method, const char *path, const char *ct, const char *body,
+        long want_code)
+{
+    char *out = NULL;
+    long code = s_req (sim, method, path, ct, body, &out);
+    if (code != want_code)
+        fail_msg ("%s %s: code %ld, want %ld; body %s", method, path, code, want_code, out);
+    cJSON *json = cJSON_Parse (out);
+    if (!json)
+        fail_msg ("%s %s: body is not JSON: %s", method, path, out);
+    size_t len = strlen (out);
+    if (len == 0 || out[len - 1] != '\n')
+        fail_msg ("%s %s: body does not end in a newline", method, path);
+    free (out);
+    return json;
+}
+
+static const char *
+s_str (const cJSON *obj, const char *path)
+{
+    char part[128];
+    const cJSON *node = obj;
+    while (node && *path) {
+        const char *dot = strchr (path, '.');
+        size_t n = dot ? (size_t)(dot - path) : strlen (path);
+        snprintf (part, sizeof part, "%.*s", (int)n, path);
+        node = cJSON_GetObjectItemCaseSensitive (node, part);
+        path += n + (dot ? 1 : 0);
+    }
+    return cJSON_IsString (node) ? node->valuestring : NULL;
+}
+
+static unsigned long long
+s_rv (const cJSON *obj)
+{
+    const char *rv = s_str (obj, "metadata.resourceVersion");
+    assert_non_null (rv);
+    return strtoull (rv, NULL, 10);
+}
+
+static char *
+s_fixture (const char *name)
+{
+    char path[512];
+    snprintf (path, sizeof path, "%s/%s", FIXTURES, name);
+    char *text = util_read_file (path, NULL);
+    assert_non_null (text);
+    return text;
+}
+
+static void
+s_create_pod (s_sim_t *sim, const char *ns, const char *name, const char *labels_json,
+              const char *node)
+{
+    char body[1024], path[256];
+    snprintf (
+        body, sizeof body,
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"labels\":%s},"
+        "\"spec\":{%s%s%s\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}",
+        name, labels_json ? labels_json : "{}", node ? "\"nodeName\":\"" : "", node ? node : "",
+        node ? "\"," : "");
+    snprintf (path, sizeof path, "/api/v1/namespaces/%s/pods", ns);
+    cJSON_Delete (s_send (sim, "POST", path, NULL, body, 201));
+}
+
+// ---------------------------------------------------------------------------
+// Watch reader on curl's multi interface
+
+typedef struct {
+    CURLM *multi; // drives the transfer
+    CURL *easy;   // the watch request
+    char *data;   // bytes received
+    size_t len;   // how many
+    bool done;    // the server ended the stream
+    long code;    // HTTP code once known
+} s_watch_t;
+
+static size_t
+s_watch_write (char *ptr, size_t size, size_t nmemb, void *arg)
+{
+    s_watch_t *w = arg;
+    size_t n = size * nmemb;
+    char *grown = realloc (w->data, w->len + n + 1);
+    if (!grown)
+        return 0;
+    w->data = grown;
+    memcpy (w->data + w->len, ptr, n);
+    w->len += n;
+    w->data[w->len] = 0;
+    return n;
+}
+
+static s_watch_t *
+s_watch_start (s_sim_t *sim, const char *path)
+{
+    s_watch_t *w = calloc (1, sizeof *w);
+    assert_non_null (w);
+    char url[1024];
+    snprintf (url, sizeof url, "http://127.0.0.1:%d%s", sim->port, path);
+    w->multi = curl_multi_init ();
+    w->easy = curl_easy_init ();
+    curl_easy_setopt (w->easy, CURLOPT_URL, url);
+    curl_easy_setopt (w->easy, CURLOPT_WRITEFUNCTION, s_watch_write);
+    curl_easy_setopt (w->easy, CURLOPT_WRITEDATA, w);
+    curl_easy_setopt (w->easy, CURLOPT_NOSIGNAL, 1L);
+    curl_multi_add_handle (w->multi, w->easy);
+    return w;
+}
+
+static void
+s_watch_pump (s_watch_t *w, int ms)
+{
+    int running = 0;
+    curl_multi_perform (w->multi, &running);
+    if (running)
+        curl_multi_poll (w->multi, NULL, 0, ms, NULL);
+    curl_multi_perform (w->multi, &running);
+    if (!running && !w->done) {
+        w->done = true;
+        curl_easy_getinfo (w->easy, CURLINFO_RESPONSE_CODE, &w->code);
+    }
+}
+
+static int
+s_watch_lines (const s_watch_t *w)
+{
+    int n = 0;
+    for (size_t i = 0; i < w->len; i++)
+        if (w->data[i] == '\n')
+            n++;
+    return n;
+}
+
+typedef struct {
+    s_watch_t *w;
+    int lines;
+} s_watch_wait_t;
+
+static bool
+s_watch_has_lines (void *arg)
+{
+    s_watch_wait_t *ww = arg;
+    s_watch_pump (ww->w, 10);
+    return s_watch_lines (ww->w) >= ww->lines;
+}
+
+static void
+s_watch_wait_lines (s_watch_t *w, int lines)
+{
+    s_watch_wait_t ww = {w, lines};
+    if (!util_wait_until (s_watch_has_lines, &ww, 5000))
+        fail_msg ("watch: %d lines after 5 s, want %d: %s", s_watch_lines (w), lines,
+                  w->data ? w->data : "");
+}
+
+static bool
+s_watch_is_done (void *arg)
+{
+    s_watch_t *w = arg;
+    s_watch_pump (w, 10);
+    return w->done;
+}
+
+//  Event n (0-based) of the stream, parsed (caller frees).
+static cJSON *
+s_watch_event (const s_watch_t *w, int n)
+{
+    const char *p = w->data;
+    for (int i = 0; i < n && p; i++) {
+        p = strchr (p, '\n');
+        if (p)
+            p++;
+    }
+    assert_non_null (p);
+    const char *end = strchr (p, '\n');
+    assert_non_null (end);
+    cJSON *json = cJSON_ParseWithLength (p, (size_t)(end - p));
+    assert_non_null (json);
+    return json;
+}
+
+static void
+s_watch_destroy (s_watch_t **w_p)
+{
+    s_watch_t *w = *w_p;
+    curl_multi_remove_handle (w->multi, w->easy);
+    curl_easy_cleanup (w->easy);
+    curl_multi_cleanup (w->multi);
+    free (w->data);
+    free (w);
+    *w_p = NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Flags and loading
+
+static int
+s_run_status (const char *const *args, const char *log)
+{
+    const char *argv[16] = {SIM_BIN};
+    int n = 1;
+    for (int i = 0; args[i]; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    pid_t pid = util_spawn ((char *const *)argv, log);
+    assert_true (pid > 0);
+    int status = 0;
+    waitpid (pid, &status, 0);
+    assert_true (WIFEXITED (status));
+    return WEXITSTATUS (status);
+}
+
+static void
+test_flags (void **state)
+{
+    (void)state;
+    char *dir = util_tmpdir ("apisim-flags");
+    char log[512];
+    snprintf (log, sizeof log, "%s/log", dir);
+    assert_int_equal (s_run_status ((const char *[]){"--help", NULL}, log), 0);
+    char *text = util_read_file (log, NULL);
+    assert_non_null (strstr (text, "--run-delay-ms"));
+    assert_non_null (strstr (text, "--ready-file"));
+    free (text);
+    unlink (log);
+    assert_int_equal (s_run_status ((const char *[]){"--version", NULL}, log), 0);
+    text = util_read_file (log, NULL);
+    assert_non_null (strstr (text, "basalt-apisim "));
+    free (text);
+    unlink (log);
+    assert_int_equal (s_run_status ((const char *[]){"--bogus", NULL}, log), 2);
+    text = util_read_file (log, NULL);
+    assert_non_null (strstr (text, "unknown option --bogus"));
+    assert_non_null (strstr (text, "usage: basalt-apisim"));
+    free (text);
+    unlink (log);
+    assert_int_equal (s_run_status ((const char *[]){"--port", "abc", NULL}, log), 2);
+    assert_int_equal (s_run_status ((const char *[]){"--log-format", "xml", NULL}, log), 2);
+    assert_int_equal (s_run_status ((const char *[]){"--port", NULL}, log), 2);
+    util_rmtree (dir);
+    free (dir);
+}
+
+static void
+test_load_errors (void **state)
+{
+    (void)state;
+    char *dir = util_tmpdir ("apisim-load");
+    char bad[512], log[512];
+    snprintf (bad, sizeof bad, "%s/bad.yaml", dir);
+    snprintf (log, sizeof log, "%s/log", dir);
+    s_write (bad, "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n---\n"
+                  "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [oops\n");
+    assert_int_equal (s_run_status ((const char *[]){"--port", "0", "--load", bad, NULL}, log), 1);
+    char *text = util_read_file (log, NULL);
+    if (!strstr (text, "bad.yaml: document 1: line "))
+        fail_msg ("log does not name file, document and line: %s", text);
+    free (text);
+    unlink (log);
+    s_write (bad, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n");
+    assert_int_equal (s_run_status ((const char *[]){"--port", "0", "--load", bad, NULL}, log), 1);
+    text = util_read_file (log, NULL);
+    assert_non_null (strstr (text, "bad.yaml: document 0: unsupported kind \"Widget\""));
+    free (text);
+    unlink (log);
+    snprintf (bad, sizeof bad, "%s/bad.json", dir);
+    s_write (bad, "{\"apiVersion\":\"v1\",\n\"kind\": Node}");
+    assert_int_equal (s_run_status ((const char *[]){"--port", "0", "--load", bad, NULL}, log), 1);
+    text = util_read_file (log, NULL);
+    assert_non_null (strstr (text, "bad.json: document 0: line 2"));
+    free (text);
+    util_rmtree (dir);
+    free (dir);
+}
+
+//  Files, directories (name order), kind: List, JSON; the list server form.
+static void
+test_load_and_list (void **state)
+{
+    (void)state;
+    s_sim_t sim = {0};
+    sim.dir = util_tmpdir ("apisim");
+    char sub[512];
+    snprintf (sub, sizeof sub, "%s/manifests", sim.dir);
+    mkdir (sub, 0755);
+    s_write (s_path (&sim, "manifests/10-nodes.yaml"),
+             "apiVersion: v1\nkind: List\nitems:\n"
+             "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n"
+             "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n2\n");
+    s_write (s_path (&sim, "manifests/20-pods.yml"),
+             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: running\n  namespace: team-a\n"
+             "spec:\n  nodeName: n1\n  containers:\n  - name: c\n    image: x\n"
+             "---\n"
+             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: waiting\n  namespace: team-a\n"
+             "spec:\n  containers:\n  - name: c\n    image: x\n"
+             "    resources:\n      limits:\n        cpu: \"2\"\n        memory: 1Gi\n");
+    s_write (s_path (&sim, "manifests/ignored.txt"), "not a manifest");
+    //  (objects/replicaset.json says apiVersion networking.k8s.io/v1, edited
+    //  upstream: a real server would not know it, so neither do we.)
+    s_write (s_path (&sim, "rs.json"),
+             "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+             "\"rs1\",\"namespace\":\"icx\"},\"spec\":{\"replicas\":1}}");
+    const char *args[] = {"--load", sub,
+                          "--load", FIXTURES "/objects/pod.json",
+                          "--load", FIXTURES "/objects/podgroup.yaml",
+                          "--load", FIXTURES "/objects/queue.yaml",
+                          "--load", FIXTURES "/objects/priorityclass-system-node-critical.json",
+                          "--load", FIXTURES "/objects/deployment.json",
+                          "--load", s_path (&sim, "rs.json"),
+                          NULL};
+    s_start_in (&sim, args);
+
+    cJSON *nodes = s_get_json (&sim, "/api/v1/nodes", 200);
+    assert_string_equal (s_str (nodes, "kind"), "NodeList");
+    cJSON *items = cJSON_GetObjectItem (nodes, "items");
+    assert_int_equal (cJSON_GetArraySize (items), 2);
+    //  Server list form: items carry no kind/apiVersion.
+    assert_null (cJSON_GetObjectItem (cJSON_GetArrayItem (items, 0), "kind"));
+    assert_null (cJSON_GetObjectItem (cJSON_GetArrayItem (items, 0), "apiVersion"));
+    assert_string_equal (s_str (cJSON_GetArrayItem (items, 0), "metadata.name"), "n1");
+    cJSON_Delete (nodes);
+
+    //  A pod on a node at load is Running; requests default to limits.
+    cJSON *pod = s_get_json (&sim, "/api/v1/namespaces/team-a/pods/running", 200);
+    assert_string_equal (s_str (pod, "kind"), "Pod");
+    assert_string_equal (s_str (pod, "status.phase"), "Running");
+    cJSON_Delete (pod);
+    pod = s_get_json (&sim, "/api/v1/namespaces/team-a/pods/waiting", 200);
+    assert_string_equal (s_str (pod, "status.phase"), "Pending");
+    const cJSON *c0 = cJSON_GetArrayItem (
+        cJSON_GetObjectItem (cJSON_GetObjectItem (pod, "spec"), "containers"), 0);
+    assert_string_equal (s_str (c0, "resources.requests.cpu"), "2");
+    assert_string_equal (s_str (c0, "resources.requests.memory"), "1Gi");
+    cJSON_Delete (pod);
+    //  The fixture pod keeps its own uid and its Pending phase.
+    pod = s_get_json (&sim, "/api/v1/namespaces/di-288312/pods/vsystem-867f4b77cc-pqcns", 200);
+    assert_string_equal (s_str (pod, "status.phase"), "Pending");
+    assert_non_null (s_str (pod, "metadata.uid"));
+    cJSON_Delete (pod);
+
+    cJSON *pg = s_get_json (
+        &sim, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/test", 200);
+    assert_string_equal (s_str (pg, "apiVersion"), "scheduling.volcano.sh/v1beta1");
+    assert_string_equal (s_str (pg, "spec.queue"), "default");
+    cJSON_Delete (pg);
+    cJSON *q = s_get_json (&sim, "/apis/scheduling.volcano.sh/v1beta1/queues/test", 200);
+    assert_string_equal (s_str (q, "status.state"), "Open");
+    cJSON_Delete (q);
+    cJSON *pc =
+        s_get_json (&sim, "/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical", 200);
+    assert_int_equal (cJSON_GetObjectItem (pc, "value")->valuedouble, 2000001000);
+    cJSON_Delete (pc);
+    cJSON_Delete (s_get_json (&sim, "/apis/apps/v1/namespaces/icx/deployments/icx-db", 200));
+    cJSON_Delete (s_get_json (&sim, "/apis/apps/v1/replicasets", 200));
+    //  Namespaces were created for every namespace in use.
+    cJSON *ns = s_get_json (&sim, "/api/v1/namespaces/team-a", 200);
+    assert_string_equal (s_str (ns, "status.phase"), "Active");
+    cJSON_Delete (ns);
+
+    //  An empty list in the exact wire form, with the real headers.
+    cJSON *any = s_get_json (&sim, "/api/v1/pods", 200);
+    unsigned long long rv = s_rv (any);
+    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItem (any, "items")), 3);
+    cJSON_Delete (any);
+    char *body = NULL, *headers = NULL;
+    long code = util_http_request_ex (sim.port, "GET", "/api/v1/namespaces/nothing-here/pods", NULL,
+                                      NULL, &body, &headers);
+    assert_int_equal (code, 200);
+    char want[256];
+    snprintf (
+        want, sizeof want,
+        "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"%llu\"},"
+        "\"items\":[]}\n",
+        rv);
+    assert_string_equal (body, want);
+    assert_non_null (strstr (headers, "Content-Type: application/json\r\n"));
+    assert_non_null (strstr (headers, "Cache-Control: no-cache, private\r\n"));
+    assert_non_null (strstr (headers, "Audit-Id: "));
+    assert_non_null (strstr (headers, "X-Kubernetes-Pf-Flowschema-Uid: "));
+    free (body);
+    free (headers);
+    s_stop (&sim);
+}
+
+static void
+test_discovery (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    char *body = NULL;
+    assert_int_equal (util_http_get (sim.port, "/healthz", &body), 200);
+    assert_string_equal (body, "ok");
+    free (body);
+    assert_int_equal (util_http_get (sim.port, "/readyz", NULL), 200);
+    cJSON *v = s_get_json (&sim, "/version", 200);
+    assert_string_equal (s_str (v, "major"), "1");
+    assert_non_null (s_str (v, "gitVersion"));
+    cJSON_Delete (v);
+    cJSON *api = s_get_json (&sim, "/api", 200);
+    assert_string_equal (s_str (api, "kind"), "APIVersions");
+    cJSON_Delete (api);
+    cJSON *apis = s_get_json (&sim, "/apis", 200);
+    char *text = cJSON_PrintUnformatted (apis);
+    assert_non_null (strstr (text, "\"groupVersion\":\"scheduling.volcano.sh/v1beta1\""));
+    assert_non_null (strstr (text, "\"groupVersion\":\"apps/v1\""));
+    assert_non_null (strstr (text, "\"groupVersion\":\"scheduling.k8s.io/v1\""));
+    free (text);
+    cJSON_Delete (apis);
+    cJSON *core = s_get_json (&sim, "/api/v1", 200);
+    text = cJSON_PrintUnformatted (core);
+    assert_non_null (strstr (text,
+                             "{\"name\":\"pods\",\"singularName\":\"pod\",\"namespaced\":true,"
+                             "\"kind\":\"Pod\",\"verbs\":[\"create\",\"delete\","
+                             "\"deletecollection\",\"get\",\"list\",\"patch\",\"update\","
+                             "\"watch\"],\"shortNames\":[\"po\"]}"));
+    assert_non_null (strstr (text, "\"name\":\"pods/binding\""));
+    assert_non_null (
+        strstr (text, "{\"name\":\"nodes\",\"singularName\":\"node\",\"namespaced\":false"));
+    free (text);
+    cJSON_Delete (core);
+    cJSON *volcano = s_get_json (&sim, "/apis/scheduling.volcano.sh/v1beta1", 200);
+    text = cJSON_PrintUnformatted (volcano);
+    assert_non_null (
+        strstr (text, "{\"name\":\"queues\",\"singularName\":\"queue\",\"namespaced\":false"));
+    assert_non_null (strstr (text, "\"name\":\"queues/status\""));
+    assert_non_null (
+        strstr (text, "{\"name\":\"podgroups\",\"singularName\":\"podgroup\",\"namespaced\":true"));
+    //  PodGroup has no status subresource.
+    assert_null (strstr (text, "podgroups/status"));
+    free (text);
+    cJSON_Delete (volcano);
+    s_stop (&sim);
+}
+
+static void
+test_errors (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    char *body = NULL;
+    //  404 for a missing pod, byte-equal to the recorded body.
+    assert_int_equal (util_http_get (sim.port, "/api/v1/namespaces/default/pods/abc", &body), 404);
+    char *want = s_fixture ("objects/status-404-notfound.json");
+    assert_string_equal (body, want);
+    free (want);
+    free (body);
+    //  Unknown paths and resources.
+    const char *unknown[] = {
+        "/nope",
+        "/api/v2/pods",
+        "/api/v1/widgets",
+        "/apis/example.com/v1/things",
+        "/api/v1/pods/name-without-namespace",
+        "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/x/status",
+        NULL};
+    for (int i = 0; unknown[i]; i++) {
+        assert_int_equal (util_http_get (sim.port, unknown[i], &body), 404);
+        assert_string_equal (body,
+                             "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                             "\"status\":\"Failure\",\"message\":\"the server could not find "
+                             "the requested resource\",\"reason\":\"NotFound\",\"details\":{},"
+                             "\"code\":404}\n");
+        free (body);
+    }
+    //  PUT to a PodGroup's /status is NotFound too.
+    assert_int_equal (
+        s_req (&sim, "PUT",
+               "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/x/status", NULL,
+               "{}", NULL),
+        404);
+    //  Malformed JSON.
+    cJSON *st =
+        s_send (&sim, "POST", "/api/v1/namespaces/default/pods", NULL, "{\"metadata\":", 400);
+    assert_string_equal (s_str (st, "kind"), "Status");
+    assert_string_equal (s_str (st, "reason"), "BadRequest");
+    assert_int_equal (cJSON_GetObjectItem (st, "code")->valueint, 400);
+    cJSON_Delete (st);
+    //  A body of the wrong kind.
+    st = s_send (&sim, "POST", "/api/v1/nodes", NULL,
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"}}", 400);
+    assert_string_equal (s_str (st, "reason"), "BadRequest");
+    cJSON_Delete (st);
+    //  No name and no generateName.
+    st = s_send (&sim, "POST", "/api/v1/namespaces/default/pods", NULL,
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{}}", 422);
+    assert_string_equal (s_str (st, "message"),
+                         "Pod \"\" is invalid: metadata.name: Required value: name or "
+                         "generateName is required");
+    cJSON_Delete (st);
+    //  Unsupported method on a collection.
+    st = s_send (&sim, "PUT", "/api/v1/namespaces/default/pods", NULL, "{}", 405);
+    assert_string_equal (s_str (st, "reason"), "MethodNotAllowed");
+    cJSON_Delete (st);
+    s_stop (&sim);
+}
+
+static bool
+s_is_uuid4 (const char *s)
+{
+    if (!s || strlen (s) != 36 || s[14] != '4' || !strchr ("89ab", s[19]))
+        return false;
+    for (int i = 0; i < 36; i++)
+        if ((i == 8 || i == 13 || i == 18 || i == 23) ? s[i] != '-'
+                                                      : !strchr ("0123456789abcdef", s[i]))
+            return false;
+    return true;
+}
+
+static void
+test_create_and_get (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    unsigned long long last = 0;
+    for (int i = 0; i < 5; i++) {
+        cJSON *pod = s_send (
+            &sim, "POST", "/api/v1/namespaces/ns-new/pods", NULL,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":\"job-\"},"
+            "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}",
+            201);
+        unsigned long long rv = s_rv (pod);
+        assert_true (rv > last);
+        last = rv;
+        const char *name = s_str (pod, "metadata.name");
+        assert_int_equal (strlen (name), 9);
+        assert_memory_equal (name, "job-", 4);
+        assert_true (s_is_uuid4 (s_str (pod, "metadata.uid")));
+        assert_non_null (s_str (pod, "metadata.creationTimestamp"));
+        assert_string_equal (s_str (pod, "metadata.namespace"), "ns-new");
+        assert_string_equal (s_str (pod, "status.phase"), "Pending");
+        assert_string_equal (s_str (pod, "spec.schedulerName"), "default-scheduler");
+        cJSON_Delete (pod);
+    }
+    //  The namespace exists now.
+    cJSON_Delete (s_get_json (&sim, "/api/v1/namespaces/ns-new", 200));
+
+    //  PodGroup create, then a duplicate: 409 with the grouped shape.
+    const char *pg =
+        "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+        "\"metadata\":{\"name\":\"pg1\"},\"spec\":{\"minMember\":2,\"queue\":\"default\"}}";
+    cJSON *created =
+        s_send (&sim, "POST", "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
+                NULL, pg, 201);
+    assert_true (s_rv (created) > last);
+    assert_int_equal (
+        cJSON_GetObjectItem (cJSON_GetObjectItem (created, "metadata"), "generation")->valueint, 1);
+    cJSON_Delete (created);
+    char *body = NULL;
+    assert_int_equal (s_req (&sim, "POST",
+                             "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
+                             NULL, pg, &body),
+                      409);
+    assert_string_equal (body,
+                         "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+                         "\"Failure\",\"message\":\"podgroups.scheduling.volcano.sh \\\"pg1\\\" "
+                         "already exists\",\"reason\":\"AlreadyExists\",\"details\":{\"name\":"
+                         "\"pg1\",\"group\":\"scheduling.volcano.sh\",\"kind\":\"podgroups\"},"
+                         "\"code\":409}\n");
+    free (body);
+    //  A core duplicate has no group.
+    s_create_pod (&sim, "default", "dup", NULL, NULL);
+    assert_int_equal (s_req (&sim, "POST", "/api/v1/namespaces/default/pods", NULL,
+                             "{\"metadata\":{\"name\":\"dup\"},\"spec\":{\"containers\":[]}}",
+                             &body),
+                      409);
+    assert_non_null (strstr (body,
+                             "\"message\":\"pods \\\"dup\\\" already exists\",\"reason\":"
+                             "\"AlreadyExists\",\"details\":{\"name\":\"dup\",\"kind\":\"pods\"}"));
+    free (body);
+    //  resourceVersion may not be set on create.
+    assert_int_equal (s_req (&sim, "POST", "/api/v1/nodes", NULL,
+                             "{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"5\"}}", NULL),
+                      500);
+    //  A missing priority class is refused, an existing one sets priority.
+    assert_int_equal (
+        s_req (&sim, "POST", "/api/v1/namespaces/default/pods", NULL,
+               "{\"metadata\":{\"name\":\"p-pc\"},\"spec\":{\"priorityClassName\":\"high\","
+               "\"containers\":[]}}",
+               &body),
+        403);
+    assert_non_null (strstr (body, "no PriorityClass with name high was found"));
+    free (body);
+    cJSON_Delete (s_send (&sim, "POST", "/apis/scheduling.k8s.io/v1/priorityclasses", NULL,
+                          "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\","
+                          "\"metadata\":{\"name\":\"high\"},\"value\":1000}",
+                          201));
+    cJSON *pod =
+        s_send (&sim, "POST", "/api/v1/namespaces/default/pods", NULL,
+                "{\"metadata\":{\"name\":\"p-pc\"},\"spec\":{\"priorityClassName\":\"high\","
+                "\"containers\":[]}}",
+                201);
+    assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pod, "spec"), "priority")->valueint,
+                      1000);
+    cJSON_Delete (pod);
+    s_stop (&sim);
+}
+
+static void
+test_update_conflict (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    s_create_pod (&sim, "default", "x", NULL, NULL);
+    cJSON *pod = s_get_json (&sim, "/api/v1/namespaces/default/pods/x", 200);
+    char old_rv[32];
+    snprintf (old_rv, sizeof old_rv, "%s", s_str (pod, "metadata.resourceVersion"));
+    //  A good update.
+    cJSON *labels = cJSON_AddObjectToObject (cJSON_GetObjectItem (pod, "metadata"), "labels");
+    cJSON_AddStringToObject (labels, "a", "b");
+    char *text = cJSON_PrintUnformatted (pod);
+    cJSON *updated = s_send (&sim, "PUT", "/api/v1/namespaces/default/pods/x", NULL, text, 200);
+    assert_true (s_rv (updated) > strtoull (old_rv, NULL, 10));
+    assert_string_equal (s_str (updated, "metadata.labels.a"), "b");
+    cJSON_Delete (updated);
+    //  The same body again carries a stale resourceVersion now.
+    char *body = NULL;
+    assert_int_equal (s_req (&sim, "PUT", "/api/v1/namespaces/default/pods/x", NULL, text, &body),
+                      409);
+    assert_string_equal (
+        body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+              "\"Failure\",\"message\":\"Operation cannot be fulfilled on pods \\\"x\\\": "
+              "the object has been modified; please apply your changes to the latest "
+              "version and try again\",\"reason\":\"Conflict\",\"details\":{\"name\":"
+              "\"x\",\"kind\":\"pods\"},\"code\":409}\n");
+    free (body);
+    free (text);
+    //  Name in body different from URL.
+    cJSON_ReplaceItemInObject (cJSON_GetObjectItem (pod, "metadata"), "name",
+                               cJSON_CreateString ("y"));
+    text = cJSON_PrintUnformatted (pod);
+    cJSON *st = s_send (&sim, "PUT", "/api/v1/namespaces/default/pods/x", NULL, text, 400);
+    assert_string_equal (s_str (st, "message"),
+                         "the name of the object (y) does not match the name on the URL (x)");
+    cJSON_Delete (st);
+    free (text);
+    cJSON_Delete (pod);
+    //  A PUT to a missing object.
+    assert_int_equal (s_req (&sim, "PUT", "/api/v1/namespaces/default/pods/none", NULL,
+                             "{\"metadata\":{\"name\":\"none\"}}", NULL),
+                      404);
+    //  CRDs need a resourceVersion on update.
+    cJSON_Delete (s_send (&sim, "POST", "/apis/scheduling.volcano.sh/v1beta1/queues", NULL,
+                          "{\"metadata\":{\"name\":\"q\"},\"spec\":{\"weight\":1}}", 201));
+    st = s_send (&sim, "PUT", "/apis/scheduling.volcano.sh/v1beta1/queues/q", NULL,
+                 "{\"metadata\":{\"name\":\"q\"},\"spec\":{\"weight\":2}}", 422);
+    assert_string_equal (s_str (st, "message"),
+                         "Queue.scheduling.volcano.sh \"q\" is invalid: metadata.resourceVersion: "
+                         "Invalid value: 0x0: must be specified for an update");
+    cJSON_Delete (st);
+    s_stop (&sim);
+}
+
+static void
+test_patch (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    s_create_pod (&sim, "default", "p", "{\"keep\":\"1\",\"drop\":\"2\"}", NULL);
+    const char *path = "/api/v1/namespaces/default/pods/p";
+    cJSON *before = s_get_json (&sim, path, 200);
+    unsigned long long rv0 = s_rv (before);
+    char uid[64];
+    snprintf (uid, sizeof uid, "%s", s_str (before, "metadata.uid"));
+    cJSON_Delete (before);
+
+    //  RFC 7386 merge patch: null removes, objects merge.
+    cJSON *p = s_send (&sim, "PATCH", path, "application/merge-patch+json",
+                       "{\"metadata\":{\"labels\":{\"drop\":null,\"new\":\"3\"}}}", 200);
+    assert_true (s_rv (p) > rv0);
+    assert_string_equal (s_str (p, "metadata.labels.keep"), "1");
+    assert_string_equal (s_str (p, "metadata.labels.new"), "3");
+    assert_null (s_str (p, "metadata.labels.drop"));
+    unsigned long long rv1 = s_rv (p);
+    cJSON_Delete (p);
+    //  A patch that changes nothing is not a write.
+    p = s_send (&sim, "PATCH", path, "application/merge-patch+json",
+                "{\"metadata\":{\"labels\":{\"new\":\"3\"}}}", 200);
+    assert_int_equal (s_rv (p), rv1);
+    cJSON_Delete (p);
+
+    //  RFC 6902 JSON patch.
+    p = s_send (
+        &sim, "PATCH", path, "application/json-patch+json",
+        "[{\"op\":\"test\",\"path\":\"/metadata/labels/keep\",\"value\":\"1\"},"
+        "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"a~b/c\":\"x\"}},"
+        "{\"op\":\"replace\",\"path\":\"/metadata/labels/new\",\"value\":\"4\"},"
+        "{\"op\":\"copy\",\"from\":\"/metadata/labels/new\",\"path\":\"/metadata/labels/copy\"},"
+        "{\"op\":\"move\",\"from\":\"/metadata/labels/keep\",\"path\":\"/metadata/labels/moved\"},"
+        "{\"op\":\"remove\",\"path\":\"/metadata/labels/copy\"},"
+        "{\"op\":\"add\",\"path\":\"/spec/containers/"
+        "-\",\"value\":{\"name\":\"d\",\"image\":\"y\"}}]",
+        200);
+    assert_string_equal (s_str (p, "metadata.labels.new"), "4");
+    assert_string_equal (s_str (p, "metadata.labels.moved"), "1");
+    assert_null (s_str (p, "metadata.labels.keep"));
+    assert_null (s_str (p, "metadata.labels.copy"));
+    assert_string_equal (s_str (p, "metadata.annotations.a~b/c"), "x");
+    assert_int_equal (
+        cJSON_GetArraySize (cJSON_GetObjectItem (cJSON_GetObjectItem (p, "spec"), "containers")),
+        2);
+    unsigned long long rv2 = s_rv (p);
+    cJSON_Delete (p);
+    //  A failing test op changes nothing.
+    cJSON *st = s_send (&sim, "PATCH", path, "application/json-patch+json",
+                        "[{\"op\":\"replace\",\"path\":\"/metadata/labels/new\",\"value\":\"5\"},"
+                        "{\"op\":\"test\",\"path\":\"/metadata/labels/new\",\"value\":\"4\"}]",
+                        422);
+    assert_string_equal (s_str (st, "reason"), "Invalid");
+    cJSON_Delete (st);
+    p = s_get_json (&sim, path, 200);
+    assert_int_equal (s_rv (p), rv2);
+    assert_string_equal (s_str (p, "metadata.labels.new"), "4");
+    cJSON_Delete (p);
+
+    //  Strategic merge: accepted for pods (directives dropped).
+    p = s_send (&sim, "PATCH", path, "application/strategic-merge-patch+json",
+                "{\"metadata\":{\"labels\":{\"smp\":\"yes\"}},\"$setElementOrder/x\":[]}", 200);
+    assert_string_equal (s_str (p, "metadata.labels.smp"), "yes");
+    assert_null (cJSON_GetObjectItem (p, "$setElementOrder/x"));
+    cJSON_Delete (p);
+    //  ... and 415 for a CRD, byte-equal to the recorded body.
+    cJSON_Delete (s_send (&sim, "POST",
+                          "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups", NULL,
+                          "{\"metadata\":{\"name\":\"pg\"},\"spec\":{\"minMember\":1}}", 201));
+    char *body = NULL;
+    assert_int_equal (s_req (&sim, "PATCH",
+                             "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/pg",
+                             "application/strategic-merge-patch+json", "{\"spec\":{}}", &body),
+                      415);
+    char *want = s_fixture ("objects/status-415-unsupported-media-type.json");
+    assert_string_equal (body, want);
+    free (want);
+    free (body);
+    //  A merge patch on a CRD works, status included (no status subresource).
+    p = s_send (&sim, "PATCH",
+                "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/pg",
+                "application/merge-patch+json", "{\"status\":{\"phase\":\"Inqueue\"}}", 200);
+    assert_string_equal (s_str (p, "status.phase"), "Inqueue");
+    cJSON_Delete (p);
+
+    //  A merge patch naming another uid is a failed precondition.
+    char patch[256];
+    snprintf (patch, sizeof patch,
+              "{\"metadata\":{\"uid\":\"00000000-0000-4000-8000-000000000000\"}}");
+    st = s_send (&sim, "PATCH", path, "application/merge-patch+json", patch, 409);
+    char msg[600];
+    snprintf (msg, sizeof msg,
+              "Operation cannot be fulfilled on pods \"p\": StorageError: invalid object, Code: 4, "
+              "Key: /registry/pods/default/p, ResourceVersion: 0, AdditionalErrorMsg: "
+              "Precondition failed: UID in precondition: 00000000-0000-4000-8000-000000000000, "
+              "UID in object meta: %s",
+              uid);
+    assert_string_equal (s_str (st, "message"), msg);
+    cJSON_Delete (st);
+    //  A stale resourceVersion in a patch is a Conflict.
+    st = s_send (&sim, "PATCH", path, "application/merge-patch+json",
+                 "{\"metadata\":{\"resourceVersion\":\"1\"}}", 409);
+    assert_string_equal (s_str (st, "reason"), "Conflict");
+    cJSON_Delete (st);
+    //  Unknown media type, missing object.
+    assert_int_equal (s_req (&sim, "PATCH", path, "text/plain", "x", NULL), 415);
+    assert_int_equal (s_req (&sim, "PATCH", "/api/v1/namespaces/default/pods/none",
+                             "application/merge-patch+json", "{}", NULL),
+                      404);
+    s_stop (&sim);
+}
+
+static void
+test_delete_preconditions (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    s_create_pod (&sim, "qa", "victim", NULL, NULL);
+    const char *path = "/api/v1/namespaces/qa/pods/victim";
+    cJSON *pod = s_get_json (&sim, path, 200);
+    char uid[64], rv[32];
+    snprintf (uid, sizeof uid, "%s", s_str (pod, "metadata.uid"));
+    snprintf (rv, sizeof rv, "%s", s_str (pod, "metadata.resourceVersion"));
+    cJSON_Delete (pod);
+
+    char body[512], want[1024];
+    snprintf (body, sizeof body,
+              "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":{\"uid\":"
+              "\"42f96939-f180-11ea-86af-52540068fe10\"}}");
+    char *out = NULL;
+    assert_int_equal (s_req (&sim, "DELETE", path, NULL, body, &out), 409);
+    //  The shape of status-409-precondition-uid-mismatch.json.
+    snprintf (want, sizeof want,
+              "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+              "\"message\":\"Operation cannot be fulfilled on pods \\\"victim\\\": StorageError: "
+              "invalid object, Code: 4, Key: /registry/pods/qa/victim, ResourceVersion: 0, "
+              "AdditionalErrorMsg: Precondition failed: UID in precondition: "
+              "42f96939-f180-11ea-86af-52540068fe10, UID in object meta: %s\",\"reason\":"
+              "\"Conflict\",\"details\":{\"name\":\"victim\",\"kind\":\"pods\"},\"code\":409}\n",
+              uid);
+    assert_string_equal (out, want);
+    free (out);
+    snprintf (body, sizeof body, "{\"preconditions\":{\"resourceVersion\":\"1\"}}");
+    cJSON *st = s_send (&sim, "DELETE", path, NULL, body, 409);
+    snprintf (want, sizeof want,
+              "Operation cannot be fulfilled on pods \"victim\": StorageError: invalid object, "
+              "Code: 4, Key: /registry/pods/qa/victim, ResourceVersion: 0, AdditionalErrorMsg: "
+              "Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object "
+              "meta: %s",
+              rv);
+    assert_string_equal (s_str (st, "message"), want);
+    cJSON_Delete (st);
+    assert_int_equal (s_req (&sim, "DELETE", path, NULL, "{bad", NULL), 400);
+    //  Matching preconditions: 200 with the object, then it is gone.
+    snprintf (body, sizeof body, "{\"preconditions\":{\"uid\":\"%s\",\"resourceVersion\":\"%s\"}}",
+              uid, rv);
+    cJSON *gone = s_send (&sim, "DELETE", path, NULL, body, 200);
+    assert_string_equal (s_str (gone, "kind"), "Pod");
+    assert_string_equal (s_str (gone, "metadata.uid"), uid);
+    assert_true (s_rv (gone) > strtoull (rv, NULL, 10));
+    cJSON_Delete (gone);
+    assert_int_equal (util_http_get (sim.port, path, NULL), 404);
+    assert_int_equal (s_req (&sim, "DELETE", path, NULL, NULL, NULL), 404);
+
+    //  Finalizers hold an object until they are removed.
+    cJSON_Delete (s_send (&sim, "POST", "/api/v1/nodes", NULL,
+                          "{\"metadata\":{\"name\":\"held\",\"finalizers\":[\"x/y\"]}}", 201));
+    cJSON *marked = s_send (&sim, "DELETE", "/api/v1/nodes/held", NULL, NULL, 200);
+    assert_non_null (s_str (marked, "metadata.deletionTimestamp"));
+    cJSON_Delete (marked);
+    cJSON_Delete (s_send (&sim, "PATCH", "/api/v1/nodes/held", "application/merge-patch+json",
+                          "{\"metadata\":{\"finalizers\":null}}", 200));
+    assert_int_equal (util_http_get (sim.port, "/api/v1/nodes/held", NULL), 404);
+    s_stop (&sim);
+}
+
+typedef struct {
+    s_sim_t *sim;
+    const char *path;
+} s_running_t;
+
+static bool
+s_pod_running (void *arg)
+{
+    s_running_t *r = arg;
+    char *body = NULL;
+    if (util_http_get (r->sim->port, r->path, &body) != 200) {
+        free (body);
+        return false;
+    }
+    bool ok = strstr (body, "\"phase\":\"Running\"") &&
+              strstr (body, "{\"type\":\"Ready\",\"status\":\"True\"");
+    free (body);
+    return ok;
+}
+
+static void
+test_binding (void **state)
+{
+    (void)state;
+    s_sim_t sim = {0};
+    sim.dir = util_tmpdir ("apisim");
+    //  The pod binding.json names, with the uid the binding carries.
+    s_write (s_path (&sim, "pod.yaml"),
+             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a-p4r2l\n  namespace: default\n"
+             "  uid: b8124ee8-a0c7-4069-930d-fc5e901675d3\n"
+             "spec:\n  containers:\n  - name: c\n    image: x\n"
+             "---\n"
+             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: other\n  namespace: default\n"
+             "spec:\n  containers:\n  - name: c\n    image: x\n");
+    const char *args[] = {"--load", s_path (&sim, "pod.yaml"), "--run-delay-ms", "50", NULL};
+    s_start_in (&sim, args);
+    char *binding = s_fixture ("objects/binding.json");
+    const char *path = "/api/v1/namespaces/default/pods/a-p4r2l/binding";
+    cJSON *before = s_get_json (&sim, "/api/v1/namespaces/default/pods/a-p4r2l", 200);
+    unsigned long long rv0 = s_rv (before);
+    cJSON_Delete (before);
+
+    char *body = NULL;
+    assert_int_equal (s_req (&sim, "POST", path, NULL, binding, &body), 201);
+    char *want = s_fixture ("objects/status-201-binding-success.json");
+    assert_string_equal (body, want);
+    free (want);
+    free (body);
+    cJSON *pod = s_get_json (&sim, "/api/v1/namespaces/default/pods/a-p4r2l", 200);
+    assert_string_equal (s_str (pod, "spec.nodeName"), "a-kl827");
+    assert_true (s_rv (pod) > rv0);
+    char *text = cJSON_PrintUnformatted (pod);
+    assert_non_null (strstr (text, "{\"type\":\"PodScheduled\",\"status\":\"True\""));
+    free (text);
+    cJSON_Delete (pod);
+
+    //  Bound again: 409 already assigned, in the recorded shape.
+    assert_int_equal (s_req (&sim, "POST", path, NULL, binding, &body), 409);
+    assert_string_equal (
+        body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+              "\"Failure\",\"message\":\"Operation cannot be fulfilled on pods/binding "
+              "\\\"a-p4r2l\\\": pod a-p4r2l is already assigned to node \\\"a-kl827\\\"\","
+              "\"reason\":\"Conflict\",\"details\":{\"name\":\"a-p4r2l\",\"kind\":"
+              "\"pods/binding\"},\"code\":409}\n");
+    free (body);
+    free (binding);
+
+    //  The lifecycle: Running with Ready=True after the run delay.
+    s_running_t r = {&sim, "/api/v1/namespaces/default/pods/a-p4r2l"};
+    assert_true (util_wait_until (s_pod_running, &r, 5000));
+    pod = s_get_json (&sim, r.path, 200);
+    assert_non_null (s_str (pod, "status.podIP"));
+    assert_non_null (s_str (pod, "status.hostIP"));
+    assert_non_null (s_str (pod, "status.startTime"));
+    cJSON_Delete (pod);
+
+    //  Missing pod, name mismatch, uid precondition, annotations merged.
+    const char *b2 = "{\"kind\":\"Binding\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"ghost\","
+                     "\"namespace\":\"default\"},\"target\":{\"kind\":\"Node\",\"name\":\"n\"}}";
+    cJSON *st =
+        s_send (&sim, "POST", "/api/v1/namespaces/default/pods/ghost/binding", NULL, b2, 404);
+    assert_string_equal (s_str (st, "message"), "pods \"ghost\" not found");
+    cJSON_Delete (st);
+    st = s_send (&sim, "POST", "/api/v1/namespaces/default/pods/other/binding", NULL, b2, 400);
+    assert_string_equal (s_str (st, "message"),
+                         "name in URL does not match name in Binding object");
+    cJSON_Delete (st);
+    st = s_send (
+        &sim, "POST", "/api/v1/namespaces/default/pods/other/binding", NULL,
+        "{\"metadata\":{\"name\":\"other\",\"uid\":\"11111111-1111-4111-8111-111111111111\"},"
+        "\"target\":{\"kind\":\"Node\",\"name\":\"n\"}}",
+        409);
+    assert_non_null (strstr (s_str (st, "message"),
+                             "Precondition failed: UID in precondition: "
+                             "11111111-1111-4111-8111-111111111111, UID in object meta: "));
+    cJSON_Delete (st);
+    cJSON_Delete (s_send (&sim, "POST", "/api/v1/namespaces/default/pods/other/binding", NULL,
+                          "{\"metadata\":{\"name\":\"other\",\"annotations\":{\"k\":\"v\"}},"
+                          "\"target\":{\"kind\":\"Node\",\"name\":\"n2\"}}",
+                          201));
+    pod = s_get_json (&sim, "/api/v1/namespaces/default/pods/other", 200);
+    assert_string_equal (s_str (pod, "metadata.annotations.k"), "v");
+    assert_string_equal (s_str (pod, "spec.nodeName"), "n2");
+    cJSON_Delete (pod);
+    s_stop (&sim);
+}
+
+static void
+test_no_run_delay (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    const char *args[] = {"--run-delay-ms", "-1", NULL};
+    s_start (&sim, args);
+    s_create_pod (&sim, "default", "p", NULL, NULL);
+    cJSON_Delete (s_send (&sim, "POST", "/api/v1/namespaces/default/pods/p/binding", NULL,
+                          "{\"metadata\":{\"name\":\"p\"},\"target\":{\"name\":\"n\"}}", 201));
+    //  A watch from now sees nothing for a while: the pod stays Pending.
+    cJSON *pod = s_get_json (&sim, "/api/v1/namespaces/default/pods/p", 200);
+    char path[256];
+    snprintf (path, sizeof path,
+              "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1&resourceVersion=%llu",
+              s_rv (pod));
+    cJSON_Delete (pod);
+    s_watch_t *w = s_watch_start (&sim, path);
+    assert_true (util_wait_until (s_watch_is_done, w, 5000));
+    assert_int_equal (w->len, 0);
+    s_watch_destroy (&w);
+    pod = s_get_json (&sim, "/api/v1/namespaces/default/pods/p", 200);
+    assert_string_equal (s_str (pod, "status.phase"), "Pending");
+    cJSON_Delete (pod);
+    s_stop (&sim);
+}
+
+static void
+test_status_subresources (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    const char *qpath = "/apis/scheduling.volcano.sh/v1beta1/queues/q1";
+    cJSON_Delete (s_send (&sim, "POST", "/apis/scheduling.volcano.sh/v1beta1/queues", NULL,
+                          "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"Queue\","
+                          "\"metadata\":{\"name\":\"q1\"},\"spec\":{\"weight\":1},"
+                          "\"status\":{\"state\":\"Open\"}}",
+                          201));
+    //  PUT /status keeps only the status change.
+    cJSON *q = s_get_json (&sim, qpath, 200);
+    cJSON *status = cJSON_GetObjectItem (q, "status");
+    cJSON_ReplaceItemInObject (status, "state", cJSON_CreateString ("Closed"));
+    cJSON_ReplaceItemInObject (cJSON_GetObjectItem (q, "spec"), "weight", cJSON_CreateNumber (9));
+    char *text = cJSON_PrintUnformatted (q);
+    char spath[256];
+    snprintf (spath, sizeof spath, "%s/status", qpath);
+    cJSON *after = s_send (&sim, "PUT", spath, NULL, text, 200);
+    assert_string_equal (s_str (after, "status.state"), "Closed");
+    assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (after, "spec"), "weight")->valueint,
+                      1);
+    free (text);
+    cJSON_Delete (q);
+    //  PUT on the main endpoint drops status changes.
+    cJSON_ReplaceItemInObject (cJSON_GetObjectItem (after, "status"), "state",
+                               cJSON_CreateString ("Open"));
+    cJSON_ReplaceItemInObject (cJSON_GetObjectItem (after, "spec"), "weight",
+                               cJSON_CreateNumber (5));
+    text = cJSON_PrintUnformatted (after);
+    cJSON *main_put = s_send (&sim, "PUT", qpath, NULL, text, 200);
+    assert_string_equal (s_str (main_put, "status.state"), "Closed");
+    assert_int_equal (
+        cJSON_GetObjectItem (cJSON_GetObjectItem (main_put, "spec"), "weight")->valueint, 5);
+    //  A spec change bumps generation.
+    assert_int_equal (
+        cJSON_GetObjectItem (cJSON_GetObjectItem (main_put, "metadata"), "generation")->valueint,
+        2);
+    free (text);
+    cJSON_Delete (after);
+    cJSON_Delete (main_put);
+    //  PATCH /status too.
+    cJSON *patched = s_send (&sim, "PATCH", spath, "application/merge-patch+json",
+                             "{\"spec\":{\"weight\":7},\"status\":{\"state\":\"Closing\"}}", 200);
+    assert_string_equal (s_str (patched, "status.state"), "Closing");
+    assert_int_equal (
+        cJSON_GetObjectItem (cJSON_GetObjectItem (patched, "spec"), "weight")->valueint, 5);
+    cJSON_Delete (patched);
+
+    //  PodGroup: status written through the object itself is kept.
+    const char *pgs = "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups";
+    cJSON *pg = s_send (&sim, "POST", pgs, NULL,
+                        "{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1}}", 201);
+    cJSON *pst = cJSON_AddObjectToObject (pg, "status");
+    cJSON_AddStringToObject (pst, "phase", "Running");
+    cJSON_AddNumberToObject (pst, "running", 1);
+    text = cJSON_PrintUnformatted (pg);
+    char gpath[256];
+    snprintf (gpath, sizeof gpath, "%s/g", pgs);
+    cJSON *pg2 = s_send (&sim, "PUT", gpath, NULL, text, 200);
+    assert_string_equal (s_str (pg2, "status.phase"), "Running");
+    free (text);
+    cJSON_Delete (pg);
+    cJSON_Delete (pg2);
+    snprintf (gpath, sizeof gpath, "%s/g/status", pgs);
+    assert_int_equal (s_req (&sim, "PATCH", gpath, "application/merge-patch+json", "{}", NULL),
+                      404);
+
+    //  Pods: the main endpoint keeps status, /status changes it.
+    s_create_pod (&sim, "default", "p", NULL, NULL);
+    cJSON *p = s_send (&sim, "PATCH", "/api/v1/namespaces/default/pods/p",
+                       "application/merge-patch+json", "{\"status\":{\"phase\":\"Failed\"}}", 200);
+    assert_string_equal (s_str (p, "status.phase"), "Pending");
+    cJSON_Delete (p);
+    p = s_send (&sim, "PATCH", "/api/v1/namespaces/default/pods/p/status",
+                "application/merge-patch+json", "{\"status\":{\"phase\":\"Failed\"}}", 200);
+    assert_string_equal (s_str (p, "status.phase"), "Failed");
+    cJSON_Delete (p);
+    s_stop (&sim);
+}
+
+static void
+test_paging (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    for (int i = 0; i < 25; i++) {
+        char name[32];
+        snprintf (name, sizeof name, "p%02d", i);
+        s_create_pod (&sim, "page", name, i % 2 ? "{\"odd\":\"true\"}" : "{}", NULL);
+    }
+    s_create_pod (&sim, "zzz-other", "outside", NULL, NULL);
+    cJSON *page = s_get_json (&sim, "/api/v1/namespaces/page/pods?limit=10", 200);
+    const char *rv = s_str (page, "metadata.resourceVersion");
+    char snap_rv[32];
+    snprintf (snap_rv, sizeof snap_rv, "%s", rv);
+    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItem (page, "items")), 10);
+    assert_int_equal (
+        cJSON_GetObjectItem (cJSON_GetObjectItem (page, "metadata"), "remainingItemCount")
+            ->valueint,
+        15);
+    char token[512];
+    snprintf (token, sizeof token, "%s", s_str (page, "metadata.continue"));
+    cJSON_Delete (page);
+    //  A write between pages must not show up: one consistent snapshot.
+    s_create_pod (&sim, "page", "p00a-late", NULL, NULL);
+    cJSON_Delete (s_send (&sim, "DELETE", "/api/v1/namespaces/page/pods/p24", NULL, NULL, 200));
+    int total = 10;
+    char last[64] = "p09";
+    while (token[0]) {
+        char path[700];
+        snprintf (path, sizeof path, "/api/v1/namespaces/page/pods?limit=10&continue=%s", token);
+        page = s_get_json (&sim, path, 200);
+        assert_string_equal (s_str (page, "metadata.resourceVersion"), snap_rv);
+        cJSON *it;
+        cJSON_ArrayForEach (it, cJSON_GetObjectItem (page, "items"))
+        {
+            const char *name = s_str (it, "metadata.name");
+            assert_true (strcmp (name, last) > 0); // sorted, no repeats
+            snprintf (last, sizeof last, "%s", name);
+            assert_string_not_equal (name, "p00a-late");
+            total++;
+        }
+        const char *next = s_str (page, "metadata.continue");
+        snprintf (token, sizeof token, "%s", next ? next : "");
+        cJSON_Delete (page);
+    }
+    assert_int_equal (total, 25);
+    assert_string_equal (last, "p24");
+    //  With a selector: no remainingItemCount, still paged.
+    page = s_get_json (&sim, "/api/v1/namespaces/page/pods?limit=5&labelSelector=odd%3Dtrue", 200);
+    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItem (page, "items")), 5);
+    assert_non_null (s_str (page, "metadata.continue"));
+    assert_null (
+        cJSON_GetObjectItem (cJSON_GetObjectItem (page, "metadata"), "remainingItemCount"));
+    cJSON_Delete (page);
+    //  A token that is not one: 400; a token for a forgotten snapshot: 410.
+    assert_int_equal (util_http_get (sim.port, "/api/v1/pods?limit=1&continue=%21%21", NULL), 400);
+    char *body = NULL;
+    //  {"v":"meta.k8s.io/v1","rv":3,"start":"x\u0000"}
+    assert_int_equal (
+        util_http_get (sim.port,
+                       "/api/v1/pods?limit=1&continue="
+                       "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6Mywic3RhcnQiOiJ4XHUwMDAwIn0",
+                       &body),
+        410);
+    assert_non_null (strstr (body, "\"reason\":\"Expired\""));
+    assert_non_null (strstr (body, "The provided continue parameter is too old"));
+    free (body);
+    s_stop (&sim);
+}
+
+static int
+s_count_items (s_sim_t *sim, const char *path)
+{
+    cJSON *list = s_get_json (sim, path, 200);
+    int n = cJSON_GetArraySize (cJSON_GetObjectItem (list, "items"));
+    cJSON_Delete (list);
+    return n;
+}
+
+static void
+test_selectors (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    const char *args[] = {"--run-delay-ms", "-1", NULL};
+    s_start (&sim, args);
+    s_create_pod (&sim, "a", "web1", "{\"app\":\"web\",\"tier\":\"front\"}", "n1");
+    s_create_pod (&sim, "a", "web2", "{\"app\":\"web\"}", NULL);
+    s_create_pod (&sim, "b", "db1", "{\"app\":\"db\"}", NULL);
+    s_create_pod (&sim, "b", "bare", NULL, "n2");
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods?labelSelector=app%3Dweb"), 2);
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods?labelSelector=app%3D%3Dweb"), 2);
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods?labelSelector=app%21%3Dweb"), 2);
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods?labelSelector=app%3Dweb,tier"), 1);
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods?labelSelector=%21app"), 1);
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods?labelSelector=app%20in%20(web,db)"), 3);
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods?labelSelector=app%20notin%20(web)"), 2);
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods?fieldSelector=spec.nodeName%3D"), 2);
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1"), 1);
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods?fieldSelector=spec.nodeName%21%3D"), 2);
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods?fieldSelector=metadata.namespace%3Db"), 2);
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods?fieldSelector=metadata.name%3Dweb2"), 1);
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods?fieldSelector=status.phase%3DPending"), 4);
+    assert_int_equal (
+        s_count_items (
+            &sim,
+            "/api/v1/namespaces/a/pods?fieldSelector=status.phase%3DPending,spec.nodeName%3D"),
+        1);
+    char *body = NULL;
+    assert_int_equal (util_http_get (sim.port, "/api/v1/pods?fieldSelector=spec.foo%3Dx", &body),
+                      400);
+    assert_non_null (strstr (body, "field label not supported: spec.foo"));
+    free (body);
+    assert_int_equal (util_http_get (sim.port, "/api/v1/pods?labelSelector=a%20b%3Dc", NULL), 400);
+    //  Namespace deletion takes its content with it.
+    cJSON_Delete (s_send (&sim, "DELETE", "/api/v1/namespaces/b", NULL, NULL, 200));
+    assert_int_equal (s_count_items (&sim, "/api/v1/pods"), 2);
+    s_stop (&sim);
+}
+
+static const char *
+s_event_type (const cJSON *event)
+{
+    return cJSON_GetObjectItem (event, "type")->valuestring;
+}
+
+static void
+test_watch_events (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    const char *args[] = {"--run-delay-ms", "-1", NULL};
+    s_start (&sim, args);
+    s_create_pod (&sim, "w", "old1", NULL, NULL);
+    s_create_pod (&sim, "w", "old2", NULL, NULL);
+    s_watch_t *w = s_watch_start (&sim, "/api/v1/namespaces/w/pods?watch=1&resourceVersion=0");
+    s_watch_wait_lines (w, 2);
+    //  Synthetic ADDED for what exists, then live events in order.
+    s_create_pod (&sim, "w", "new", NULL, NULL);
+    s_create_pod (&sim, "elsewhere", "ignored", NULL, NULL);
+    cJSON_Delete (s_send (&sim, "PATCH", "/api/v1/namespaces/w/pods/new",
+                          "application/merge-patch+json",
+                          "{\"metadata\":{\"labels\":{\"x\":\"y\"}}}", 200));
+    cJSON_Delete (s_send (&sim, "DELETE", "/api/v1/namespaces/w/pods/new", NULL, NULL, 200));
+    s_watch_wait_lines (w, 5);
+    const char *types[] = {"ADDED", "ADDED", "ADDED", "MODIFIED", "DELETED"};
+    const char *names[] = {"old1", "old2", "new", "new", "new"};
+    unsigned long long last = 0;
+    for (int i = 0; i < 5; i++) {
+        cJSON *event = s_watch_event (w, i);
+        assert_string_equal (s_event_type (event), types[i]);
+        cJSON *obj = cJSON_GetObjectItem (event, "object");
+        assert_string_equal (s_str (obj, "kind"), "Pod");
+        assert_string_equal (s_str (obj, "apiVersion"), "v1");
+        assert_string_equal (s_str (obj, "metadata.name"), names[i]);
+        unsigned long long rv = s_rv (obj);
+        assert_true (rv > last);
+        last = rv;
+        cJSON_Delete (event);
+    }
+    assert_int_equal (s_watch_lines (w), 5);
+    s_watch_destroy (&w);
+
+    //  From a list's resourceVersion: only what came after.
+    cJSON *list = s_get_json (&sim, "/api/v1/namespaces/w/pods", 200);
+    char path[256];
+    snprintf (path, sizeof path, "/api/v1/namespaces/w/pods?watch=true&resourceVersion=%s",
+              s_str (list, "metadata.resourceVersion"));
+    cJSON_Delete (list);
+    w = s_watch_start (&sim, path);
+    s_watch_pump (w, 50);
+    s_create_pod (&sim, "w", "after", NULL, NULL);
+    s_watch_wait_lines (w, 1);
+    cJSON *event = s_watch_event (w, 0);
+    assert_string_equal (s_event_type (event), "ADDED");
+    assert_string_equal (s_str (cJSON_GetObjectItem (event, "object"), "metadata.name"), "after");
+    cJSON_Delete (event);
+    s_watch_destroy (&w);
+
+    //  Replay from an older resourceVersion in the window.
+    w = s_watch_start (&sim, "/api/v1/namespaces/w/pods?watch=1&resourceVersion=1");
+    s_watch_wait_lines (w, 6);
+    event = s_watch_event (w, 0);
+    assert_string_equal (s_str (cJSON_GetObjectItem (event, "object"), "metadata.name"), "old1");
+    cJSON_Delete (event);
+    event = s_watch_event (w, 5);
+    assert_string_equal (s_str (cJSON_GetObjectItem (event, "object"), "metadata.name"), "after");
+    cJSON_Delete (event);
+    s_watch_destroy (&w);
+
+    //  A selector transition: binding to n1 makes the pod appear as ADDED
+    //  to a node-scoped watch.
+    w = s_watch_start (&sim, "/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dn1");
+    s_watch_pump (w, 50);
+    cJSON_Delete (s_send (&sim, "POST", "/api/v1/namespaces/w/pods/old1/binding", NULL,
+                          "{\"metadata\":{\"name\":\"old1\"},\"target\":{\"name\":\"n1\"}}", 201));
+    s_watch_wait_lines (w, 1);
+    event = s_watch_event (w, 0);
+    assert_string_equal (s_event_type (event), "ADDED");
+    assert_string_equal (s_str (cJSON_GetObjectItem (event, "object"), "spec.nodeName"), "n1");
+    cJSON_Delete (event);
+    s_watch_destroy (&w);
+    //  Watches on the deprecated /watch/ path work too.
+    w = s_watch_start (&sim, "/api/v1/watch/namespaces/w/pods?timeoutSeconds=1");
+    assert_true (util_wait_until (s_watch_is_done, w, 5000));
+    assert_int_equal (w->code, 200);
+    assert_true (s_watch_lines (w) >= 2);
+    s_watch_destroy (&w);
+    s_stop (&sim);
+}
+
+static void
+test_watch_expired (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    const char *args[] = {"--watch-window", "5", NULL};
+    s_start (&sim, args);
+    for (int i = 0; i < 10; i++) {
+        char name[16];
+        snprintf (name, sizeof name, "p%d", i);
+        s_create_pod (&sim, "default", name, NULL, NULL);
+    }
+    s_watch_t *w = s_watch_start (&sim, "/api/v1/pods?watch=1&resourceVersion=2");
+    assert_true (util_wait_until (s_watch_is_done, w, 5000));
+    assert_int_equal (w->code, 200);
+    assert_int_equal (s_watch_lines (w), 1);
+    cJSON *event = s_watch_event (w, 0);
+    assert_string_equal (s_event_type (event), "ERROR");
+    cJSON *st = cJSON_GetObjectItem (event, "object");
+    assert_string_equal (s_str (st, "kind"), "Status");
+    assert_string_equal (s_str (st, "reason"), "Expired");
+    assert_int_equal (cJSON_GetObjectItem (st, "code")->valueint, 410);
+    assert_non_null (strstr (s_str (st, "message"), "too old resource version: 2 ("));
+    //  Same envelope as watch/error-410-expired.ndjson (message aside).
+    char *line = strndup (w->data, strcspn (w->data, "\n"));
+    assert_non_null (strstr (line,
+                             "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":"
+                             "\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":"
+                             "\"too old resource version: 2 ("));
+    assert_non_null (strstr (line, ")\",\"reason\":\"Expired\",\"code\":410}}"));
+    free (line);
+    cJSON_Delete (event);
+    s_watch_destroy (&w);
+    //  The newest events are still replayable.
+    cJSON *list = s_get_json (&sim, "/api/v1/pods", 200);
+    char path[128];
+    snprintf (path, sizeof path, "/api/v1/pods?watch=1&resourceVersion=%llu", s_rv (list) - 2);
+    cJSON_Delete (list);
+    w = s_watch_start (&sim, path);
+    s_watch_wait_lines (w, 2);
+    event = s_watch_event (w, 0);
+    assert_string_equal (s_event_type (event), "ADDED");
+    cJSON_Delete (event);
+    s_watch_destroy (&w);
+    s_stop (&sim);
+}
+
+static void
+test_watch_bookmarks_and_timeout (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    const char *args[] = {"--bookmark-interval-ms", "100", NULL};
+    s_start (&sim, args);
+    s_create_pod (&sim, "default", "p", NULL, NULL);
+    cJSON *list = s_get_json (&sim, "/api/v1/pods", 200);
+    unsigned long long rv = s_rv (list);
+    cJSON_Delete (list);
+    char path[256];
+    snprintf (path, sizeof path,
+              "/api/v1/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=%llu",
+              rv);
+    struct timespec t0, t1;
+    clock_gettime (CLOCK_MONOTONIC, &t0);
+    s_watch_t *w = s_watch_start (&sim, path);
+    assert_true (util_wait_until (s_watch_is_done, w, 5000));
+    clock_gettime (CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    assert_true (secs >= 0.9 && secs < 3.0);
+    int n = s_watch_lines (w);
+    assert_true (n >= 3);
+    for (int i = 0; i < n; i++) {
+        cJSON *event = s_watch_event (w, i);
+        //  Only bookmarks, and no ERROR at the clean timeout.
+        assert_string_equal (s_event_type (event), "BOOKMARK");
+        cJSON *obj = cJSON_GetObjectItem (event, "object");
+        assert_int_equal (s_rv (obj), rv);
+        cJSON_Delete (event);
+    }
+    //  The exact shape of watch/bookmark.ndjson.
+    char want[256];
+    snprintf (want, sizeof want,
+              "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
+              "\"metadata\":{\"resourceVersion\":\"%llu\",\"creationTimestamp\":null},"
+              "\"spec\":{\"containers\":null},\"status\":{}}}\n",
+              rv);
+    assert_memory_equal (w->data, want, strlen (want));
+    s_watch_destroy (&w);
+    //  sendInitialEvents: ADDED, then a bookmark marking the end.
+    w = s_watch_start (&sim, "/api/v1/pods?watch=1&sendInitialEvents=true&allowWatchBookmarks=true"
+                             "&resourceVersionMatch=NotOlderThan");
+    s_watch_wait_lines (w, 2);
+    cJSON *event = s_watch_event (w, 1);
+    assert_string_equal (s_event_type (event), "BOOKMARK");
+    const cJSON *ann = cJSON_GetObjectItem (
+        cJSON_GetObjectItem (cJSON_GetObjectItem (event, "object"), "metadata"), "annotations");
+    const cJSON *end = cJSON_GetObjectItem (ann, "k8s.io/initial-events-end");
+    assert_true (cJSON_IsString (end));
+    assert_string_equal (end->valuestring, "true");
+    cJSON_Delete (event);
+    s_watch_destroy (&w);
+    s_stop (&sim);
+}
+
+//  Many watchers, one of them gone while suspended: the server goes on.
+static void
+test_watch_clients_come_and_go (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    s_watch_t *w[8];
+    for (int i = 0; i < 8; i++) {
+        w[i] = s_watch_start (&sim, "/api/v1/nodes?watch=1");
+        s_watch_pump (w[i], 20);
+    }
+    s_watch_destroy (&w[3]);
+    s_watch_destroy (&w[5]);
+    cJSON_Delete (
+        s_send (&sim, "POST", "/api/v1/nodes", NULL, "{\"metadata\":{\"name\":\"n\"}}", 201));
+    for (int i = 0; i < 8; i++) {
+        if (i == 3 || i == 5)
+            continue;
+        s_watch_wait_lines (w[i], 1);
+        s_watch_destroy (&w[i]);
+    }
+    assert_int_equal (util_http_get (sim.port, "/healthz", NULL), 200);
+    s_stop (&sim);
+}
+
+static void
+test_sigint (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    s_watch_t *w = s_watch_start (&sim, "/api/v1/pods?watch=1");
+    s_watch_pump (w, 50);
+    kill (sim.pid, SIGINT);
+    int status = 0;
+    waitpid (sim.pid, &status, 0);
+    s_live_remove (sim.pid);
+    if (!WIFEXITED (status) || WEXITSTATUS (status) != 0) {
+        char *log = util_read_file (sim.log, NULL);
+        fail_msg ("status 0x%x; log:\n%s", status, log ? log : "");
+    }
+    s_watch_destroy (&w);
+    util_rmtree (sim.dir);
+    free (sim.dir);
+}
+
+static void
+test_big_list (void **state)
+{
+    (void)state;
+    s_sim_t sim = {0};
+    sim.dir = util_tmpdir ("apisim");
+    FILE *f = fopen (s_path (&sim, "pods.yaml"), "w");
+    assert_non_null (f);
+    for (int i = 0; i < 20000; i++)
+        fprintf (f,
+                 "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: pod-%05d\n  namespace: ns%d\n"
+                 "  labels: {app: a%d}\nspec:\n  containers:\n  - name: c\n    image: busybox\n"
+                 "    resources:\n      requests: {cpu: 100m, memory: 64Mi}\n",
+                 i, i % 10, i % 7);
+    fclose (f);
+    const char *args[] = {"--load", s_path (&sim, "pods.yaml"), NULL};
+    s_start_in (&sim, args);
+    struct timespec t0, t1;
+    clock_gettime (CLOCK_MONOTONIC, &t0);
+    char *body = NULL;
+    assert_int_equal (util_http_get (sim.port, "/api/v1/pods", &body), 200);
+    clock_gettime (CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+#if defined(__SANITIZE_ADDRESS__)
+    double limit = 3000;
+#else
+    double limit = 1000;
+#endif
+    if (ms > limit)
+        fail_msg ("listing 20000 pods took %.0f ms", ms);
+    cJSON *list = cJSON_Parse (body);
+    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItem (list, "items")), 20000);
+    cJSON_Delete (list);
+    free (body);
+    print_message ("list of 20000 pods: %.0f ms\n", ms);
+    s_stop (&sim);
+}
+
+int
+main (void)
+{
+    curl_global_init (CURL_GLOBAL_DEFAULT);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown (test_flags, s_teardown),
+        cmocka_unit_test_teardown (test_load_errors, s_teardown),
+        cmocka_unit_test_teardown (test_load_and_list, s_teardown),
+        cmocka_unit_test_teardown (test_discovery, s_teardown),
+        cmocka_unit_test_teardown (test_errors, s_teardown),
+        cmocka_unit_test_teardown (test_create_and_get, s_teardown),
+        cmocka_unit_test_teardown (test_update_conflict, s_teardown),
+        cmocka_unit_test_teardown (test_patch, s_teardown),
+        cmocka_unit_test_teardown (test_delete_preconditions, s_teardown),
+        cmocka_unit_test_teardown (test_binding, s_teardown),
+        cmocka_unit_test_teardown (test_no_run_delay, s_teardown),
+        cmocka_unit_test_teardown (test_status_subresources, s_teardown),
+        cmocka_unit_test_teardown (test_paging, s_teardown),
+        cmocka_unit_test_teardown (test_selectors, s_teardown),
+        cmocka_unit_test_teardown (test_watch_events, s_teardown),
+        cmocka_unit_test_teardown (test_watch_expired, s_teardown),
+        cmocka_unit_test_teardown (test_watch_bookmarks_and_timeout, s_teardown),
+        cmocka_unit_test_teardown (test_watch_clients_come_and_go, s_teardown),
+        cmocka_unit_test_teardown (test_sigint, s_teardown),
+        cmocka_unit_test_teardown (test_big_list, s_teardown),
+    };
+    int rc = cmocka_run_group_tests (tests, NULL, NULL);
+    curl_global_cleanup ();
+    return rc;
+}

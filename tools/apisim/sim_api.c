@@ -1,0 +1,1095 @@
+/*  sim_api: routing, reads (get, list, watch), discovery, loading and
+    timers. The write verbs are in sim_api_write.c.
+
+    Design note: URL parsing yields (kind, namespace, name, subresource);
+    then one constant route table picks the handler by method, target
+    (collection or object) and subresource, the way Redis picks a command.
+    Anything the table does not know is a Status error, never a crash.
+*/
+#include "sim_api_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bas_log.h"
+#include "sim_clock.h"
+#include "sim_status.h"
+
+#define S_CONTINUE_EXPIRED                                                                         \
+    "The provided continue parameter is too old to display a consistent list result. You can "     \
+    "start a new list without the continue parameter, or use the continue token in this "          \
+    "response to retrieve the remainder of the results. Continuing with the provided token "       \
+    "results in an inconsistent list - objects that were created, modified, or deleted between "   \
+    "the time the first chunk was returned and now may show up in the list."
+
+void
+sim_api_config_defaults (sim_api_config_t *cfg)
+{
+    cfg->run_delay_ms = SIM_DEFAULT_RUN_DELAY_MS;
+    cfg->watch_window = SIM_DEFAULT_WATCH_WINDOW;
+    cfg->bookmark_interval_ms = SIM_DEFAULT_BOOKMARK_INTERVAL_MS;
+    cfg->min_request_timeout_s = SIM_DEFAULT_MIN_REQUEST_TIMEOUT_S;
+    cfg->continue_ttl_ms = SIM_DEFAULT_CONTINUE_TTL_MS;
+}
+
+sim_api_t *
+sim_api_new (const sim_api_config_t *cfg)
+{
+    sim_api_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->cfg = *cfg;
+    sim_rand_init (&self->rand);
+    self->store = sim_store_new (cfg->watch_window);
+    self->hub = sim_watch_hub_new ();
+    self->kubelet =
+        self->store ? sim_kubelet_new (self->store, &self->rand, cfg->run_delay_ms) : NULL;
+    if (!self->store || !self->hub || !self->kubelet) {
+        sim_api_destroy (&self);
+        return NULL;
+    }
+    sim_store_set_listener (self->store, sim_watch_hub_on_event, self->hub);
+    sim_api_ensure_namespace (self, "default");
+    return self;
+}
+
+static void
+s_snapshot_free (sim_snapshot_t *snap)
+{
+    sim_store_list_free (&snap->items, snap->count);
+    snap->kind = NULL;
+    snap->count = 0;
+}
+
+void
+sim_api_destroy (sim_api_t **self_p)
+{
+    sim_api_t *self = *self_p;
+    if (!self)
+        return;
+    *self_p = NULL;
+    for (int i = 0; i < SIM_MAX_SNAPSHOTS; i++)
+        s_snapshot_free (&self->snapshots[i]);
+    sim_kubelet_destroy (&self->kubelet);
+    sim_watch_hub_destroy (&self->hub);
+    sim_store_destroy (&self->store);
+    free (self);
+}
+
+void
+sim_api_set_port (sim_api_t *self, int port)
+{
+    self->port = port;
+}
+
+sim_store_t *
+sim_api_store (sim_api_t *self)
+{
+    return self->store;
+}
+
+sim_watch_hub_t *
+sim_api_hub (sim_api_t *self)
+{
+    return self->hub;
+}
+
+const char *
+sim_api_uuid (sim_api_t *self, char *buf, size_t len)
+{
+    return sim_rand_uuid (&self->rand, buf, len);
+}
+
+void
+sim_api_finish_watches (sim_api_t *self)
+{
+    sim_watch_hub_finish_all (self->hub);
+}
+
+int64_t
+sim_api_tick (sim_api_t *self, int64_t now_ms)
+{
+    int64_t next = sim_kubelet_tick (self->kubelet, now_ms);
+    int64_t w = sim_watch_hub_tick (self->hub, now_ms, sim_store_rv (self->store));
+    if (w < next)
+        next = w;
+    for (int i = 0; i < SIM_MAX_SNAPSHOTS; i++) {
+        sim_snapshot_t *snap = &self->snapshots[i];
+        if (!snap->kind)
+            continue;
+        if (snap->expires <= now_ms)
+            s_snapshot_free (snap);
+        else if (snap->expires < next)
+            next = snap->expires;
+    }
+    return next;
+}
+
+// ---------------------------------------------------------------------------
+// Replies
+
+const char *
+sim_ctx_query (sim_ctx_t *ctx, const char *name)
+{
+    if (!ctx->req->query)
+        return NULL;
+    return ctx->req->query (ctx->req->query_arg, name);
+}
+
+static bool
+s_query_true (sim_ctx_t *ctx, const char *name)
+{
+    const char *v = sim_ctx_query (ctx, name);
+    return v && (strcmp (v, "1") == 0 || strcmp (v, "true") == 0);
+}
+
+void
+sim_ctx_reply_buf (sim_ctx_t *ctx, int code, sim_buf_t *buf)
+{
+    sim_buf_append (buf, "\n", 1);
+    free (ctx->resp->body);
+    ctx->resp->code = code;
+    ctx->resp->content_type = "application/json";
+    ctx->resp->body = sim_buf_detach (buf, &ctx->resp->body_len);
+}
+
+void
+sim_ctx_reply_obj (sim_ctx_t *ctx, int code, sim_obj_t *obj)
+{
+    sim_buf_t buf = {0};
+    sim_obj_append_full (obj, &buf);
+    sim_ctx_reply_buf (ctx, code, &buf);
+}
+
+static void
+s_reply_status (sim_ctx_t *ctx, const sim_status_t *st)
+{
+    sim_buf_t buf = {0};
+    sim_status_append (&buf, st);
+    sim_ctx_reply_buf (ctx, st->code, &buf);
+}
+
+void
+sim_ctx_fail (sim_ctx_t *ctx, int code, const char *reason, const char *name,
+              const char *details_kind, const char *fmt, ...)
+{
+    char message[2048];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (message, sizeof message, fmt, ap);
+    va_end (ap);
+    sim_status_t st = {.code = code,
+                       .reason = reason,
+                       .message = message,
+                       .name = name,
+                       .group = details_kind && ctx->kind ? ctx->kind->group : NULL,
+                       .kind = details_kind};
+    s_reply_status (ctx, &st);
+}
+
+void
+sim_ctx_not_found (sim_ctx_t *ctx, const char *name)
+{
+    sim_ctx_fail (ctx, 404, "NotFound", name, ctx->kind->resource, "%s \"%s\" not found", ctx->gr,
+                  name);
+}
+
+void
+sim_ctx_invalid (sim_ctx_t *ctx, const char *name, const char *field, const char *cause,
+                 const char *detail)
+{
+    char qualified[160], message[2048], cause_msg[1024];
+    if (ctx->kind->group[0])
+        snprintf (qualified, sizeof qualified, "%s.%s", ctx->kind->kind, ctx->kind->group);
+    else
+        snprintf (qualified, sizeof qualified, "%s", ctx->kind->kind);
+    snprintf (message, sizeof message, "%s \"%s\" is invalid: %s: %s", qualified, name, field,
+              detail);
+    snprintf (cause_msg, sizeof cause_msg, "%s", detail);
+    cJSON *causes = cJSON_CreateArray ();
+    cJSON *c = cJSON_CreateObject ();
+    cJSON_AddStringToObject (c, "reason", cause);
+    cJSON_AddStringToObject (c, "message", cause_msg);
+    cJSON_AddStringToObject (c, "field", field);
+    cJSON_AddItemToArray (causes, c);
+    sim_status_t st = {.code = 422,
+                       .reason = "Invalid",
+                       .message = message,
+                       .name = name,
+                       .group = ctx->kind->group,
+                       .kind = ctx->kind->kind,
+                       .causes = causes};
+    s_reply_status (ctx, &st);
+    cJSON_Delete (causes);
+}
+
+cJSON *
+sim_ctx_body_json (sim_ctx_t *ctx)
+{
+    const char *end = NULL;
+    cJSON *json = NULL;
+    if (ctx->req->body && ctx->req->body_len)
+        json = cJSON_ParseWithLengthOpts (ctx->req->body, ctx->req->body_len, &end, false);
+    if (!json) {
+        size_t at = end && ctx->req->body ? (size_t)(end - ctx->req->body) : 0;
+        const char *what = ctx->kind ? ctx->kind->kind : "object";
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "the object provided is unrecognized (must be of type %s): couldn't get "
+                      "version/kind; json parse error at offset %zu",
+                      what, at);
+        return NULL;
+    }
+    if (!cJSON_IsObject (json) && !cJSON_IsArray (json)) {
+        cJSON_Delete (json);
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "the object provided is unrecognized: not a JSON object");
+        return NULL;
+    }
+    return json;
+}
+
+// ---------------------------------------------------------------------------
+// Reads
+
+static void
+s_get (sim_ctx_t *ctx)
+{
+    sim_obj_t *obj = sim_store_get (ctx->api->store, ctx->kind, ctx->ns, ctx->name);
+    if (!obj) {
+        sim_ctx_not_found (ctx, ctx->name);
+        return;
+    }
+    sim_ctx_reply_obj (ctx, 200, obj);
+}
+
+//  Base64 RawURL (no padding), as the apiserver's continue tokens.
+static void
+s_base64url (sim_buf_t *out, const char *data, size_t len)
+{
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t v = (uint32_t)(unsigned char)data[i] << 16;
+        if (i + 1 < len)
+            v |= (uint32_t)(unsigned char)data[i + 1] << 8;
+        if (i + 2 < len)
+            v |= (unsigned char)data[i + 2];
+        char q[4] = {tbl[(v >> 18) & 63], tbl[(v >> 12) & 63], tbl[(v >> 6) & 63], tbl[v & 63]};
+        sim_buf_append (out, q, i + 2 < len ? 4 : i + 1 < len ? 3 : 2);
+    }
+}
+
+static int
+s_base64url_decode (const char *text, sim_buf_t *out)
+{
+    uint32_t acc = 0;
+    int bits = 0;
+    for (const char *p = text; *p && *p != '='; p++) {
+        int v;
+        char c = *p;
+        if (c >= 'A' && c <= 'Z')
+            v = c - 'A';
+        else if (c >= 'a' && c <= 'z')
+            v = c - 'a' + 26;
+        else if (c >= '0' && c <= '9')
+            v = c - '0' + 52;
+        else if (c == '-' || c == '+')
+            v = 62;
+        else if (c == '_' || c == '/')
+            v = 63;
+        else
+            return -1;
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            char byte = (char)((acc >> bits) & 0xFF);
+            sim_buf_append (out, &byte, 1);
+        }
+    }
+    return 0;
+}
+
+//  Decode a continue token into rv and start key. Returns 0 or -1.
+static int
+s_continue_decode (const char *token, uint64_t *rv_p, char *start, size_t len)
+{
+    sim_buf_t raw = {0};
+    int rc = -1;
+    if (s_base64url_decode (token, &raw) != 0 || !raw.data)
+        goto done;
+    cJSON *json = cJSON_ParseWithLength (raw.data, raw.len);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive (json, "v");
+    const cJSON *jrv = cJSON_GetObjectItemCaseSensitive (json, "rv");
+    const cJSON *jstart = cJSON_GetObjectItemCaseSensitive (json, "start");
+    if (cJSON_IsString (v) && strcmp (v->valuestring, "meta.k8s.io/v1") == 0 &&
+        cJSON_IsNumber (jrv) && jrv->valuedouble >= 1 && cJSON_IsString (jstart)) {
+        *rv_p = (uint64_t)jrv->valuedouble;
+        //  cJSON stops the string at the "\u0000" the server appends.
+        snprintf (start, len, "%s", jstart->valuestring);
+        rc = 0;
+    }
+    cJSON_Delete (json);
+done:
+    sim_buf_clear (&raw);
+    return rc;
+}
+
+static void
+s_continue_encode (sim_buf_t *out, uint64_t rv, const char *start)
+{
+    sim_buf_t raw = {0};
+    sim_buf_printf (&raw,
+                    "{\"v\":\"meta.k8s.io/v1\",\"rv\":%llu,\"start\":", (unsigned long long)rv);
+    sim_buf_json_string (&raw, start);
+    raw.len--; // reopen the string to add the NUL the apiserver appends
+    sim_buf_puts (&raw, "\\u0000\"}");
+    s_base64url (out, raw.data, raw.len);
+    sim_buf_clear (&raw);
+}
+
+static sim_snapshot_t *
+s_snapshot_find (sim_api_t *self, const sim_kind_t *kind, uint64_t rv, int64_t now)
+{
+    for (int i = 0; i < SIM_MAX_SNAPSHOTS; i++) {
+        sim_snapshot_t *snap = &self->snapshots[i];
+        if (snap->kind == kind && snap->rv == rv) {
+            if (snap->expires <= now) {
+                s_snapshot_free (snap);
+                return NULL;
+            }
+            return snap;
+        }
+    }
+    return NULL;
+}
+
+//  Keep a snapshot for continue tokens; takes the items array.
+static void
+s_snapshot_keep (sim_api_t *self, const sim_kind_t *kind, uint64_t rv, sim_obj_t ***items_p,
+                 size_t count, int64_t now)
+{
+    sim_snapshot_t *slot = &self->snapshots[0];
+    for (int i = 0; i < SIM_MAX_SNAPSHOTS; i++) {
+        sim_snapshot_t *snap = &self->snapshots[i];
+        if (!snap->kind) {
+            slot = snap;
+            break;
+        }
+        if (snap->expires < slot->expires)
+            slot = snap;
+    }
+    s_snapshot_free (slot);
+    slot->kind = kind;
+    slot->rv = rv;
+    slot->items = *items_p;
+    *items_p = NULL;
+    slot->count = count;
+    slot->expires = now + self->cfg.continue_ttl_ms;
+}
+
+//  The selectors of a list or watch. Returns 0, or -1 after replying 400.
+static int
+s_parse_selectors (sim_ctx_t *ctx, sim_selector_t **labels_p, sim_selector_t **fields_p)
+{
+    char err[512] = "";
+    *labels_p = sim_selector_parse_labels (sim_ctx_query (ctx, "labelSelector"), err, sizeof err);
+    if (!*labels_p) {
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL, "%s", err);
+        return -1;
+    }
+    *fields_p = sim_selector_parse_fields (sim_ctx_query (ctx, "fieldSelector"), ctx->kind, err,
+                                           sizeof err);
+    if (!*fields_p) {
+        sim_selector_destroy (labels_p);
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static bool
+s_list_match (sim_ctx_t *ctx, sim_obj_t *obj, const sim_selector_t *labels,
+              const sim_selector_t *fields)
+{
+    if (ctx->ns && ctx->kind->namespaced && strcmp (obj->ns, ctx->ns) != 0)
+        return false;
+    return sim_selector_match (labels, obj->json) && sim_selector_match (fields, obj->json);
+}
+
+//  First index in a sorted snapshot whose key is >= key.
+static size_t
+s_lower_bound (sim_obj_t **items, size_t count, const char *key)
+{
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp (items[mid]->key, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void s_watch (sim_ctx_t *ctx);
+
+static void
+s_list (sim_ctx_t *ctx)
+{
+    if (s_query_true (ctx, "watch") || ctx->watch_path) {
+        s_watch (ctx);
+        return;
+    }
+    sim_api_t *api = ctx->api;
+    int64_t now = sim_clock_mono_ms ();
+    sim_selector_t *labels = NULL, *fields = NULL;
+    if (s_parse_selectors (ctx, &labels, &fields) != 0)
+        return;
+    const char *limit_text = sim_ctx_query (ctx, "limit");
+    long limit = limit_text ? strtol (limit_text, NULL, 10) : 0;
+    if (limit < 0)
+        limit = 0;
+    const char *token = sim_ctx_query (ctx, "continue");
+    const char *rv_text = sim_ctx_query (ctx, "resourceVersion");
+    const char *rv_match = sim_ctx_query (ctx, "resourceVersionMatch");
+
+    sim_obj_t **items = NULL;
+    size_t count = 0;
+    size_t start = 0;
+    uint64_t rv = sim_store_rv (api->store);
+    sim_snapshot_t *snap = NULL;
+    if (token && *token) {
+        char key[600];
+        if (s_continue_decode (token, &rv, key, sizeof key) != 0) {
+            sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                          "continue key is not valid: incorrect encoded start resourceVersion "
+                          "(version meta.k8s.io/v1)");
+            goto done;
+        }
+        snap = s_snapshot_find (api, ctx->kind, rv, now);
+        if (!snap) {
+            sim_ctx_fail (ctx, 410, "Expired", NULL, NULL, "%s", S_CONTINUE_EXPIRED);
+            goto done;
+        }
+        //  In a namespace the token holds the name only, as the real server's
+        //  key is relative to the namespace's prefix.
+        char full[700];
+        if (ctx->ns && ctx->kind->namespaced)
+            snprintf (full, sizeof full, "%s/%s", ctx->ns, key);
+        else
+            snprintf (full, sizeof full, "%s", key);
+        //  The token's start is "<last key>\0": resume strictly after it.
+        start = s_lower_bound (snap->items, snap->count, full);
+        while (start < snap->count && strcmp (snap->items[start]->key, full) == 0)
+            start++;
+        items = snap->items;
+        count = snap->count;
+    } else {
+        if (rv_text && rv_match && strcmp (rv_match, "Exact") == 0 &&
+            strtoull (rv_text, NULL, 10) != rv) {
+            sim_ctx_fail (ctx, 410, "Expired", NULL, NULL,
+                          "The resourceVersion for the provided list is too old.");
+            goto done;
+        }
+        items = sim_store_list (api->store, ctx->kind, NULL, &count);
+        if (ctx->ns && ctx->kind->namespaced) {
+            char prefix[300];
+            snprintf (prefix, sizeof prefix, "%s/", ctx->ns);
+            start = s_lower_bound (items, count, prefix);
+        }
+    }
+
+    sim_buf_t items_buf = {0};
+    size_t sent = 0;
+    size_t i = start;
+    const char *last_key = NULL;
+    for (; i < count; i++) {
+        sim_obj_t *obj = items[i];
+        if (ctx->ns && ctx->kind->namespaced && strcmp (obj->ns, ctx->ns) != 0) {
+            if (strcmp (obj->ns, ctx->ns) > 0)
+                break; // sorted: past the namespace
+            continue;
+        }
+        if (!s_list_match (ctx, obj, labels, fields))
+            continue;
+        if (limit > 0 && sent == (size_t)limit)
+            break;
+        size_t len;
+        const char *text = sim_obj_item_text (obj, &len);
+        if (sent)
+            sim_buf_append (&items_buf, ",", 1);
+        sim_buf_append (&items_buf, text, len);
+        sent++;
+        last_key = obj->key;
+    }
+    //  More remain if a matching object follows.
+    size_t remaining = 0;
+    bool more = false;
+    if (limit > 0 && sent == (size_t)limit) {
+        for (; i < count; i++) {
+            sim_obj_t *obj = items[i];
+            if (ctx->ns && ctx->kind->namespaced && strcmp (obj->ns, ctx->ns) > 0)
+                break;
+            if (s_list_match (ctx, obj, labels, fields)) {
+                more = true;
+                remaining++;
+            }
+        }
+    }
+    sim_buf_t out = {0};
+    sim_buf_puts (&out, "{\"kind\":");
+    sim_buf_json_string (&out, ctx->kind->list_kind);
+    sim_buf_puts (&out, ",\"apiVersion\":");
+    sim_buf_json_string (&out, ctx->kind->api_version);
+    sim_buf_printf (&out, ",\"metadata\":{\"resourceVersion\":\"%llu\"", (unsigned long long)rv);
+    if (more && last_key) {
+        const char *key = last_key;
+        if (ctx->ns && ctx->kind->namespaced)
+            key += strlen (ctx->ns) + 1;
+        sim_buf_puts (&out, ",\"continue\":\"");
+        s_continue_encode (&out, rv, key);
+        sim_buf_puts (&out, "\"");
+        if (sim_selector_empty (labels) && sim_selector_empty (fields))
+            sim_buf_printf (&out, ",\"remainingItemCount\":%zu", remaining);
+        if (!snap)
+            s_snapshot_keep (api, ctx->kind, rv, &items, count, now);
+    }
+    sim_buf_puts (&out, "},\"items\":[");
+    if (items_buf.len)
+        sim_buf_append (&out, items_buf.data, items_buf.len);
+    sim_buf_puts (&out, "]}");
+    sim_buf_clear (&items_buf);
+    sim_ctx_reply_buf (ctx, 200, &out);
+done:
+    if (!snap)
+        sim_store_list_free (&items, count);
+    sim_selector_destroy (&labels);
+    sim_selector_destroy (&fields);
+}
+
+typedef struct {
+    sim_watch_t *watch;
+} s_replay_t;
+
+static void
+s_replay_one (void *arg, const sim_event_t *event)
+{
+    s_replay_t *r = arg;
+    sim_watch_offer (r->watch, event);
+}
+
+static void
+s_watch (sim_ctx_t *ctx)
+{
+    sim_api_t *api = ctx->api;
+    int64_t now = sim_clock_mono_ms ();
+    sim_selector_t *labels = NULL, *fields = NULL;
+    if (s_parse_selectors (ctx, &labels, &fields) != 0)
+        return;
+    const char *rv_text = sim_ctx_query (ctx, "resourceVersion");
+    const char *timeout_text = sim_ctx_query (ctx, "timeoutSeconds");
+    bool bookmarks = s_query_true (ctx, "allowWatchBookmarks");
+    bool send_initial = s_query_true (ctx, "sendInitialEvents");
+    uint64_t since = 0;
+    bool initial = !rv_text || !*rv_text || strcmp (rv_text, "0") == 0 || send_initial;
+    if (!initial) {
+        char *end = NULL;
+        since = strtoull (rv_text, &end, 10);
+        if (!end || *end) {
+            sim_selector_destroy (&labels);
+            sim_selector_destroy (&fields);
+            sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                          "invalid resource version: strconv.ParseUint: parsing \"%s\": invalid "
+                          "syntax",
+                          rv_text);
+            return;
+        }
+    }
+    int64_t deadline;
+    long timeout = timeout_text ? strtol (timeout_text, NULL, 10) : 0;
+    if (timeout > 0)
+        deadline = now + timeout * 1000;
+    else {
+        int64_t base = (int64_t)api->cfg.min_request_timeout_s * 1000;
+        deadline = now + base + (int64_t)(sim_rand_next (&api->rand) % (uint64_t)(base + 1));
+    }
+    sim_watch_t *watch =
+        sim_watch_new (api->hub, ctx->kind, ctx->ns, &labels, &fields,
+                       bookmarks ? api->cfg.bookmark_interval_ms : 0, deadline, now);
+    if (!watch) {
+        sim_selector_destroy (&labels);
+        sim_selector_destroy (&fields);
+        sim_ctx_fail (ctx, 500, "InternalError", NULL, NULL, "Internal error occurred: no memory");
+        return;
+    }
+    if (initial) {
+        size_t count = 0;
+        sim_obj_t **items = sim_store_list (api->store, ctx->kind, ctx->ns, &count);
+        for (size_t i = 0; i < count; i++)
+            if (sim_watch_matches (watch, items[i]))
+                sim_watch_send (watch, "ADDED", items[i]);
+        sim_store_list_free (&items, count);
+        if (send_initial && bookmarks)
+            sim_watch_send_bookmark (watch, sim_store_rv (api->store), true);
+    } else {
+        s_replay_t replay = {watch};
+        uint64_t oldest = 0;
+        if (sim_store_replay (api->store, ctx->kind, since, s_replay_one, &replay, &oldest) != 0) {
+            char message[128];
+            snprintf (message, sizeof message, "too old resource version: %llu (%llu)",
+                      (unsigned long long)since, (unsigned long long)oldest);
+            sim_status_t st = {.code = 410, .reason = "Expired", .message = message};
+            sim_buf_t buf = {0};
+            sim_status_append (&buf, &st);
+            sim_watch_send_error (watch, buf.data);
+            sim_buf_clear (&buf);
+            bas_info ("watch_expired", "resource=%s rv=%llu oldest=%llu", ctx->kind->resource,
+                      (unsigned long long)since, (unsigned long long)oldest);
+        }
+    }
+    ctx->resp->code = 200;
+    ctx->resp->content_type = "application/json";
+    ctx->resp->watch = watch;
+}
+
+// ---------------------------------------------------------------------------
+// Discovery
+
+static const char *const s_verbs[] = {"create", "delete", "deletecollection", "get",
+                                      "list",   "patch",  "update",           "watch"};
+
+static cJSON *
+s_resource_entry (const char *name, const char *singular, bool namespaced, const char *kind,
+                  const char *const *verbs, size_t nverbs, const char *short_names)
+{
+    cJSON *r = cJSON_CreateObject ();
+    cJSON_AddStringToObject (r, "name", name);
+    cJSON_AddStringToObject (r, "singularName", singular);
+    cJSON_AddBoolToObject (r, "namespaced", namespaced);
+    cJSON_AddStringToObject (r, "kind", kind);
+    cJSON *v = cJSON_AddArrayToObject (r, "verbs");
+    for (size_t i = 0; i < nverbs; i++)
+        cJSON_AddItemToArray (v, cJSON_CreateString (verbs[i]));
+    if (short_names && *short_names) {
+        cJSON *s = cJSON_AddArrayToObject (r, "shortNames");
+        char copy[128];
+        snprintf (copy, sizeof copy, "%s", short_names);
+        char *save = NULL;
+        for (char *t = strtok_r (copy, ",", &save); t; t = strtok_r (NULL, ",", &save))
+            cJSON_AddItemToArray (s, cJSON_CreateString (t));
+    }
+    return r;
+}
+
+static void
+s_reply_json (sim_ctx_t *ctx, cJSON *json)
+{
+    char *text = cJSON_PrintUnformatted (json);
+    sim_buf_t buf = {0};
+    sim_buf_puts (&buf, text ? text : "{}");
+    free (text);
+    cJSON_Delete (json);
+    sim_ctx_reply_buf (ctx, 200, &buf);
+}
+
+static void
+s_discovery_resources (sim_ctx_t *ctx, const char *group, const char *version)
+{
+    cJSON *list = cJSON_CreateObject ();
+    cJSON_AddStringToObject (list, "kind", "APIResourceList");
+    cJSON_AddStringToObject (list, "apiVersion", "v1");
+    char gv[128];
+    if (*group)
+        snprintf (gv, sizeof gv, "%s/%s", group, version);
+    else
+        snprintf (gv, sizeof gv, "%s", version);
+    cJSON_AddStringToObject (list, "groupVersion", gv);
+    cJSON *res = cJSON_AddArrayToObject (list, "resources");
+    static const char *const status_verbs[] = {"get", "patch", "update"};
+    static const char *const create_verb[] = {"create"};
+    bool any = false;
+    for (int i = 0; i < SIM_KIND_COUNT; i++) {
+        const sim_kind_t *k = sim_kind_get ((sim_kind_id_t)i);
+        if (strcmp (k->group, group) != 0 || strcmp (k->version, version) != 0)
+            continue;
+        any = true;
+        cJSON_AddItemToArray (res, s_resource_entry (k->resource, k->singular, k->namespaced,
+                                                     k->kind, s_verbs, 8, k->short_names));
+        char sub[96];
+        if (k->id == SIM_KIND_PODS) {
+            cJSON_AddItemToArray (
+                res, s_resource_entry ("pods/binding", "", true, "Binding", create_verb, 1, NULL));
+            cJSON *ev =
+                s_resource_entry ("pods/eviction", "", true, "Eviction", create_verb, 1, NULL);
+            cJSON_AddStringToObject (ev, "group", "policy");
+            cJSON_AddStringToObject (ev, "version", "v1");
+            cJSON_AddItemToArray (res, ev);
+        }
+        if (k->status_subresource) {
+            snprintf (sub, sizeof sub, "%s/status", k->resource);
+            cJSON_AddItemToArray (
+                res, s_resource_entry (sub, "", k->namespaced, k->kind, status_verbs, 3, NULL));
+        }
+    }
+    if (!any) {
+        cJSON_Delete (list);
+        sim_status_t st = {.code = 404,
+                           .reason = "NotFound",
+                           .message = "the server could not find the requested resource",
+                           .details = true};
+        s_reply_status (ctx, &st);
+        return;
+    }
+    s_reply_json (ctx, list);
+}
+
+//  Groups other than core, in table order, without repeats.
+static int
+s_groups (const sim_kind_t **out)
+{
+    int n = 0;
+    for (int i = 0; i < SIM_KIND_COUNT; i++) {
+        const sim_kind_t *k = sim_kind_get ((sim_kind_id_t)i);
+        if (!k->group[0])
+            continue;
+        bool seen = false;
+        for (int j = 0; j < n; j++)
+            if (strcmp (out[j]->group, k->group) == 0)
+                seen = true;
+        if (!seen)
+            out[n++] = k;
+    }
+    return n;
+}
+
+static cJSON *
+s_group_entry (const sim_kind_t *k)
+{
+    cJSON *g = cJSON_CreateObject ();
+    cJSON_AddStringToObject (g, "name", k->group);
+    cJSON *versions = cJSON_AddArrayToObject (g, "versions");
+    cJSON *v = cJSON_CreateObject ();
+    cJSON_AddStringToObject (v, "groupVersion", k->api_version);
+    cJSON_AddStringToObject (v, "version", k->version);
+    cJSON_AddItemToArray (versions, v);
+    cJSON *pref = cJSON_AddObjectToObject (g, "preferredVersion");
+    cJSON_AddStringToObject (pref, "groupVersion", k->api_version);
+    cJSON_AddStringToObject (pref, "version", k->version);
+    return g;
+}
+
+static void
+s_discovery (sim_ctx_t *ctx, char **seg, int nseg)
+{
+    if (nseg == 1 && strcmp (seg[0], "api") == 0) {
+        cJSON *v = cJSON_CreateObject ();
+        cJSON_AddStringToObject (v, "kind", "APIVersions");
+        cJSON *versions = cJSON_AddArrayToObject (v, "versions");
+        cJSON_AddItemToArray (versions, cJSON_CreateString ("v1"));
+        cJSON *addrs = cJSON_AddArrayToObject (v, "serverAddressByClientCIDRs");
+        cJSON *a = cJSON_CreateObject ();
+        char addr[64];
+        snprintf (addr, sizeof addr, "127.0.0.1:%d", ctx->api->port);
+        cJSON_AddStringToObject (a, "clientCIDR", "0.0.0.0/0");
+        cJSON_AddStringToObject (a, "serverAddress", addr);
+        cJSON_AddItemToArray (addrs, a);
+        s_reply_json (ctx, v);
+        return;
+    }
+    const sim_kind_t *groups[SIM_KIND_COUNT];
+    int ngroups = s_groups (groups);
+    if (nseg == 1) {
+        cJSON *list = cJSON_CreateObject ();
+        cJSON_AddStringToObject (list, "kind", "APIGroupList");
+        cJSON_AddStringToObject (list, "apiVersion", "v1");
+        cJSON *arr = cJSON_AddArrayToObject (list, "groups");
+        for (int i = 0; i < ngroups; i++)
+            cJSON_AddItemToArray (arr, s_group_entry (groups[i]));
+        s_reply_json (ctx, list);
+        return;
+    }
+    for (int i = 0; i < ngroups; i++)
+        if (strcmp (groups[i]->group, seg[1]) == 0) {
+            cJSON *g = s_group_entry (groups[i]);
+            cJSON *out = cJSON_CreateObject ();
+            cJSON_AddStringToObject (out, "kind", "APIGroup");
+            cJSON_AddStringToObject (out, "apiVersion", "v1");
+            for (cJSON *c = g->child; c;) {
+                cJSON *next = c->next;
+                cJSON_AddItemToObject (out, c->string, cJSON_DetachItemViaPointer (g, c));
+                c = next;
+            }
+            cJSON_Delete (g);
+            s_reply_json (ctx, out);
+            return;
+        }
+    sim_status_t st = {.code = 404,
+                       .reason = "NotFound",
+                       .message = "the server could not find the requested resource",
+                       .details = true};
+    s_reply_status (ctx, &st);
+}
+
+static void
+s_version (sim_ctx_t *ctx)
+{
+    cJSON *v = cJSON_CreateObject ();
+    cJSON_AddStringToObject (v, "major", "1");
+    cJSON_AddStringToObject (v, "minor", "31");
+    cJSON_AddStringToObject (v, "gitVersion", "v1.31.0-basalt-apisim+" BASALT_VERSION);
+    cJSON_AddStringToObject (v, "gitCommit", "0000000000000000000000000000000000000000");
+    cJSON_AddStringToObject (v, "gitTreeState", "clean");
+    cJSON_AddStringToObject (v, "buildDate", "2024-08-13T07:28:49Z");
+    cJSON_AddStringToObject (v, "goVersion", "go1.22.5");
+    cJSON_AddStringToObject (v, "compiler", "gc");
+    cJSON_AddStringToObject (v, "platform", "linux/amd64");
+    s_reply_json (ctx, v);
+}
+
+// ---------------------------------------------------------------------------
+// Routing
+
+typedef enum { S_COLLECTION, S_OBJECT } s_target_t;
+typedef void (s_handler_fn) (sim_ctx_t *ctx);
+
+typedef struct {
+    const char *method; // HTTP method
+    s_target_t target;  // collection or named object
+    const char *sub;    // subresource, or NULL for the object itself
+    s_handler_fn *fn;   // handler
+} s_route_t;
+
+static const s_route_t s_routes[] = {
+    {"GET", S_COLLECTION, NULL, s_list},
+    {"POST", S_COLLECTION, NULL, sim_api_create},
+    {"DELETE", S_COLLECTION, NULL, sim_api_delete_collection},
+    {"GET", S_OBJECT, NULL, s_get},
+    {"PUT", S_OBJECT, NULL, sim_api_update},
+    {"PATCH", S_OBJECT, NULL, sim_api_patch},
+    {"DELETE", S_OBJECT, NULL, sim_api_delete},
+    {"GET", S_OBJECT, "status", s_get},
+    {"PUT", S_OBJECT, "status", sim_api_update},
+    {"PATCH", S_OBJECT, "status", sim_api_patch},
+    {"POST", S_OBJECT, "binding", sim_api_bind},
+    {"POST", S_OBJECT, "eviction", sim_api_evict},
+};
+
+static void
+s_not_found_path (sim_ctx_t *ctx)
+{
+    sim_status_t st = {.code = 404,
+                       .reason = "NotFound",
+                       .message = "the server could not find the requested resource",
+                       .details = true};
+    s_reply_status (ctx, &st);
+}
+
+//  Does this kind have this subresource at all?
+static bool
+s_has_sub (const sim_kind_t *kind, const char *sub)
+{
+    if (!sub)
+        return true;
+    if (strcmp (sub, "status") == 0)
+        return kind->status_subresource;
+    if (strcmp (sub, "binding") == 0 || strcmp (sub, "eviction") == 0)
+        return kind->id == SIM_KIND_PODS;
+    return false;
+}
+
+//  Route a resource path: seg[] after the group/version prefix.
+static void
+s_route_resource (sim_ctx_t *ctx, const char *group, const char *version, char **seg, int nseg)
+{
+    if (nseg > 0 && strcmp (seg[0], "watch") == 0) {
+        ctx->watch_path = true;
+        seg++;
+        nseg--;
+    }
+    const char *resource = NULL;
+    if (nseg >= 3 && strcmp (seg[0], "namespaces") == 0 &&
+        sim_kind_by_resource (group, version, seg[2]) &&
+        sim_kind_by_resource (group, version, seg[2])->namespaced) {
+        ctx->ns = seg[1];
+        resource = seg[2];
+        ctx->name = nseg >= 4 ? seg[3] : NULL;
+        ctx->sub = nseg >= 5 ? seg[4] : NULL;
+        if (nseg > 5) {
+            s_not_found_path (ctx);
+            return;
+        }
+    } else if (nseg >= 1 && nseg <= 3) {
+        resource = seg[0];
+        ctx->name = nseg >= 2 ? seg[1] : NULL;
+        ctx->sub = nseg >= 3 ? seg[2] : NULL;
+    }
+    if (!resource || !(ctx->kind = sim_kind_by_resource (group, version, resource))) {
+        s_not_found_path (ctx);
+        return;
+    }
+    //  A namespaced resource named without a namespace (/api/v1/pods/x) does
+    //  not exist; a cluster-scoped one never has a namespace.
+    if (ctx->kind->namespaced && !ctx->ns && ctx->name) {
+        s_not_found_path (ctx);
+        return;
+    }
+    sim_kind_group_resource (ctx->kind, ctx->gr, sizeof ctx->gr);
+    if (ctx->name && !*ctx->name) {
+        s_not_found_path (ctx);
+        return;
+    }
+    if (!s_has_sub (ctx->kind, ctx->sub)) {
+        //  The real answer for /podgroups/x/status: NotFound (the CRD has no
+        //  status subresource).
+        s_not_found_path (ctx);
+        return;
+    }
+    s_target_t target = ctx->name ? S_OBJECT : S_COLLECTION;
+    for (size_t i = 0; i < sizeof s_routes / sizeof s_routes[0]; i++) {
+        const s_route_t *r = &s_routes[i];
+        if (r->target != target || strcmp (r->method, ctx->req->method) != 0)
+            continue;
+        if ((r->sub == NULL) != (ctx->sub == NULL) || (r->sub && strcmp (r->sub, ctx->sub) != 0))
+            continue;
+        if (r->fn == sim_api_create && ctx->kind->namespaced && !ctx->ns)
+            break; // POST /api/v1/pods: no namespace to create in
+        r->fn (ctx);
+        return;
+    }
+    sim_ctx_fail (ctx, 405, "MethodNotAllowed", NULL, NULL,
+                  "the server does not allow this method on the requested resource");
+}
+
+void
+sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *resp)
+{
+    sim_ctx_t ctx = {.api = self, .req = req, .resp = resp};
+    //  Split the path into segments (at most 12).
+    char path[2048];
+    snprintf (path, sizeof path, "%s", req->path ? req->path : "/");
+    char *seg[12];
+    int nseg = 0;
+    char *save = NULL;
+    bool too_long = false;
+    for (char *t = strtok_r (path, "/", &save); t; t = strtok_r (NULL, "/", &save)) {
+        if (nseg == 12) {
+            too_long = true;
+            break;
+        }
+        seg[nseg++] = t;
+    }
+    if (too_long) {
+        s_not_found_path (&ctx);
+        return;
+    }
+    if (nseg == 1 &&
+        (!strcmp (seg[0], "healthz") || !strcmp (seg[0], "readyz") || !strcmp (seg[0], "livez"))) {
+        resp->code = 200;
+        resp->content_type = "text/plain; charset=utf-8";
+        resp->body = strdup ("ok");
+        resp->body_len = 2;
+        return;
+    }
+    if (nseg == 1 && !strcmp (seg[0], "version")) {
+        s_version (&ctx);
+        return;
+    }
+    bool get = !strcmp (req->method, "GET");
+    if (nseg >= 1 && !strcmp (seg[0], "api")) {
+        if (nseg == 1 && get)
+            s_discovery (&ctx, seg, nseg);
+        else if (nseg == 2 && get && !strcmp (seg[1], "v1"))
+            s_discovery_resources (&ctx, "", "v1");
+        else if (nseg >= 3 && !strcmp (seg[1], "v1"))
+            s_route_resource (&ctx, "", "v1", seg + 2, nseg - 2);
+        else
+            s_not_found_path (&ctx);
+        return;
+    }
+    if (nseg >= 1 && !strcmp (seg[0], "apis")) {
+        if (nseg <= 2 && get)
+            s_discovery (&ctx, seg, nseg);
+        else if (nseg == 3 && get)
+            s_discovery_resources (&ctx, seg[1], seg[2]);
+        else if (nseg >= 4)
+            s_route_resource (&ctx, seg[1], seg[2], seg + 3, nseg - 3);
+        else
+            s_not_found_path (&ctx);
+        return;
+    }
+    s_not_found_path (&ctx);
+}
+
+// ---------------------------------------------------------------------------
+// Loading
+
+int
+sim_api_load (sim_api_t *self, const cJSON *obj, char *err, size_t errlen)
+{
+    if (!cJSON_IsObject (obj)) {
+        snprintf (err, errlen, "not an object");
+        return -1;
+    }
+    const char *kind_name = sim_json_str (obj, "kind");
+    const char *api_version = sim_json_str (obj, "apiVersion");
+    if (kind_name && strcmp (kind_name, "List") == 0) {
+        const cJSON *items = cJSON_GetObjectItemCaseSensitive (obj, "items");
+        int i = 0;
+        const cJSON *item;
+        cJSON_ArrayForEach (item, items)
+        {
+            char inner[512];
+            if (sim_api_load (self, item, inner, sizeof inner) != 0) {
+                snprintf (err, errlen, "items[%d]: %s", i, inner);
+                return -1;
+            }
+            i++;
+        }
+        return 0;
+    }
+    const sim_kind_t *kind = sim_kind_by_kind (api_version, kind_name);
+    if (!kind) {
+        snprintf (err, errlen, "unsupported kind \"%s\" (apiVersion \"%s\")",
+                  kind_name ? kind_name : "", api_version ? api_version : "");
+        return -1;
+    }
+    const char *name = sim_json_str (obj, "metadata.name");
+    if (!name || !*name) {
+        snprintf (err, errlen, "%s without metadata.name", kind->kind);
+        return -1;
+    }
+    cJSON *json = cJSON_Duplicate (obj, true);
+    cJSON *meta = sim_json_obj (json, "metadata");
+    cJSON_DeleteItemFromObjectCaseSensitive (meta, "resourceVersion");
+    if (kind->namespaced) {
+        const char *ns = sim_json_str (meta, "namespace");
+        if (!ns || !*ns)
+            sim_json_set_str (meta, "namespace", "default");
+        sim_api_ensure_namespace (self, sim_json_str (meta, "namespace"));
+    } else
+        cJSON_DeleteItemFromObjectCaseSensitive (meta, "namespace");
+    if (sim_store_get (self->store, kind, sim_json_str (meta, "namespace"), name)) {
+        snprintf (err, errlen, "%s \"%s\" is defined twice", kind->kind, name);
+        cJSON_Delete (json);
+        return -1;
+    }
+    bool had_phase = sim_json_str (json, "status.phase") != NULL;
+    sim_api_prepare_new (self, NULL, kind, json, true);
+    //  A pod that is already on a node when the cluster starts is running.
+    if (kind->id == SIM_KIND_PODS && !had_phase && sim_json_str (json, "spec.nodeName"))
+        sim_kubelet_make_running (self->kubelet, json);
+    sim_api_canonical_order (json);
+    if (!sim_store_add (self->store, kind, &json)) {
+        snprintf (err, errlen, "%s \"%s\" could not be stored", kind->kind, name);
+        return -1;
+    }
+    return 0;
+}
+
+void
+sim_api_pod_bound (sim_api_t *self, sim_obj_t *pod)
+{
+    sim_kubelet_pod_bound (self->kubelet, pod->ns, pod->name, pod->uid, sim_clock_mono_ms ());
+}

@@ -1,0 +1,96 @@
+/*  sim_api: the Kubernetes API semantics of the simulator, independent of
+    HTTP.
+
+    sim_api_handle takes a parsed request (method, path, query lookup,
+    content type, body) and fills a response (code, body) or hands back a
+    watch to stream. Routing is one constant table of {method, target,
+    subresource, handler}; each handler implements one verb the way
+    kube-apiserver does for the served resources: list (selectors, limit and
+    continue paging from one snapshot), watch, get, create, update,
+    patch (merge, JSON, strategic), delete (with preconditions), the pod
+    binding and eviction subresources and /status subresources.
+
+    It owns the store, the watch hub and the simulated kubelet, and runs
+    their timers from sim_api_tick. Single-threaded: call everything from
+    the one reactor thread.
+*/
+#ifndef SIM_API_H
+#define SIM_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim_store.h"
+#include "sim_watch.h"
+
+typedef struct {
+    int64_t run_delay_ms;         // bound pod → Running after this; < 0 disables
+    size_t watch_window;          // events kept per resource for watch resumption
+    int64_t bookmark_interval_ms; // period of BOOKMARK events (when asked for)
+    int min_request_timeout_s;    // watch length without timeoutSeconds (×[1,2))
+    int64_t continue_ttl_ms;      // lifetime of a paged list's snapshot
+} sim_api_config_t;
+
+//  Fill cfg with the defaults of sim_defaults.h.
+void sim_api_config_defaults (sim_api_config_t *cfg);
+
+//  Look up a query parameter by name; NULL when absent.
+typedef const char *(sim_query_fn)(void *arg, const char *name);
+
+typedef struct {
+    const char *method;       // "GET", "POST", …
+    const char *path;         // URL path, without the query string
+    sim_query_fn *query;      // query parameter lookup (may be NULL: no query)
+    void *query_arg;          // its argument
+    const char *content_type; // Content-Type header, or NULL
+    const char *accept;       // Accept header, or NULL
+    const char *body;         // request body (not NUL-terminated), or NULL
+    size_t body_len;          // its length
+} sim_request_t;
+
+typedef struct {
+    int code;                 // HTTP status
+    char *body;               // malloc'd body (ends in "\n" for JSON), owned by the response
+    size_t body_len;          // its length
+    const char *content_type; // static string
+    sim_watch_t *watch;       // when set: stream this watch (owned by the caller now)
+} sim_response_t;
+
+typedef struct _sim_api_t sim_api_t;
+
+//  A new API with an empty store holding only the "default" namespace.
+sim_api_t *sim_api_new (const sim_api_config_t *cfg);
+void sim_api_destroy (sim_api_t **self_p);
+
+//  The port clients reach us on (for discovery's serverAddress).
+void sim_api_set_port (sim_api_t *self, int port);
+
+//  Handle one request. resp must be zeroed by the caller; afterwards it
+//  holds a body (free resp->body) or a watch (resp->watch, to stream and
+//  then sim_watch_destroy).
+void sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *resp);
+
+//  Store an object read from a file (borrowed; copied), as at cluster
+//  start: `kind: List` loads its items; kept uid/creationTimestamp/status;
+//  a pod already on a node with no phase is Running. Returns 0, or -1 with
+//  the reason in err.
+int sim_api_load (sim_api_t *self, const cJSON *obj, char *err, size_t errlen);
+
+//  Run due timers (kubelet starts, bookmarks, watch ends, snapshot
+//  expiry). Returns the next due time (monotonic ms), or INT64_MAX.
+int64_t sim_api_tick (sim_api_t *self, int64_t now_ms);
+
+//  Finish every watch (shutdown).
+void sim_api_finish_watches (sim_api_t *self);
+
+//  Borrowed internals, for tests and the HTTP layer.
+sim_store_t *sim_api_store (sim_api_t *self);
+sim_watch_hub_t *sim_api_hub (sim_api_t *self);
+
+//  A fresh random UUID into buf (37+ bytes), e.g. for Audit-Id.
+const char *sim_api_uuid (sim_api_t *self, char *buf, size_t len);
+
+#endif

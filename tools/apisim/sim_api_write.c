@@ -1,0 +1,919 @@
+/*  sim_api_write: the write verbs of the simulated API server: create,
+    update (PUT), patch, delete, deletecollection, and the pod binding and
+    eviction subresources.
+
+    Design note: update and patch end in one function, s_commit, which holds
+    every rule about what a write may change: the name must match the URL,
+    a different metadata.uid is a failed precondition, a stale
+    metadata.resourceVersion is a Conflict, server-owned metadata is kept,
+    /status writes keep only status and main-endpoint writes drop status for
+    kinds that have the subresource, and a write that changes nothing is not
+    a write (no new resourceVersion, no watch event), as in the real store.
+*/
+#include "sim_api_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bas_log.h"
+#include "sim_clock.h"
+#include "sim_patch.h"
+#include "sim_status.h"
+
+#define S_MODIFIED                                                                                 \
+    "the object has been modified; please apply your changes to the latest version and try again"
+
+// ---------------------------------------------------------------------------
+// Helpers shared by the verbs
+
+void
+sim_api_ensure_namespace (sim_api_t *self, const char *ns)
+{
+    const sim_kind_t *kind = sim_kind_get (SIM_KIND_NAMESPACES);
+    if (!ns || !*ns || sim_store_get (self->store, kind, NULL, ns))
+        return;
+    cJSON *json = cJSON_CreateObject ();
+    cJSON *meta = cJSON_AddObjectToObject (json, "metadata");
+    cJSON_AddStringToObject (meta, "name", ns);
+    cJSON *labels = cJSON_AddObjectToObject (meta, "labels");
+    cJSON_AddStringToObject (labels, "kubernetes.io/metadata.name", ns);
+    sim_api_prepare_new (self, NULL, kind, json, false);
+    sim_api_canonical_order (json);
+    sim_store_add (self->store, kind, &json);
+    bas_debug ("namespace_created", "namespace=%s", ns);
+}
+
+static void
+s_move_to_end (cJSON *obj, const char *name)
+{
+    cJSON *item = cJSON_DetachItemFromObjectCaseSensitive (obj, name);
+    if (item)
+        cJSON_AddItemToObject (obj, name, item);
+}
+
+void
+sim_api_canonical_order (cJSON *obj)
+{
+    static const char *const meta_order[] = {"name",
+                                             "generateName",
+                                             "namespace",
+                                             "selfLink",
+                                             "uid",
+                                             "resourceVersion",
+                                             "generation",
+                                             "creationTimestamp",
+                                             "deletionTimestamp",
+                                             "deletionGracePeriodSeconds",
+                                             "labels",
+                                             "annotations",
+                                             "ownerReferences",
+                                             "finalizers",
+                                             "managedFields",
+                                             NULL};
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive (obj, "metadata");
+    if (cJSON_IsObject (meta)) {
+        //  A placeholder the store's stamp replaces in place.
+        if (!cJSON_GetObjectItemCaseSensitive (meta, "resourceVersion"))
+            cJSON_AddStringToObject (meta, "resourceVersion", "");
+        //  Known keys to the end in order, then the unknown ones after them.
+        cJSON *unknown = cJSON_CreateObject ();
+        for (cJSON *c = meta->child; c;) {
+            cJSON *next = c->next;
+            bool known = false;
+            for (int i = 0; meta_order[i]; i++)
+                if (c->string && !strcmp (c->string, meta_order[i]))
+                    known = true;
+            if (!known)
+                cJSON_AddItemToObject (unknown, c->string, cJSON_DetachItemViaPointer (meta, c));
+            c = next;
+        }
+        for (int i = 0; meta_order[i]; i++)
+            s_move_to_end (meta, meta_order[i]);
+        for (cJSON *c = unknown->child; c;) {
+            cJSON *next = c->next;
+            cJSON_AddItemToObject (meta, c->string, cJSON_DetachItemViaPointer (unknown, c));
+            c = next;
+        }
+        cJSON_Delete (unknown);
+    }
+    //  metadata first, spec next, status last; other fields keep their order.
+    cJSON *m = cJSON_DetachItemFromObjectCaseSensitive (obj, "metadata");
+    if (m) {
+        cJSON *spec = cJSON_DetachItemFromObjectCaseSensitive (obj, "spec");
+        cJSON *rest = cJSON_CreateObject ();
+        for (cJSON *c = obj->child; c;) {
+            cJSON *next = c->next;
+            cJSON_AddItemToObject (rest, c->string, cJSON_DetachItemViaPointer (obj, c));
+            c = next;
+        }
+        cJSON_AddItemToObject (obj, "metadata", m);
+        if (spec)
+            cJSON_AddItemToObject (obj, "spec", spec);
+        for (cJSON *c = rest->child; c;) {
+            cJSON *next = c->next;
+            cJSON_AddItemToObject (obj, c->string, cJSON_DetachItemViaPointer (rest, c));
+            c = next;
+        }
+        cJSON_Delete (rest);
+        s_move_to_end (obj, "status");
+    }
+}
+
+//  Requests default to limits for every resource that has only a limit.
+static void
+s_default_requests (cJSON *containers)
+{
+    cJSON *c;
+    cJSON_ArrayForEach (c, containers)
+    {
+        cJSON *res = cJSON_GetObjectItemCaseSensitive (c, "resources");
+        cJSON *limits = cJSON_GetObjectItemCaseSensitive (res, "limits");
+        if (!cJSON_IsObject (limits) || !limits->child)
+            continue;
+        cJSON *requests = sim_json_obj (res, "requests");
+        for (cJSON *l = limits->child; l; l = l->next)
+            if (!cJSON_GetObjectItemCaseSensitive (requests, l->string))
+                cJSON_AddItemToObject (requests, l->string, cJSON_Duplicate (l, true));
+    }
+}
+
+static bool
+s_same_quantity (const cJSON *a, const cJSON *b)
+{
+    if (!a || !b)
+        return false;
+    if (cJSON_IsString (a) && cJSON_IsString (b))
+        return strcmp (a->valuestring, b->valuestring) == 0;
+    return cJSON_Compare (a, b, true);
+}
+
+//  BestEffort, Guaranteed or Burstable, from cpu and memory of all
+//  containers (string-equal quantities count as equal).
+static const char *
+s_qos_class (const cJSON *spec)
+{
+    bool any = false, guaranteed = true;
+    const char *lists[] = {"containers", "initContainers"};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *c;
+        cJSON_ArrayForEach (c, cJSON_GetObjectItemCaseSensitive (spec, lists[i]))
+        {
+            const cJSON *req = sim_json_at (c, "resources.requests");
+            const cJSON *lim = sim_json_at (c, "resources.limits");
+            const char *names[] = {"cpu", "memory"};
+            for (int j = 0; j < 2; j++) {
+                const cJSON *r = req ? cJSON_GetObjectItemCaseSensitive (req, names[j]) : NULL;
+                const cJSON *l = lim ? cJSON_GetObjectItemCaseSensitive (lim, names[j]) : NULL;
+                if (r || l)
+                    any = true;
+                if (!l || !s_same_quantity (r, l))
+                    guaranteed = false;
+            }
+        }
+    }
+    if (!any)
+        return "BestEffort";
+    return guaranteed ? "Guaranteed" : "Burstable";
+}
+
+//  Pod defaults of the API server and its admission plugins. Returns 0 or
+//  -1 after replying (only with ctx).
+static int
+s_pod_defaults (sim_api_t *self, sim_ctx_t *ctx, cJSON *pod)
+{
+    cJSON *spec = sim_json_obj (pod, "spec");
+    s_default_requests (cJSON_GetObjectItemCaseSensitive (spec, "containers"));
+    s_default_requests (cJSON_GetObjectItemCaseSensitive (spec, "initContainers"));
+    if (!sim_json_str (spec, "schedulerName"))
+        cJSON_AddStringToObject (spec, "schedulerName", "default-scheduler");
+    if (!sim_json_str (spec, "restartPolicy"))
+        cJSON_AddStringToObject (spec, "restartPolicy", "Always");
+    if (!sim_json_str (spec, "dnsPolicy"))
+        cJSON_AddStringToObject (spec, "dnsPolicy", "ClusterFirst");
+    if (!cJSON_GetObjectItemCaseSensitive (spec, "terminationGracePeriodSeconds"))
+        cJSON_AddNumberToObject (spec, "terminationGracePeriodSeconds", 30);
+    //  Priority admission: the class's value, or the global default's, or 0.
+    const sim_kind_t *pcs = sim_kind_get (SIM_KIND_PRIORITYCLASSES);
+    const char *pcn = sim_json_str (spec, "priorityClassName");
+    sim_obj_t *pc = NULL;
+    if (pcn && *pcn) {
+        pc = sim_store_get (self->store, pcs, NULL, pcn);
+        if (!pc && ctx) {
+            const char *name = sim_json_str (pod, "metadata.name");
+            sim_ctx_fail (ctx, 403, "Forbidden", name, "pods",
+                          "pods \"%s\" is forbidden: no PriorityClass with name %s was found",
+                          name ? name : "", pcn);
+            return -1;
+        }
+    } else {
+        size_t n = 0;
+        sim_obj_t **all = sim_store_list (self->store, pcs, NULL, &n);
+        for (size_t i = 0; i < n && !pc; i++)
+            if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (all[i]->json, "globalDefault")))
+                pc = all[i];
+        if (pc)
+            sim_json_set_str (spec, "priorityClassName", pc->name);
+        if (pc && cJSON_IsNumber (cJSON_GetObjectItemCaseSensitive (pc->json, "value")))
+            sim_json_set (spec, "priority",
+                          cJSON_CreateNumber (
+                              cJSON_GetObjectItemCaseSensitive (pc->json, "value")->valuedouble));
+        sim_store_list_free (&all, n);
+        pc = NULL;
+    }
+    if (pc) {
+        const cJSON *value = cJSON_GetObjectItemCaseSensitive (pc->json, "value");
+        if (cJSON_IsNumber (value))
+            sim_json_set (spec, "priority", cJSON_CreateNumber (value->valuedouble));
+    }
+    if (!cJSON_GetObjectItemCaseSensitive (spec, "priority"))
+        cJSON_AddNumberToObject (spec, "priority", 0);
+    cJSON *status = sim_json_obj (pod, "status");
+    if (!sim_json_str (status, "phase"))
+        sim_json_set_str (status, "phase", "Pending");
+    if (!sim_json_str (status, "qosClass"))
+        sim_json_set_str (status, "qosClass", s_qos_class (spec));
+    return 0;
+}
+
+int
+sim_api_prepare_new (sim_api_t *self, sim_ctx_t *ctx, const sim_kind_t *kind, cJSON *obj, bool keep)
+{
+    char buf[64];
+    cJSON *meta = sim_json_obj (obj, "metadata");
+    if (!keep || !sim_json_str (meta, "uid") || !*sim_json_str (meta, "uid"))
+        sim_json_set_str (meta, "uid", sim_rand_uuid (&self->rand, buf, sizeof buf));
+    if (!keep || !sim_json_str (meta, "creationTimestamp"))
+        sim_json_set_str (meta, "creationTimestamp", sim_clock_timestamp (buf, sizeof buf));
+    if (!keep) {
+        cJSON_DeleteItemFromObjectCaseSensitive (meta, "deletionTimestamp");
+        cJSON_DeleteItemFromObjectCaseSensitive (meta, "deletionGracePeriodSeconds");
+    }
+    if (kind->has_generation &&
+        (!keep || !cJSON_IsNumber (cJSON_GetObjectItemCaseSensitive (meta, "generation"))))
+        sim_json_set (meta, "generation", cJSON_CreateNumber (1));
+    if (kind->id == SIM_KIND_NAMESPACES) {
+        cJSON *spec = sim_json_obj (obj, "spec");
+        if (!cJSON_GetObjectItemCaseSensitive (spec, "finalizers")) {
+            cJSON *f = cJSON_AddArrayToObject (spec, "finalizers");
+            cJSON_AddItemToArray (f, cJSON_CreateString ("kubernetes"));
+        }
+        cJSON *status = sim_json_obj (obj, "status");
+        if (!sim_json_str (status, "phase"))
+            cJSON_AddStringToObject (status, "phase", "Active");
+    }
+    if (kind->id == SIM_KIND_PODS)
+        return s_pod_defaults (self, ctx, obj);
+    return 0;
+}
+
+//  400 unless kind/apiVersion in the body (when present) are the URL's.
+static int
+s_check_type (sim_ctx_t *ctx, const cJSON *json, const char *what)
+{
+    const char *kind = sim_json_str (json, "kind");
+    const char *api_version = sim_json_str (json, "apiVersion");
+    if (api_version && *api_version && strcmp (api_version, ctx->kind->api_version) != 0) {
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "the API version in the data (%s) does not match the expected API version "
+                      "(%s)",
+                      api_version, ctx->kind->api_version);
+        return -1;
+    }
+    if (kind && *kind && strcmp (kind, what) != 0) {
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "the kind in the data (%s) does not match the expected kind (%s)", kind,
+                      what);
+        return -1;
+    }
+    return 0;
+}
+
+//  The etcd key a real server would name in StorageError messages.
+static void
+s_registry_key (sim_ctx_t *ctx, const char *name, char *buf, size_t len)
+{
+    const char *group = ctx->kind->builtin ? "" : ctx->kind->group;
+    snprintf (buf, len, "/registry/%s%s%s/%s%s%s", group, *group ? "/" : "", ctx->kind->resource,
+              ctx->kind->namespaced ? ctx->ns : "", ctx->kind->namespaced ? "/" : "", name);
+}
+
+//  409 for a failed uid or resourceVersion precondition (`what` is "UID" or
+//  "ResourceVersion").
+static void
+s_precondition_failed (sim_ctx_t *ctx, const char *name, const char *what, const char *want,
+                       const char *have)
+{
+    char key[600];
+    s_registry_key (ctx, name, key, sizeof key);
+    sim_ctx_fail (ctx, 409, "Conflict", name, ctx->kind->resource,
+                  "Operation cannot be fulfilled on %s \"%s\": StorageError: invalid object, "
+                  "Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition "
+                  "failed: %s in precondition: %s, %s in object meta: %s",
+                  ctx->gr, name, key, what, want, what, have);
+}
+
+//  Check DeleteOptions-style preconditions {uid, resourceVersion}. Returns
+//  0, or -1 after replying 409.
+static int
+s_check_preconditions (sim_ctx_t *ctx, sim_obj_t *obj, const cJSON *pre)
+{
+    const char *uid = sim_json_str (pre, "uid");
+    const char *rv = sim_json_str (pre, "resourceVersion");
+    if (uid && strcmp (uid, obj->uid) != 0) {
+        s_precondition_failed (ctx, obj->name, "UID", uid, obj->uid);
+        return -1;
+    }
+    const char *have = sim_json_str (obj->json, "metadata.resourceVersion");
+    if (rv && strcmp (rv, have ? have : "") != 0) {
+        s_precondition_failed (ctx, obj->name, "ResourceVersion", rv, have ? have : "");
+        return -1;
+    }
+    return 0;
+}
+
+static void
+s_set_condition (cJSON *pod, const char *type, const char *reason, const char *message)
+{
+    char now[32];
+    sim_clock_timestamp (now, sizeof now);
+    cJSON *status = sim_json_obj (pod, "status");
+    cJSON *conds = cJSON_GetObjectItemCaseSensitive (status, "conditions");
+    if (!cJSON_IsArray (conds)) {
+        conds = cJSON_CreateArray ();
+        sim_json_set (status, "conditions", conds);
+    }
+    cJSON *c = cJSON_CreateObject ();
+    cJSON_AddStringToObject (c, "type", type);
+    cJSON_AddStringToObject (c, "status", "True");
+    cJSON_AddNullToObject (c, "lastProbeTime");
+    cJSON_AddStringToObject (c, "lastTransitionTime", now);
+    if (reason)
+        cJSON_AddStringToObject (c, "reason", reason);
+    if (message)
+        cJSON_AddStringToObject (c, "message", message);
+    int i = 0;
+    cJSON *old;
+    cJSON_ArrayForEach (old, conds)
+    {
+        const char *t = sim_json_str (old, "type");
+        if (t && strcmp (t, type) == 0) {
+            //  Same status: the transition time stays (UpdatePodCondition).
+            const char *st = sim_json_str (old, "status");
+            const char *lt = sim_json_str (old, "lastTransitionTime");
+            if (st && lt && strcmp (st, "True") == 0)
+                sim_json_set_str (c, "lastTransitionTime", lt);
+            cJSON_ReplaceItemInArray (conds, i, c);
+            return;
+        }
+        i++;
+    }
+    cJSON_AddItemToArray (conds, c);
+}
+
+// ---------------------------------------------------------------------------
+// create
+
+void
+sim_api_create (sim_ctx_t *ctx)
+{
+    sim_api_t *api = ctx->api;
+    cJSON *json = sim_ctx_body_json (ctx);
+    if (!json)
+        return;
+    if (!cJSON_IsObject (json)) {
+        cJSON_Delete (json);
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL, "the object provided is unrecognized");
+        return;
+    }
+    if (s_check_type (ctx, json, ctx->kind->kind) != 0)
+        goto done;
+    cJSON *meta = sim_json_obj (json, "metadata");
+    if (ctx->kind->namespaced) {
+        const char *ns = sim_json_str (meta, "namespace");
+        if (ns && *ns && strcmp (ns, ctx->ns) != 0) {
+            sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                          "the namespace of the provided object does not match the namespace "
+                          "sent on the request");
+            goto done;
+        }
+        sim_json_set_str (meta, "namespace", ctx->ns);
+    } else
+        cJSON_DeleteItemFromObjectCaseSensitive (meta, "namespace");
+    const char *rv = sim_json_str (meta, "resourceVersion");
+    if (rv && *rv) {
+        sim_ctx_fail (ctx, 500, "InternalError", NULL, NULL,
+                      "Internal error occurred: resourceVersion should not be set on objects to "
+                      "be created");
+        goto done;
+    }
+    const char *name = sim_json_str (meta, "name");
+    const char *gen = sim_json_str (meta, "generateName");
+    if ((!name || !*name) && gen && *gen) {
+        char full[300], suffix[8];
+        for (int tries = 0; tries < 8; tries++) {
+            snprintf (full, sizeof full, "%s%s", gen, sim_rand_suffix (&api->rand, suffix, 5));
+            if (!sim_store_get (api->store, ctx->kind, ctx->ns, full))
+                break;
+        }
+        sim_json_set_str (meta, "name", full);
+        name = sim_json_str (meta, "name");
+    }
+    if (!name || !*name) {
+        sim_ctx_invalid (ctx, "", "metadata.name", "FieldValueRequired",
+                         "Required value: name or generateName is required");
+        goto done;
+    }
+    if (sim_store_get (api->store, ctx->kind, ctx->ns, name)) {
+        sim_ctx_fail (ctx, 409, "AlreadyExists", name, ctx->kind->resource,
+                      "%s \"%s\" already exists", ctx->gr, name);
+        goto done;
+    }
+    if (ctx->kind->namespaced)
+        sim_api_ensure_namespace (api, ctx->ns);
+    if (sim_api_prepare_new (api, ctx, ctx->kind, json, false) != 0)
+        goto done;
+    sim_api_canonical_order (json);
+    sim_obj_t *obj = sim_store_add (api->store, ctx->kind, &json);
+    if (!obj) {
+        sim_ctx_fail (ctx, 500, "InternalError", NULL, NULL, "Internal error occurred: store");
+        goto done;
+    }
+    bas_debug ("created", "resource=%s key=%s rv=%llu", ctx->kind->resource, obj->key,
+               (unsigned long long)obj->rv);
+    if (ctx->kind->id == SIM_KIND_PODS && sim_json_str (obj->json, "spec.nodeName"))
+        sim_api_pod_bound (api, obj);
+    sim_ctx_reply_obj (ctx, 201, obj);
+done:
+    cJSON_Delete (json);
+}
+
+// ---------------------------------------------------------------------------
+// update and patch
+
+//  Remove an object (the final state goes to the reply) unless finalizers
+//  hold it, in which case it is marked for deletion.
+static void s_remove (sim_ctx_t *ctx, sim_obj_t *obj, int code, bool reply);
+
+static void
+s_restore (cJSON *next, const cJSON *old, const char *name)
+{
+    cJSON *meta = sim_json_obj (next, "metadata");
+    const cJSON *item = sim_json_at (old, name);
+    const char *leaf = strrchr (name, '.') + 1;
+    if (item)
+        sim_json_set (meta, leaf, cJSON_Duplicate (item, true));
+    else
+        cJSON_DeleteItemFromObjectCaseSensitive (meta, leaf);
+}
+
+//  Validate and write `next` (stored form, owned) over `old`.
+static void
+s_commit (sim_ctx_t *ctx, sim_obj_t *old, cJSON *next)
+{
+    sim_api_t *api = ctx->api;
+    cJSON *meta = sim_json_obj (next, "metadata");
+    const char *name = sim_json_str (meta, "name");
+    if (!name || strcmp (name, ctx->name) != 0) {
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "the name of the object (%s) does not match the name on the URL (%s)",
+                      name ? name : "", ctx->name);
+        goto done;
+    }
+    if (ctx->kind->namespaced) {
+        const char *ns = sim_json_str (meta, "namespace");
+        if (ns && *ns && strcmp (ns, ctx->ns) != 0) {
+            sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                          "the namespace of the provided object does not match the namespace "
+                          "sent on the request");
+            goto done;
+        }
+    }
+    const char *uid = sim_json_str (meta, "uid");
+    if (uid && *uid && strcmp (uid, old->uid) != 0) {
+        s_precondition_failed (ctx, ctx->name, "UID", uid, old->uid);
+        goto done;
+    }
+    const char *rv = sim_json_str (meta, "resourceVersion");
+    const char *old_rv = sim_json_str (old->json, "metadata.resourceVersion");
+    if (!rv || !*rv) {
+        if (!ctx->kind->builtin) {
+            sim_ctx_invalid (ctx, ctx->name, "metadata.resourceVersion", "FieldValueInvalid",
+                             "Invalid value: 0x0: must be specified for an update");
+            goto done;
+        }
+    } else if (!old_rv || strcmp (rv, old_rv) != 0) {
+        sim_ctx_fail (ctx, 409, "Conflict", ctx->name, ctx->kind->resource,
+                      "Operation cannot be fulfilled on %s \"%s\": %s", ctx->gr, ctx->name,
+                      S_MODIFIED);
+        goto done;
+    }
+    //  Subresource rules.
+    bool status_write = ctx->sub && strcmp (ctx->sub, "status") == 0;
+    if (status_write) {
+        cJSON *status = cJSON_DetachItemFromObjectCaseSensitive (next, "status");
+        cJSON_Delete (next);
+        next = sim_obj_copy (old);
+        if (status)
+            sim_json_set (next, "status", status);
+        else
+            cJSON_DeleteItemFromObjectCaseSensitive (next, "status");
+    } else if (ctx->kind->status_subresource) {
+        const cJSON *status = cJSON_GetObjectItemCaseSensitive (old->json, "status");
+        if (status)
+            sim_json_set (next, "status", cJSON_Duplicate (status, true));
+        else
+            cJSON_DeleteItemFromObjectCaseSensitive (next, "status");
+    }
+    //  Server-owned metadata stays as it was.
+    static const char *const owned[] = {"metadata.name",
+                                        "metadata.namespace",
+                                        "metadata.uid",
+                                        "metadata.creationTimestamp",
+                                        "metadata.deletionTimestamp",
+                                        "metadata.deletionGracePeriodSeconds",
+                                        "metadata.resourceVersion",
+                                        "metadata.generation",
+                                        NULL};
+    for (int i = 0; owned[i]; i++)
+        s_restore (next, old->json, owned[i]);
+    if (ctx->kind->has_generation &&
+        !cJSON_Compare (cJSON_GetObjectItemCaseSensitive (next, "spec"),
+                        cJSON_GetObjectItemCaseSensitive (old->json, "spec"), true)) {
+        const cJSON *g = sim_json_at (old->json, "metadata.generation");
+        double gen = cJSON_IsNumber (g) ? g->valuedouble : 0;
+        sim_json_set (sim_json_obj (next, "metadata"), "generation", cJSON_CreateNumber (gen + 1));
+    }
+    //  A write that changes nothing is answered with the current object.
+    if (cJSON_Compare (next, old->json, true)) {
+        sim_ctx_reply_obj (ctx, 200, old);
+        goto done;
+    }
+    bool was_unbound = ctx->kind->id == SIM_KIND_PODS && !sim_json_str (old->json, "spec.nodeName");
+    bool deleting = sim_json_at (old->json, "metadata.deletionTimestamp") != NULL;
+    sim_api_canonical_order (next);
+    sim_obj_t *obj = sim_store_replace (api->store, ctx->kind, &next);
+    if (!obj) {
+        sim_ctx_not_found (ctx, ctx->name);
+        goto done;
+    }
+    if (deleting && cJSON_GetArraySize (sim_json_at (obj->json, "metadata.finalizers")) == 0) {
+        //  The last finalizer is gone: the object goes away now.
+        s_remove (ctx, obj, 200, true);
+        goto done;
+    }
+    if (was_unbound && sim_json_str (obj->json, "spec.nodeName"))
+        sim_api_pod_bound (api, obj);
+    sim_ctx_reply_obj (ctx, 200, obj);
+done:
+    cJSON_Delete (next);
+}
+
+void
+sim_api_update (sim_ctx_t *ctx)
+{
+    sim_obj_t *old = sim_store_get (ctx->api->store, ctx->kind, ctx->ns, ctx->name);
+    cJSON *json = sim_ctx_body_json (ctx);
+    if (!json)
+        return;
+    if (!cJSON_IsObject (json)) {
+        cJSON_Delete (json);
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL, "the object provided is unrecognized");
+        return;
+    }
+    if (s_check_type (ctx, json, ctx->kind->kind) != 0) {
+        cJSON_Delete (json);
+        return;
+    }
+    if (!old) {
+        cJSON_Delete (json);
+        sim_ctx_not_found (ctx, ctx->name);
+        return;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive (json, "kind");
+    cJSON_DeleteItemFromObjectCaseSensitive (json, "apiVersion");
+    s_commit (ctx, old, json);
+}
+
+//  Media type without parameters, lower-cased, into buf.
+static const char *
+s_media_type (const char *content_type, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (const char *p = content_type ? content_type : ""; *p && *p != ';' && n + 1 < len; p++)
+        if (*p != ' ')
+            buf[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+    buf[n] = 0;
+    return buf;
+}
+
+void
+sim_api_patch (sim_ctx_t *ctx)
+{
+    char type[128];
+    s_media_type (ctx->req->content_type, type, sizeof type);
+    bool merge = !strcmp (type, "application/merge-patch+json");
+    bool strategic = !strcmp (type, "application/strategic-merge-patch+json");
+    bool json_patch = !strcmp (type, "application/json-patch+json");
+    if (!merge && !json_patch && !(strategic && ctx->kind->builtin)) {
+        sim_ctx_fail (ctx, 415, "UnsupportedMediaType", NULL, NULL,
+                      "the body of the request was in an unknown format - accepted media types "
+                      "include: application/json-patch+json, application/merge-patch+json%s",
+                      ctx->kind->builtin ? ", application/strategic-merge-patch+json" : "");
+        return;
+    }
+    sim_obj_t *old = sim_store_get (ctx->api->store, ctx->kind, ctx->ns, ctx->name);
+    if (!old) {
+        sim_ctx_not_found (ctx, ctx->name);
+        return;
+    }
+    cJSON *patch = sim_ctx_body_json (ctx);
+    if (!patch)
+        return;
+    cJSON *doc = sim_obj_full_copy (old);
+    if (json_patch) {
+        char err[512];
+        if (sim_patch_json (&doc, patch, err, sizeof err) != 0) {
+            sim_ctx_fail (ctx, 422, "Invalid", NULL, NULL, "%s", err);
+            goto error;
+        }
+    } else if (!cJSON_IsObject (patch)) {
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "json: cannot unmarshal array into Go value of type map[string]interface {}");
+        goto error;
+    } else if (strategic)
+        sim_patch_strategic (&doc, patch);
+    else
+        sim_patch_merge (&doc, patch);
+    cJSON_Delete (patch);
+    if (!cJSON_IsObject (doc)) {
+        cJSON_Delete (doc);
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL, "the patched object is not an object");
+        return;
+    }
+    if (s_check_type (ctx, doc, ctx->kind->kind) != 0) {
+        cJSON_Delete (doc);
+        return;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive (doc, "kind");
+    cJSON_DeleteItemFromObjectCaseSensitive (doc, "apiVersion");
+    s_commit (ctx, old, doc);
+    return;
+error:
+    cJSON_Delete (patch);
+    cJSON_Delete (doc);
+}
+
+// ---------------------------------------------------------------------------
+// delete
+
+//  Delete every namespaced object in namespace ns (namespace deletion).
+static void
+s_delete_namespace_content (sim_api_t *api, const char *ns)
+{
+    for (int i = 0; i < SIM_KIND_COUNT; i++) {
+        const sim_kind_t *kind = sim_kind_get ((sim_kind_id_t)i);
+        if (!kind->namespaced)
+            continue;
+        size_t n = 0;
+        sim_obj_t **items = sim_store_list (api->store, kind, ns, &n);
+        for (size_t j = 0; j < n; j++) {
+            sim_obj_t *gone = sim_store_remove (api->store, kind, items[j]->key);
+            sim_obj_unref (&gone);
+        }
+        sim_store_list_free (&items, n);
+    }
+}
+
+static void
+s_remove (sim_ctx_t *ctx, sim_obj_t *obj, int code, bool reply)
+{
+    sim_api_t *api = ctx->api;
+    const cJSON *fin = sim_json_at (obj->json, "metadata.finalizers");
+    if (cJSON_GetArraySize (fin) > 0) {
+        if (sim_json_at (obj->json, "metadata.deletionTimestamp")) {
+            if (reply)
+                sim_ctx_reply_obj (ctx, code, obj);
+            return;
+        }
+        char now[32];
+        cJSON *json = sim_obj_copy (obj);
+        cJSON *meta = sim_json_obj (json, "metadata");
+        sim_json_set_str (meta, "deletionTimestamp", sim_clock_timestamp (now, sizeof now));
+        sim_json_set (meta, "deletionGracePeriodSeconds", cJSON_CreateNumber (0));
+        sim_api_canonical_order (json);
+        sim_obj_t *marked = sim_store_replace (api->store, ctx->kind, &json);
+        if (reply && marked)
+            sim_ctx_reply_obj (ctx, code, marked);
+        return;
+    }
+    if (ctx->kind->id == SIM_KIND_NAMESPACES)
+        s_delete_namespace_content (api, obj->name);
+    char *key = strdup (obj->key);
+    sim_obj_t *final = key ? sim_store_remove (api->store, ctx->kind, key) : NULL;
+    free (key);
+    if (final) {
+        bas_debug ("deleted", "resource=%s key=%s rv=%llu", ctx->kind->resource, final->key,
+                   (unsigned long long) final->rv);
+        if (reply)
+            sim_ctx_reply_obj (ctx, code, final);
+        sim_obj_unref (&final);
+    } else if (reply)
+        sim_ctx_not_found (ctx, ctx->name);
+}
+
+//  The optional DeleteOptions body: preconditions, or NULL. Returns 0, or
+//  -1 after replying 400.
+static int
+s_delete_options (sim_ctx_t *ctx, cJSON **opts_p)
+{
+    *opts_p = NULL;
+    if (!ctx->req->body || ctx->req->body_len == 0)
+        return 0;
+    bool blank = true;
+    for (size_t i = 0; i < ctx->req->body_len; i++)
+        if (!strchr (" \t\r\n", ctx->req->body[i]))
+            blank = false;
+    if (blank)
+        return 0;
+    cJSON *opts = sim_ctx_body_json (ctx);
+    if (!opts)
+        return -1;
+    *opts_p = opts;
+    return 0;
+}
+
+void
+sim_api_delete (sim_ctx_t *ctx)
+{
+    cJSON *opts = NULL;
+    if (s_delete_options (ctx, &opts) != 0)
+        return;
+    sim_obj_t *obj = sim_store_get (ctx->api->store, ctx->kind, ctx->ns, ctx->name);
+    if (!obj)
+        sim_ctx_not_found (ctx, ctx->name);
+    else if (s_check_preconditions (ctx, obj,
+                                    cJSON_GetObjectItemCaseSensitive (opts, "preconditions")) == 0)
+        s_remove (ctx, obj, 200, true);
+    cJSON_Delete (opts);
+}
+
+void
+sim_api_delete_collection (sim_ctx_t *ctx)
+{
+    sim_api_t *api = ctx->api;
+    char err[512] = "";
+    sim_selector_t *labels =
+        sim_selector_parse_labels (sim_ctx_query (ctx, "labelSelector"), err, sizeof err);
+    sim_selector_t *fields = labels
+                                 ? sim_selector_parse_fields (sim_ctx_query (ctx, "fieldSelector"),
+                                                              ctx->kind, err, sizeof err)
+                                 : NULL;
+    if (!labels || !fields) {
+        sim_selector_destroy (&labels);
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL, "%s", err);
+        return;
+    }
+    size_t n = 0;
+    sim_obj_t **items = sim_store_list (api->store, ctx->kind, ctx->ns, &n);
+    sim_buf_t out = {0};
+    size_t sent = 0;
+    sim_buf_t body = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (!sim_selector_match (labels, items[i]->json) ||
+            !sim_selector_match (fields, items[i]->json))
+            continue;
+        s_remove (ctx, items[i], 200, false);
+        size_t len;
+        const char *text = sim_obj_item_text (items[i], &len);
+        if (sent++)
+            sim_buf_append (&body, ",", 1);
+        sim_buf_append (&body, text, len);
+    }
+    sim_buf_puts (&out, "{\"kind\":");
+    sim_buf_json_string (&out, ctx->kind->list_kind);
+    sim_buf_puts (&out, ",\"apiVersion\":");
+    sim_buf_json_string (&out, ctx->kind->api_version);
+    sim_buf_printf (&out, ",\"metadata\":{\"resourceVersion\":\"%llu\"},\"items\":[",
+                    (unsigned long long)sim_store_rv (api->store));
+    if (body.len)
+        sim_buf_append (&out, body.data, body.len);
+    sim_buf_puts (&out, "]}");
+    sim_buf_clear (&body);
+    sim_ctx_reply_buf (ctx, 200, &out);
+    sim_store_list_free (&items, n);
+    sim_selector_destroy (&labels);
+    sim_selector_destroy (&fields);
+}
+
+// ---------------------------------------------------------------------------
+// pods/binding and pods/eviction
+
+void
+sim_api_bind (sim_ctx_t *ctx)
+{
+    sim_api_t *api = ctx->api;
+    cJSON *binding = sim_ctx_body_json (ctx);
+    if (!binding)
+        return;
+    const char *name = sim_json_str (binding, "metadata.name");
+    const char *target_kind = sim_json_str (binding, "target.kind");
+    const char *node = sim_json_str (binding, "target.name");
+    sim_obj_t *pod = sim_store_get (api->store, ctx->kind, ctx->ns, ctx->name);
+    if (!name || strcmp (name, ctx->name) != 0) {
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "name in URL does not match name in Binding object");
+        goto done;
+    }
+    if (target_kind && *target_kind && strcmp (target_kind, "Node") != 0) {
+        char detail[300];
+        snprintf (detail, sizeof detail,
+                  "Unsupported value: \"%s\": supported values: \"Node\", \"<empty>\"",
+                  target_kind);
+        sim_ctx_invalid (ctx, ctx->name, "target.kind", "FieldValueNotSupported", detail);
+        goto done;
+    }
+    if (!node || !*node) {
+        sim_ctx_invalid (ctx, ctx->name, "target.name", "FieldValueRequired", "Required value");
+        goto done;
+    }
+    if (!pod) {
+        sim_ctx_not_found (ctx, ctx->name);
+        goto done;
+    }
+    if (s_check_preconditions (ctx, pod, cJSON_GetObjectItemCaseSensitive (binding, "metadata")) !=
+        0)
+        goto done;
+    if (sim_json_at (pod->json, "metadata.deletionTimestamp")) {
+        sim_ctx_fail (ctx, 409, "Conflict", ctx->name, "pods/binding",
+                      "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is being "
+                      "deleted, cannot be assigned to a host",
+                      ctx->name, ctx->name);
+        goto done;
+    }
+    const char *current = sim_json_str (pod->json, "spec.nodeName");
+    if (current && *current) {
+        sim_ctx_fail (ctx, 409, "Conflict", ctx->name, "pods/binding",
+                      "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already "
+                      "assigned to node \"%s\"",
+                      ctx->name, ctx->name, current);
+        goto done;
+    }
+    cJSON *json = sim_obj_copy (pod);
+    sim_json_set_str (sim_json_obj (json, "spec"), "nodeName", node);
+    const cJSON *ann = sim_json_at (binding, "metadata.annotations");
+    if (cJSON_IsObject (ann) && ann->child) {
+        cJSON *dst = sim_json_obj (sim_json_obj (json, "metadata"), "annotations");
+        for (const cJSON *a = ann->child; a; a = a->next)
+            sim_json_set (dst, a->string, cJSON_Duplicate (a, true));
+    }
+    s_set_condition (json, "PodScheduled", NULL, NULL);
+    sim_api_canonical_order (json);
+    sim_obj_t *bound = sim_store_replace (api->store, ctx->kind, &json);
+    if (!bound) {
+        sim_ctx_not_found (ctx, ctx->name);
+        goto done;
+    }
+    bas_debug ("pod_bound", "pod=%s node=%s rv=%llu", bound->key, node,
+               (unsigned long long)bound->rv);
+    sim_api_pod_bound (api, bound);
+    sim_buf_t out = {0};
+    sim_status_append_success (&out, 201);
+    sim_ctx_reply_buf (ctx, 201, &out);
+done:
+    cJSON_Delete (binding);
+}
+
+void
+sim_api_evict (sim_ctx_t *ctx)
+{
+    sim_api_t *api = ctx->api;
+    cJSON *eviction = sim_ctx_body_json (ctx);
+    if (!eviction)
+        return;
+    const char *name = sim_json_str (eviction, "metadata.name");
+    sim_obj_t *pod = sim_store_get (api->store, ctx->kind, ctx->ns, ctx->name);
+    if (name && strcmp (name, ctx->name) != 0) {
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "name in URL does not match name in Eviction object");
+        goto done;
+    }
+    if (!pod) {
+        sim_ctx_not_found (ctx, ctx->name);
+        goto done;
+    }
+    if (s_check_preconditions (ctx, pod, sim_json_at (eviction, "deleteOptions.preconditions")) !=
+        0)
+        goto done;
+    cJSON *json = sim_obj_copy (pod);
+    s_set_condition (json, "DisruptionTarget", "EvictionByEvictionAPI", "Eviction API: evicting");
+    sim_api_canonical_order (json);
+    sim_obj_t *marked = sim_store_replace (api->store, ctx->kind, &json);
+    if (marked)
+        s_remove (ctx, marked, 200, false);
+    sim_buf_t out = {0};
+    sim_status_append_success (&out, 201);
+    sim_ctx_reply_buf (ctx, 201, &out);
+done:
+    cJSON_Delete (eviction);
+}

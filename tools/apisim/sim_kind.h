@@ -1,0 +1,57 @@
+/*  sim_kind: the constant table of resources the simulator serves.
+
+    One row per resource (pods, nodes, podgroups, …) with what the URL
+    router, discovery and the error messages need: group, version, plural
+    and Kind names, scope, whether it has a /status subresource, and whether
+    it is a built-in type (built-ins accept strategic merge patches and
+    unconditional updates; CRDs do not). Rows are static and never change.
+*/
+#ifndef SIM_KIND_H
+#define SIM_KIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum {
+    SIM_KIND_NAMESPACES = 0,
+    SIM_KIND_NODES,
+    SIM_KIND_PODS,
+    SIM_KIND_PRIORITYCLASSES,
+    SIM_KIND_PODGROUPS,
+    SIM_KIND_QUEUES,
+    SIM_KIND_DEPLOYMENTS,
+    SIM_KIND_REPLICASETS,
+    SIM_KIND_COUNT
+} sim_kind_id_t;
+
+typedef struct {
+    sim_kind_id_t id;        // index in the table
+    const char *resource;    // plural resource name ("pods")
+    const char *singular;    // "pod"
+    const char *kind;        // "Pod"
+    const char *list_kind;   // "PodList"
+    const char *group;       // "" for core
+    const char *version;     // "v1"
+    const char *api_version; // "v1" or "group/version"
+    const char *short_names; // comma-separated short names, or ""
+    bool namespaced;         // objects live in a namespace
+    bool status_subresource; // has /status (PUT/PATCH there keep only status)
+    bool builtin;            // built-in type, not a CRD
+    bool has_generation;     // metadata.generation is kept and bumped on spec change
+} sim_kind_t;
+
+//  The row for an id; NULL if out of range.
+const sim_kind_t *sim_kind_get (sim_kind_id_t id);
+
+//  Find by group, version and plural resource; NULL if not served.
+const sim_kind_t *sim_kind_by_resource (const char *group, const char *version,
+                                        const char *resource);
+
+//  Find by apiVersion ("v1", "apps/v1") and Kind ("Pod"); NULL if not served.
+const sim_kind_t *sim_kind_by_kind (const char *api_version, const char *kind);
+
+//  "pods" for core, "podgroups.scheduling.volcano.sh" otherwise, as in API
+//  error messages. Written into buf; returns buf.
+const char *sim_kind_group_resource (const sim_kind_t *kind, char *buf, size_t len);
+
+#endif

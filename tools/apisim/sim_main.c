@@ -1,0 +1,166 @@
+/*  basalt-apisim: a simulated Kubernetes API server, the embedded default
+    cluster and the test bed of Basalt. Flags only; everything else is in
+    sim_server.c and the files it uses.
+*/
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bas_log.h"
+#include "sim_server.h"
+
+static void
+s_usage (FILE *out)
+{
+    fprintf (out,
+             "usage: basalt-apisim [options]\n"
+             "\n"
+             "A simulated Kubernetes API server (nodes, pods, Volcano podgroups and queues,\n"
+             "priority classes, namespaces, deployments, replicasets) with list, watch,\n"
+             "create, update, patch, delete, binding and eviction.\n"
+             "\n"
+             "  --port N               listen port (default 8080; 0 = pick one and print it)\n"
+             "  --bind ADDR            listen address (default 127.0.0.1)\n"
+             "  --load PATH            load objects from a YAML/JSON file, or every\n"
+             "                         *.yaml/*.yml/*.json in a directory (repeatable)\n"
+             "  --run-delay-ms N       a bound pod becomes Running N ms after binding\n"
+             "                         (default 100; -1 disables)\n"
+             "  --watch-window N       watch events kept per resource (default 10000)\n"
+             "  --bookmark-interval-ms N  BOOKMARK period for watches that ask (default 1000)\n"
+             "  --min-request-timeout N   watch length in s without timeoutSeconds (default 1800)\n"
+             "  --ready-file PATH      write \"port\\n\" to PATH once listening\n"
+             "  --log-format text|json log line format (default text)\n"
+             "  --v N                  log verbosity (2 logs every request)\n"
+             "  --help                 this text\n"
+             "  --version              print the version\n");
+}
+
+//  Parse a whole decimal integer within [min, max]; -1 on anything else.
+static int
+s_int (const char *text, long min, long max, long *value)
+{
+    char *end = NULL;
+    long v = strtol (text, &end, 10);
+    if (!*text || *end || v < min || v > max)
+        return -1;
+    *value = v;
+    return 0;
+}
+
+int
+main (int argc, char *argv[])
+{
+    enum {
+        OPT_PORT = 1,
+        OPT_BIND,
+        OPT_LOAD,
+        OPT_RUN_DELAY,
+        OPT_WINDOW,
+        OPT_BOOKMARK,
+        OPT_MIN_TIMEOUT,
+        OPT_READY,
+        OPT_LOG_FORMAT,
+        OPT_V,
+        OPT_HELP,
+        OPT_VERSION
+    };
+    static const struct option options[] = {
+        {"port", required_argument, NULL, OPT_PORT},
+        {"bind", required_argument, NULL, OPT_BIND},
+        {"load", required_argument, NULL, OPT_LOAD},
+        {"run-delay-ms", required_argument, NULL, OPT_RUN_DELAY},
+        {"watch-window", required_argument, NULL, OPT_WINDOW},
+        {"bookmark-interval-ms", required_argument, NULL, OPT_BOOKMARK},
+        {"min-request-timeout", required_argument, NULL, OPT_MIN_TIMEOUT},
+        {"ready-file", required_argument, NULL, OPT_READY},
+        {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+        {"v", required_argument, NULL, OPT_V},
+        {"help", no_argument, NULL, OPT_HELP},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    sim_options_t opts;
+    sim_options_defaults (&opts);
+    bas_log_format_t format = BAS_LOG_FORMAT_TEXT;
+    long verbosity = 0;
+    long value = 0;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long (argc, argv, "", options, NULL)) != -1) {
+        const char *bad = NULL;
+        switch (c) {
+        case OPT_PORT:
+            if (s_int (optarg, 0, 65535, &value) != 0)
+                bad = "--port needs a number from 0 to 65535";
+            opts.port = (int)value;
+            break;
+        case OPT_BIND:
+            opts.bind_addr = optarg;
+            break;
+        case OPT_LOAD:
+            if (opts.nloads == SIM_MAX_LOADS)
+                bad = "too many --load flags";
+            else
+                opts.loads[opts.nloads++] = optarg;
+            break;
+        case OPT_RUN_DELAY:
+            if (s_int (optarg, -1, 86400000L, &value) != 0)
+                bad = "--run-delay-ms needs a number of ms (-1 disables)";
+            opts.api.run_delay_ms = value;
+            break;
+        case OPT_WINDOW:
+            if (s_int (optarg, 1, 100000000L, &value) != 0)
+                bad = "--watch-window needs a positive number";
+            opts.api.watch_window = (size_t)value;
+            break;
+        case OPT_BOOKMARK:
+            if (s_int (optarg, 1, 86400000L, &value) != 0)
+                bad = "--bookmark-interval-ms needs a positive number";
+            opts.api.bookmark_interval_ms = value;
+            break;
+        case OPT_MIN_TIMEOUT:
+            if (s_int (optarg, 1, 86400L, &value) != 0)
+                bad = "--min-request-timeout needs a positive number of seconds";
+            opts.api.min_request_timeout_s = (int)value;
+            break;
+        case OPT_READY:
+            opts.ready_file = optarg;
+            break;
+        case OPT_LOG_FORMAT:
+            if (bas_log_format_parse (optarg, &format) != 0)
+                bad = "--log-format must be text or json";
+            break;
+        case OPT_V:
+            if (s_int (optarg, 0, 10, &verbosity) != 0)
+                bad = "--v needs a number from 0 to 10";
+            break;
+        case OPT_HELP:
+            s_usage (stdout);
+            return 0;
+        case OPT_VERSION:
+            printf ("basalt-apisim %s\n", BASALT_VERSION);
+            return 0;
+        case ':':
+            fprintf (stderr, "basalt-apisim: option %s needs a value\n", argv[optind - 1]);
+            s_usage (stderr);
+            return 2;
+        default:
+            fprintf (stderr, "basalt-apisim: unknown option %s\n", argv[optind - 1]);
+            s_usage (stderr);
+            return 2;
+        }
+        if (bad) {
+            fprintf (stderr, "basalt-apisim: %s (got \"%s\")\n", bad, optarg);
+            s_usage (stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf (stderr, "basalt-apisim: unexpected argument %s\n", argv[optind]);
+        s_usage (stderr);
+        return 2;
+    }
+    bas_log_init ("apisim", (int)verbosity, format);
+    return sim_server_run (&opts);
+}
