@@ -127,20 +127,16 @@ s_group_of (const cJSON *pod)
     return cJSON_IsString (g) ? g->valuestring : NULL;
 }
 
-//  Pods of `group` (or pods whose name starts with `prefix` when group is
-//  NULL) and how many of them are bound.
+//  Pods of `group` and how many of them are bound.
 static void
-s_count (cJSON *pods, const char *group, const char *prefix, int *total, int *bound)
+s_count (cJSON *pods, const char *group, int *total, int *bound)
 {
     *total = *bound = 0;
     const cJSON *pod;
     cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive (pods, "items"))
     {
-        const char *name = s_path_str (pod, "metadata", "name");
         const char *g = s_group_of (pod);
-        bool match = group ? (g && strcmp (g, group) == 0)
-                           : (name && strncmp (name, prefix, strlen (prefix)) == 0);
-        if (!match)
+        if (!g || strcmp (g, group) != 0)
             continue;
         (*total)++;
         const char *node = s_path_str (pod, "spec", "nodeName");
@@ -162,7 +158,7 @@ s_group_bound (void *arg)
     cJSON *pods = s_get (a->env, "/api/v1/namespaces/default/pods");
     int total = 0, bound = 0;
     if (pods)
-        s_count (pods, a->group, NULL, &total, &bound);
+        s_count (pods, a->group, &total, &bound);
     cJSON_Delete (pods);
     return bound >= a->want;
 }
@@ -356,7 +352,7 @@ test_demo_settles_and_recovers (void **state)
     cJSON_Delete (pg);
     cJSON *pods = s_get (env, "/api/v1/namespaces/default/pods");
     int total, bound;
-    s_count (pods, "giant-j", NULL, &total, &bound);
+    s_count (pods, "giant-j", &total, &bound);
     assert_int_equal (total, 4);
     assert_int_equal (bound, 0);
 
@@ -404,7 +400,7 @@ test_demo_settles_and_recovers (void **state)
     s_assert_capacity (env);
     //  Still nothing of the giant gang.
     pods = s_get (env, "/api/v1/namespaces/default/pods");
-    s_count (pods, "giant-j", NULL, &total, &bound);
+    s_count (pods, "giant-j", &total, &bound);
     assert_int_equal (bound, 0);
     cJSON_Delete (pods);
 }

@@ -199,7 +199,7 @@ s_conn_main (void *arg)
         close (fd);
         return NULL;
     }
-    hreq_t req;
+    hreq_t req = {0};
     memset (&req, 0, sizeof req);
     req.at_ms = zclock_mono ();
     char target[3072] = "";
@@ -331,7 +331,7 @@ static bool
 srv_watch_request (srv_t *srv, int nth, hreq_t *out)
 {
     for (int i = 0;; i++) {
-        hreq_t req;
+        hreq_t req = {0};
         if (!srv_request (srv, i, &req))
             return false;
         if (req.watch && req.nth == nth) {
@@ -597,7 +597,7 @@ test_list_paging_then_watch (void **state)
 
     //  The three list pages asked for limit=500; the watch started at the
     //  list's resourceVersion with bookmarks and a timeout.
-    hreq_t req;
+    hreq_t req = {0};
     char val[256];
     int lists = 0;
     for (int i = 0; srv_request (w.srv, i, &req); i++)
@@ -697,7 +697,7 @@ test_watch_split_every_byte (void **state)
     assert_true (w.rec.ev[4].full); // a watch DELETED carries the object
 
     //  After the clean end the watch resumed from the bookmark's version.
-    hreq_t req;
+    hreq_t req = {0};
     char val[64];
     assert_true (srv_watch_request (w.srv, 1, &req));
     assert_string_equal (s_query (req.query, "resourceVersion", val, sizeof val), "7");
@@ -760,7 +760,7 @@ test_watch_fixture_in_pieces (void **state)
     assert_int_equal (rec_count (&w.rec, BAS_KUBE_DELETED, NULL), 1);
     int del = rec_find (&w.rec, 0, BAS_KUBE_DELETED, NULL);
     assert_string_equal (w.rec.ev[del].rv, "760032");
-    hreq_t req;
+    hreq_t req = {0};
     char val[64];
     assert_true (srv_watch_request (w.srv, 1, &req));
     assert_string_equal (s_query (req.query, "resourceVersion", val, sizeof val), "3845");
@@ -835,7 +835,7 @@ test_watch_error_410_relists (void **state)
     assert_string_equal (w.rec.ev[del_b].rv, "1");
     assert_string_equal (w.rec.ev[del_d].rv, "6");
 
-    hreq_t req;
+    hreq_t req = {0};
     char val[64];
     assert_true (srv_watch_request (w.srv, 1, &req));
     assert_string_equal (s_query (req.query, "resourceVersion", val, sizeof val), "9");
@@ -882,7 +882,7 @@ test_watch_http_410_relists (void **state)
     assert_int_equal (w.rec.ev[2].type, BAS_KUBE_ADDED);
     assert_string_equal (w.rec.ev[2].name, "b");
     assert_int_equal (w.rec.ev[3].type, BAS_KUBE_SYNCED);
-    hreq_t req;
+    hreq_t req = {0};
     char val[64];
     assert_true (srv_watch_request (w.srv, 1, &req));
     assert_string_equal (s_query (req.query, "resourceVersion", val, sizeof val), "8");
@@ -970,7 +970,7 @@ test_list_continue_expired (void **state)
     assert_int_equal (rec_count (&w.rec, BAS_KUBE_ADDED, "a"), 1);
     assert_int_equal (rec_count (&w.rec, BAS_KUBE_ADDED, "b"), 1);
     assert_int_equal (w.rec.synced, 1);
-    hreq_t req;
+    hreq_t req = {0};
     char val[64];
     assert_true (srv_watch_request (w.srv, 0, &req));
     assert_string_equal (s_query (req.query, "resourceVersion", val, sizeof val), "6");
@@ -1018,7 +1018,7 @@ test_watch_error_event_reconnects (void **state)
     world_start (&w, h_error500, NULL, 0, 0);
     assert_non_null (bas_kube_watch (w.kube, "/api/v1/pods", NULL, s_on_event, &w.rec));
     assert_true (s_run_until (w.loop, c_second_watch, &w, 10000));
-    hreq_t req;
+    hreq_t req = {0};
     char val[64];
     assert_true (srv_watch_request (w.srv, 1, &req));
     assert_string_equal (s_query (req.query, "resourceVersion", val, sizeof val), "8");
@@ -1103,7 +1103,7 @@ test_request_429_retry_after (void **state)
     assert_int_equal (stats.retries, 1);
     assert_int_equal (stats.throttled, 1);
     assert_int_equal (stats.errors, 0);
-    hreq_t first, second;
+    hreq_t first = {0}, second = {0};
     assert_true (srv_request (w.srv, 0, &first));
     assert_true (srv_request (w.srv, 1, &second));
     assert_true (second.at_ms - first.at_ms >= 900); // Retry-After: 1 was honoured
@@ -1150,7 +1150,7 @@ test_request_500_then_success (void **state)
     assert_int_equal (stats.retries, 2);
     assert_int_equal (stats.requests, 3);
     assert_int_equal (stats.errors, 0);
-    hreq_t req;
+    hreq_t req = {0};
     for (int i = 0; i < 3; i++) {
         assert_true (srv_request (w.srv, i, &req));
         assert_string_equal (req.method, "POST");
@@ -1192,7 +1192,7 @@ test_request_404_status (void **state)
     bas_kube_stats (w.kube, &stats);
     assert_int_equal (stats.retries, 0);
     assert_int_equal (stats.errors, 1);
-    hreq_t req;
+    hreq_t req = {0};
     assert_true (srv_request (w.srv, 0, &req));
     assert_string_equal (req.method, "DELETE");
     assert_false (srv_request (w.srv, 1, &req));
