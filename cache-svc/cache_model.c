@@ -263,6 +263,8 @@ s_uncharge (cache_model_t *self, const char *uid)
 static void
 s_charge (cache_model_t *self, const Basalt__V1__Pod *pod)
 {
+    if (pod->uid)
+        s_uncharge (self, pod->uid);  // a pod counts once, on one node
     const char *node = s_pod_node (pod);
     if (!node || s_terminal (pod->phase) || !pod->uid)
         return;
@@ -358,6 +360,9 @@ cache_model_upsert (cache_model_t *self, Basalt__V1__Object **obj_p)
                                                                                         : BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS;
         bas_store_upsert (self->store, obj_p);
         s_mark (self, kind, keycopy);
+        //  The API's status now stands; a failed write must not roll back over it.
+        if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP)
+            zhashx_delete (self->status_previous, keycopy);
         if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE) {
             s_account (self, keycopy);
             s_check_node (self, keycopy);
@@ -596,7 +601,7 @@ s_item (const char *key, bool accepted, const char *reason)
 }
 
 //  Why a placement cannot be accepted now, or NULL if it can. `extra` is
-//  what this commit already placed on the node (tentatively).
+//  what this gang already placed on the node (tentatively, not yet charged).
 static const char *
 s_check_placement (cache_model_t *self, const Basalt__V1__Placement *pl, const bas_res_t *extra,
                    bas_res_t *req_out, char *buf, size_t len)
@@ -682,8 +687,6 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
 {
     size_t cap = 0;
     int accepted = 0;
-    zhashx_t *extra = zhashx_new ();  // node -> bas_res_t tentatively placed by this commit
-    zhashx_set_destructor (extra, (zhashx_destructor_fn *) zstr_free);
     bool *done = calloc (commit->n_placements ? commit->n_placements : 1, sizeof *done);
     if (!done)
         abort ();
@@ -696,16 +699,22 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
         char buf[256];
         zhashx_t *tentative = zhashx_new ();  // node -> bas_res_t for this job
         zhashx_set_destructor (tentative, (zhashx_destructor_fn *) zstr_free);
+        zhashx_t *seen = zhashx_new ();       // pod uids of this job so far
         for (size_t j = i; j < commit->n_placements && !reason; j++) {
             const Basalt__V1__Placement *pl = commit->placements[j];
             if (!s_same_job (first, pl))
                 continue;
+            //  A pod proposed twice would be bound twice: refuse the gang.
+            if (pl->pod_uid && zhashx_insert (seen, pl->pod_uid, (void *) "1") != 0) {
+                reason = "pod proposed twice in one gang";
+                break;
+            }
+            //  Gangs accepted earlier in this commit are already charged to
+            //  their nodes (s_charge below): only this gang's own earlier
+            //  placements are tentative here, or they would count twice.
             bas_res_t sum, req;
             bas_res_zero (&sum);
             const char *node = pl->node ? pl->node : "";
-            bas_res_t *e = zhashx_lookup (extra, node);
-            if (e)
-                sum = *e;
             bas_res_t *t = zhashx_lookup (tentative, node);
             if (t)
                 bas_res_add (&sum, t);
@@ -754,22 +763,10 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
         if (reason)
             bas_info ("gang_rejected", "job=%s reason=\"%s\"", first->job_uid ? first->job_uid : "-",
                       reason);
-        else
-            for (bas_res_t *t = zhashx_first (tentative); t; t = zhashx_next (tentative)) {
-                const char *node = zhashx_cursor (tentative);
-                bas_res_t *e = zhashx_lookup (extra, node);
-                if (!e) {
-                    e = calloc (1, sizeof *e);
-                    if (!e)
-                        abort ();
-                    zhashx_insert (extra, node, e);
-                }
-                bas_res_add (e, t);
-            }
         zhashx_destroy (&tentative);
+        zhashx_destroy (&seen);
     }
     free (done);
-    zhashx_destroy (&extra);
 
     for (size_t i = 0; i < commit->n_statuses; i++) {
         const Basalt__V1__PodGroupStatusChange *ch = commit->statuses[i];

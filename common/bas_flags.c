@@ -132,7 +132,7 @@ bas_flags_parse (const bas_flag_t *table, void *config, int argc, char **argv,
             return BAS_FLAGS_ERROR;
     }
 
-    optind = 1;
+    optind = 0;  // glibc: 0 re-initialises getopt for a new argv
     opterr = 0;
     int c;
     int index = 0;

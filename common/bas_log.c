@@ -67,7 +67,8 @@ s_level_name (int level)
 static size_t
 s_json_escape (char *buf, size_t pos, size_t cap, const char *src, size_t n)
 {
-    for (size_t i = 0; i < n && pos + 7 < cap; i++) {
+    //  Keep 8 bytes spare: the longest escape (6) and the closing quote.
+    for (size_t i = 0; i < n && pos + 8 < cap; i++) {
         unsigned char c = (unsigned char) src[i];
         if (c == '"' || c == '\\') {
             buf[pos++] = '\\';
@@ -128,8 +129,7 @@ s_kv_to_json (char *buf, size_t pos, size_t cap, const char *kv)
         buf[pos++] = ':';
         buf[pos++] = '"';
         pos = s_json_escape (buf, pos, cap, val, vallen);
-        if (pos + 2 < cap)
-            buf[pos++] = '"';
+        buf[pos++] = '"';  // s_json_escape left room for it
     }
     return pos;
 }

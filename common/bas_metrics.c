@@ -162,6 +162,7 @@ bas_metrics_get (bas_metrics_t *self, const char *name, const char *labels)
     return s ? (f->type == BAS_METRIC_HISTOGRAM ? (double) s->count : s->value) : 0;
 }
 
+//  The shortest decimal that reads back as v, so le="0.004" is written so.
 static void
 s_num (char *buf, size_t len, double v)
 {
@@ -171,8 +172,29 @@ s_num (char *buf, size_t len, double v)
         snprintf (buf, len, "NaN");
     else if (v == floor (v) && fabs (v) < 1e15)
         snprintf (buf, len, "%.0f", v);
-    else
-        snprintf (buf, len, "%.17g", v);
+    else {
+        for (int digits = 6; digits <= 17; digits++) {
+            snprintf (buf, len, "%.*g", digits, v);
+            if (strtod (buf, NULL) == v)
+                break;
+        }
+    }
+}
+
+//  HELP text escapes backslash and newline (exposition format 0.0.4).
+static void
+s_help (char *buf, size_t len, const char *help)
+{
+    size_t n = 0;
+    for (const char *p = help; *p && n + 3 < len; p++) {
+        if (*p == '\\' || *p == '\n') {
+            buf[n++] = '\\';
+            buf[n++] = *p == '\n' ? 'n' : '\\';
+        }
+        else
+            buf[n++] = *p;
+    }
+    buf[n] = 0;
 }
 
 //  "a{x="1"}" built from a name, a label string and an extra label.
@@ -216,7 +238,9 @@ bas_metrics_render (bas_metrics_t *self)
     } while (0)
     static const char *const types[] = {"", "counter", "gauge", "histogram"};
     for (s_family_t *f = zlistx_first (self->order); f; f = zlistx_next (self->order)) {
-        S_EMIT ("# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, types[f->type]);
+        char help[512];
+        s_help (help, sizeof help, f->help);
+        S_EMIT ("# HELP %s %s\n# TYPE %s %s\n", f->name, help, f->name, types[f->type]);
         for (s_series_t *s = zlistx_first (f->order); s; s = zlistx_next (f->order)) {
             char name[512], num[64];
             if (f->type != BAS_METRIC_HISTOGRAM) {

@@ -1,0 +1,1053 @@
+/*  test_cache_model: cache-svc's model and the rules that guard it, written
+    as example usage.
+
+    The model is fed the way the informers feed it: Kubernetes JSON through
+    cache_model_api_event (which also exercises common/bas_k8s.c), or wire
+    objects built in C through cache_model_upsert. Sessions' commits are
+    checked against it: gangs all-or-nothing, stale pods rejected, capacity
+    counted across the gangs of one commit; accepted placements become
+    assumed pods and bind work. Nodes whose accounting goes negative are
+    out of sync and come back by themselves (DESIGN problem 4). Changes
+    coalesce into numbered deltas.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bas_kube.h"
+#include "bas_log.h"
+#include "cache_model.h"
+
+#define K_NODE BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE
+#define K_POD BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD
+#define K_PG BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP
+
+// ------------------------------------------------------------ feeding the model
+
+static cJSON *
+s_parse (const char *text)
+{
+    cJSON *json = cJSON_Parse (text);
+    if (!json)
+        print_error ("bad test JSON: %s\n", text);
+    assert_non_null (json);
+    return json;
+}
+
+//  A Ready node as the API lists it.
+static void
+s_node (cache_model_t *model, int event, const char *name, const char *cpu, const char *memory)
+{
+    char text[1024];
+    snprintf (text, sizeof text,
+              "{\"kind\":\"Node\",\"apiVersion\":\"v1\","
+              "\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\",\"resourceVersion\":\"1\"},"
+              "\"spec\":{},"
+              "\"status\":{\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"%s\",\"pods\":\"110\"},"
+              "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+              name, name, cpu, memory);
+    cJSON *json = s_parse (text);
+    assert_int_equal (cache_model_api_event (model, K_NODE, event, json), 0);
+    cJSON_Delete (json);
+}
+
+typedef struct {
+    const char *uid;
+    const char *name;
+    const char *rv;         // resourceVersion, "1" when NULL
+    const char *scheduler;  // "basalt" when NULL
+    const char *node;       // spec.nodeName or NULL
+    const char *group;      // group annotation or NULL
+    const char *cpu;        // request, "100m" when NULL
+    const char *phase;      // "Pending" when NULL
+} s_pod_t;
+
+static cJSON *
+s_pod_json (const s_pod_t *p)
+{
+    char node[300] = "", ann[300] = "";
+    if (p->node)
+        snprintf (node, sizeof node, "\"nodeName\":\"%s\",", p->node);
+    if (p->group)
+        snprintf (ann, sizeof ann, ",\"annotations\":{\"scheduling.k8s.io/group-name\":\"%s\"}",
+                  p->group);
+    char text[2048];
+    snprintf (text, sizeof text,
+              "{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
+              "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"%s\","
+              "\"resourceVersion\":\"%s\"%s},"
+              "\"spec\":{%s\"schedulerName\":\"%s\",\"containers\":[{\"name\":\"main\","
+              "\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"128Mi\"}}}]},"
+              "\"status\":{\"phase\":\"%s\"}}",
+              p->name, p->uid, p->rv ? p->rv : "1", ann, node,
+              p->scheduler ? p->scheduler : "basalt", p->cpu ? p->cpu : "100m",
+              p->phase ? p->phase : "Pending");
+    return s_parse (text);
+}
+
+static void
+s_pod (cache_model_t *model, int event, s_pod_t p)
+{
+    cJSON *json = s_pod_json (&p);
+    assert_int_equal (cache_model_api_event (model, K_POD, event, json), 0);
+    cJSON_Delete (json);
+}
+
+static void
+s_pg (cache_model_t *model, const char *uid, const char *name, int min_member, const char *phase)
+{
+    char text[1024];
+    snprintf (text, sizeof text,
+              "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+              "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"%s\","
+              "\"resourceVersion\":\"1\"},"
+              "\"spec\":{\"minMember\":%d,\"queue\":\"default\"},"
+              "\"status\":{\"phase\":\"%s\"}}",
+              name, uid, min_member, phase);
+    cJSON *json = s_parse (text);
+    assert_int_equal (cache_model_api_event (model, K_PG, BAS_KUBE_ADDED, json), 0);
+    cJSON_Delete (json);
+}
+
+//  A pod built as a wire object in C (the informer-free path).
+static Basalt__V1__Object *
+s_pod_object (const char *uid, const char *name, const char *scheduler, const char *node,
+              int64_t milli_cpu)
+{
+    Basalt__V1__Pod *pod = malloc (sizeof *pod);
+    basalt__v1__pod__init (pod);
+    pod->uid = strdup (uid);
+    pod->namespace_ = strdup ("default");
+    pod->name = strdup (name);
+    pod->resource_version = strdup ("1");
+    pod->phase = strdup ("Pending");
+    pod->scheduler_name = strdup (scheduler);
+    pod->node_name = node ? strdup (node) : NULL;
+    bas_res_t r;
+    bas_res_zero (&r);
+    r.milli_cpu = milli_cpu;
+    pod->requests = bas_res_to_proto (&r);
+    Basalt__V1__Object *obj = malloc (sizeof *obj);
+    basalt__v1__object__init (obj);
+    obj->kind_case = BASALT__V1__OBJECT__KIND_POD;
+    obj->pod = pod;
+    return obj;
+}
+
+static void
+s_delete_pod (cache_model_t *model, const char *uid)
+{
+    char text[256];
+    snprintf (text, sizeof text, "{\"metadata\":{\"name\":\"x\",\"namespace\":\"default\","
+                                 "\"uid\":\"%s\"}}",
+              uid);
+    cJSON *json = s_parse (text);
+    assert_int_equal (cache_model_api_event (model, K_POD, BAS_KUBE_DELETED, json), 0);
+    cJSON_Delete (json);
+}
+
+// ------------------------------------------------------------ commits and work
+
+typedef struct {
+    Basalt__V1__Work *items[64];
+    int n;
+} s_works_t;
+
+static void
+s_collect (void *arg, Basalt__V1__Work **work_p)
+{
+    s_works_t *w = arg;
+    assert_true (w->n < 64);
+    w->items[w->n++] = *work_p;
+    *work_p = NULL;
+}
+
+static void
+s_works_clear (s_works_t *w)
+{
+    for (int i = 0; i < w->n; i++)
+        basalt__v1__work__free_unpacked (w->items[i], NULL);
+    w->n = 0;
+}
+
+//  Up to 8 placements "pod_uid@node/job_uid[#rv]".
+typedef struct {
+    Basalt__V1__Placement pl[8];
+    Basalt__V1__Placement *ptrs[8];
+    Basalt__V1__PodGroupStatusChange st[4];
+    Basalt__V1__PodGroupStatusChange *sptrs[4];
+    Basalt__V1__PodGroupStatus status[4];
+    Basalt__V1__Commit commit;
+} s_commit_t;
+
+static void
+s_commit_init (s_commit_t *c)
+{
+    memset (c, 0, sizeof *c);
+    basalt__v1__commit__init (&c->commit);
+    c->commit.session_id = "session-1";
+    c->commit.placements = c->ptrs;
+    c->commit.statuses = c->sptrs;
+}
+
+static void
+s_place (s_commit_t *c, const char *pod_uid, const char *node, const char *job_uid,
+         const char *rv)
+{
+    size_t i = c->commit.n_placements++;
+    assert_true (i < 8);
+    basalt__v1__placement__init (&c->pl[i]);
+    c->pl[i].pod_uid = (char *) pod_uid;
+    c->pl[i].node = (char *) node;
+    c->pl[i].job_uid = (char *) job_uid;
+    c->pl[i].pod_resource_version = (char *) rv;
+    c->ptrs[i] = &c->pl[i];
+}
+
+static void
+s_propose_status (s_commit_t *c, const char *uid, const char *phase)
+{
+    size_t i = c->commit.n_statuses++;
+    assert_true (i < 4);
+    basalt__v1__pod_group_status_change__init (&c->st[i]);
+    basalt__v1__pod_group_status__init (&c->status[i]);
+    c->status[i].phase = (char *) phase;
+    c->st[i].uid = (char *) uid;
+    c->st[i].namespace_ = "default";
+    c->st[i].status = &c->status[i];
+    c->sptrs[i] = &c->st[i];
+}
+
+//  Run a commit; returns the result (free with s_result_free).
+static Basalt__V1__CommitResult *
+s_run (cache_model_t *model, s_commit_t *c, s_works_t *works, int *accepted)
+{
+    Basalt__V1__CommitResult *r = malloc (sizeof *r);
+    basalt__v1__commit_result__init (r);
+    int n = cache_model_commit (model, &c->commit, r, s_collect, works);
+    if (accepted)
+        *accepted = n;
+    //  The result is a valid message: it packs and unpacks.
+    size_t len = basalt__v1__commit_result__get_packed_size (r);
+    uint8_t *buf = malloc (len + 1);
+    basalt__v1__commit_result__pack (r, buf);
+    Basalt__V1__CommitResult *back = basalt__v1__commit_result__unpack (NULL, len, buf);
+    assert_non_null (back);
+    basalt__v1__commit_result__free_unpacked (back, NULL);
+    free (buf);
+    return r;
+}
+
+static void
+s_result_free (Basalt__V1__CommitResult *r)
+{
+    protobuf_c_message_free_unpacked (&r->base, NULL);
+}
+
+static const Basalt__V1__ItemResult *
+s_item (const Basalt__V1__CommitResult *r, const char *key)
+{
+    for (size_t i = 0; i < r->n_results; i++)
+        if (strcmp (r->results[i]->key, key) == 0)
+            return r->results[i];
+    print_error ("no result for %s\n", key);
+    fail ();
+    return NULL;
+}
+
+static int64_t
+s_used_cpu (cache_model_t *model, const char *node)
+{
+    const bas_res_t *u = cache_model_node_used (model, node);
+    return u ? u->milli_cpu : 0;
+}
+
+static int64_t
+s_used_pods (cache_model_t *model, const char *node)
+{
+    const bas_res_t *u = cache_model_node_used (model, node);
+    return u ? u->pods : 0;
+}
+
+static const Basalt__V1__Pod *
+s_get_pod (cache_model_t *model, const char *uid)
+{
+    return bas_store_pod (cache_model_store (model), uid);
+}
+
+static Basalt__V1__Delta *
+s_flush (cache_model_t *model, uint64_t *seq)
+{
+    zframe_t *frame = cache_model_flush (model, seq);
+    if (!frame)
+        return NULL;
+    Basalt__V1__Delta *d = basalt__v1__delta__unpack (NULL, zframe_size (frame), zframe_data (frame));
+    zframe_destroy (&frame);
+    assert_non_null (d);
+    return d;
+}
+
+static Basalt__V1__Snapshot *
+s_snapshot (cache_model_t *model)
+{
+    zframe_t *frame = cache_model_snapshot (model);
+    assert_non_null (frame);
+    Basalt__V1__Snapshot *s =
+        basalt__v1__snapshot__unpack (NULL, zframe_size (frame), zframe_data (frame));
+    zframe_destroy (&frame);
+    assert_non_null (s);
+    return s;
+}
+
+//  A model with node n1 (cpu as given, 8Gi) and pod group pg1 of minMember 2.
+static cache_model_t *
+s_model (const char *cpu)
+{
+    cache_model_t *model = cache_model_new (7, "basalt, volcano");
+    s_node (model, BAS_KUBE_ADDED, "n1", cpu, "8Gi");
+    s_pg (model, "uid-pg1", "pg1", 2, "Inqueue");
+    return model;
+}
+
+static int
+s_setup (void **state)
+{
+    (void) state;
+    //  Keep the model's warnings out of the test output.
+    static FILE *devnull;
+    if (!devnull)
+        devnull = fopen ("/dev/null", "w");
+    bas_log_set_stream (devnull);
+    return 0;
+}
+
+// ------------------------------------------------------------ tests
+
+//  One pod of a two-pod gang does not fit: neither is placed, and the
+//  node's accounting is untouched.
+static void
+test_gang_all_or_nothing (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a", .group = "pg1", .cpu = "3"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-b", .name = "b", .group = "pg1", .cpu = "3"});
+    const bas_res_t before = *cache_model_node_used (model, "n1");
+
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "uid-a", "n1", "uid-pg1", "1");
+    s_place (&c, "uid-b", "n1", "uid-pg1", "1");
+    s_works_t works = {0};
+    int accepted = -1;
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 0);
+    assert_int_equal (r->n_results, 2);
+    assert_false (s_item (r, "uid-a")->accepted);  // it fits alone, but its gang does not
+    assert_false (s_item (r, "uid-b")->accepted);
+    assert_non_null (strstr (s_item (r, "uid-b")->reason, "insufficient cpu"));
+    assert_non_null (s_item (r, "uid-a")->reason);
+    assert_true (r->has_epoch);
+    assert_int_equal (r->epoch, 7);
+    assert_int_equal (works.n, 0);
+    assert_true (bas_res_equal (cache_model_node_used (model, "n1"), &before));
+    assert_null (s_get_pod (model, "uid-a")->assumed_node);
+    assert_null (s_get_pod (model, "uid-b")->assumed_node);
+    cache_model_stats_t stats;
+    cache_model_stats (model, &stats);
+    assert_int_equal (stats.placements_rejected, 2);
+    assert_int_equal (stats.placements_accepted, 0);
+    s_result_free (r);
+
+    //  The gang on two nodes fits: both are placed, with one bind each.
+    s_node (model, BAS_KUBE_ADDED, "n2", "4", "8Gi");
+    s_commit_init (&c);
+    s_place (&c, "uid-a", "n1", "uid-pg1", "1");
+    s_place (&c, "uid-b", "n2", "uid-pg1", "1");
+    r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 2);
+    assert_true (s_item (r, "uid-a")->accepted);
+    assert_true (s_item (r, "uid-b")->accepted);
+    assert_null (s_item (r, "uid-b")->reason);
+    assert_int_equal (works.n, 2);
+    s_result_free (r);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+    assert_null (model);
+}
+
+//  A placement decided on an older version of the pod is rejected.
+static void
+test_stale_pod_rejected (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a", .rv = "5"});
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "uid-a", "n1", "uid-a-job", "4");
+    s_works_t works = {0};
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, NULL);
+    const Basalt__V1__ItemResult *item = s_item (r, "uid-a");
+    assert_false (item->accepted);
+    assert_non_null (strstr (item->reason, "changed"));
+    assert_int_equal (works.n, 0);
+    assert_int_equal (s_used_cpu (model, "n1"), 0);
+    s_result_free (r);
+
+    //  Other reasons, each named.
+    s_commit_init (&c);
+    s_place (&c, "uid-gone", "n1", "j1", NULL);
+    s_place (&c, "uid-a", "n9", "j2", "5");
+    r = s_run (model, &c, &works, NULL);
+    assert_non_null (strstr (s_item (r, "uid-gone")->reason, "no longer exists"));
+    assert_non_null (strstr (s_item (r, "uid-a")->reason, "node"));
+    s_result_free (r);
+
+    //  The same version is accepted.
+    s_commit_init (&c);
+    s_place (&c, "uid-a", "n1", "uid-a-job", "5");
+    r = s_run (model, &c, &works, NULL);
+    assert_true (s_item (r, "uid-a")->accepted);
+    s_result_free (r);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
+//  An accepted placement: the pod is assumed on its node, counted there,
+//  published in the next delta, and a BindWork goes to the binders.
+static void
+test_accepted_placement_assumes_and_binds (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t) {.uid = "uid-a", .name = "a", .group = "pg1", .cpu = "1500m"});
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t) {.uid = "uid-b", .name = "b", .group = "pg1", .cpu = "500m"});
+    uint64_t seq = 0;
+    Basalt__V1__Delta *d = s_flush (model, &seq);
+    basalt__v1__delta__free_unpacked (d, NULL);
+
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "uid-a", "n1", "uid-pg1", "1");
+    s_place (&c, "uid-b", "n1", "uid-pg1", "1");
+    s_works_t works = {0};
+    int accepted = 0;
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 2);
+    s_result_free (r);
+    assert_string_equal (s_get_pod (model, "uid-a")->assumed_node, "n1");
+    assert_string_equal (s_get_pod (model, "uid-b")->assumed_node, "n1");
+    assert_int_equal (s_used_cpu (model, "n1"), 2000);
+    assert_int_equal (s_used_pods (model, "n1"), 2);
+
+    assert_int_equal (works.n, 2);
+    for (int i = 0; i < 2; i++) {
+        const Basalt__V1__Work *w = works.items[i];
+        assert_int_equal (w->item_case, BASALT__V1__WORK__ITEM_BIND);
+        assert_string_equal (w->bind->namespace_, "default");
+        assert_string_equal (w->bind->node, "n1");
+        assert_string_equal (w->bind->name, strcmp (w->bind->pod_uid, "uid-a") == 0 ? "a" : "b");
+    }
+
+    //  Sessions see the assumption in the next delta.
+    uint64_t seq2 = 0;
+    d = s_flush (model, &seq2);
+    assert_int_equal (seq2, seq + 1);
+    assert_int_equal (d->n_upserts, 2);
+    for (size_t i = 0; i < d->n_upserts; i++)
+        assert_string_equal (d->upserts[i]->pod->assumed_node, "n1");
+    basalt__v1__delta__free_unpacked (d, NULL);
+
+    //  Placing it again is refused: it is already placed.
+    s_commit_init (&c);
+    s_place (&c, "uid-a", "n1", "j", NULL);
+    r = s_run (model, &c, &works, NULL);
+    assert_non_null (strstr (s_item (r, "uid-a")->reason, "already placed"));
+    s_result_free (r);
+
+    //  The API's own MODIFIED event, still without nodeName, keeps the
+    //  assumption; the bound pod (nodeName set) is counted once, not twice.
+    s_pod (model, BAS_KUBE_MODIFIED,
+           (s_pod_t) {.uid = "uid-a", .name = "a", .rv = "2", .group = "pg1", .cpu = "1500m"});
+    assert_string_equal (s_get_pod (model, "uid-a")->assumed_node, "n1");
+    assert_int_equal (s_used_cpu (model, "n1"), 2000);
+    s_pod (model, BAS_KUBE_MODIFIED,
+           (s_pod_t) {.uid = "uid-a", .name = "a", .rv = "3", .node = "n1", .group = "pg1",
+                      .cpu = "1500m", .phase = "Running"});
+    assert_int_equal (s_used_cpu (model, "n1"), 2000);
+    assert_int_equal (s_used_pods (model, "n1"), 2);
+    //  Deleting an assumed pod gives its share back.
+    s_delete_pod (model, "uid-b");
+    assert_int_equal (s_used_cpu (model, "n1"), 1500);
+    assert_int_equal (s_used_pods (model, "n1"), 1);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
+//  Two gangs in one commit competing for one node: the first takes the
+//  capacity; the second is checked against what is left.
+static void
+test_gangs_compete_in_one_commit (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_pg (model, "uid-pg2", "pg2", 2, "Inqueue");
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "a1", .name = "a1", .group = "pg1", .cpu = "1500m"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "a2", .name = "a2", .group = "pg1", .cpu = "1500m"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "b1", .name = "b1", .group = "pg2", .cpu = "1500m"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "b2", .name = "b2", .group = "pg2", .cpu = "1500m"});
+    s_commit_t c;
+    s_commit_init (&c);
+    //  Interleaved, as a session may list them.
+    s_place (&c, "a1", "n1", "uid-pg1", "1");
+    s_place (&c, "b1", "n1", "uid-pg2", "1");
+    s_place (&c, "a2", "n1", "uid-pg1", "1");
+    s_place (&c, "b2", "n1", "uid-pg2", "1");
+    s_works_t works = {0};
+    int accepted = 0;
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 2);
+    assert_true (s_item (r, "a1")->accepted);
+    assert_true (s_item (r, "a2")->accepted);
+    assert_false (s_item (r, "b1")->accepted);  // 1 CPU is left after pg1, not 1.5
+    assert_false (s_item (r, "b2")->accepted);
+    assert_non_null (strstr (s_item (r, "b1")->reason, "insufficient cpu"));
+    assert_int_equal (works.n, 2);
+    assert_int_equal (s_used_cpu (model, "n1"), 3000);
+    s_result_free (r);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
+//  Two gangs that together fill a node exactly are both accepted: the
+//  first gang's share is counted once, not twice.
+static void
+test_gangs_fill_node_exactly (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_pg (model, "uid-pg2", "pg2", 2, "Inqueue");
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "a1", .name = "a1", .group = "pg1", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "a2", .name = "a2", .group = "pg1", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "b1", .name = "b1", .group = "pg2", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "b2", .name = "b2", .group = "pg2", .cpu = "1"});
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "a1", "n1", "uid-pg1", "1");
+    s_place (&c, "a2", "n1", "uid-pg1", "1");
+    s_place (&c, "b1", "n1", "uid-pg2", "1");
+    s_place (&c, "b2", "n1", "uid-pg2", "1");
+    s_works_t works = {0};
+    int accepted = 0;
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, &accepted);
+    if (accepted != 4)
+        print_error ("b1: %s\n", s_item (r, "b1")->reason ? s_item (r, "b1")->reason : "-");
+    assert_int_equal (accepted, 4);
+    assert_int_equal (s_used_cpu (model, "n1"), 4000);
+    assert_false (cache_model_node_out_of_sync (model, "n1"));
+    s_result_free (r);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
+//  A session that lists one pod twice in a gang (a bug on its side, or a
+//  corrupted commit) must not leave the node charged twice: the pod counts
+//  once, and its delete gives everything back.
+static void
+test_duplicate_placement_counted_once (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_node (model, BAS_KUBE_ADDED, "n2", "4", "8Gi");
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a", .cpu = "1"});
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "uid-a", "n1", "job-a", "1");
+    s_place (&c, "uid-a", "n2", "job-a", "1");
+    s_works_t works = {0};
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, NULL);
+    //  The gang names one pod twice: refused whole, nothing bound or counted.
+    assert_int_equal (r->n_results, 2);
+    assert_false (r->results[0]->accepted);
+    assert_false (r->results[1]->accepted);
+    assert_non_null (strstr (r->results[0]->reason, "twice"));
+    s_result_free (r);
+    assert_int_equal (works.n, 0);
+    assert_int_equal (s_used_pods (model, "n1") + s_used_pods (model, "n2"), 0);
+    //  The same pod once is accepted and counted once.
+    s_commit_t c2;
+    s_commit_init (&c2);
+    s_place (&c2, "uid-a", "n2", "job-a", "1");
+    r = s_run (model, &c2, &works, NULL);
+    s_result_free (r);
+    assert_int_equal (s_used_pods (model, "n1") + s_used_pods (model, "n2"), 1);
+    assert_int_equal (s_used_cpu (model, "n1") + s_used_cpu (model, "n2"), 1000);
+    s_delete_pod (model, "uid-a");
+    assert_int_equal (s_used_cpu (model, "n1"), 0);
+    assert_int_equal (s_used_cpu (model, "n2"), 0);
+    assert_int_equal (s_used_pods (model, "n1") + s_used_pods (model, "n2"), 0);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
+//  A failed bind releases the assumption: the pod is pending again and the
+//  node's accounting is restored.
+static void
+test_bind_failure_releases (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a", .cpu = "2"});
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "uid-a", "n1", "job-a", "1");
+    s_works_t works = {0};
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, NULL);
+    s_result_free (r);
+    assert_int_equal (works.n, 1);
+    const Basalt__V1__BindWork *bind = works.items[0]->bind;
+    assert_int_equal (s_used_cpu (model, "n1"), 2000);
+    zframe_t *frame = cache_model_flush (model, NULL);
+    assert_non_null (frame);
+    zframe_destroy (&frame);
+
+    //  A success changes nothing (the API's event will show the binding).
+    assert_int_equal (cache_model_bind_result (model, bind, true, NULL), 0);
+    assert_string_equal (s_get_pod (model, "uid-a")->assumed_node, "n1");
+    assert_false (cache_model_dirty (model));
+
+    //  A result for another node (a stale, re-issued bind) changes nothing.
+    Basalt__V1__BindWork other = *bind;
+    other.node = "n2";
+    assert_int_equal (cache_model_bind_result (model, &other, false, "stale"), 0);
+    assert_string_equal (s_get_pod (model, "uid-a")->assumed_node, "n1");
+
+    assert_int_equal (cache_model_bind_result (model, bind, false, "Conflict"), 0);
+    assert_null (s_get_pod (model, "uid-a")->assumed_node);
+    assert_int_equal (s_used_cpu (model, "n1"), 0);
+    assert_int_equal (s_used_pods (model, "n1"), 0);
+    assert_true (cache_model_dirty (model));
+    cache_model_stats_t stats;
+    cache_model_stats (model, &stats);
+    assert_true (stats.bind_failures >= 1);
+
+    //  Pending again: the next session may place it.
+    s_commit_init (&c);
+    s_place (&c, "uid-a", "n1", "job-a", "1");
+    int accepted = 0;
+    r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 1);
+    s_result_free (r);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
+static bool
+s_delta_node_state (const Basalt__V1__Delta *d, const char *node, bool *out)
+{
+    for (size_t i = 0; i < d->n_node_states; i++)
+        if (strcmp (d->node_states[i]->node, node) == 0) {
+            *out = d->node_states[i]->out_of_sync;
+            return true;
+        }
+    return false;
+}
+
+//  DESIGN problem 4: pods bound by name beyond the node's allocatable put
+//  it out of sync; nothing aborts; commits to it are refused; it returns by
+//  itself when a pod goes away.
+static void
+test_node_out_of_sync (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("2");
+    Basalt__V1__Delta *d = s_flush (model, NULL);
+    basalt__v1__delta__free_unpacked (d, NULL);
+    //  Placed by name, by another scheduler: they count against n1 anyway.
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t) {.uid = "p1", .name = "p1", .scheduler = "default-scheduler", .node = "n1",
+                      .cpu = "1", .phase = "Running"});
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t) {.uid = "p2", .name = "p2", .scheduler = "default-scheduler", .node = "n1",
+                      .cpu = "1", .phase = "Running"});
+    assert_false (cache_model_node_out_of_sync (model, "n1"));
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t) {.uid = "p3", .name = "p3", .node = "n1", .cpu = "500m", .phase = "Running"});
+    assert_true (cache_model_node_out_of_sync (model, "n1"));
+    assert_int_equal (cache_model_nodes_out_of_sync (model), 1);
+    assert_int_equal (s_used_cpu (model, "n1"), 2500);
+    cache_model_stats_t stats;
+    cache_model_stats (model, &stats);
+    assert_int_equal (stats.out_of_sync_events, 1);
+    d = s_flush (model, NULL);
+    bool out = false;
+    assert_true (s_delta_node_state (d, "n1", &out));
+    assert_true (out);
+    basalt__v1__delta__free_unpacked (d, NULL);
+
+    //  The snapshot tells new sessions too.
+    Basalt__V1__Snapshot *snap = s_snapshot (model);
+    assert_int_equal (snap->n_node_states, 1);
+    assert_string_equal (snap->node_states[0]->node, "n1");
+    assert_true (snap->node_states[0]->out_of_sync);
+    assert_non_null (snap->node_states[0]->reason);
+    basalt__v1__snapshot__free_unpacked (snap, NULL);
+
+    //  A commit to it is refused, however small the pod.
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "q", .name = "q", .cpu = "1m"});
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "q", "n1", "job-q", "1");
+    s_works_t works = {0};
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, NULL);
+    assert_non_null (strstr (s_item (r, "q")->reason, "out of sync"));
+    assert_int_equal (works.n, 0);
+    s_result_free (r);
+
+    //  One pod goes: the accounting is whole again, and the node is back.
+    s_delete_pod (model, "p3");
+    assert_false (cache_model_node_out_of_sync (model, "n1"));
+    assert_int_equal (cache_model_nodes_out_of_sync (model), 0);
+    d = s_flush (model, NULL);
+    assert_true (s_delta_node_state (d, "n1", &out));
+    assert_false (out);
+    basalt__v1__delta__free_unpacked (d, NULL);
+    snap = s_snapshot (model);
+    assert_int_equal (snap->n_node_states, 0);
+    basalt__v1__snapshot__free_unpacked (snap, NULL);
+
+    //  The allocatable shrinks (a failed device): out of sync; it grows back: in.
+    s_node (model, BAS_KUBE_MODIFIED, "n1", "1", "8Gi");
+    assert_true (cache_model_node_out_of_sync (model, "n1"));
+    s_node (model, BAS_KUBE_MODIFIED, "n1", "4", "8Gi");
+    assert_false (cache_model_node_out_of_sync (model, "n1"));
+    cache_model_stats (model, &stats);
+    assert_int_equal (stats.out_of_sync_events, 2);
+
+    //  Finished pods do not count.
+    s_pod (model, BAS_KUBE_MODIFIED,
+           (s_pod_t) {.uid = "p1", .name = "p1", .rv = "2", .scheduler = "default-scheduler",
+                      .node = "n1", .cpu = "1", .phase = "Succeeded"});
+    assert_int_equal (s_used_cpu (model, "n1"), 1000);
+    cache_model_destroy (&model);
+}
+
+//  Changes coalesce by key between flushes; each flush is the next seq.
+static void
+test_flush_coalesces (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a"});
+    assert_true (cache_model_dirty (model));
+    uint64_t seq = 0;
+    Basalt__V1__Delta *d = s_flush (model, &seq);
+    assert_int_equal (seq, 1);
+    assert_int_equal (cache_model_seq (model), 1);
+    assert_int_equal (d->seq, 1);
+    assert_int_equal (d->epoch, 7);
+    assert_int_equal (d->n_upserts, 3);  // n1, pg1, a
+    basalt__v1__delta__free_unpacked (d, NULL);
+
+    //  Nothing pending: no delta, and the seq does not move.
+    assert_false (cache_model_dirty (model));
+    assert_null (cache_model_flush (model, &seq));
+    assert_int_equal (cache_model_seq (model), 1);
+
+    //  One pod modified three times: one upsert, in its latest form.
+    for (int i = 2; i <= 4; i++) {
+        char rv[8];
+        snprintf (rv, sizeof rv, "%d", i);
+        s_pod (model, BAS_KUBE_MODIFIED, (s_pod_t) {.uid = "uid-a", .name = "a", .rv = rv});
+    }
+    assert_int_equal (cache_model_dirty_count (model), 1);
+    d = s_flush (model, &seq);
+    assert_int_equal (seq, 2);
+    assert_int_equal (d->seq, 2);
+    assert_int_equal (d->n_upserts, 1);
+    assert_int_equal (d->n_deletes, 0);
+    assert_string_equal (d->upserts[0]->pod->uid, "uid-a");
+    assert_string_equal (d->upserts[0]->pod->resource_version, "4");
+    basalt__v1__delta__free_unpacked (d, NULL);
+
+    //  Added then deleted in one window: one delete, by uid.
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-tmp", .name = "tmp"});
+    s_delete_pod (model, "uid-tmp");
+    d = s_flush (model, &seq);
+    assert_int_equal (seq, 3);
+    assert_int_equal (d->n_upserts, 0);
+    assert_int_equal (d->n_deletes, 1);
+    assert_true (d->deletes[0]->has_kind);
+    assert_int_equal (d->deletes[0]->kind, K_POD);
+    assert_string_equal (d->deletes[0]->key, "uid-tmp");
+    basalt__v1__delta__free_unpacked (d, NULL);
+
+    //  Deleting what is not there publishes nothing.
+    s_delete_pod (model, "uid-never");
+    assert_false (cache_model_dirty (model));
+
+    //  The informers' sync travels alone too.
+    cache_model_set_synced (model, true);
+    assert_true (cache_model_synced (model));
+    d = s_flush (model, &seq);
+    assert_non_null (d);
+    assert_int_equal (seq, 4);
+    assert_true (d->has_synced);
+    assert_true (d->synced);
+    assert_int_equal (d->n_upserts + d->n_deletes, 0);
+    basalt__v1__delta__free_unpacked (d, NULL);
+    cache_model_set_synced (model, true);  // no change, nothing to publish
+    assert_false (cache_model_dirty (model));
+
+    //  A replica that loads the snapshot and applies the deltas agrees.
+    Basalt__V1__Snapshot *snap = s_snapshot (model);
+    assert_int_equal (snap->seq, 4);
+    assert_int_equal (snap->epoch, 7);
+    assert_true (snap->synced);
+    bas_store_t *replica = bas_store_new ();
+    bas_store_load_snapshot (replica, snap);
+    basalt__v1__snapshot__free_unpacked (snap, NULL);
+    s_pod (model, BAS_KUBE_MODIFIED, (s_pod_t) {.uid = "uid-a", .name = "a", .rv = "9"});
+    d = s_flush (model, &seq);
+    assert_int_equal (d->seq, 5);
+    bas_store_apply_delta (replica, d);
+    basalt__v1__delta__free_unpacked (d, NULL);
+    assert_string_equal (bas_store_pod (replica, "uid-a")->resource_version, "9");
+    assert_non_null (bas_store_node (replica, "n1"));
+    bas_store_destroy (&replica);
+    cache_model_destroy (&model);
+}
+
+//  The snapshot carries the ignored devices (DESIGN problem 1) and the
+//  out-of-sync nodes, with the model's epoch and seq.
+static void
+test_snapshot_contents (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("1");
+    cache_model_set_ignored_devices (model, "nvidia.com/gpu, example.com/fpga,,");
+    s_node (model, BAS_KUBE_ADDED, "n2", "1", "8Gi");
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t) {.uid = "big", .name = "big", .node = "n2", .cpu = "2", .phase = "Running"});
+    uint64_t seq = 0;
+    zframe_t *f = cache_model_flush (model, &seq);
+    zframe_destroy (&f);
+    Basalt__V1__Snapshot *snap = s_snapshot (model);
+    assert_int_equal (snap->epoch, cache_model_epoch (model));
+    assert_int_equal (snap->seq, seq);
+    assert_int_equal (snap->n_ignored_devices, 2);
+    assert_string_equal (snap->ignored_devices[0], "nvidia.com/gpu");
+    assert_string_equal (snap->ignored_devices[1], "example.com/fpga");
+    assert_int_equal (snap->n_node_states, 1);  // only the out-of-sync node
+    assert_string_equal (snap->node_states[0]->node, "n2");
+    assert_true (snap->node_states[0]->out_of_sync);
+    assert_int_equal (snap->n_objects, 4);  // n1, n2, pg1, big
+    basalt__v1__snapshot__free_unpacked (snap, NULL);
+    cache_model_destroy (&model);
+}
+
+//  Pods of other schedulers are kept only when they hold a node.
+static void
+test_other_schedulers (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t) {.uid = "theirs-pending", .name = "x", .scheduler = "default-scheduler"});
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t) {.uid = "theirs-bound", .name = "y", .scheduler = "default-scheduler",
+                      .node = "n1", .cpu = "1", .phase = "Running"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "ours", .name = "z", .scheduler = "volcano"});
+    assert_null (s_get_pod (model, "theirs-pending"));
+    assert_non_null (s_get_pod (model, "theirs-bound"));
+    assert_non_null (s_get_pod (model, "ours"));
+    assert_int_equal (s_used_cpu (model, "n1"), 1000);
+
+    //  The same through the C path.
+    Basalt__V1__Object *obj = s_pod_object ("c-theirs", "c1", "other", NULL, 100);
+    cache_model_upsert (model, &obj);
+    assert_null (obj);
+    assert_null (s_get_pod (model, "c-theirs"));
+    obj = s_pod_object ("c-bound", "c2", "other", "n1", 500);
+    cache_model_upsert (model, &obj);
+    assert_non_null (s_get_pod (model, "c-bound"));
+    assert_int_equal (s_used_cpu (model, "n1"), 1500);
+
+    //  A pod of another scheduler that loses its node is dropped and uncharged.
+    obj = s_pod_object ("c-bound", "c2", "other", NULL, 500);
+    cache_model_upsert (model, &obj);
+    assert_null (s_get_pod (model, "c-bound"));
+    assert_int_equal (s_used_cpu (model, "n1"), 1000);
+    //  An object without a key is freed and ignored.
+    obj = s_pod_object ("", "nokey", "basalt", NULL, 1);
+    cache_model_upsert (model, &obj);
+    assert_null (obj);
+    cache_model_destroy (&model);
+}
+
+//  A session's PodGroup status: applied to the model at once (so the next
+//  session does not propose it again), written by a binder, and rolled
+//  back when the write fails.
+static void
+test_status_change (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    zframe_t *f = cache_model_flush (model, NULL);
+    zframe_destroy (&f);
+    s_commit_t c;
+    s_commit_init (&c);
+    s_propose_status (&c, "uid-pg1", "Running");
+    s_works_t works = {0};
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, NULL);
+    assert_true (s_item (r, "uid-pg1")->accepted);
+    s_result_free (r);
+    const Basalt__V1__PodGroup *pg = bas_store_pod_group (cache_model_store (model), "uid-pg1");
+    assert_string_equal (pg->status->phase, "Running");
+    assert_true (cache_model_dirty (model));
+    assert_int_equal (works.n, 1);
+    const Basalt__V1__Work *w = works.items[0];
+    assert_int_equal (w->item_case, BASALT__V1__WORK__ITEM_STATUS);
+    assert_string_equal (w->status->uid, "uid-pg1");
+    assert_string_equal (w->status->namespace_, "default");
+    assert_string_equal (w->status->name, "pg1");
+    assert_string_equal (w->status->status->phase, "Running");
+    f = cache_model_flush (model, NULL);
+    zframe_destroy (&f);
+
+    //  The write failed: back to what the API has.
+    assert_int_equal (cache_model_status_result (model, w->status, false), 0);
+    pg = bas_store_pod_group (cache_model_store (model), "uid-pg1");
+    assert_string_equal (pg->status->phase, "Inqueue");
+    assert_true (cache_model_dirty (model));
+    s_works_clear (&works);
+
+    //  Proposed again and written: it stays.
+    s_commit_init (&c);
+    s_propose_status (&c, "uid-pg1", "Running");
+    r = s_run (model, &c, &works, NULL);
+    s_result_free (r);
+    assert_int_equal (cache_model_status_result (model, works.items[0]->status, true), 0);
+    pg = bas_store_pod_group (cache_model_store (model), "uid-pg1");
+    assert_string_equal (pg->status->phase, "Running");
+    //  A late failure for the same group after success restores nothing.
+    assert_int_equal (cache_model_status_result (model, works.items[0]->status, false), 0);
+    pg = bas_store_pod_group (cache_model_store (model), "uid-pg1");
+    assert_string_equal (pg->status->phase, "Running");
+    cache_model_stats_t stats;
+    cache_model_stats (model, &stats);
+    assert_int_equal (stats.statuses_accepted, 2);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
+//  The API changed the group while our write was in flight: a failed write
+//  must not roll the model back over the API's newer status.
+static void
+test_status_rollback_after_api_change (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_commit_t c;
+    s_commit_init (&c);
+    s_propose_status (&c, "uid-pg1", "Running");
+    s_works_t works = {0};
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, NULL);
+    s_result_free (r);
+    assert_int_equal (works.n, 1);
+    //  Someone else wrote the group meanwhile; the watch shows it.
+    cJSON *json = s_parse (
+        "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+        "\"metadata\":{\"name\":\"pg1\",\"namespace\":\"default\",\"uid\":\"uid-pg1\","
+        "\"resourceVersion\":\"2\"},\"spec\":{\"minMember\":2,\"queue\":\"default\"},"
+        "\"status\":{\"phase\":\"Completed\"}}");
+    assert_int_equal (cache_model_api_event (model, K_PG, BAS_KUBE_MODIFIED, json), 0);
+    cJSON_Delete (json);
+    assert_int_equal (cache_model_status_result (model, works.items[0]->status, false), 0);
+    const Basalt__V1__PodGroup *pg = bas_store_pod_group (cache_model_store (model), "uid-pg1");
+    assert_string_equal (pg->status->phase, "Completed");
+    assert_string_equal (pg->resource_version, "2");
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
+//  A status for a pod group the model does not have (deleted, or a uid from
+//  before a re-creation) is rejected and produces no work.
+static void
+test_status_unknown_uid (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_commit_t c;
+    s_commit_init (&c);
+    s_propose_status (&c, "uid-old-pg1", "Running");
+    s_works_t works = {0};
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, NULL);
+    assert_int_equal (r->n_results, 1);
+    const Basalt__V1__ItemResult *item = s_item (r, "uid-old-pg1");
+    assert_false (item->accepted);
+    assert_non_null (item->reason);
+    assert_int_equal (works.n, 0);
+    //  The live group of that name is untouched.
+    const Basalt__V1__PodGroup *pg = bas_store_pod_group (cache_model_store (model), "uid-pg1");
+    assert_string_equal (pg->status->phase, "Inqueue");
+    cache_model_stats_t stats;
+    cache_model_stats (model, &stats);
+    assert_int_equal (stats.statuses_rejected, 1);
+    s_result_free (r);
+    cache_model_destroy (&model);
+}
+
+//  Objects that do not decode are counted and dropped; nothing aborts.
+static void
+test_bad_api_objects (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    cJSON *bad = s_parse ("{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"uid\":\"u\"},"
+                          "\"spec\":{\"schedulerName\":\"basalt\",\"containers\":[{\"name\":\"c\","
+                          "\"resources\":{\"requests\":{\"cpu\":\"12Qi\"}}}]}}");
+    assert_int_equal (cache_model_api_event (model, K_POD, BAS_KUBE_ADDED, bad), -1);
+    cJSON_Delete (bad);
+    bad = s_parse ("[1,2,3]");
+    assert_int_equal (cache_model_api_event (model, K_NODE, BAS_KUBE_MODIFIED, bad), -1);
+    assert_int_equal (cache_model_api_event (model, K_NODE, BAS_KUBE_DELETED, bad), -1);
+    cJSON_Delete (bad);
+    cache_model_stats_t stats;
+    cache_model_stats (model, &stats);
+    assert_int_equal (stats.decode_errors, 3);
+    assert_null (s_get_pod (model, "u"));
+    cache_model_destroy (&model);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup (test_gang_all_or_nothing, s_setup),
+        cmocka_unit_test_setup (test_stale_pod_rejected, s_setup),
+        cmocka_unit_test_setup (test_accepted_placement_assumes_and_binds, s_setup),
+        cmocka_unit_test_setup (test_gangs_compete_in_one_commit, s_setup),
+        cmocka_unit_test_setup (test_gangs_fill_node_exactly, s_setup),
+        cmocka_unit_test_setup (test_duplicate_placement_counted_once, s_setup),
+        cmocka_unit_test_setup (test_bind_failure_releases, s_setup),
+        cmocka_unit_test_setup (test_node_out_of_sync, s_setup),
+        cmocka_unit_test_setup (test_flush_coalesces, s_setup),
+        cmocka_unit_test_setup (test_snapshot_contents, s_setup),
+        cmocka_unit_test_setup (test_other_schedulers, s_setup),
+        cmocka_unit_test_setup (test_status_change, s_setup),
+        cmocka_unit_test_setup (test_status_rollback_after_api_change, s_setup),
+        cmocka_unit_test_setup (test_status_unknown_uid, s_setup),
+        cmocka_unit_test_setup (test_bad_api_objects, s_setup),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

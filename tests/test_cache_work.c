@@ -1,0 +1,301 @@
+/*  test_cache_work: the binder pool as cache-svc sees it, written as example
+    usage. Binders announce credits, get work least-recently-used first,
+    and return a credit with each result; work lost with a silent binder,
+    or overdue, is re-issued. Time is passed in, so nothing sleeps.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bas_log.h"
+#include "cache_work.h"
+
+#define BINDER_TIMEOUT 5000
+#define WORK_TIMEOUT 30000
+
+//  A bind work item for pod `name`.
+static uint64_t
+s_add (cache_work_t *pool, const char *name)
+{
+    Basalt__V1__Work *w = malloc (sizeof *w);
+    basalt__v1__work__init (w);
+    Basalt__V1__BindWork *b = malloc (sizeof *b);
+    basalt__v1__bind_work__init (b);
+    b->pod_uid = strdup (name);
+    b->namespace_ = strdup ("default");
+    b->name = strdup (name);
+    b->node = strdup ("n1");
+    w->item_case = BASALT__V1__WORK__ITEM_BIND;
+    w->bind = b;
+    uint64_t id = cache_work_add (pool, &w);
+    assert_null (w);
+    return id;
+}
+
+//  Next item: which binder (by identity text) and which pod; false if none.
+static bool
+s_next (cache_work_t *pool, int64_t now, char *binder, const char **pod, uint64_t *id)
+{
+    zframe_t *identity = NULL;
+    Basalt__V1__Work *work = NULL;
+    if (!cache_work_next (pool, &identity, &work, now))
+        return false;
+    assert_non_null (identity);
+    assert_non_null (work);
+    char *text = zframe_strdup (identity);
+    strcpy (binder, text);
+    free (text);
+    *pod = work->bind->name;
+    *id = work->work_id;
+    return true;
+}
+
+static int
+s_setup (void **state)
+{
+    (void) state;
+    static FILE *devnull;
+    if (!devnull)
+        devnull = fopen ("/dev/null", "w");
+    bas_log_set_stream (devnull);
+    return 0;
+}
+
+static void
+test_credits_respected (void **state)
+{
+    (void) state;
+    cache_work_t *pool = cache_work_new ();
+    zframe_t *a = zframe_new ("A", 1);
+    char binder[16];
+    const char *pod;
+    uint64_t id;
+    //  Work waits until some binder has credit.
+    uint64_t id1 = s_add (pool, "p1");
+    uint64_t id2 = s_add (pool, "p2");
+    s_add (pool, "p3");
+    assert_true (id1 > 0 && id2 == id1 + 1);
+    assert_false (s_next (pool, 0, binder, &pod, &id));
+    assert_int_equal (cache_work_queued (pool), 3);
+
+    cache_work_ready (pool, a, 2, "binder-a", 0);
+    assert_int_equal (cache_work_binders (pool), 1);
+    assert_true (s_next (pool, 0, binder, &pod, &id));
+    assert_string_equal (binder, "A");
+    assert_string_equal (pod, "p1");  // first in, first out
+    assert_int_equal (id, id1);
+    assert_true (s_next (pool, 0, binder, &pod, &id));
+    assert_string_equal (pod, "p2");
+    assert_false (s_next (pool, 0, binder, &pod, &id));  // two credits spent
+    assert_int_equal (cache_work_queued (pool), 1);
+    assert_int_equal (cache_work_in_flight (pool), 2);
+
+    //  A fresh Ready states the binder's credit anew; negative means none.
+    cache_work_ready (pool, a, -3, "binder-a", 0);
+    assert_false (s_next (pool, 0, binder, &pod, &id));
+    assert_int_equal (cache_work_binders (pool), 1);  // the same binder, not a new one
+    zframe_destroy (&a);
+    cache_work_destroy (&pool);
+    assert_null (pool);
+    cache_work_destroy (&pool);
+}
+
+static void
+test_lru_order (void **state)
+{
+    (void) state;
+    cache_work_t *pool = cache_work_new ();
+    zframe_t *ids[3] = {zframe_new ("A", 1), zframe_new ("B", 1), zframe_new ("C", 1)};
+    for (int i = 0; i < 3; i++)
+        cache_work_ready (pool, ids[i], 10, NULL, 0);
+    for (int i = 0; i < 7; i++) {
+        char name[8];
+        snprintf (name, sizeof name, "p%d", i);
+        s_add (pool, name);
+    }
+    char binder[16], order[16] = "";
+    const char *pod;
+    uint64_t id;
+    for (int i = 0; i < 6; i++) {
+        assert_true (s_next (pool, 0, binder, &pod, &id));
+        strcat (order, binder);
+    }
+    assert_string_equal (order, "ABCABC");
+
+    //  A binder out of credit is skipped without losing its place.
+    cache_work_ready (pool, ids[0], 0, NULL, 0);
+    for (int i = 0; i < 4; i++)
+        s_add (pool, "more");
+    order[0] = 0;
+    for (int i = 0; i < 5; i++) {
+        assert_true (s_next (pool, 0, binder, &pod, &id));
+        strcat (order, binder);
+    }
+    assert_string_equal (order, "BCBCB");
+    for (int i = 0; i < 3; i++)
+        zframe_destroy (&ids[i]);
+    cache_work_destroy (&pool);
+}
+
+static void
+test_result_returns_credit (void **state)
+{
+    (void) state;
+    cache_work_t *pool = cache_work_new ();
+    zframe_t *a = zframe_new ("A", 1);
+    cache_work_ready (pool, a, 1, "binder-a", 0);
+    s_add (pool, "p1");
+    s_add (pool, "p2");
+    char binder[16];
+    const char *pod;
+    uint64_t id;
+    assert_true (s_next (pool, 0, binder, &pod, &id));
+    assert_false (s_next (pool, 0, binder, &pod, &id));
+
+    Basalt__V1__Work *done = cache_work_done (pool, a, id);
+    assert_non_null (done);
+    assert_int_equal (done->work_id, id);
+    assert_string_equal (done->bind->name, "p1");
+    basalt__v1__work__free_unpacked (done, NULL);
+    assert_int_equal (cache_work_in_flight (pool), 0);
+
+    //  The credit came back: p2 goes out.
+    assert_true (s_next (pool, 0, binder, &pod, &id));
+    assert_string_equal (pod, "p2");
+
+    //  A result for work not in flight (a duplicate after a re-issue, or an
+    //  id never issued) yields nothing.
+    done = cache_work_done (pool, a, id);
+    assert_non_null (done);
+    basalt__v1__work__free_unpacked (done, NULL);
+    assert_null (cache_work_done (pool, a, id));
+    assert_null (cache_work_done (pool, a, 999999));
+    zframe_destroy (&a);
+    cache_work_destroy (&pool);
+}
+
+//  A send that failed puts the work back at the front, with the credit.
+static void
+test_unsend (void **state)
+{
+    (void) state;
+    cache_work_t *pool = cache_work_new ();
+    zframe_t *a = zframe_new ("A", 1);
+    cache_work_ready (pool, a, 1, NULL, 0);
+    uint64_t id1 = s_add (pool, "p1");
+    s_add (pool, "p2");
+    char binder[16];
+    const char *pod;
+    uint64_t id;
+    assert_true (s_next (pool, 0, binder, &pod, &id));
+    assert_int_equal (id, id1);
+    cache_work_unsend (pool, id1);
+    assert_int_equal (cache_work_in_flight (pool), 0);
+    assert_int_equal (cache_work_queued (pool), 2);
+    assert_true (s_next (pool, 0, binder, &pod, &id));
+    assert_int_equal (id, id1);  // the same item, ahead of p2, same id
+    assert_string_equal (pod, "p1");
+    cache_work_unsend (pool, 424242);  // unknown: harmless
+    assert_int_equal (cache_work_in_flight (pool), 1);
+    zframe_destroy (&a);
+    cache_work_destroy (&pool);
+}
+
+//  A binder that goes silent is forgotten and its work goes to another.
+static void
+test_silent_binder_work_reissued (void **state)
+{
+    (void) state;
+    cache_work_t *pool = cache_work_new ();
+    zframe_t *a = zframe_new ("A", 1);
+    zframe_t *b = zframe_new ("B", 1);
+    cache_work_ready (pool, a, 5, "binder-a", 0);
+    s_add (pool, "p1");
+    s_add (pool, "p2");
+    char binder[16];
+    const char *pod;
+    uint64_t id;
+    assert_true (s_next (pool, 0, binder, &pod, &id));
+    assert_true (s_next (pool, 0, binder, &pod, &id));
+    assert_string_equal (binder, "A");
+    s_add (pool, "p3");
+    cache_work_ready (pool, b, 5, "binder-b", 0);
+
+    //  B keeps talking; A does not.
+    assert_true (cache_work_seen (pool, b, 4000));
+    assert_int_equal (cache_work_expire (pool, 4000, BINDER_TIMEOUT, WORK_TIMEOUT), 0);
+    assert_int_equal (cache_work_binders (pool), 2);
+    assert_int_equal (cache_work_expire (pool, 6000, BINDER_TIMEOUT, WORK_TIMEOUT), 2);
+    assert_int_equal (cache_work_reissued (pool), 2);
+    assert_int_equal (cache_work_binders (pool), 1);
+    assert_int_equal (cache_work_in_flight (pool), 0);
+    assert_int_equal (cache_work_queued (pool), 3);
+    assert_false (cache_work_seen (pool, a, 6000));  // forgotten
+
+    //  The lost work goes first, to B.
+    char order[16] = "";
+    for (int i = 0; i < 3; i++) {
+        assert_true (s_next (pool, 6000, binder, &pod, &id));
+        assert_string_equal (binder, "B");
+        strcat (order, pod + 1);
+    }
+    assert_int_equal (order[2], '3');  // p3 was queued after p1 and p2 were lost
+    assert_int_equal (cache_work_in_flight (pool), 3);
+    zframe_destroy (&b);
+    zframe_destroy (&a);
+    cache_work_destroy (&pool);
+}
+
+//  Work whose result is overdue is re-issued even if its binder is alive.
+static void
+test_overdue_work_reissued (void **state)
+{
+    (void) state;
+    cache_work_t *pool = cache_work_new ();
+    zframe_t *a = zframe_new ("A", 1);
+    cache_work_ready (pool, a, 5, NULL, 0);
+    uint64_t id1 = s_add (pool, "p1");
+    char binder[16];
+    const char *pod;
+    uint64_t id;
+    assert_true (s_next (pool, 0, binder, &pod, &id));
+    assert_true (cache_work_seen (pool, a, 29000));
+    assert_int_equal (cache_work_expire (pool, 29000, BINDER_TIMEOUT, WORK_TIMEOUT), 0);
+    assert_int_equal (cache_work_in_flight (pool), 1);
+    assert_true (cache_work_seen (pool, a, 31000));
+    assert_int_equal (cache_work_expire (pool, 31000, BINDER_TIMEOUT, WORK_TIMEOUT), 1);
+    assert_int_equal (cache_work_reissued (pool), 1);
+    assert_int_equal (cache_work_binders (pool), 1);
+    assert_int_equal (cache_work_queued (pool), 1);
+    assert_true (s_next (pool, 31000, binder, &pod, &id));
+    assert_int_equal (id, id1);
+    //  The first attempt's result arrives late: the work is done once; the
+    //  re-issued attempt's result is then a duplicate.
+    Basalt__V1__Work *done = cache_work_done (pool, a, id1);
+    assert_non_null (done);
+    basalt__v1__work__free_unpacked (done, NULL);
+    assert_null (cache_work_done (pool, a, id1));
+    assert_int_equal (cache_work_in_flight (pool), 0);
+    zframe_destroy (&a);
+    cache_work_destroy (&pool);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup (test_credits_respected, s_setup),
+        cmocka_unit_test_setup (test_lru_order, s_setup),
+        cmocka_unit_test_setup (test_result_returns_credit, s_setup),
+        cmocka_unit_test_setup (test_unsend, s_setup),
+        cmocka_unit_test_setup (test_silent_binder_work_reissued, s_setup),
+        cmocka_unit_test_setup (test_overdue_work_reissued, s_setup),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
