@@ -300,13 +300,19 @@ static int
 s_teardown (void **state)
 {
     s_env_t *env = *state;
+    bool clean = true;
     for (int i = 0; i < 5; i++)
         if (env->pids[i] > 0) {
             int st = util_stop (env->pids[i], 5000);
-            //  A graceful stop is part of the contract: exit 0 on SIGTERM.
-            if (!(WIFEXITED (st) && WEXITSTATUS (st) == 0))
+            //  A graceful stop is part of the contract: exit 0 on SIGTERM
+            //  (under the sanitizers this also means no leak or error report).
+            if (!(WIFEXITED (st) && WEXITSTATUS (st) == 0)) {
                 fprintf (stderr, "%s did not exit cleanly on SIGTERM (status %d)\n", s_names[i], st);
+                clean = false;
+            }
         }
+    if (!clean)
+        s_dump_logs (env);
     util_stop (env->apisim, 5000);
     if (getenv ("BASALT_KEEP_LOGS"))
         fprintf (stderr, "logs kept in %s\n", env->dir);
@@ -314,6 +320,7 @@ s_teardown (void **state)
         util_rmtree (env->dir);
     free (env->dir);
     free (env);
+    assert_true (clean);
     return 0;
 }
 
