@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <czmq.h>
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 #include <curl/curl.h>
@@ -1607,24 +1608,25 @@ test_big_list (void **state)
     fclose (f);
     const char *args[] = {"--load", s_path (&sim, "pods.yaml"), NULL};
     s_start_in (&sim, args);
-    struct timespec t0, t1;
-    clock_gettime (CLOCK_MONOTONIC, &t0);
+    //  Correctness only: timings belong to the benchmark, not to a test.
     char *body = NULL;
     assert_int_equal (util_http_get (sim.port, "/api/v1/pods", &body), 200);
-    clock_gettime (CLOCK_MONOTONIC, &t1);
-    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-#if defined(__SANITIZE_ADDRESS__)
-    double limit = 3000;
-#else
-    double limit = 1000;
-#endif
-    if (ms > limit)
-        fail_msg ("listing 20000 pods took %.0f ms", ms);
     cJSON *list = cJSON_Parse (body);
-    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItem (list, "items")), 20000);
+    const cJSON *items = cJSON_GetObjectItem (list, "items");
+    assert_int_equal (cJSON_GetArraySize (items), 20000);
+    //  Server List form: items carry no kind/apiVersion; names all there.
+    assert_null (cJSON_GetObjectItem (cJSON_GetArrayItem (items, 0), "kind"));
+    zhashx_t *names = zhashx_new ();
+    const cJSON *item;
+    cJSON_ArrayForEach (item, items)
+    {
+        const cJSON *meta = cJSON_GetObjectItem (item, "metadata");
+        zhashx_insert (names, cJSON_GetObjectItem (meta, "name")->valuestring, (void *) "1");
+    }
+    assert_int_equal (zhashx_size (names), 20000);
+    zhashx_destroy (&names);
     cJSON_Delete (list);
     free (body);
-    print_message ("list of 20000 pods: %.0f ms\n", ms);
     s_stop (&sim);
 }
 
