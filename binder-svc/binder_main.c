@@ -22,26 +22,20 @@ typedef struct {
     const char *work_endpoint;
     int concurrency;
     const char *binder_id;
-    const char *kubeconfig;
-    const char *master;
-    double kube_api_qps;
-    int kube_api_burst;
+    bas_kube_flags_t kube;
     const char *curve_cert;
     const char *curve_server;
 } binder_config_t;
 
 static const bas_flag_t s_flags[] = {
     BAS_SVC_FLAGS (binder_config_t),
+    BAS_KUBE_FLAGS (binder_config_t),
     {"work-endpoint", BAS_FLAG_STRING, offsetof (binder_config_t, work_endpoint), "ENDPOINT",
      "cache-svc's work ROUTER (connected)"},
     {"concurrency", BAS_FLAG_INT, offsetof (binder_config_t, concurrency), "N",
      "API writes in flight at once (credits announced to the cache)"},
     {"binder-id", BAS_FLAG_STRING, offsetof (binder_config_t, binder_id), "NAME",
      "name shown in the cache's logs (default host-pid)"},
-    {"kubeconfig", BAS_FLAG_STRING, offsetof (binder_config_t, kubeconfig), "FILE", "kubeconfig file"},
-    {"master", BAS_FLAG_STRING, offsetof (binder_config_t, master), "URL", "Kubernetes API server URL"},
-    {"kube-api-qps", BAS_FLAG_DOUBLE, offsetof (binder_config_t, kube_api_qps), "QPS", "API request rate limit"},
-    {"kube-api-burst", BAS_FLAG_INT, offsetof (binder_config_t, kube_api_burst), "N", "API request burst"},
     {"curve-cert", BAS_FLAG_STRING, offsetof (binder_config_t, curve_cert), "FILE",
      "own CURVE certificate for tcp:// endpoints"},
     {"curve-server", BAS_FLAG_STRING, offsetof (binder_config_t, curve_server), "FILE",
@@ -249,8 +243,8 @@ main (int argc, char **argv)
     self.config.common.http = BINDER_HTTP;
     self.config.work_endpoint = BINDER_WORK_ENDPOINT;
     self.config.concurrency = BINDER_CONCURRENCY;
-    self.config.kube_api_qps = BINDER_KUBE_QPS;
-    self.config.kube_api_burst = BINDER_KUBE_BURST;
+    self.config.kube.qps = BINDER_KUBE_QPS;
+    self.config.kube.burst = BINDER_KUBE_BURST;
     int exit_code = 0;
     self.svc = bas_svc_new ("binder-svc", "Basalt binder: performs API writes for the scheduler.",
                             s_flags, &self.config, &self.config.common, argc, argv, &exit_code);
@@ -291,18 +285,9 @@ main (int argc, char **argv)
         exit_code = 1;
         goto done;
     }
-    if (bas_kube_config_load (&kcfg, self.config.kubeconfig, self.config.master, err, sizeof err) != 0) {
-        bas_error ("kube_config_failed", "msg=\"%s\"", err);
-        exit_code = 1;
-        goto done;
-    }
-    kcfg.qps = self.config.kube_api_qps;
-    kcfg.burst = self.config.kube_api_burst;
-    kcfg.user_agent = strdup ("basalt-binder/" BASALT_VERSION);
     zloop_t *loop = bas_svc_loop (self.svc);
-    self.kube = bas_kube_new (loop, &kcfg);
+    self.kube = bas_svc_kube_new (self.svc, &self.config.kube, "basalt-binder/" BASALT_VERSION, &kcfg);
     if (!self.kube) {
-        bas_error ("kube_client_failed", "server=%s", kcfg.server ? kcfg.server : "-");
         exit_code = 1;
         goto done;
     }

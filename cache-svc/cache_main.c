@@ -24,10 +24,7 @@ typedef struct {
     const char *snapshot_endpoint;
     const char *delta_endpoint;
     const char *work_endpoint;
-    const char *kubeconfig;
-    const char *master;
-    double kube_api_qps;
-    int kube_api_burst;
+    bas_kube_flags_t kube;
     const char *scheduler_name;
     const char *ignored_devices;
     const char *curve_cert;
@@ -36,20 +33,13 @@ typedef struct {
 
 static const bas_flag_t s_flags[] = {
     BAS_SVC_FLAGS (cache_config_t),
+    BAS_KUBE_FLAGS (cache_config_t),
     {"snapshot-endpoint", BAS_FLAG_STRING, offsetof (cache_config_t, snapshot_endpoint), "ENDPOINT",
      "ROUTER for snapshot requests and commits (bound)"},
     {"delta-endpoint", BAS_FLAG_STRING, offsetof (cache_config_t, delta_endpoint), "ENDPOINT",
      "PUB for the delta stream (bound)"},
     {"work-endpoint", BAS_FLAG_STRING, offsetof (cache_config_t, work_endpoint), "ENDPOINT",
      "ROUTER for binders (bound)"},
-    {"kubeconfig", BAS_FLAG_STRING, offsetof (cache_config_t, kubeconfig), "FILE",
-     "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)"},
-    {"master", BAS_FLAG_STRING, offsetof (cache_config_t, master), "URL",
-     "Kubernetes API server URL (overrides the kubeconfig)"},
-    {"kube-api-qps", BAS_FLAG_DOUBLE, offsetof (cache_config_t, kube_api_qps), "QPS",
-     "API request rate limit"},
-    {"kube-api-burst", BAS_FLAG_INT, offsetof (cache_config_t, kube_api_burst), "N",
-     "API request burst"},
     {"scheduler-name", BAS_FLAG_STRING, offsetof (cache_config_t, scheduler_name), "NAMES",
      "comma-separated scheduler names whose pods are scheduled"},
     {"ignored-devices", BAS_FLAG_STRING, offsetof (cache_config_t, ignored_devices), "NAMES",
@@ -434,8 +424,8 @@ main (int argc, char **argv)
     self.config.snapshot_endpoint = CACHE_SNAPSHOT_ENDPOINT;
     self.config.delta_endpoint = CACHE_DELTA_ENDPOINT;
     self.config.work_endpoint = CACHE_WORK_ENDPOINT;
-    self.config.kube_api_qps = CACHE_KUBE_QPS;
-    self.config.kube_api_burst = CACHE_KUBE_BURST;
+    self.config.kube.qps = CACHE_KUBE_QPS;
+    self.config.kube.burst = CACHE_KUBE_BURST;
     self.config.scheduler_name = CACHE_SCHEDULER_NAMES;
     self.config.ignored_devices = "";
     int exit_code = 0;
@@ -467,18 +457,9 @@ main (int argc, char **argv)
         exit_code = 1;
         goto done;
     }
-    if (bas_kube_config_load (&kcfg, self.config.kubeconfig, self.config.master, err, sizeof err) != 0) {
-        bas_error ("kube_config_failed", "msg=\"%s\"", err);
-        exit_code = 1;
-        goto done;
-    }
-    kcfg.qps = self.config.kube_api_qps;
-    kcfg.burst = self.config.kube_api_burst;
-    kcfg.user_agent = strdup ("basalt-cache/" BASALT_VERSION);
     zloop_t *loop = bas_svc_loop (self.svc);
-    self.kube = bas_kube_new (loop, &kcfg);
+    self.kube = bas_svc_kube_new (self.svc, &self.config.kube, "basalt-cache/" BASALT_VERSION, &kcfg);
     if (!self.kube) {
-        bas_error ("kube_client_failed", "server=%s", kcfg.server ? kcfg.server : "-");
         exit_code = 1;
         goto done;
     }

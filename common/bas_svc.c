@@ -233,6 +233,25 @@ bas_svc_route (bas_svc_t *self, const char *path, bas_http_fn *fn, void *arg)
     return self->http ? bas_http_route (self->http, path, fn, arg) : 0;
 }
 
+bas_kube_t *
+bas_svc_kube_new (bas_svc_t *self, const bas_kube_flags_t *flags, const char *agent,
+                  bas_kube_config_t *cfg)
+{
+    char err[512];
+    if (bas_kube_config_load (cfg, flags->kubeconfig, flags->master, err, sizeof err) != 0) {
+        bas_error ("kube_config_failed", "msg=\"%s\"", err);
+        return NULL;
+    }
+    cfg->qps = flags->qps;
+    cfg->burst = flags->burst;
+    free (cfg->user_agent);
+    cfg->user_agent = strdup (agent);
+    bas_kube_t *kube = bas_kube_new (self->loop, cfg);
+    if (!kube)
+        bas_error ("kube_client_failed", "server=%s", cfg->server ? cfg->server : "-");
+    return kube;
+}
+
 static int
 s_stop_timer (zloop_t *loop, int timer_id, void *arg)
 {

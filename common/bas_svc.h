@@ -18,6 +18,7 @@
 
 #include "bas_flags.h"
 #include "bas_http.h"
+#include "bas_kube.h"
 #include "bas_log.h"
 #include "bas_metrics.h"
 #include "bas_msg.h"
@@ -39,6 +40,24 @@ typedef struct {
         {"v", BAS_FLAG_INT, offsetof (type, common.verbosity), "N", "log verbosity"},             \
         {"tap", BAS_FLAG_STRING, offsetof (type, common.tap), "ENDPOINT",                         \
          "mirror every message sent and received to a PUB socket bound here"}
+
+//  Flags of every service that talks to the Kubernetes API; embed as the
+//  member `kube` and list BAS_KUBE_FLAGS (type) in the table.
+typedef struct {
+    const char *kubeconfig;  // kubeconfig file, or NULL for client-go's search
+    const char *master;      // API server URL overriding the kubeconfig
+    double qps;              // client rate limit
+    int burst;               // client burst
+} bas_kube_flags_t;
+
+#define BAS_KUBE_FLAGS(type)                                                                       \
+    {"kubeconfig", BAS_FLAG_STRING, offsetof (type, kube.kubeconfig), "FILE",                     \
+     "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)"},                        \
+        {"master", BAS_FLAG_STRING, offsetof (type, kube.master), "URL",                          \
+         "Kubernetes API server URL (overrides the kubeconfig)"},                                  \
+        {"kube-api-qps", BAS_FLAG_DOUBLE, offsetof (type, kube.qps), "QPS",                       \
+         "API request rate limit"},                                                                \
+        {"kube-api-burst", BAS_FLAG_INT, offsetof (type, kube.burst), "N", "API request burst"}
 
 //  Readiness callback: true when ready; else set *reason (static string).
 typedef bool(bas_svc_ready_fn) (void *arg, const char **reason);
@@ -70,6 +89,12 @@ void bas_svc_set_stop (bas_svc_t *self, bas_svc_stop_fn *fn, void *arg);
 
 //  Serve an extra GET route (e.g. /debug/state).
 int bas_svc_route (bas_svc_t *self, const char *path, bas_http_fn *fn, void *arg);
+
+//  Load the API client configuration as `flags` say (cfg is filled and
+//  owned by the caller: bas_kube_config_clear it) and make a client on the
+//  service's reactor, identifying as `agent`. NULL, logged, on failure.
+bas_kube_t *bas_svc_kube_new (bas_svc_t *self, const bas_kube_flags_t *flags, const char *agent,
+                              bas_kube_config_t *cfg);
 
 //  Run the reactor until a stop. Returns the exit code.
 int bas_svc_run (bas_svc_t *self);

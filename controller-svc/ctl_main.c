@@ -23,10 +23,7 @@ typedef struct {
     bas_svc_flags_t common;
     const char *snapshot_endpoint;
     const char *delta_endpoint;
-    const char *kubeconfig;
-    const char *master;
-    double kube_api_qps;
-    int kube_api_burst;
+    bas_kube_flags_t kube;
     const char *scheduler_name;
     const char *default_queue;
     const char *curve_cert;
@@ -35,14 +32,11 @@ typedef struct {
 
 static const bas_flag_t s_flags[] = {
     BAS_SVC_FLAGS (ctl_config_t),
+    BAS_KUBE_FLAGS (ctl_config_t),
     {"snapshot-endpoint", BAS_FLAG_STRING, offsetof (ctl_config_t, snapshot_endpoint), "ENDPOINT",
      "cache-svc's snapshot ROUTER (connected)"},
     {"delta-endpoint", BAS_FLAG_STRING, offsetof (ctl_config_t, delta_endpoint), "ENDPOINT",
      "cache-svc's delta PUB (connected)"},
-    {"kubeconfig", BAS_FLAG_STRING, offsetof (ctl_config_t, kubeconfig), "FILE", "kubeconfig file"},
-    {"master", BAS_FLAG_STRING, offsetof (ctl_config_t, master), "URL", "Kubernetes API server URL"},
-    {"kube-api-qps", BAS_FLAG_DOUBLE, offsetof (ctl_config_t, kube_api_qps), "QPS", "API request rate limit"},
-    {"kube-api-burst", BAS_FLAG_INT, offsetof (ctl_config_t, kube_api_burst), "N", "API request burst"},
     {"scheduler-name", BAS_FLAG_STRING, offsetof (ctl_config_t, scheduler_name), "NAMES",
      "comma-separated scheduler names whose plain pods get PodGroups"},
     {"default-queue", BAS_FLAG_STRING, offsetof (ctl_config_t, default_queue), "QUEUE",
@@ -307,8 +301,8 @@ main (int argc, char **argv)
     self.config.common.http = CTL_HTTP;
     self.config.snapshot_endpoint = CTL_SNAPSHOT_ENDPOINT;
     self.config.delta_endpoint = CTL_DELTA_ENDPOINT;
-    self.config.kube_api_qps = CTL_KUBE_QPS;
-    self.config.kube_api_burst = CTL_KUBE_BURST;
+    self.config.kube.qps = CTL_KUBE_QPS;
+    self.config.kube.burst = CTL_KUBE_BURST;
     self.config.scheduler_name = CTL_SCHEDULER_NAMES;
     self.config.default_queue = CTL_DEFAULT_QUEUE;
     int exit_code = 0;
@@ -326,18 +320,9 @@ main (int argc, char **argv)
 
     char err[512];
     bas_kube_config_t kcfg = {0};
-    if (bas_kube_config_load (&kcfg, self.config.kubeconfig, self.config.master, err, sizeof err) != 0) {
-        bas_error ("kube_config_failed", "msg=\"%s\"", err);
-        exit_code = 1;
-        goto done;
-    }
-    kcfg.qps = self.config.kube_api_qps;
-    kcfg.burst = self.config.kube_api_burst;
-    kcfg.user_agent = strdup ("basalt-controller/" BASALT_VERSION);
     zloop_t *loop = bas_svc_loop (self.svc);
-    self.kube = bas_kube_new (loop, &kcfg);
+    self.kube = bas_svc_kube_new (self.svc, &self.config.kube, "basalt-controller/" BASALT_VERSION, &kcfg);
     if (!self.kube) {
-        bas_error ("kube_client_failed", "server=%s", kcfg.server ? kcfg.server : "-");
         exit_code = 1;
         goto done;
     }
