@@ -286,8 +286,12 @@ s_handle_result (void *arg, bas_msg_t *msg)
             cache_model_status_result (self->model, work->status, ok);
             s_count_result (self, "status", ok);
         }
+        else if (work->item_case == BASALT__V1__WORK__ITEM_EVICT) {
+            cache_model_evict_result (self->model, work->evict, ok);
+            s_count_result (self, "evict", ok);
+        }
         else
-            s_count_result (self, work->item_case == BASALT__V1__WORK__ITEM_EVICT ? "evict" : "pod_condition", ok);
+            s_count_result (self, "pod_condition", ok);
         basalt__v1__work__free_unpacked (work, NULL);
     }
     s_dispatch_work (self);

@@ -43,6 +43,7 @@ struct _cache_model_t {
     zhashx_t *dirty;            // "kind/key" -> s_dirty_t, changes not yet published
     zhashx_t *node_state_dirty; // node name -> "1"/"0": sync state changes not yet published
     zhashx_t *status_previous;  // pod group uid -> packed previous status (zchunk_t*)
+    zhashx_t *evicting;         // pod uid -> "1": eviction handed to a binder, not yet done
     cache_model_stats_t stats;
 };
 
@@ -99,6 +100,7 @@ cache_model_new (uint64_t epoch, const char *scheduler_names)
     self->node_state_dirty = zhashx_new ();
     self->status_previous = zhashx_new ();
     zhashx_set_destructor (self->status_previous, s_chunk_free);
+    self->evicting = zhashx_new ();
     return self;
 }
 
@@ -116,6 +118,7 @@ cache_model_destroy (cache_model_t **self_p)
     zhashx_destroy (&self->dirty);
     zhashx_destroy (&self->node_state_dirty);
     zhashx_destroy (&self->status_previous);
+    zhashx_destroy (&self->evicting);
     free (self);
     *self_p = NULL;
 }
@@ -376,8 +379,10 @@ cache_model_delete (cache_model_t *self, Basalt__V1__ObjectKind kind, const char
 {
     if (!key)
         return;
-    if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD)
+    if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD) {
         s_uncharge (self, key);
+        zhashx_delete (self->evicting, key);
+    }
     if (bas_store_delete (self->store, kind, key) == 0)
         s_mark (self, kind, key);
     if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP)
@@ -702,7 +707,7 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
         zhashx_t *seen = zhashx_new ();       // pod uids of this job so far
         for (size_t j = i; j < commit->n_placements && !reason; j++) {
             const Basalt__V1__Placement *pl = commit->placements[j];
-            if (!s_same_job (first, pl))
+            if (!s_same_job (first, pl) || pl->pipelined)
                 continue;
             //  A pod proposed twice would be bound twice: refuse the gang.
             if (pl->pod_uid && zhashx_insert (seen, pl->pod_uid, (void *) "1") != 0) {
@@ -734,6 +739,12 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
             if (!s_same_job (first, pl))
                 continue;
             done[j] = true;
+            if (pl->pipelined) {
+                //  A reservation on resources being freed: nothing to bind
+                //  and nothing to charge; the next session decides again.
+                s_add_result (result, &cap, s_item (pl->pod_uid, true, "pipelined"));
+                continue;
+            }
             if (reason) {
                 self->stats.placements_rejected++;
                 s_add_result (result, &cap, s_item (pl->pod_uid, false, reason));
@@ -767,6 +778,43 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
         zhashx_destroy (&seen);
     }
     free (done);
+
+    for (size_t i = 0; i < commit->n_evictions; i++) {
+        const Basalt__V1__Eviction *ev = commit->evictions[i];
+        const Basalt__V1__Pod *pod = ev->pod_uid ? bas_store_pod (self->store, ev->pod_uid) : NULL;
+        const char *why = NULL;
+        if (!pod)
+            why = "pod no longer exists";
+        else if (pod->deleting)
+            why = "pod is already being deleted";
+        else if (zhashx_lookup (self->evicting, ev->pod_uid))
+            why = "pod is already being evicted";
+        else if (ev->pod_resource_version && pod->resource_version &&
+                 strcmp (ev->pod_resource_version, pod->resource_version) != 0)
+            why = "pod changed since the session's snapshot";
+        if (why) {
+            self->stats.evictions_rejected++;
+            s_add_result (result, &cap, s_item (ev->pod_uid, false, why));
+            continue;
+        }
+        zhashx_insert (self->evicting, ev->pod_uid, (void *) "1");
+        self->stats.evictions_accepted++;
+        s_add_result (result, &cap, s_item (ev->pod_uid, true, NULL));
+        bas_info ("evicting", "pod=%s/%s node=%s reason=\"%s\"", pod->namespace_, pod->name,
+                  pod->node_name ? pod->node_name : "-", ev->reason ? ev->reason : "");
+        Basalt__V1__Work *w = s_work_new ();
+        Basalt__V1__EvictWork *e = malloc (sizeof *e);
+        if (!e)
+            abort ();
+        basalt__v1__evict_work__init (e);
+        e->pod_uid = strdup (pod->uid);
+        e->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
+        e->name = strdup (pod->name ? pod->name : "");
+        e->reason = ev->reason ? strdup (ev->reason) : NULL;
+        w->item_case = BASALT__V1__WORK__ITEM_EVICT;
+        w->evict = e;
+        fn (arg, &w);
+    }
 
     for (size_t i = 0; i < commit->n_statuses; i++) {
         const Basalt__V1__PodGroupStatusChange *ch = commit->statuses[i];
@@ -846,6 +894,16 @@ cache_model_bind_result (cache_model_t *self, const Basalt__V1__BindWork *bind, 
     pod->assumed_node = NULL;
     s_charge (self, pod);
     s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, pod->uid);
+    return 0;
+}
+
+int
+cache_model_evict_result (cache_model_t *self, const Basalt__V1__EvictWork *evict, bool ok)
+{
+    //  Done or failed, the pod may be proposed again: done pods go away with
+    //  their delete event (which also forgets them); failed ones stay.
+    if (evict->pod_uid && !ok)
+        zhashx_delete (self->evicting, evict->pod_uid);
     return 0;
 }
 

@@ -95,6 +95,10 @@ int cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
 int cache_model_bind_result (cache_model_t *self, const Basalt__V1__BindWork *bind, bool ok,
                              const char *reason);
 
+//  A binder's result for an eviction: on failure the pod may be proposed
+//  for eviction again. Returns 0.
+int cache_model_evict_result (cache_model_t *self, const Basalt__V1__EvictWork *evict, bool ok);
+
 //  A binder's result for a status write: on failure the proposed status is
 //  rolled back to `previous` if the group has not changed since.
 int cache_model_status_result (cache_model_t *self, const Basalt__V1__StatusWork *status,
@@ -108,6 +112,8 @@ typedef struct {
     unsigned long statuses_accepted;
     unsigned long statuses_rejected;
     unsigned long bind_failures;        // binds that failed and were released
+    unsigned long evictions_accepted;
+    unsigned long evictions_rejected;
     unsigned long out_of_sync_events;   // times a node went out of sync
 } cache_model_stats_t;
 void cache_model_stats (cache_model_t *self, cache_model_stats_t *stats);

@@ -183,6 +183,8 @@ typedef struct {
     Basalt__V1__PodGroupStatusChange st[4];
     Basalt__V1__PodGroupStatusChange *sptrs[4];
     Basalt__V1__PodGroupStatus status[4];
+    Basalt__V1__Eviction ev[4];
+    Basalt__V1__Eviction *evptrs[4];
     Basalt__V1__Commit commit;
 } s_commit_t;
 
@@ -194,6 +196,19 @@ s_commit_init (s_commit_t *c)
     c->commit.session_id = "session-1";
     c->commit.placements = c->ptrs;
     c->commit.statuses = c->sptrs;
+    c->commit.evictions = c->evptrs;
+}
+
+static void
+s_evict (s_commit_t *c, const char *pod_uid, const char *rv)
+{
+    size_t i = c->commit.n_evictions++;
+    assert_true (i < 4);
+    basalt__v1__eviction__init (&c->ev[i]);
+    c->ev[i].pod_uid = (char *) pod_uid;
+    c->ev[i].reason = "preempt";
+    c->ev[i].pod_resource_version = (char *) rv;
+    c->evptrs[i] = &c->ev[i];
 }
 
 static void
@@ -1029,6 +1044,83 @@ test_bad_api_objects (void **state)
     cache_model_destroy (&model);
 }
 
+//  Evictions become EvictWork once; a second proposal while the first is
+//  in flight, or one made on a stale pod, is refused; a failed eviction may
+//  be proposed again.
+static void
+test_evictions (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-v", .name = "victim", .node = "n1",
+                                             .cpu = "1", .phase = "Running", .rv = "5"});
+    s_commit_t c;
+    s_commit_init (&c);
+    s_evict (&c, "uid-v", "5");
+    s_works_t works = {0};
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, NULL);
+    assert_true (r->results[0]->accepted);
+    s_result_free (r);
+    assert_int_equal (works.n, 1);
+    assert_int_equal (works.items[0]->item_case, BASALT__V1__WORK__ITEM_EVICT);
+    assert_string_equal (works.items[0]->evict->name, "victim");
+    assert_string_equal (works.items[0]->evict->pod_uid, "uid-v");
+    //  Again while in flight: refused, no second work.
+    r = s_run (model, &c, &works, NULL);
+    assert_false (r->results[0]->accepted);
+    assert_non_null (strstr (r->results[0]->reason, "already being evicted"));
+    s_result_free (r);
+    assert_int_equal (works.n, 1);
+    //  The eviction failed: it may be proposed again.
+    cache_model_evict_result (model, works.items[0]->evict, false);
+    r = s_run (model, &c, &works, NULL);
+    assert_true (r->results[0]->accepted);
+    s_result_free (r);
+    assert_int_equal (works.n, 2);
+    //  Stale view of the pod: refused.
+    s_commit_t stale;
+    s_commit_init (&stale);
+    s_evict (&stale, "uid-v", "4");
+    cache_model_evict_result (model, works.items[1]->evict, false);
+    r = s_run (model, &stale, &works, NULL);
+    assert_false (r->results[0]->accepted);
+    assert_non_null (strstr (r->results[0]->reason, "changed"));
+    s_result_free (r);
+    //  Gone: refused.
+    s_delete_pod (model, "uid-v");
+    r = s_run (model, &c, &works, NULL);
+    assert_false (r->results[0]->accepted);
+    s_result_free (r);
+    assert_int_equal (works.n, 2);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
+//  A pipelined placement is a reservation: accepted, but nothing is bound
+//  or charged to the node.
+static void
+test_pipelined_placement (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a", .cpu = "2"});
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "uid-a", "n1", "job-a", "1");
+    c.pl[0].has_pipelined = 1;
+    c.pl[0].pipelined = 1;
+    s_works_t works = {0};
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, NULL);
+    assert_true (r->results[0]->accepted);
+    assert_string_equal (r->results[0]->reason, "pipelined");
+    s_result_free (r);
+    assert_int_equal (works.n, 0);
+    assert_int_equal (s_used_cpu (model, "n1"), 0);
+    const Basalt__V1__Pod *pod = bas_store_pod (cache_model_store (model), "uid-a");
+    assert_true (pod->assumed_node == NULL || pod->assumed_node[0] == 0);
+    cache_model_destroy (&model);
+}
+
 int
 main (void)
 {
@@ -1040,6 +1132,8 @@ main (void)
         cmocka_unit_test_setup (test_gangs_fill_node_exactly, s_setup),
         cmocka_unit_test_setup (test_duplicate_placement_counted_once, s_setup),
         cmocka_unit_test_setup (test_bind_failure_releases, s_setup),
+        cmocka_unit_test_setup (test_evictions, s_setup),
+        cmocka_unit_test_setup (test_pipelined_placement, s_setup),
         cmocka_unit_test_setup (test_node_out_of_sync, s_setup),
         cmocka_unit_test_setup (test_flush_coalesces, s_setup),
         cmocka_unit_test_setup (test_snapshot_contents, s_setup),
