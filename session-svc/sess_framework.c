@@ -19,6 +19,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 // ------------------------------------------------------------ registration
 
@@ -42,6 +43,7 @@ static const int s_kind_flag[SESS_FN_COUNT] = {
     [SESS_FN_RECLAIMABLE] = SESS_FLAG_RECLAIMABLE,
     [SESS_FN_ALLOCATE_EVENT] = -1,
     [SESS_FN_DEALLOCATE_EVENT] = -1,
+    [SESS_FN_VICTIM_QUEUE_ORDER] = -1,
 };
 
 typedef void (*s_any_fn) (void);
@@ -84,6 +86,7 @@ S_ADDER (sess_add_overused_fn, SESS_FN_OVERUSED, sess_queue_bool_fn)
 S_ADDER (sess_add_preemptive_fn, SESS_FN_PREEMPTIVE, sess_allocatable_fn)
 S_ADDER (sess_add_preemptable_fn, SESS_FN_PREEMPTABLE, sess_victims_fn)
 S_ADDER (sess_add_reclaimable_fn, SESS_FN_RECLAIMABLE, sess_victims_fn)
+S_ADDER (sess_add_victim_queue_order_fn, SESS_FN_VICTIM_QUEUE_ORDER, sess_victim_queue_order_fn)
 
 void
 sess_add_event_handler (sess_session_t *ssn, void *self, sess_task_event_fn *allocate,
@@ -112,7 +115,10 @@ sess_plugins_open (sess_session_t *ssn)
             inst->conf = conf;
             inst->tier = t;
             ssn->cur_plugin = ssn->nplugins++;
-            if (inst->def->on_session_open (ssn, conf, &inst->self) != 0) {
+            double t0 = sess_clock_ms ();
+            int rc = inst->def->on_session_open (ssn, conf, &inst->self);
+            sess_plugin_time (ssn, inst->def->name, "OnSessionOpen", sess_clock_ms () - t0);
+            if (rc != 0) {
                 bas_warn ("sched_plugin_open_failed", "plugin=%s", conf->name);
                 inst->def = NULL;
             }
@@ -126,10 +132,33 @@ sess_plugins_close (sess_session_t *ssn)
 {
     for (int i = 0; i < ssn->nplugins; i++) {
         sess_plugin_inst_t *inst = &ssn->plugins[i];
-        if (inst->def && inst->def->on_session_close)
+        if (inst->def && inst->def->on_session_close) {
+            double t0 = sess_clock_ms ();
             inst->def->on_session_close (ssn, inst->self);
+            sess_plugin_time (ssn, inst->def->name, "OnSessionClose", sess_clock_ms () - t0);
+        }
         inst->self = NULL;
     }
+}
+
+double
+sess_clock_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+void
+sess_plugin_time (sess_session_t *ssn, const char *plugin, const char *phase, double ms)
+{
+    sess_params_t *p = ssn->params;
+    if (!p || p->n_plugin_times >= SESS_MAX_PLUGIN_TIMES)
+        return;
+    p->plugin_times[p->n_plugin_times].plugin = plugin;
+    p->plugin_times[p->n_plugin_times].phase = phase;
+    p->plugin_times[p->n_plugin_times].ms = ms;
+    p->n_plugin_times++;
 }
 
 // ------------------------------------------------------------ dispatch
@@ -197,8 +226,9 @@ sess_predicate (sess_session_t *ssn, const sess_task_t *task, const sess_node_t 
 {
     S_EACH (SESS_FN_PREDICATE, e)
     {
-        if (((sess_predicate_fn *)e->fn) (e->self, task, node, reason, rlen) != 0)
-            return -1;
+        int rc = ((sess_predicate_fn *)e->fn) (e->self, task, node, reason, rlen);
+        if (rc != 0)
+            return rc == SESS_PRED_UNSCHEDULABLE ? rc : SESS_PRED_UNRESOLVABLE;
     }
     return 0;
 }
@@ -342,6 +372,122 @@ sess_overused (sess_session_t *ssn, const sess_queue_t *queue)
     return false;
 }
 
+// ------------------------------------------------------------ victims
+
+//  Volcano's Preemptable / Reclaimable combination (session_plugins.go):
+//  tier by tier; within a tier the first voter sets the victims and later
+//  voters intersect; a voter naming nobody clears the set and ends the
+//  tier; the first tier that ends with victims decides. `init` lives
+//  across tiers, so once a tier has set victims, later tiers can only
+//  intersect with what is left (nothing, if that tier was cleared).
+static int
+s_victims (sess_session_t *ssn, sess_fn_kind_t kind, const sess_task_t *preemptor,
+           sess_task_t **cands, int n, sess_task_t **out)
+{
+    if (n <= 0)
+        return 0;
+    sess_task_t **buf = malloc ((size_t)n * sizeof *buf);
+    if (!buf)
+        abort ();
+    int nvictims = 0;
+    bool init = false;
+    int tier = -1;
+    bool tier_done = false;
+    S_EACH (kind, e)
+    {
+        int t = ssn->plugins[e->plugin].tier;
+        if (t != tier) {
+            if (tier >= 0 && nvictims > 0)
+                break; // the previous tier decided
+            tier = t;
+            tier_done = false;
+        }
+        if (tier_done)
+            continue;
+        int k = ((sess_victims_fn *)e->fn) (e->self, preemptor, cands, n, buf);
+        if (k < 0)
+            continue; // abstain
+        if (k == 0) {
+            nvictims = 0;
+            tier_done = true;
+            continue;
+        }
+        if (!init) {
+            memcpy (out, buf, (size_t)k * sizeof *buf);
+            nvictims = k;
+            init = true;
+            continue;
+        }
+        int m = 0;
+        for (int i = 0; i < nvictims; i++)
+            for (int j = 0; j < k; j++)
+                if (out[i] == buf[j]) {
+                    out[m++] = out[i];
+                    break;
+                }
+        nvictims = m;
+    }
+    free (buf);
+    return nvictims;
+}
+
+int
+sess_preemptable (sess_session_t *ssn, const sess_task_t *preemptor, sess_task_t **cands, int n,
+                  sess_task_t **out)
+{
+    return s_victims (ssn, SESS_FN_PREEMPTABLE, preemptor, cands, n, out);
+}
+
+int
+sess_reclaimable (sess_session_t *ssn, const sess_task_t *preemptor, sess_task_t **cands, int n,
+                  sess_task_t **out)
+{
+    return s_victims (ssn, SESS_FN_RECLAIMABLE, preemptor, cands, n, out);
+}
+
+int
+sess_victim_queue_order (sess_session_t *ssn, const sess_queue_t *l, const sess_queue_t *r,
+                         const sess_queue_t *preemptor)
+{
+    S_EACH (SESS_FN_VICTIM_QUEUE_ORDER, e)
+    {
+        int c = ((sess_victim_queue_order_fn *)e->fn) (e->self, l, r, preemptor);
+        if (c != 0)
+            return c;
+    }
+    return -sess_queue_order (ssn, l, r);
+}
+
+//  < 0 when a is evicted before b.
+static int
+s_victim_cmp (sess_session_t *ssn, const sess_task_t *preemptor, const sess_task_t *a,
+              const sess_task_t *b)
+{
+    if (a->job == b->job)
+        return -sess_task_order (ssn, a, b);
+    if (!a->job || !b->job)
+        return a->job ? 1 : -1; // tasks of no job first
+    if (a->job->queue == b->job->queue)
+        return -sess_job_order (ssn, a->job, b->job);
+    const sess_queue_t *pq = preemptor->job ? preemptor->job->queue : NULL;
+    return sess_victim_queue_order (ssn, a->job->queue, b->job->queue, pq);
+}
+
+void
+sess_victims_sort (sess_session_t *ssn, const sess_task_t *preemptor, sess_task_t **victims, int n)
+{
+    //  Insertion sort: few victims per node, and stable.
+    for (int i = 1; i < n; i++) {
+        sess_task_t *v = victims[i];
+        int j = i - 1;
+        while (j >= 0 && s_victim_cmp (ssn, preemptor, v, victims[j]) < 0) {
+            victims[j + 1] = victims[j];
+            j--;
+        }
+        victims[j + 1] = v;
+    }
+}
+
 static void
 s_fire (sess_session_t *ssn, sess_fn_kind_t kind, sess_task_t *task)
 {
@@ -368,7 +514,7 @@ sess_stmt_fini (sess_stmt_t *stmt)
     stmt->nops = stmt->cap = 0;
 }
 
-static void
+static sess_op_t *
 s_stmt_push (sess_stmt_t *stmt, sess_op_kind_t kind, sess_task_t *task, sess_node_t *node)
 {
     if (stmt->nops == stmt->cap) {
@@ -377,7 +523,60 @@ s_stmt_push (sess_stmt_t *stmt, sess_op_kind_t kind, sess_task_t *task, sess_nod
         if (!stmt->ops)
             abort ();
     }
-    stmt->ops[stmt->nops++] = (sess_op_t){kind, task, node};
+    sess_op_t *op = &stmt->ops[stmt->nops++];
+    *op = (sess_op_t){kind, task, node, 0, NULL};
+    return op;
+}
+
+//  Change the status of a task that stays on its node (Volcano's
+//  node.UpdateTask): take it off with the old status, put it back with
+//  the new one.
+static void
+s_update_on_node (sess_task_t *task, int status)
+{
+    sess_node_remove_task (task->node, task);
+    sess_task_set_status (task, status);
+    sess_node_add_task (task->node, task);
+}
+
+int
+sess_stmt_evict (sess_stmt_t *stmt, sess_task_t *task, const char *reason)
+{
+    if (!task->node)
+        return -1;
+    int old = task->status;
+    s_update_on_node (task, SESS_TASK_RELEASING);
+    //  The predicates plugin drops an evicted pod from its node view: it no
+    //  longer counts against the node's pod limit.
+    task->node->npods--;
+    s_fire (stmt->ssn, SESS_FN_DEALLOCATE_EVENT, task);
+    sess_op_t *op = s_stmt_push (stmt, SESS_OP_EVICT, task, task->node);
+    op->old_status = old;
+    op->reason = reason;
+    return 0;
+}
+
+void
+sess_stmt_merge (sess_stmt_t *dst, sess_stmt_t *src)
+{
+    for (int i = 0; i < src->nops; i++) {
+        sess_op_t *op = s_stmt_push (dst, src->ops[i].kind, src->ops[i].task, src->ops[i].node);
+        *op = src->ops[i];
+    }
+    src->nops = 0;
+}
+
+static void
+s_record_eviction (sess_session_t *ssn, sess_task_t *task, const char *reason)
+{
+    if (ssn->nevictions == ssn->evictions_cap) {
+        ssn->evictions_cap = ssn->evictions_cap ? ssn->evictions_cap * 2 : 16;
+        ssn->evictions =
+            realloc (ssn->evictions, (size_t)ssn->evictions_cap * sizeof *ssn->evictions);
+        if (!ssn->evictions)
+            abort ();
+    }
+    ssn->evictions[ssn->nevictions++] = (sess_eviction_t){task, reason};
 }
 
 static void
@@ -427,9 +626,15 @@ sess_dispatch (sess_session_t *ssn, sess_task_t *task)
 void
 sess_stmt_commit (sess_stmt_t *stmt)
 {
-    for (int i = 0; i < stmt->nops; i++)
-        if (stmt->ops[i].kind == SESS_OP_ALLOCATE)
-            sess_dispatch (stmt->ssn, stmt->ops[i].task);
+    for (int i = 0; i < stmt->nops; i++) {
+        sess_op_t *op = &stmt->ops[i];
+        if (op->kind == SESS_OP_ALLOCATE)
+            sess_dispatch (stmt->ssn, op->task);
+        else if (op->kind == SESS_OP_EVICT) {
+            op->task->last_tx = 0;
+            s_record_eviction (stmt->ssn, op->task, op->reason);
+        }
+    }
     stmt->nops = 0;
 }
 
@@ -439,6 +644,13 @@ sess_stmt_discard (sess_stmt_t *stmt)
     for (int i = stmt->nops - 1; i >= 0; i--) {
         sess_op_t *op = &stmt->ops[i];
         sess_task_t *task = op->task;
+        if (op->kind == SESS_OP_EVICT) {
+            //  Back to what it was (Running or Bound) on the same node.
+            s_update_on_node (task, op->old_status);
+            task->node->npods++;
+            s_fire (stmt->ssn, SESS_FN_ALLOCATE_EVENT, task);
+            continue;
+        }
         task->last_tx = task->status;
         sess_node_remove_task (op->node, task);
         sess_task_set_status (task, SESS_TASK_PENDING);
@@ -547,6 +759,76 @@ sess_predicate_nodes (sess_session_t *ssn, sess_task_t *task, bool with_resource
             task->job->fit = task->fit;
     }
     return found;
+}
+
+//  Descending score, ties by name (Volcano's SortNodes, deterministic).
+typedef struct {
+    sess_node_t *node;
+    double score;
+} s_scored_t;
+
+static int
+s_scored_cmp (const void *a, const void *b)
+{
+    const s_scored_t *l = a, *r = b;
+    if (l->score != r->score)
+        return l->score > r->score ? -1 : 1;
+    return l->node->index - r->node->index;
+}
+
+int
+sess_preempt_nodes (sess_session_t *ssn, sess_task_t *task, sess_node_t **out)
+{
+    int n = 0;
+    char reason[128];
+    for (int i = 0; i < ssn->nnodes; i++) {
+        sess_node_t *node = &ssn->nodes[i];
+        if (!node->ready)
+            continue;
+        reason[0] = 0;
+        if (sess_predicate (ssn, task, node, reason, sizeof reason) == SESS_PRED_UNRESOLVABLE)
+            continue;
+        out[n++] = node;
+    }
+    if (n < 2 || !sess_has_node_order (ssn))
+        return n;
+    s_scored_t *scored = malloc ((size_t)n * sizeof *scored);
+    if (!scored)
+        abort ();
+    for (int i = 0; i < n; i++)
+        scored[i] = (s_scored_t){out[i], sess_node_score (ssn, task, out[i])};
+    qsort (scored, (size_t)n, sizeof *scored, s_scored_cmp);
+    for (int i = 0; i < n; i++)
+        out[i] = scored[i].node;
+    free (scored);
+    return n;
+}
+
+sess_task_t **
+sess_node_tasks (sess_session_t *ssn, const sess_node_t *node, int *n)
+{
+    if (!ssn->node_tasks) {
+        ssn->node_tasks = calloc ((size_t)ssn->nnodes + 1, sizeof *ssn->node_tasks);
+        ssn->node_ntasks = calloc ((size_t)ssn->nnodes + 1, sizeof *ssn->node_ntasks);
+        if (!ssn->node_tasks || !ssn->node_ntasks)
+            abort ();
+        for (int t = 0; t < ssn->ntasks; t++)
+            if (ssn->tasks[t].node)
+                ssn->node_ntasks[ssn->tasks[t].node->index]++;
+        for (int i = 0; i < ssn->nnodes; i++) {
+            ssn->node_tasks[i] = malloc ((size_t)(ssn->node_ntasks[i] + 1) * sizeof (sess_task_t *));
+            if (!ssn->node_tasks[i])
+                abort ();
+            ssn->node_ntasks[i] = 0;
+        }
+        for (int t = 0; t < ssn->ntasks; t++) {
+            sess_node_t *tn = ssn->tasks[t].node;
+            if (tn)
+                ssn->node_tasks[tn->index][ssn->node_ntasks[tn->index]++] = &ssn->tasks[t];
+        }
+    }
+    *n = ssn->node_ntasks[node->index];
+    return ssn->node_tasks[node->index];
 }
 
 sess_node_t *

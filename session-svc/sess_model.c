@@ -669,6 +669,34 @@ s_name_suffix (const char *name)
     return (int)v;
 }
 
+//  volcano.sh/preemptable on a pod: absent or unreadable means true
+//  (Volcano's default for pods, volcano-semantics.md §3.3); Go's
+//  strconv.ParseBool spellings of false turn it off.
+static bool
+s_preemptable (const char *value)
+{
+    static const char *const falses[] = {"false", "False", "FALSE", "f", "F", "0"};
+    if (!value)
+        return true;
+    for (size_t i = 0; i < sizeof falses / sizeof falses[0]; i++)
+        if (strcmp (value, falses[i]) == 0)
+            return false;
+    return true;
+}
+
+//  preemptionPolicy Never. The wire Pod does not carry spec.preemptionPolicy
+//  yet; Kubernetes' admission copies it from the pod's PriorityClass, so the
+//  class's policy is used.
+static bool
+s_preempt_never (sess_session_t *ssn, const Basalt__V1__Pod *pod)
+{
+    const char *name = pod->priority_class_name;
+    if (!name || !name[0])
+        return false;
+    const Basalt__V1__PriorityClass *pc = bas_store_priority_class (ssn->replica, name);
+    return pc && pc->preemption_policy && strcmp (pc->preemption_policy, "Never") == 0;
+}
+
 static int
 s_open_jobs (sess_session_t *ssn)
 {
@@ -778,6 +806,8 @@ s_open_jobs (sess_session_t *ssn)
                     ssn->has_default_priority ? ssn->default_priority : SESS_TASK_DEFAULT_PRIORITY;
         }
         task->name_suffix = s_name_suffix (s_str (pod->name));
+        task->preemptable = s_preemptable (pod->preemptable);
+        task->preempt_never = s_preempt_never (ssn, pod);
         if (job)
             job->ntasks++;
     }
@@ -926,4 +956,10 @@ sess_model_close (sess_session_t *ssn)
     free (ssn->scratch_nodes);
     free (ssn->scratch_scores);
     free (ssn->dispatched);
+    free (ssn->evictions);
+    if (ssn->node_tasks)
+        for (int i = 0; i < ssn->nnodes; i++)
+            free (ssn->node_tasks[i]);
+    free (ssn->node_tasks);
+    free (ssn->node_ntasks);
 }

@@ -18,6 +18,16 @@
     level before anything is reserved, so a refusal at any level leaves no
     reservation behind. Allocation checks every level the same way and
     allocation events update every level.
+
+    Reclaim: a queue may reclaim (Preemptive) while within its real
+    capability and under its deserved share on a requested dimension, or
+    — with ancestorReclaimLevel N — while one of its N nearest ancestors
+    (never root) is. Victims (Reclaimable) come from queues above their
+    deserved share on a dimension the victim uses, or whose deserved share
+    names nothing the victim uses, and never below a queue's guarantee;
+    with N > 0 the victim's ancestors not shared with the reclaimer must be
+    above their deserved share as well. In a hierarchy, victims of queues
+    more closely related to the reclaimer's go first.
 */
 #include "sess_session.h"
 
@@ -31,9 +41,10 @@ typedef struct {
 } s_attr_t;
 
 typedef struct {
-    sess_session_t *ssn; // borrowed
-    bool hierarchy;      // enableHierarchy
-    s_attr_t *attrs;     // per queue index
+    sess_session_t *ssn;        // borrowed
+    bool hierarchy;             // enableHierarchy
+    int ancestor_reclaim_level; // ancestorReclaimLevel (>= 0)
+    s_attr_t *attrs;            // per queue index
 } s_self_t;
 
 static double
@@ -346,6 +357,242 @@ s_queue_order (void *self_, const sess_queue_t *l, const sess_queue_t *r)
     return s_cmp_share (self, lp[i], rp[j]);
 }
 
+// ------------------------------------------------------------ reclaim
+
+//  The ancestor `depth` levels above q (1 = parent), or NULL.
+static const sess_queue_t *
+s_ancestor_at (const sess_queue_t *q, int depth)
+{
+    for (int i = 0; i < depth && q; i++)
+        q = q->parent;
+    return q;
+}
+
+static bool
+s_is_root (const sess_queue_t *q)
+{
+    return q && !q->parent;
+}
+
+//  Some dimension both request (cpu, memory, scalars; pods only when
+//  with_pods) a positive amount of (Volcano's Intersection).
+static bool
+s_intersect (const bas_res_t *a, const bas_res_t *b, bool with_pods)
+{
+    if ((a->milli_cpu > 0 && b->milli_cpu > 0) || (a->memory > 0 && b->memory > 0))
+        return true;
+    if (with_pods && a->pods > 0 && b->pods > 0)
+        return true;
+    for (int i = 0; i < a->nscalars; i++)
+        if (a->scalars[i].value > 0 && bas_res_scalar_get (b, a->scalars[i].name) > 0)
+            return true;
+    return false;
+}
+
+//  Volcano's GreaterPartlyWithRelevantDimensions: on some dimension the
+//  task requests and the deserved names, allocated > deserved.
+static bool
+s_exceeds_deserved (const bas_res_t *allocated, const bas_res_t *deserved, const bas_res_t *req)
+{
+    if (req->milli_cpu > 0 && deserved->milli_cpu > 0 && allocated->milli_cpu > deserved->milli_cpu)
+        return true;
+    if (req->memory > 0 && deserved->memory > 0 && allocated->memory > deserved->memory)
+        return true;
+    for (int i = 0; i < req->nscalars; i++) {
+        const char *name = req->scalars[i].name;
+        int64_t d = bas_res_scalar_get (deserved, name);
+        if (req->scalars[i].value > 0 && d > 0 && bas_res_scalar_get (allocated, name) > d)
+            return true;
+    }
+    return false;
+}
+
+//  Volcano's LessEqualPartlyWithDimensionZeroFiltered: on some dimension
+//  the request names (ignoring ones where both sides are zero), used <=
+//  deserved.
+static bool
+s_under_deserved_partly (const bas_res_t *used, const bas_res_t *deserved, const bas_res_t *req)
+{
+    if (req->milli_cpu > 0 && !(used->milli_cpu <= 0 && deserved->milli_cpu <= 0) &&
+        used->milli_cpu <= deserved->milli_cpu)
+        return true;
+    if (req->memory > 0 && !(used->memory <= 0 && deserved->memory <= 0) &&
+        used->memory <= deserved->memory)
+        return true;
+    for (int i = 0; i < req->nscalars; i++) {
+        const char *name = req->scalars[i].name;
+        int64_t u = bas_res_scalar_get (used, name), d = bas_res_scalar_get (deserved, name);
+        if (req->scalars[i].value > 0 && !(u <= 0 && d <= 0) && u <= d)
+            return true;
+    }
+    return false;
+}
+
+//  Volcano's capacity PreemptiveFn: the queue may reclaim for the task
+//  when it stays within its real capability and is under its deserved
+//  share on a requested dimension — or, with ancestorReclaimLevel, one of
+//  its ancestors up to that level (never root) is.
+static bool
+s_preemptive (void *self_, const sess_queue_t *queue, const sess_task_t *task)
+{
+    const s_self_t *self = self_;
+    if (!queue->open)
+        return false;
+    const s_attr_t *a = &self->attrs[queue->index];
+    bas_res_t future = a->allocated;
+    bas_res_add (&future, &task->resreq);
+    if (!sess_res_le_on (&future, &a->real_capability, &task->resreq))
+        return false;
+    if (s_under_deserved_partly (&future, &a->deserved, &task->resreq))
+        return true;
+    if (!self->hierarchy)
+        return false;
+    for (int level = 1; level <= self->ancestor_reclaim_level; level++) {
+        const sess_queue_t *anc = s_ancestor_at (queue, level);
+        if (!anc || s_is_root (anc))
+            continue;
+        const s_attr_t *aa = &self->attrs[anc->index];
+        bas_res_t fa = aa->allocated;
+        bas_res_add (&fa, &task->resreq);
+        if (s_under_deserved_partly (&fa, &aa->deserved, &task->resreq))
+            return true;
+    }
+    return false;
+}
+
+//  The two queues share a non-root ancestor within ancestorReclaimLevel.
+static bool
+s_share_ancestor (const s_self_t *self, const sess_queue_t *a, const sess_queue_t *b)
+{
+    for (int i = 1; i <= self->ancestor_reclaim_level; i++) {
+        const sess_queue_t *x = s_ancestor_at (a, i);
+        if (!x || s_is_root (x))
+            continue;
+        for (int j = 1; j <= self->ancestor_reclaim_level; j++)
+            if (s_ancestor_at (b, j) == x)
+                return true;
+    }
+    return false;
+}
+
+//  Volcano's capacity ReclaimableFn: walk the candidates in victim order;
+//  skip ones sharing no resource (but pods) with the reclaimer, and ones
+//  whose loss would take their queue below its guarantee; a candidate is a
+//  victim when its queue has no deserved share on what it uses (an
+//  "immediate victim") or is above its deserved share on such a
+//  dimension; with ancestorReclaimLevel, the reclaimee's ancestors not
+//  shared with the reclaimer must be above theirs too. Allocations go down
+//  with every victim taken.
+static int
+s_reclaimable (void *self_, const sess_task_t *reclaimer, sess_task_t **cands, int n,
+               sess_task_t **out)
+{
+    const s_self_t *self = self_;
+    sess_session_t *ssn = self->ssn;
+    if (!reclaimer->job)
+        return 0;
+    const sess_queue_t *rq = reclaimer->job->queue;
+    const s_attr_t *ra = &self->attrs[rq->index];
+    bool ancestors = self->hierarchy && self->ancestor_reclaim_level > 0;
+    sess_task_t **order = malloc ((size_t)(n + 1) * sizeof *order);
+    bas_res_t *alloc = calloc ((size_t)ssn->nqueues + 1, sizeof *alloc);
+    bool *have = calloc ((size_t)ssn->nqueues + 1, sizeof *have);
+    const sess_queue_t **anc_used = calloc ((size_t)self->ancestor_reclaim_level + 1,
+                                            sizeof *anc_used);
+    if (!order || !alloc || !have || !anc_used)
+        abort ();
+    memcpy (order, cands, (size_t)n * sizeof *order);
+    sess_victims_sort (ssn, reclaimer, order, n);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        sess_task_t *v = order[i];
+        if (!v->job)
+            continue;
+        const sess_queue_t *vq = v->job->queue;
+        const s_attr_t *va = &self->attrs[vq->index];
+        if (!s_intersect (&v->resreq, &reclaimer->resreq, false))
+            continue;
+        if (!have[vq->index]) {
+            have[vq->index] = true;
+            alloc[vq->index] = va->allocated;
+        }
+        bas_res_t *allocated = &alloc[vq->index];
+        bas_res_t except = *allocated;
+        bas_res_sub (&except, &v->resreq);
+        if (!sess_res_le_all (&va->guarantee, &except))
+            continue; // would go below its guarantee
+        if (!s_intersect (&v->resreq, &va->deserved, true)) {
+            if (ancestors && s_share_ancestor (self, rq, vq) &&
+                !s_intersect (&reclaimer->resreq, &ra->deserved, true))
+                continue;
+        } else if (!s_exceeds_deserved (allocated, &va->deserved, &v->resreq))
+            continue;
+        int nanc = 0;
+        bool eligible = true;
+        for (int level = 1; ancestors && level <= self->ancestor_reclaim_level; level++) {
+            const sess_queue_t *x = s_ancestor_at (vq, level);
+            if (!x || s_is_root (x) || s_ancestor_at (rq, level) == x)
+                continue;
+            const s_attr_t *xa = &self->attrs[x->index];
+            if (!have[x->index]) {
+                have[x->index] = true;
+                alloc[x->index] = xa->allocated;
+            }
+            anc_used[nanc++] = x;
+            if (!s_intersect (&v->resreq, &xa->deserved, true))
+                continue;
+            if (!s_exceeds_deserved (&alloc[x->index], &xa->deserved, &v->resreq)) {
+                eligible = false;
+                break;
+            }
+        }
+        if (!eligible)
+            continue;
+        bas_res_sub (allocated, &v->resreq);
+        for (int j = 0; j < nanc; j++)
+            bas_res_sub (&alloc[anc_used[j]->index], &v->resreq);
+        out[k++] = v;
+    }
+    free (order);
+    free (alloc);
+    free (have);
+    free (anc_used);
+    return k;
+}
+
+//  Depth of the deepest common ancestor of a and b, counting from root = 0
+//  over their ancestor lists (Volcano's getQueueLevel).
+static int
+s_common_level (const sess_queue_t *a, const sess_queue_t *b)
+{
+    const sess_queue_t *pa[64], *pb[64];
+    int na = 0, nb = 0;
+    for (const sess_queue_t *q = a ? a->parent : NULL; q && na < 64; q = q->parent)
+        pa[na++] = q;
+    for (const sess_queue_t *q = b ? b->parent : NULL; q && nb < 64; q = q->parent)
+        pb[nb++] = q;
+    int level = 0;
+    for (int i = 0; i < na && i < nb; i++) {
+        if (pa[na - 1 - i] != pb[nb - 1 - i])
+            break;
+        level = i;
+    }
+    return level;
+}
+
+//  Hierarchical victim queue order: victims of the queue more closely
+//  related to the preemptor's go first.
+static int
+s_victim_queue_order (void *self_, const sess_queue_t *l, const sess_queue_t *r,
+                      const sess_queue_t *preemptor)
+{
+    (void)self_;
+    if (!preemptor)
+        return 0;
+    int ll = s_common_level (l, preemptor), rl = s_common_level (r, preemptor);
+    return ll == rl ? 0 : ll > rl ? -1 : 1;
+}
+
 int
 sess_capacity_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_p)
 {
@@ -354,6 +601,11 @@ sess_capacity_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **
         abort ();
     self->ssn = ssn;
     self->hierarchy = conf->flags[SESS_FLAG_HIERARCHY];
+    self->ancestor_reclaim_level = sess_arg_int (conf, "ancestorReclaimLevel", 0);
+    if (self->ancestor_reclaim_level < 0)
+        self->ancestor_reclaim_level = 0;
+    if (self->ancestor_reclaim_level > 64)
+        self->ancestor_reclaim_level = 64;
     self->attrs = calloc ((size_t)ssn->nqueues + 1, sizeof *self->attrs);
     if (!self->attrs)
         abort ();
@@ -385,7 +637,10 @@ sess_capacity_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **
     *self_p = self;
     sess_add_queue_order_fn (ssn, self, s_queue_order);
     sess_add_allocatable_fn (ssn, self, s_allocatable);
-    sess_add_preemptive_fn (ssn, self, s_allocatable);
+    sess_add_preemptive_fn (ssn, self, s_preemptive);
+    sess_add_reclaimable_fn (ssn, self, s_reclaimable);
+    if (self->hierarchy)
+        sess_add_victim_queue_order_fn (ssn, self, s_victim_queue_order);
     sess_add_job_enqueueable_fn (ssn, self, s_enqueueable);
     sess_add_job_enqueued_fn (ssn, self, s_enqueued);
     sess_add_event_handler (ssn, self, s_on_allocate, s_on_deallocate);

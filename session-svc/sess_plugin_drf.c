@@ -5,9 +5,12 @@
     memory, pods and every scalar the nodes offer), of its allocation
     divided by the cluster total. Jobs with the lower share go first; the
     shares follow every allocation and deallocation in the session. For
-    preemption (later): a victim may be taken when the preemptor's share
-    after taking its request stays at or below the victim job's share after
-    losing the victim. Not yet: hierarchical DRF (enableHierarchy).
+    preemption: a victim may be taken when the preemptor's share after
+    taking its request stays at or below the victim job's share after
+    losing the victim (and every candidate of that job considered before
+    it, as Volcano subtracts them all). Not yet: hierarchical DRF
+    (enableHierarchy), which needs the queues' volcano.sh/hierarchy and
+    hierarchy-weights annotations on the wire; plain drf is used.
 */
 #include "sess_session.h"
 
@@ -86,20 +89,31 @@ s_preemptable (void *self_, const sess_task_t *preemptor, sess_task_t **cands, i
     bas_res_t mine = self->alloc[preemptor->job->index];
     bas_res_add (&mine, &preemptor->resreq);
     double ls = s_share_of (&mine, &self->ssn->total);
-    int k = 0;
+    //  Per victim job, its allocation as the candidates are taken away: as
+    //  in Volcano, every candidate considered is subtracted, chosen or not.
+    bas_res_t *left = calloc ((size_t)n + 1, sizeof *left);
+    const sess_job_t **seen = calloc ((size_t)n + 1, sizeof *seen);
+    if (!left || !seen)
+        abort ();
+    int nseen = 0, k = 0;
     for (int i = 0; i < n; i++) {
         const sess_job_t *vj = cands[i]->job;
         if (!vj)
             continue;
-        bas_res_t theirs = self->alloc[vj->index];
-        for (int j = 0; j < k; j++)
-            if (out[j]->job == vj)
-                bas_res_sub (&theirs, &out[j]->resreq);
-        bas_res_sub (&theirs, &cands[i]->resreq);
-        double rs = s_share_of (&theirs, &self->ssn->total);
+        int s = 0;
+        while (s < nseen && seen[s] != vj)
+            s++;
+        if (s == nseen) {
+            seen[nseen] = vj;
+            left[nseen++] = self->alloc[vj->index];
+        }
+        bas_res_sub (&left[s], &cands[i]->resreq);
+        double rs = s_share_of (&left[s], &self->ssn->total);
         if (ls < rs || ls - rs <= 1e-6)
             out[k++] = cands[i];
     }
+    free (left);
+    free (seen);
     return k;
 }
 

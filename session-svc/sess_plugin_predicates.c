@@ -11,6 +11,9 @@
         requirements; matchFields on metadata.name);
       - TaintToleration: every NoSchedule / NoExecute taint tolerated.
     Resource fit is not done here: actions check request <= FutureIdle.
+    The pod limit is a resolvable failure (evicting a pod frees a slot, so
+    preempt and reclaim still consider the node); the others are not, as
+    their Kubernetes filters answer UnschedulableAndUnresolvable.
 
     Design note: these run for every (task, node) pair of a scan, so they
     allocate nothing; node labels were sorted at session open and are
@@ -162,17 +165,17 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
     const Basalt__V1__Pod *pod = task->pod;
     if (node->max_pods > 0 && node->npods >= node->max_pods) {
         snprintf (reason, rlen, "node(s) pod number exceeded");
-        return -1;
+        return SESS_PRED_UNSCHEDULABLE; // an eviction frees a slot
     }
     if (node->unschedulable &&
         !s_pod_tolerates (pod, "node.kubernetes.io/unschedulable", "", "NoSchedule")) {
         snprintf (reason, rlen, "node(s) were unschedulable");
-        return -1;
+        return SESS_PRED_UNRESOLVABLE;
     }
     if (self->node_affinity && (pod->n_node_selector || pod->n_affinity_terms) &&
         !s_affinity (pod, node)) {
         snprintf (reason, rlen, "node(s) didn't match Pod's node affinity/selector");
-        return -1;
+        return SESS_PRED_UNRESOLVABLE;
     }
     if (self->taint_toleration && node->hard_taints)
         for (size_t i = 0; i < node->node->n_taints; i++) {
@@ -183,7 +186,7 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
             if (!s_pod_tolerates (pod, s_or (taint->key), s_or (taint->value), effect)) {
                 snprintf (reason, rlen, "node(s) had untolerated taint {%s: %s}", s_or (taint->key),
                           s_or (taint->value));
-                return -1;
+                return SESS_PRED_UNRESOLVABLE;
             }
         }
     return 0;

@@ -12,7 +12,10 @@
     (allocated / deserved). A queue is overused when deserved <= allocated;
     a task may be allocated when allocated + request <= deserved on the
     dimensions it asks for; a job is admitted when minResources +
-    allocated + inqueue - elastic fits realCapability. No hierarchy here
+    allocated + inqueue - elastic fits realCapability. Reclaim may take
+    tasks of queues whose allocation exceeds their deserved share (and it
+    may reclaim for a queue only while allocated + request stays within
+    its deserved share: Preemptive). No hierarchy here
     (spec.parent is ignored, as in Volcano); use capacity for that.
 */
 #include "sess_session.h"
@@ -193,6 +196,58 @@ s_enqueued (void *self_, sess_job_t *job)
         bas_res_add (&self->attrs[job->queue->index].inqueue, &job->min_resources);
 }
 
+//  Exists a dimension (cpu, memory, pods, any scalar) where l < r.
+static bool
+s_less_partly (const bas_res_t *l, const bas_res_t *r)
+{
+    if (l->milli_cpu < r->milli_cpu || l->memory < r->memory || l->pods < r->pods)
+        return true;
+    for (int i = 0; i < r->nscalars; i++)
+        if (bas_res_scalar_get (l, r->scalars[i].name) < r->scalars[i].value)
+            return true;
+    for (int i = 0; i < l->nscalars; i++)
+        if (l->scalars[i].value < bas_res_scalar_get (r, l->scalars[i].name))
+            return true;
+    return false;
+}
+
+//  Victims of reclaim: tasks of queues above their deserved share, the
+//  queue's allocation going down with every victim taken. A queue whose
+//  allocation is below the reclaimer's request on some dimension gives
+//  nothing (Volcano's LessPartly check).
+static int
+s_reclaimable (void *self_, const sess_task_t *reclaimer, sess_task_t **cands, int n,
+               sess_task_t **out)
+{
+    const s_self_t *self = self_;
+    sess_session_t *ssn = self->ssn;
+    bas_res_t *alloc = calloc ((size_t)ssn->nqueues + 1, sizeof *alloc);
+    bool *have = calloc ((size_t)ssn->nqueues + 1, sizeof *have);
+    if (!alloc || !have)
+        abort ();
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const sess_job_t *job = cands[i]->job;
+        if (!job)
+            continue;
+        int q = job->queue->index;
+        const s_attr_t *a = &self->attrs[q];
+        if (!have[q]) {
+            have[q] = true;
+            alloc[q] = a->allocated;
+        }
+        if (s_less_partly (&alloc[q], &reclaimer->resreq))
+            continue;
+        if (!sess_res_le_all (&alloc[q], &a->deserved)) {
+            bas_res_sub (&alloc[q], &cands[i]->resreq);
+            out[k++] = cands[i];
+        }
+    }
+    free (alloc);
+    free (have);
+    return k;
+}
+
 static void
 s_on_allocate (void *self_, sess_task_t *task)
 {
@@ -293,6 +348,7 @@ sess_proportion_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void 
     sess_add_overused_fn (ssn, self, s_overused);
     sess_add_allocatable_fn (ssn, self, s_allocatable);
     sess_add_preemptive_fn (ssn, self, s_allocatable);
+    sess_add_reclaimable_fn (ssn, self, s_reclaimable);
     sess_add_job_enqueueable_fn (ssn, self, s_enqueueable);
     sess_add_job_enqueued_fn (ssn, self, s_enqueued);
     sess_add_event_handler (ssn, self, s_on_allocate, s_on_deallocate);

@@ -11,6 +11,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+//  Tasks reserved (Pipelined) at the end: counted, and listed on request.
+static void
+s_pipelined (sess_session_t *ssn, sess_params_t *params)
+{
+    int n = 0;
+    for (int t = 0; t < ssn->ntasks; t++)
+        if (ssn->tasks[t].status == SESS_TASK_PIPELINED)
+            n++;
+    params->pods_pipelined = n;
+    if (!params->want_pipelined || n == 0)
+        return;
+    params->pipelined = calloc ((size_t)n, sizeof *params->pipelined);
+    if (!params->pipelined)
+        abort ();
+    for (int t = 0; t < ssn->ntasks; t++) {
+        const sess_task_t *task = &ssn->tasks[t];
+        if (task->status != SESS_TASK_PIPELINED)
+            continue;
+        params->pipelined[params->n_pipelined].pod_uid = task->pod->uid;
+        params->pipelined[params->n_pipelined].node = task->node ? task->node->node->name : "";
+        params->n_pipelined++;
+    }
+}
+
 Basalt__V1__Commit *
 sess_run (bas_store_t *replica, const sess_conf_t *conf, sess_params_t *params)
 {
@@ -18,7 +42,11 @@ sess_run (bas_store_t *replica, const sess_conf_t *conf, sess_params_t *params)
     if (!params)
         params = &dummy;
     params->jobs_total = params->jobs_ready = params->pods_placed = params->pods_pending = 0;
+    params->pods_evicted = params->pods_pipelined = 0;
     params->nodes_out_of_sync = 0;
+    params->n_action_times = params->n_plugin_times = 0;
+    params->pipelined = NULL;
+    params->n_pipelined = 0;
     sess_conf_t *own_conf = NULL;
     if (!conf)
         conf = own_conf = sess_conf_default ();
@@ -41,8 +69,15 @@ sess_run (bas_store_t *replica, const sess_conf_t *conf, sess_params_t *params)
             const sess_action_def_t *action = sess_conf_action (conf, i);
             if (!action->execute)
                 continue;
+            double t0 = sess_clock_ms ();
             action->execute (&ssn, sess_conf_action_args (conf, action->name));
+            if (params->n_action_times < SESS_MAX_ACTION_TIMES) {
+                params->action_times[params->n_action_times].name = action->name;
+                params->action_times[params->n_action_times].ms = sess_clock_ms () - t0;
+                params->n_action_times++;
+            }
         }
+        s_pipelined (&ssn, params);
         for (int j = 0; j < ssn.njobs; j++)
             if (ssn.jobs[j].ntasks > 0 && sess_job_ready (&ssn, &ssn.jobs[j]))
                 params->jobs_ready++;
@@ -66,9 +101,10 @@ sess_run (bas_store_t *replica, const sess_conf_t *conf, sess_params_t *params)
     bas_store_destroy (&empty);
     sess_conf_destroy (&own_conf);
     bas_debug ("sched_session_done",
-               "session=%s jobs=%d ready=%d placed=%d pending=%d nodes_out_of_sync=%d",
+               "session=%s jobs=%d ready=%d placed=%d pending=%d evicted=%d pipelined=%d "
+               "nodes_out_of_sync=%d",
                params->session_id ? params->session_id : "-", params->jobs_total,
                params->jobs_ready, params->pods_placed, params->pods_pending,
-               params->nodes_out_of_sync);
+               params->pods_evicted, params->pods_pipelined, params->nodes_out_of_sync);
     return commit;
 }

@@ -20,6 +20,7 @@
 #ifndef SESS_SCHED_H
 #define SESS_SCHED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,22 +52,58 @@ void sess_conf_destroy (sess_conf_t **self_p);
 //  Writes at most len bytes to buf and returns buf.
 const char *sess_conf_describe (const sess_conf_t *self, char *buf, size_t len);
 
+//  Sizes of the timing outputs below.
+#define SESS_MAX_ACTION_TIMES 16
+#define SESS_MAX_PLUGIN_TIMES 64
+
+//  A pod reserved on a node for resources being freed (Volcano's Pipelined):
+//  not bound, not in the Commit (which has no field for it yet).
+typedef struct {
+    const char *pod_uid; // borrowed from the replica
+    const char *node;    // borrowed from the replica
+} sess_pipelined_t;
+
 typedef struct {
     const char *session_id;      // uid of this session, used as condition transitionID
     int64_t now_ms;              // wall clock for condition timestamps
     zhashx_t *out_of_sync_nodes; // nodes the cache reports out of sync (may be NULL): skipped
+    bool want_pipelined;         // fill pipelined/n_pipelined below
     // statistics out:
     int jobs_total;        // jobs (PodGroups with a known queue) in the session
     int jobs_ready;        // jobs whose gang is ready at close
     int pods_placed;       // placements in the returned commit
     int pods_pending;      // tasks still Pending at close
+    int pods_evicted;      // evictions in the returned commit
+    int pods_pipelined;    // tasks Pipelined at close (reserved, not bound)
     int nodes_out_of_sync; // nodes skipped: reported by the cache or found negative here
+    //  With want_pipelined: a new array owned by the caller (free()), whose
+    //  strings are borrowed from the replica (valid while it is unchanged);
+    //  NULL when there are none.
+    sess_pipelined_t *pipelined;
+    int n_pipelined;
+    //  Timings for metrics (Volcano's action_scheduling_latency_milliseconds
+    //  by action and plugin_scheduling_latency_milliseconds by plugin and
+    //  OnSessionOpen / OnSessionClose). Names are static strings; one entry
+    //  per configured action / per opened plugin and phase, in run order.
+    int n_action_times;
+    struct {
+        const char *name; // action name (static)
+        double ms;        // wall time of its execute
+    } action_times[SESS_MAX_ACTION_TIMES];
+    int n_plugin_times;
+    struct {
+        const char *plugin; // plugin name (static)
+        const char *phase;  // "OnSessionOpen" or "OnSessionClose" (static)
+        double ms;          // wall time of that call
+    } plugin_times[SESS_MAX_PLUGIN_TIMES];
 } sess_params_t;
 
 //  Run one session over `replica` (borrowed, not changed). Returns a new
 //  Commit owned by the caller (free with protobuf_c_message_free_unpacked)
 //  holding: placements (pod uid, node, job uid = PodGroup uid, pod
-//  resource_version) for gangs that became ready; PodGroup status changes
+//  resource_version) for gangs that became ready; evictions (pod uid,
+//  reason "preempt"/"reclaim", pod resource_version) that preempt and
+//  reclaim committed; PodGroup status changes
 //  ONLY for groups whose status (phase, counts, conditions ignoring
 //  lastTransitionTime/transitionID) changed; and PodScheduled=False /
 //  Unschedulable pod conditions for pending tasks of unschedulable groups.

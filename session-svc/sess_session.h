@@ -100,6 +100,8 @@ struct _sess_task_t {
     int name_suffix;            // numeric suffix of the pod name, -1 if none
     bool best_effort;           // requests nothing (pods ignored)
     bool dispatched;            // committed in this session: placement emitted
+    bool preemptable;           // volcano.sh/preemptable (pods: absent = true)
+    bool preempt_never;         // preemptionPolicy Never (from its PriorityClass)
     int last_tx;                // status before the last discard, 0 if none
     sess_fit_t *fit;            // why it fit no node in this session, owned
 };
@@ -265,7 +267,8 @@ sess_plugin_close_fn sess_priority_close, sess_gang_close, sess_conformance_clos
     sess_proportion_close, sess_capacity_close, sess_overcommit_close;
 
 //  Action entry points.
-sess_action_fn sess_enqueue_execute, sess_allocate_execute, sess_backfill_execute;
+sess_action_fn sess_enqueue_execute, sess_allocate_execute, sess_backfill_execute,
+    sess_preempt_execute, sess_reclaim_execute;
 
 // ------------------------------------------------------------ callbacks
 
@@ -273,8 +276,13 @@ sess_action_fn sess_enqueue_execute, sess_allocate_execute, sess_backfill_execut
 typedef int (sess_job_order_fn) (void *self, const sess_job_t *l, const sess_job_t *r);
 typedef int (sess_queue_order_fn) (void *self, const sess_queue_t *l, const sess_queue_t *r);
 typedef int (sess_task_order_fn) (void *self, const sess_task_t *l, const sess_task_t *r);
-//  0 when the task may go on the node; -1 with the reason written to
-//  reason[0..rlen) otherwise (a short Kubernetes-style text).
+//  0 when the task may go on the node; otherwise the reason is written to
+//  reason[0..rlen) (a short Kubernetes-style text) and the result says
+//  whether evicting pods could help, as Kubernetes' filter statuses do:
+//  SESS_PRED_UNSCHEDULABLE (e.g. the pod limit: an eviction frees a slot)
+//  or SESS_PRED_UNRESOLVABLE (selector, affinity, taints, cordon).
+#define SESS_PRED_UNSCHEDULABLE (-1)
+#define SESS_PRED_UNRESOLVABLE (-2)
 typedef int (sess_predicate_fn) (void *self, const sess_task_t *task, const sess_node_t *node,
                                  char *reason, size_t rlen);
 //  A node's score for a task (higher is better).
@@ -288,10 +296,15 @@ typedef int (sess_job_valid_fn) (void *self, const sess_job_t *job, const char *
 typedef void (sess_job_event_fn) (void *self, sess_job_t *job);
 typedef bool (sess_allocatable_fn) (void *self, const sess_queue_t *queue, const sess_task_t *task);
 typedef bool (sess_queue_bool_fn) (void *self, const sess_queue_t *queue);
-//  Victim filter (preempt/reclaim, later): writes the allowed subset of
-//  cands[0..n) into out and returns its size; returns -1 to abstain.
+//  Victim filter (preempt/reclaim): writes the allowed subset of
+//  cands[0..n) into out (in cands' order) and returns its size (a permit
+//  vote, possibly for nobody); returns -1 to abstain.
 typedef int (sess_victims_fn) (void *self, const sess_task_t *preemptor, sess_task_t **cands, int n,
                                sess_task_t **out);
+//  Victim queue order (capacity, hierarchical): which of two victims'
+//  queues to evict from first, given the preemptor's queue.
+typedef int (sess_victim_queue_order_fn) (void *self, const sess_queue_t *l, const sess_queue_t *r,
+                                          const sess_queue_t *preemptor);
 //  Event handler: a task was allocated/pipelined (or the reverse) in session.
 typedef void (sess_task_event_fn) (void *self, sess_task_t *task);
 
@@ -314,6 +327,7 @@ typedef enum {
     SESS_FN_RECLAIMABLE,
     SESS_FN_ALLOCATE_EVENT,
     SESS_FN_DEALLOCATE_EVENT,
+    SESS_FN_VICTIM_QUEUE_ORDER,
     SESS_FN_COUNT
 } sess_fn_kind_t;
 
@@ -336,6 +350,8 @@ void sess_add_overused_fn (sess_session_t *ssn, void *self, sess_queue_bool_fn *
 void sess_add_preemptive_fn (sess_session_t *ssn, void *self, sess_allocatable_fn *fn);
 void sess_add_preemptable_fn (sess_session_t *ssn, void *self, sess_victims_fn *fn);
 void sess_add_reclaimable_fn (sess_session_t *ssn, void *self, sess_victims_fn *fn);
+void sess_add_victim_queue_order_fn (sess_session_t *ssn, void *self,
+                                     sess_victim_queue_order_fn *fn);
 void sess_add_event_handler (sess_session_t *ssn, void *self, sess_task_event_fn *allocate,
                              sess_task_event_fn *deallocate);
 
@@ -344,7 +360,8 @@ void sess_add_event_handler (sess_session_t *ssn, void *self, sess_task_event_fn
 int sess_job_order (sess_session_t *ssn, const sess_job_t *l, const sess_job_t *r);
 int sess_queue_order (sess_session_t *ssn, const sess_queue_t *l, const sess_queue_t *r);
 int sess_task_order (sess_session_t *ssn, const sess_task_t *l, const sess_task_t *r);
-//  All predicates; first failure. Returns 0 or -1 with reason.
+//  All predicates; first failure. Returns 0, or SESS_PRED_UNSCHEDULABLE /
+//  SESS_PRED_UNRESOLVABLE with the reason.
 int sess_predicate (sess_session_t *ssn, const sess_task_t *task, const sess_node_t *node,
                     char *reason, size_t rlen);
 //  Σ of node order scores.
@@ -361,6 +378,26 @@ bool sess_job_starving (sess_session_t *ssn, const sess_job_t *job);    // first
 bool sess_allocatable (sess_session_t *ssn, const sess_queue_t *queue, const sess_task_t *task);
 bool sess_overused (sess_session_t *ssn, const sess_queue_t *queue); // OR
 bool sess_preemptive (sess_session_t *ssn, const sess_queue_t *queue, const sess_task_t *task);
+//  Victims of preemption / reclaim among cands[0..n) for preemptor, with
+//  Volcano's tier rule: per tier, the first plugin that votes sets the
+//  victims and later ones intersect; a plugin voting for nobody clears the
+//  set and ends that tier, and the next tier is consulted; the first tier
+//  that ends with victims decides. The "set once" mark is kept across
+//  tiers, as in Volcano, so a later tier can only intersect with what an
+//  earlier tier left. Writes victims into out (capacity n, in cands'
+//  order) and returns their number.
+int sess_preemptable (sess_session_t *ssn, const sess_task_t *preemptor, sess_task_t **cands, int n,
+                      sess_task_t **out);
+int sess_reclaimable (sess_session_t *ssn, const sess_task_t *preemptor, sess_task_t **cands, int n,
+                      sess_task_t **out);
+//  First non-zero victim queue order, else the reverse of the queue order.
+int sess_victim_queue_order (sess_session_t *ssn, const sess_queue_t *l, const sess_queue_t *r,
+                             const sess_queue_t *preemptor);
+//  Sort victims into eviction order (Volcano's BuildVictimsPriorityQueue):
+//  same job: reverse task order; same queue: reverse job order; different
+//  queues: victim queue order.
+void sess_victims_sort (sess_session_t *ssn, const sess_task_t *preemptor, sess_task_t **victims,
+                        int n);
 
 // ------------------------------------------------------------ session
 
@@ -377,6 +414,12 @@ typedef struct {
     void (*fn) (void);  // callback, cast per kind
     void (*fn2) (void); // second callback (deallocate), or NULL
 } sess_fn_entry_t;
+
+//  An eviction a statement committed (it goes into the Commit).
+typedef struct {
+    sess_task_t *task;  // the victim (borrowed)
+    const char *reason; // "preempt" or "reclaim" (static)
+} sess_eviction_t;
 
 struct _sess_session_t {
     const sess_conf_t *conf; // borrowed
@@ -406,6 +449,10 @@ struct _sess_session_t {
     double *scratch_scores;      // per-scan buffer of nnodes entries, owned
     sess_task_t **dispatched;    // tasks committed (placements), owned array
     int ndispatched, dispatched_cap;
+    sess_eviction_t *evictions;  // evictions committed, owned array
+    int nevictions, evictions_cap;
+    sess_task_t ***node_tasks;   // per node index: tasks on it, or NULL (sess_node_tasks)
+    int *node_ntasks;            // per node index: entries in node_tasks
 };
 
 //  Build the session model from the replica (sess_model.c). Returns 0, or
@@ -416,6 +463,13 @@ void sess_model_close (sess_session_t *ssn);
 //  Turn the session's result into a Commit (placements, statuses, pod
 //  conditions); new message owned by the caller.
 Basalt__V1__Commit *sess_model_commit (sess_session_t *ssn);
+
+//  Monotonic clock in milliseconds (timings for metrics only; never used
+//  for a decision).
+double sess_clock_ms (void);
+//  Record a plugin's OnSessionOpen/OnSessionClose time in the params
+//  (static strings).
+void sess_plugin_time (sess_session_t *ssn, const char *plugin, const char *phase, double ms);
 
 //  Open the configured plugins (framework). Returns 0 or -1.
 int sess_plugins_open (sess_session_t *ssn);
@@ -467,12 +521,14 @@ const char *sess_fit_text (const sess_fit_t *self, char *buf, size_t len);
 
 // ------------------------------------------------------------ statement
 
-typedef enum { SESS_OP_ALLOCATE = 1, SESS_OP_PIPELINE = 2 } sess_op_kind_t;
+typedef enum { SESS_OP_ALLOCATE = 1, SESS_OP_PIPELINE = 2, SESS_OP_EVICT = 3 } sess_op_kind_t;
 
 typedef struct {
     sess_op_kind_t kind; // what was done
     sess_task_t *task;   // to which task
     sess_node_t *node;   // on which node
+    int old_status;      // evict: the status to restore on discard
+    const char *reason;  // evict: why (static)
 } sess_op_t;
 
 //  A transaction log of tentative operations on the session state.
@@ -488,8 +544,16 @@ void sess_stmt_fini (sess_stmt_t *stmt);
 //  fires allocate event handlers. Returns 0.
 int sess_stmt_allocate (sess_stmt_t *stmt, sess_task_t *task, sess_node_t *node);
 int sess_stmt_pipeline (sess_stmt_t *stmt, sess_task_t *task, sess_node_t *node);
-//  Make the allocations real: Allocated tasks become Binding and are
-//  recorded as placements. Pipelined ones stay (never written).
+//  Evict a running task (Volcano's Statement.Evict): it becomes Releasing
+//  on its node (its resources count as being freed: FutureIdle grows, it
+//  no longer counts against the pod limit) and deallocate handlers fire.
+//  `reason` is static. Returns 0, or -1 when the task is on no node.
+int sess_stmt_evict (sess_stmt_t *stmt, sess_task_t *task, const char *reason);
+//  Move every operation of src to the end of dst (src is left empty).
+void sess_stmt_merge (sess_stmt_t *dst, sess_stmt_t *src);
+//  Make the operations real: Allocated tasks become Binding and are
+//  recorded as placements; evictions are recorded for the commit.
+//  Pipelined tasks stay pipelined (reported, never bound).
 void sess_stmt_commit (sess_stmt_t *stmt);
 //  Undo everything in reverse order; no trace is left.
 void sess_stmt_discard (sess_stmt_t *stmt);
@@ -507,6 +571,14 @@ void sess_dispatch (sess_session_t *ssn, sess_task_t *task);
 //  predicates. Feasible nodes go to ssn->scratch_nodes; returns their count.
 //  On zero, the task gets a fit record (task->fit, job->fit).
 int sess_predicate_nodes (sess_session_t *ssn, sess_task_t *task, bool with_resources);
+//  Nodes where a preemptor could go if pods were evicted: every node that is
+//  ready and passes the predicates except for resolvable failures (the pod
+//  limit), in descending score order (ties by name), into out (capacity
+//  ssn->nnodes). Returns their number.
+int sess_preempt_nodes (sess_session_t *ssn, sess_task_t *task, sess_node_t **out);
+//  The tasks on each node (index = node->index), built on first use and
+//  kept for the session; the arrays are owned by the session.
+sess_task_t **sess_node_tasks (sess_session_t *ssn, const sess_node_t *node, int *n);
 //  Pick the best of the n feasible nodes in ssn->scratch_nodes: first the
 //  ones where the request fits idle (when with_resources), score, highest
 //  wins, ties by node name. Never NULL when n > 0.

@@ -184,6 +184,20 @@ sess_model_commit (sess_session_t *ssn)
         commit->placements[commit->n_placements++] = p;
     }
 
+    //  Evictions, in the order their statements were committed.
+    commit->evictions = s_grow (NULL, (size_t)ssn->nevictions, sizeof *commit->evictions);
+    for (int i = 0; i < ssn->nevictions; i++) {
+        const sess_task_t *task = ssn->evictions[i].task;
+        Basalt__V1__Eviction *e = calloc (1, sizeof *e);
+        if (!e)
+            abort ();
+        basalt__v1__eviction__init (e);
+        e->pod_uid = s_dup (task->pod->uid);
+        e->reason = s_dup (ssn->evictions[i].reason);
+        e->pod_resource_version = s_dup (task->pod->resource_version);
+        commit->evictions[commit->n_evictions++] = e;
+    }
+
     //  Statuses and pod conditions.
     commit->statuses = s_grow (NULL, (size_t)ssn->njobs, sizeof *commit->statuses);
     size_t ncond = 0;
@@ -223,5 +237,6 @@ sess_model_commit (sess_session_t *ssn)
     }
     params->jobs_total = ssn->njobs;
     params->pods_placed = (int)commit->n_placements;
+    params->pods_evicted = (int)commit->n_evictions;
     return commit;
 }

@@ -14,7 +14,20 @@
 #include "bas_resource.h"
 #include "bas_yaml.h"
 
-static int64_t s_clock = 1000; // creation times, increasing
+//  Creation times increase in the order objects are added: 1000 + the
+//  number of objects the store holds (no global counter).
+static int64_t
+s_next_time (bas_store_t *store)
+{
+    static const Basalt__V1__ObjectKind kinds[] = {
+        BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD,
+        BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE,
+        BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS};
+    int64_t n = 1000;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        n += (int64_t)bas_store_size (store, kinds[i]);
+    return n;
+}
 
 static char *
 s_dup (const char *s)
@@ -112,7 +125,7 @@ util_model_queue (bas_store_t *store, const char *name, const char *parent, int 
     q->has_weight = true;
     q->weight = weight;
     q->has_creation_time_ms = true;
-    q->creation_time_ms = s_clock++;
+    q->creation_time_ms = s_next_time (store);
     Basalt__V1__Object *obj = s_new (sizeof *obj);
     basalt__v1__object__init (obj);
     obj->kind_case = BASALT__V1__OBJECT__KIND_QUEUE;
@@ -138,7 +151,7 @@ util_model_pod_group (bas_store_t *store, const char *ns, const char *name, cons
     pg->has_min_member = true;
     pg->min_member = min_member;
     pg->has_creation_time_ms = true;
-    pg->creation_time_ms = s_clock++;
+    pg->creation_time_ms = s_next_time (store);
     Basalt__V1__Object *obj = s_new (sizeof *obj);
     basalt__v1__object__init (obj);
     obj->kind_case = BASALT__V1__OBJECT__KIND_POD_GROUP;
@@ -166,7 +179,7 @@ util_model_pod (bas_store_t *store, const char *ns, const char *name, const char
         pod->group = s_dup (group);
     pod->requests = util_model_resources (cpu, memory, 0);
     pod->has_creation_time_ms = true;
-    pod->creation_time_ms = s_clock++;
+    pod->creation_time_ms = s_next_time (store);
     Basalt__V1__Object *obj = s_new (sizeof *obj);
     basalt__v1__object__init (obj);
     obj->kind_case = BASALT__V1__OBJECT__KIND_POD;
@@ -331,6 +344,19 @@ s_add_pod (void *arg, const char *name)
         pod->has_priority = true;
         pod->priority = s_int (p, "priority", 0);
     }
+    const cJSON *pre = cJSON_GetObjectItemCaseSensitive (p, "preemptable");
+    if (pre)
+        pod->preemptable = s_dup (cJSON_IsTrue (pre) ? "true" : "false");
+    const char *policy = s_str (p, "preemptionPolicy");
+    if (policy && strcmp (policy, "PreemptLowerPriority") != 0) {
+        //  The wire Pod has no spec.preemptionPolicy yet: only a
+        //  PriorityClass's policy reaches the scheduler.
+        snprintf (ctx->err, ctx->errlen,
+                  "pod %s: preemptionPolicy on a pod is not carried to the scheduler; "
+                  "set it on its priority class",
+                  name);
+        return -1;
+    }
     const cJSON *sel = cJSON_GetObjectItemCaseSensitive (p, "nodeSelector");
     const cJSON *it;
     cJSON_ArrayForEach (it, sel)
@@ -343,6 +369,87 @@ s_add_pod (void *arg, const char *name)
     {
         util_model_toleration (pod, s_str (it, "key"), s_str (it, "operator"), s_str (it, "value"),
                                s_str (it, "effect"));
+    }
+    return 0;
+}
+
+//  The keys the scenario format allows (shared/scenarios/README.md):
+//  anything else is an error, so a typo cannot pass silently.
+static const char *const s_top_keys[] = {"name",      "description",     "config", "sessions",
+                                         "nodes",     "queues",          "podgroups",
+                                         "priorityClasses", "pods",      "manifests", "expect",
+                                         NULL};
+static const char *const s_node_keys[] = {"name", "allocatable", "labels", "taints", "unschedulable",
+                                          NULL};
+static const char *const s_queue_keys[] = {"name",      "parent",      "weight",   "capability",
+                                           "deserved",  "guarantee",   "reclaimable", "priority",
+                                           "state",     NULL};
+static const char *const s_pg_keys[] = {"name",         "namespace",        "queue",
+                                        "minMember",    "minTaskMember",    "minResources",
+                                        "priorityClassName", "phase",       NULL};
+static const char *const s_pc_keys[] = {"name", "value", "globalDefault", "preemptionPolicy",
+                                        "description", NULL};
+static const char *const s_pod_keys[] = {"name",         "namespace",   "group",      "task",
+                                         "requests",     "node",        "phase",      "nodeSelector",
+                                         "tolerations",  "priorityClassName", "priority",
+                                         "preemptable",  "preemptionPolicy", NULL};
+static const char *const s_expect_keys[] = {"bound",          "boundCount",   "boundTotal",
+                                            "pending",        "pipelined",    "evicted",
+                                            "evictedCount",   "podgroupPhase", "podgroupCondition",
+                                            "noStatusUpdate", "nodeState",    NULL};
+
+static int
+s_keys_in (const cJSON *obj, const char *const *allowed, const char *where, char *err,
+           size_t errlen)
+{
+    if (!cJSON_IsObject (obj)) {
+        snprintf (err, errlen, "%s: expected a mapping", where);
+        return -1;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach (it, obj)
+    {
+        bool ok = false;
+        for (const char *const *k = allowed; *k && !ok; k++)
+            ok = strcmp (*k, it->string) == 0;
+        if (!ok) {
+            snprintf (err, errlen, "%s: unknown key \"%s\"", where, it->string);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+s_list_keys (const cJSON *doc, const char *list, const char *const *allowed, char *err,
+             size_t errlen)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, list))
+    {
+        if (s_keys_in (it, allowed, list, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int
+s_check_keys (const cJSON *doc, char *err, size_t errlen)
+{
+    if (s_keys_in (doc, s_top_keys, "scenario", err, errlen) != 0 ||
+        s_list_keys (doc, "nodes", s_node_keys, err, errlen) != 0 ||
+        s_list_keys (doc, "queues", s_queue_keys, err, errlen) != 0 ||
+        s_list_keys (doc, "podgroups", s_pg_keys, err, errlen) != 0 ||
+        s_list_keys (doc, "priorityClasses", s_pc_keys, err, errlen) != 0 ||
+        s_list_keys (doc, "pods", s_pod_keys, err, errlen) != 0)
+        return -1;
+    const cJSON *expect = cJSON_GetObjectItemCaseSensitive (doc, "expect");
+    if (expect && s_keys_in (expect, s_expect_keys, "expect", err, errlen) != 0)
+        return -1;
+    const cJSON *manifests = cJSON_GetObjectItemCaseSensitive (doc, "manifests");
+    if (manifests && cJSON_GetArraySize (manifests) > 0) {
+        snprintf (err, errlen, "manifests are not supported by util_model's loader");
+        return -1;
     }
     return 0;
 }
@@ -360,9 +467,18 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
     if (sessions_out)
         *sessions_out = s_int (doc, "sessions", 1);
     const cJSON *it;
+    if (s_check_keys (doc, err, errlen) != 0)
+        goto done;
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "priorityClasses"))
     {
-        util_model_priority_class (store, s_str (it, "name"), s_int (it, "value", 0));
+        Basalt__V1__PriorityClass *pc =
+            util_model_priority_class (store, s_str (it, "name"), s_int (it, "value", 0));
+        if (s_str (it, "preemptionPolicy"))
+            pc->preemption_policy = s_dup (s_str (it, "preemptionPolicy"));
+        if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "globalDefault"))) {
+            pc->has_global_default = true;
+            pc->global_default = true;
+        }
     }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "nodes"))
     {
@@ -553,3 +669,4 @@ util_model_feed_back (bas_store_t *store, const Basalt__V1__Commit *commit, bool
         }
     return 0;
 }
+

@@ -1,0 +1,216 @@
+/*  sess_action_preempt: make room for starving jobs by evicting lower
+    priority pods of the same queue.
+
+    Volcano's preempt (volcano-semantics.md §5.4). Preemptors are the
+    starving jobs (JobStarving) that are admitted and valid; queues are
+    taken in queue order. Between jobs: the queue's starving jobs in job
+    order, each in one statement; their pending tasks in task order each
+    try to preempt tasks of *other* jobs of the same queue (Running or
+    Bound, volcano.sh/preemptable, not a non-best-effort victim for a
+    best-effort preemptor). The statement is committed when the job is
+    pipelined (JobPipelined, e.g. gang's minMember reached counting
+    pipelined tasks), else discarded, so a gang never evicts for nothing.
+    Within jobs: afterwards, a starving job's pending tasks may preempt
+    lower-priority tasks of the same job, one committed statement per task.
+
+    For one preemptor: it must not have preemptionPolicy Never; the
+    candidate nodes are those whose only predicate failures could be
+    resolved by evicting (the pod limit), sorted by score; on each node the
+    plugins' Preemptable callbacks choose the victims (tier rule in
+    sess_framework.c); the node is skipped unless FutureIdle plus all the
+    victims would fit the preemptor; victims are evicted in victim order
+    (reverse task order within a job, reverse job order within a queue)
+    until the preemptor fits — queue allows it (Allocatable), request <=
+    FutureIdle, predicates pass — and then it is Pipelined there: reserved,
+    not bound; allocate binds it in a later session once the victims are
+    gone. A node where it still does not fit leaves no trace (its own
+    statement is discarded).
+
+    Design note: Volcano scans a rotating window of nodes and breaks score
+    ties at random; here every node is considered and ties go by node
+    name, so the result depends only on the input.
+*/
+#include "sess_session.h"
+
+#include <stdlib.h>
+
+typedef enum { S_BETWEEN_JOBS, S_WITHIN_JOB } s_scope_t;
+
+static bool
+s_candidate (const sess_task_t *preemptor, const sess_task_t *task, s_scope_t scope)
+{
+    //  Volcano's PreemptableStatus: Bound or Running.
+    if (!(task->status & (SESS_TASK_BOUND | SESS_TASK_RUNNING)))
+        return false;
+    if (preemptor->best_effort && !task->best_effort)
+        return false;
+    if (!task->job)
+        return false;
+    if (scope == S_WITHIN_JOB)
+        return task->job == preemptor->job;
+    return task->preemptable && task->job->queue == preemptor->job->queue &&
+           task->job != preemptor->job;
+}
+
+//  The preemptor fits the node now (Volcano's preemptorFitsOnNode).
+static bool
+s_fits (sess_session_t *ssn, sess_task_t *preemptor, sess_node_t *node)
+{
+    char reason[128];
+    return sess_allocatable (ssn, preemptor->job->queue, preemptor) &&
+           sess_res_fit (&preemptor->resreq, sess_node_future_idle (node), NULL, 0) &&
+           sess_predicate (ssn, preemptor, node, reason, sizeof reason) == 0;
+}
+
+//  Volcano's ValidateVictims: someone to evict, and enough once all are gone.
+static bool
+s_victims_enough (const sess_task_t *preemptor, const sess_node_t *node, sess_task_t **victims,
+                  int n)
+{
+    if (n == 0)
+        return false;
+    bas_res_t future = *sess_node_future_idle (node);
+    for (int i = 0; i < n; i++)
+        bas_res_add (&future, &victims[i]->resreq);
+    return sess_res_fit (&preemptor->resreq, &future, NULL, 0);
+}
+
+static bool
+s_preempt (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *preemptor, s_scope_t scope,
+           sess_node_t **nodes, sess_task_t **cands, sess_task_t **victims)
+{
+    if (preemptor->preempt_never) {
+        bas_debug ("sched_preempt_never", "task=%s", preemptor->pod->uid);
+        return false;
+    }
+    int nn = sess_preempt_nodes (ssn, preemptor, nodes);
+    for (int i = 0; i < nn; i++) {
+        sess_node_t *node = nodes[i];
+        int ntasks = 0, nc = 0;
+        sess_task_t **on_node = sess_node_tasks (ssn, node, &ntasks);
+        for (int t = 0; t < ntasks; t++)
+            if (s_candidate (preemptor, on_node[t], scope))
+                cands[nc++] = on_node[t];
+        int nv = sess_preemptable (ssn, preemptor, cands, nc, victims);
+        if (!s_victims_enough (preemptor, node, victims, nv))
+            continue;
+        sess_victims_sort (ssn, preemptor, victims, nv);
+        sess_stmt_t local;
+        sess_stmt_init (&local, ssn);
+        for (int v = 0; v < nv && !s_fits (ssn, preemptor, node); v++) {
+            bas_debug ("sched_preempt_victim", "preemptor=%s victim=%s node=%s",
+                       preemptor->pod->uid, victims[v]->pod->uid, node->name);
+            sess_stmt_evict (&local, victims[v], "preempt");
+        }
+        if (s_fits (ssn, preemptor, node)) {
+            sess_stmt_pipeline (&local, preemptor, node);
+            sess_stmt_merge (stmt, &local);
+            sess_stmt_fini (&local);
+            return true;
+        }
+        sess_stmt_discard (&local);
+        sess_stmt_fini (&local);
+    }
+    return false;
+}
+
+static void
+s_push_pending (sess_heap_t *heap, const sess_job_t *job)
+{
+    for (int t = 0; t < job->ntasks; t++)
+        if (job->tasks[t]->status == SESS_TASK_PENDING)
+            sess_heap_push (heap, job->tasks[t]);
+}
+
+void
+sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
+{
+    (void)args; // Volcano's topology-aware preemption arguments are not used
+    sess_heap_t queues;
+    sess_heap_init (&queues, sess_cmp_queues, ssn);
+    sess_heap_t *jobs = calloc ((size_t)ssn->nqueues + 1, sizeof *jobs);
+    sess_heap_t *tasks = calloc ((size_t)ssn->njobs + 1, sizeof *tasks);
+    bool *pushed = calloc ((size_t)ssn->nqueues + 1, sizeof *pushed);
+    bool *starving = calloc ((size_t)ssn->njobs + 1, sizeof *starving);
+    sess_node_t **nodes = calloc ((size_t)ssn->nnodes + 1, sizeof *nodes);
+    sess_task_t **cands = calloc ((size_t)ssn->ntasks + 1, sizeof *cands);
+    sess_task_t **victims = calloc ((size_t)ssn->ntasks + 1, sizeof *victims);
+    if (!jobs || !tasks || !pushed || !starving || !nodes || !cands || !victims)
+        abort ();
+    for (int q = 0; q < ssn->nqueues; q++)
+        sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
+    char message[256];
+    for (int j = 0; j < ssn->njobs; j++) {
+        sess_job_t *job = &ssn->jobs[j];
+        sess_heap_init (&tasks[j], sess_cmp_tasks, ssn);
+        if (sess_job_is_pending (job))
+            continue;
+        const char *reason = NULL;
+        if (sess_job_valid (ssn, job, &reason, message, sizeof message) != 0)
+            continue;
+        int q = job->queue->index;
+        if (!pushed[q]) {
+            pushed[q] = true;
+            sess_heap_push (&queues, job->queue);
+        }
+        if (sess_job_starving (ssn, job)) {
+            starving[j] = true;
+            sess_heap_push (&jobs[q], job);
+            s_push_pending (&tasks[j], job);
+        }
+    }
+    while (!sess_heap_empty (&queues)) {
+        sess_queue_t *queue = sess_heap_pop (&queues);
+        sess_heap_t *heap = &jobs[queue->index];
+        //  Between jobs of the queue.
+        while (!sess_heap_empty (heap)) {
+            sess_job_t *job = sess_heap_pop (heap);
+            sess_stmt_t stmt;
+            sess_stmt_init (&stmt, ssn);
+            bool assigned = false;
+            while (sess_job_starving (ssn, job) && !sess_heap_empty (&tasks[job->index])) {
+                sess_task_t *task = sess_heap_pop (&tasks[job->index]);
+                if (s_preempt (ssn, &stmt, task, S_BETWEEN_JOBS, nodes, cands, victims))
+                    assigned = true;
+            }
+            if (sess_job_pipelined (ssn, job)) {
+                sess_stmt_commit (&stmt);
+                if (assigned)
+                    sess_heap_push (heap, job);
+            } else
+                sess_stmt_discard (&stmt);
+            sess_stmt_fini (&stmt);
+        }
+        //  Within each starving job of the queue.
+        for (int j = 0; j < ssn->njobs; j++) {
+            sess_job_t *job = &ssn->jobs[j];
+            if (!starving[j] || job->queue != queue)
+                continue;
+            sess_heap_t *th = &tasks[j];
+            th->n = 0;
+            s_push_pending (th, job);
+            while (!sess_heap_empty (th)) {
+                sess_task_t *task = sess_heap_pop (th);
+                sess_stmt_t stmt;
+                sess_stmt_init (&stmt, ssn);
+                bool assigned = s_preempt (ssn, &stmt, task, S_WITHIN_JOB, nodes, cands, victims);
+                sess_stmt_commit (&stmt);
+                sess_stmt_fini (&stmt);
+                if (!assigned)
+                    break;
+            }
+        }
+    }
+    for (int q = 0; q < ssn->nqueues; q++)
+        sess_heap_fini (&jobs[q]);
+    for (int j = 0; j < ssn->njobs; j++)
+        sess_heap_fini (&tasks[j]);
+    free (jobs);
+    free (tasks);
+    free (pushed);
+    free (starving);
+    free (nodes);
+    free (cands);
+    free (victims);
+    sess_heap_fini (&queues);
+}
