@@ -1,0 +1,544 @@
+/*  scn_e2e: a scenario end to end (see scn_run.h).
+
+    Design note: the file's objects (the same list the in-process mode
+    feeds to the cache) are written as one Kubernetes List and loaded into
+    basalt-apisim; cache-svc, session-svc, one binder-svc and
+    controller-svc run on ipc:// endpoints in a private directory, started
+    the way scripts/supervise.sh starts them. The run is over when at
+    least `sessions` sessions have run (session-svc's
+    e2e_scheduling_latency_milliseconds_count) and neither a pod's binding,
+    phase or deletion nor any PodGroup has changed for S_STABLE_MS since.
+    The outcome is then read from the API server; a PodGroup whose
+    resourceVersion moved had its status written (nothing else writes
+    PodGroups here); node sync states come from cache-svc's /debug/state,
+    or from its node_out_of_sync / node_in_sync log lines when that page
+    does not exist.
+*/
+#include "scn_run.h"
+
+#include "scn_proc.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define S_STABLE_MS 2000       // nothing changed for this long: settled
+#define S_SETTLE_MS 90000      // give up waiting for that after this long
+#define S_START_MS 20000       // a process must be up (ready file, port) by then
+#define S_POLL_MS 100          // between two looks at the cluster
+#define S_STOP_MS 5000         // SIGTERM grace before SIGKILL
+#define S_PERIOD_MS "100"      // session-svc's --schedule-period-ms
+#define S_RUN_DELAY_MS "10"    // apisim: a bound pod runs this soon
+#define S_PODS_PATH "/api/v1/pods"
+#define S_GROUPS_PATH "/apis/scheduling.volcano.sh/v1beta1/podgroups"
+
+enum { S_CACHE, S_SESSION, S_BINDER, S_CONTROLLER, S_NSVC };
+static const char *const s_svc_names[S_NSVC] = {"cache-svc", "session-svc", "binder-svc",
+                                                "controller-svc"};
+
+typedef struct {
+    const scn_spec_t *spec;  // the scenario (borrowed)
+    const scn_opts_t *opts;  // runner options (borrowed)
+    scn_outcome_t *out;      // where the outcome goes (borrowed)
+    char *dir;               // private directory (owned)
+    pid_t apisim;            // the API simulator
+    int api_port;            // its port
+    pid_t pids[S_NSVC];      // the services
+    int http_ports[S_NSVC];  // their --http ports (0 when not known)
+    char logs[S_NSVC][600];  // their log files
+    char master[64];         // http://127.0.0.1:PORT
+    char ep_snapshot[600], ep_delta[600], ep_work[600];
+    zhashx_t *group_rv;      // pod group "ns/name" -> resourceVersion at load (owned strings)
+} s_env_t;
+
+static char *
+s_path (const char *dir, const char *name)
+{
+    char buf[1024];
+    snprintf (buf, sizeof buf, "%s/%s", dir, name);
+    return strdup (buf);
+}
+
+//  The last `n` bytes of a log file, for error messages (caller frees).
+static char *
+s_tail (const char *path, size_t n)
+{
+    char *text = scn_proc_read_file (path);
+    if (!text)
+        return strdup ("(no log)");
+    size_t len = strlen (text);
+    if (len <= n)
+        return text;
+    char *t = strdup (text + len - n);
+    free (text);
+    return t;
+}
+
+static void s_error (s_env_t *env, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+static void
+s_error (s_env_t *env, const char *fmt, ...)
+{
+    if (env->out->error)
+        return;  // the first failure says most
+    char msg[4096];
+    va_list args;
+    va_start (args, fmt);
+    vsnprintf (msg, sizeof msg, fmt, args);
+    va_end (args);
+    env->out->error = strdup (msg);
+}
+
+static cJSON *
+s_get_json (int port, const char *path)
+{
+    char *body = NULL;
+    long code = scn_proc_http_get (port, path, &body);
+    cJSON *json = code == 200 && body ? cJSON_Parse (body) : NULL;
+    free (body);
+    return json;
+}
+
+//  The port in a service's "event=starting ... port=N" log line, or 0.
+static int
+s_logged_port (const char *log)
+{
+    char *text = scn_proc_read_file (log);
+    int port = 0;
+    const char *line = text ? strstr (text, "event=starting") : NULL;
+    const char *p = line ? strstr (line, " port=") : NULL;
+    if (p)
+        port = atoi (p + 6);
+    free (text);
+    return port;
+}
+
+static int
+s_start_apisim (s_env_t *env, char *err, size_t errlen)
+{
+    char bin[1024], ready[700], load[700], log[700];
+    snprintf (bin, sizeof bin, "%s/tools/apisim/basalt-apisim", env->opts->bin_dir);
+    snprintf (ready, sizeof ready, "%s/apisim.ready", env->dir);
+    snprintf (load, sizeof load, "%s/cluster.json", env->dir);
+    snprintf (log, sizeof log, "%s/apisim.log", env->dir);
+    char *argv[] = {bin, "--port", "0", "--ready-file", ready, "--load", load, "--run-delay-ms",
+                    S_RUN_DELAY_MS, NULL};
+    env->apisim = scn_proc_spawn (argv, log);
+    if (env->apisim < 0) {
+        snprintf (err, errlen, "cannot start %s", bin);
+        return -1;
+    }
+    int64_t deadline = scn_proc_now_ms () + S_START_MS;
+    while (scn_proc_now_ms () < deadline) {
+        char *text = scn_proc_read_file (ready);
+        env->api_port = text ? atoi (text) : 0;
+        free (text);
+        if (env->api_port > 0)
+            break;
+        int st;
+        if (scn_proc_exited (env->apisim, &st)) {
+            env->apisim = 0;
+            char *tail = s_tail (log, 1500);
+            s_error (env, "basalt-apisim exited at start (status %d): %s", st, tail);
+            free (tail);
+            return 0;
+        }
+        scn_proc_pause (20);
+    }
+    if (env->api_port <= 0)
+        s_error (env, "basalt-apisim did not write %s in time", ready);
+    snprintf (env->master, sizeof env->master, "http://127.0.0.1:%d", env->api_port);
+    return 0;
+}
+
+static void
+s_start_service (s_env_t *env, int which)
+{
+    char bin[1024], conf[700];
+    char *argv[32];
+    int n = 0;
+    static const char *const dirs[S_NSVC] = {"cache-svc/cache-svc", "session-svc/session-svc",
+                                             "binder-svc/binder-svc",
+                                             "controller-svc/controller-svc"};
+    snprintf (bin, sizeof bin, "%s/%s", env->opts->bin_dir, dirs[which]);
+    char v[16];
+    snprintf (v, sizeof v, "%d", env->opts->verbosity > 0 ? env->opts->verbosity : 0);
+    argv[n++] = bin;
+    if (which != S_SESSION) {
+        argv[n++] = "--master";
+        argv[n++] = env->master;
+    }
+    if (which == S_CACHE) {
+        argv[n++] = "--work-endpoint";
+        argv[n++] = env->ep_work;
+    }
+    if (which != S_BINDER) {
+        argv[n++] = "--snapshot-endpoint";
+        argv[n++] = env->ep_snapshot;
+        argv[n++] = "--delta-endpoint";
+        argv[n++] = env->ep_delta;
+        argv[n++] = "--http";
+        argv[n++] = "127.0.0.1:0";
+    }
+    if (which == S_BINDER) {
+        argv[n++] = "--work-endpoint";
+        argv[n++] = env->ep_work;
+        argv[n++] = "--binder-id";
+        argv[n++] = "scenario-binder";
+    }
+    if (which == S_SESSION) {
+        argv[n++] = "--schedule-period-ms";
+        argv[n++] = S_PERIOD_MS;
+        if (env->spec->config) {
+            snprintf (conf, sizeof conf, "%s/scheduler.conf", env->dir);
+            argv[n++] = "--scheduler-conf";
+            argv[n++] = conf;
+        }
+    }
+    argv[n++] = "--v";
+    argv[n++] = v;
+    argv[n] = NULL;
+    env->pids[which] = scn_proc_spawn (argv, env->logs[which]);
+    if (env->pids[which] < 0)
+        s_error (env, "cannot start %s", bin);
+}
+
+//  Any service gone? Records the first death as the run's error.
+static bool
+s_all_alive (s_env_t *env)
+{
+    for (int i = 0; i < S_NSVC; i++) {
+        int st = 0;
+        if (env->pids[i] > 0 && scn_proc_exited (env->pids[i], &st)) {
+            env->pids[i] = 0;
+            char *tail = s_tail (env->logs[i], 1500);
+            s_error (env, "%s exited during the run (status %d); its log ends:\n%s", s_svc_names[i],
+                     st, tail);
+            free (tail);
+            return false;
+        }
+    }
+    return true;
+}
+
+//  Sessions session-svc has run, from its /metrics; -1 when unknown.
+static long
+s_sessions (s_env_t *env)
+{
+    if (env->http_ports[S_SESSION] <= 0)
+        env->http_ports[S_SESSION] = s_logged_port (env->logs[S_SESSION]);
+    if (env->http_ports[S_SESSION] <= 0)
+        return -1;
+    char *body = NULL;
+    long sessions = -1;
+    if (scn_proc_http_get (env->http_ports[S_SESSION], "/metrics", &body) == 200 && body) {
+        const char *key = "e2e_scheduling_latency_milliseconds_count";
+        for (const char *line = body; line && *line; line = strchr (line, '\n')) {
+            if (*line == '\n')
+                line++;
+            if (strncmp (line, key, strlen (key)) == 0) {
+                const char *sp = strchr (line, ' ');
+                if (sp)
+                    sessions = atol (sp + 1);
+                break;
+            }
+        }
+    }
+    free (body);
+    return sessions;
+}
+
+static const char *
+s_jstr (const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive (obj, a);
+    if (b)
+        x = cJSON_GetObjectItemCaseSensitive (x, b);
+    return cJSON_GetStringValue (x);
+}
+
+//  What settling watches: every pod's node, phase, deletion and nomination,
+//  every PodGroup's resourceVersion. NULL when the API did not answer.
+static char *
+s_fingerprint (s_env_t *env)
+{
+    cJSON *pods = s_get_json (env->api_port, S_PODS_PATH);
+    cJSON *groups = s_get_json (env->api_port, S_GROUPS_PATH);
+    if (!pods || !groups) {
+        cJSON_Delete (pods);
+        cJSON_Delete (groups);
+        return NULL;
+    }
+    size_t cap = 4096, len = 0;
+    char *fp = malloc (cap);
+    if (!fp)
+        abort ();
+    fp[0] = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach (o, cJSON_GetObjectItemCaseSensitive (pods, "items"))
+    {
+        char line[1200];
+        int n = snprintf (line, sizeof line, "pod %s/%s %s %s %s %s\n",
+                          s_jstr (o, "metadata", "namespace"), s_jstr (o, "metadata", "name"),
+                          s_jstr (o, "spec", "nodeName") ? s_jstr (o, "spec", "nodeName") : "-",
+                          s_jstr (o, "status", "phase") ? s_jstr (o, "status", "phase") : "-",
+                          s_jstr (o, "metadata", "deletionTimestamp") ? "deleting" : "-",
+                          s_jstr (o, "status", "nominatedNodeName")
+                              ? s_jstr (o, "status", "nominatedNodeName")
+                              : "-");
+        if (len + (size_t) n + 1 > cap) {
+            cap = (cap + (size_t) n) * 2;
+            fp = realloc (fp, cap);
+            if (!fp)
+                abort ();
+        }
+        memcpy (fp + len, line, (size_t) n + 1);
+        len += (size_t) n;
+    }
+    cJSON_ArrayForEach (o, cJSON_GetObjectItemCaseSensitive (groups, "items"))
+    {
+        char line[1200];
+        int n = snprintf (line, sizeof line, "pg %s/%s %s\n", s_jstr (o, "metadata", "namespace"),
+                          s_jstr (o, "metadata", "name"), s_jstr (o, "metadata", "resourceVersion"));
+        if (len + (size_t) n + 1 > cap) {
+            cap = (cap + (size_t) n) * 2;
+            fp = realloc (fp, cap);
+            if (!fp)
+                abort ();
+        }
+        memcpy (fp + len, line, (size_t) n + 1);
+        len += (size_t) n;
+    }
+    cJSON_Delete (pods);
+    cJSON_Delete (groups);
+    return fp;
+}
+
+static void
+s_settle (s_env_t *env)
+{
+    int64_t start = scn_proc_now_ms (), deadline = start + S_SETTLE_MS;
+    int64_t last_change = start, reached = -1;
+    char *last = NULL;
+    long sessions = -1;
+    while (s_all_alive (env)) {
+        int64_t now = scn_proc_now_ms ();
+        char *fp = s_fingerprint (env);
+        if (!fp) {
+            s_error (env, "basalt-apisim stopped answering");
+            break;
+        }
+        if (!last || strcmp (fp, last) != 0) {
+            last_change = now;
+            free (last);
+            last = fp;
+        }
+        else
+            free (fp);
+        sessions = s_sessions (env);
+        if (reached < 0 && sessions >= env->spec->sessions)
+            reached = now;
+        int64_t since = last_change > reached ? last_change : reached;
+        if (reached >= 0 && now - since >= S_STABLE_MS)
+            break;
+        if (now > deadline) {
+            s_error (env,
+                     "did not settle within %d s (%ld sessions run, last change %lld ms ago)",
+                     S_SETTLE_MS / 1000, sessions, (long long) (now - last_change));
+            break;
+        }
+        scn_proc_pause (S_POLL_MS);
+    }
+    free (last);
+}
+
+//  Node states from cache-svc: /debug/state when it exists, else its log.
+static void
+s_node_states (s_env_t *env)
+{
+    const cJSON *o;
+    cJSON_ArrayForEach (o, env->spec->objects)
+    {
+        const char *kind = s_jstr (o, "kind", NULL);
+        if (kind && strcmp (kind, "Node") == 0)
+            scn_outcome_node (env->out, s_jstr (o, "metadata", "name"), false);
+    }
+    if (env->http_ports[S_CACHE] <= 0)
+        env->http_ports[S_CACHE] = s_logged_port (env->logs[S_CACHE]);
+    cJSON *state = env->http_ports[S_CACHE] > 0
+                       ? s_get_json (env->http_ports[S_CACHE], "/debug/state")
+                       : NULL;
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive (state, "nodes");
+    if (cJSON_IsArray (nodes)) {
+        cJSON_ArrayForEach (o, nodes)
+        {
+            const char *name = s_jstr (o, "name", NULL);
+            const char *st = s_jstr (o, "state", NULL);
+            if (name && st)
+                scn_outcome_node (env->out, name, strcmp (st, "OutOfSync") == 0);
+        }
+        cJSON_Delete (state);
+        return;
+    }
+    cJSON_Delete (state);
+    char *text = scn_proc_read_file (env->logs[S_CACHE]);
+    for (char *line = text; line && *line;) {
+        char *end = strchr (line, '\n');
+        if (end)
+            *end = 0;
+        bool out = strstr (line, "event=node_out_of_sync ") != NULL;
+        bool in = strstr (line, "event=node_in_sync ") != NULL;
+        const char *node = strstr (line, " node=");
+        if ((out || in) && node) {
+            char name[256];
+            if (sscanf (node + 6, "%255s", name) == 1)
+                scn_outcome_node (env->out, name, out);
+        }
+        line = end ? end + 1 : NULL;
+    }
+    free (text);
+}
+
+static void
+s_collect (s_env_t *env)
+{
+    cJSON *pods = s_get_json (env->api_port, S_PODS_PATH);
+    cJSON *groups = s_get_json (env->api_port, S_GROUPS_PATH);
+    if (!pods || !groups) {
+        s_error (env, "basalt-apisim did not answer the final lists");
+        cJSON_Delete (pods);
+        cJSON_Delete (groups);
+        return;
+    }
+    scn_outcome_from_api (env->out, env->spec->objects, cJSON_GetObjectItemCaseSensitive (pods, "items"),
+                          cJSON_GetObjectItemCaseSensitive (groups, "items"));
+    const cJSON *o;
+    cJSON_ArrayForEach (o, cJSON_GetObjectItemCaseSensitive (groups, "items"))
+    {
+        char key[512];
+        snprintf (key, sizeof key, "%s/%s", s_jstr (o, "metadata", "namespace"),
+                  s_jstr (o, "metadata", "name"));
+        const char *rv = s_jstr (o, "metadata", "resourceVersion");
+        const char *was = zhashx_lookup (env->group_rv, key);
+        if (was && rv && strcmp (was, rv) != 0) {
+            scn_group_t *g = scn_outcome_group (env->out, key);
+            g->status_writes = 1;
+            char note[200];
+            snprintf (note, sizeof note, "resourceVersion %s -> %s", was, rv);
+            scn_outcome_set (&g->write_note, note);
+        }
+    }
+    cJSON_Delete (pods);
+    cJSON_Delete (groups);
+    s_node_states (env);
+}
+
+static void
+s_stop_all (s_env_t *env)
+{
+    //  Readers and workers first, the cache last, then the API server.
+    static const int order[S_NSVC] = {S_CONTROLLER, S_BINDER, S_SESSION, S_CACHE};
+    for (int i = 0; i < S_NSVC; i++) {
+        int which = order[i];
+        if (env->pids[which] <= 0)
+            continue;
+        int st = scn_proc_stop (env->pids[which], S_STOP_MS);
+        env->pids[which] = 0;
+        if (!(WIFEXITED (st) && WEXITSTATUS (st) == 0))
+            fprintf (stderr, "scenario %s (e2e): warning: %s did not exit cleanly on SIGTERM "
+                     "(status %d)\n", env->spec->name, s_svc_names[which], st);
+    }
+    if (env->apisim > 0)
+        scn_proc_stop (env->apisim, S_STOP_MS);
+    env->apisim = 0;
+}
+
+int
+scn_e2e_run (const scn_spec_t *spec, const scn_opts_t *opts, scn_outcome_t *out, char *err,
+             size_t errlen)
+{
+    static const char *const bins[] = {"tools/apisim/basalt-apisim", "cache-svc/cache-svc",
+                                       "session-svc/session-svc", "binder-svc/binder-svc",
+                                       "controller-svc/controller-svc", NULL};
+    for (int i = 0; bins[i]; i++) {
+        char bin[1024];
+        snprintf (bin, sizeof bin, "%s/%s", opts->bin_dir, bins[i]);
+        if (access (bin, X_OK) != 0) {
+            snprintf (err, errlen, "%s is missing: build first or give --bin-dir", bin);
+            return -1;
+        }
+    }
+    s_env_t env = {0};
+    env.spec = spec;
+    env.opts = opts;
+    env.out = out;
+    env.dir = scn_proc_tmpdir ();
+    if (!env.dir) {
+        snprintf (err, errlen, "cannot make a directory under /tmp");
+        return -1;
+    }
+    env.group_rv = zhashx_new ();
+    zhashx_set_destructor (env.group_rv, (zhashx_destructor_fn *) zstr_free);
+    snprintf (env.ep_snapshot, sizeof env.ep_snapshot, "ipc://%s/cache.sock", env.dir);
+    snprintf (env.ep_delta, sizeof env.ep_delta, "ipc://%s/delta.sock", env.dir);
+    snprintf (env.ep_work, sizeof env.ep_work, "ipc://%s/work.sock", env.dir);
+    for (int i = 0; i < S_NSVC; i++)
+        snprintf (env.logs[i], sizeof env.logs[i], "%s/%s.log", env.dir, s_svc_names[i]);
+
+    //  The same objects as in process, as one List.
+    cJSON *list = cJSON_CreateObject ();
+    cJSON_AddStringToObject (list, "apiVersion", "v1");
+    cJSON_AddStringToObject (list, "kind", "List");
+    cJSON_AddItemToObject (list, "items", cJSON_Duplicate (spec->objects, true));
+    char *text = cJSON_Print (list);
+    cJSON_Delete (list);
+    char *cluster = s_path (env.dir, "cluster.json");
+    int rc = scn_proc_write_file (cluster, text);
+    free (text);
+    free (cluster);
+    if (rc == 0 && spec->config) {
+        char *conf = s_path (env.dir, "scheduler.conf");
+        rc = scn_proc_write_file (conf, spec->config);
+        free (conf);
+    }
+    if (rc != 0) {
+        snprintf (err, errlen, "cannot write into %s", env.dir);
+        goto done;
+    }
+    rc = -1;
+    if (s_start_apisim (&env, err, errlen) != 0)
+        goto done;
+    rc = 0;
+    if (out->error)
+        goto done;
+    cJSON *groups = s_get_json (env.api_port, S_GROUPS_PATH);
+    const cJSON *o;
+    cJSON_ArrayForEach (o, cJSON_GetObjectItemCaseSensitive (groups, "items"))
+    {
+        char key[512];
+        snprintf (key, sizeof key, "%s/%s", s_jstr (o, "metadata", "namespace"),
+                  s_jstr (o, "metadata", "name"));
+        const char *rv = s_jstr (o, "metadata", "resourceVersion");
+        zhashx_update (env.group_rv, key, strdup (rv ? rv : ""));
+    }
+    cJSON_Delete (groups);
+    for (int i = 0; i < S_NSVC && !out->error; i++)
+        s_start_service (&env, i);
+    if (!out->error)
+        s_settle (&env);
+    if (!out->error)
+        s_collect (&env);
+done:
+    s_stop_all (&env);
+    if (opts->keep || (out->error && opts->verbosity > 0))
+        fprintf (stderr, "scenario %s (e2e): files and logs kept in %s\n", spec->name, env.dir);
+    else
+        scn_proc_rmtree (env.dir);
+    zhashx_destroy (&env.group_rv);
+    free (env.dir);
+    return rc;
+}

@@ -1,0 +1,379 @@
+/*  scn_inproc: a scenario in process (see scn_run.h).
+
+    Design note: the runner plays the API server and the binders, nothing
+    else. It keeps the file's objects as the API server would (JSON with a
+    resourceVersion), feeds them to a real cache_model through the informer
+    entry point, and carries out the model's work items on its JSON the
+    way basalt-apisim does (a bind sets spec.nodeName and the kubelet makes
+    the pod Running, a status write merges into the PodGroup's status, an
+    eviction deletes the pod, a pod condition lands in the pod's status),
+    each followed by the watch event the cache would receive. Sessions run
+    on a fresh store unpacked from the model's snapshot, out-of-sync nodes
+    from the snapshot's node states: exactly what session-svc sees.
+*/
+#include "scn_run.h"
+
+#include "bas_k8s.h"
+#include "bas_kube.h"
+#include "bas_log.h"
+#include "cache_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_NOW_MS 1704153600000LL // session clock: 2024-01-02T00:00:00Z, + 1 s per session
+
+typedef struct {
+    cache_model_t *model;   // cache-svc's model under test
+    cJSON *pods;            // the API server's pods (owned)
+    cJSON *groups;          // its PodGroups (owned)
+    cJSON *others;          // nodes, queues, priority classes (owned)
+    zhashx_t *writes;       // pod group "ns/name" -> status writes ((void *) count)
+    zhashx_t *pipelined;    // pod uid -> node, from the last session's commit (owned strings)
+    zlistx_t *work;         // Basalt__V1__Work* of the commit being carried out
+    long rv;                // the API server's resourceVersion counter
+} s_run_t;
+
+static Basalt__V1__ObjectKind
+s_kind (const cJSON *obj)
+{
+    const char *k = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "kind"));
+    if (!k)
+        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_UNSPECIFIED;
+    if (strcmp (k, "Node") == 0)
+        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE;
+    if (strcmp (k, "Pod") == 0)
+        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD;
+    if (strcmp (k, "PodGroup") == 0)
+        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP;
+    if (strcmp (k, "Queue") == 0)
+        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE;
+    if (strcmp (k, "PriorityClass") == 0)
+        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS;
+    return BASALT__V1__OBJECT_KIND__OBJECT_KIND_UNSPECIFIED;
+}
+
+static cJSON *
+s_meta (cJSON *obj)
+{
+    return cJSON_GetObjectItemCaseSensitive (obj, "metadata");
+}
+
+static cJSON *
+s_child (cJSON *obj, const char *key)
+{
+    cJSON *c = cJSON_GetObjectItemCaseSensitive (obj, key);
+    if (!c)
+        c = cJSON_AddObjectToObject (obj, key);
+    return c;
+}
+
+static void
+s_set_str (cJSON *obj, const char *key, const char *value)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive (obj, key);
+    cJSON_AddStringToObject (obj, key, value);
+}
+
+//  A write: new resourceVersion, then the watch event the cache gets.
+static void
+s_modified (s_run_t *self, cJSON *obj, int event)
+{
+    char rv[32];
+    snprintf (rv, sizeof rv, "%ld", ++self->rv);
+    s_set_str (s_meta (obj), "resourceVersion", rv);
+    cache_model_api_event (self->model, s_kind (obj), event, obj);
+}
+
+static cJSON *
+s_by_uid (cJSON *list, const char *uid)
+{
+    cJSON *o;
+    cJSON_ArrayForEach (o, list)
+    {
+        const char *u = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (s_meta (o), "uid"));
+        if (u && uid && strcmp (u, uid) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+static void
+s_key (cJSON *obj, char *buf, size_t len)
+{
+    const char *ns = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (s_meta (obj), "namespace"));
+    const char *name = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (s_meta (obj), "name"));
+    snprintf (buf, len, "%s/%s", ns ? ns : "default", name ? name : "?");
+}
+
+static void
+s_on_work (void *arg, Basalt__V1__Work **work_p)
+{
+    s_run_t *self = arg;
+    zlistx_add_end (self->work, *work_p);
+    *work_p = NULL;
+}
+
+static void
+s_bind (s_run_t *self, const Basalt__V1__BindWork *b)
+{
+    cJSON *pod = s_by_uid (self->pods, b->pod_uid);
+    bool ok = pod != NULL;
+    if (pod) {
+        const char *cur = cJSON_GetStringValue (
+            cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (pod, "spec"), "nodeName"));
+        //  The API refuses a second binding, except to the same node (409 counted as success).
+        ok = !cur || !*cur || strcmp (cur, b->node ? b->node : "") == 0;
+    }
+    cache_model_bind_result (self->model, b, ok, ok ? NULL : "pod is already assigned");
+    if (!ok || !pod)
+        return;
+    s_set_str (s_child (pod, "spec"), "nodeName", b->node);
+    s_modified (self, pod, BAS_KUBE_MODIFIED);
+    //  The kubelet starts it.
+    s_set_str (s_child (pod, "status"), "phase", "Running");
+    s_modified (self, pod, BAS_KUBE_MODIFIED);
+}
+
+static void
+s_status (s_run_t *self, const Basalt__V1__StatusWork *w)
+{
+    cJSON *pg = s_by_uid (self->groups, w->uid);
+    cache_model_status_result (self->model, w, pg != NULL);
+    if (!pg)
+        return;
+    char key[512];
+    s_key (pg, key, sizeof key);
+    zhashx_update (self->writes, key,
+                   (void *) ((intptr_t) zhashx_lookup (self->writes, key) + 1));
+    //  A merge patch of the status: the written keys replace the old ones.
+    cJSON *patch = bas_k8s_podgroup_status_to_json (w->status);
+    cJSON *status = s_child (pg, "status");
+    cJSON *it = patch ? patch->child : NULL;
+    while (it) {
+        cJSON *next = it->next;
+        cJSON_DeleteItemFromObjectCaseSensitive (status, it->string);
+        cJSON_AddItemToObject (status, it->string, cJSON_DetachItemViaPointer (patch, it));
+        it = next;
+    }
+    cJSON_Delete (patch);
+    s_modified (self, pg, BAS_KUBE_MODIFIED);
+}
+
+static void
+s_evict (s_run_t *self, const Basalt__V1__EvictWork *e)
+{
+    cJSON *pod = s_by_uid (self->pods, e->pod_uid);
+    cache_model_evict_result (self->model, e, pod != NULL);
+    if (!pod)
+        return;
+    cJSON_DetachItemViaPointer (self->pods, pod);
+    s_modified (self, pod, BAS_KUBE_DELETED);
+    cJSON_Delete (pod);
+}
+
+static void
+s_pod_condition (s_run_t *self, const Basalt__V1__PodConditionWork *w)
+{
+    const Basalt__V1__PodCondition *c = w->condition;
+    cJSON *pod = NULL, *o;
+    cJSON_ArrayForEach (o, self->pods)
+    {
+        char key[512], want[512];
+        s_key (o, key, sizeof key);
+        snprintf (want, sizeof want, "%s/%s", w->namespace_ ? w->namespace_ : "default",
+                  w->name ? w->name : "");
+        if (strcmp (key, want) == 0)
+            pod = o;
+    }
+    if (!pod || !c)
+        return;
+    cJSON *status = s_child (pod, "status");
+    cJSON *conds = cJSON_GetObjectItemCaseSensitive (status, "conditions");
+    if (!conds)
+        conds = cJSON_AddArrayToObject (status, "conditions");
+    cJSON *entry = NULL;
+    cJSON_ArrayForEach (o, conds)
+    {
+        const char *t = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (o, "type"));
+        if (t && c->type && strcmp (t, c->type) == 0)
+            entry = o;
+    }
+    if (!entry) {
+        entry = cJSON_CreateObject ();
+        cJSON_AddItemToArray (conds, entry);
+    }
+    s_set_str (entry, "type", c->type ? c->type : "PodScheduled");
+    s_set_str (entry, "status", c->status ? c->status : "False");
+    s_set_str (entry, "reason", c->reason ? c->reason : "");
+    s_set_str (entry, "message", c->message ? c->message : "");
+    s_modified (self, pod, BAS_KUBE_MODIFIED);
+}
+
+//  Carry out the commit's work in the order the cache produced it.
+static void
+s_carry_out (s_run_t *self)
+{
+    for (Basalt__V1__Work *w = zlistx_first (self->work); w; w = zlistx_next (self->work)) {
+        switch (w->item_case) {
+        case BASALT__V1__WORK__ITEM_BIND:
+            s_bind (self, w->bind);
+            break;
+        case BASALT__V1__WORK__ITEM_STATUS:
+            s_status (self, w->status);
+            break;
+        case BASALT__V1__WORK__ITEM_EVICT:
+            s_evict (self, w->evict);
+            break;
+        case BASALT__V1__WORK__ITEM_POD_CONDITION:
+            s_pod_condition (self, w->pod_condition);
+            break;
+        default:
+            break;
+        }
+    }
+    zlistx_purge (self->work);
+}
+
+static void
+s_work_free (void **item_p)
+{
+    if (*item_p)
+        protobuf_c_message_free_unpacked (*item_p, NULL);
+    *item_p = NULL;
+}
+
+//  One session on a snapshot of the model, its commit through the cache.
+static int
+s_session (s_run_t *self, const sess_conf_t *conf, int n, char *err, size_t errlen)
+{
+    zframe_t *flushed = cache_model_flush (self->model, NULL);
+    zframe_destroy (&flushed);
+    zframe_t *frame = cache_model_snapshot (self->model);
+    Basalt__V1__Snapshot *snap =
+        basalt__v1__snapshot__unpack (NULL, zframe_size (frame), zframe_data (frame));
+    zframe_destroy (&frame);
+    if (!snap) {
+        snprintf (err, errlen, "session %d: the model's snapshot does not unpack", n);
+        return -1;
+    }
+    zhashx_t *oos = zhashx_new ();
+    for (size_t i = 0; i < snap->n_node_states; i++) {
+        const Basalt__V1__NodeSyncState *s = snap->node_states[i];
+        if (s->node && s->out_of_sync)
+            zhashx_update (oos, s->node, (void *) "accounted idle is negative");
+    }
+    bas_store_t *store = bas_store_new ();
+    bas_store_load_snapshot (store, snap);
+    basalt__v1__snapshot__free_unpacked (snap, NULL);
+
+    char sid[32];
+    snprintf (sid, sizeof sid, "scenario-%d", n);
+    sess_params_t params = {0};
+    params.session_id = sid;
+    params.now_ms = S_NOW_MS + (int64_t) n * 1000;
+    params.out_of_sync_nodes = oos;
+    Basalt__V1__Commit *commit = sess_run (store, conf, &params);
+    int rc = 0;
+    if (!commit) {
+        snprintf (err, errlen, "session %d: sess_run returned no commit", n);
+        rc = -1;
+    }
+    else {
+        commit->session_id = commit->session_id ? commit->session_id : strdup (sid);
+        Basalt__V1__CommitResult *result = calloc (1, sizeof *result);
+        if (!result)
+            abort ();
+        basalt__v1__commit_result__init (result);
+        cache_model_commit (self->model, commit, result, s_on_work, self);
+        //  Reservations of this session only: pipelined is what the last one left.
+        zhashx_purge (self->pipelined);
+        for (size_t i = 0; i < commit->n_placements; i++) {
+            const Basalt__V1__Placement *pl = commit->placements[i];
+            if (pl->pipelined && pl->pod_uid && pl->node)
+                zhashx_update (self->pipelined, pl->pod_uid, strdup (pl->node));
+        }
+        protobuf_c_message_free_unpacked (&result->base, NULL);
+        protobuf_c_message_free_unpacked (&commit->base, NULL);
+        s_carry_out (self);
+    }
+    bas_store_destroy (&store);
+    zhashx_destroy (&oos);
+    return rc;
+}
+
+int
+scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *out, char *err,
+                size_t errlen)
+{
+    s_run_t self = {0};
+    self.model = cache_model_new (1, "basalt,volcano");
+    self.pods = cJSON_CreateArray ();
+    self.groups = cJSON_CreateArray ();
+    self.others = cJSON_CreateArray ();
+    self.writes = zhashx_new ();
+    self.pipelined = zhashx_new ();
+    zhashx_set_destructor (self.pipelined, (zhashx_destructor_fn *) zstr_free);
+    self.work = zlistx_new ();
+    zlistx_set_destructor (self.work, s_work_free);
+    int rc = -1;
+    const cJSON *o;
+    cJSON_ArrayForEach (o, spec->objects)
+    {
+        cJSON *copy = cJSON_Duplicate (o, true);
+        Basalt__V1__ObjectKind kind = s_kind (copy);
+        cJSON *list = kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD         ? self.pods
+                      : kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP ? self.groups
+                                                                              : self.others;
+        cJSON_AddItemToArray (list, copy);
+        char rv[32];
+        snprintf (rv, sizeof rv, "%ld", ++self.rv);
+        s_set_str (s_meta (copy), "resourceVersion", rv);
+        if (cache_model_api_event (self.model, kind, BAS_KUBE_ADDED, copy) != 0) {
+            char key[512];
+            s_key (copy, key, sizeof key);
+            snprintf (err, errlen, "cache-svc's model refused %s %s (see its log line)",
+                      cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (copy, "kind")), key);
+            goto done;
+        }
+    }
+    cache_model_set_synced (self.model, true);
+    for (int n = 1; n <= spec->sessions; n++)
+        if (s_session (&self, conf, n, err, errlen) != 0)
+            goto done;
+
+    scn_outcome_from_api (out, spec->objects, self.pods, self.groups);
+    for (void *v = zhashx_first (self.writes); v; v = zhashx_next (self.writes))
+        scn_outcome_group (out, zhashx_cursor (self.writes))->status_writes = (int) (intptr_t) v;
+    for (const char *node = zhashx_first (self.pipelined); node;
+         node = zhashx_next (self.pipelined)) {
+        cJSON *pod = s_by_uid (self.pods, zhashx_cursor (self.pipelined));
+        char key[512];
+        if (!pod)
+            continue;
+        s_key (pod, key, sizeof key);
+        scn_pod_t *p = scn_outcome_pod (out, key);
+        if (!p->node)
+            scn_outcome_set (&p->pipelined, node);
+    }
+    cJSON_ArrayForEach (o, self.others)
+    {
+        if (s_kind (o) != BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE)
+            continue;
+        const char *name = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (
+            cJSON_GetObjectItemCaseSensitive (o, "metadata"), "name"));
+        if (name)
+            scn_outcome_node (out, name, cache_model_node_out_of_sync (self.model, name));
+    }
+    rc = 0;
+done:
+    zlistx_destroy (&self.work);
+    zhashx_destroy (&self.pipelined);
+    zhashx_destroy (&self.writes);
+    cJSON_Delete (self.pods);
+    cJSON_Delete (self.groups);
+    cJSON_Delete (self.others);
+    cache_model_destroy (&self.model);
+    return rc;
+}

@@ -1,0 +1,46 @@
+/*  scn_run: the two ways to run a scenario.
+
+    In process (scn_inproc.c): cache-svc's model is built from the file's
+    objects through the informer path, and each session runs the way the
+    real processes run it: sess_run on a snapshot of the model, its Commit
+    checked by cache_model_commit, the work it produces carried out as a
+    binder and the API server would (a bind sets the pod's node, an
+    eviction deletes the pod, a status write lands on the PodGroup), and
+    the next session runs on a fresh snapshot.
+
+    End to end (scn_e2e.c): the same objects are loaded into basalt-apisim
+    and the four services run against it on ipc:// endpoints in a private
+    directory until nothing changes any more; the outcome is read from the
+    API server and cache-svc.
+
+    Both fill an scn_outcome_t; neither judges it.
+*/
+#ifndef SCN_RUN_H
+#define SCN_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "scn_outcome.h"
+#include "scn_spec.h"
+#include "sess_sched.h"
+
+typedef struct {
+    const char *bin_dir;   // build directory holding the service binaries
+    bool keep;             // keep the e2e directory (logs, manifests)
+    int verbosity;         // log verbosity of the services (e2e) and the core (in process)
+} scn_opts_t;
+
+//  Run `spec` in process with `conf` (borrowed; NULL = Volcano's default).
+//  Fills out. Returns 0, or -1 with err when the run could not start
+//  (a file object the cache refuses).
+int scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *out,
+                    char *err, size_t errlen);
+
+//  Run `spec` end to end. A failure of the run itself (a service that does
+//  not start or dies, no settling) is recorded in out->error. Returns 0, or
+//  -1 with err when the environment cannot be set up (binaries missing).
+int scn_e2e_run (const scn_spec_t *spec, const scn_opts_t *opts, scn_outcome_t *out, char *err,
+                 size_t errlen);
+
+#endif

@@ -1,0 +1,49 @@
+/*  scn_spec: one scenario file (../shared/scenarios/README.md), checked and
+    turned into what both run modes need.
+
+    The cluster part (nodes, queues, podgroups, priorityClasses, pods and
+    `manifests`) becomes one ordered list of real Kubernetes objects, the
+    JSON an API server would hold for them: the in-process mode feeds them
+    to cache-svc's model through the informer path (cache_model_api_event),
+    the end-to-end mode loads the very same list into the API simulator.
+    One conversion for both modes is what makes their outcomes comparable.
+
+    Design note: objects get deterministic uids and creation timestamps one
+    second apart in file order (priority classes, queues, nodes, podgroups,
+    pods, then manifests that lack them), so Volcano's (creation time, uid)
+    tie-breaks follow the file in both modes. Pods without a group are
+    given schedulerName default-scheduler: they were placed outside the
+    scheduler (as the seed scenarios say) and get no PodGroup from the
+    controller. Priority admission (spec.priority from the class) is done
+    here as the API server does it.
+
+    Every key is checked against the README's format; an unknown key or a
+    value of the wrong type is an error naming the file, line and key.
+*/
+#ifndef SCN_SPEC_H
+#define SCN_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+typedef struct {
+    char *path;        // the file
+    char *name;        // `name:` (or the file name without .yaml)
+    char *config;      // scheduler configuration text, NULL for the default
+    int config_line;   // line of the `config:` key (for messages)
+    int sessions;      // sessions to run (>= 1)
+    cJSON *objects;    // array of Kubernetes objects in load order (owned)
+    cJSON *expect;     // the `expect` mapping (owned)
+} scn_spec_t;
+
+//  Read and check `path`. Returns a new spec owned by the caller, or NULL
+//  with "FILE:LINE: problem" in err.
+scn_spec_t *scn_spec_load (const char *path, char *err, size_t errlen);
+void scn_spec_destroy (scn_spec_t **self_p);
+
+//  "ns/name" for a scenario reference ("p1" -> "default/p1"), into buf.
+const char *scn_spec_ref (const char *ref, char *buf, size_t len);
+
+#endif
