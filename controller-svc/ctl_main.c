@@ -1,20 +1,23 @@
 /*  controller-svc: the PodGroup lifecycle (DESIGN.md).
 
-    Keeps a replica of cache-svc's model by the Clone pattern and gives every
-    plain pod of a configured scheduler (no scheduling.k8s.io/group-name
-    annotation) a PodGroup `podgroup-<controller owner uid | pod uid>`, then
-    annotates the pod with it. AlreadyExists counts as created.
+    Keeps a replica of cache-svc's model by the Clone pattern, and watches
+    the owners it needs itself (ReplicaSets, StatefulSets: the cache's
+    model has none). Every plain pod of a configured scheduler gets a
+    PodGroup `podgroup-<controller owner uid | pod uid>` and is annotated
+    with it; an owner scaled to 0 loses its group, scaled up it gets it
+    back. The decisions live in ctl_lifecycle.c; this file wires the
+    replica, the owner informers, the API client and the timers to it.
 
     Design note: every action in flight or waiting for a retry is keyed by
-    the pod's uid, never by a name (DESIGN problem 5): a pod deleted and
-    re-created under the same name is a different key, and a stale action's
-    API write carries the uid it was decided on as a precondition.
+    uid, never by a name, and every delete carries preconditions on the
+    uid and resourceVersion it was decided on (DESIGN problem 5).
 */
 #include "bas_kube.h"
 #include "bas_replica.h"
 #include "bas_sock.h"
 #include "bas_svc.h"
 #include "ctl_defaults.h"
+#include "ctl_lifecycle.h"
 #include "ctl_podgroup.h"
 
 #include <string.h>
@@ -28,6 +31,8 @@ typedef struct {
     const char *default_queue;
     const char *curve_cert;
     const char *curve_server;
+    const char *watch_owners;
+    int retry_ms;
 } ctl_config_t;
 
 static const bas_flag_t s_flags[] = {
@@ -41,6 +46,10 @@ static const bas_flag_t s_flags[] = {
      "comma-separated scheduler names whose plain pods get PodGroups"},
     {"default-queue", BAS_FLAG_STRING, offsetof (ctl_config_t, default_queue), "QUEUE",
      "queue of PodGroups whose pod names none"},
+    {"watch-owners", BAS_FLAG_STRING, offsetof (ctl_config_t, watch_owners), "KINDS",
+     "comma-separated owner kinds to watch (replicasets, statefulsets); \"\" for none"},
+    {"retry-ms", BAS_FLAG_INT, offsetof (ctl_config_t, retry_ms), "MS",
+     "a failed PodGroup action is tried again after this"},
     {"curve-cert", BAS_FLAG_STRING, offsetof (ctl_config_t, curve_cert), "FILE",
      "own CURVE certificate for tcp:// endpoints"},
     {"curve-server", BAS_FLAG_STRING, offsetof (ctl_config_t, curve_server), "FILE",
@@ -48,178 +57,38 @@ static const bas_flag_t s_flags[] = {
     {NULL},
 };
 
-typedef enum { S_CREATING = 1, S_ANNOTATING = 2, S_FAILED = 3 } s_state_t;
-
-//  One pod's pending action, keyed by the pod's uid.
-typedef struct {
-    char uid[128];             // the pod's uid (the key)
-    char ns[128];
-    char name[256];            // the pod's name
-    char group[320];           // the PodGroup name decided for it
-    s_state_t state;
-    int64_t retry_after_ms;    // for S_FAILED
-} s_action_t;
-
 typedef struct {
     ctl_config_t config;
     bas_svc_t *svc;
     bas_metrics_t *metrics;
     bas_kube_t *kube;
     bas_replica_t *replica;
-    zhashx_t *actions;         // pod uid -> s_action_t
+    ctl_lifecycle_t *life;     // the decisions (ctl_lifecycle.c)
     bool scanned;              // every pod was looked at since the replica became ready
 } ctl_t;
 
+//  The owner kinds the controller watches itself: --watch-owners names.
+static const struct {
+    const char *resource;      // as in --watch-owners and the API path
+    const char *kind;
+    const char *api_version;
+    const char *path;
+} s_owner_kinds[] = {
+    {"replicasets", "ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets"},
+    {"statefulsets", "StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets"},
+};
+
+//  The informer callback's argument: which kind it watches.
 typedef struct {
     ctl_t *ctl;
-    char uid[128];             // the pod the request was for
-} s_call_t;
+    int kind;                  // index into s_owner_kinds
+} s_watch_t;
 
-static void s_consider (ctl_t *self, const Basalt__V1__Pod *pod);
-
-static void
-s_count (ctl_t *self, const char *what, long code)
+static int
+s_request (void *arg, const char *method, const char *path, const char *content_type,
+           const char *body, bas_kube_done_fn *done, void *done_arg)
 {
-    char labels[96];
-    snprintf (labels, sizeof labels, "action=\"%s\",code=\"%ld\"", what, code);
-    bas_metrics_add (self->metrics, "basalt_controller_requests_total", labels, 1);
-}
-
-static void
-s_fail (ctl_t *self, s_action_t *a)
-{
-    a->state = S_FAILED;
-    a->retry_after_ms = bas_mono_ms () + CTL_RETRY_MS;
-    (void) self;
-}
-
-static void
-s_on_annotated (void *arg, const bas_kube_response_t *resp)
-{
-    s_call_t *call = arg;
-    ctl_t *self = call->ctl;
-    s_count (self, "annotate", resp->code);
-    s_action_t *a = zhashx_lookup (self->actions, call->uid);
-    if (a) {
-        if (resp->code >= 200 && resp->code < 300) {
-            bas_info ("pod_annotated", "pod=%s/%s podgroup=%s", a->ns, a->name, a->group);
-            zhashx_delete (self->actions, call->uid);
-        }
-        else if (resp->code == 404 || resp->code == 409) {
-            //  The pod is gone or is another pod now: the decision is stale.
-            bas_info ("annotate_dropped", "pod=%s/%s code=%ld", a->ns, a->name, resp->code);
-            zhashx_delete (self->actions, call->uid);
-        }
-        else {
-            bas_warn ("annotate_failed", "pod=%s/%s code=%ld reason=%s msg=\"%s\"", a->ns, a->name,
-                      resp->code, resp->reason ? resp->reason : "-", resp->message ? resp->message : "");
-            s_fail (self, a);
-        }
-    }
-    free (call);
-}
-
-static void
-s_annotate (ctl_t *self, s_action_t *a)
-{
-    a->state = S_ANNOTATING;
-    cJSON *patch = cJSON_CreateObject ();
-    cJSON *meta = cJSON_AddObjectToObject (patch, "metadata");
-    //  uid in the patch: a pod re-created under this name refuses it.
-    cJSON_AddStringToObject (meta, "uid", a->uid);
-    cJSON *ann = cJSON_AddObjectToObject (meta, "annotations");
-    cJSON_AddStringToObject (ann, "scheduling.k8s.io/group-name", a->group);
-    char *body = cJSON_PrintUnformatted (patch);
-    cJSON_Delete (patch);
-    char path[640];
-    snprintf (path, sizeof path, "/api/v1/namespaces/%s/pods/%s", a->ns, a->name);
-    s_call_t *call = calloc (1, sizeof *call);
-    if (!call)
-        abort ();
-    call->ctl = self;
-    snprintf (call->uid, sizeof call->uid, "%s", a->uid);
-    if (bas_kube_request (self->kube, "PATCH", path, "application/merge-patch+json", body,
-                          s_on_annotated, call) != 0) {
-        free (call);
-        s_fail (self, a);
-    }
-    free (body);
-}
-
-static void
-s_on_created (void *arg, const bas_kube_response_t *resp)
-{
-    s_call_t *call = arg;
-    ctl_t *self = call->ctl;
-    s_count (self, "create_podgroup", resp->code);
-    s_action_t *a = zhashx_lookup (self->actions, call->uid);
-    if (a) {
-        bool exists = resp->code == 409 && resp->reason && strcmp (resp->reason, "AlreadyExists") == 0;
-        if ((resp->code >= 200 && resp->code < 300) || exists) {
-            bas_info ("podgroup_created", "podgroup=%s/%s for=%s existed=%s", a->ns, a->group,
-                      a->name, exists ? "yes" : "no");
-            s_annotate (self, a);
-        }
-        else {
-            bas_warn ("podgroup_create_failed", "podgroup=%s/%s code=%ld reason=%s msg=\"%s\"",
-                      a->ns, a->group, resp->code, resp->reason ? resp->reason : "-",
-                      resp->message ? resp->message : "");
-            s_fail (self, a);
-        }
-    }
-    free (call);
-}
-
-static void
-s_consider (ctl_t *self, const Basalt__V1__Pod *pod)
-{
-    if (!ctl_pod_needs_group (pod, self->config.scheduler_name))
-        return;
-    s_action_t *a = zhashx_lookup (self->actions, pod->uid);
-    if (a && (a->state != S_FAILED || bas_mono_ms () < a->retry_after_ms))
-        return;  // in flight, or waiting to retry
-    if (!a) {
-        a = calloc (1, sizeof *a);
-        if (!a)
-            abort ();
-        snprintf (a->uid, sizeof a->uid, "%s", pod->uid);
-        zhashx_insert (self->actions, pod->uid, a);
-    }
-    snprintf (a->ns, sizeof a->ns, "%s", pod->namespace_ ? pod->namespace_ : "default");
-    snprintf (a->name, sizeof a->name, "%s", pod->name);
-    ctl_podgroup_name (pod, a->group, sizeof a->group);
-    if (bas_store_pod_group_by_name (bas_replica_store (self->replica), a->ns, a->group)) {
-        s_annotate (self, a);
-        return;
-    }
-    char err[512];
-    cJSON *pg = ctl_podgroup_build (pod, self->config.default_queue, err, sizeof err);
-    if (!pg) {
-        bas_warn ("podgroup_invalid", "pod=%s/%s msg=\"%s\"", a->ns, a->name, err);
-        s_fail (self, a);
-        return;
-    }
-    char *body = cJSON_PrintUnformatted (pg);
-    cJSON_Delete (pg);
-    char path[512];
-    snprintf (path, sizeof path, "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups", a->ns);
-    s_call_t *call = calloc (1, sizeof *call);
-    if (!call)
-        abort ();
-    call->ctl = self;
-    snprintf (call->uid, sizeof call->uid, "%s", pod->uid);
-    a->state = S_CREATING;
-    if (bas_kube_request (self->kube, "POST", path, NULL, body, s_on_created, call) != 0) {
-        free (call);
-        s_fail (self, a);
-    }
-    free (body);
-}
-
-static void
-s_scan_one (void *arg, const Basalt__V1__Object *obj)
-{
-    s_consider (arg, obj->pod);
+    return bas_kube_request (arg, method, path, content_type, body, done, done_arg);
 }
 
 static void
@@ -228,32 +97,32 @@ s_scan (ctl_t *self)
     if (!bas_replica_ready (self->replica))
         return;
     self->scanned = true;
-    bas_store_foreach (bas_replica_store (self->replica), BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD,
-                       s_scan_one, self);
-    bas_metrics_set (self->metrics, "basalt_controller_actions_pending", NULL,
-                     (double) zhashx_size (self->actions));
+    ctl_lifecycle_scan (self->life);
 }
 
 static void
 s_on_upsert (void *arg, const Basalt__V1__Object *obj)
 {
     ctl_t *self = arg;
-    if (obj->kind_case == BASALT__V1__OBJECT__KIND_POD && bas_replica_ready (self->replica))
-        s_consider (self, obj->pod);
+    if (!bas_replica_ready (self->replica))
+        return;
+    if (obj->kind_case == BASALT__V1__OBJECT__KIND_POD)
+        ctl_lifecycle_pod_upsert (self->life, obj->pod);
+    else if (obj->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP)
+        ctl_lifecycle_group_upsert (self->life, obj->pod_group);
 }
 
 static void
 s_on_delete (void *arg, const Basalt__V1__ObjectRef *ref, const Basalt__V1__Object *old)
 {
-    (void) old;
     ctl_t *self = arg;
-    //  A deleted pod's pending action is stale; keyed by uid, so a new pod
-    //  with the same name is untouched.
-    if (ref->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD && ref->key) {
-        s_action_t *a = zhashx_lookup (self->actions, ref->key);
-        if (a && a->state == S_FAILED)
-            zhashx_delete (self->actions, ref->key);
-    }
+    //  Keyed by uid: a new object with the same name is another key.
+    if (ref->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD)
+        ctl_lifecycle_pod_delete (self->life, ref->key, old ? old->pod : NULL);
+    else if (ref->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP)
+        ctl_lifecycle_group_delete (self->life, ref->key, old ? old->pod_group : NULL);
+    else if (ref->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE && bas_replica_ready (self->replica))
+        ctl_lifecycle_queue_delete (self->life, ref->key);
 }
 
 static void
@@ -261,17 +130,30 @@ s_on_reset (void *arg)
 {
     ctl_t *self = arg;
     self->scanned = false;
-    s_scan (self);
+    if (bas_replica_ready (self->replica)) {
+        self->scanned = true;
+        ctl_lifecycle_reset (self->life);
+    }
 }
 
-//  The cache reports "synced" in a delta after the snapshot: scan then,
+//  The cache reports "synced" in a delta after the snapshot: start then,
 //  not at the next rescan.
 static void
 s_on_change (void *arg)
 {
     ctl_t *self = arg;
-    if (!self->scanned)
-        s_scan (self);
+    if (!self->scanned && bas_replica_ready (self->replica)) {
+        self->scanned = true;
+        ctl_lifecycle_reset (self->life);
+    }
+}
+
+static void
+s_on_owner (void *arg, bas_kube_event_t type, const cJSON *object)
+{
+    s_watch_t *w = arg;
+    ctl_lifecycle_owner_event (w->ctl->life, s_owner_kinds[w->kind].kind,
+                               s_owner_kinds[w->kind].api_version, type, object);
 }
 
 static int
@@ -280,6 +162,17 @@ s_on_rescan (zloop_t *loop, int timer_id, void *arg)
     (void) loop;
     (void) timer_id;
     s_scan (arg);
+    return 0;
+}
+
+static int
+s_on_tick (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    ctl_t *self = arg;
+    if (bas_replica_ready (self->replica))
+        ctl_lifecycle_tick (self->life);
     return 0;
 }
 
@@ -305,18 +198,41 @@ main (int argc, char **argv)
     self.config.kube.burst = CTL_KUBE_BURST;
     self.config.scheduler_name = CTL_SCHEDULER_NAMES;
     self.config.default_queue = CTL_DEFAULT_QUEUE;
+    self.config.watch_owners = CTL_WATCH_OWNERS;
+    self.config.retry_ms = CTL_RETRY_MS;
     int exit_code = 0;
+    s_watch_t watches[sizeof s_owner_kinds / sizeof s_owner_kinds[0]];
     self.svc = bas_svc_new ("controller-svc", "Basalt controller: the PodGroup lifecycle.", s_flags,
                             &self.config, &self.config.common, argc, argv, &exit_code);
     if (!self.svc)
         return exit_code;
     self.metrics = bas_svc_metrics (self.svc);
-    bas_metrics_describe (self.metrics, "basalt_controller_requests_total", BAS_METRIC_COUNTER,
-                          "API requests by action and HTTP code", NULL, 0);
-    bas_metrics_describe (self.metrics, "basalt_controller_actions_pending", BAS_METRIC_GAUGE,
-                          "Pods with a PodGroup action in flight or waiting to retry", NULL, 0);
-    self.actions = zhashx_new ();
-    zhashx_set_destructor (self.actions, (zhashx_destructor_fn *) zstr_free);
+    ctl_lifecycle_describe_metrics (self.metrics);
+    if (self.config.retry_ms < 1) {
+        bas_error ("bad_flag", "flag=--retry-ms value=%d msg=\"must be at least 1\"",
+                   self.config.retry_ms);
+        exit_code = 2;
+        goto done;
+    }
+    for (const char *p = self.config.watch_owners; p && *p;) {
+        //  Every name in --watch-owners must be one this controller knows.
+        while (*p == ',' || *p == ' ')
+            p++;
+        size_t len = strcspn (p, ", ");
+        if (!len)
+            break;
+        bool known = false;
+        for (size_t k = 0; k < sizeof s_owner_kinds / sizeof s_owner_kinds[0]; k++)
+            known |= strlen (s_owner_kinds[k].resource) == len &&
+                     strncmp (s_owner_kinds[k].resource, p, len) == 0;
+        if (!known) {
+            bas_error ("bad_flag", "flag=--watch-owners value=\"%s\" msg=\"unknown kind %.*s; "
+                       "known: replicasets, statefulsets\"", self.config.watch_owners, (int) len, p);
+            exit_code = 2;
+            goto done;
+        }
+        p += len;
+    }
 
     char err[512];
     bas_kube_config_t kcfg = {0};
@@ -326,6 +242,15 @@ main (int argc, char **argv)
         exit_code = 1;
         goto done;
     }
+    ctl_lifecycle_config_t lcfg = {
+        .scheduler_names = self.config.scheduler_name,
+        .default_queue = self.config.default_queue,
+        .component = CTL_COMPONENT,
+        .retry_ms = self.config.retry_ms,
+        .request = s_request,
+        .request_arg = self.kube,
+        .metrics = self.metrics,
+    };
     bas_sock_opts_t opts = bas_sock_opts_default ();
     opts.curve_cert = self.config.curve_cert;
     opts.curve_server = self.config.curve_server;
@@ -338,16 +263,27 @@ main (int argc, char **argv)
         exit_code = 1;
         goto done;
     }
+    self.life = ctl_lifecycle_new (&lcfg, bas_replica_store (self.replica));
+    for (size_t k = 0; k < sizeof s_owner_kinds / sizeof s_owner_kinds[0]; k++) {
+        if (!ctl_name_in_list (self.config.watch_owners, s_owner_kinds[k].resource))
+            continue;
+        watches[k] = (s_watch_t){&self, (int) k};
+        bas_kube_watch (self.kube, s_owner_kinds[k].path, NULL, s_on_owner, &watches[k]);
+    }
     zloop_timer (loop, CTL_RESCAN_MS, 0, s_on_rescan, &self);
+    zloop_timer (loop, CTL_TICK_MS, 0, s_on_tick, &self);
     bas_svc_set_ready (self.svc, s_ready, &self);
-    bas_info ("listening", "snapshot=%s delta=%s schedulers=%s api=%s", self.config.snapshot_endpoint,
-              self.config.delta_endpoint, self.config.scheduler_name, kcfg.server);
+    bas_info ("listening", "snapshot=%s delta=%s schedulers=%s owners=%s api=%s",
+              self.config.snapshot_endpoint, self.config.delta_endpoint, self.config.scheduler_name,
+              self.config.watch_owners ? self.config.watch_owners : "", kcfg.server);
     exit_code = bas_svc_run (self.svc);
 done:
-    bas_replica_destroy (&self.replica);
+    //  The client first: it drops requests in flight without calling back,
+    //  then the lifecycle frees their contexts.
     bas_kube_destroy (&self.kube);
+    ctl_lifecycle_destroy (&self.life);
+    bas_replica_destroy (&self.replica);
     bas_kube_config_clear (&kcfg);
-    zhashx_destroy (&self.actions);
     bas_svc_destroy (&self.svc);
     return exit_code;
 }

@@ -1,6 +1,9 @@
 /*  test_ctl_podgroup: the PodGroup controller-svc creates for a plain pod,
     as Volcano's PodGroup controller makes it, written as example usage:
-    every field of the created object, and which pods get one.
+    every field of the created object (owner references, minMember from the
+    owner's annotation or the pod's, minResources, priorityClassName, queue,
+    inherited annotations, phase), which pods get one, and the patch that
+    brings an existing group to a pod's current spec.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -87,14 +90,24 @@ s_str (const cJSON *obj, const char *path)
     return cJSON_IsString (v) ? v->valuestring : NULL;
 }
 
+//  Build with no owner annotations and expect no warning.
+//  A string member by its exact key (keys like "volcano.sh/x" have dots).
+static const char *
+s_key (const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive (obj, key);
+    return cJSON_IsString (v) ? v->valuestring : "(absent)";
+}
+
 static cJSON *
 s_build (const Basalt__V1__Pod *pod)
 {
-    char err[256] = "";
-    cJSON *pg = ctl_podgroup_build (pod, "default", err, sizeof err);
-    if (!pg)
-        print_error ("build failed: %s\n", err);
+    char warn[256] = "x";
+    cJSON *pg = ctl_podgroup_build (pod, NULL, "default", warn, sizeof warn, NULL);
     assert_non_null (pg);
+    if (warn[0])
+        print_error ("unexpected warning: %s\n", warn);
+    assert_string_equal (warn, "");
     return pg;
 }
 
@@ -182,18 +195,103 @@ test_min_member (void **state)
     assert_int_equal (s_at (pg, "spec.minMember")->valueint, 4);
     cJSON_Delete (pg);
 
-    const char *bad[] = {"abc", "-1", "3x", "1.5", "99999999999999999999", "2 "};
+    //  Malformed: like Volcano, minMember stays 1; the warning names the
+    //  pod and the value, for the Event and the log.
+    const char *bad[] = {"abc", "-1", "3x", "1.5", "99999999999999999999", "2 ", "2147483648"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         p.pod.min_member_annotation = (char *) bad[i];
-        char err[256] = "";
-        assert_null (ctl_podgroup_build (&p.pod, "default", err, sizeof err));
-        //  The message names the pod and the value, for the event log.
-        assert_non_null (strstr (err, "team-a/web-7d9f-x2x2"));
+        char warn[256] = "";
+        const char *whose = NULL;
+        pg = ctl_podgroup_build (&p.pod, NULL, "default", warn, sizeof warn, &whose);
+        assert_non_null (pg);
+        assert_int_equal (s_at (pg, "spec.minMember")->valueint, 1);
+        cJSON_Delete (pg);
+        assert_non_null (strstr (warn, "team-a/web-7d9f-x2x2"));
         char quoted[64];
         snprintf (quoted, sizeof quoted, "\"%s\"", bad[i]);
-        assert_non_null (strstr (err, quoted));
-        assert_non_null (strstr (err, "group-min-member"));
+        assert_non_null (strstr (warn, quoted));
+        assert_non_null (strstr (warn, "group-min-member"));
+        assert_string_equal (whose, "pod");
     }
+    p.pod.min_member_annotation = "2147483647";
+    pg = s_build (&p.pod);
+    assert_int_equal ((long) s_at (pg, "spec.minMember")->valuedouble, 2147483647L);
+    cJSON_Delete (pg);
+}
+
+//  Volcano reads minMember from the OWNER's annotation (it GETs the
+//  ReplicaSet, StatefulSet, Job); the pod's own annotation is the fallback.
+static void
+test_owner_annotations (void **state)
+{
+    (void) state;
+    s_pod_t p;
+    s_pod (&p, true);
+    s_requests (&p, 500, 1LL << 30, 1);
+    p.pod.min_member_annotation = "2";
+    cJSON *owner = cJSON_Parse ("{\"scheduling.volcano.sh/group-min-member\":\"3\","
+                                "\"volcano.sh/preemptable\":\"false\","
+                                "\"volcano.sh/revocable-zone\":\"*\"}");
+    char warn[256] = "x";
+    cJSON *pg = ctl_podgroup_build (&p.pod, owner, "default", warn, sizeof warn, NULL);
+    assert_string_equal (warn, "");
+    //  The owner's value wins over the pod's.
+    assert_int_equal (s_at (pg, "spec.minMember")->valueint, 3);
+    //  minResources is the pod's requests times minMember.
+    assert_string_equal (s_str (pg, "spec.minResources.cpu"), "1500m");
+    assert_string_equal (s_str (pg, "spec.minResources.memory"), "3Gi");
+    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive (s_at (pg, "spec.minResources"),
+                                                         "nvidia.com/gpu");
+    assert_string_equal (gpu->valuestring, "3");
+    //  The owner's volcano.sh/ annotations are inherited; the
+    //  scheduling.volcano.sh/ key is an input, not copied.
+    const cJSON *ann = s_at (pg, "metadata.annotations");
+    assert_int_equal (cJSON_GetArraySize (ann), 2);
+    assert_string_equal (s_key (ann, "volcano.sh/preemptable"), "false");
+    assert_null (cJSON_GetObjectItemCaseSensitive (ann, "scheduling.volcano.sh/group-min-member"));
+    cJSON_Delete (pg);
+
+    //  The pod's own volcano.sh/ annotation overrides the owner's.
+    basalt__v1__key_value__init (&p.ann[0]);
+    p.ann[0].key = "volcano.sh/preemptable";
+    p.ann[0].value = "true";
+    p.anns[0] = &p.ann[0];
+    p.pod.volcano_annotations = p.anns;
+    p.pod.n_volcano_annotations = 1;
+    pg = ctl_podgroup_build (&p.pod, owner, "default", warn, sizeof warn, NULL);
+    ann = s_at (pg, "metadata.annotations");
+    assert_int_equal (cJSON_GetArraySize (ann), 2);
+    assert_string_equal (s_key (ann, "volcano.sh/preemptable"), "true");
+    assert_string_equal (s_key (ann, "volcano.sh/revocable-zone"), "*");
+    cJSON_Delete (pg);
+    p.pod.n_volcano_annotations = 0;
+
+    //  An owner without the annotation: the pod's is the fallback.
+    cJSON_DeleteItemFromObject (owner, "scheduling.volcano.sh/group-min-member");
+    pg = ctl_podgroup_build (&p.pod, owner, "default", warn, sizeof warn, NULL);
+    assert_int_equal (s_at (pg, "spec.minMember")->valueint, 2);
+    assert_string_equal (s_str (pg, "spec.minResources.cpu"), "1");
+    cJSON_Delete (pg);
+
+    //  An owner's malformed value: minMember 1 (not the pod's: the owner's
+    //  annotation is the one that counts), and a warning naming the owner.
+    cJSON_AddStringToObject (owner, "scheduling.volcano.sh/group-min-member", "three");
+    const char *whose = NULL;
+    pg = ctl_podgroup_build (&p.pod, owner, "default", warn, sizeof warn, &whose);
+    assert_int_equal (s_at (pg, "spec.minMember")->valueint, 1);
+    assert_string_equal (whose, "owner");
+    assert_non_null (strstr (warn, "ReplicaSet team-a/web-7d9f"));
+    assert_non_null (strstr (warn, "\"three\""));
+    cJSON_Delete (pg);
+
+    //  minMember 0 (allowed): no minResources.
+    cJSON_ReplaceItemInObject (owner, "scheduling.volcano.sh/group-min-member",
+                               cJSON_CreateString ("0"));
+    pg = ctl_podgroup_build (&p.pod, owner, "default", warn, sizeof warn, NULL);
+    assert_int_equal (s_at (pg, "spec.minMember")->valueint, 0);
+    assert_null (s_at (pg, "spec.minResources"));
+    cJSON_Delete (pg);
+    cJSON_Delete (owner);
 }
 
 static void
@@ -262,7 +360,7 @@ test_priority_queue_annotations_phase (void **state)
     p.pod.volcano_annotations = p.anns;
     p.pod.n_volcano_annotations = 3;
     char err[256];
-    pg = ctl_podgroup_build (&p.pod, "fallback-queue", err, sizeof err);
+    pg = ctl_podgroup_build (&p.pod, NULL, "fallback-queue", err, sizeof err, NULL);
     assert_non_null (pg);
     assert_string_equal (s_str (pg, "spec.priorityClassName"), "high-priority");
     assert_string_equal (s_str (pg, "spec.queue"), "research");
@@ -277,7 +375,7 @@ test_priority_queue_annotations_phase (void **state)
 
     //  No queue annotation: the controller's default queue.
     p.pod.queue_annotation = "";
-    pg = ctl_podgroup_build (&p.pod, "fallback-queue", err, sizeof err);
+    pg = ctl_podgroup_build (&p.pod, NULL, "fallback-queue", err, sizeof err, NULL);
     assert_string_equal (s_str (pg, "spec.queue"), "fallback-queue");
     cJSON_Delete (pg);
 }
@@ -380,6 +478,73 @@ test_needs_group (void **state)
     assert_false (ctl_pod_needs_group (&p.pod, names));
 }
 
+//  Scaled up again, an owner's existing group follows its current pod:
+//  only what differs is patched, with the group's uid and resourceVersion
+//  as preconditions.
+static void
+test_update_patch (void **state)
+{
+    (void) state;
+    s_pod_t p;
+    s_pod (&p, true);
+    s_requests (&p, 500, 256LL << 20, 0);
+    cJSON *want = s_build (&p.pod);
+    //  What the cache decodes from the created object is what it wants.
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive (want, "metadata");
+    cJSON_AddStringToObject (meta, "uid", "pg-uid-1");
+    cJSON_AddStringToObject (meta, "resourceVersion", "41");
+    char err[256];
+    Basalt__V1__PodGroup *have = bas_k8s_podgroup_from_json (want, err, sizeof err);
+    assert_non_null (have);
+    assert_null (ctl_podgroup_update_patch (have, want));
+    cJSON_Delete (want);
+
+    //  The pod now asks for more, in another queue, with a priority class.
+    s_requests (&p, 1000, 256LL << 20, 1);
+    p.pod.queue_annotation = "research";
+    p.pod.priority_class_name = "high";
+    cJSON *owner = cJSON_Parse ("{\"scheduling.volcano.sh/group-min-member\":\"2\"}");
+    char warn[64];
+    want = ctl_podgroup_build (&p.pod, owner, "default", warn, sizeof warn, NULL);
+    cJSON *patch = ctl_podgroup_update_patch (have, want);
+    assert_non_null (patch);
+    assert_string_equal (s_str (patch, "metadata.uid"), "pg-uid-1");
+    assert_string_equal (s_str (patch, "metadata.resourceVersion"), "41");
+    assert_int_equal (s_at (patch, "spec.minMember")->valueint, 2);
+    assert_string_equal (s_str (patch, "spec.queue"), "research");
+    assert_string_equal (s_str (patch, "spec.priorityClassName"), "high");
+    assert_string_equal (s_str (patch, "spec.minResources.cpu"), "2");
+    assert_string_equal (s_str (patch, "spec.minResources.memory"), "512Mi");
+    cJSON_Delete (patch);
+    cJSON_Delete (want);
+    cJSON_Delete (owner);
+
+    //  Back to no priority class and no requests: null removes them.
+    p.pod.priority_class_name = NULL;
+    p.pod.queue_annotation = NULL;
+    p.pod.requests = NULL;
+    want = s_build (&p.pod);
+    have->priority_class_name = strdup ("high");
+    patch = ctl_podgroup_update_patch (have, want);
+    assert_non_null (patch);
+    assert_true (cJSON_IsNull (s_at (patch, "spec.priorityClassName")));
+    assert_true (cJSON_IsNull (s_at (patch, "spec.minResources")));
+    assert_null (s_at (patch, "spec.queue"));
+    assert_null (s_at (patch, "spec.minMember"));
+    cJSON_Delete (patch);
+    cJSON_Delete (want);
+
+    //  A resource the pod no longer asks for is removed key by key.
+    s_requests (&p, 500, 0, 0);
+    want = s_build (&p.pod);
+    patch = ctl_podgroup_update_patch (have, want);
+    assert_string_equal (s_str (patch, "spec.minResources.cpu"), "500m");
+    assert_true (cJSON_IsNull (s_at (patch, "spec.minResources.memory")));
+    cJSON_Delete (patch);
+    cJSON_Delete (want);
+    protobuf_c_message_free_unpacked (&have->base, NULL);
+}
+
 int
 main (void)
 {
@@ -387,6 +552,8 @@ main (void)
         cmocka_unit_test (test_name),
         cmocka_unit_test (test_owner_references),
         cmocka_unit_test (test_min_member),
+        cmocka_unit_test (test_owner_annotations),
+        cmocka_unit_test (test_update_patch),
         cmocka_unit_test (test_min_resources),
         cmocka_unit_test (test_priority_queue_annotations_phase),
         cmocka_unit_test (test_from_api_pod),
