@@ -1,0 +1,244 @@
+/*  test_scenarios: the scheduling scenarios, run by basalt-scenario.
+
+    Every file of ../shared/scenarios must hold in process and end to end
+    (basalt-apisim and the four services), and so must the project's own
+    tests/scenarios when that directory exists. The runner itself must be
+    able to fail: a file with a wrong expectation makes it exit 1 with a
+    line naming the expectation and what was found instead (in both
+    modes), and a file with an unknown key makes it exit 2 naming the key
+    and its line.
+
+    Each run gets its own directory; the end-to-end runs make their own
+    ipc:// endpoints and ports, so ctest -j can run this beside anything.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/wait.h>
+
+#include "util_proc.h"
+
+typedef struct {
+    char *dir;        // private directory for files and output
+    int runs;         // runs so far (names their output files)
+} s_env_t;
+
+//  Run basalt-scenario with args (NULL-terminated, at most 8); returns its
+//  exit status and its output (stdout + stderr, caller frees) in *output.
+static int
+s_run (s_env_t *env, const char *const *args, char **output)
+{
+    char bin[512], log[512];
+    snprintf (bin, sizeof bin, "%s/tools/scenario/basalt-scenario", BASALT_BIN_DIR);
+    snprintf (log, sizeof log, "%s/run-%d.out", env->dir, env->runs++);
+    char *argv[12];
+    int n = 0;
+    argv[n++] = bin;
+    for (int i = 0; args[i] && n < 11; i++)
+        argv[n++] = (char *) args[i];
+    argv[n] = NULL;
+    pid_t pid = util_spawn (argv, log);
+    assert_true (pid > 0);
+    int st = 0;
+    assert_int_equal (waitpid (pid, &st, 0), pid);
+    *output = util_read_file (log, NULL);
+    if (!*output)
+        *output = strdup ("");
+    return WIFEXITED (st) ? WEXITSTATUS (st) : -1;
+}
+
+//  Run and require exit 0, showing the runner's output when it is not.
+static void
+s_expect_pass (s_env_t *env, const char *const *args)
+{
+    char *out = NULL;
+    int rc = s_run (env, args, &out);
+    if (rc != 0)
+        fail_msg ("basalt-scenario exited %d:\n%s", rc, out);
+    assert_non_null (strstr (out, "PASS "));
+    assert_null (strstr (out, "FAIL "));
+    free (out);
+}
+
+static char *
+s_write (s_env_t *env, const char *name, const char *text)
+{
+    char path[512];
+    snprintf (path, sizeof path, "%s/%s", env->dir, name);
+    FILE *f = fopen (path, "w");
+    assert_non_null (f);
+    fputs (text, f);
+    fclose (f);
+    return strdup (path);
+}
+
+//  True when path is a directory with at least one *.yaml file.
+static bool
+s_has_scenarios (const char *path)
+{
+    DIR *d = opendir (path);
+    if (!d)
+        return false;
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir (d))) {
+        size_t n = strlen (e->d_name);
+        found = n > 5 && strcmp (e->d_name + n - 5, ".yaml") == 0;
+    }
+    closedir (d);
+    return found;
+}
+
+static void
+test_shared_in_process (void **state)
+{
+    const char *args[] = {BASALT_SHARED_DIR "/scenarios", NULL};
+    s_expect_pass (*state, args);
+}
+
+static void
+test_shared_end_to_end (void **state)
+{
+    const char *args[] = {"--e2e", "--jobs", "5", BASALT_SHARED_DIR "/scenarios", NULL};
+    s_expect_pass (*state, args);
+}
+
+static void
+test_project_scenarios (void **state)
+{
+    const char *dir = BASALT_SOURCE_DIR "/tests/scenarios";
+    if (!s_has_scenarios (dir)) {
+        printf ("(no scenarios in %s yet: nothing to run)\n", dir);
+        return;
+    }
+    const char *in_process[] = {dir, NULL};
+    s_expect_pass (*state, in_process);
+    const char *e2e[] = {"--e2e", "--jobs", "6", dir, NULL};
+    s_expect_pass (*state, e2e);
+}
+
+//  One 2-CPU node: p1 fits on n1 and nowhere else, so "bound to n2" is wrong.
+static const char *s_wrong =
+    "name: wrong-expectation\n"
+    "nodes:\n"
+    "- name: n1\n"
+    "  allocatable: {cpu: \"2\", memory: 4Gi, pods: 110}\n"
+    "podgroups:\n"
+    "- {name: g1, queue: default, minMember: 1}\n"
+    "pods:\n"
+    "- name: p1\n"
+    "  group: g1\n"
+    "  requests: {cpu: \"1\", memory: 1Gi}\n"
+    "expect:\n"
+    "  bound: {p1: n2}\n"
+    "  boundCount: {g1: 1}\n";
+
+static void
+test_wrong_expectation_fails (void **state)
+{
+    s_env_t *env = *state;
+    char *file = s_write (env, "wrong.yaml", s_wrong);
+    const char *modes[2][4] = {{file, NULL}, {"--e2e", file, NULL}};
+    for (int m = 0; m < 2; m++) {
+        char *out = NULL;
+        int rc = s_run (env, modes[m], &out);
+        if (rc != 1 || !strstr (out, "expected pod p1 bound to n2, found bound to n1") ||
+            !strstr (out, "FAIL wrong-expectation"))
+            fail_msg ("mode %d: want exit 1 naming the expectation, got %d:\n%s", m, rc, out);
+        //  The expectation that holds is not reported.
+        assert_null (strstr (out, "group g1"));
+        free (out);
+    }
+    free (file);
+}
+
+static void
+test_unknown_key_is_an_error (void **state)
+{
+    s_env_t *env = *state;
+    //  A typo under expect (line 13) and one in a pod (line 11).
+    char *typo_expect = s_write (env, "typo-expect.yaml",
+                                 "name: typo\n"
+                                 "nodes:\n"
+                                 "- name: n1\n"
+                                 "  allocatable: {cpu: \"2\"}\n"
+                                 "podgroups:\n"
+                                 "- {name: g1, minMember: 1}\n"
+                                 "pods:\n"
+                                 "- name: p1\n"
+                                 "  group: g1\n"
+                                 "  requests: {cpu: \"1\"}\n"
+                                 "expect:\n"
+                                 "  bound: {p1: n1}\n"
+                                 "  boundd: {p1: n1}\n");
+    char *typo_pod = s_write (env, "typo-pod.yaml",
+                              "name: typo\n"
+                              "nodes:\n"
+                              "- name: n1\n"
+                              "  allocatable: {cpu: \"2\"}\n"
+                              "podgroups:\n"
+                              "- {name: g1, minMember: 1}\n"
+                              "pods:\n"
+                              "- name: p1\n"
+                              "  group: g1\n"
+                              "  requests: {cpu: \"1\"}\n"
+                              "  nodeSelektor: {zone: a}\n"
+                              "expect:\n"
+                              "  bound: {p1: n1}\n");
+    struct {
+        const char *file, *want;
+    } cases[] = {{typo_expect, "typo-expect.yaml:13: unknown key \"boundd\""},
+                 {typo_pod, "typo-pod.yaml:11: unknown key \"nodeSelektor\""}};
+    for (int i = 0; i < 2; i++) {
+        for (int e2e = 0; e2e < 2; e2e++) {
+            const char *args[] = {e2e ? "--e2e" : cases[i].file, e2e ? cases[i].file : NULL, NULL};
+            char *out = NULL;
+            int rc = s_run (env, args, &out);
+            if (rc != 2 || !strstr (out, cases[i].want))
+                fail_msg ("want exit 2 with '%s', got %d:\n%s", cases[i].want, rc, out);
+            assert_null (strstr (out, "PASS "));
+            free (out);
+        }
+    }
+    free (typo_expect);
+    free (typo_pod);
+}
+
+static int
+s_setup (void **state)
+{
+    s_env_t *env = calloc (1, sizeof *env);
+    env->dir = util_tmpdir ("scenarios");
+    *state = env;
+    return env->dir ? 0 : -1;
+}
+
+static int
+s_teardown (void **state)
+{
+    s_env_t *env = *state;
+    util_rmtree (env->dir);
+    free (env->dir);
+    free (env);
+    return 0;
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_shared_in_process),
+        cmocka_unit_test (test_wrong_expectation_fails),
+        cmocka_unit_test (test_unknown_key_is_an_error),
+        cmocka_unit_test (test_shared_end_to_end),
+        cmocka_unit_test (test_project_scenarios),
+    };
+    return cmocka_run_group_tests (tests, s_setup, s_teardown);
+}
