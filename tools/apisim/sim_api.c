@@ -28,10 +28,38 @@ void
 sim_api_config_defaults (sim_api_config_t *cfg)
 {
     cfg->run_delay_ms = SIM_DEFAULT_RUN_DELAY_MS;
+    cfg->stop_delay_ms = SIM_DEFAULT_STOP_DELAY_MS;
     cfg->watch_window = SIM_DEFAULT_WATCH_WINDOW;
     cfg->bookmark_interval_ms = SIM_DEFAULT_BOOKMARK_INTERVAL_MS;
     cfg->min_request_timeout_s = SIM_DEFAULT_MIN_REQUEST_TIMEOUT_S;
     cfg->continue_ttl_ms = SIM_DEFAULT_CONTINUE_TTL_MS;
+}
+
+//  The store's one listener: watchers first (they must see the change as
+//  it happened), then the controllers' queues, then injected watch drops.
+static void
+s_on_event (void *arg, const sim_event_t *event)
+{
+    sim_api_t *self = arg;
+    sim_watch_hub_on_event (self->hub, event);
+    sim_ctrl_on_event (self->ctrl, event);
+    if (self->faults.watch_drop_rate > 0 &&
+        sim_fault_chance (&self->rand, self->faults.watch_drop_rate)) {
+        size_t n = sim_watch_hub_abort (self->hub, event->obj->kind, true);
+        self->faults.watches_dropped += n;
+        if (n)
+            bas_info ("fault_watch_drop", "resource=%s watches=%zu rv=%llu",
+                      event->obj->kind->resource, n, (unsigned long long)event->rv);
+    }
+}
+
+//  The kubelet finished stopping a pod: delete it with grace period 0.
+static void
+s_kubelet_delete (void *arg, sim_obj_t *pod)
+{
+    sim_delete_opts_t opts = {.grace_s = 0, .propagation = NULL};
+    sim_obj_t *state = sim_api_delete_obj ((sim_api_t *)arg, pod, &opts);
+    sim_obj_unref (&state);
 }
 
 sim_api_t *
@@ -42,15 +70,19 @@ sim_api_new (const sim_api_config_t *cfg)
         return NULL;
     self->cfg = *cfg;
     sim_rand_init (&self->rand);
+    sim_fault_init (&self->faults);
     self->store = sim_store_new (cfg->watch_window);
     self->hub = sim_watch_hub_new ();
-    self->kubelet =
-        self->store ? sim_kubelet_new (self->store, &self->rand, cfg->run_delay_ms) : NULL;
-    if (!self->store || !self->hub || !self->kubelet) {
+    self->kubelet = self->store ? sim_kubelet_new (self->store, &self->rand, cfg->run_delay_ms,
+                                                   cfg->stop_delay_ms)
+                                : NULL;
+    self->ctrl = sim_ctrl_new (self);
+    if (!self->store || !self->hub || !self->kubelet || !self->ctrl) {
         sim_api_destroy (&self);
         return NULL;
     }
-    sim_store_set_listener (self->store, sim_watch_hub_on_event, self->hub);
+    sim_kubelet_set_delete (self->kubelet, s_kubelet_delete, self);
+    sim_store_set_listener (self->store, s_on_event, self);
     sim_api_ensure_namespace (self, "default");
     return self;
 }
@@ -73,6 +105,7 @@ sim_api_destroy (sim_api_t **self_p)
     for (int i = 0; i < SIM_MAX_SNAPSHOTS; i++)
         s_snapshot_free (&self->snapshots[i]);
     sim_kubelet_destroy (&self->kubelet);
+    sim_ctrl_destroy (&self->ctrl);
     sim_watch_hub_destroy (&self->hub);
     sim_store_destroy (&self->store);
     free (self);
@@ -102,6 +135,40 @@ sim_api_uuid (sim_api_t *self, char *buf, size_t len)
     return sim_rand_uuid (&self->rand, buf, len);
 }
 
+int64_t
+sim_api_latency_ms (sim_api_t *self)
+{
+    return self->faults.latency_ms;
+}
+
+int
+sim_api_add_fault (sim_api_t *self, const char *spec, char *err, size_t errlen)
+{
+    return sim_fault_add_spec (&self->faults, spec, err, errlen);
+}
+
+const char *
+sim_api_hash_name (const cJSON *tree, uint32_t salt, char *buf, size_t len)
+{
+    //  FNV-1a over the compact text, then the decimal digits mapped through
+    //  the API's safe alphabet, as rand.SafeEncodeString does.
+    char *text = cJSON_PrintUnformatted (tree);
+    uint32_t h = 2166136261u;
+    for (const char *p = text ? text : ""; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    for (int i = 0; i < 4; i++)
+        h = (h ^ ((salt >> (8 * i)) & 0xFF)) * 16777619u;
+    free (text);
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    char digits[16];
+    snprintf (digits, sizeof digits, "%u", h);
+    size_t n = 0;
+    for (; digits[n] && n + 1 < len; n++)
+        buf[n] = alphabet[(unsigned char)digits[n] % (sizeof alphabet - 1)];
+    buf[n] = 0;
+    return buf;
+}
+
 void
 sim_api_finish_watches (sim_api_t *self)
 {
@@ -112,6 +179,9 @@ int64_t
 sim_api_tick (sim_api_t *self, int64_t now_ms)
 {
     int64_t next = sim_kubelet_tick (self->kubelet, now_ms);
+    int64_t c = sim_ctrl_run (self->ctrl, now_ms);
+    if (c < next)
+        next = c;
     int64_t w = sim_watch_hub_tick (self->hub, now_ms, sim_store_rv (self->store));
     if (w < next)
         next = w;
@@ -155,11 +225,106 @@ sim_ctx_reply_buf (sim_ctx_t *ctx, int code, sim_buf_t *buf)
     ctx->resp->body = sim_buf_detach (buf, &ctx->resp->body_len);
 }
 
+//  The label selector of a workload as text ("a=b,c in (d,e)"), as Scale's
+//  status.selector carries it. Keys of matchLabels sorted, like Go's
+//  labels.Set.
+static void
+s_selector_text (const cJSON *sel, sim_buf_t *out)
+{
+    const cJSON *ml = cJSON_GetObjectItemCaseSensitive (sel, "matchLabels");
+    const char *keys[128];
+    int n = 0;
+    for (const cJSON *c = ml ? ml->child : NULL; c && n < 128; c = c->next)
+        if (cJSON_IsString (c))
+            keys[n++] = c->string;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && strcmp (keys[j - 1], keys[j]) > 0; j--) {
+            const char *t = keys[j];
+            keys[j] = keys[j - 1];
+            keys[j - 1] = t;
+        }
+    bool first = true;
+    for (int i = 0; i < n; i++) {
+        sim_buf_printf (out, "%s%s=%s", first ? "" : ",", keys[i],
+                        cJSON_GetObjectItemCaseSensitive (ml, keys[i])->valuestring);
+        first = false;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive (sel, "matchExpressions"))
+    {
+        const char *key = sim_json_str (e, "key");
+        const char *op = sim_json_str (e, "operator");
+        if (!key || !op)
+            continue;
+        sim_buf_puts (out, first ? "" : ",");
+        first = false;
+        if (!strcmp (op, "Exists"))
+            sim_buf_puts (out, key);
+        else if (!strcmp (op, "DoesNotExist"))
+            sim_buf_printf (out, "!%s", key);
+        else {
+            sim_buf_printf (out, "%s %s (", key, !strcmp (op, "In") ? "in" : "notin");
+            const cJSON *v;
+            bool vfirst = true;
+            cJSON_ArrayForEach (v, cJSON_GetObjectItemCaseSensitive (e, "values"))
+            {
+                if (cJSON_IsString (v)) {
+                    sim_buf_printf (out, "%s%s", vfirst ? "" : ",", v->valuestring);
+                    vfirst = false;
+                }
+            }
+            sim_buf_puts (out, ")");
+        }
+    }
+}
+
+//  The autoscaling/v1 Scale of a Deployment or ReplicaSet (owned tree).
+static cJSON *
+s_scale_of (sim_obj_t *obj)
+{
+    cJSON *scale = cJSON_CreateObject ();
+    cJSON_AddStringToObject (scale, "kind", "Scale");
+    cJSON_AddStringToObject (scale, "apiVersion", "autoscaling/v1");
+    cJSON *meta = cJSON_AddObjectToObject (scale, "metadata");
+    static const char *const keep[] = {"name", "namespace", "uid", "resourceVersion",
+                                       "creationTimestamp", NULL};
+    for (int i = 0; keep[i]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive (sim_json_at (obj->json, "metadata"),
+                                                           keep[i]);
+        if (v)
+            cJSON_AddItemToObject (meta, keep[i], cJSON_Duplicate (v, true));
+    }
+    const cJSON *r = sim_json_at (obj->json, "spec.replicas");
+    cJSON *spec = cJSON_AddObjectToObject (scale, "spec");
+    cJSON_AddNumberToObject (spec, "replicas", cJSON_IsNumber (r) ? r->valuedouble : 1);
+    cJSON *status = cJSON_AddObjectToObject (scale, "status");
+    const cJSON *sr = sim_json_at (obj->json, "status.replicas");
+    cJSON_AddNumberToObject (status, "replicas", cJSON_IsNumber (sr) ? sr->valuedouble : 0);
+    sim_buf_t sel = {0};
+    s_selector_text (sim_json_at (obj->json, "spec.selector"), &sel);
+    cJSON_AddStringToObject (status, "selector", sel.data ? sel.data : "");
+    sim_buf_clear (&sel);
+    return scale;
+}
+
+cJSON *
+sim_api_scale_of (sim_obj_t *obj)
+{
+    return s_scale_of (obj);
+}
+
 void
 sim_ctx_reply_obj (sim_ctx_t *ctx, int code, sim_obj_t *obj)
 {
     sim_buf_t buf = {0};
-    sim_obj_append_full (obj, &buf);
+    if (ctx->reply_scale) {
+        cJSON *scale = s_scale_of (obj);
+        char *text = cJSON_PrintUnformatted (scale);
+        sim_buf_puts (&buf, text ? text : "{}");
+        free (text);
+        cJSON_Delete (scale);
+    } else
+        sim_obj_append_full (obj, &buf);
     sim_ctx_reply_buf (ctx, code, &buf);
 }
 
@@ -225,6 +390,30 @@ sim_ctx_invalid (sim_ctx_t *ctx, const char *name, const char *field, const char
     cJSON_Delete (causes);
 }
 
+//  Go's JSON decoder keeps the last of duplicate keys; cJSON keeps them
+//  all. Drop the earlier ones, recursively, so a body means what it means
+//  to a real API server.
+static void
+s_dedupe_keys (cJSON *node)
+{
+    for (cJSON *c = node ? node->child : NULL; c;) {
+        cJSON *next = c->next;
+        if (cJSON_IsObject (node) && c->string) {
+            bool later = false;
+            for (cJSON *d = c->next; d && !later; d = d->next)
+                later = d->string && strcmp (d->string, c->string) == 0;
+            if (later) {
+                cJSON_Delete (cJSON_DetachItemViaPointer (node, c));
+                c = next;
+                continue;
+            }
+        }
+        if (cJSON_IsObject (c) || cJSON_IsArray (c))
+            s_dedupe_keys (c);
+        c = next;
+    }
+}
+
 cJSON *
 sim_ctx_body_json (sim_ctx_t *ctx)
 {
@@ -247,6 +436,7 @@ sim_ctx_body_json (sim_ctx_t *ctx)
                       "the object provided is unrecognized: not a JSON object");
         return NULL;
     }
+    s_dedupe_keys (json);
     return json;
 }
 
@@ -262,6 +452,13 @@ s_get (sim_ctx_t *ctx)
         return;
     }
     sim_ctx_reply_obj (ctx, 200, obj);
+}
+
+static void
+s_get_scale (sim_ctx_t *ctx)
+{
+    ctx->reply_scale = true;
+    s_get (ctx);
 }
 
 //  Base64 RawURL (no padding), as the apiserver's continue tokens.
@@ -624,7 +821,21 @@ s_watch (sim_ctx_t *ctx)
         sim_ctx_fail (ctx, 500, "InternalError", NULL, NULL, "Internal error occurred: no memory");
         return;
     }
-    if (initial) {
+    if (api->faults.expire_next_watches > 0) {
+        //  Injected: this watch is told its resourceVersion is too old.
+        api->faults.expire_next_watches--;
+        api->faults.watches_expired++;
+        char message[128];
+        snprintf (message, sizeof message, "too old resource version: %llu (%llu)",
+                  (unsigned long long)since, (unsigned long long)sim_store_rv (api->store));
+        sim_status_t st = {.code = 410, .reason = "Expired", .message = message};
+        sim_buf_t buf = {0};
+        sim_status_append (&buf, &st);
+        sim_watch_send_error (watch, buf.data);
+        sim_buf_clear (&buf);
+        bas_info ("fault_watch_expired", "resource=%s rv=%llu", ctx->kind->resource,
+                  (unsigned long long)since);
+    } else if (initial) {
         size_t count = 0;
         sim_obj_t **items = sim_store_list (api->store, ctx->kind, ctx->ns, &count);
         for (size_t i = 0; i < count; i++)
@@ -731,6 +942,13 @@ s_discovery_resources (sim_ctx_t *ctx, const char *group, const char *version)
             snprintf (sub, sizeof sub, "%s/status", k->resource);
             cJSON_AddItemToArray (
                 res, s_resource_entry (sub, "", k->namespaced, k->kind, status_verbs, 3, NULL));
+        }
+        if (k->id == SIM_KIND_DEPLOYMENTS || k->id == SIM_KIND_REPLICASETS) {
+            snprintf (sub, sizeof sub, "%s/scale", k->resource);
+            cJSON *sc = s_resource_entry (sub, "", true, "Scale", status_verbs, 3, NULL);
+            cJSON_AddStringToObject (sc, "group", "autoscaling");
+            cJSON_AddStringToObject (sc, "version", "v1");
+            cJSON_AddItemToArray (res, sc);
         }
     }
     if (!any) {
@@ -874,7 +1092,66 @@ static const s_route_t s_routes[] = {
     {"PATCH", S_OBJECT, "status", sim_api_patch},
     {"POST", S_OBJECT, "binding", sim_api_bind},
     {"POST", S_OBJECT, "eviction", sim_api_evict},
+    {"GET", S_OBJECT, "scale", s_get_scale},
+    {"PUT", S_OBJECT, "scale", sim_api_update_scale},
+    {"PATCH", S_OBJECT, "scale", sim_api_patch_scale},
 };
+
+//  The verb of a request for fault matching and logs, as the API's audit
+//  log names it.
+static const char *
+s_verb (sim_ctx_t *ctx, const s_route_t *r)
+{
+    const char *m = r->method;
+    if (!strcmp (m, "GET"))
+        return r->target == S_OBJECT       ? "get"
+               : (s_query_true (ctx, "watch") || ctx->watch_path) ? "watch"
+                                                                  : "list";
+    if (!strcmp (m, "POST"))
+        return "create";
+    if (!strcmp (m, "PUT"))
+        return "update";
+    if (!strcmp (m, "PATCH"))
+        return "patch";
+    return r->target == S_OBJECT ? "delete" : "deletecollection";
+}
+
+//  An injected error answers the request instead of its handler. Returns
+//  true when it did.
+static bool
+s_inject (sim_ctx_t *ctx, const s_route_t *r)
+{
+    sim_api_t *api = ctx->api;
+    if (api->faults.nrules == 0)
+        return false;
+    char resource[128];
+    if (ctx->sub)
+        snprintf (resource, sizeof resource, "%s/%s", ctx->kind->resource, ctx->sub);
+    else
+        snprintf (resource, sizeof resource, "%s", ctx->kind->resource);
+    const char *verb = s_verb (ctx, r);
+    sim_fault_rule_t *rule = sim_fault_pick (&api->faults, &api->rand, verb, resource);
+    if (!rule)
+        return false;
+    bas_info ("fault_injected", "verb=%s resource=%s code=%d", verb, resource, rule->code);
+    if (rule->code == 429) {
+        //  What API Priority and Fairness sends: plain text, not a Status.
+        static const char text[] = "Too many requests, please try again later.\n";
+        ctx->resp->code = 429;
+        ctx->resp->content_type = "text/plain; charset=utf-8";
+        ctx->resp->body = strdup (text);
+        ctx->resp->body_len = sizeof text - 1;
+        ctx->resp->retry_after_s = rule->retry_after_s;
+        return true;
+    }
+    if (rule->code == 503)
+        sim_ctx_fail (ctx, 503, "ServiceUnavailable", NULL, NULL,
+                      "The server is currently unable to handle the request (injected fault)");
+    else
+        sim_ctx_fail (ctx, rule->code, "InternalError", NULL, NULL,
+                      "Internal error occurred: injected fault (%s %s)", verb, resource);
+    return true;
+}
 
 static void
 s_not_found_path (sim_ctx_t *ctx)
@@ -896,6 +1173,8 @@ s_has_sub (const sim_kind_t *kind, const char *sub)
         return kind->status_subresource;
     if (strcmp (sub, "binding") == 0 || strcmp (sub, "eviction") == 0)
         return kind->id == SIM_KIND_PODS;
+    if (strcmp (sub, "scale") == 0)
+        return kind->id == SIM_KIND_DEPLOYMENTS || kind->id == SIM_KIND_REPLICASETS;
     return false;
 }
 
@@ -955,11 +1234,63 @@ s_route_resource (sim_ctx_t *ctx, const char *group, const char *version, char *
             continue;
         if (r->fn == sim_api_create && ctx->kind->namespaced && !ctx->ns)
             break; // POST /api/v1/pods: no namespace to create in
+        if (s_inject (ctx, r))
+            return;
         r->fn (ctx);
         return;
     }
     sim_ctx_fail (ctx, 405, "MethodNotAllowed", NULL, NULL,
                   "the server does not allow this method on the requested resource");
+}
+
+//  The admin endpoint of fault injection: GET shows the configuration and
+//  counters, POST replaces it (and runs the one-shot actions dropWatches
+//  and expireWatches), DELETE clears it.
+static void
+s_admin_faults (sim_ctx_t *ctx)
+{
+    sim_api_t *api = ctx->api;
+    const char *m = ctx->req->method;
+    if (!strcmp (m, "POST") || !strcmp (m, "PUT")) {
+        cJSON *json = sim_ctx_body_json (ctx);
+        if (!json)
+            return;
+        char err[512];
+        if (sim_fault_configure (&api->faults, json, err, sizeof err) != 0) {
+            cJSON_Delete (json);
+            sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL, "fault configuration: %s", err);
+            bas_warn ("fault_config_rejected", "reason=\"%s\"", err);
+            return;
+        }
+        if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (json, "expireWatches"))) {
+            size_t n = sim_watch_hub_expire (api->hub, sim_store_rv (api->store));
+            api->faults.watches_expired += n;
+            bas_info ("fault_watches_expired", "watches=%zu", n);
+        }
+        if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (json, "dropWatches"))) {
+            size_t n = sim_watch_hub_abort (api->hub, NULL, true);
+            api->faults.watches_dropped += n;
+            bas_info ("fault_watches_dropped", "watches=%zu", n);
+        }
+        cJSON_Delete (json);
+        bas_info ("fault_config", "rules=%d latency_ms=%lld watch_drop_rate=%g "
+                  "expire_next_watches=%d", api->faults.nrules,
+                  (long long)api->faults.latency_ms, api->faults.watch_drop_rate,
+                  api->faults.expire_next_watches);
+    } else if (!strcmp (m, "DELETE")) {
+        unsigned long dropped = api->faults.watches_dropped;
+        unsigned long expired = api->faults.watches_expired;
+        sim_fault_init (&api->faults);
+        api->faults.watches_dropped = dropped;
+        api->faults.watches_expired = expired;
+    } else if (strcmp (m, "GET") != 0) {
+        sim_ctx_fail (ctx, 405, "MethodNotAllowed", NULL, NULL,
+                      "the server does not allow this method on the requested resource");
+        return;
+    }
+    cJSON *out = sim_fault_describe (&api->faults);
+    cJSON_AddNumberToObject (out, "openWatches", (double)sim_watch_hub_size (api->hub));
+    s_reply_json (ctx, out);
 }
 
 void
@@ -997,6 +1328,14 @@ sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *resp)
         return;
     }
     bool get = !strcmp (req->method, "GET");
+    if (nseg >= 1 && !strcmp (seg[0], "openapi")) {
+        sim_api_openapi (&ctx, seg, nseg);
+        return;
+    }
+    if (nseg == 2 && !strcmp (seg[0], "admin") && !strcmp (seg[1], "faults")) {
+        s_admin_faults (&ctx);
+        return;
+    }
     if (nseg >= 1 && !strcmp (seg[0], "api")) {
         if (nseg == 1 && get)
             s_discovery (&ctx, seg, nseg);

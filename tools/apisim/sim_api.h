@@ -28,6 +28,8 @@
 
 typedef struct {
     int64_t run_delay_ms;         // bound pod → Running after this; < 0 disables
+    int64_t stop_delay_ms;        // terminating pod → stopped and deleted after this
+                                  // (capped by its grace period); < 0: the grace period
     size_t watch_window;          // events kept per resource for watch resumption
     int64_t bookmark_interval_ms; // period of BOOKMARK events (when asked for)
     int min_request_timeout_s;    // watch length without timeoutSeconds (×[1,2))
@@ -53,6 +55,7 @@ typedef struct {
 
 typedef struct {
     int code;                 // HTTP status
+    int retry_after_s;        // > 0: send a Retry-After header with this many seconds
     char *body;               // malloc'd body (ends in "\n" for JSON), owned by the response
     size_t body_len;          // its length
     const char *content_type; // static string
@@ -79,8 +82,15 @@ void sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *
 //  the reason in err.
 int sim_api_load (sim_api_t *self, const cJSON *obj, char *err, size_t errlen);
 
-//  Run due timers (kubelet starts, bookmarks, watch ends, snapshot
-//  expiry). Returns the next due time (monotonic ms), or INT64_MAX.
+//  Milliseconds of latency injected into every API request (faults).
+int64_t sim_api_latency_ms (sim_api_t *self);
+
+//  Add a fault rule from the command line (see sim_fault.h). Returns 0, or
+//  -1 with the reason in err.
+int sim_api_add_fault (sim_api_t *self, const char *spec, char *err, size_t errlen);
+
+//  Run due timers (kubelet starts and stops, controllers, bookmarks, watch
+//  ends, snapshot expiry). Returns the next due time (monotonic ms), or INT64_MAX.
 int64_t sim_api_tick (sim_api_t *self, int64_t now_ms);
 
 //  Finish every watch (shutdown).

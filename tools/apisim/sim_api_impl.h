@@ -6,6 +6,8 @@
 
 #include "sim_api.h"
 #include "sim_buf.h"
+#include "sim_ctrl.h"
+#include "sim_fault.h"
 #include "sim_defaults.h"
 #include "sim_kubelet.h"
 #include "sim_rand.h"
@@ -23,6 +25,8 @@ struct _sim_api_t {
     sim_store_t *store;                          // objects and change log
     sim_watch_hub_t *hub;                        // live watches
     sim_kubelet_t *kubelet;                      // pod lifecycle
+    sim_ctrl_t *ctrl;                            // garbage collector, Deployment/ReplicaSet
+    sim_fault_t faults;                          // injected failures
     sim_rand_t rand;                             // uids, suffixes, jitter
     int port;                                    // for discovery
     sim_snapshot_t snapshots[SIM_MAX_SNAPSHOTS]; // paged-list snapshots
@@ -38,6 +42,7 @@ typedef struct {
     const char *name;         // object name from the path, or NULL (collection)
     const char *sub;          // subresource ("status", "binding", …), or NULL
     bool watch_path;          // the deprecated /watch/ prefix was used
+    bool reply_scale;         // reply objects in their autoscaling/v1 Scale form
     char gr[160];             // "pods" or "podgroups.scheduling.volcano.sh"
 } sim_ctx_t;
 
@@ -68,6 +73,56 @@ void sim_api_delete (sim_ctx_t *ctx);
 void sim_api_delete_collection (sim_ctx_t *ctx);
 void sim_api_bind (sim_ctx_t *ctx);
 void sim_api_evict (sim_ctx_t *ctx);
+void sim_api_update_scale (sim_ctx_t *ctx);
+void sim_api_patch_scale (sim_ctx_t *ctx);
+
+//  /openapi/v2 and /openapi/v3[/…] (sim_openapi.c).
+void sim_api_openapi (sim_ctx_t *ctx, char **seg, int nseg);
+
+//  What a delete asks for (DeleteOptions).
+typedef struct {
+    int64_t grace_s;         // gracePeriodSeconds, or -1 when not given
+    const char *propagation; // "Background", "Foreground", "Orphan", or NULL (Background)
+} sim_delete_opts_t;
+
+//  Delete an object (its current stored state, borrowed) the way the API
+//  server's generic store does: a pod bound to a node and still running is
+//  marked (deletionTimestamp = now + grace, deletionGracePeriodSeconds) and
+//  left to the simulated kubelet; an object with finalizers, or deleted
+//  with Foreground/Orphan propagation, is marked and left to them;
+//  anything else is removed (a pod first gets a MODIFIED with grace 0, as
+//  the real store writes it before deleting). Returns the state to answer
+//  with (a reference the caller owns): the marked object or the final one.
+//  Never NULL.
+sim_obj_t *sim_api_delete_obj (sim_api_t *self, sim_obj_t *obj, const sim_delete_opts_t *opts);
+
+//  Store a changed object (stored form, takes *json_p): a MODIFIED; if the
+//  object is being deleted, has no finalizers left and no grace period
+//  pending, it is removed (the store's ShouldDeleteDuringUpdate). Returns
+//  the stored object (borrowed), or NULL when it was removed (then
+//  *final_p, if given, gets a reference to its final state) or is gone.
+sim_obj_t *sim_api_write_obj (sim_api_t *self, const sim_kind_t *kind, cJSON **json_p,
+                              sim_obj_t **final_p);
+
+//  Check DeleteOptions-style preconditions {uid, resourceVersion}. Returns
+//  0, or -1 after replying 409 with the real message.
+int sim_ctx_check_preconditions (sim_ctx_t *ctx, sim_obj_t *obj, const cJSON *pre);
+
+//  Set (or replace) a True condition in a pod tree's status.
+void sim_api_set_condition (cJSON *pod, const char *type, const char *reason,
+                            const char *message);
+
+//  Create an object from inside the simulator (controllers): server-set
+//  fields, canonical order, namespace, kubelet. Takes *json_p. Returns the
+//  stored object (borrowed) or NULL (name taken).
+sim_obj_t *sim_api_create_obj (sim_api_t *self, const sim_kind_t *kind, cJSON **json_p);
+
+//  The pod-template-hash style name suffix of a JSON tree (FNV-1a of its
+//  compact text, written with the API's safe alphabet), into buf.
+const char *sim_api_hash_name (const cJSON *tree, uint32_t salt, char *buf, size_t len);
+
+//  The autoscaling/v1 Scale form of a Deployment or ReplicaSet (owned).
+cJSON *sim_api_scale_of (sim_obj_t *obj);
 
 //  Make sure namespace ns exists (creates it, like an auto-provisioning
 //  admission plugin).

@@ -315,8 +315,8 @@ s_precondition_failed (sim_ctx_t *ctx, const char *name, const char *what, const
 
 //  Check DeleteOptions-style preconditions {uid, resourceVersion}. Returns
 //  0, or -1 after replying 409.
-static int
-s_check_preconditions (sim_ctx_t *ctx, sim_obj_t *obj, const cJSON *pre)
+int
+sim_ctx_check_preconditions (sim_ctx_t *ctx, sim_obj_t *obj, const cJSON *pre)
 {
     const char *uid = sim_json_str (pre, "uid");
     const char *rv = sim_json_str (pre, "resourceVersion");
@@ -332,8 +332,8 @@ s_check_preconditions (sim_ctx_t *ctx, sim_obj_t *obj, const cJSON *pre)
     return 0;
 }
 
-static void
-s_set_condition (cJSON *pod, const char *type, const char *reason, const char *message)
+void
+sim_api_set_condition (cJSON *pod, const char *type, const char *reason, const char *message)
 {
     char now[32];
     sim_clock_timestamp (now, sizeof now);
@@ -373,6 +373,37 @@ s_set_condition (cJSON *pod, const char *type, const char *reason, const char *m
 
 // ---------------------------------------------------------------------------
 // create
+
+//  Store a prepared new object (takes *json_p) and start a pod created on a
+//  node. Returns the stored object (borrowed) or NULL.
+static sim_obj_t *
+s_store_new (sim_api_t *api, const sim_kind_t *kind, cJSON **json_p)
+{
+    sim_api_canonical_order (*json_p);
+    sim_obj_t *obj = sim_store_add (api->store, kind, json_p);
+    if (!obj)
+        return NULL;
+    bas_debug ("created", "resource=%s key=%s rv=%llu", kind->resource, obj->key,
+               (unsigned long long)obj->rv);
+    if (kind->id == SIM_KIND_PODS && sim_json_str (obj->json, "spec.nodeName"))
+        sim_api_pod_bound (api, obj);
+    return obj;
+}
+
+sim_obj_t *
+sim_api_create_obj (sim_api_t *self, const sim_kind_t *kind, cJSON **json_p)
+{
+    cJSON *json = *json_p;
+    *json_p = NULL;
+    const char *ns = sim_json_str (json, "metadata.namespace");
+    if (kind->namespaced)
+        sim_api_ensure_namespace (self, ns);
+    if (sim_api_prepare_new (self, NULL, kind, json, false) != 0) {
+        cJSON_Delete (json);
+        return NULL;
+    }
+    return s_store_new (self, kind, &json);
+}
 
 void
 sim_api_create (sim_ctx_t *ctx)
@@ -433,16 +464,11 @@ sim_api_create (sim_ctx_t *ctx)
         sim_api_ensure_namespace (api, ctx->ns);
     if (sim_api_prepare_new (api, ctx, ctx->kind, json, false) != 0)
         goto done;
-    sim_api_canonical_order (json);
-    sim_obj_t *obj = sim_store_add (api->store, ctx->kind, &json);
+    sim_obj_t *obj = s_store_new (api, ctx->kind, &json);
     if (!obj) {
         sim_ctx_fail (ctx, 500, "InternalError", NULL, NULL, "Internal error occurred: store");
         goto done;
     }
-    bas_debug ("created", "resource=%s key=%s rv=%llu", ctx->kind->resource, obj->key,
-               (unsigned long long)obj->rv);
-    if (ctx->kind->id == SIM_KIND_PODS && sim_json_str (obj->json, "spec.nodeName"))
-        sim_api_pod_bound (api, obj);
     sim_ctx_reply_obj (ctx, 201, obj);
 done:
     cJSON_Delete (json);
@@ -450,10 +476,6 @@ done:
 
 // ---------------------------------------------------------------------------
 // update and patch
-
-//  Remove an object (the final state goes to the reply) unless finalizers
-//  hold it, in which case it is marked for deletion.
-static void s_remove (sim_ctx_t *ctx, sim_obj_t *obj, int code, bool reply);
 
 static void
 s_restore (cJSON *next, const cJSON *old, const char *name)
@@ -550,16 +572,16 @@ s_commit (sim_ctx_t *ctx, sim_obj_t *old, cJSON *next)
         goto done;
     }
     bool was_unbound = ctx->kind->id == SIM_KIND_PODS && !sim_json_str (old->json, "spec.nodeName");
-    bool deleting = sim_json_at (old->json, "metadata.deletionTimestamp") != NULL;
-    sim_api_canonical_order (next);
-    sim_obj_t *obj = sim_store_replace (api->store, ctx->kind, &next);
+    sim_obj_t *final = NULL;
+    sim_obj_t *obj = sim_api_write_obj (api, ctx->kind, &next, &final);
     if (!obj) {
-        sim_ctx_not_found (ctx, ctx->name);
-        goto done;
-    }
-    if (deleting && cJSON_GetArraySize (sim_json_at (obj->json, "metadata.finalizers")) == 0) {
-        //  The last finalizer is gone: the object goes away now.
-        s_remove (ctx, obj, 200, true);
+        //  The last finalizer of an object being deleted is gone: the
+        //  object went away; answer with its final state.
+        if (final)
+            sim_ctx_reply_obj (ctx, 200, final);
+        else
+            sim_ctx_not_found (ctx, ctx->name);
+        sim_obj_unref (&final);
         goto done;
     }
     if (was_unbound && sim_json_str (obj->json, "spec.nodeName"))
@@ -665,148 +687,6 @@ error:
 }
 
 // ---------------------------------------------------------------------------
-// delete
-
-//  Delete every namespaced object in namespace ns (namespace deletion).
-static void
-s_delete_namespace_content (sim_api_t *api, const char *ns)
-{
-    for (int i = 0; i < SIM_KIND_COUNT; i++) {
-        const sim_kind_t *kind = sim_kind_get ((sim_kind_id_t)i);
-        if (!kind->namespaced)
-            continue;
-        size_t n = 0;
-        sim_obj_t **items = sim_store_list (api->store, kind, ns, &n);
-        for (size_t j = 0; j < n; j++) {
-            sim_obj_t *gone = sim_store_remove (api->store, kind, items[j]->key);
-            sim_obj_unref (&gone);
-        }
-        sim_store_list_free (&items, n);
-    }
-}
-
-static void
-s_remove (sim_ctx_t *ctx, sim_obj_t *obj, int code, bool reply)
-{
-    sim_api_t *api = ctx->api;
-    const cJSON *fin = sim_json_at (obj->json, "metadata.finalizers");
-    if (cJSON_GetArraySize (fin) > 0) {
-        if (sim_json_at (obj->json, "metadata.deletionTimestamp")) {
-            if (reply)
-                sim_ctx_reply_obj (ctx, code, obj);
-            return;
-        }
-        char now[32];
-        cJSON *json = sim_obj_copy (obj);
-        cJSON *meta = sim_json_obj (json, "metadata");
-        sim_json_set_str (meta, "deletionTimestamp", sim_clock_timestamp (now, sizeof now));
-        sim_json_set (meta, "deletionGracePeriodSeconds", cJSON_CreateNumber (0));
-        sim_api_canonical_order (json);
-        sim_obj_t *marked = sim_store_replace (api->store, ctx->kind, &json);
-        if (reply && marked)
-            sim_ctx_reply_obj (ctx, code, marked);
-        return;
-    }
-    if (ctx->kind->id == SIM_KIND_NAMESPACES)
-        s_delete_namespace_content (api, obj->name);
-    char *key = strdup (obj->key);
-    sim_obj_t *final = key ? sim_store_remove (api->store, ctx->kind, key) : NULL;
-    free (key);
-    if (final) {
-        bas_debug ("deleted", "resource=%s key=%s rv=%llu", ctx->kind->resource, final->key,
-                   (unsigned long long) final->rv);
-        if (reply)
-            sim_ctx_reply_obj (ctx, code, final);
-        sim_obj_unref (&final);
-    } else if (reply)
-        sim_ctx_not_found (ctx, ctx->name);
-}
-
-//  The optional DeleteOptions body: preconditions, or NULL. Returns 0, or
-//  -1 after replying 400.
-static int
-s_delete_options (sim_ctx_t *ctx, cJSON **opts_p)
-{
-    *opts_p = NULL;
-    if (!ctx->req->body || ctx->req->body_len == 0)
-        return 0;
-    bool blank = true;
-    for (size_t i = 0; i < ctx->req->body_len; i++)
-        if (!strchr (" \t\r\n", ctx->req->body[i]))
-            blank = false;
-    if (blank)
-        return 0;
-    cJSON *opts = sim_ctx_body_json (ctx);
-    if (!opts)
-        return -1;
-    *opts_p = opts;
-    return 0;
-}
-
-void
-sim_api_delete (sim_ctx_t *ctx)
-{
-    cJSON *opts = NULL;
-    if (s_delete_options (ctx, &opts) != 0)
-        return;
-    sim_obj_t *obj = sim_store_get (ctx->api->store, ctx->kind, ctx->ns, ctx->name);
-    if (!obj)
-        sim_ctx_not_found (ctx, ctx->name);
-    else if (s_check_preconditions (ctx, obj,
-                                    cJSON_GetObjectItemCaseSensitive (opts, "preconditions")) == 0)
-        s_remove (ctx, obj, 200, true);
-    cJSON_Delete (opts);
-}
-
-void
-sim_api_delete_collection (sim_ctx_t *ctx)
-{
-    sim_api_t *api = ctx->api;
-    char err[512] = "";
-    sim_selector_t *labels =
-        sim_selector_parse_labels (sim_ctx_query (ctx, "labelSelector"), err, sizeof err);
-    sim_selector_t *fields = labels
-                                 ? sim_selector_parse_fields (sim_ctx_query (ctx, "fieldSelector"),
-                                                              ctx->kind, err, sizeof err)
-                                 : NULL;
-    if (!labels || !fields) {
-        sim_selector_destroy (&labels);
-        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL, "%s", err);
-        return;
-    }
-    size_t n = 0;
-    sim_obj_t **items = sim_store_list (api->store, ctx->kind, ctx->ns, &n);
-    sim_buf_t out = {0};
-    size_t sent = 0;
-    sim_buf_t body = {0};
-    for (size_t i = 0; i < n; i++) {
-        if (!sim_selector_match (labels, items[i]->json) ||
-            !sim_selector_match (fields, items[i]->json))
-            continue;
-        s_remove (ctx, items[i], 200, false);
-        size_t len;
-        const char *text = sim_obj_item_text (items[i], &len);
-        if (sent++)
-            sim_buf_append (&body, ",", 1);
-        sim_buf_append (&body, text, len);
-    }
-    sim_buf_puts (&out, "{\"kind\":");
-    sim_buf_json_string (&out, ctx->kind->list_kind);
-    sim_buf_puts (&out, ",\"apiVersion\":");
-    sim_buf_json_string (&out, ctx->kind->api_version);
-    sim_buf_printf (&out, ",\"metadata\":{\"resourceVersion\":\"%llu\"},\"items\":[",
-                    (unsigned long long)sim_store_rv (api->store));
-    if (body.len)
-        sim_buf_append (&out, body.data, body.len);
-    sim_buf_puts (&out, "]}");
-    sim_buf_clear (&body);
-    sim_ctx_reply_buf (ctx, 200, &out);
-    sim_store_list_free (&items, n);
-    sim_selector_destroy (&labels);
-    sim_selector_destroy (&fields);
-}
-
-// ---------------------------------------------------------------------------
 // pods/binding and pods/eviction
 
 void
@@ -841,7 +721,7 @@ sim_api_bind (sim_ctx_t *ctx)
         sim_ctx_not_found (ctx, ctx->name);
         goto done;
     }
-    if (s_check_preconditions (ctx, pod, cJSON_GetObjectItemCaseSensitive (binding, "metadata")) !=
+    if (sim_ctx_check_preconditions (ctx, pod, cJSON_GetObjectItemCaseSensitive (binding, "metadata")) !=
         0)
         goto done;
     if (sim_json_at (pod->json, "metadata.deletionTimestamp")) {
@@ -867,7 +747,7 @@ sim_api_bind (sim_ctx_t *ctx)
         for (const cJSON *a = ann->child; a; a = a->next)
             sim_json_set (dst, a->string, cJSON_Duplicate (a, true));
     }
-    s_set_condition (json, "PodScheduled", NULL, NULL);
+    sim_api_set_condition (json, "PodScheduled", NULL, NULL);
     sim_api_canonical_order (json);
     sim_obj_t *bound = sim_store_replace (api->store, ctx->kind, &json);
     if (!bound) {
@@ -884,36 +764,96 @@ done:
     cJSON_Delete (binding);
 }
 
-void
-sim_api_evict (sim_ctx_t *ctx)
+
+// ---------------------------------------------------------------------------
+// The scale subresource (autoscaling/v1 Scale of Deployments and ReplicaSets)
+
+//  Write `replicas` into the workload through s_commit (which replies in
+//  the Scale form). `rv` is the Scale's resourceVersion precondition or
+//  NULL.
+static void
+s_scale_commit (sim_ctx_t *ctx, sim_obj_t *obj, const cJSON *replicas, const char *rv)
 {
-    sim_api_t *api = ctx->api;
-    cJSON *eviction = sim_ctx_body_json (ctx);
-    if (!eviction)
+    if (!cJSON_IsNumber (replicas) || replicas->valuedouble < 0 ||
+        replicas->valuedouble != (double)(long long)replicas->valuedouble) {
+        sim_ctx_invalid (ctx, ctx->name, "spec.replicas", "FieldValueInvalid",
+                         "Invalid value: must be greater than or equal to 0");
         return;
-    const char *name = sim_json_str (eviction, "metadata.name");
-    sim_obj_t *pod = sim_store_get (api->store, ctx->kind, ctx->ns, ctx->name);
-    if (name && strcmp (name, ctx->name) != 0) {
+    }
+    cJSON *next = sim_obj_copy (obj);
+    sim_json_set (sim_json_obj (next, "spec"), "replicas",
+                  cJSON_CreateNumber (replicas->valuedouble));
+    if (rv && *rv)
+        sim_json_set_str (sim_json_obj (next, "metadata"), "resourceVersion", rv);
+    ctx->reply_scale = true;
+    s_commit (ctx, obj, next);
+}
+
+void
+sim_api_update_scale (sim_ctx_t *ctx)
+{
+    sim_obj_t *obj = sim_store_get (ctx->api->store, ctx->kind, ctx->ns, ctx->name);
+    cJSON *json = sim_ctx_body_json (ctx);
+    if (!json)
+        return;
+    const char *kind = sim_json_str (json, "kind");
+    const char *api_version = sim_json_str (json, "apiVersion");
+    if ((kind && strcmp (kind, "Scale") != 0) ||
+        (api_version && strcmp (api_version, "autoscaling/v1") != 0)) {
         sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
-                      "name in URL does not match name in Eviction object");
-        goto done;
-    }
-    if (!pod) {
+                      "the kind in the data (%s) does not match the expected kind (Scale)",
+                      kind ? kind : "");
+    } else if (!obj)
         sim_ctx_not_found (ctx, ctx->name);
-        goto done;
+    else
+        s_scale_commit (ctx, obj, sim_json_at (json, "spec.replicas"),
+                        sim_json_str (json, "metadata.resourceVersion"));
+    cJSON_Delete (json);
+}
+
+void
+sim_api_patch_scale (sim_ctx_t *ctx)
+{
+    char type[128];
+    s_media_type (ctx->req->content_type, type, sizeof type);
+    bool merge = !strcmp (type, "application/merge-patch+json");
+    bool strategic = !strcmp (type, "application/strategic-merge-patch+json");
+    bool json_patch = !strcmp (type, "application/json-patch+json");
+    if (!merge && !json_patch && !strategic) {
+        sim_ctx_fail (ctx, 415, "UnsupportedMediaType", NULL, NULL,
+                      "the body of the request was in an unknown format - accepted media types "
+                      "include: application/json-patch+json, application/merge-patch+json, "
+                      "application/strategic-merge-patch+json");
+        return;
     }
-    if (s_check_preconditions (ctx, pod, sim_json_at (eviction, "deleteOptions.preconditions")) !=
-        0)
+    sim_obj_t *obj = sim_store_get (ctx->api->store, ctx->kind, ctx->ns, ctx->name);
+    if (!obj) {
+        sim_ctx_not_found (ctx, ctx->name);
+        return;
+    }
+    cJSON *patch = sim_ctx_body_json (ctx);
+    if (!patch)
+        return;
+    cJSON *doc = sim_api_scale_of (obj);
+    const char *rv_before = sim_json_str (obj->json, "metadata.resourceVersion");
+    if (json_patch) {
+        char err[512];
+        if (sim_patch_json (&doc, patch, err, sizeof err) != 0) {
+            sim_ctx_fail (ctx, 422, "Invalid", NULL, NULL, "%s", err);
+            goto done;
+        }
+    } else if (!cJSON_IsObject (patch)) {
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "json: cannot unmarshal array into Go value of type map[string]interface {}");
         goto done;
-    cJSON *json = sim_obj_copy (pod);
-    s_set_condition (json, "DisruptionTarget", "EvictionByEvictionAPI", "Eviction API: evicting");
-    sim_api_canonical_order (json);
-    sim_obj_t *marked = sim_store_replace (api->store, ctx->kind, &json);
-    if (marked)
-        s_remove (ctx, marked, 200, false);
-    sim_buf_t out = {0};
-    sim_status_append_success (&out, 201);
-    sim_ctx_reply_buf (ctx, 201, &out);
+    } else if (strategic)
+        sim_patch_strategic (&doc, patch);
+    else
+        sim_patch_merge (&doc, patch);
+    const char *rv = sim_json_str (doc, "metadata.resourceVersion");
+    s_scale_commit (ctx, obj, sim_json_at (doc, "spec.replicas"),
+                    rv && rv_before && strcmp (rv, rv_before) != 0 ? rv : NULL);
 done:
-    cJSON_Delete (eviction);
+    cJSON_Delete (patch);
+    cJSON_Delete (doc);
 }

@@ -9,6 +9,10 @@
 #define SIM_DEFAULT_BIND "127.0.0.1"
 //  A bound pod becomes Running this long after its binding (KWOK-like).
 #define SIM_DEFAULT_RUN_DELAY_MS 100
+//  A gracefully deleted pod's containers stop this long after the delete
+//  (or at the end of its grace period if that is sooner); then the pod is
+//  deleted. Real containers usually stop in well under their 30 s grace.
+#define SIM_DEFAULT_STOP_DELAY_MS 100
 //  Watch events kept per resource for watches that resume from an old
 //  resourceVersion; an older one gets 410 Expired.
 #define SIM_DEFAULT_WATCH_WINDOW 10000

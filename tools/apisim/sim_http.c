@@ -20,6 +20,7 @@
 
 #include "bas_log.h"
 #include "sim_buf.h"
+#include "sim_clock.h"
 #include "sim_defaults.h"
 #include "sim_status.h"
 
@@ -31,11 +32,21 @@ struct _sim_http_t {
     char prioritylevel_uid[40]; // X-Kubernetes-Pf-Prioritylevel-Uid of this server
     size_t streams;             // watch responses alive (their MHD response not freed)
     bool closing;               // shutting down: streams end instead of waiting
+    struct s_delayed *delayed;  // requests parked for injected latency (a list)
 };
+
+//  A request held back by injected latency: its connection is suspended
+//  until `due`.
+typedef struct s_delayed {
+    struct MHD_Connection *conn; // suspended connection
+    int64_t due;                 // monotonic ms when it resumes
+    struct s_delayed *next;      // list link
+} s_delayed_t;
 
 typedef struct {
     sim_buf_t body; // uploaded body so far
     bool too_large; // body exceeded SIM_MAX_BODY_BYTES (rest is discarded)
+    bool delayed;   // injected latency already served
 } s_request_t;
 
 typedef struct {
@@ -94,6 +105,8 @@ s_stream_read (void *cls, uint64_t pos, char *buf, size_t max)
     size_t n = sim_watch_read (stream->watch, buf, max, &end);
     if (n)
         return (ssize_t)n;
+    if (end && sim_watch_aborted (stream->watch))
+        return MHD_CONTENT_READER_END_WITH_ERROR; // no final chunk: a broken stream
     if (end || stream->http->closing)
         return MHD_CONTENT_READER_END_OF_STREAM;
     //  Nothing to send: park the connection until the watch wakes us.
@@ -124,6 +137,11 @@ s_queue_body (sim_http_t *self, struct MHD_Connection *conn, sim_response_t *res
     resp->body = NULL;
     s_add_headers (self, response, resp->content_type ? resp->content_type : "application/json",
                    audit_id);
+    if (resp->retry_after_s > 0) {
+        char after[16];
+        snprintf (after, sizeof after, "%d", resp->retry_after_s);
+        MHD_add_response_header (response, MHD_HTTP_HEADER_RETRY_AFTER, after);
+    }
     enum MHD_Result rc = MHD_queue_response (conn, (unsigned int)resp->code, response);
     MHD_destroy_response (response);
     return rc;
@@ -179,6 +197,20 @@ s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *m
             sim_buf_append (&req->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
+    }
+    int64_t latency = sim_api_latency_ms (self->api);
+    if (latency > 0 && !req->delayed && strncmp (url, "/admin/", 7) != 0) {
+        //  Park the request; the loop resumes it when its time has come.
+        s_delayed_t *d = calloc (1, sizeof *d);
+        if (d) {
+            req->delayed = true;
+            d->conn = conn;
+            d->due = sim_clock_mono_ms () + latency;
+            d->next = self->delayed;
+            self->delayed = d;
+            MHD_suspend_connection (conn);
+            return MHD_YES;
+        }
     }
     char audit_id[40];
     sim_api_uuid (self->api, audit_id, sizeof audit_id);
@@ -293,9 +325,15 @@ sim_http_destroy (sim_http_t **self_p)
     if (!self)
         return;
     *self_p = NULL;
-    //  MHD refuses to stop with suspended connections: resume every watch,
-    //  let each send its end of stream, then stop.
+    //  MHD refuses to stop with suspended connections: resume every watch
+    //  and delayed request, let each send its end of stream, then stop.
     self->closing = true;
+    while (self->delayed) {
+        s_delayed_t *d = self->delayed;
+        self->delayed = d->next;
+        MHD_resume_connection (d->conn);
+        free (d);
+    }
     sim_api_finish_watches (self->api);
     for (int i = 0; i < SIM_SHUTDOWN_ROUNDS && self->streams > 0; i++) {
         struct pollfd pfd = {.fd = sim_http_fd (self), .events = POLLIN};
@@ -325,13 +363,32 @@ int64_t
 sim_http_timeout_ms (sim_http_t *self)
 {
     MHD_UNSIGNED_LONG_LONG timeout = 0;
-    if (MHD_get_timeout (self->daemon, &timeout) != MHD_YES)
-        return -1;
-    return (int64_t)timeout;
+    int64_t result = -1;
+    if (MHD_get_timeout (self->daemon, &timeout) == MHD_YES)
+        result = (int64_t)timeout;
+    if (self->delayed) {
+        int64_t now = sim_clock_mono_ms ();
+        for (s_delayed_t *d = self->delayed; d; d = d->next) {
+            int64_t left = d->due > now ? d->due - now : 0;
+            if (result < 0 || left < result)
+                result = left;
+        }
+    }
+    return result;
 }
 
 void
 sim_http_run (sim_http_t *self)
 {
+    int64_t now = sim_clock_mono_ms ();
+    for (s_delayed_t **p = &self->delayed; *p;) {
+        s_delayed_t *d = *p;
+        if (d->due <= now) {
+            *p = d->next;
+            MHD_resume_connection (d->conn);
+            free (d);
+        } else
+            p = &d->next;
+    }
     MHD_run (self->daemon);
 }

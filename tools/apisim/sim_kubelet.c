@@ -9,24 +9,46 @@
 #include "sim_clock.h"
 #include "sim_defaults.h"
 
+typedef enum {
+    S_START,    // bound pod → Running
+    S_COMPLETE, // running pod → Succeeded / Failed
+    S_STOP,     // terminating pod → containers stopped, then deleted
+} s_action_t;
+
 typedef struct {
-    int64_t due; // when to start the pod
-    char *ns;    // pod namespace
-    char *name;  // pod name
-    char *uid;   // pod uid at binding time
+    int64_t due;       // when to act
+    uint64_t seq;      // arrival order, breaks ties
+    s_action_t action; // what to do
+    char *ns;          // pod namespace
+    char *name;        // pod name
+    char *uid;         // pod uid when the action was scheduled
 } s_entry_t;
 
 struct _sim_kubelet_t {
-    sim_store_t *store; // borrowed
-    sim_rand_t *rand;   // borrowed
-    int64_t delay;      // run delay, < 0 disabled
-    s_entry_t *queue;   // FIFO ring of pending starts
-    size_t head, count, cap;
-    uint32_t next_ip; // pod IP allocator
+    sim_store_t *store;           // borrowed
+    sim_rand_t *rand;             // borrowed
+    int64_t delay;                // run delay, < 0 disabled
+    int64_t stop_delay;           // stop delay, < 0: the whole grace period
+    s_entry_t *heap;              // min-heap of pending actions by (due, seq)
+    size_t count, cap;            // entries used, allocated
+    uint64_t seq;                 // next arrival number
+    uint32_t next_ip;             // pod IP allocator
+    sim_kubelet_delete_fn *del;   // finishes graceful deletions
+    void *del_arg;                // its argument
 };
 
+static void *
+s_oom (void *ptr)
+{
+    if (!ptr) {
+        fprintf (stderr, "basalt-apisim: out of memory\n");
+        abort ();
+    }
+    return ptr;
+}
+
 sim_kubelet_t *
-sim_kubelet_new (sim_store_t *store, sim_rand_t *rand, int64_t run_delay_ms)
+sim_kubelet_new (sim_store_t *store, sim_rand_t *rand, int64_t run_delay_ms, int64_t stop_delay_ms)
 {
     sim_kubelet_t *self = calloc (1, sizeof *self);
     if (!self)
@@ -34,6 +56,7 @@ sim_kubelet_new (sim_store_t *store, sim_rand_t *rand, int64_t run_delay_ms)
     self->store = store;
     self->rand = rand;
     self->delay = run_delay_ms;
+    self->stop_delay = stop_delay_ms;
     return self;
 }
 
@@ -53,9 +76,72 @@ sim_kubelet_destroy (sim_kubelet_t **self_p)
         return;
     *self_p = NULL;
     for (size_t i = 0; i < self->count; i++)
-        s_entry_free (&self->queue[(self->head + i) % self->cap]);
-    free (self->queue);
+        s_entry_free (&self->heap[i]);
+    free (self->heap);
     free (self);
+}
+
+void
+sim_kubelet_set_delete (sim_kubelet_t *self, sim_kubelet_delete_fn *fn, void *arg)
+{
+    self->del = fn;
+    self->del_arg = arg;
+}
+
+static bool
+s_before (const s_entry_t *a, const s_entry_t *b)
+{
+    return a->due < b->due || (a->due == b->due && a->seq < b->seq);
+}
+
+static void
+s_swap (s_entry_t *a, s_entry_t *b)
+{
+    s_entry_t t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void
+s_push (sim_kubelet_t *self, s_action_t action, const char *ns, const char *name,
+        const char *uid, int64_t due)
+{
+    if (self->count == self->cap) {
+        self->cap = self->cap ? self->cap * 2 : 64;
+        self->heap = s_oom (realloc (self->heap, self->cap * sizeof *self->heap));
+    }
+    size_t i = self->count++;
+    s_entry_t *e = &self->heap[i];
+    e->due = due;
+    e->seq = self->seq++;
+    e->action = action;
+    e->ns = s_oom (strdup (ns));
+    e->name = s_oom (strdup (name));
+    e->uid = s_oom (strdup (uid ? uid : ""));
+    while (i > 0 && s_before (&self->heap[i], &self->heap[(i - 1) / 2])) {
+        s_swap (&self->heap[i], &self->heap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+}
+
+//  Remove the root into *out.
+static void
+s_pop (sim_kubelet_t *self, s_entry_t *out)
+{
+    *out = self->heap[0];
+    self->heap[0] = self->heap[--self->count];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < self->count && s_before (&self->heap[l], &self->heap[m]))
+            m = l;
+        if (r < self->count && s_before (&self->heap[r], &self->heap[m]))
+            m = r;
+        if (m == i)
+            break;
+        s_swap (&self->heap[i], &self->heap[m]);
+        i = m;
+    }
 }
 
 void
@@ -64,30 +150,17 @@ sim_kubelet_pod_bound (sim_kubelet_t *self, const char *ns, const char *name, co
 {
     if (self->delay < 0)
         return;
-    if (self->count == self->cap) {
-        size_t cap = self->cap ? self->cap * 2 : 64;
-        s_entry_t *grown = malloc (cap * sizeof *grown);
-        if (!grown) {
-            fprintf (stderr, "basalt-apisim: out of memory\n");
-            abort ();
-        }
-        for (size_t i = 0; i < self->count; i++)
-            grown[i] = self->queue[(self->head + i) % self->cap];
-        free (self->queue);
-        self->queue = grown;
-        self->head = 0;
-        self->cap = cap;
-    }
-    s_entry_t *e = &self->queue[(self->head + self->count) % self->cap];
-    e->due = now_ms + self->delay;
-    e->ns = strdup (ns);
-    e->name = strdup (name);
-    e->uid = strdup (uid ? uid : "");
-    if (!e->ns || !e->name || !e->uid) {
-        fprintf (stderr, "basalt-apisim: out of memory\n");
-        abort ();
-    }
-    self->count++;
+    s_push (self, S_START, ns, name, uid, now_ms + self->delay);
+}
+
+void
+sim_kubelet_pod_stopping (sim_kubelet_t *self, const char *ns, const char *name, const char *uid,
+                          int64_t grace_s, int64_t now_ms)
+{
+    int64_t wait = grace_s * 1000;
+    if (self->stop_delay >= 0 && self->stop_delay < wait)
+        wait = self->stop_delay;
+    s_push (self, S_STOP, ns, name, uid, now_ms + wait);
 }
 
 //  The node's InternalIP, or an address derived from its name.
@@ -193,13 +266,42 @@ sim_kubelet_make_running (sim_kubelet_t *self, cJSON *pod)
     sim_json_set (status, "containerStatuses", statuses);
 }
 
+//  The pod of an entry if it is still the pod the entry was made for.
+static sim_obj_t *
+s_pod_of (sim_kubelet_t *self, const s_entry_t *e)
+{
+    sim_obj_t *pod = sim_store_get (self->store, sim_kind_get (SIM_KIND_PODS), e->ns, e->name);
+    if (!pod || strcmp (pod->uid, e->uid) != 0)
+        return NULL;
+    return pod;
+}
+
+//  A whole non-negative number from an annotation, or -1.
+static long long
+s_annotation_num (const cJSON *pod, const char *name)
+{
+    const cJSON *ann = sim_json_at (pod, "metadata.annotations");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive (ann, name);
+    if (!cJSON_IsString (v) || !*v->valuestring)
+        return -1;
+    char *end = NULL;
+    long long n = strtoll (v->valuestring, &end, 10);
+    if (*end || n < 0) {
+        bas_warn ("pod_bad_annotation", "pod=%s/%s annotation=%s value=\"%s\" reason=\"not a "
+                  "whole number >= 0\"", sim_json_str (pod, "metadata.namespace"),
+                  sim_json_str (pod, "metadata.name"), name, v->valuestring);
+        return -1;
+    }
+    return n;
+}
+
 //  Start one pod if it is still the pod that was bound and still waiting.
 static void
-s_start (sim_kubelet_t *self, const s_entry_t *e)
+s_start (sim_kubelet_t *self, const s_entry_t *e, int64_t now_ms)
 {
     const sim_kind_t *pods = sim_kind_get (SIM_KIND_PODS);
-    sim_obj_t *pod = sim_store_get (self->store, pods, e->ns, e->name);
-    if (!pod || strcmp (pod->uid, e->uid) != 0)
+    sim_obj_t *pod = s_pod_of (self, e);
+    if (!pod)
         return;
     const char *phase = sim_json_str (pod->json, "status.phase");
     if (!sim_json_str (pod->json, "spec.nodeName") ||
@@ -209,22 +311,119 @@ s_start (sim_kubelet_t *self, const s_entry_t *e)
     cJSON *json = sim_obj_copy (pod);
     sim_kubelet_make_running (self, json);
     sim_obj_t *now = sim_store_replace (self->store, pods, &json);
+    if (!now)
+        return;
+    bas_debug ("pod_running", "pod=%s/%s node=%s rv=%llu", e->ns, e->name,
+               sim_json_str (now->json, "spec.nodeName"), (unsigned long long)now->rv);
+    long long after = s_annotation_num (now->json, SIM_ANNOTATION_COMPLETE_AFTER);
+    if (after >= 0)
+        s_push (self, S_COMPLETE, e->ns, e->name, e->uid, now_ms + after);
+}
+
+//  Terminate every container of a pod tree: exit code, reason, and
+//  Ready/ContainersReady False with `cond_reason` (NULL: no reason).
+static void
+s_terminate (cJSON *pod, long long exit_code, const char *reason, const char *cond_reason)
+{
+    char now[32];
+    sim_clock_timestamp (now, sizeof now);
+    cJSON *status = sim_json_obj (pod, "status");
+    cJSON *c;
+    cJSON_ArrayForEach (c, cJSON_GetObjectItemCaseSensitive (status, "conditions"))
+    {
+        const char *type = sim_json_str (c, "type");
+        if (type && (!strcmp (type, "Ready") || !strcmp (type, "ContainersReady"))) {
+            sim_json_set_str (c, "status", "False");
+            sim_json_set_str (c, "lastTransitionTime", now);
+            if (cond_reason)
+                sim_json_set_str (c, "reason", cond_reason);
+        }
+    }
+    cJSON_ArrayForEach (c, cJSON_GetObjectItemCaseSensitive (status, "containerStatuses"))
+    {
+        const char *started = sim_json_str (c, "state.running.startedAt");
+        cJSON *term = cJSON_CreateObject ();
+        cJSON_AddNumberToObject (term, "exitCode", (double)exit_code);
+        cJSON_AddStringToObject (term, "reason", reason);
+        cJSON_AddStringToObject (term, "startedAt", started ? started : now);
+        cJSON_AddStringToObject (term, "finishedAt", now);
+        const char *id = sim_json_str (c, "containerID");
+        if (id)
+            cJSON_AddStringToObject (term, "containerID", id);
+        cJSON *state = cJSON_CreateObject ();
+        cJSON_AddItemToObject (state, "terminated", term);
+        sim_json_set (c, "state", state);
+        sim_json_set (c, "ready", cJSON_CreateFalse ());
+        sim_json_set (c, "started", cJSON_CreateFalse ());
+    }
+}
+
+//  A running pod finishes (the completion annotation).
+static void
+s_complete (sim_kubelet_t *self, const s_entry_t *e)
+{
+    sim_obj_t *pod = s_pod_of (self, e);
+    const char *phase = pod ? sim_json_str (pod->json, "status.phase") : NULL;
+    if (!pod || !phase || strcmp (phase, "Running") != 0 ||
+        sim_json_at (pod->json, "metadata.deletionTimestamp"))
+        return;
+    long long code = s_annotation_num (pod->json, SIM_ANNOTATION_EXIT_CODE);
+    if (code < 0)
+        code = 0;
+    cJSON *json = sim_obj_copy (pod);
+    s_terminate (json, code, code == 0 ? "Completed" : "Error", "PodCompleted");
+    sim_json_set_str (sim_json_obj (json, "status"), "phase", code == 0 ? "Succeeded" : "Failed");
+    sim_obj_t *now = sim_store_replace (self->store, sim_kind_get (SIM_KIND_PODS), &json);
     if (now)
-        bas_debug ("pod_running", "pod=%s/%s node=%s rv=%llu", e->ns, e->name,
-                   sim_json_str (now->json, "spec.nodeName"), (unsigned long long)now->rv);
+        bas_debug ("pod_completed", "pod=%s/%s exit_code=%lld rv=%llu", e->ns, e->name, code,
+                   (unsigned long long)now->rv);
+}
+
+//  A terminating pod: stop its containers, then finish the deletion.
+static void
+s_stop (sim_kubelet_t *self, const s_entry_t *e)
+{
+    sim_obj_t *pod = s_pod_of (self, e);
+    if (!pod || !sim_json_at (pod->json, "metadata.deletionTimestamp"))
+        return;
+    const cJSON *running = NULL;
+    const cJSON *c;
+    cJSON_ArrayForEach (c, sim_json_at (pod->json, "status.containerStatuses"))
+    {
+        if (sim_json_at (c, "state.running"))
+            running = c;
+    }
+    if (running) {
+        cJSON *json = sim_obj_copy (pod);
+        s_terminate (json, 137, "Error", NULL);
+        pod = sim_store_replace (self->store, sim_kind_get (SIM_KIND_PODS), &json);
+        if (!pod)
+            return;
+    }
+    bas_debug ("pod_stopped", "pod=%s/%s rv=%llu", e->ns, e->name, (unsigned long long)pod->rv);
+    if (self->del)
+        self->del (self->del_arg, pod);
 }
 
 int64_t
 sim_kubelet_tick (sim_kubelet_t *self, int64_t now_ms)
 {
     while (self->count) {
-        s_entry_t *e = &self->queue[self->head];
-        if (e->due > now_ms)
-            return e->due;
-        s_entry_t entry = *e;
-        self->head = (self->head + 1) % self->cap;
-        self->count--;
-        s_start (self, &entry);
+        if (self->heap[0].due > now_ms)
+            return self->heap[0].due;
+        s_entry_t entry;
+        s_pop (self, &entry);
+        switch (entry.action) {
+        case S_START:
+            s_start (self, &entry, now_ms);
+            break;
+        case S_COMPLETE:
+            s_complete (self, &entry);
+            break;
+        case S_STOP:
+            s_stop (self, &entry);
+            break;
+        }
         s_entry_free (&entry);
     }
     return INT64_MAX;

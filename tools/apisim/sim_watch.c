@@ -27,6 +27,7 @@ struct _sim_watch_t {
     int64_t next_bookmark;    // when the next bookmark is due
     int64_t deadline;         // when the stream ends
     bool finished;            // no more events will be added
+    bool aborted;             // finished by a simulated connection break
     sim_buf_t out;            // bytes not yet read by the connection
     sim_watch_wake_fn *wake;  // called when output is ready, or NULL
     void *wake_arg;           // its argument
@@ -105,6 +106,57 @@ sim_watch_hub_finish_all (sim_watch_hub_t *self)
 {
     for (sim_watch_t *w = self->head; w; w = w->next)
         sim_watch_finish (w);
+}
+
+size_t
+sim_watch_hub_abort (sim_watch_hub_t *self, const sim_kind_t *kind, bool truncate)
+{
+    size_t n = 0;
+    for (sim_watch_t *w = self->head; w; w = w->next) {
+        if (w->finished || (kind && w->kind != kind))
+            continue;
+        size_t pending = sim_buf_pending (&w->out);
+        if (truncate && pending > 1) {
+            //  Keep everything up to the middle of the last event line.
+            const char *base = w->out.data + w->out.off;
+            size_t last = pending - 1; // the final '\n'
+            size_t start = last;
+            while (start > 0 && base[start - 1] != '\n')
+                start--;
+            w->out.len = w->out.off + start + (last - start) / 2;
+            w->out.data[w->out.len] = 0;
+        } else
+            sim_buf_consume (&w->out, pending);
+        w->aborted = true;
+        sim_watch_finish (w);
+        n++;
+    }
+    return n;
+}
+
+size_t
+sim_watch_hub_expire (sim_watch_hub_t *self, uint64_t rv)
+{
+    size_t n = 0;
+    char body[256];
+    snprintf (body, sizeof body,
+              "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+              "\"Failure\",\"message\":\"too old resource version: %llu (%llu)\",\"reason\":"
+              "\"Expired\",\"code\":410}",
+              (unsigned long long)rv, (unsigned long long)rv);
+    for (sim_watch_t *w = self->head; w; w = w->next) {
+        if (w->finished)
+            continue;
+        sim_watch_send_error (w, body);
+        n++;
+    }
+    return n;
+}
+
+bool
+sim_watch_aborted (const sim_watch_t *self)
+{
+    return self->aborted;
 }
 
 sim_watch_t *

@@ -47,6 +47,17 @@ size_t sim_watch_hub_size (const sim_watch_hub_t *self);
 //  Finish every watch (server shutdown).
 void sim_watch_hub_finish_all (sim_watch_hub_t *self);
 
+//  Abort the watches of `kind` (NULL: all): the stream ends without its
+//  proper end, as when a connection breaks. With `truncate`, what the
+//  client has not read yet is cut in the middle of its last event, so the
+//  client sees a partial line; otherwise it is discarded. Returns how many
+//  watches were aborted.
+size_t sim_watch_hub_abort (sim_watch_hub_t *self, const sim_kind_t *kind, bool truncate);
+
+//  Give every open watch an ERROR event with a 410 Expired Status ("too old
+//  resource version: <rv> (<rv>)") and finish it. Returns how many.
+size_t sim_watch_hub_expire (sim_watch_hub_t *self, uint64_t rv);
+
 //  A new watch registered with the hub. Takes ownership of *labels_p and
 //  *fields_p (either may be NULL: match all). ns NULL or "" is all
 //  namespaces. bookmark_ms <= 0 disables bookmarks; deadline_ms is the
@@ -84,6 +95,10 @@ bool sim_watch_matches (const sim_watch_t *self, const sim_obj_t *obj);
 //  Copy up to max pending bytes into buf. Returns the count; *end_p is set
 //  when nothing is pending and the watch is finished.
 size_t sim_watch_read (sim_watch_t *self, char *buf, size_t max, bool *end_p);
+
+//  True when the watch was aborted (the stream must end with an error, not
+//  with the end of the chunked body).
+bool sim_watch_aborted (const sim_watch_t *self);
 
 //  Bytes waiting to be read.
 size_t sim_watch_pending (const sim_watch_t *self);
