@@ -1,0 +1,422 @@
+/*  basalt-bench-session: one scheduling session over a synthetic cluster.
+
+        basalt-bench-session [--nodes N] [--pods N] [--gang N] [--node-cpu Q]
+                             [--node-memory Q] [--node-pods N] [--pod-cpu Q]
+                             [--pod-memory Q] [--conf FILE] [--no-baseline]
+
+    Builds a replica like the one session-svc keeps (N nodes, one default
+    queue, pending pods in gangs of --gang with minMember = gang size) and
+    times one sess_run with Volcano's default configuration (or --conf).
+    In the same invocation it times a trivial first-fit gang placement
+    written here (no plugins, no ordering, no scoring) over the same
+    replica, so the result is also reported as a ratio that does not depend
+    on the machine. Prints one line:
+
+        nodes=5000 pods=50000 gangs=16667 session_ms=… pods_per_s=…
+        ms_per_gang=… placed=… firstfit_ms=… firstfit_placed=… ratio_vs_firstfit=…
+
+    Design note: this is a measurement, not a test; nothing here asserts a
+    time. The model is built with the same wire objects cache-svc sends.
+*/
+#include "bas_log.h"
+#include "bas_resource.h"
+#include "bas_store.h"
+#include "sess_sched.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    long nodes;              // cluster size
+    long pods;               // pending pods
+    long gang;               // pods per gang (the last gang may be smaller)
+    const char *node_cpu;    // node allocatable
+    const char *node_memory;
+    long node_pods;
+    const char *pod_cpu;     // pod request
+    const char *pod_memory;
+    const char *conf_file;   // scheduler configuration, NULL = default
+    bool baseline;           // also time first-fit
+} bench_opts_t;
+
+static double
+s_now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec * 1000.0 + (double) ts.tv_nsec / 1e6;
+}
+
+static char *
+s_dup (const char *s)
+{
+    char *d = strdup (s);
+    if (!d)
+        abort ();
+    return d;
+}
+
+static void *
+s_new (size_t size)
+{
+    void *p = calloc (1, size);
+    if (!p)
+        abort ();
+    return p;
+}
+
+//  Resources from quantity strings; NULL with err on a bad quantity.
+static Basalt__V1__Resources *
+s_resources (const char *cpu, const char *memory, long pods, char *err, size_t errlen)
+{
+    cJSON *list = cJSON_CreateObject ();
+    cJSON_AddStringToObject (list, "cpu", cpu);
+    cJSON_AddStringToObject (list, "memory", memory);
+    bas_res_t r;
+    int rc = bas_res_from_json (&r, list, "resources", err, errlen);
+    cJSON_Delete (list);
+    if (rc != 0)
+        return NULL;
+    r.pods = pods;
+    return bas_res_to_proto (&r);
+}
+
+static Basalt__V1__Object *
+s_object (Basalt__V1__Object__KindCase kind)
+{
+    Basalt__V1__Object *obj = s_new (sizeof *obj);
+    basalt__v1__object__init (obj);
+    obj->kind_case = kind;
+    return obj;
+}
+
+static int
+s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, size_t errlen)
+{
+    int64_t clock = 1000;
+    char name[64];
+    for (long i = 0; i < o->nodes; i++) {
+        Basalt__V1__Node *node = s_new (sizeof *node);
+        basalt__v1__node__init (node);
+        snprintf (name, sizeof name, "node-%05ld", i);
+        node->name = s_dup (name);
+        node->uid = s_dup (name);
+        node->allocatable = s_resources (o->node_cpu, o->node_memory, o->node_pods, err, errlen);
+        if (!node->allocatable) {
+            protobuf_c_message_free_unpacked (&node->base, NULL);
+            return -1;
+        }
+        node->has_ready = node->ready = true;
+        node->has_unschedulable = true;
+        Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_NODE);
+        obj->node = node;
+        bas_store_upsert (store, &obj);
+    }
+    Basalt__V1__Queue *q = s_new (sizeof *q);
+    basalt__v1__queue__init (q);
+    q->name = s_dup ("default");
+    q->uid = s_dup ("default");
+    q->has_weight = true;
+    q->weight = 1;
+    q->has_creation_time_ms = true;
+    q->creation_time_ms = clock++;
+    Basalt__V1__Object *qobj = s_object (BASALT__V1__OBJECT__KIND_QUEUE);
+    qobj->queue = q;
+    bas_store_upsert (store, &qobj);
+
+    long gangs = (o->pods + o->gang - 1) / o->gang;
+    for (long g = 0; g < gangs; g++) {
+        long size = g == gangs - 1 && o->pods % o->gang ? o->pods % o->gang : o->gang;
+        Basalt__V1__PodGroup *pg = s_new (sizeof *pg);
+        basalt__v1__pod_group__init (pg);
+        snprintf (name, sizeof name, "gang-%06ld", g);
+        pg->namespace_ = s_dup ("default");
+        pg->name = s_dup (name);
+        char uid[160];
+        snprintf (uid, sizeof uid, "pg:default/%s", name);
+        pg->uid = s_dup (uid);
+        pg->resource_version = s_dup ("1");
+        pg->queue = s_dup ("default");
+        pg->has_min_member = true;
+        pg->min_member = (int32_t) size;
+        pg->has_creation_time_ms = true;
+        pg->creation_time_ms = clock++;
+        pg->status = s_new (sizeof *pg->status);
+        basalt__v1__pod_group_status__init (pg->status);
+        pg->status->phase = s_dup ("Pending");
+        Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_POD_GROUP);
+        obj->pod_group = pg;
+        bas_store_upsert (store, &obj);
+        for (long t = 0; t < size; t++) {
+            Basalt__V1__Pod *pod = s_new (sizeof *pod);
+            basalt__v1__pod__init (pod);
+            char pname[96];
+            snprintf (pname, sizeof pname, "%s-%ld", name, t);
+            snprintf (uid, sizeof uid, "pod:default/%s", pname);
+            pod->namespace_ = s_dup ("default");
+            pod->name = s_dup (pname);
+            pod->uid = s_dup (uid);
+            pod->resource_version = s_dup ("1");
+            pod->phase = s_dup ("Pending");
+            pod->scheduler_name = s_dup ("volcano");
+            pod->group = s_dup (name);
+            pod->requests = s_resources (o->pod_cpu, o->pod_memory, 1, err, errlen);
+            if (!pod->requests) {
+                protobuf_c_message_free_unpacked (&pod->base, NULL);
+                return -1;
+            }
+            pod->has_creation_time_ms = true;
+            pod->creation_time_ms = clock++;
+            Basalt__V1__Object *pobj = s_object (BASALT__V1__OBJECT__KIND_POD);
+            pobj->pod = pod;
+            bas_store_upsert (store, &pobj);
+        }
+    }
+    *gangs_out = gangs;
+    return 0;
+}
+
+// ------------------------------------------------------------ first-fit baseline
+
+typedef struct {
+    const char *name;   // borrowed from the store
+    bas_res_t idle;     // what is left
+} s_ff_node_t;
+
+typedef struct {
+    const char *group;  // borrowed
+    bas_res_t req;      // request with pods = 1
+} s_ff_pod_t;
+
+typedef struct {
+    s_ff_node_t *nodes;
+    size_t n_nodes;
+    s_ff_pod_t *pods;
+    size_t n_pods;
+} s_ff_t;
+
+static void
+s_ff_node (void *arg, const Basalt__V1__Object *obj)
+{
+    s_ff_t *ff = arg;
+    s_ff_node_t *n = &ff->nodes[ff->n_nodes++];
+    n->name = obj->node->name;
+    bas_res_from_proto (&n->idle, obj->node->allocatable, NULL, 0);
+}
+
+static void
+s_ff_pod (void *arg, const Basalt__V1__Object *obj)
+{
+    s_ff_t *ff = arg;
+    s_ff_pod_t *p = &ff->pods[ff->n_pods++];
+    p->group = obj->pod->group;
+    bas_res_from_proto (&p->req, obj->pod->requests, NULL, 0);
+    p->req.pods = 1;
+}
+
+static int
+s_ff_by_group (const void *a, const void *b)
+{
+    return strcmp (((const s_ff_pod_t *) a)->group, ((const s_ff_pod_t *) b)->group);
+}
+
+//  Trivial gang first-fit: pods grouped by gang; each pod on the first node
+//  (in store order) with room; a gang that does not fit whole is undone.
+//  Reads the same store the session reads. Returns pods placed.
+static long
+s_first_fit (bas_store_t *store)
+{
+    s_ff_t ff = {0};
+    ff.nodes = s_new ((bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE) + 1) *
+                      sizeof *ff.nodes);
+    ff.pods = s_new ((bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD) + 1) *
+                     sizeof *ff.pods);
+    bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, s_ff_node, &ff);
+    bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_ff_pod, &ff);
+    qsort (ff.pods, ff.n_pods, sizeof *ff.pods, s_ff_by_group);
+    size_t *chosen = s_new ((ff.n_pods + 1) * sizeof *chosen);
+    long placed = 0;
+    for (size_t start = 0; start < ff.n_pods;) {
+        size_t end = start;
+        while (end < ff.n_pods && strcmp (ff.pods[end].group, ff.pods[start].group) == 0)
+            end++;
+        size_t i;
+        for (i = start; i < end; i++) {
+            size_t n = 0;
+            while (n < ff.n_nodes && !bas_res_fits (&ff.pods[i].req, &ff.nodes[n].idle))
+                n++;
+            if (n == ff.n_nodes)
+                break;
+            bas_res_sub (&ff.nodes[n].idle, &ff.pods[i].req);
+            chosen[i] = n;
+        }
+        if (i == end)
+            placed += (long) (end - start);
+        else
+            for (size_t j = start; j < i; j++)
+                bas_res_add (&ff.nodes[chosen[j]].idle, &ff.pods[j].req);
+        start = end;
+    }
+    free (chosen);
+    free (ff.nodes);
+    free (ff.pods);
+    return placed;
+}
+
+// ------------------------------------------------------------ main
+
+static void
+s_usage (FILE *out)
+{
+    fprintf (out,
+             "usage: basalt-bench-session [options]\n"
+             "\n"
+             "Time one scheduling session over a synthetic cluster of pending gangs, and\n"
+             "a trivial first-fit gang placement over the same cluster for comparison.\n"
+             "\n"
+             "  --nodes N          nodes (default 5000)\n"
+             "  --pods N           pending pods (default 50000)\n"
+             "  --gang N           pods per gang, minMember = N (default 3)\n"
+             "  --node-cpu Q       node allocatable cpu (default 32)\n"
+             "  --node-memory Q    node allocatable memory (default 256Gi)\n"
+             "  --node-pods N      node allocatable pods (default 110)\n"
+             "  --pod-cpu Q        pod request cpu (default 1)\n"
+             "  --pod-memory Q     pod request memory (default 1Gi)\n"
+             "  --conf FILE        scheduler configuration (default: Volcano's default)\n"
+             "  --no-baseline      skip the first-fit comparison\n"
+             "  --help             this text\n");
+}
+
+static int
+s_long (const char *flag, const char *text, long min, long max, long *out)
+{
+    char *end = NULL;
+    long v = strtol (text, &end, 10);
+    if (!*text || *end || v < min || v > max) {
+        fprintf (stderr, "basalt-bench-session: %s needs a number from %ld to %ld, got \"%s\"\n",
+                 flag, min, max, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static sess_conf_t *
+s_load_conf (const char *path, bool *bad)
+{
+    *bad = false;
+    if (!path)
+        return NULL;
+    FILE *f = fopen (path, "rb");
+    char *text = NULL;
+    size_t len = 0;
+    if (f) {
+        text = s_new (1 << 20);
+        len = fread (text, 1, (1 << 20) - 1, f);
+        fclose (f);
+    }
+    if (!text) {
+        fprintf (stderr, "basalt-bench-session: --conf %s: cannot read the file\n", path);
+        *bad = true;
+        return NULL;
+    }
+    char err[512];
+    sess_conf_t *conf = sess_conf_parse (text, len, err, sizeof err);
+    free (text);
+    if (!conf) {
+        fprintf (stderr, "basalt-bench-session: --conf %s: %s\n", path, err);
+        *bad = true;
+    }
+    return conf;
+}
+
+int
+main (int argc, char **argv)
+{
+    bench_opts_t o = {5000, 50000, 3, "32", "256Gi", 110, "1", "1Gi", NULL, true};
+    enum {
+        OPT_NODES = 1, OPT_PODS, OPT_GANG, OPT_NODE_CPU, OPT_NODE_MEMORY, OPT_NODE_PODS,
+        OPT_POD_CPU, OPT_POD_MEMORY, OPT_CONF, OPT_BASELINE, OPT_NO_BASELINE, OPT_HELP
+    };
+    static const struct option options[] = {
+        {"nodes", required_argument, NULL, OPT_NODES},
+        {"pods", required_argument, NULL, OPT_PODS},
+        {"gang", required_argument, NULL, OPT_GANG},
+        {"node-cpu", required_argument, NULL, OPT_NODE_CPU},
+        {"node-memory", required_argument, NULL, OPT_NODE_MEMORY},
+        {"node-pods", required_argument, NULL, OPT_NODE_PODS},
+        {"pod-cpu", required_argument, NULL, OPT_POD_CPU},
+        {"pod-memory", required_argument, NULL, OPT_POD_MEMORY},
+        {"conf", required_argument, NULL, OPT_CONF},
+        {"baseline", no_argument, NULL, OPT_BASELINE},
+        {"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long (argc, argv, "", options, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case OPT_NODES: rc = s_long ("--nodes", optarg, 1, 1000000, &o.nodes); break;
+        case OPT_PODS: rc = s_long ("--pods", optarg, 1, 10000000, &o.pods); break;
+        case OPT_GANG: rc = s_long ("--gang", optarg, 1, 10000, &o.gang); break;
+        case OPT_NODE_PODS: rc = s_long ("--node-pods", optarg, 0, 1000000, &o.node_pods); break;
+        case OPT_NODE_CPU: o.node_cpu = optarg; break;
+        case OPT_NODE_MEMORY: o.node_memory = optarg; break;
+        case OPT_POD_CPU: o.pod_cpu = optarg; break;
+        case OPT_POD_MEMORY: o.pod_memory = optarg; break;
+        case OPT_CONF: o.conf_file = optarg; break;
+        case OPT_BASELINE: o.baseline = true; break;
+        case OPT_NO_BASELINE: o.baseline = false; break;
+        case OPT_HELP: s_usage (stdout); return 0;
+        default: s_usage (stderr); return 2;
+        }
+        if (rc != 0)
+            return 2;
+    }
+    if (optind < argc) {
+        fprintf (stderr, "basalt-bench-session: unexpected argument \"%s\"\n", argv[optind]);
+        return 2;
+    }
+    bas_log_init ("basalt-bench-session", BAS_LOG_WARN, BAS_LOG_FORMAT_TEXT);
+    bool bad = false;
+    sess_conf_t *conf = s_load_conf (o.conf_file, &bad);
+    if (bad)
+        return 2;
+    bas_store_t *store = bas_store_new ();
+    long gangs = 0;
+    char err[512];
+    if (s_build (store, &o, &gangs, err, sizeof err) != 0) {
+        fprintf (stderr, "basalt-bench-session: %s\n", err);
+        bas_store_destroy (&store);
+        sess_conf_destroy (&conf);
+        return 2;
+    }
+    sess_params_t params = {0};
+    params.session_id = "bench";
+    params.now_ms = 1;
+    double t0 = s_now_ms ();
+    Basalt__V1__Commit *commit = sess_run (store, conf, &params);
+    double session_ms = s_now_ms () - t0;
+    long placed = commit ? (long) commit->n_placements : 0;
+    if (commit)
+        protobuf_c_message_free_unpacked (&commit->base, NULL);
+    printf ("nodes=%ld pods=%ld gangs=%ld session_ms=%.1f pods_per_s=%.0f ms_per_gang=%.4f "
+            "placed=%ld",
+            o.nodes, o.pods, gangs, session_ms, session_ms > 0 ? placed * 1000.0 / session_ms : 0,
+            session_ms / (double) gangs, placed);
+    if (o.baseline) {
+        t0 = s_now_ms ();
+        long ff_placed = s_first_fit (store);
+        double ff_ms = s_now_ms () - t0;
+        printf (" firstfit_ms=%.1f firstfit_placed=%ld ratio_vs_firstfit=%.2f", ff_ms, ff_placed,
+                ff_ms > 0 ? session_ms / ff_ms : 0);
+    }
+    printf ("\n");
+    bas_store_destroy (&store);
+    sess_conf_destroy (&conf);
+    return 0;
+}
