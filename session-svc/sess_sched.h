@@ -57,7 +57,7 @@ const char *sess_conf_describe (const sess_conf_t *self, char *buf, size_t len);
 #define SESS_MAX_PLUGIN_TIMES 64
 
 //  A pod reserved on a node for resources being freed (Volcano's Pipelined):
-//  not bound, not in the Commit (which has no field for it yet).
+//  not bound; in the Commit as a Placement with pipelined set.
 typedef struct {
     const char *pod_uid; // borrowed from the replica
     const char *node;    // borrowed from the replica
@@ -71,7 +71,7 @@ typedef struct {
     // statistics out:
     int jobs_total;        // jobs (PodGroups with a known queue) in the session
     int jobs_ready;        // jobs whose gang is ready at close
-    int pods_placed;       // placements in the returned commit
+    int pods_placed;       // placements to bind in the returned commit (not pipelined)
     int pods_pending;      // tasks still Pending at close
     int pods_evicted;      // evictions in the returned commit
     int pods_pipelined;    // tasks Pipelined at close (reserved, not bound)
@@ -101,7 +101,8 @@ typedef struct {
 //  Run one session over `replica` (borrowed, not changed). Returns a new
 //  Commit owned by the caller (free with protobuf_c_message_free_unpacked)
 //  holding: placements (pod uid, node, job uid = PodGroup uid, pod
-//  resource_version) for gangs that became ready; evictions (pod uid,
+//  resource_version) for gangs that became ready, then one flagged
+//  pipelined for every task reserved (Pipelined) at close; evictions (pod uid,
 //  reason "preempt"/"reclaim", pod resource_version) that preempt and
 //  reclaim committed; PodGroup status changes
 //  ONLY for groups whose status (phase, counts, conditions ignoring

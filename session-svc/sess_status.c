@@ -1,4 +1,5 @@
-/*  sess_status: what a session proposes — placements, PodGroup status
+/*  sess_status: what a session proposes — placements (bound, and
+    pipelined reservations flagged as such), evictions, PodGroup status
     changes and pod conditions — built into one Commit at close.
 
     Design note: the PodGroup phase follows Volcano's getPodGroupPhase
@@ -169,8 +170,15 @@ sess_model_commit (sess_session_t *ssn)
     basalt__v1__commit__init (commit);
     commit->session_id = s_dup (params->session_id);
 
-    //  Placements, in the order the gangs were committed.
-    commit->placements = s_grow (NULL, (size_t)ssn->ndispatched, sizeof *commit->placements);
+    //  Placements, in the order the gangs were committed; then the tasks
+    //  still Pipelined at close, flagged: reserved on a node for resources
+    //  being freed, neither bound nor charged by the cache.
+    int npipelined = 0;
+    for (int t = 0; t < ssn->ntasks; t++)
+        if (ssn->tasks[t].status == SESS_TASK_PIPELINED && ssn->tasks[t].node)
+            npipelined++;
+    commit->placements =
+        s_grow (NULL, (size_t)(ssn->ndispatched + npipelined), sizeof *commit->placements);
     for (int i = 0; i < ssn->ndispatched; i++) {
         const sess_task_t *task = ssn->dispatched[i];
         Basalt__V1__Placement *p = calloc (1, sizeof *p);
@@ -181,6 +189,22 @@ sess_model_commit (sess_session_t *ssn)
         p->node = s_dup (task->node_name);
         p->job_uid = s_dup (task->job ? task->job->pg->uid : "");
         p->pod_resource_version = s_dup (task->pod->resource_version);
+        commit->placements[commit->n_placements++] = p;
+    }
+    for (int t = 0; t < ssn->ntasks; t++) {
+        const sess_task_t *task = &ssn->tasks[t];
+        if (task->status != SESS_TASK_PIPELINED || !task->node)
+            continue;
+        Basalt__V1__Placement *p = calloc (1, sizeof *p);
+        if (!p)
+            abort ();
+        basalt__v1__placement__init (p);
+        p->pod_uid = s_dup (task->pod->uid);
+        p->node = s_dup (task->node->name);
+        p->job_uid = s_dup (task->job ? task->job->pg->uid : "");
+        p->pod_resource_version = s_dup (task->pod->resource_version);
+        p->has_pipelined = 1;
+        p->pipelined = 1;
         commit->placements[commit->n_placements++] = p;
     }
 
@@ -236,7 +260,7 @@ sess_model_commit (sess_session_t *ssn)
         }
     }
     params->jobs_total = ssn->njobs;
-    params->pods_placed = (int)commit->n_placements;
+    params->pods_placed = ssn->ndispatched;
     params->pods_evicted = (int)commit->n_evictions;
     return commit;
 }

@@ -555,9 +555,19 @@ test_pipelined_not_bound (void **state)
     old->deleting = true;
     util_model_pod_group (store, NULL, "next", "default", 1);
     util_model_pod (store, NULL, "next-0", "next", "2", "2Gi");
-    sess_params_t params = {.session_id = "s", .now_ms = 1};
+    sess_params_t params = {.session_id = "s", .now_ms = 1, .want_pipelined = true};
     Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
-    assert_int_equal (commit->n_placements, 0);
+    //  One placement, flagged pipelined: the cache reserves, never binds.
+    assert_int_equal (commit->n_placements, 1);
+    assert_true (commit->placements[0]->has_pipelined && commit->placements[0]->pipelined);
+    assert_string_equal (commit->placements[0]->node, "n1");
+    assert_null (util_model_placed (commit, "next-0"));
+    assert_int_equal (params.pods_placed, 0);
+    assert_int_equal (params.pods_pipelined, 1);
+    assert_int_equal (params.n_pipelined, 1);
+    assert_string_equal (params.pipelined[0].pod_uid, "pod:default/next-0");
+    assert_string_equal (params.pipelined[0].node, "n1");
+    free (params.pipelined);
     s_free_commit (&commit);
     bas_store_destroy (&store);
 }

@@ -620,7 +620,7 @@ util_model_placed (const Basalt__V1__Commit *commit, const char *pod)
     char uid[512];
     s_pod_key (pod, uid, sizeof uid, "pod");
     for (size_t i = 0; i < commit->n_placements; i++)
-        if (strcmp (commit->placements[i]->pod_uid, uid) == 0)
+        if (!commit->placements[i]->pipelined && strcmp (commit->placements[i]->pod_uid, uid) == 0)
             return commit->placements[i]->node;
     return NULL;
 }
@@ -632,7 +632,7 @@ util_model_placed_count (const Basalt__V1__Commit *commit, const char *pg)
     s_pod_key (pg, uid, sizeof uid, "pg");
     int n = 0;
     for (size_t i = 0; i < commit->n_placements; i++)
-        if (strcmp (commit->placements[i]->job_uid, uid) == 0)
+        if (!commit->placements[i]->pipelined && strcmp (commit->placements[i]->job_uid, uid) == 0)
             n++;
     return n;
 }
@@ -662,6 +662,8 @@ util_model_feed_back (bas_store_t *store, const Basalt__V1__Commit *commit, bool
     }
     if (bind)
         for (size_t i = 0; i < commit->n_placements; i++) {
+            if (commit->placements[i]->pipelined)
+                continue; // a reservation, not a bind
             Basalt__V1__Pod *pod =
                 (Basalt__V1__Pod *)bas_store_pod (store, commit->placements[i]->pod_uid);
             if (pod)

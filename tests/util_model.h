@@ -59,16 +59,17 @@ int util_model_load (bas_store_t *store, const char *yaml, size_t len, char **co
 int util_model_load_scenario (bas_store_t *store, const char *file, char **config_out,
                               int *sessions_out, char *err, size_t errlen);
 
-//  Apply a commit: statuses always; placements as bound, Running pods when
-//  `bind` is true. Returns 0.
+//  Apply a commit: statuses always; placements (not the pipelined ones) as
+//  bound, Running pods when `bind` is true. Returns 0.
 int util_model_feed_back (bas_store_t *store, const Basalt__V1__Commit *commit, bool bind);
 
 //  Look-ups by readable name ("ns/name" or "name" for the default namespace).
 const Basalt__V1__Pod *util_model_find_pod (bas_store_t *store, const char *name);
 const Basalt__V1__PodGroup *util_model_find_pg (bas_store_t *store, const char *name);
-//  The node a commit places `pod` on, or NULL.
+//  The node a commit places `pod` on (a bind, not a pipelined reservation),
+//  or NULL.
 const char *util_model_placed (const Basalt__V1__Commit *commit, const char *pod);
-//  How many of the commit's placements belong to pod group `pg`.
+//  How many of the commit's placements (binds) belong to pod group `pg`.
 int util_model_placed_count (const Basalt__V1__Commit *commit, const char *pg);
 //  The commit's status change for `pg`, or NULL.
 const Basalt__V1__PodGroupStatusChange *util_model_status (const Basalt__V1__Commit *commit,
