@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bas_log.h"
+#include "bas_yaml.h"
 #include "sim_clock.h"
 #include "sim_status.h"
 
@@ -139,6 +140,12 @@ int64_t
 sim_api_latency_ms (sim_api_t *self)
 {
     return self->faults.latency_ms;
+}
+
+void
+sim_api_set_latency (sim_api_t *self, int64_t ms)
+{
+    self->faults.latency_ms = ms;
 }
 
 int
@@ -414,12 +421,49 @@ s_dedupe_keys (cJSON *node)
     }
 }
 
+//  Media type without parameters, lower-cased, into buf.
+static const char *
+s_media_type (const char *content_type, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (const char *p = content_type ? content_type : ""; *p && *p != ';' && n + 1 < len; p++)
+        if (*p != ' ')
+            buf[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+    buf[n] = 0;
+    return buf;
+}
+
 cJSON *
 sim_ctx_body_json (sim_ctx_t *ctx)
 {
     const char *end = NULL;
     cJSON *json = NULL;
-    if (ctx->req->body && ctx->req->body_len)
+    //  PATCH bodies are checked against the patch types by the patch verbs;
+    //  every other body must be JSON or YAML (no Content-Type means JSON,
+    //  the server's first supported type).
+    char type[128];
+    s_media_type (ctx->req->content_type, type, sizeof type);
+    bool yaml = !strcmp (type, "application/yaml");
+    if (strcmp (ctx->req->method, "PATCH") != 0 && *type && !yaml &&
+        strcmp (type, "application/json") != 0) {
+        sim_ctx_fail (ctx, 415, "UnsupportedMediaType", NULL, NULL,
+                      "the body of the request was in an unknown format - accepted media types "
+                      "include: application/json, application/yaml, "
+                      "application/vnd.kubernetes.protobuf");
+        return NULL;
+    }
+    if (yaml && ctx->req->body && ctx->req->body_len) {
+        char err[512];
+        json = bas_yaml_to_json (ctx->req->body, ctx->req->body_len, err, sizeof err);
+        if (!json) {
+            const char *what = ctx->kind ? ctx->kind->kind : "object";
+            sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                          "the object provided is unrecognized (must be of type %s): "
+                          "couldn't get version/kind; yaml: %s",
+                          what, err);
+            return NULL;
+        }
+    } else if (ctx->req->body && ctx->req->body_len)
         json = cJSON_ParseWithLengthOpts (ctx->req->body, ctx->req->body_len, &end, false);
     if (!json) {
         size_t at = end && ctx->req->body ? (size_t)(end - ctx->req->body) : 0;

@@ -84,6 +84,7 @@ int sim_api_load (sim_api_t *self, const cJSON *obj, char *err, size_t errlen);
 
 //  Milliseconds of latency injected into every API request (faults).
 int64_t sim_api_latency_ms (sim_api_t *self);
+void sim_api_set_latency (sim_api_t *self, int64_t ms);
 
 //  Add a fault rule from the command line (see sim_fault.h). Returns 0, or
 //  -1 with the reason in err.

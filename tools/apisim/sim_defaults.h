@@ -25,8 +25,9 @@
 #define SIM_DEFAULT_CONTINUE_TTL_MS (5 * 60 * 1000)
 //  At most this many paged-list snapshots are kept; the oldest goes first.
 #define SIM_MAX_SNAPSHOTS 64
-//  Request bodies larger than this get 413.
-#define SIM_MAX_BODY_BYTES (64u * 1024u * 1024u)
+//  Request bodies larger than this get 413, as kube-apiserver's
+//  --max-request-body-bytes default (3 MiB) does.
+#define SIM_MAX_BODY_BYTES (3u * 1024u * 1024u)
 //  A watcher whose unsent output grows past this is cut off (slow reader).
 #define SIM_MAX_WATCH_BACKLOG (256u * 1024u * 1024u)
 //  Simultaneous HTTP connections.

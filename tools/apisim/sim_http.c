@@ -217,9 +217,10 @@ s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *m
     sim_response_t resp = {0};
     if (req->too_large) {
         sim_buf_t buf = {0};
-        sim_status_t st = {.code = 413,
-                           .reason = "RequestEntityTooLarge",
-                           .message = "the request body is too large"};
+        char message[96];
+        snprintf (message, sizeof message, "Request entity too large: limit is %u",
+                  (unsigned)SIM_MAX_BODY_BYTES);
+        sim_status_t st = {.code = 413, .reason = "RequestEntityTooLarge", .message = message};
         sim_status_append (&buf, &st);
         sim_buf_append (&buf, "\n", 1);
         resp.code = 413;
@@ -261,8 +262,14 @@ s_completed (void *cls, struct MHD_Connection *conn, void **con_cls,
 }
 
 sim_http_t *
-sim_http_new (sim_api_t *api, const char *bind_addr, int port, char *err, size_t errlen)
+sim_http_new (sim_api_t *api, const char *bind_addr, int port, const char *tls_cert_pem,
+              const char *tls_key_pem, char *err, size_t errlen)
 {
+    bool tls = tls_cert_pem && tls_key_pem;
+    if (tls && MHD_is_feature_supported (MHD_FEATURE_TLS) != MHD_YES) {
+        snprintf (err, errlen, "this libmicrohttpd was built without TLS support");
+        return NULL;
+    }
     if (port < 0 || port > 65535) {
         snprintf (err, errlen, "port %d out of range", port);
         return NULL;
@@ -291,15 +298,26 @@ sim_http_new (sim_api_t *api, const char *bind_addr, int port, char *err, size_t
     unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    //  TLS options go first in the list; without TLS the list ends there.
+    struct MHD_OptionItem tls_opts[] = {
+        {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)tls_cert_pem},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)tls_key_pem},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (tls)
+        flags |= MHD_USE_TLS;
     self->daemon = MHD_start_daemon (
         flags, (uint16_t)port, NULL, NULL, s_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_logger,
         self, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned int)SIM_MAX_CONNECTIONS,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)0, MHD_OPTION_LISTENING_ADDRESS_REUSE,
-        (unsigned int)1, MHD_OPTION_END);
+        (unsigned int)1, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     freeaddrinfo (ai);
     if (!self->daemon) {
-        snprintf (err, errlen, "cannot listen on %s:%d (address in use or not available)",
+        snprintf (err, errlen,
+                  tls ? "cannot serve HTTPS on %s:%d (address in use, or the certificate or "
+                        "key is not valid PEM)"
+                      : "cannot listen on %s:%d (address in use or not available)",
                   bind_addr, port);
         free (self);
         return NULL;

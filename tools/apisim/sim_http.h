@@ -21,8 +21,11 @@
 typedef struct _sim_http_t sim_http_t;
 
 //  Listen on bind_addr:port (port 0: the kernel picks). api is borrowed and
-//  must outlive the server. Returns NULL with the reason in err.
-sim_http_t *sim_http_new (sim_api_t *api, const char *bind_addr, int port, char *err,
+//  must outlive the server. With tls_cert_pem and tls_key_pem (PEM text,
+//  copied) it serves HTTPS (libmicrohttpd built with GnuTLS). Returns NULL
+//  with the reason in err.
+sim_http_t *sim_http_new (sim_api_t *api, const char *bind_addr, int port,
+                          const char *tls_cert_pem, const char *tls_key_pem, char *err,
                           size_t errlen);
 
 //  Stop listening and close every connection (NULL-safe); nulls the pointer.

@@ -26,6 +26,21 @@ s_usage (FILE *out)
              "                         *.yaml/*.yml/*.json in a directory (repeatable)\n"
              "  --run-delay-ms N       a bound pod becomes Running N ms after binding\n"
              "                         (default 100; -1 disables)\n"
+             "  --stop-delay-ms N      a gracefully deleted pod stops and is deleted N ms\n"
+             "                         after the delete, or at the end of its grace period\n"
+             "                         if sooner (default 100; -1: the whole grace period)\n"
+             "  --tls-cert PATH        serve HTTPS with this PEM certificate (and --tls-key)\n"
+             "  --tls-key PATH         the certificate's PEM private key\n"
+             "  --fault RULE           inject errors: verb:resource:rate:code[:retryAfterS],\n"
+             "                         e.g. list:pods:0.5:503 or '*:*:0.1:429:1' (repeatable;\n"
+             "                         verbs get list watch create update patch delete\n"
+             "                         deletecollection *; 429 is APF's plain-text answer)\n"
+             "  --fault-latency-ms N   add N ms to every API request\n"
+             "                         (all faults can be changed at run time: POST, GET or\n"
+             "                         DELETE /admin/faults; see tools/apisim/sim_fault.h)\n"
+             "\n"
+             "  Pods annotated basalt.dev/complete-after-ms: \"N\" finish N ms after they\n"
+             "  start (exit code from basalt.dev/exit-code, default 0 = Succeeded).\n"
              "  --watch-window N       watch events kept per resource (default 10000)\n"
              "  --bookmark-interval-ms N  BOOKMARK period for watches that ask (default 1000)\n"
              "  --min-request-timeout N   watch length in s without timeoutSeconds (default 1800)\n"
@@ -56,6 +71,11 @@ main (int argc, char *argv[])
         OPT_BIND,
         OPT_LOAD,
         OPT_RUN_DELAY,
+        OPT_STOP_DELAY,
+        OPT_TLS_CERT,
+        OPT_TLS_KEY,
+        OPT_FAULT,
+        OPT_FAULT_LATENCY,
         OPT_WINDOW,
         OPT_BOOKMARK,
         OPT_MIN_TIMEOUT,
@@ -70,6 +90,11 @@ main (int argc, char *argv[])
         {"bind", required_argument, NULL, OPT_BIND},
         {"load", required_argument, NULL, OPT_LOAD},
         {"run-delay-ms", required_argument, NULL, OPT_RUN_DELAY},
+        {"stop-delay-ms", required_argument, NULL, OPT_STOP_DELAY},
+        {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+        {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+        {"fault", required_argument, NULL, OPT_FAULT},
+        {"fault-latency-ms", required_argument, NULL, OPT_FAULT_LATENCY},
         {"watch-window", required_argument, NULL, OPT_WINDOW},
         {"bookmark-interval-ms", required_argument, NULL, OPT_BOOKMARK},
         {"min-request-timeout", required_argument, NULL, OPT_MIN_TIMEOUT},
@@ -108,6 +133,28 @@ main (int argc, char *argv[])
             if (s_int (optarg, -1, 86400000L, &value) != 0)
                 bad = "--run-delay-ms needs a number of ms (-1 disables)";
             opts.api.run_delay_ms = value;
+            break;
+        case OPT_STOP_DELAY:
+            if (s_int (optarg, -1, 86400000L, &value) != 0)
+                bad = "--stop-delay-ms needs a number of ms (-1: the grace period)";
+            opts.api.stop_delay_ms = value;
+            break;
+        case OPT_TLS_CERT:
+            opts.tls_cert = optarg;
+            break;
+        case OPT_TLS_KEY:
+            opts.tls_key = optarg;
+            break;
+        case OPT_FAULT:
+            if (opts.nfaults == SIM_MAX_LOADS)
+                bad = "too many --fault flags";
+            else
+                opts.faults[opts.nfaults++] = optarg;
+            break;
+        case OPT_FAULT_LATENCY:
+            if (s_int (optarg, 0, 600000L, &value) != 0)
+                bad = "--fault-latency-ms needs a number of ms from 0 to 600000";
+            opts.fault_latency_ms = value;
             break;
         case OPT_WINDOW:
             if (s_int (optarg, 1, 100000000L, &value) != 0)

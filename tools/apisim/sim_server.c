@@ -23,6 +23,7 @@
 #include "sim_clock.h"
 #include "sim_defaults.h"
 #include "sim_http.h"
+#include "sim_buf.h"
 #include "sim_load.h"
 
 void
@@ -57,11 +58,35 @@ s_write_ready (const char *path, int port)
     return rc;
 }
 
+//  A whole text file (PEM), or NULL with err naming the file.
+static char *
+s_read_text (const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f) {
+        snprintf (err, errlen, "%s: %s", path, strerror (errno));
+        return NULL;
+    }
+    sim_buf_t buf = {0};
+    char chunk[4096];
+    size_t n;
+    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0 && buf.len < 1024 * 1024)
+        sim_buf_append (&buf, chunk, n);
+    fclose (f);
+    if (!buf.data || !strstr (buf.data, "-----BEGIN ")) {
+        snprintf (err, errlen, "%s: not a PEM file", path);
+        sim_buf_clear (&buf);
+        return NULL;
+    }
+    return sim_buf_detach (&buf, NULL);
+}
+
 int
 sim_server_run (const sim_options_t *opts)
 {
     int exit_code = 1;
     int sfd = -1;
+    char *cert = NULL, *key = NULL;
     sim_http_t *http = NULL;
     char err[1024] = "";
     sim_api_t *api = sim_api_new (&opts->api);
@@ -88,7 +113,28 @@ sim_server_run (const sim_options_t *opts)
         bas_error ("start_failed", "reason=\"signalfd: %s\"", strerror (errno));
         goto done;
     }
-    http = sim_http_new (api, opts->bind_addr, opts->port, err, sizeof err);
+    for (int i = 0; i < opts->nfaults; i++)
+        if (sim_api_add_fault (api, opts->faults[i], err, sizeof err) != 0) {
+            bas_error ("fault_rejected", "rule=\"%s\" reason=\"%s\"", opts->faults[i], err);
+            fprintf (stderr, "basalt-apisim: --fault: %s\n", err);
+            goto done;
+        }
+    if (opts->fault_latency_ms > 0)
+        sim_api_set_latency (api, opts->fault_latency_ms);
+    if (opts->tls_cert || opts->tls_key) {
+        if (!opts->tls_cert || !opts->tls_key) {
+            fprintf (stderr, "basalt-apisim: --tls-cert and --tls-key go together\n");
+            goto done;
+        }
+        cert = s_read_text (opts->tls_cert, err, sizeof err);
+        key = cert ? s_read_text (opts->tls_key, err, sizeof err) : NULL;
+        if (!cert || !key) {
+            bas_error ("tls_failed", "reason=\"%s\"", err);
+            fprintf (stderr, "basalt-apisim: %s\n", err);
+            goto done;
+        }
+    }
+    http = sim_http_new (api, opts->bind_addr, opts->port, cert, key, err, sizeof err);
     if (!http) {
         bas_error ("listen_failed", "bind=%s port=%d reason=\"%s\"", opts->bind_addr, opts->port,
                    err);
@@ -106,9 +152,11 @@ sim_server_run (const sim_options_t *opts)
                    strerror (errno));
         goto done;
     }
-    bas_info ("listening", "bind=%s port=%d objects_rv=%llu run_delay_ms=%lld", opts->bind_addr,
-              port, (unsigned long long)sim_store_rv (sim_api_store (api)),
-              (long long)opts->api.run_delay_ms);
+    bas_info ("listening", "bind=%s port=%d tls=%s objects_rv=%llu run_delay_ms=%lld "
+              "stop_delay_ms=%lld faults=%d", opts->bind_addr, port, cert ? "true" : "false",
+              (unsigned long long)sim_store_rv (sim_api_store (api)),
+              (long long)opts->api.run_delay_ms, (long long)opts->api.stop_delay_ms,
+              opts->nfaults);
 
     struct pollfd fds[2] = {{.fd = sim_http_fd (http), .events = POLLIN},
                             {.fd = sfd, .events = POLLIN}};
@@ -147,5 +195,9 @@ done:
     sim_api_destroy (&api);
     if (sfd >= 0)
         close (sfd);
+    free (cert);
+    if (key)
+        memset (key, 0, strlen (key));
+    free (key);
     return exit_code;
 }

@@ -15,6 +15,11 @@ typedef struct {
     const char *loads[SIM_MAX_LOADS]; // --load paths, in order
     int nloads;                       // how many
     const char *ready_file;           // written with "port\n" once listening, or NULL
+    const char *tls_cert;             // PEM certificate file: serve HTTPS, or NULL
+    const char *tls_key;              // PEM private key file (with tls_cert)
+    const char *faults[SIM_MAX_LOADS]; // --fault rules, in order
+    int nfaults;                      // how many
+    int64_t fault_latency_ms;         // --fault-latency-ms
     sim_api_config_t api;             // API tunables
 } sim_options_t;
 
