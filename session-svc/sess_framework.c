@@ -61,7 +61,7 @@ s_add (sess_session_t *ssn, sess_fn_kind_t kind, void *self, s_any_fn fn, s_any_
     if (!arr)
         abort ();
     ssn->fns[kind] = arr;
-    arr[ssn->nfns[kind]++] = (sess_fn_entry_t){ssn->cur_plugin, self, fn, fn2};
+    arr[ssn->nfns[kind]++] = (sess_fn_entry_t){ssn->cur_plugin, self, fn, fn2, false};
 }
 
 #define S_ADDER(name, kind, type)                                                                  \
@@ -75,6 +75,15 @@ S_ADDER (sess_add_queue_order_fn, SESS_FN_QUEUE_ORDER, sess_queue_order_fn)
 S_ADDER (sess_add_task_order_fn, SESS_FN_TASK_ORDER, sess_task_order_fn)
 S_ADDER (sess_add_predicate_fn, SESS_FN_PREDICATE, sess_predicate_fn)
 S_ADDER (sess_add_node_order_fn, SESS_FN_NODE_ORDER, sess_node_order_fn)
+
+void
+sess_add_node_order_fn_pure (sess_session_t *ssn, void *self, sess_node_order_fn *fn)
+{
+    int before = ssn->nfns[SESS_FN_NODE_ORDER];
+    s_add (ssn, SESS_FN_NODE_ORDER, self, (s_any_fn)fn, NULL);
+    if (ssn->nfns[SESS_FN_NODE_ORDER] > before)
+        ssn->fns[SESS_FN_NODE_ORDER][before].pure = true;
+}
 S_ADDER (sess_add_job_ready_fn, SESS_FN_JOB_READY, sess_job_bool_fn)
 S_ADDER (sess_add_job_pipelined_fn, SESS_FN_JOB_PIPELINED, sess_job_vote_fn)
 S_ADDER (sess_add_job_valid_fn, SESS_FN_JOB_VALID, sess_job_valid_fn)
@@ -696,6 +705,12 @@ s_histo_add (s_histo_t *h, const char *reason)
     h->count[h->n++] = 1;
 }
 
+static bool
+s_res_is_zero (const bas_res_t *r)
+{
+    return r->milli_cpu == 0 && r->memory == 0 && r->pods == 0 && r->nscalars == 0;
+}
+
 //  How many feasible nodes to look for among n (§5.7).
 static int
 s_nodes_to_find (int n)
@@ -736,8 +751,15 @@ sess_predicate_nodes (sess_session_t *ssn, sess_task_t *task, bool with_resource
         bool ok = node->ready;
         if (!ok)
             snprintf (reason, sizeof reason, "node(s) were not ready");
+        bool fits_idle = false;
         if (ok && with_resources) {
             ok = sess_res_fit (&task->resreq, sess_node_future_idle (node), reason, sizeof reason);
+            //  Idle and FutureIdle only differ on a node with Releasing or
+            //  Pipelined tasks: elsewhere one check answers both.
+            if (ok)
+                fits_idle = (s_res_is_zero (&node->releasing) && s_res_is_zero (&node->pipelined))
+                                ? true
+                                : sess_res_fit (&task->resreq, &node->idle, NULL, 0);
         }
         if (ok)
             ok = sess_predicate (ssn, task, node, reason, sizeof reason) == 0;
@@ -745,6 +767,7 @@ sess_predicate_nodes (sess_session_t *ssn, sess_task_t *task, bool with_resource
             s_histo_add (&histo, reason[0] ? reason : "node(s) didn't fit");
             continue;
         }
+        ssn->scratch_fits_idle[found] = fits_idle;
         ssn->scratch_nodes[found++] = node;
         if (found >= want)
             break;
@@ -838,11 +861,12 @@ sess_best_node (sess_session_t *ssn, sess_task_t *task, int n, bool with_resourc
     if (n <= 0)
         return NULL;
     if (with_resources) {
-        //  First gradient: nodes where the request fits idle now; keep them
-        //  in front (stable), fall back to all (FutureIdle) when none.
+        //  First gradient: nodes where the request fits idle now (found by
+        //  the scan); keep them in front, fall back to all (FutureIdle)
+        //  when none.
         int k = 0;
         for (int i = 0; i < n; i++)
-            if (sess_res_fit (&task->resreq, &cand[i]->idle, NULL, 0)) {
+            if (ssn->scratch_fits_idle[i]) {
                 sess_node_t *tmp = cand[k];
                 cand[k++] = cand[i];
                 cand[i] = tmp;
@@ -859,11 +883,32 @@ sess_best_node (sess_session_t *ssn, sess_task_t *task, int n, bool with_resourc
                 best = cand[i];
         return best;
     }
-    double best_score = sess_node_score (ssn, task, best);
-    for (int i = 1; i < n; i++) {
-        double s = sess_node_score (ssn, task, cand[i]);
-        if (s > best_score || (s == best_score && cand[i]->index < best->index)) {
-            best = cand[i];
+    //  Memoised scores when every scorer is pure (see sess_session.h).
+    bool pure = true;
+    S_EACH (SESS_FN_NODE_ORDER, e)
+    {
+        pure = pure && e->pure;
+    }
+    if (pure && (ssn->score_sig == 0 || !bas_res_equal (&task->resreq, &ssn->score_req))) {
+        ssn->score_sig++;
+        ssn->score_req = task->resreq;
+    }
+    double best_score = 0;
+    for (int i = 0; i < n; i++) {
+        sess_node_t *node = cand[i];
+        double s;
+        if (pure && node->memo_sig == ssn->score_sig && node->memo_version == node->version)
+            s = node->memo_score;
+        else {
+            s = sess_node_score (ssn, task, node);
+            if (pure) {
+                node->memo_sig = ssn->score_sig;
+                node->memo_version = node->version;
+                node->memo_score = s;
+            }
+        }
+        if (i == 0 || s > best_score || (s == best_score && node->index < best->index)) {
+            best = node;
             best_score = s;
         }
     }

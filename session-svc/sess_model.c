@@ -308,6 +308,7 @@ sess_node_add_task (sess_node_t *node, const sess_task_t *task)
         node->nz_memory += s_nz (task->resreq.memory, SESS_NONZERO_MEMORY);
     }
     node->npods++;
+    node->version++;
 }
 
 void
@@ -327,6 +328,7 @@ sess_node_remove_task (sess_node_t *node, const sess_task_t *task)
         node->nz_memory -= s_nz (task->resreq.memory, SESS_NONZERO_MEMORY);
     }
     node->npods--;
+    node->version++;
 }
 
 sess_queue_t *
@@ -920,7 +922,8 @@ sess_model_open (sess_session_t *ssn)
         zhashx_insert (ssn->node_index, ssn->nodes[i].name, &ssn->nodes[i]);
     ssn->scratch_nodes = calloc (n ? (size_t)n : 1, sizeof *ssn->scratch_nodes);
     ssn->scratch_scores = calloc (n ? (size_t)n : 1, sizeof *ssn->scratch_scores);
-    if (!ssn->scratch_nodes || !ssn->scratch_scores)
+    ssn->scratch_fits_idle = calloc (n ? (size_t)n : 1, sizeof *ssn->scratch_fits_idle);
+    if (!ssn->scratch_nodes || !ssn->scratch_scores || !ssn->scratch_fits_idle)
         abort ();
     return 0;
 }
@@ -955,6 +958,7 @@ sess_model_close (sess_session_t *ssn)
     zhashx_destroy (&ssn->node_index);
     free (ssn->scratch_nodes);
     free (ssn->scratch_scores);
+    free (ssn->scratch_fits_idle);
     free (ssn->dispatched);
     free (ssn->evictions);
     if (ssn->node_tasks)

@@ -95,7 +95,7 @@ sess_binpack_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **s
     }
     *self_p = self;
     if (self->weight != 0)
-        sess_add_node_order_fn (ssn, self, s_score);
+        sess_add_node_order_fn_pure (ssn, self, s_score);
     return 0;
 }
 

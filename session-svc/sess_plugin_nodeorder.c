@@ -95,7 +95,7 @@ sess_nodeorder_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void *
     self->balanced = sess_arg_int (conf, "balancedresource.weight", 1);
     *self_p = self;
     if (self->least || self->most || self->balanced)
-        sess_add_node_order_fn (ssn, self, s_score);
+        sess_add_node_order_fn_pure (ssn, self, s_score);
     return 0;
 }
 

@@ -81,6 +81,10 @@ struct _sess_node_t {
     int64_t nz_milli_cpu;                // used CPU with k8s non-zero defaults (scoring)
     int64_t nz_memory;                   // used memory with k8s non-zero defaults
     int npods;                           // tasks on it (pipelined included)
+    uint32_t version;                    // bumped whenever its accounting changes
+    uint32_t memo_version;               // version the memoised score was computed at
+    int memo_sig;                        // request signature of the memoised score (0 none)
+    double memo_score;                   // memoised Σ of pure node order scores
     int64_t max_pods;                    // allocatable pods; 0 = no limit known
     bool ready;                          // Ready condition (absent = ready)
     bool unschedulable;                  // spec.unschedulable
@@ -339,6 +343,12 @@ void sess_add_queue_order_fn (sess_session_t *ssn, void *self, sess_queue_order_
 void sess_add_task_order_fn (sess_session_t *ssn, void *self, sess_task_order_fn *fn);
 void sess_add_predicate_fn (sess_session_t *ssn, void *self, sess_predicate_fn *fn);
 void sess_add_node_order_fn (sess_session_t *ssn, void *self, sess_node_order_fn *fn);
+//  A node order function whose score depends only on the node's accounting
+//  (allocatable, used, idle, the non-zero sums) and the task's request:
+//  when every registered one is, the framework memoises each node's score
+//  per (node accounting version, request) — a task of the same request on
+//  a node nobody touched since gets the same score without recomputing.
+void sess_add_node_order_fn_pure (sess_session_t *ssn, void *self, sess_node_order_fn *fn);
 void sess_add_job_ready_fn (sess_session_t *ssn, void *self, sess_job_bool_fn *fn);
 void sess_add_job_pipelined_fn (sess_session_t *ssn, void *self, sess_job_vote_fn *fn);
 void sess_add_job_valid_fn (sess_session_t *ssn, void *self, sess_job_valid_fn *fn);
@@ -413,6 +423,7 @@ typedef struct {
     void *self;         // the plugin's state
     void (*fn) (void);  // callback, cast per kind
     void (*fn2) (void); // second callback (deallocate), or NULL
+    bool pure;          // node order: depends only on node accounting and the request
 } sess_fn_entry_t;
 
 //  An eviction a statement committed (it goes into the Commit).
@@ -447,6 +458,9 @@ struct _sess_session_t {
     int next_node;               // rotating start of predicate scans
     sess_node_t **scratch_nodes; // per-scan buffer of nnodes entries, owned
     double *scratch_scores;      // per-scan buffer of nnodes entries, owned
+    bool *scratch_fits_idle;     // per-scan: candidate i fits the node's idle now, owned
+    int score_sig;               // signature id of score_req (memoised node scores)
+    bas_res_t score_req;         // the request score_sig stands for
     sess_task_t **dispatched;    // tasks committed (placements), owned array
     int ndispatched, dispatched_cap;
     sess_eviction_t *evictions;  // evictions committed, owned array

@@ -1,8 +1,8 @@
 /*  test_sess_perf: the scheduling core at scale — 5,000 nodes and 50,000
     pending pods in 3-pod gangs, with the default configuration. Checks
-    that everything is placed and reports the session time; the time bound
-    asserted here is loose (debug and sanitizer builds run it too); the
-    target for optimised builds is under 1 s per session.
+    that everything is placed and prints the session time without judging
+    it (debug and sanitizer builds run it too); the target for optimised
+    builds, under 1 s per session, is measured by basalt-bench-session.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -58,7 +58,8 @@ test_scale (void **state)
             S_NODES, S_GANGS * S_GANG_SIZE, S_GANGS, elapsed, elapsed * 1000 / S_GANGS,
             params.pods_placed);
     assert_int_equal (params.pods_placed, S_GANGS * S_GANG_SIZE);
-    assert_true (elapsed < 45.0);
+    //  The time is printed, never asserted (no timing thresholds in tests):
+    //  basalt-bench-session measures it.
     protobuf_c_message_free_unpacked (&commit->base, NULL);
     bas_store_destroy (&store);
 }
