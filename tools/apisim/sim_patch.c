@@ -61,13 +61,267 @@ s_strip_directives (cJSON *node)
     }
 }
 
+//  A patch value without its directives (owned).
+static cJSON *
+s_clean (const cJSON *item)
+{
+    cJSON *copy = s_dup (item);
+    s_strip_directives (copy);
+    return copy;
+}
+
+//  patchMergeKey of the lists of the served built-in types that merge
+//  (patchStrategy "merge" in the Kubernetes Go types), by field name; lists
+//  not named here are replaced, as atomic lists are.
+static const char *const s_merge_keys[][2] = {
+    {"containers", "name"},
+    {"initContainers", "name"},
+    {"ephemeralContainers", "name"},
+    {"env", "name"},
+    {"ports", "containerPort"},
+    {"volumeMounts", "mountPath"},
+    {"volumeDevices", "devicePath"},
+    {"volumes", "name"},
+    {"imagePullSecrets", "name"},
+    {"hostAliases", "ip"},
+    {"topologySpreadConstraints", "topologyKey"},
+    {"resourceClaims", "name"},
+    {"schedulingGates", "name"},
+    {"conditions", "type"},
+    {"addresses", "type"},
+    {"ownerReferences", "uid"},
+    {"podIPs", "ip"},
+    {"hostIPs", "ip"},
+    {NULL, NULL},
+};
+
+//  Lists of scalars that merge as sets.
+static const char *const s_merge_sets[] = {"finalizers", NULL};
+
+static const char *
+s_merge_key (const char *field)
+{
+    for (int i = 0; s_merge_keys[i][0]; i++)
+        if (!strcmp (s_merge_keys[i][0], field))
+            return s_merge_keys[i][1];
+    return NULL;
+}
+
+static bool
+s_merge_set (const char *field)
+{
+    for (int i = 0; s_merge_sets[i]; i++)
+        if (!strcmp (s_merge_sets[i], field))
+            return true;
+    return false;
+}
+
+static bool
+s_directive_is (const cJSON *obj, const char *value)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive (obj, "$patch");
+    return cJSON_IsString (d) && !strcmp (d->valuestring, value);
+}
+
+//  The element of list whose `key` member equals that of `like`, or NULL.
+static cJSON *
+s_find_keyed (cJSON *list, const char *key, const cJSON *like)
+{
+    const cJSON *want = cJSON_GetObjectItemCaseSensitive (like, key);
+    if (!want)
+        return NULL;
+    cJSON *e;
+    cJSON_ArrayForEach (e, list)
+    {
+        const cJSON *have = cJSON_GetObjectItemCaseSensitive (e, key);
+        if (have && cJSON_Compare (have, want, true))
+            return e;
+    }
+    return NULL;
+}
+
+static cJSON *s_smp (cJSON *target, const cJSON *patch);
+
+//  Merge list `patch` into list `target` (owned; returned) by `key`.
+static cJSON *
+s_smp_list (cJSON *target, const cJSON *patch, const char *key)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach (e, patch)
+    {
+        if (cJSON_IsObject (e) && s_directive_is (e, "replace") && cJSON_GetArraySize (e) == 1) {
+            //  [{"$patch":"replace"}, …]: the rest replaces the list.
+            cJSON_Delete (target);
+            cJSON *out = cJSON_CreateArray ();
+            const cJSON *f;
+            cJSON_ArrayForEach (f, patch)
+            {
+                if (f != e)
+                    cJSON_AddItemToArray (out, s_clean (f));
+            }
+            return out;
+        }
+    }
+    if (!cJSON_IsArray (target)) {
+        cJSON_Delete (target);
+        target = cJSON_CreateArray ();
+    }
+    cJSON_ArrayForEach (e, patch)
+    {
+        cJSON *have = cJSON_IsObject (e) ? s_find_keyed (target, key, e) : NULL;
+        if (cJSON_IsObject (e) && s_directive_is (e, "delete")) {
+            if (have)
+                cJSON_Delete (cJSON_DetachItemViaPointer (target, have));
+            continue;
+        }
+        if (have) {
+            cJSON *merged = s_smp (s_dup (have), e);
+            if (merged)
+                cJSON_ReplaceItemViaPointer (target, have, merged);
+            else
+                cJSON_Delete (cJSON_DetachItemViaPointer (target, have));
+        } else
+            cJSON_AddItemToArray (target, s_clean (e));
+    }
+    return target;
+}
+
+//  Order list (in place) as `order` lists its elements (by key, or by
+//  value for scalar lists); elements not named keep their order after.
+static void
+s_set_order (cJSON *list, const cJSON *order, const char *key)
+{
+    if (!cJSON_IsArray (list) || !cJSON_IsArray (order))
+        return;
+    cJSON *sorted = cJSON_CreateArray ();
+    const cJSON *o;
+    cJSON_ArrayForEach (o, order)
+    {
+        cJSON *hit = NULL;
+        cJSON *e;
+        cJSON_ArrayForEach (e, list)
+        {
+            if ((key && cJSON_IsObject (o) && s_find_keyed (list, key, o) == e) ||
+                (!key && cJSON_Compare (e, o, true))) {
+                hit = e;
+                break;
+            }
+        }
+        if (hit)
+            cJSON_AddItemToArray (sorted, cJSON_DetachItemViaPointer (list, hit));
+    }
+    while (list->child)
+        cJSON_AddItemToArray (sorted, cJSON_DetachItemViaPointer (list, list->child));
+    while (sorted->child)
+        cJSON_AddItemToArray (list, cJSON_DetachItemViaPointer (sorted, sorted->child));
+    cJSON_Delete (sorted);
+}
+
+//  Strategic merge of patch into target (owned); returns the result, or
+//  NULL when the patch deletes the node ({"$patch":"delete"}).
+static cJSON *
+s_smp (cJSON *target, const cJSON *patch)
+{
+    if (!cJSON_IsObject (patch)) {
+        cJSON_Delete (target);
+        return s_dup (patch);
+    }
+    if (s_directive_is (patch, "delete")) {
+        cJSON_Delete (target);
+        return NULL;
+    }
+    if (s_directive_is (patch, "replace")) {
+        cJSON_Delete (target);
+        return s_clean (patch);
+    }
+    if (!cJSON_IsObject (target)) {
+        cJSON_Delete (target);
+        target = cJSON_CreateObject ();
+    }
+    for (const cJSON *p = patch->child; p; p = p->next) {
+        const char *name = p->string;
+        if (!name || name[0] == '$') {
+            static const char del[] = "$deleteFromPrimitiveList/";
+            if (name && !strncmp (name, del, sizeof del - 1)) {
+                cJSON *list = cJSON_GetObjectItemCaseSensitive (target, name + sizeof del - 1);
+                const cJSON *v;
+                cJSON_ArrayForEach (v, p)
+                {
+                    for (cJSON *e = list ? list->child : NULL; e;) {
+                        cJSON *next = e->next;
+                        if (cJSON_Compare (e, v, true))
+                            cJSON_Delete (cJSON_DetachItemViaPointer (list, e));
+                        e = next;
+                    }
+                }
+            }
+            continue;
+        }
+        if (cJSON_IsNull (p)) {
+            cJSON_DeleteItemFromObjectCaseSensitive (target, name);
+            continue;
+        }
+        cJSON *old = cJSON_DetachItemFromObjectCaseSensitive (target, name);
+        cJSON *merged;
+        const char *key = s_merge_key (name);
+        if (cJSON_IsArray (p) && key)
+            merged = s_smp_list (old, p, key);
+        else if (cJSON_IsArray (p) && s_merge_set (name)) {
+            merged = cJSON_IsArray (old) ? old : cJSON_CreateArray ();
+            if (merged != old)
+                cJSON_Delete (old);
+            const cJSON *v;
+            cJSON_ArrayForEach (v, p)
+            {
+                bool have = false;
+                const cJSON *e;
+                cJSON_ArrayForEach (e, merged)
+                {
+                    have = have || cJSON_Compare (e, v, true);
+                }
+                if (!have)
+                    cJSON_AddItemToArray (merged, s_dup (v));
+            }
+        } else if (cJSON_IsObject (p))
+            merged = s_smp (old, p);
+        else {
+            cJSON_Delete (old);
+            merged = s_clean (p);
+        }
+        if (merged)
+            cJSON_AddItemToObject (target, name, merged);
+    }
+    //  $setElementOrder/<list> and $retainKeys apply to the merged result.
+    for (const cJSON *p = patch->child; p; p = p->next) {
+        static const char order[] = "$setElementOrder/";
+        if (p->string && !strncmp (p->string, order, sizeof order - 1)) {
+            const char *field = p->string + sizeof order - 1;
+            s_set_order (cJSON_GetObjectItemCaseSensitive (target, field), p, s_merge_key (field));
+        }
+    }
+    const cJSON *retain = cJSON_GetObjectItemCaseSensitive (patch, "$retainKeys");
+    if (cJSON_IsArray (retain)) {
+        for (cJSON *c = target->child; c;) {
+            cJSON *next = c->next;
+            bool keep = false;
+            const cJSON *r;
+            cJSON_ArrayForEach (r, retain)
+            {
+                keep = keep || (cJSON_IsString (r) && !strcmp (r->valuestring, c->string));
+            }
+            if (!keep)
+                cJSON_Delete (cJSON_DetachItemViaPointer (target, c));
+            c = next;
+        }
+    }
+    return target;
+}
+
 void
 sim_patch_strategic (cJSON **target_p, const cJSON *patch)
 {
-    cJSON *clean = s_dup (patch);
-    s_strip_directives (clean);
-    *target_p = s_merge (*target_p, clean);
-    cJSON_Delete (clean);
+    cJSON *merged = s_smp (*target_p, patch);
+    *target_p = merged ? merged : cJSON_CreateObject ();
 }
 
 //  One decoded pointer token (~1 → /, ~0 → ~) into buf.

@@ -4,10 +4,15 @@
     - JSON patch (RFC 6902, application/json-patch+json): add, remove,
       replace, move, copy, test, with RFC 6901 pointers (~0 ~1 escapes, "-"
       to append);
-    - strategic merge patch, approximated: the merge patch of the same body
-      with its `$`-directives ($patch, $retainKeys, $setElementOrder/…,
-      $deleteFromPrimitiveList/…) removed. Lists are replaced, not merged
-      by key; a later issue can teach it patchMergeKey.
+    - strategic merge patch: maps merge as in a merge patch; the lists the
+      Kubernetes types mark patchStrategy=merge merge by their
+      patchMergeKey (containers and env by name, ports by containerPort,
+      volumeMounts by mountPath, conditions by type, ownerReferences by
+      uid, …; finalizers as a set), other lists are replaced; the
+      directives $patch (merge/replace/delete, in maps and list elements),
+      $retainKeys, $setElementOrder/<list> and
+      $deleteFromPrimitiveList/<list> are honoured. Merge keys are looked
+      up by field name, which is exact for the kinds the simulator serves.
 */
 #ifndef SIM_PATCH_H
 #define SIM_PATCH_H
@@ -20,7 +25,7 @@
 //  e.g. when the patch is not an object). Never fails.
 void sim_patch_merge (cJSON **target_p, const cJSON *patch);
 
-//  Apply a merge patch after dropping strategic-merge directives.
+//  Apply a strategic merge patch (see above).
 void sim_patch_strategic (cJSON **target_p, const cJSON *patch);
 
 //  Apply a JSON patch (an array of operations) to *doc_p. Returns 0, or -1
