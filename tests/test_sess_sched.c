@@ -342,11 +342,35 @@ test_seed_negative_idle (void **state)
     util_model_pod (store, NULL, "be-0", "be", NULL, NULL);
     zhashx_t *oos = zhashx_new ();
     zhashx_insert (oos, "n2", (void *)"yes");
+    //  No node scoring: equal candidates go by name, so n1 would be chosen
+    //  first if it were kept (backfill checks no resources).
+    const char *conf_text = "actions: \"enqueue, allocate, backfill\"\n"
+                            "tiers:\n"
+                            "- plugins:\n"
+                            "  - name: priority\n"
+                            "  - name: gang\n"
+                            "- plugins:\n"
+                            "  - name: predicates\n"
+                            "  - name: proportion\n";
+    char err[256];
+    sess_conf_t *conf = sess_conf_parse (conf_text, strlen (conf_text), err, sizeof err);
+    assert_non_null (conf);
     sess_params_t params = {.session_id = "s", .now_ms = 1, .out_of_sync_nodes = oos};
-    Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
+    Basalt__V1__Commit *commit = sess_run (store, conf, &params);
     assert_string_equal (util_model_placed (commit, "be-0"), "n3");
     assert_int_equal (params.nodes_out_of_sync, 2);
     s_free_commit (&commit);
+
+    //  It recovers by itself: once the pod placed by name is gone (and the
+    //  cache no longer reports n2), n1 is whole again and first by name.
+    bas_store_delete (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, "pod:default/hog");
+    zhashx_purge (oos);
+    sess_params_t again = {.session_id = "s2", .now_ms = 2, .out_of_sync_nodes = oos};
+    commit = sess_run (store, conf, &again);
+    assert_string_equal (util_model_placed (commit, "be-0"), "n1");
+    assert_int_equal (again.nodes_out_of_sync, 0);
+    s_free_commit (&commit);
+    sess_conf_destroy (&conf);
     zhashx_destroy (&oos);
     bas_store_destroy (&store);
 }
