@@ -137,6 +137,48 @@ bas_metrics_set (bas_metrics_t *self, const char *name, const char *labels, doub
 }
 
 void
+bas_metrics_set_total (bas_metrics_t *self, const char *name, const char *labels, double value)
+{
+    s_family_t *f = zhashx_lookup (self->families, name);
+    if (!f || f->type != BAS_METRIC_COUNTER)
+        return;
+    s_series_t *s = s_series (self, name, labels, BAS_METRIC_COUNTER);
+    if (s)
+        s->value = value;
+}
+
+void
+bas_metrics_reset (bas_metrics_t *self, const char *name)
+{
+    s_family_t *f = zhashx_lookup (self->families, name);
+    if (!f)
+        return;
+    zlistx_purge (f->order);    // not owned: only forget the pointers
+    zhashx_purge (f->series);   // frees the series
+}
+
+char *
+bas_metrics_escape (char *buf, size_t len, const char *value)
+{
+    size_t n = 0;
+    for (const char *p = value ? value : ""; *p && n + 3 < len; p++) {
+        if (*p == '\\' || *p == '"') {
+            buf[n++] = '\\';
+            buf[n++] = *p;
+        }
+        else if (*p == '\n') {
+            buf[n++] = '\\';
+            buf[n++] = 'n';
+        }
+        else
+            buf[n++] = *p;
+    }
+    if (len)
+        buf[n < len ? n : len - 1] = 0;
+    return buf;
+}
+
+void
 bas_metrics_observe (bas_metrics_t *self, const char *name, const char *labels, double value)
 {
     s_family_t *f = zhashx_lookup (self->families, name);

@@ -32,6 +32,21 @@ void bas_metrics_add (bas_metrics_t *self, const char *name, const char *labels,
 //  gauge = value.
 void bas_metrics_set (bas_metrics_t *self, const char *name, const char *labels, double value);
 
+//  counter = value, for counters kept elsewhere (e.g. bas_kube_stats) and
+//  copied in: `value` must come from a monotonic source. Ignored for
+//  families that are not counters.
+void bas_metrics_set_total (bas_metrics_t *self, const char *name, const char *labels,
+                            double value);
+
+//  Forget every series of a family (HELP and TYPE stay). For gauges
+//  recomputed from scratch whose label sets change (a queue or a job that
+//  left), as Volcano deletes the series of a job that left the cache.
+void bas_metrics_reset (bas_metrics_t *self, const char *name);
+
+//  Write `value` into buf as a label value's content (\\, \" and \n
+//  escaped; the quotes are the caller's), cut to fit. Returns buf.
+char *bas_metrics_escape (char *buf, size_t len, const char *value);
+
 //  histogram observation.
 void bas_metrics_observe (bas_metrics_t *self, const char *name, const char *labels,
                           double value);

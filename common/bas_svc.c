@@ -9,14 +9,18 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#define S_TAP_HWM 1000
+#define S_TAP_HWM 1000       // default --tap-hwm
+#define S_API_BUCKETS 16     // 1 ms .. 32 s, doubling
 
 struct _bas_svc_t {
     char name[64];                 // service name, e.g. "cache-svc"
     zloop_t *loop;                 // the reactor
     bas_http_t *http;              // health and metrics server
     bas_metrics_t *metrics;        // owned registry
-    zsock_t *tap;                  // PUB mirror, or NULL
+    zsock_t *tap;                  // XPUB mirror, or NULL
+    int tap_subscribers;           // subscriptions the XPUB reported, minus cancellations
+    uint64_t tap_seq;              // mirroring attempts, numbered (gaps = drops)
+    bas_kube_t *kube;              // borrowed API client whose stats /metrics exports, or NULL
     int sigfd;                     // signalfd for SIGTERM/SIGINT
     zmq_pollitem_t sigitem;        // its poller
     uint64_t epoch;                // start time in microseconds
@@ -55,11 +59,34 @@ s_readyz (void *arg, const char *path, char **body_p, const char **ctype)
     return 503;
 }
 
+//  Copy the API client's counters into their families (they are counted
+//  inside bas_kube; /metrics reads them when scraped).
+static void
+s_sync_kube (bas_svc_t *self)
+{
+    if (!self->kube)
+        return;
+    bas_kube_stats_t st;
+    bas_kube_stats (self->kube, &st);
+    bas_metrics_set_total (self->metrics, "basalt_kube_requests_total", NULL, (double) st.requests);
+    bas_metrics_set_total (self->metrics, "basalt_kube_retries_total", NULL, (double) st.retries);
+    bas_metrics_set_total (self->metrics, "basalt_kube_errors_total", NULL, (double) st.errors);
+    bas_metrics_set_total (self->metrics, "basalt_kube_throttled_total", NULL, (double) st.throttled);
+    bas_metrics_set_total (self->metrics, "basalt_kube_watch_restarts_total", NULL,
+                           (double) st.watch_restarts);
+    bas_metrics_set_total (self->metrics, "basalt_kube_relists_total", NULL, (double) st.relists);
+    bas_metrics_set_total (self->metrics, "basalt_kube_decode_errors_total", NULL,
+                           (double) st.decode_errors);
+    bas_metrics_set (self->metrics, "basalt_kube_pending_requests", NULL,
+                     (double) bas_kube_pending (self->kube));
+}
+
 static int
 s_metrics (void *arg, const char *path, char **body_p, const char **ctype)
 {
     (void) path;
     bas_svc_t *self = arg;
+    s_sync_kube (self);
     *body_p = bas_metrics_render (self->metrics);
     *ctype = "text/plain; version=0.0.4; charset=utf-8";
     return 200;
@@ -92,8 +119,60 @@ s_describe (bas_metrics_t *m)
                           "Received messages that did not decode, by reason", NULL, 0);
     bas_metrics_describe (m, "basalt_send_failures_total", BAS_METRIC_COUNTER,
                           "Messages that could not be sent (peer full or gone)", NULL, 0);
+    bas_metrics_describe (m, "basalt_tap_messages_total", BAS_METRIC_COUNTER,
+                          "Messages mirrored to tap subscribers", NULL, 0);
     bas_metrics_describe (m, "basalt_tap_drops_total", BAS_METRIC_COUNTER,
-                          "Messages the tap could not mirror (slow or absent subscriber)", NULL, 0);
+                          "Messages the tap could not mirror (a subscriber's queue was full)",
+                          NULL, 0);
+    bas_metrics_describe (m, "basalt_tap_subscribers", BAS_METRIC_GAUGE,
+                          "Subscriptions on the tap endpoint", NULL, 0);
+    bas_metrics_describe (m, "basalt_build_info", BAS_METRIC_GAUGE,
+                          "Always 1; the labels say which build runs", NULL, 0);
+    bas_metrics_describe (m, "basalt_process_start_time_seconds", BAS_METRIC_GAUGE,
+                          "Start time of the process since the Unix epoch", NULL, 0);
+}
+
+//  The XPUB reports subscriptions as [1 topic] and cancellations as
+//  [0 topic]; with XPUB_VERBOSER every one of them, also when a subscriber
+//  goes away, so the count is the number of live subscriptions.
+static int
+s_on_tap_subscription (zloop_t *loop, zsock_t *sock, void *arg)
+{
+    (void) loop;
+    bas_svc_t *self = arg;
+    zframe_t *frame = zframe_recv (sock);
+    if (!frame)
+        return 0;
+    if (zframe_size (frame) >= 1) {
+        byte what = zframe_data (frame)[0];
+        if (what == 1)
+            self->tap_subscribers++;
+        else if (what == 0 && self->tap_subscribers > 0)
+            self->tap_subscribers--;
+        bas_metrics_set (self->metrics, "basalt_tap_subscribers", NULL, self->tap_subscribers);
+        bas_debug ("tap_subscription", "subscribe=%d subscribers=%d", what, self->tap_subscribers);
+    }
+    zframe_destroy (&frame);
+    return 0;
+}
+
+//  Connections take their kernel buffer sizes from the socket's options
+//  as they were at bind time, and bas_sock binds at once: set SNDBUF and
+//  bind again. (TODO: a sndbuf field in bas_sock_opts_t would spare this.)
+static int
+s_tap_set_sndbuf (zsock_t *tap, const char *endpoint, int bytes, char *err, size_t errlen)
+{
+    if (zsock_unbind (tap, "%s", endpoint) != 0) {
+        snprintf (err, errlen, "cannot unbind %s to set --tap-sndbuf: %s", endpoint,
+                  zmq_strerror (zmq_errno ()));
+        return -1;
+    }
+    zsock_set_sndbuf (tap, bytes);
+    if (zsock_bind (tap, "%s", endpoint) == -1) {
+        snprintf (err, errlen, "cannot bind %s: %s", endpoint, zmq_strerror (zmq_errno ()));
+        return -1;
+    }
+    return 0;
 }
 
 bas_svc_t *
@@ -157,16 +236,36 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
         bas_http_route (self->http, "/readyz", s_readyz, self);
         bas_http_route (self->http, "/metrics", s_metrics, self);
     }
+    char labels[96];
+    snprintf (labels, sizeof labels, "version=\"%s\",service=\"%s\"", BASALT_VERSION, name);
+    bas_metrics_set (self->metrics, "basalt_build_info", labels, 1);
+    bas_metrics_set (self->metrics, "basalt_process_start_time_seconds", NULL,
+                     (double) self->epoch / 1e6);
     if (common->tap && *common->tap) {
         bas_sock_opts_t opts = bas_sock_opts_default ();
-        opts.sndhwm = S_TAP_HWM;
-        self->tap = bas_sock_new (ZMQ_PUB, common->tap, true, &opts, err, sizeof err);
+        opts.sndhwm = common->tap_hwm > 0 ? common->tap_hwm : S_TAP_HWM;
+        self->tap = bas_sock_new (ZMQ_XPUB, common->tap, true, &opts, err, sizeof err);
         if (!self->tap) {
             bas_error ("tap_bind_failed", "endpoint=%s msg=\"%s\"", common->tap, err);
             *exit_code = 1;
             bas_svc_destroy (&self);
             return NULL;
         }
+        //  A full subscriber makes the send fail (EAGAIN, zero timeout from
+        //  bas_sock) so that the drop is counted, instead of PUB's silence.
+        zsock_set_xpub_nodrop (self->tap, 1);
+        if (common->tap_sndbuf > 0 && s_tap_set_sndbuf (self->tap, common->tap, common->tap_sndbuf,
+                                                        err, sizeof err) != 0) {
+            bas_error ("tap_bind_failed", "endpoint=%s msg=\"%s\"", common->tap, err);
+            *exit_code = 1;
+            bas_svc_destroy (&self);
+            return NULL;
+        }
+        zsock_set_xpub_verboser (self->tap, 1);
+        bas_metrics_set (self->metrics, "basalt_tap_subscribers", NULL, 0);
+        bas_metrics_add (self->metrics, "basalt_tap_drops_total", NULL, 0);
+        bas_metrics_add (self->metrics, "basalt_tap_messages_total", NULL, 0);
+        zloop_reader (self->loop, self->tap, s_on_tap_subscription, self);
     }
     bas_info ("starting", "version=%s http=%s port=%d", BASALT_VERSION,
               common->http ? common->http : "-", self->http ? bas_http_port (self->http) : 0);
@@ -180,6 +279,8 @@ bas_svc_destroy (bas_svc_t **self_p)
         return;
     bas_svc_t *self = *self_p;
     bas_http_destroy (&self->http);
+    if (self->tap)
+        zloop_reader_end (self->loop, self->tap);
     zsock_destroy (&self->tap);
     zloop_destroy (&self->loop);
     if (self->sigfd >= 0)
@@ -247,9 +348,72 @@ bas_svc_kube_new (bas_svc_t *self, const bas_kube_flags_t *flags, const char *ag
     free (cfg->user_agent);
     cfg->user_agent = strdup (agent);
     bas_kube_t *kube = bas_kube_new (self->loop, cfg);
-    if (!kube)
+    if (!kube) {
         bas_error ("kube_client_failed", "server=%s", cfg->server ? cfg->server : "-");
+        return NULL;
+    }
+    bas_metrics_t *m = self->metrics;
+    bas_metrics_describe (m, "basalt_kube_requests_total", BAS_METRIC_COUNTER,
+                          "HTTP requests sent to the API server (lists, watches, writes)", NULL, 0);
+    bas_metrics_describe (m, "basalt_kube_retries_total", BAS_METRIC_COUNTER,
+                          "API requests retried after a transport error, 5xx or 429", NULL, 0);
+    bas_metrics_describe (m, "basalt_kube_errors_total", BAS_METRIC_COUNTER,
+                          "API requests that finished with an error", NULL, 0);
+    bas_metrics_describe (m, "basalt_kube_throttled_total", BAS_METRIC_COUNTER,
+                          "429 answers from the API server", NULL, 0);
+    bas_metrics_describe (m, "basalt_kube_watch_restarts_total", BAS_METRIC_COUNTER,
+                          "Watch streams reopened", NULL, 0);
+    bas_metrics_describe (m, "basalt_kube_relists_total", BAS_METRIC_COUNTER,
+                          "Lists from the API server (at start and after 410 Gone)", NULL, 0);
+    bas_metrics_describe (m, "basalt_kube_decode_errors_total", BAS_METRIC_COUNTER,
+                          "API bodies or watch lines that did not decode", NULL, 0);
+    bas_metrics_describe (m, "basalt_kube_pending_requests", BAS_METRIC_GAUGE,
+                          "API requests queued or in flight", NULL, 0);
+    double buckets[S_API_BUCKETS];
+    bas_metrics_exp_buckets (1, 2, S_API_BUCKETS, buckets);
+    bas_metrics_describe (m, "basalt_api_requests_total", BAS_METRIC_COUNTER,
+                          "API writes and reads done for this service, by verb and HTTP code "
+                          "(code 0: the server was not reached)", NULL, 0);
+    bas_metrics_describe (m, "basalt_api_request_duration_milliseconds", BAS_METRIC_HISTOGRAM,
+                          "API request latency including retries, by verb", buckets,
+                          S_API_BUCKETS);
+    self->kube = kube;
+    s_sync_kube (self);
     return kube;
+}
+
+static const char *
+s_verb (const char *method)
+{
+    if (!method)
+        return "unknown";
+    if (strcmp (method, "POST") == 0)
+        return "create";
+    if (strcmp (method, "PUT") == 0)
+        return "update";
+    if (strcmp (method, "PATCH") == 0)
+        return "patch";
+    if (strcmp (method, "DELETE") == 0)
+        return "delete";
+    if (strcmp (method, "GET") == 0)
+        return "get";
+    return "unknown";
+}
+
+void
+bas_svc_api_observe (bas_svc_t *self, const char *method, long code, double ms)
+{
+    char labels[64];
+    snprintf (labels, sizeof labels, "verb=\"%s\",code=\"%ld\"", s_verb (method), code);
+    bas_metrics_add (self->metrics, "basalt_api_requests_total", labels, 1);
+    snprintf (labels, sizeof labels, "verb=\"%s\"", s_verb (method));
+    bas_metrics_observe (self->metrics, "basalt_api_request_duration_milliseconds", labels, ms);
+}
+
+int
+bas_svc_tap_subscribers (bas_svc_t *self)
+{
+    return self->tap ? self->tap_subscribers : 0;
 }
 
 static int
@@ -278,37 +442,46 @@ bas_svc_run (bas_svc_t *self)
     return 0;
 }
 
-//  Mirror [type][tapinfo][header][body] to the tap; never blocks.
+//  Mirror [type][info][header][body] to the tap; never blocks, never
+//  copies a frame. `frame` is the message's type frame (after any identity).
 static void
-s_tap (bas_svc_t *self, const char *dir, const char *peer, zmsg_t *msg, bool router)
+s_tap (bas_svc_t *self, const char *dir, const char *peer, zmsg_t *msg, zframe_t *frame)
 {
-    if (!self->tap)
+    if (!frame)
         return;
-    zmsg_t *copy = zmsg_dup (msg);
-    if (router) {
-        zframe_t *id = zmsg_pop (copy);
-        zframe_destroy (&id);
-    }
-    zframe_t *type = zmsg_pop (copy);
-    if (!type) {
-        zmsg_destroy (&copy);
-        return;
-    }
     char info[256];
-    snprintf (info, sizeof info, "svc=%s dir=%s peer=%s time_us=%lld", self->name, dir,
-              peer ? peer : "-", (long long) bas_now_us ());
-    zmsg_pushstr (copy, info);
-    zmsg_prepend (copy, &type);
-    if (bas_msg_send_raw (self->tap, &copy) != 0)
+    int n = snprintf (info, sizeof info, "svc=%s epoch=%llu dir=%s peer=%s time_us=%lld tap_seq=%llu",
+                      self->name, (unsigned long long) self->epoch, dir, peer && *peer ? peer : "-",
+                      (long long) bas_now_us (), (unsigned long long) ++self->tap_seq);
+    if (n < 0 || (size_t) n >= sizeof info)
+        n = (int) strlen (info);
+    //  The first frame decides: with XPUB_NODROP either every frame goes
+    //  (the pipe's high-water mark counts whole messages) or none does.
+    if (zframe_send (&frame, self->tap, ZFRAME_REUSE | ZFRAME_MORE | ZFRAME_DONTWAIT) != 0) {
         bas_metrics_add (self->metrics, "basalt_tap_drops_total", NULL, 1);
+        return;
+    }
+    zframe_t *next = zmsg_next (msg);
+    zmq_send (zsock_resolve (self->tap), info, (size_t) n, ZMQ_DONTWAIT | (next ? ZMQ_SNDMORE : 0));
+    for (frame = next; frame; frame = next) {
+        next = zmsg_next (msg);
+        zframe_send (&frame, self->tap, ZFRAME_REUSE | ZFRAME_DONTWAIT | (next ? ZFRAME_MORE : 0));
+    }
+    bas_metrics_add (self->metrics, "basalt_tap_messages_total", NULL, 1);
+}
+
+static bool
+s_tap_on (bas_svc_t *self)
+{
+    return self->tap && self->tap_subscribers > 0;
 }
 
 static void
 s_count (bas_svc_t *self, const char *dir, const char *peer, const char *type)
 {
-    char labels[256];
-    snprintf (labels, sizeof labels, "dir=\"%s\",peer=\"%s\",type=\"%s\"", dir, peer ? peer : "",
-              type);
+    char labels[256], esc[96];
+    snprintf (labels, sizeof labels, "dir=\"%s\",peer=\"%s\",type=\"%s\"", dir,
+              bas_metrics_escape (esc, sizeof esc, peer), type);
     bas_metrics_add (self->metrics, "basalt_messages_total", labels, 1);
 }
 
@@ -320,12 +493,15 @@ bas_svc_recv (bas_svc_t *self, zsock_t *sock, bool router, const char *peer, bas
         memset (out, 0, sizeof *out);
         return BAS_MSG_ETRUNCATED;
     }
-    s_tap (self, "in", peer, msg, router);
+    if (s_tap_on (self)) {
+        zframe_t *type = zmsg_first (msg);
+        s_tap (self, "in", peer, msg, router && type ? zmsg_next (msg) : type);
+    }
     int rc = bas_msg_decode (&msg, router, out);
     if (rc != BAS_MSG_OK) {
-        char labels[128];
-        snprintf (labels, sizeof labels, "peer=\"%s\",reason=\"%s\"", peer ? peer : "",
-                  bas_msg_strerror (rc));
+        char labels[160], esc[96];
+        snprintf (labels, sizeof labels, "peer=\"%s\",reason=\"%s\"",
+                  bas_metrics_escape (esc, sizeof esc, peer), bas_msg_strerror (rc));
         bas_metrics_add (self->metrics, "basalt_decode_errors_total", labels, 1);
         bas_warn ("decode_error", "peer=%s reason=%s", peer ? peer : "-", bas_msg_strerror (rc));
         return rc;
@@ -334,17 +510,43 @@ bas_svc_recv (bas_svc_t *self, zsock_t *sock, bool router, const char *peer, bas
     return rc;
 }
 
+//  Send every frame of msg, keeping the frames (ZFRAME_REUSE) so that the
+//  tap can mirror them after a successful send. Returns 0 or -1 (errno).
+static int
+s_send_keep (zsock_t *sock, zmsg_t *msg)
+{
+    zframe_t *frame = zmsg_first (msg);
+    while (frame) {
+        zframe_t *next = zmsg_next (msg);
+        if (zframe_send (&frame, sock, ZFRAME_REUSE | ZFRAME_DONTWAIT | (next ? ZFRAME_MORE : 0)) != 0)
+            return -1;
+        frame = next;
+    }
+    return 0;
+}
+
 int
 bas_svc_send_msg (bas_svc_t *self, zsock_t *sock, const char *peer,
                   const ProtobufCMessageDescriptor *desc, zmsg_t **msg_p)
 {
-    bool router = zsock_type (sock) == ZMQ_ROUTER;
-    s_tap (self, "out", peer, *msg_p, router);
-    int rc = bas_msg_send_raw (sock, msg_p);
+    int rc;
+    if (s_tap_on (self)) {
+        rc = s_send_keep (sock, *msg_p);
+        int saved = errno;
+        if (rc == 0) {
+            zframe_t *type = zmsg_first (*msg_p);
+            s_tap (self, "out", peer, *msg_p, zsock_type (sock) == ZMQ_ROUTER && type ? zmsg_next (*msg_p) : type);
+        }
+        zmsg_destroy (msg_p);
+        errno = saved;
+    }
+    else
+        rc = bas_msg_send_raw (sock, msg_p);
     if (rc != 0) {
-        char labels[192];
-        snprintf (labels, sizeof labels, "peer=\"%s\",type=\"%s\",errno=\"%s\"", peer ? peer : "",
-                  desc->name, errno == EAGAIN ? "EAGAIN" : errno == EHOSTUNREACH ? "EHOSTUNREACH" : "other");
+        char labels[256], esc[96];
+        snprintf (labels, sizeof labels, "peer=\"%s\",type=\"%s\",errno=\"%s\"",
+                  bas_metrics_escape (esc, sizeof esc, peer), desc->name,
+                  errno == EAGAIN ? "EAGAIN" : errno == EHOSTUNREACH ? "EHOSTUNREACH" : "other");
         bas_metrics_add (self->metrics, "basalt_send_failures_total", labels, 1);
         return -1;
     }

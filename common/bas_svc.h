@@ -7,6 +7,24 @@
 
     Design note: signals are blocked before any thread exists (zactors
     inherit the mask), so only the signalfd sees them.
+
+    The tap (--tap ENDPOINT): every message bas_svc_recv receives and every
+    message bas_svc_send sends is mirrored as [type][info][header][body],
+    info = "svc=… dir=in|out peer=… time_us=… tap_seq=…", to an XPUB socket
+    (a PUB that also reports subscriptions; STYLE.md: a mirror must never be
+    a blocking capture). It is built so that it cannot slow real traffic:
+    - with no subscriber (the XPUB tells us) nothing is copied or formatted;
+    - frames are not copied: zframe_send (ZFRAME_REUSE) shares each frame's
+      buffer by reference count with the real message;
+    - the send never waits: XPUB_NODROP with a zero send timeout makes a
+      full subscriber queue (--tap-hwm messages, plus what the kernel
+      buffers: --tap-sndbuf) fail the send with EAGAIN, which is counted in
+      basalt_tap_drops_total (a plain PUB would drop silently);
+    - tap_seq numbers every mirroring attempt, so a subscriber sees drops as
+      gaps (basalt-tap --stats reports them).
+    A stalled subscriber therefore stops the mirror for all subscribers of
+    that service (NODROP applies to the socket) until it reads again; it
+    never touches the real sockets.
 */
 #ifndef BAS_SVC_H
 #define BAS_SVC_H
@@ -29,7 +47,9 @@ typedef struct {
     const char *http;        // HTTP listen address for health and metrics
     const char *log_format;  // text or json
     int verbosity;           // --v
-    const char *tap;         // PUB endpoint mirroring every message, or NULL
+    const char *tap;         // XPUB endpoint mirroring every message, or NULL
+    int tap_hwm;             // messages queued per tap subscriber before drops (<= 0: default)
+    int tap_sndbuf;          // kernel send buffer of the tap socket in bytes (<= 0: the OS's)
 } bas_svc_flags_t;
 
 #define BAS_SVC_FLAGS(type)                                                                        \
@@ -39,7 +59,11 @@ typedef struct {
          "log format: text or json"},                                                              \
         {"v", BAS_FLAG_INT, offsetof (type, common.verbosity), "N", "log verbosity"},             \
         {"tap", BAS_FLAG_STRING, offsetof (type, common.tap), "ENDPOINT",                         \
-         "mirror every message sent and received to a PUB socket bound here"}
+         "mirror every message sent and received to a PUB socket bound here"},                     \
+        {"tap-hwm", BAS_FLAG_INT, offsetof (type, common.tap_hwm), "N",                           \
+         "tap messages queued for subscribers before the tap drops (and counts) them"},              \
+        {"tap-sndbuf", BAS_FLAG_INT, offsetof (type, common.tap_sndbuf), "BYTES",                 \
+         "kernel send buffer of the tap socket (default: the OS's)"}
 
 //  Flags of every service that talks to the Kubernetes API; embed as the
 //  member `kube` and list BAS_KUBE_FLAGS (type) in the table.
@@ -93,8 +117,21 @@ int bas_svc_route (bas_svc_t *self, const char *path, bas_http_fn *fn, void *arg
 //  Load the API client configuration as `flags` say (cfg is filled and
 //  owned by the caller: bas_kube_config_clear it) and make a client on the
 //  service's reactor, identifying as `agent`. NULL, logged, on failure.
+//  The client's counters (bas_kube_stats) are exported on /metrics as
+//  basalt_kube_*_total; the client is borrowed for that, so destroy it
+//  only after bas_svc_run has returned (every service does).
 bas_kube_t *bas_svc_kube_new (bas_svc_t *self, const bas_kube_flags_t *flags, const char *agent,
                               bas_kube_config_t *cfg);
+
+//  Count one finished API request: basalt_api_requests_total{verb,code}
+//  and basalt_api_request_duration_milliseconds{verb}. `method` is the
+//  HTTP method (mapped to the Kubernetes verb: POST create, PUT update,
+//  PATCH patch, DELETE delete, GET get); code 0 means the server was not
+//  reached. Call it from a request's done callback.
+void bas_svc_api_observe (bas_svc_t *self, const char *method, long code, double ms);
+
+//  Number of subscriptions on the tap (0 without --tap). For tests.
+int bas_svc_tap_subscribers (bas_svc_t *self);
 
 //  Run the reactor until a stop. Returns the exit code.
 int bas_svc_run (bas_svc_t *self);

@@ -1,16 +1,20 @@
 /*  basalt-tap: prints the messages Basalt's services send and receive.
 
     Every service started with `--tap ENDPOINT` mirrors each message it
-    sends or receives to a PUB socket as [type][info][header][body], where
-    info is "svc=… dir=in|out peer=… time_us=…". This tool subscribes to one
-    or more such endpoints and decodes every message generically from the
-    protobuf-c descriptors (bas_pbjson), so no message type needs code here.
+    sends or receives to an XPUB socket as [type][info][header][body], where
+    info is "svc=… epoch=… dir=in|out peer=… time_us=… tap_seq=…" (bas_svc.h).
+    This tool subscribes to one or more such endpoints and decodes every
+    message generically from the protobuf-c descriptors (bas_pbjson), so no
+    message type needs code here.
 
         basalt-tap [--json] [--type GLOB] [--name NAME] [--service SVC]
                    [--stats] [--record FILE] [--read FILE] ENDPOINT...
 
-    --record writes a capture (length-prefixed frames) that --read replays
-    to the same printers.
+    --stats prints, every second, the count and rate of each message type on
+    each link (service, direction, peer), and the messages each service's
+    tap dropped (gaps in tap_seq). --record writes a capture
+    (length-prefixed frames) that --read replays to the same printers; with
+    --read, rates are computed over the capture's own time span.
 */
 #include "bas_log.h"
 #include "bas_msg.h"
@@ -33,15 +37,28 @@ typedef struct {
     const char *read;
 } s_opts_t;
 
+//  Counts of one message type on one link.
 typedef struct {
-    char key[192];      // "svc dir peer type"
-    unsigned long n;
+    char link[160];     // "svc dir peer"
+    char type[64];      // the message's short name
+    unsigned long n;    // in the current interval
+    unsigned long total;
+    int64_t first_us;   // time_us of the first and last message seen
+    int64_t last_us;
 } s_stat_t;
+
+//  Tap sequence of one service process, to see its drops.
+typedef struct {
+    char svc[96];           // "svc epoch"
+    uint64_t last_seq;      // last tap_seq seen (0: none yet)
+    unsigned long gaps;     // messages it dropped, as seen from here
+} s_seq_t;
 
 typedef struct {
     s_opts_t opts;
     FILE *record;
-    zhashx_t *stats;    // key -> s_stat_t
+    zhashx_t *stats;    // "link type" -> s_stat_t
+    zhashx_t *seqs;     // "svc epoch" -> s_seq_t
     unsigned long seen;
     unsigned long bad;
 } tap_t;
@@ -60,6 +77,8 @@ s_info_field (const char *info, const char *key, char *out, size_t len)
     snprintf (out, len, "%.*s", (int) (n < len ? n : len - 1), p);
 }
 
+static void s_track_seq (tap_t *self, const char *svc, const char *epoch, uint64_t seq);
+
 //  Handle one tapped message: 4 frames. Returns 0, or -1 when malformed.
 static int
 s_handle (tap_t *self, zmsg_t *msg)
@@ -76,11 +95,14 @@ s_handle (tap_t *self, zmsg_t *msg)
         bas_msgtype_lookup ((const char *) zframe_data (type), zframe_size (type));
     char infostr[512];
     snprintf (infostr, sizeof infostr, "%.*s", (int) zframe_size (info), (const char *) zframe_data (info));
-    char svc[64], dir[8], peer[64], when[32];
+    char svc[64], dir[8], peer[64], when[32], epoch[32], seq[32];
     s_info_field (infostr, "svc", svc, sizeof svc);
     s_info_field (infostr, "dir", dir, sizeof dir);
     s_info_field (infostr, "peer", peer, sizeof peer);
     s_info_field (infostr, "time_us", when, sizeof when);
+    s_info_field (infostr, "epoch", epoch, sizeof epoch);
+    s_info_field (infostr, "tap_seq", seq, sizeof seq);
+    s_track_seq (self, svc, epoch, strtoull (seq, NULL, 10));
     if (!desc) {
         self->bad++;
         fprintf (stderr, "basalt-tap: unknown message type \"%.*s\" from %s\n",
@@ -118,15 +140,22 @@ s_handle (tap_t *self, zmsg_t *msg)
         fflush (self->record);
     }
     if (self->opts.stats) {
-        char key[192];
-        snprintf (key, sizeof key, "%s %s %s %s", svc, dir, peer, desc->short_name);
+        char link[160], key[256];
+        snprintf (link, sizeof link, "%s %s %s", svc, dir, peer);
+        snprintf (key, sizeof key, "%s %s", link, desc->short_name);
         s_stat_t *s = zhashx_lookup (self->stats, key);
         if (!s) {
             s = calloc (1, sizeof *s);
-            snprintf (s->key, sizeof s->key, "%s", key);
+            if (!s)
+                abort ();
+            snprintf (s->link, sizeof s->link, "%s", link);
+            snprintf (s->type, sizeof s->type, "%s", desc->short_name);
+            s->first_us = atoll (when);
             zhashx_insert (self->stats, key, s);
         }
         s->n++;
+        s->total++;
+        s->last_us = atoll (when);
     }
     else {
         cJSON *out = cJSON_CreateObject ();
@@ -134,6 +163,7 @@ s_handle (tap_t *self, zmsg_t *msg)
         cJSON_AddStringToObject (out, "svc", svc);
         cJSON_AddStringToObject (out, "dir", dir);
         cJSON_AddStringToObject (out, "peer", peer);
+        cJSON_AddNumberToObject (out, "tap_seq", atof (seq));
         cJSON_AddStringToObject (out, "type", desc->name);
         cJSON_AddItemToObject (out, "header", bas_pbjson_from_message (&h->base));
         cJSON *bodyjson = bas_pbjson_from_message (m);
@@ -160,14 +190,61 @@ s_handle (tap_t *self, zmsg_t *msg)
     return 0;
 }
 
+//  Follow one service process's tap_seq: a jump forward is messages its
+//  tap dropped; a lower number is a restart of the numbering.
+static void
+s_track_seq (tap_t *self, const char *svc, const char *epoch, uint64_t seq)
+{
+    if (!seq)
+        return;  // a sender without tap_seq
+    char key[96];
+    snprintf (key, sizeof key, "%s %s", svc, epoch);
+    s_seq_t *s = zhashx_lookup (self->seqs, key);
+    if (!s) {
+        s = calloc (1, sizeof *s);
+        if (!s)
+            abort ();
+        snprintf (s->svc, sizeof s->svc, "%s", key);
+        zhashx_insert (self->seqs, key, s);
+    }
+    else if (seq > s->last_seq + 1)
+        s->gaps += seq - s->last_seq - 1;
+    s->last_seq = seq;
+}
+
+static int
+s_stat_cmp (const void *a, const void *b)
+{
+    const s_stat_t *x = *(const s_stat_t *const *) a, *y = *(const s_stat_t *const *) b;
+    int c = strcmp (x->link, y->link);
+    return c ? c : strcmp (x->type, y->type);
+}
+
+//  One table: link, type, count in the interval, its rate, and the total.
+//  `seconds` <= 0 (a replay) computes each rate over its own first..last.
 static void
 s_print_stats (tap_t *self, double seconds)
 {
-    printf ("%-60s %10s %10s\n", "svc dir peer type", "count", "per_s");
-    for (s_stat_t *s = zhashx_first (self->stats); s; s = zhashx_next (self->stats)) {
-        printf ("%-60s %10lu %10.1f\n", s->key, s->n, seconds > 0 ? s->n / seconds : 0);
+    size_t n = zhashx_size (self->stats), i = 0;
+    s_stat_t **rows = calloc (n ? n : 1, sizeof *rows);
+    if (!rows)
+        abort ();
+    for (s_stat_t *s = zhashx_first (self->stats); s; s = zhashx_next (self->stats))
+        rows[i++] = s;
+    qsort (rows, n, sizeof *rows, s_stat_cmp);
+    printf ("%-44s %-22s %10s %10s %10s\n", "link (svc dir peer)", "type", "count", "per_s",
+            "total");
+    for (i = 0; i < n; i++) {
+        s_stat_t *s = rows[i];
+        double span = seconds > 0 ? seconds : (double) (s->last_us - s->first_us) / 1e6;
+        printf ("%-44s %-22s %10lu %10.1f %10lu\n", s->link, s->type, s->n,
+                span > 0 ? (double) s->n / span : 0.0, s->total);
         s->n = 0;
     }
+    for (s_seq_t *q = zhashx_first (self->seqs); q; q = zhashx_next (self->seqs))
+        printf ("dropped %-36s %10lu\n", q->svc, q->gaps);
+    printf ("\n");
+    free (rows);
     fflush (stdout);
 }
 
@@ -247,9 +324,12 @@ main (int argc, char **argv)
     }
     self.stats = zhashx_new ();
     zhashx_set_destructor (self.stats, (zhashx_destructor_fn *) zstr_free);
+    self.seqs = zhashx_new ();
+    zhashx_set_destructor (self.seqs, (zhashx_destructor_fn *) zstr_free);
     if (self.opts.read) {
         int rc = s_replay (&self, self.opts.read);
         zhashx_destroy (&self.stats);
+        zhashx_destroy (&self.seqs);
         return rc;
     }
     if (optind >= argc) {
@@ -294,6 +374,7 @@ main (int argc, char **argv)
     zlistx_destroy (&socks);
     zpoller_destroy (&poller);
     zhashx_destroy (&self.stats);
+    zhashx_destroy (&self.seqs);
     if (self.record)
         fclose (self.record);
     return 0;
