@@ -60,6 +60,7 @@ typedef struct {
     binder_t *binder;
     Basalt__V1__Work *work;     // owned
     int64_t start_ms;
+    const char *method;         // HTTP method of the request (static)
 } s_call_t;
 
 static void
@@ -116,8 +117,11 @@ s_on_done (void *arg, const bas_kube_response_t *resp)
     s_call_t *call = arg;
     binder_t *self = call->binder;
     bool ok = binder_result_ok (call->work, resp->code, resp->message);
-    bas_metrics_observe (self->metrics, "basalt_binder_request_duration_milliseconds", NULL,
-                         (double) (bas_mono_ms () - call->start_ms));
+    double ms = (double) (bas_mono_ms () - call->start_ms);
+    char labels[64];
+    snprintf (labels, sizeof labels, "kind=\"%s\"", s_kind (call->work));
+    bas_metrics_observe (self->metrics, "basalt_binder_request_duration_milliseconds", labels, ms);
+    bas_svc_api_observe (self->svc, call->method, resp->code, ms);
     if (call->work->item_case == BASALT__V1__WORK__ITEM_BIND) {
         const Basalt__V1__BindWork *b = call->work->bind;
         if (ok)
@@ -139,6 +143,17 @@ s_on_done (void *arg, const bas_kube_response_t *resp)
         bas_svc_stop (self->svc);
 }
 
+//  The request's method as a static string (the request is freed first).
+static const char *
+s_method (const char *method)
+{
+    static const char *const known[] = {"POST", "PUT", "PATCH", "DELETE", "GET"};
+    for (size_t i = 0; method && i < sizeof known / sizeof known[0]; i++)
+        if (strcmp (method, known[i]) == 0)
+            return known[i];
+    return "OTHER";
+}
+
 static int
 s_handle_work (void *arg, bas_msg_t *msg)
 {
@@ -157,6 +172,7 @@ s_handle_work (void *arg, bas_msg_t *msg)
     call->binder = self;
     call->work = work;
     call->start_ms = bas_mono_ms ();
+    call->method = s_method (req.method);
     msg->body = NULL;  // the call owns the work now
     self->in_flight++;
     bas_metrics_set (self->metrics, "basalt_binder_in_flight", NULL, self->in_flight);
@@ -225,6 +241,18 @@ s_on_heartbeat (zloop_t *loop, int timer_id, void *arg)
     return 0;
 }
 
+//  Ready while taking work: a draining binder asks not to get any.
+static bool
+s_ready (void *arg, const char **reason)
+{
+    binder_t *self = arg;
+    if (self->draining) {
+        *reason = "draining: finishing the writes in flight";
+        return false;
+    }
+    return true;
+}
+
 static int
 s_on_stop (void *arg)
 {
@@ -264,7 +292,8 @@ main (int argc, char **argv)
     bas_metrics_describe (self.metrics, "basalt_binder_in_flight", BAS_METRIC_GAUGE,
                           "API writes in flight", NULL, 0);
     bas_metrics_describe (self.metrics, "basalt_binder_request_duration_milliseconds",
-                          BAS_METRIC_HISTOGRAM, "API write latency", buckets, 16);
+                          BAS_METRIC_HISTOGRAM, "API write latency by kind of work", buckets, 16);
+    bas_metrics_set (self.metrics, "basalt_binder_in_flight", NULL, 0);
     if (self.config.binder_id)
         snprintf (self.id, sizeof self.id, "%s", self.config.binder_id);
     else {
@@ -294,6 +323,7 @@ main (int argc, char **argv)
     zloop_reader (loop, self.dealer, s_on_dealer, &self);
     zloop_timer (loop, BINDER_HEARTBEAT_MS, 0, s_on_heartbeat, &self);
     bas_svc_set_stop (self.svc, s_on_stop, &self);
+    bas_svc_set_ready (self.svc, s_ready, &self);
     s_send_ready (&self);
     bas_info ("listening", "binder=%s work=%s credits=%d api=%s", self.id, self.config.work_endpoint,
               self.config.concurrency, kcfg.server);
