@@ -236,11 +236,13 @@ s_sessions (s_env_t *env)
     char *body = NULL;
     long sessions = -1;
     if (scn_proc_http_get (env->http_ports[S_SESSION], "/metrics", &body) == 200 && body) {
-        const char *key = "e2e_scheduling_latency_milliseconds_count";
+        //  Volcano's name, or the older one without the prefix.
+        const char *key = "volcano_e2e_scheduling_latency_milliseconds_count";
+        const char *old = key + strlen ("volcano_");
         for (const char *line = body; line && *line; line = strchr (line, '\n')) {
             if (*line == '\n')
                 line++;
-            if (strncmp (line, key, strlen (key)) == 0) {
+            if (strncmp (line, key, strlen (key)) == 0 || strncmp (line, old, strlen (old)) == 0) {
                 const char *sp = strchr (line, ' ');
                 if (sp)
                     sessions = atol (sp + 1);
@@ -346,9 +348,16 @@ s_settle (s_env_t *env)
         if (reached >= 0 && now - since >= S_STABLE_MS)
             break;
         if (now > deadline) {
-            s_error (env,
-                     "did not settle within %d s (%ld sessions run, last change %lld ms ago)",
-                     S_SETTLE_MS / 1000, sessions, (long long) (now - last_change));
+            if (sessions < 0)
+                s_error (env,
+                         "did not settle within %d s: session-svc's session count is unknown "
+                         "(no port in its \"starting\" log line, or no "
+                         "volcano_e2e_scheduling_latency_milliseconds_count in its /metrics)",
+                         S_SETTLE_MS / 1000);
+            else
+                s_error (env,
+                         "did not settle within %d s (%ld sessions run, last change %lld ms ago)",
+                         S_SETTLE_MS / 1000, sessions, (long long) (now - last_change));
             break;
         }
         scn_proc_pause (S_POLL_MS);
