@@ -908,6 +908,7 @@ struct _bas_kube_informer_t {
     bas_kube_event_fn *fn; // event callback
     void *arg;             // its argument
     zhashx_t *index;       // key -> s_entry_t (owned)
+    zhashx_t *names;       // "ns/name" -> key in index (strings, owned)
     char *rv;              // last seen resourceVersion, NULL before the first list
     char *list_rv;         // resourceVersion of the list in progress
     unsigned gen;          // current list generation
@@ -1504,6 +1505,45 @@ s_decode_error (bas_kube_informer_t *inf, const char *what)
     bas_warn ("kube_watch_bad_object", "path=%s err=\"%s\"", inf->path, what);
 }
 
+//  "ns/name" (or "name") of an entry, into buf.
+static const char *
+s_entry_name_key (const s_entry_t *entry, char *buf, size_t cap)
+{
+    if (entry->ns)
+        snprintf (buf, cap, "%s/%s", entry->ns, entry->name);
+    else
+        snprintf (buf, cap, "%s", entry->name);
+    return buf;
+}
+
+//  Forgets the entry under `key` and delivers DELETED with a minimal
+//  object carrying its metadata (the last state is not known).
+static void
+s_informer_forget (bas_kube_informer_t *inf, const char *key)
+{
+    s_entry_t *entry = (s_entry_t *)zhashx_lookup (inf->index, key);
+    if (!entry)
+        return;
+    cJSON *obj = cJSON_CreateObject ();
+    cJSON *meta = cJSON_AddObjectToObject (obj, "metadata");
+    cJSON_AddStringToObject (meta, "name", entry->name);
+    if (entry->ns)
+        cJSON_AddStringToObject (meta, "namespace", entry->ns);
+    if (entry->uid)
+        cJSON_AddStringToObject (meta, "uid", entry->uid);
+    cJSON_AddStringToObject (meta, "resourceVersion", entry->rv);
+    char nbuf[512];
+    const char *nkey = s_entry_name_key (entry, nbuf, sizeof nbuf);
+    const char *mapped = (const char *)zhashx_lookup (inf->names, nkey);
+    if (mapped && strcmp (mapped, key) == 0)
+        zhashx_delete (inf->names, nkey);
+    char *copy = s_strdup (key);
+    zhashx_delete (inf->index, copy);
+    inf->fn (inf->arg, BAS_KUBE_DELETED, obj);
+    free (copy);
+    cJSON_Delete (obj);
+}
+
 //  An object from a list page or an ADDED/MODIFIED event: delivers ADDED if
 //  it is new to the informer, MODIFIED if its resourceVersion changed, and
 //  nothing if the informer already has this version.
@@ -1533,7 +1573,20 @@ s_informer_upsert (bas_kube_informer_t *inf, const cJSON *obj)
         entry->name = s_strdup (name ? name : "");
         entry->ns = ns && *ns ? s_strdup (ns) : NULL;
         entry->uid = uid && *uid ? s_strdup (uid) : NULL;
+        //  Another object under this name (an older uid the relist has not
+        //  swept yet, or whose DELETED was never seen) is gone: deliver
+        //  its deletion first, so consumers keyed by name see delete then
+        //  add, in the order things happened.
+        char nbuf[512];
+        const char *nkey = s_entry_name_key (entry, nbuf, sizeof nbuf);
+        const char *old_key = (const char *)zhashx_lookup (inf->names, nkey);
+        if (old_key && strcmp (old_key, key) != 0) {
+            char *old_copy = s_strdup (old_key);
+            s_informer_forget (inf, old_copy);
+            free (old_copy);
+        }
         zhashx_insert (inf->index, key, entry);
+        zhashx_update (inf->names, nkey, s_strdup (key));
     }
     free (entry->rv);
     entry->rv = s_strdup (rv ? rv : "");
@@ -1553,8 +1606,14 @@ s_informer_remove (bas_kube_informer_t *inf, const cJSON *obj)
         s_decode_error (inf, "deleted object without metadata.uid or metadata.name");
         return;
     }
-    if (!zhashx_lookup (inf->index, key))
+    s_entry_t *entry = (s_entry_t *)zhashx_lookup (inf->index, key);
+    if (!entry)
         return;
+    char nbuf[512];
+    const char *nkey = s_entry_name_key (entry, nbuf, sizeof nbuf);
+    const char *mapped = (const char *)zhashx_lookup (inf->names, nkey);
+    if (mapped && strcmp (mapped, key) == 0)
+        zhashx_delete (inf->names, nkey);
     zhashx_delete (inf->index, key);
     inf->fn (inf->arg, BAS_KUBE_DELETED, obj);
 }
@@ -1570,20 +1629,8 @@ s_informer_sweep (bas_kube_informer_t *inf)
          entry = (s_entry_t *)zhashx_next (inf->index))
         if (entry->gen != inf->gen)
             zlistx_add_end (gone, s_strdup ((const char *)zhashx_cursor (inf->index)));
-    for (char *key = (char *)zlistx_first (gone); key; key = (char *)zlistx_next (gone)) {
-        s_entry_t *entry = (s_entry_t *)zhashx_lookup (inf->index, key);
-        cJSON *obj = cJSON_CreateObject ();
-        cJSON *meta = cJSON_AddObjectToObject (obj, "metadata");
-        cJSON_AddStringToObject (meta, "name", entry->name);
-        if (entry->ns)
-            cJSON_AddStringToObject (meta, "namespace", entry->ns);
-        if (entry->uid)
-            cJSON_AddStringToObject (meta, "uid", entry->uid);
-        cJSON_AddStringToObject (meta, "resourceVersion", entry->rv);
-        zhashx_delete (inf->index, key);
-        inf->fn (inf->arg, BAS_KUBE_DELETED, obj);
-        cJSON_Delete (obj);
-    }
+    for (char *key = (char *)zlistx_first (gone); key; key = (char *)zlistx_next (gone))
+        s_informer_forget (inf, key);
     zlistx_destroy (&gone);
 }
 
@@ -1961,6 +2008,7 @@ s_informer_destroy (bas_kube_informer_t **inf_p)
     if (inf->timer_id != -1)
         zloop_timer_end (inf->kube->loop, inf->timer_id);
     zhashx_destroy (&inf->index);
+    zhashx_destroy (&inf->names);
     free (inf->path);
     free (inf->selector);
     free (inf->rv);
@@ -2070,6 +2118,8 @@ bas_kube_watch (bas_kube_t *self, const char *path, const char *selector, bas_ku
     inf->arg = arg;
     inf->index = zhashx_new ();
     zhashx_set_destructor (inf->index, s_entry_destroy);
+    inf->names = zhashx_new ();
+    zhashx_set_destructor (inf->names, (zhashx_destructor_fn *)zstr_free);
     inf->timer_id = -1;
     inf->handle = zlistx_add_end (self->informers, inf);
     s_informer_list (inf, NULL);
