@@ -16,19 +16,20 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/wait.h>
 
 #include "util_proc.h"
 
 typedef struct {
-    char *dir;        // private directory for files and output
-    int runs;         // runs so far (names their output files)
+    char *dir; // private directory for files and output
+    int runs;  // runs so far (names their output files)
 } s_env_t;
 
 //  Run basalt-scenario with args (NULL-terminated, at most 8); returns its
@@ -43,7 +44,7 @@ s_run (s_env_t *env, const char *const *args, char **output)
     int n = 0;
     argv[n++] = bin;
     for (int i = 0; args[i] && n < 11; i++)
-        argv[n++] = (char *) args[i];
+        argv[n++] = (char *)args[i];
     argv[n] = NULL;
     pid_t pid = util_spawn (argv, log);
     assert_true (pid > 0);
@@ -137,20 +138,19 @@ test_project_scenarios (void **state)
 }
 
 //  One 2-CPU node: p1 fits on n1 and nowhere else, so "bound to n2" is wrong.
-static const char *s_wrong =
-    "name: wrong-expectation\n"
-    "nodes:\n"
-    "- name: n1\n"
-    "  allocatable: {cpu: \"2\", memory: 4Gi, pods: 110}\n"
-    "podgroups:\n"
-    "- {name: g1, queue: default, minMember: 1}\n"
-    "pods:\n"
-    "- name: p1\n"
-    "  group: g1\n"
-    "  requests: {cpu: \"1\", memory: 1Gi}\n"
-    "expect:\n"
-    "  bound: {p1: n2}\n"
-    "  boundCount: {g1: 1}\n";
+static const char *s_wrong = "name: wrong-expectation\n"
+                             "nodes:\n"
+                             "- name: n1\n"
+                             "  allocatable: {cpu: \"2\", memory: 4Gi, pods: 110}\n"
+                             "podgroups:\n"
+                             "- {name: g1, queue: default, minMember: 1}\n"
+                             "pods:\n"
+                             "- name: p1\n"
+                             "  group: g1\n"
+                             "  requests: {cpu: \"1\", memory: 1Gi}\n"
+                             "expect:\n"
+                             "  bound: {p1: n2}\n"
+                             "  boundCount: {g1: 1}\n";
 
 static void
 test_wrong_expectation_fails (void **state)

@@ -30,16 +30,16 @@
 #include <time.h>
 
 typedef struct {
-    long nodes;              // cluster size
-    long pods;               // pending pods
-    long gang;               // pods per gang (the last gang may be smaller)
-    const char *node_cpu;    // node allocatable
+    long nodes;           // cluster size
+    long pods;            // pending pods
+    long gang;            // pods per gang (the last gang may be smaller)
+    const char *node_cpu; // node allocatable
     const char *node_memory;
     long node_pods;
-    const char *pod_cpu;     // pod request
+    const char *pod_cpu; // pod request
     const char *pod_memory;
-    const char *conf_file;   // scheduler configuration, NULL = default
-    bool baseline;           // also time first-fit
+    const char *conf_file; // scheduler configuration, NULL = default
+    bool baseline;         // also time first-fit
 } bench_opts_t;
 
 static double
@@ -47,7 +47,7 @@ s_now_ms (void)
 {
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec * 1000.0 + (double) ts.tv_nsec / 1e6;
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
 static char *
@@ -141,7 +141,7 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
         pg->resource_version = s_dup ("1");
         pg->queue = s_dup ("default");
         pg->has_min_member = true;
-        pg->min_member = (int32_t) size;
+        pg->min_member = (int32_t)size;
         pg->has_creation_time_ms = true;
         pg->creation_time_ms = clock++;
         pg->status = s_new (sizeof *pg->status);
@@ -182,13 +182,13 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
 // ------------------------------------------------------------ first-fit baseline
 
 typedef struct {
-    const char *name;   // borrowed from the store
-    bas_res_t idle;     // what is left
+    const char *name; // borrowed from the store
+    bas_res_t idle;   // what is left
 } s_ff_node_t;
 
 typedef struct {
-    const char *group;  // borrowed
-    bas_res_t req;      // request with pods = 1
+    const char *group; // borrowed
+    bas_res_t req;     // request with pods = 1
 } s_ff_pod_t;
 
 typedef struct {
@@ -220,7 +220,7 @@ s_ff_pod (void *arg, const Basalt__V1__Object *obj)
 static int
 s_ff_by_group (const void *a, const void *b)
 {
-    return strcmp (((const s_ff_pod_t *) a)->group, ((const s_ff_pod_t *) b)->group);
+    return strcmp (((const s_ff_pod_t *)a)->group, ((const s_ff_pod_t *)b)->group);
 }
 
 //  Trivial gang first-fit: pods grouped by gang; each pod on the first node
@@ -254,7 +254,7 @@ s_first_fit (bas_store_t *store)
             chosen[i] = n;
         }
         if (i == end)
-            placed += (long) (end - start);
+            placed += (long)(end - start);
         else
             for (size_t j = start; j < i; j++)
                 bas_res_add (&ff.nodes[chosen[j]].idle, &ff.pods[j].req);
@@ -271,23 +271,22 @@ s_first_fit (bas_store_t *store)
 static void
 s_usage (FILE *out)
 {
-    fprintf (out,
-             "usage: basalt-bench-session [options]\n"
-             "\n"
-             "Time one scheduling session over a synthetic cluster of pending gangs, and\n"
-             "a trivial first-fit gang placement over the same cluster for comparison.\n"
-             "\n"
-             "  --nodes N          nodes (default 5000)\n"
-             "  --pods N           pending pods (default 50000)\n"
-             "  --gang N           pods per gang, minMember = N (default 3)\n"
-             "  --node-cpu Q       node allocatable cpu (default 32)\n"
-             "  --node-memory Q    node allocatable memory (default 256Gi)\n"
-             "  --node-pods N      node allocatable pods (default 110)\n"
-             "  --pod-cpu Q        pod request cpu (default 1)\n"
-             "  --pod-memory Q     pod request memory (default 1Gi)\n"
-             "  --conf FILE        scheduler configuration (default: Volcano's default)\n"
-             "  --no-baseline      skip the first-fit comparison\n"
-             "  --help             this text\n");
+    fprintf (out, "usage: basalt-bench-session [options]\n"
+                  "\n"
+                  "Time one scheduling session over a synthetic cluster of pending gangs, and\n"
+                  "a trivial first-fit gang placement over the same cluster for comparison.\n"
+                  "\n"
+                  "  --nodes N          nodes (default 5000)\n"
+                  "  --pods N           pending pods (default 50000)\n"
+                  "  --gang N           pods per gang, minMember = N (default 3)\n"
+                  "  --node-cpu Q       node allocatable cpu (default 32)\n"
+                  "  --node-memory Q    node allocatable memory (default 256Gi)\n"
+                  "  --node-pods N      node allocatable pods (default 110)\n"
+                  "  --pod-cpu Q        pod request cpu (default 1)\n"
+                  "  --pod-memory Q     pod request memory (default 1Gi)\n"
+                  "  --conf FILE        scheduler configuration (default: Volcano's default)\n"
+                  "  --no-baseline      skip the first-fit comparison\n"
+                  "  --help             this text\n");
 }
 
 static int
@@ -338,8 +337,18 @@ main (int argc, char **argv)
 {
     bench_opts_t o = {5000, 50000, 3, "32", "256Gi", 110, "1", "1Gi", NULL, true};
     enum {
-        OPT_NODES = 1, OPT_PODS, OPT_GANG, OPT_NODE_CPU, OPT_NODE_MEMORY, OPT_NODE_PODS,
-        OPT_POD_CPU, OPT_POD_MEMORY, OPT_CONF, OPT_BASELINE, OPT_NO_BASELINE, OPT_HELP
+        OPT_NODES = 1,
+        OPT_PODS,
+        OPT_GANG,
+        OPT_NODE_CPU,
+        OPT_NODE_MEMORY,
+        OPT_NODE_PODS,
+        OPT_POD_CPU,
+        OPT_POD_MEMORY,
+        OPT_CONF,
+        OPT_BASELINE,
+        OPT_NO_BASELINE,
+        OPT_HELP
     };
     static const struct option options[] = {
         {"nodes", required_argument, NULL, OPT_NODES},
@@ -360,19 +369,45 @@ main (int argc, char **argv)
     while ((c = getopt_long (argc, argv, "", options, NULL)) != -1) {
         int rc = 0;
         switch (c) {
-        case OPT_NODES: rc = s_long ("--nodes", optarg, 1, 1000000, &o.nodes); break;
-        case OPT_PODS: rc = s_long ("--pods", optarg, 1, 10000000, &o.pods); break;
-        case OPT_GANG: rc = s_long ("--gang", optarg, 1, 10000, &o.gang); break;
-        case OPT_NODE_PODS: rc = s_long ("--node-pods", optarg, 0, 1000000, &o.node_pods); break;
-        case OPT_NODE_CPU: o.node_cpu = optarg; break;
-        case OPT_NODE_MEMORY: o.node_memory = optarg; break;
-        case OPT_POD_CPU: o.pod_cpu = optarg; break;
-        case OPT_POD_MEMORY: o.pod_memory = optarg; break;
-        case OPT_CONF: o.conf_file = optarg; break;
-        case OPT_BASELINE: o.baseline = true; break;
-        case OPT_NO_BASELINE: o.baseline = false; break;
-        case OPT_HELP: s_usage (stdout); return 0;
-        default: s_usage (stderr); return 2;
+        case OPT_NODES:
+            rc = s_long ("--nodes", optarg, 1, 1000000, &o.nodes);
+            break;
+        case OPT_PODS:
+            rc = s_long ("--pods", optarg, 1, 10000000, &o.pods);
+            break;
+        case OPT_GANG:
+            rc = s_long ("--gang", optarg, 1, 10000, &o.gang);
+            break;
+        case OPT_NODE_PODS:
+            rc = s_long ("--node-pods", optarg, 0, 1000000, &o.node_pods);
+            break;
+        case OPT_NODE_CPU:
+            o.node_cpu = optarg;
+            break;
+        case OPT_NODE_MEMORY:
+            o.node_memory = optarg;
+            break;
+        case OPT_POD_CPU:
+            o.pod_cpu = optarg;
+            break;
+        case OPT_POD_MEMORY:
+            o.pod_memory = optarg;
+            break;
+        case OPT_CONF:
+            o.conf_file = optarg;
+            break;
+        case OPT_BASELINE:
+            o.baseline = true;
+            break;
+        case OPT_NO_BASELINE:
+            o.baseline = false;
+            break;
+        case OPT_HELP:
+            s_usage (stdout);
+            return 0;
+        default:
+            s_usage (stderr);
+            return 2;
         }
         if (rc != 0)
             return 2;
@@ -401,13 +436,13 @@ main (int argc, char **argv)
     double t0 = s_now_ms ();
     Basalt__V1__Commit *commit = sess_run (store, conf, &params);
     double session_ms = s_now_ms () - t0;
-    long placed = commit ? (long) commit->n_placements : 0;
+    long placed = commit ? (long)commit->n_placements : 0;
     if (commit)
         protobuf_c_message_free_unpacked (&commit->base, NULL);
     printf ("nodes=%ld pods=%ld gangs=%ld session_ms=%.1f pods_per_s=%.0f ms_per_gang=%.4f "
             "placed=%ld",
             o.nodes, o.pods, gangs, session_ms, session_ms > 0 ? placed * 1000.0 / session_ms : 0,
-            session_ms / (double) gangs, placed);
+            session_ms / (double)gangs, placed);
     if (o.baseline) {
         t0 = s_now_ms ();
         long ff_placed = s_first_fit (store);

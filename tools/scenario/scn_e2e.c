@@ -26,13 +26,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define S_STABLE_MS 2000       // nothing changed for this long: settled
-#define S_SETTLE_MS 90000      // give up waiting for that after this long
-#define S_START_MS 20000       // a process must be up (ready file, port) by then
-#define S_POLL_MS 100          // between two looks at the cluster
-#define S_STOP_MS 5000         // SIGTERM grace before SIGKILL
-#define S_PERIOD_MS "100"      // session-svc's --schedule-period-ms
-#define S_RUN_DELAY_MS "10"    // apisim: a bound pod runs this soon
+#define S_STABLE_MS 2000    // nothing changed for this long: settled
+#define S_SETTLE_MS 90000   // give up waiting for that after this long
+#define S_START_MS 20000    // a process must be up (ready file, port) by then
+#define S_POLL_MS 100       // between two looks at the cluster
+#define S_STOP_MS 5000      // SIGTERM grace before SIGKILL
+#define S_PERIOD_MS "100"   // session-svc's --schedule-period-ms
+#define S_RUN_DELAY_MS "10" // apisim: a bound pod runs this soon
 #define S_PODS_PATH "/api/v1/pods"
 #define S_GROUPS_PATH "/apis/scheduling.volcano.sh/v1beta1/podgroups"
 
@@ -41,18 +41,18 @@ static const char *const s_svc_names[S_NSVC] = {"cache-svc", "session-svc", "bin
                                                 "controller-svc"};
 
 typedef struct {
-    const scn_spec_t *spec;  // the scenario (borrowed)
-    const scn_opts_t *opts;  // runner options (borrowed)
-    scn_outcome_t *out;      // where the outcome goes (borrowed)
-    char *dir;               // private directory (owned)
-    pid_t apisim;            // the API simulator
-    int api_port;            // its port
-    pid_t pids[S_NSVC];      // the services
-    int http_ports[S_NSVC];  // their --http ports (0 when not known)
-    char logs[S_NSVC][600];  // their log files
-    char master[64];         // http://127.0.0.1:PORT
+    const scn_spec_t *spec; // the scenario (borrowed)
+    const scn_opts_t *opts; // runner options (borrowed)
+    scn_outcome_t *out;     // where the outcome goes (borrowed)
+    char *dir;              // private directory (owned)
+    pid_t apisim;           // the API simulator
+    int api_port;           // its port
+    pid_t pids[S_NSVC];     // the services
+    int http_ports[S_NSVC]; // their --http ports (0 when not known)
+    char logs[S_NSVC][600]; // their log files
+    char master[64];        // http://127.0.0.1:PORT
     char ep_snapshot[600], ep_delta[600], ep_work[600];
-    zhashx_t *group_rv;      // pod group "ns/name" -> resourceVersion at load (owned strings)
+    zhashx_t *group_rv; // pod group "ns/name" -> resourceVersion at load (owned strings)
 } s_env_t;
 
 static char *
@@ -84,7 +84,7 @@ static void
 s_error (s_env_t *env, const char *fmt, ...)
 {
     if (env->out->error)
-        return;  // the first failure says most
+        return; // the first failure says most
     char msg[4096];
     va_list args;
     va_start (args, fmt);
@@ -125,8 +125,9 @@ s_start_apisim (s_env_t *env, char *err, size_t errlen)
     snprintf (ready, sizeof ready, "%s/apisim.ready", env->dir);
     snprintf (load, sizeof load, "%s/cluster.json", env->dir);
     snprintf (log, sizeof log, "%s/apisim.log", env->dir);
-    char *argv[] = {bin, "--port", "0", "--ready-file", ready, "--load", load, "--run-delay-ms",
-                    S_RUN_DELAY_MS, NULL};
+    char *argv[] = {
+        bin, "--port", "0", "--ready-file", ready, "--load", load, "--run-delay-ms", S_RUN_DELAY_MS,
+        NULL};
     env->apisim = scn_proc_spawn (argv, log);
     if (env->apisim < 0) {
         snprintf (err, errlen, "cannot start %s", bin);
@@ -292,28 +293,29 @@ s_fingerprint (s_env_t *env)
                           s_jstr (o, "status", "nominatedNodeName")
                               ? s_jstr (o, "status", "nominatedNodeName")
                               : "-");
-        if (len + (size_t) n + 1 > cap) {
-            cap = (cap + (size_t) n) * 2;
+        if (len + (size_t)n + 1 > cap) {
+            cap = (cap + (size_t)n) * 2;
             fp = realloc (fp, cap);
             if (!fp)
                 abort ();
         }
-        memcpy (fp + len, line, (size_t) n + 1);
-        len += (size_t) n;
+        memcpy (fp + len, line, (size_t)n + 1);
+        len += (size_t)n;
     }
     cJSON_ArrayForEach (o, cJSON_GetObjectItemCaseSensitive (groups, "items"))
     {
         char line[1200];
-        int n = snprintf (line, sizeof line, "pg %s/%s %s\n", s_jstr (o, "metadata", "namespace"),
-                          s_jstr (o, "metadata", "name"), s_jstr (o, "metadata", "resourceVersion"));
-        if (len + (size_t) n + 1 > cap) {
-            cap = (cap + (size_t) n) * 2;
+        int n =
+            snprintf (line, sizeof line, "pg %s/%s %s\n", s_jstr (o, "metadata", "namespace"),
+                      s_jstr (o, "metadata", "name"), s_jstr (o, "metadata", "resourceVersion"));
+        if (len + (size_t)n + 1 > cap) {
+            cap = (cap + (size_t)n) * 2;
             fp = realloc (fp, cap);
             if (!fp)
                 abort ();
         }
-        memcpy (fp + len, line, (size_t) n + 1);
-        len += (size_t) n;
+        memcpy (fp + len, line, (size_t)n + 1);
+        len += (size_t)n;
     }
     cJSON_Delete (pods);
     cJSON_Delete (groups);
@@ -338,8 +340,7 @@ s_settle (s_env_t *env)
             last_change = now;
             free (last);
             last = fp;
-        }
-        else
+        } else
             free (fp);
         sessions = s_sessions (env);
         if (reached < 0 && sessions >= env->spec->sessions)
@@ -357,7 +358,7 @@ s_settle (s_env_t *env)
             else
                 s_error (env,
                          "did not settle within %d s (%ld sessions run, last change %lld ms ago)",
-                         S_SETTLE_MS / 1000, sessions, (long long) (now - last_change));
+                         S_SETTLE_MS / 1000, sessions, (long long)(now - last_change));
             break;
         }
         scn_proc_pause (S_POLL_MS);
@@ -378,9 +379,8 @@ s_node_states (s_env_t *env)
     }
     if (env->http_ports[S_CACHE] <= 0)
         env->http_ports[S_CACHE] = s_logged_port (env->logs[S_CACHE]);
-    cJSON *state = env->http_ports[S_CACHE] > 0
-                       ? s_get_json (env->http_ports[S_CACHE], "/debug/state")
-                       : NULL;
+    cJSON *state =
+        env->http_ports[S_CACHE] > 0 ? s_get_json (env->http_ports[S_CACHE], "/debug/state") : NULL;
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive (state, "nodes");
     if (cJSON_IsArray (nodes)) {
         cJSON_ArrayForEach (o, nodes)
@@ -423,7 +423,8 @@ s_collect (s_env_t *env)
         cJSON_Delete (groups);
         return;
     }
-    scn_outcome_from_api (env->out, env->spec->objects, cJSON_GetObjectItemCaseSensitive (pods, "items"),
+    scn_outcome_from_api (env->out, env->spec->objects,
+                          cJSON_GetObjectItemCaseSensitive (pods, "items"),
                           cJSON_GetObjectItemCaseSensitive (groups, "items"));
     const cJSON *o;
     cJSON_ArrayForEach (o, cJSON_GetObjectItemCaseSensitive (groups, "items"))
@@ -458,8 +459,10 @@ s_stop_all (s_env_t *env)
         int st = scn_proc_stop (env->pids[which], S_STOP_MS);
         env->pids[which] = 0;
         if (!(WIFEXITED (st) && WEXITSTATUS (st) == 0))
-            fprintf (stderr, "scenario %s (e2e): warning: %s did not exit cleanly on SIGTERM "
-                     "(status %d)\n", env->spec->name, s_svc_names[which], st);
+            fprintf (stderr,
+                     "scenario %s (e2e): warning: %s did not exit cleanly on SIGTERM "
+                     "(status %d)\n",
+                     env->spec->name, s_svc_names[which], st);
     }
     if (env->apisim > 0)
         scn_proc_stop (env->apisim, S_STOP_MS);
@@ -470,8 +473,8 @@ int
 scn_e2e_run (const scn_spec_t *spec, const scn_opts_t *opts, scn_outcome_t *out, char *err,
              size_t errlen)
 {
-    static const char *const bins[] = {"tools/apisim/basalt-apisim", "cache-svc/cache-svc",
-                                       "session-svc/session-svc", "binder-svc/binder-svc",
+    static const char *const bins[] = {"tools/apisim/basalt-apisim",    "cache-svc/cache-svc",
+                                       "session-svc/session-svc",       "binder-svc/binder-svc",
                                        "controller-svc/controller-svc", NULL};
     for (int i = 0; bins[i]; i++) {
         char bin[1024];
@@ -491,7 +494,7 @@ scn_e2e_run (const scn_spec_t *spec, const scn_opts_t *opts, scn_outcome_t *out,
         return -1;
     }
     env.group_rv = zhashx_new ();
-    zhashx_set_destructor (env.group_rv, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_destructor (env.group_rv, (zhashx_destructor_fn *)zstr_free);
     snprintf (env.ep_snapshot, sizeof env.ep_snapshot, "ipc://%s/cache.sock", env.dir);
     snprintf (env.ep_delta, sizeof env.ep_delta, "ipc://%s/delta.sock", env.dir);
     snprintf (env.ep_work, sizeof env.ep_work, "ipc://%s/work.sock", env.dir);

@@ -25,14 +25,14 @@
 #define S_NOW_MS 1704153600000LL // session clock: 2024-01-02T00:00:00Z, + 1 s per session
 
 typedef struct {
-    cache_model_t *model;   // cache-svc's model under test
-    cJSON *pods;            // the API server's pods (owned)
-    cJSON *groups;          // its PodGroups (owned)
-    cJSON *others;          // nodes, queues, priority classes (owned)
-    zhashx_t *writes;       // pod group "ns/name" -> status writes ((void *) count)
-    zhashx_t *pipelined;    // pod uid -> node, from the last session's commit (owned strings)
-    zlistx_t *work;         // Basalt__V1__Work* of the commit being carried out
-    long rv;                // the API server's resourceVersion counter
+    cache_model_t *model; // cache-svc's model under test
+    cJSON *pods;          // the API server's pods (owned)
+    cJSON *groups;        // its PodGroups (owned)
+    cJSON *others;        // nodes, queues, priority classes (owned)
+    zhashx_t *writes;     // pod group "ns/name" -> status writes ((void *) count)
+    zhashx_t *pipelined;  // pod uid -> node, from the last session's commit (owned strings)
+    zlistx_t *work;       // Basalt__V1__Work* of the commit being carried out
+    long rv;              // the API server's resourceVersion counter
 } s_run_t;
 
 static Basalt__V1__ObjectKind
@@ -102,8 +102,10 @@ s_by_uid (cJSON *list, const char *uid)
 static void
 s_key (cJSON *obj, char *buf, size_t len)
 {
-    const char *ns = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (s_meta (obj), "namespace"));
-    const char *name = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (s_meta (obj), "name"));
+    const char *ns =
+        cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (s_meta (obj), "namespace"));
+    const char *name =
+        cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (s_meta (obj), "name"));
     snprintf (buf, len, "%s/%s", ns ? ns : "default", name ? name : "?");
 }
 
@@ -121,8 +123,8 @@ s_bind (s_run_t *self, const Basalt__V1__BindWork *b)
     cJSON *pod = s_by_uid (self->pods, b->pod_uid);
     bool ok = pod != NULL;
     if (pod) {
-        const char *cur = cJSON_GetStringValue (
-            cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (pod, "spec"), "nodeName"));
+        const char *cur = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (
+            cJSON_GetObjectItemCaseSensitive (pod, "spec"), "nodeName"));
         //  The API refuses a second binding, except to the same node (409 counted as success).
         ok = !cur || !*cur || strcmp (cur, b->node ? b->node : "") == 0;
     }
@@ -145,8 +147,7 @@ s_status (s_run_t *self, const Basalt__V1__StatusWork *w)
         return;
     char key[512];
     s_key (pg, key, sizeof key);
-    zhashx_update (self->writes, key,
-                   (void *) ((intptr_t) zhashx_lookup (self->writes, key) + 1));
+    zhashx_update (self->writes, key, (void *)((intptr_t)zhashx_lookup (self->writes, key) + 1));
     //  A merge patch of the status: the written keys replace the old ones.
     cJSON *patch = bas_k8s_podgroup_status_to_json (w->status);
     cJSON *status = s_child (pg, "status");
@@ -262,7 +263,7 @@ s_session (s_run_t *self, const sess_conf_t *conf, int n, char *err, size_t errl
     for (size_t i = 0; i < snap->n_node_states; i++) {
         const Basalt__V1__NodeSyncState *s = snap->node_states[i];
         if (s->node && s->out_of_sync)
-            zhashx_update (oos, s->node, (void *) "accounted idle is negative");
+            zhashx_update (oos, s->node, (void *)"accounted idle is negative");
     }
     bas_store_t *store = bas_store_new ();
     bas_store_load_snapshot (store, snap);
@@ -272,15 +273,14 @@ s_session (s_run_t *self, const sess_conf_t *conf, int n, char *err, size_t errl
     snprintf (sid, sizeof sid, "scenario-%d", n);
     sess_params_t params = {0};
     params.session_id = sid;
-    params.now_ms = S_NOW_MS + (int64_t) n * 1000;
+    params.now_ms = S_NOW_MS + (int64_t)n * 1000;
     params.out_of_sync_nodes = oos;
     Basalt__V1__Commit *commit = sess_run (store, conf, &params);
     int rc = 0;
     if (!commit) {
         snprintf (err, errlen, "session %d: sess_run returned no commit", n);
         rc = -1;
-    }
-    else {
+    } else {
         commit->session_id = commit->session_id ? commit->session_id : strdup (sid);
         Basalt__V1__CommitResult *result = calloc (1, sizeof *result);
         if (!result)
@@ -314,7 +314,7 @@ scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *
     self.others = cJSON_CreateArray ();
     self.writes = zhashx_new ();
     self.pipelined = zhashx_new ();
-    zhashx_set_destructor (self.pipelined, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_destructor (self.pipelined, (zhashx_destructor_fn *)zstr_free);
     self.work = zlistx_new ();
     zlistx_set_destructor (self.work, s_work_free);
     int rc = -1;
@@ -325,7 +325,7 @@ scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *
         Basalt__V1__ObjectKind kind = s_kind (copy);
         cJSON *list = kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD         ? self.pods
                       : kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP ? self.groups
-                                                                              : self.others;
+                                                                               : self.others;
         cJSON_AddItemToArray (list, copy);
         char rv[32];
         snprintf (rv, sizeof rv, "%ld", ++self.rv);
@@ -345,7 +345,7 @@ scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *
 
     scn_outcome_from_api (out, spec->objects, self.pods, self.groups);
     for (void *v = zhashx_first (self.writes); v; v = zhashx_next (self.writes))
-        scn_outcome_group (out, zhashx_cursor (self.writes))->status_writes = (int) (intptr_t) v;
+        scn_outcome_group (out, zhashx_cursor (self.writes))->status_writes = (int)(intptr_t)v;
     for (const char *node = zhashx_first (self.pipelined); node;
          node = zhashx_next (self.pipelined)) {
         cJSON *pod = s_by_uid (self.pods, zhashx_cursor (self.pipelined));

@@ -14,22 +14,22 @@
 #define S_PATH_MAX 512
 
 typedef struct {
-    bool is_map;             // mapping (else sequence)
-    bool expect_key;         // mapping: the next node is a key
-    int index;               // sequence: index of the next item
-    char key[128];           // mapping: the key whose value comes next
-    char path[S_PATH_MAX];   // this container's path ("" for the root)
+    bool is_map;           // mapping (else sequence)
+    bool expect_key;       // mapping: the next node is a key
+    int index;             // sequence: index of the next item
+    char key[128];         // mapping: the key whose value comes next
+    char path[S_PATH_MAX]; // this container's path ("" for the root)
 } s_frame_t;
 
 struct _scn_lines_t {
-    zhashx_t *lines;         // path -> line (stored as (void *) (intptr_t) line)
+    zhashx_t *lines; // path -> line (stored as (void *) (intptr_t) line)
 };
 
 static void
 s_record (scn_lines_t *self, const char *path, int line)
 {
     if (!zhashx_lookup (self->lines, path))
-        zhashx_insert (self->lines, path, (void *) (intptr_t) line);
+        zhashx_insert (self->lines, path, (void *)(intptr_t)line);
 }
 
 //  Append src to the string in dst (size len), cutting what does not fit.
@@ -71,7 +71,7 @@ scn_lines_new (const char *text, size_t len)
     self->lines = zhashx_new ();
     yaml_parser_t parser;
     yaml_parser_initialize (&parser);
-    yaml_parser_set_input_string (&parser, (const unsigned char *) text, len);
+    yaml_parser_set_input_string (&parser, (const unsigned char *)text, len);
     s_frame_t *stack = calloc (S_MAX_DEPTH, sizeof *stack);
     if (!stack)
         abort ();
@@ -83,7 +83,7 @@ scn_lines_new (const char *text, size_t len)
             ok = false;
             break;
         }
-        int line = (int) ev.start_mark.line + 1;
+        int line = (int)ev.start_mark.line + 1;
         s_frame_t *top = depth > 0 ? &stack[depth - 1] : NULL;
         bool is_node = ev.type == YAML_SCALAR_EVENT || ev.type == YAML_MAPPING_START_EVENT ||
                        ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_ALIAS_EVENT;
@@ -92,16 +92,15 @@ scn_lines_new (const char *text, size_t len)
             top->expect_key = false;
             top->key[0] = 0;
             s_append (top->key, sizeof top->key,
-                      ev.type == YAML_SCALAR_EVENT ? (const char *) ev.data.scalar.value : "?");
+                      ev.type == YAML_SCALAR_EVENT ? (const char *)ev.data.scalar.value : "?");
             char path[S_PATH_MAX];
             s_child_path (top, path, sizeof path);
             s_record (self, path, line);
             if (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT) {
-                ok = false;  // complex keys: bas_yaml refuses them anyway
+                ok = false; // complex keys: bas_yaml refuses them anyway
                 done = true;
             }
-        }
-        else if (is_node) {
+        } else if (is_node) {
             char path[S_PATH_MAX];
             s_child_path (top, path, sizeof path);
             s_record (self, path, line);
@@ -113,8 +112,7 @@ scn_lines_new (const char *text, size_t len)
                 if (depth == S_MAX_DEPTH) {
                     ok = false;
                     done = true;
-                }
-                else {
+                } else {
                     s_frame_t *f = &stack[depth++];
                     memset (f, 0, sizeof *f);
                     f->is_map = ev.type == YAML_MAPPING_START_EVENT;
@@ -122,12 +120,10 @@ scn_lines_new (const char *text, size_t len)
                     s_append (f->path, sizeof f->path, path);
                 }
             }
-        }
-        else if (ev.type == YAML_MAPPING_END_EVENT || ev.type == YAML_SEQUENCE_END_EVENT) {
+        } else if (ev.type == YAML_MAPPING_END_EVENT || ev.type == YAML_SEQUENCE_END_EVENT) {
             if (depth > 0)
                 depth--;
-        }
-        else if (ev.type == YAML_STREAM_END_EVENT || ev.type == YAML_DOCUMENT_END_EVENT)
+        } else if (ev.type == YAML_STREAM_END_EVENT || ev.type == YAML_DOCUMENT_END_EVENT)
             done = true;
         yaml_event_delete (&ev);
     }
@@ -158,7 +154,7 @@ scn_lines_get (scn_lines_t *self, const char *path)
     for (;;) {
         void *v = zhashx_lookup (self->lines, buf);
         if (v)
-            return (int) (intptr_t) v;
+            return (int)(intptr_t)v;
         char *slash = strrchr (buf, '/');
         if (!slash)
             return 0;

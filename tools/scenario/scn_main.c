@@ -96,9 +96,9 @@ s_default_bin_dir (void)
     if (n <= 0)
         return strdup (".");
     exe[n] = 0;
-    char *d = dirname (exe);       // BUILD/tools/scenario
-    d = dirname (d);               // BUILD/tools
-    d = dirname (d);               // BUILD
+    char *d = dirname (exe); // BUILD/tools/scenario
+    d = dirname (d);         // BUILD/tools
+    d = dirname (d);         // BUILD
     return strdup (d);
 }
 
@@ -121,8 +121,7 @@ s_conf (const scn_spec_t *spec, bool *bad, char *err, size_t errlen)
         const char *rest = strchr (cerr, ':');
         snprintf (err, errlen, "%s:%d: config: %s", spec->path, spec->config_line + line,
                   rest ? rest + 2 : cerr);
-    }
-    else
+    } else
         snprintf (err, errlen, "%s:%d: config: %s", spec->path, spec->config_line, cerr);
     return NULL;
 }
@@ -151,8 +150,7 @@ s_run_file (const char *file, bool e2e, const scn_opts_t *opts)
     if (rc != 0) {
         printf ("ERROR %s (%s): %s\n", spec->name, mode, err);
         rc = 2;
-    }
-    else {
+    } else {
         int n = scn_outcome_check (out, spec->expect, spec->name, mode, stdout);
         printf ("%s %s (%s) %s\n", n == 0 ? "PASS" : "FAIL", spec->name, mode, file);
         rc = n == 0 ? 0 : 1;
@@ -165,9 +163,9 @@ s_run_file (const char *file, bool e2e, const scn_opts_t *opts)
 }
 
 typedef struct {
-    pid_t pid;       // the child running the file, 0 when done
-    char *output;    // its captured stdout+stderr (a file path)
-    int rc;          // its result (0, 1, 2)
+    pid_t pid;    // the child running the file, 0 when done
+    char *output; // its captured stdout+stderr (a file path)
+    int rc;       // its result (0, 1, 2)
 } s_job_t;
 
 //  Run files `jobs` at a time in child processes (each end-to-end run has
@@ -185,20 +183,22 @@ s_run_parallel (zlistx_t *files, bool e2e, const scn_opts_t *opts, int jobs, int
     char dir[] = "/tmp/basalt-scn-out-XXXXXX";
     if (!mkdtemp (dir)) {
         fprintf (stderr, "basalt-scenario: cannot make a directory under /tmp\n");
-        counts[2] += (int) n;
+        counts[2] += (int)n;
         free (job);
         free (names);
         return;
     }
     while (next < n || running > 0) {
-        while (next < n && running < (size_t) jobs) {
+        while (next < n && running < (size_t)jobs) {
             char path[PATH_MAX];
             snprintf (path, sizeof path, "%s/%zu.out", dir, next);
             job[next].output = strdup (path);
             fflush (stdout);
             fflush (stderr);
+            pid_t parent = getpid ();
             pid_t pid = fork ();
             if (pid == 0) {
+                scn_proc_die_with_parent (parent);
                 if (!freopen (path, "w", stdout))
                     _exit (2);
                 dup2 (fileno (stdout), 2);
@@ -274,19 +274,20 @@ main (int argc, char **argv)
                 free (bin_dir);
                 return 2;
             }
-            verbosity = (int) v;
+            verbosity = (int)v;
             break;
         }
         case OPT_JOBS: {
             char *end = NULL;
             long v = strtol (optarg, &end, 10);
             if (!*optarg || *end || v < 1 || v > 64) {
-                fprintf (stderr, "basalt-scenario: --jobs needs a number from 1 to 64, got \"%s\"\n",
+                fprintf (stderr,
+                         "basalt-scenario: --jobs needs a number from 1 to 64, got \"%s\"\n",
                          optarg);
                 free (bin_dir);
                 return 2;
             }
-            jobs = (int) v;
+            jobs = (int)v;
             break;
         }
         case OPT_HELP:
@@ -310,13 +311,13 @@ main (int argc, char **argv)
     opts.verbosity = verbosity;
     const char *mode = e2e ? "e2e" : "in-process";
     zlistx_t *files = zlistx_new ();
-    zlistx_set_destructor (files, (zlistx_destructor_fn *) zstr_free);
+    zlistx_set_destructor (files, (zlistx_destructor_fn *)zstr_free);
     bool usage_error = false;
     for (int i = optind; i < argc; i++)
         if (s_collect (argv[i], files) != 0)
             usage_error = true;
 
-    int counts[3] = {0, 0, 0};  // passed, failed, not run
+    int counts[3] = {0, 0, 0}; // passed, failed, not run
     if (jobs > 1 && zlistx_size (files) > 1)
         s_run_parallel (files, e2e, &opts, jobs, counts);
     else

@@ -104,11 +104,11 @@ scn_outcome_node (scn_outcome_t *self, const char *name, bool out_of_sync)
 // ------------------------------------------------------------ checking
 
 typedef struct {
-    scn_outcome_t *o;   // what happened
-    const char *name;   // scenario name
-    const char *mode;   // "in-process" or "e2e"
-    FILE *out;          // where failure lines go
-    int failed;         // failed expectations so far
+    scn_outcome_t *o; // what happened
+    const char *name; // scenario name
+    const char *mode; // "in-process" or "e2e"
+    FILE *out;        // where failure lines go
+    int failed;       // failed expectations so far
 } s_check_t;
 
 static void s_failed (s_check_t *c, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
@@ -148,7 +148,7 @@ s_text (const cJSON *v, char *buf, size_t len)
     if (cJSON_IsString (v))
         return v->valuestring;
     if (cJSON_IsNumber (v))
-        snprintf (buf, len, "%lld", (long long) v->valuedouble);
+        snprintf (buf, len, "%lld", (long long)v->valuedouble);
     else if (cJSON_IsBool (v))
         snprintf (buf, len, "%s", cJSON_IsTrue (v) ? "true" : "false");
     else
@@ -257,7 +257,7 @@ s_evicted (s_check_t *c, const cJSON *list)
     {
         char vb[300], sb[300], key[512];
         const char *ref = s_text (it, vb, sizeof vb);
-        zhashx_update (listed, scn_spec_ref (ref, key, sizeof key), (void *) "1");
+        zhashx_update (listed, scn_spec_ref (ref, key, sizeof key), (void *)"1");
         scn_pod_t *p = s_pod (c, ref);
         if (!p || !p->evicted)
             s_failed (c, "expected pod %s evicted, found %s", ref, s_pod_state (p, sb, sizeof sb));
@@ -323,7 +323,7 @@ s_condition (s_check_t *c, const cJSON *map)
         size_t wl = strlen (want);
         while (s && *s && !found) {
             const char *comma = strchr (s, ',');
-            size_t n = comma ? (size_t) (comma - s) : strlen (s);
+            size_t n = comma ? (size_t)(comma - s) : strlen (s);
             found = n == wl && strncmp (s, want, wl) == 0;
             s = comma ? comma + 1 : NULL;
         }
@@ -390,8 +390,7 @@ scn_outcome_check (scn_outcome_t *self, const cJSON *expect, const char *name, c
             int have = s_count_bound (&c, NULL);
             if (have != it->valueint)
                 s_failed (&c, "expected %d pods bound in all, found %d", it->valueint, have);
-        }
-        else if (strcmp (k, "pending") == 0)
+        } else if (strcmp (k, "pending") == 0)
             s_pending (&c, it);
         else if (strcmp (k, "pipelined") == 0)
             s_pipelined (&c, it);
@@ -401,8 +400,7 @@ scn_outcome_check (scn_outcome_t *self, const cJSON *expect, const char *name, c
             int have = s_count_evicted (&c);
             if (have != it->valueint)
                 s_failed (&c, "expected %d pods evicted, found %d", it->valueint, have);
-        }
-        else if (strcmp (k, "podgroupPhase") == 0)
+        } else if (strcmp (k, "podgroupPhase") == 0)
             s_phase (&c, it);
         else if (strcmp (k, "podgroupCondition") == 0)
             s_condition (&c, it);
@@ -411,7 +409,7 @@ scn_outcome_check (scn_outcome_t *self, const cJSON *expect, const char *name, c
         else if (strcmp (k, "nodeState") == 0)
             s_node_state (&c, it);
         else
-            s_failed (&c, "unknown expectation %s", k);  // scn_spec refuses these first
+            s_failed (&c, "unknown expectation %s", k); // scn_spec refuses these first
     }
     return c.failed;
 }
@@ -450,7 +448,8 @@ s_pod_from_api (scn_outcome_t *self, const cJSON *pod, bool present)
     scn_pod_t *p = scn_outcome_pod (self, key);
     const cJSON *ann = cJSON_GetObjectItemCaseSensitive (
         cJSON_GetObjectItemCaseSensitive (pod, "metadata"), "annotations");
-    const char *group = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (ann, "scheduling.k8s.io/group-name"));
+    const char *group = cJSON_GetStringValue (
+        cJSON_GetObjectItemCaseSensitive (ann, "scheduling.k8s.io/group-name"));
     const char *ns = s_str (pod, "metadata", "namespace");
     if (group) {
         char gkey[512];
@@ -485,8 +484,8 @@ s_group_from_api (scn_outcome_t *self, const cJSON *pg)
         const char *type = s_str (c, "type", NULL);
         const char *st = s_str (c, "status", NULL);
         if (n < sizeof conds)
-            n += (size_t) snprintf (conds + n, sizeof conds - n, "%s%s=%s", n ? "," : "",
-                                    type ? type : "?", st ? st : "?");
+            n += (size_t)snprintf (conds + n, sizeof conds - n, "%s%s=%s", n ? "," : "",
+                                   type ? type : "?", st ? st : "?");
     }
     scn_outcome_set (&g->conditions, conds);
 }
@@ -501,7 +500,7 @@ scn_outcome_from_api (scn_outcome_t *self, const cJSON *spec_objects, const cJSO
     {
         char key[512];
         s_key_of (o, key, sizeof key);
-        zhashx_update (present, key, (void *) o);
+        zhashx_update (present, key, (void *)o);
         s_pod_from_api (self, o, true);
     }
     cJSON_ArrayForEach (o, spec_objects)

@@ -17,24 +17,24 @@
 #include <czmq.h>
 
 typedef struct {
-    char *group;        // "ns/name" of its PodGroup, or NULL
-    char *node;         // spec.nodeName after the run, or NULL (pending)
-    char *pipelined;    // node it is reserved on without a bind, or NULL
-    bool evicted;       // the scheduler evicted it (deleted or being deleted)
+    char *group;     // "ns/name" of its PodGroup, or NULL
+    char *node;      // spec.nodeName after the run, or NULL (pending)
+    char *pipelined; // node it is reserved on without a bind, or NULL
+    bool evicted;    // the scheduler evicted it (deleted or being deleted)
 } scn_pod_t;
 
 typedef struct {
-    char *phase;        // status.phase, or NULL
-    char *conditions;   // "Type=Status,Type=Status" of status.conditions ("" if none)
-    int status_writes;  // PodGroup status writes seen (in process: StatusWork items)
-    char *write_note;   // e2e: how the write was seen ("resourceVersion 3 -> 7"), or NULL
+    char *phase;       // status.phase, or NULL
+    char *conditions;  // "Type=Status,Type=Status" of status.conditions ("" if none)
+    int status_writes; // PodGroup status writes seen (in process: StatusWork items)
+    char *write_note;  // e2e: how the write was seen ("resourceVersion 3 -> 7"), or NULL
 } scn_group_t;
 
 typedef struct {
-    zhashx_t *pods;     // "ns/name" -> scn_pod_t
-    zhashx_t *groups;   // "ns/name" -> scn_group_t
-    zhashx_t *nodes;    // name -> "OutOfSync" | "Ready"
-    char *error;        // the run itself failed (did not settle, a process died): or NULL
+    zhashx_t *pods;   // "ns/name" -> scn_pod_t
+    zhashx_t *groups; // "ns/name" -> scn_group_t
+    zhashx_t *nodes;  // name -> "OutOfSync" | "Ready"
+    char *error;      // the run itself failed (did not settle, a process died): or NULL
 } scn_outcome_t;
 
 scn_outcome_t *scn_outcome_new (void);
@@ -59,7 +59,7 @@ void scn_outcome_from_api (scn_outcome_t *self, const cJSON *spec_objects, const
 //  Check every expectation of `expect` (borrowed). Writes one line per
 //  failed expectation to out, prefixed "scenario NAME [MODE]: ". Returns the
 //  number of failed expectations (a run error counts as one).
-int scn_outcome_check (scn_outcome_t *self, const cJSON *expect, const char *name,
-                       const char *mode, FILE *out);
+int scn_outcome_check (scn_outcome_t *self, const cJSON *expect, const char *name, const char *mode,
+                       FILE *out);
 
 #endif

@@ -11,17 +11,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+void
+scn_proc_die_with_parent (pid_t parent)
+{
+    prctl (PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid () != parent)
+        _exit (2); // the parent died before the line above
+}
+
 pid_t
 scn_proc_spawn (char *const argv[], const char *log_path)
 {
+    pid_t parent = getpid ();
     pid_t pid = fork ();
     if (pid != 0)
         return pid < 0 ? -1 : pid;
+    scn_proc_die_with_parent (parent);
     int fd = open (log_path ? log_path : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
         dup2 (fd, 1);
@@ -43,13 +54,13 @@ scn_proc_now_ms (void)
 {
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void
 scn_proc_pause (int ms)
 {
-    struct timespec ts = {ms / 1000, (long) (ms % 1000) * 1000000L};
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep (&ts, NULL);
 }
 
@@ -94,9 +105,9 @@ scn_proc_tmpdir (void)
 static int
 s_rm (const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-    (void) sb;
-    (void) flag;
-    (void) ftw;
+    (void)sb;
+    (void)flag;
+    (void)ftw;
     return remove (path);
 }
 
@@ -144,8 +155,8 @@ scn_proc_write_file (const char *path, const char *text)
 }
 
 typedef struct {
-    char *data;   // received so far (NUL-terminated)
-    size_t len;   // bytes in data
+    char *data; // received so far (NUL-terminated)
+    size_t len; // bytes in data
 } s_buf_t;
 
 static size_t

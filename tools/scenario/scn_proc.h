@@ -11,8 +11,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-//  Start argv[0] (a path); stdout and stderr append to log_path. Returns the
-//  pid or -1.
+//  In a child just forked from `parent`: get SIGTERM when the parent dies,
+//  so that a runner killed by a timeout leaves no simulator or service
+//  behind (exits at once if the parent is already gone).
+void scn_proc_die_with_parent (pid_t parent);
+
+//  Start argv[0] (a path) as a child that dies with this process; stdout
+//  and stderr append to log_path. Returns the pid or -1.
 pid_t scn_proc_spawn (char *const argv[], const char *log_path);
 
 //  SIGTERM, wait up to timeout_ms, then SIGKILL. Returns the waitpid status,

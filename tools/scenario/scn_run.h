@@ -26,16 +26,16 @@
 #include "sess_sched.h"
 
 typedef struct {
-    const char *bin_dir;   // build directory holding the service binaries
-    bool keep;             // keep the e2e directory (logs, manifests)
-    int verbosity;         // log verbosity of the services (e2e) and the core (in process)
+    const char *bin_dir; // build directory holding the service binaries
+    bool keep;           // keep the e2e directory (logs, manifests)
+    int verbosity;       // log verbosity of the services (e2e) and the core (in process)
 } scn_opts_t;
 
 //  Run `spec` in process with `conf` (borrowed; NULL = Volcano's default).
 //  Fills out. Returns 0, or -1 with err when the run could not start
 //  (a file object the cache refuses).
-int scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *out,
-                    char *err, size_t errlen);
+int scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *out, char *err,
+                    size_t errlen);
 
 //  Run `spec` end to end. A failure of the run itself (a service that does
 //  not start or dies, no settling) is recorded in out->error. Returns 0, or

@@ -42,8 +42,10 @@ typedef struct s_key_s {
     bool required;               // must be present
 } s_key_t;
 
-static const s_key_t s_taint_keys[] = {
-    {"key", S_STR, NULL, true}, {"value", S_STR, NULL, false}, {"effect", S_STR, NULL, true}, {NULL}};
+static const s_key_t s_taint_keys[] = {{"key", S_STR, NULL, true},
+                                       {"value", S_STR, NULL, false},
+                                       {"effect", S_STR, NULL, true},
+                                       {NULL}};
 static const s_key_t s_toleration_keys[] = {{"key", S_STR, NULL, false},
                                             {"operator", S_STR, NULL, false},
                                             {"value", S_STR, NULL, false},
@@ -56,16 +58,12 @@ static const s_key_t s_node_keys[] = {{"name", S_STR, NULL, true},
                                       {"taints", S_LIST, s_taint_keys, false},
                                       {"unschedulable", S_BOOL, NULL, false},
                                       {NULL}};
-static const s_key_t s_queue_keys[] = {{"name", S_STR, NULL, true},
-                                       {"parent", S_STR, NULL, false},
-                                       {"weight", S_INT, NULL, false},
-                                       {"capability", S_RES, NULL, false},
-                                       {"deserved", S_RES, NULL, false},
-                                       {"guarantee", S_RES, NULL, false},
-                                       {"reclaimable", S_BOOL, NULL, false},
-                                       {"priority", S_INT, NULL, false},
-                                       {"state", S_STR, NULL, false},
-                                       {NULL}};
+static const s_key_t s_queue_keys[] = {
+    {"name", S_STR, NULL, true},          {"parent", S_STR, NULL, false},
+    {"weight", S_INT, NULL, false},       {"capability", S_RES, NULL, false},
+    {"deserved", S_RES, NULL, false},     {"guarantee", S_RES, NULL, false},
+    {"reclaimable", S_BOOL, NULL, false}, {"priority", S_INT, NULL, false},
+    {"state", S_STR, NULL, false},        {NULL}};
 static const s_key_t s_podgroup_keys[] = {{"name", S_STR, NULL, true},
                                           {"namespace", S_STR, NULL, false},
                                           {"queue", S_STR, NULL, false},
@@ -121,12 +119,12 @@ static const s_key_t s_top_keys[] = {{"name", S_STR, NULL, false},
                                      {NULL}};
 
 typedef struct {
-    const char *file;     // for messages
-    scn_lines_t *lines;   // key positions
-    char *err;            // caller's buffer
-    size_t errlen;        // its size
-    int counter;          // objects made so far (uids, creation times)
-    cJSON *objects;       // the output list (borrowed from the spec)
+    const char *file;   // for messages
+    scn_lines_t *lines; // key positions
+    char *err;          // caller's buffer
+    size_t errlen;      // its size
+    int counter;        // objects made so far (uids, creation times)
+    cJSON *objects;     // the output list (borrowed from the spec)
 } s_ctx_t;
 
 static int s_fail (s_ctx_t *ctx, const char *path, const char *fmt, ...)
@@ -169,7 +167,7 @@ s_is_scalar (const cJSON *v)
 static bool
 s_is_int (const cJSON *v)
 {
-    return cJSON_IsNumber (v) && v->valuedouble == (double) (int64_t) v->valuedouble &&
+    return cJSON_IsNumber (v) && v->valuedouble == (double)(int64_t)v->valuedouble &&
            v->valuedouble >= -2147483648.0 && v->valuedouble <= 2147483647.0;
 }
 
@@ -182,8 +180,8 @@ s_text (const cJSON *v, char *buf, size_t len)
     if (cJSON_IsBool (v))
         return cJSON_IsTrue (v) ? "true" : "false";
     if (cJSON_IsNumber (v)) {
-        if (v->valuedouble == (double) (int64_t) v->valuedouble)
-            snprintf (buf, len, "%lld", (long long) v->valuedouble);
+        if (v->valuedouble == (double)(int64_t)v->valuedouble)
+            snprintf (buf, len, "%lld", (long long)v->valuedouble);
         else
             snprintf (buf, len, "%g", v->valuedouble);
         return buf;
@@ -257,8 +255,8 @@ s_check_value (s_ctx_t *ctx, const cJSON *v, const char *path, const s_key_t *k)
                 return s_fail (ctx, sub, "%s: %s: expected a string, got %s", k->name, it->string,
                                s_type_name (it));
             if (k->type == S_INTMAP && !s_is_int (it))
-                return s_fail (ctx, sub, "%s: %s: expected an integer, got %s", k->name,
-                               it->string, s_type_name (it));
+                return s_fail (ctx, sub, "%s: %s: expected an integer, got %s", k->name, it->string,
+                               s_type_name (it));
         }
         return 0;
     case S_STRLIST:
@@ -311,8 +309,7 @@ s_check_map (s_ctx_t *ctx, const cJSON *obj, const char *path, const char *what,
             char known[512] = "";
             size_t n = 0;
             for (const s_key_t *t = table; t->name && n < sizeof known; t++)
-                n += (size_t) snprintf (known + n, sizeof known - n, "%s%s", n ? ", " : "",
-                                        t->name);
+                n += (size_t)snprintf (known + n, sizeof known - n, "%s%s", n ? ", " : "", t->name);
             return s_fail (ctx, sub, "unknown key \"%s\" in %s (known keys: %s)", it->string, what,
                            known);
         }
@@ -375,7 +372,7 @@ s_meta (s_ctx_t *ctx, cJSON *obj, const char *name, const char *ns)
         cJSON_AddStringToObject (meta, "uid", uid);
     }
     if (!cJSON_GetObjectItemCaseSensitive (meta, "creationTimestamp")) {
-        time_t t = (time_t) S_EPOCH_S + ctx->counter;
+        time_t t = (time_t)S_EPOCH_S + ctx->counter;
         struct tm tm;
         gmtime_r (&t, &tm);
         char ts[40];
@@ -424,7 +421,7 @@ s_add (s_ctx_t *ctx, cJSON *obj, const char *path, const char *kind, const char 
     return 0;
 }
 
-typedef int(s_name_fn) (s_ctx_t *ctx, const cJSON *spec, const char *path, const char *name);
+typedef int (s_name_fn) (s_ctx_t *ctx, const cJSON *spec, const char *path, const char *name);
 
 //  "p{2..4}" calls fn for p2, p3, p4; a name without braces once.
 static int
@@ -451,13 +448,14 @@ s_expand (s_ctx_t *ctx, const cJSON *spec, const char *path, s_name_fn *fn)
         goto bad;
     for (long i = from; i <= to; i++) {
         char name[256];
-        snprintf (name, sizeof name, "%.*s%ld%s", (int) (open - pattern), pattern, i, end + 1);
+        snprintf (name, sizeof name, "%.*s%ld%s", (int)(open - pattern), pattern, i, end + 1);
         if (fn (ctx, spec, path, name) != 0)
             return -1;
     }
     return 0;
 bad:
-    return s_fail (ctx, npath, "name \"%s\": a range is written {FROM..TO} with FROM <= TO", pattern);
+    return s_fail (ctx, npath, "name \"%s\": a range is written {FROM..TO} with FROM <= TO",
+                   pattern);
 }
 
 static int
@@ -484,7 +482,8 @@ s_add_node (s_ctx_t *ctx, const cJSON *n, const char *path, const char *name)
     const cJSON *alloc = cJSON_GetObjectItemCaseSensitive (n, "allocatable");
     cJSON_AddItemToObject (status, "allocatable",
                            alloc ? s_string_map (alloc) : cJSON_CreateObject ());
-    cJSON_AddItemToObject (status, "capacity", alloc ? s_string_map (alloc) : cJSON_CreateObject ());
+    cJSON_AddItemToObject (status, "capacity",
+                           alloc ? s_string_map (alloc) : cJSON_CreateObject ());
     cJSON *conds = cJSON_AddArrayToObject (status, "conditions");
     cJSON *ready = cJSON_CreateObject ();
     cJSON_AddStringToObject (ready, "type", "Ready");
@@ -558,7 +557,8 @@ s_add_pc (s_ctx_t *ctx, const cJSON *p, const char *path, const char *name)
 {
     cJSON *o = s_new_object ("scheduling.k8s.io/v1", "PriorityClass");
     s_meta (ctx, o, name, NULL);
-    cJSON_AddNumberToObject (o, "value", cJSON_GetObjectItemCaseSensitive (p, "value")->valuedouble);
+    cJSON_AddNumberToObject (o, "value",
+                             cJSON_GetObjectItemCaseSensitive (p, "value")->valuedouble);
     const cJSON *gd = cJSON_GetObjectItemCaseSensitive (p, "globalDefault");
     if (gd)
         cJSON_AddBoolToObject (o, "globalDefault", cJSON_IsTrue (gd));
@@ -642,20 +642,25 @@ s_add_pod (s_ctx_t *ctx, const cJSON *p, const char *path, const char *name)
     cJSON_AddItemToArray (containers, c);
     const char *phase = s_get_str (p, "phase", b7, sizeof b7);
     cJSON_AddStringToObject (s_obj (o, "status"), "phase",
-                             phase ? phase : node ? "Running" : "Pending");
+                             phase  ? phase
+                             : node ? "Running"
+                                    : "Pending");
     return s_add (ctx, o, path, "Pod", ns, name);
 }
 
 typedef struct {
-    const char *key;       // top-level list
-    s_name_fn *fn;         // builder of one object
-    bool ranges;           // names may hold {a..b}
+    const char *key; // top-level list
+    s_name_fn *fn;   // builder of one object
+    bool ranges;     // names may hold {a..b}
 } s_section_t;
 
 static const s_section_t s_sections[] = {
-    {"priorityClasses", s_add_pc, false}, {"queues", s_add_queue, false},
-    {"nodes", s_add_node, true},          {"podgroups", s_add_podgroup, false},
-    {"pods", s_add_pod, true},            {NULL, NULL, false},
+    {"priorityClasses", s_add_pc, false},
+    {"queues", s_add_queue, false},
+    {"nodes", s_add_node, true},
+    {"podgroups", s_add_podgroup, false},
+    {"pods", s_add_pod, true},
+    {NULL, NULL, false},
 };
 
 // ------------------------------------------------------------ manifests
@@ -680,15 +685,15 @@ s_decodes (const char *kind, const cJSON *obj, char *err, size_t errlen)
 {
     ProtobufCMessage *m = NULL;
     if (strcmp (kind, "Node") == 0)
-        m = (ProtobufCMessage *) bas_k8s_node_from_json (obj, err, errlen);
+        m = (ProtobufCMessage *)bas_k8s_node_from_json (obj, err, errlen);
     else if (strcmp (kind, "Pod") == 0)
-        m = (ProtobufCMessage *) bas_k8s_pod_from_json (obj, err, errlen);
+        m = (ProtobufCMessage *)bas_k8s_pod_from_json (obj, err, errlen);
     else if (strcmp (kind, "PodGroup") == 0)
-        m = (ProtobufCMessage *) bas_k8s_podgroup_from_json (obj, err, errlen);
+        m = (ProtobufCMessage *)bas_k8s_podgroup_from_json (obj, err, errlen);
     else if (strcmp (kind, "Queue") == 0)
-        m = (ProtobufCMessage *) bas_k8s_queue_from_json (obj, err, errlen);
+        m = (ProtobufCMessage *)bas_k8s_queue_from_json (obj, err, errlen);
     else
-        m = (ProtobufCMessage *) bas_k8s_priorityclass_from_json (obj, err, errlen);
+        m = (ProtobufCMessage *)bas_k8s_priorityclass_from_json (obj, err, errlen);
     if (!m)
         return -1;
     protobuf_c_message_free_unpacked (m, NULL);
@@ -743,7 +748,8 @@ s_add_manifests (s_ctx_t *ctx, const cJSON *list)
             //  ours a PodGroup; refuse rather than let the modes differ.
             const char *sched =
                 cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (spec, "schedulerName"));
-            const cJSON *ann = cJSON_GetObjectItemCaseSensitive (s_obj (o, "metadata"), "annotations");
+            const cJSON *ann =
+                cJSON_GetObjectItemCaseSensitive (s_obj (o, "metadata"), "annotations");
             if ((strcmp (sched, "volcano") == 0 || strcmp (sched, "basalt") == 0) &&
                 !cJSON_GetObjectItemCaseSensitive (ann, BAS_ANN_GROUP_NAME)) {
                 cJSON_Delete (o);
@@ -755,10 +761,9 @@ s_add_manifests (s_ctx_t *ctx, const cJSON *list)
             }
             cJSON *status = s_obj (o, "status");
             if (!cJSON_GetObjectItemCaseSensitive (status, "phase"))
-                cJSON_AddStringToObject (status, "phase",
-                                         cJSON_GetObjectItemCaseSensitive (spec, "nodeName")
-                                             ? "Running"
-                                             : "Pending");
+                cJSON_AddStringToObject (
+                    status, "phase",
+                    cJSON_GetObjectItemCaseSensitive (spec, "nodeName") ? "Running" : "Pending");
         }
         char err[512];
         if (s_decodes (kind, o, err, sizeof err) != 0) {
@@ -792,17 +797,15 @@ s_admit_priorities (s_ctx_t *ctx)
             const char *k = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (c, "kind"));
             if (!k || strcmp (k, "PriorityClass") != 0)
                 continue;
-            const char *n = cJSON_GetStringValue (
-                cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (c, "metadata"),
-                                                  "name"));
+            const char *n = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (
+                cJSON_GetObjectItemCaseSensitive (c, "metadata"), "name"));
             if (pcn ? (n && strcmp (n, pcn) == 0)
                     : cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (c, "globalDefault")))
                 pc = c;
         }
         if (pcn && !pc) {
-            const char *name = cJSON_GetStringValue (
-                cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (o, "metadata"),
-                                                  "name"));
+            const char *name = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (
+                cJSON_GetObjectItemCaseSensitive (o, "metadata"), "name"));
             return s_fail (ctx, "pods", "pod %s: no PriorityClass with name %s was found",
                            name ? name : "?", pcn);
         }

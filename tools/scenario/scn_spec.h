@@ -29,13 +29,13 @@
 #include <cjson/cJSON.h>
 
 typedef struct {
-    char *path;        // the file
-    char *name;        // `name:` (or the file name without .yaml)
-    char *config;      // scheduler configuration text, NULL for the default
-    int config_line;   // line of the `config:` key (for messages)
-    int sessions;      // sessions to run (>= 1)
-    cJSON *objects;    // array of Kubernetes objects in load order (owned)
-    cJSON *expect;     // the `expect` mapping (owned)
+    char *path;      // the file
+    char *name;      // `name:` (or the file name without .yaml)
+    char *config;    // scheduler configuration text, NULL for the default
+    int config_line; // line of the `config:` key (for messages)
+    int sessions;    // sessions to run (>= 1)
+    cJSON *objects;  // array of Kubernetes objects in load order (owned)
+    cJSON *expect;   // the `expect` mapping (owned)
 } scn_spec_t;
 
 //  Read and check `path`. Returns a new spec owned by the caller, or NULL
