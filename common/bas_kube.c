@@ -324,6 +324,8 @@ s_config_free_fields (bas_kube_config_t *cfg)
 {
     free (cfg->server);
     free (cfg->token);
+    free (cfg->token_file);
+    cfg->token_file = NULL;
     free (cfg->ca_file);
     free (cfg->ca_data);
     free (cfg->client_cert_file);
@@ -354,6 +356,7 @@ s_config_move (bas_kube_config_t *dst, bas_kube_config_t *src)
     s_config_free_fields (dst);
     dst->server = src->server;
     dst->token = src->token;
+    dst->token_file = src->token_file;
     dst->ca_file = src->ca_file;
     dst->ca_data = src->ca_data;
     dst->client_cert_file = src->client_cert_file;
@@ -520,8 +523,8 @@ s_kc_apply (s_kcfile_t *files, int nfiles, bas_kube_config_t *out, char *err, si
             free (path);
             return -1;
         }
-        free (path);
         out->token = s_rtrim (text);
+        out->token_file = path;
     }
     bool has_cert = out->client_cert_file || out->client_cert_data;
     bool has_key = out->client_key_file || out->client_key_data;
@@ -604,6 +607,7 @@ s_incluster_load (bas_kube_config_t *out, char *err, size_t errlen)
         return -1;
     }
     out->token = s_rtrim (token);
+    out->token_file = s_strdup (token_path);
     out->server = strchr (host, ':') ? s_printf ("https://[%s]:%s", host, port)
                                      : s_printf ("https://%s:%s", host, port);
     const char *ca_path = BAS_KUBE_SA_DIR "/ca.crt";
@@ -696,6 +700,28 @@ done:
 
 // ------------------------------------------------------------ easy handles
 
+//  The request headers (owned by the caller): Accept, Content-Type when
+//  there is a body, the bearer token.
+static struct curl_slist *
+s_headers (const bas_kube_config_t *cfg, const char *content_type, bool body)
+{
+    struct curl_slist *headers = NULL;
+    headers = curl_slist_append (headers, "Accept: application/json");
+    headers = curl_slist_append (headers, "Expect:");
+    if (body || content_type) {
+        char *line =
+            s_printf ("Content-Type: %s", content_type ? content_type : "application/json");
+        headers = curl_slist_append (headers, line);
+        free (line);
+    }
+    if (cfg->token && *cfg->token) {
+        char *line = s_printf ("Authorization: Bearer %s", cfg->token);
+        headers = curl_slist_append (headers, line);
+        free (line);
+    }
+    return headers;
+}
+
 //  Applies what every request needs to easy: URL, method, body, headers,
 //  TLS and timeouts. `body` is borrowed and must outlive the transfer; the
 //  header list is returned in *headers_p (owned by the caller). Returns 0
@@ -725,20 +751,7 @@ s_easy_setup (CURL *easy, const bas_kube_config_t *cfg, const char *method, cons
     } else
         rc |= curl_easy_setopt (easy, CURLOPT_CUSTOMREQUEST, method) != CURLE_OK;
 
-    struct curl_slist *headers = NULL;
-    headers = curl_slist_append (headers, "Accept: application/json");
-    headers = curl_slist_append (headers, "Expect:");
-    if (body || content_type) {
-        char *line =
-            s_printf ("Content-Type: %s", content_type ? content_type : "application/json");
-        headers = curl_slist_append (headers, line);
-        free (line);
-    }
-    if (cfg->token && *cfg->token) {
-        char *line = s_printf ("Authorization: Bearer %s", cfg->token);
-        headers = curl_slist_append (headers, line);
-        free (line);
-    }
+    struct curl_slist *headers = s_headers (cfg, content_type, body != NULL);
     *headers_p = headers;
     rc |= curl_easy_setopt (easy, CURLOPT_HTTPHEADER, headers) != CURLE_OK;
     rc |=
@@ -869,6 +882,8 @@ typedef struct {
     char *path;                    // path with query
     char *body;                    // request body or NULL
     size_t body_len;               // its length
+    char *content_type;            // Content-Type asked for, or NULL
+    unsigned token_gen;            // kube->token_gen when the headers were built
     CURL *easy;                    // the transfer, reused across retries
     struct curl_slist *headers;    // request headers of easy
     char errbuf[CURL_ERROR_SIZE];  // curl's error text
@@ -939,6 +954,9 @@ struct _bas_kube_t {
     uint64_t rng;           // xorshift state for jitter
     size_t max_body;        // response body cap
     bas_kube_stats_t stats; // counters
+    unsigned token_gen;     // bumped whenever the token changes
+    struct stat token_stat; // cfg.token_file as last read (inode, size, mtime)
+    bool token_stat_valid;  // token_stat is set
 };
 
 static void s_process (bas_kube_t *self);
@@ -1122,6 +1140,8 @@ s_req_new (bas_kube_t *self, s_req_kind_t kind, const char *method, const char *
         req->body = s_strdup (body);
         req->body_len = strlen (body);
     }
+    req->content_type = content_type ? s_strdup (content_type) : NULL;
+    req->token_gen = self->token_gen;
     req->easy = curl_easy_init ();
     if (!req->easy)
         goto error;
@@ -1148,6 +1168,7 @@ error:
     if (req->easy)
         curl_easy_cleanup (req->easy);
     curl_slist_free_all (req->headers);
+    free (req->content_type);
     free (req->method);
     free (req->path);
     free (req->body);
@@ -1189,17 +1210,70 @@ s_req_destroy (s_req_t **req_p)
     free (req->method);
     free (req->path);
     free (req->body);
+    free (req->content_type);
     free (req);
     *req_p = NULL;
 }
 
 static void s_req_complete (s_req_t *req, CURLcode res);
 
+//  Re-reads cfg.token_file when it changed (another inode, size or
+//  modification time: kubelet rotates projected tokens by replacing the
+//  file). A file that cannot be read keeps the old token, with a warning.
+static void
+s_token_refresh (bas_kube_t *self)
+{
+    if (!self->cfg.token_file)
+        return;
+    struct stat st;
+    if (stat (self->cfg.token_file, &st) != 0) {
+        if (self->token_stat_valid)
+            bas_warn ("kube_token_unreadable", "file=%s err=\"%s\" action=keep_old_token",
+                      self->cfg.token_file, strerror (errno));
+        self->token_stat_valid = false;
+        return;
+    }
+    if (self->token_stat_valid && st.st_ino == self->token_stat.st_ino &&
+        st.st_size == self->token_stat.st_size &&
+        st.st_mtim.tv_sec == self->token_stat.st_mtim.tv_sec &&
+        st.st_mtim.tv_nsec == self->token_stat.st_mtim.tv_nsec)
+        return;
+    char *text = s_read_file (self->cfg.token_file, NULL);
+    if (!text) {
+        bas_warn ("kube_token_unreadable", "file=%s err=\"%s\" action=keep_old_token",
+                  self->cfg.token_file, strerror (errno));
+        return;
+    }
+    s_rtrim (text);
+    self->token_stat = st;
+    self->token_stat_valid = true;
+    if (!*text || s_streq (text, self->cfg.token)) {
+        if (!*text)
+            bas_warn ("kube_token_empty", "file=%s action=keep_old_token", self->cfg.token_file);
+        free (text);
+        return;
+    }
+    free (self->cfg.token);
+    self->cfg.token = text;
+    self->token_gen++;
+    bas_info ("kube_token_reloaded", "file=%s bytes=%zu", self->cfg.token_file, strlen (text));
+}
+
 //  Hands a request to curl now (the token was already taken).
 static void
 s_req_send (s_req_t *req)
 {
     bas_kube_t *self = req->kube;
+    s_token_refresh (self);
+    if (req->token_gen != self->token_gen) {
+        //  The token changed since the headers were built (a retry, a
+        //  request queued behind the rate limit): use the new one.
+        struct curl_slist *headers = s_headers (&self->cfg, req->content_type, req->body != NULL);
+        curl_easy_setopt (req->easy, CURLOPT_HTTPHEADER, headers);
+        curl_slist_free_all (req->headers);
+        req->headers = headers;
+        req->token_gen = self->token_gen;
+    }
     req->resp.len = 0;
     if (req->resp.data)
         req->resp.data[0] = 0;
@@ -1985,6 +2059,7 @@ s_config_copy (bas_kube_config_t *dst, const bas_kube_config_t *src)
 {
     dst->server = s_strdup (src->server);
     dst->token = s_strdup (src->token);
+    dst->token_file = s_strdup (src->token_file);
     dst->ca_file = s_strdup (src->ca_file);
     dst->ca_data = s_strdup (src->ca_data);
     dst->client_cert_file = s_strdup (src->client_cert_file);

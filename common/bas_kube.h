@@ -25,6 +25,8 @@
 typedef struct {
     char *server;            // "https://10.0.0.1:6443" or "http://127.0.0.1:8080"
     char *token;             // bearer token, or NULL
+    char *token_file;        // file the token comes from (re-read when it changes: projected
+                             // service-account tokens rotate), or NULL
     char *ca_file;           // PEM file of the CA, or NULL
     char *ca_data;           // PEM text of the CA (decoded certificate-authority-data), or NULL
     char *client_cert_file;  // client certificate (PEM file), or NULL

@@ -8,6 +8,7 @@
 */
 #include "sim_api_impl.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,10 @@ sim_api_destroy (sim_api_t **self_p)
         s_snapshot_free (&self->snapshots[i]);
     sim_kubelet_destroy (&self->kubelet);
     sim_ctrl_destroy (&self->ctrl);
+    for (size_t i = 0; i < self->ntokens; i++)
+        free (self->tokens[i]);
+    free (self->tokens);
+    free (self->token_file);
     sim_watch_hub_destroy (&self->hub);
     sim_store_destroy (&self->store);
     free (self);
@@ -140,6 +145,89 @@ int64_t
 sim_api_latency_ms (sim_api_t *self)
 {
     return self->faults.latency_ms;
+}
+
+//  (Re)read the token file. Returns 0 or -1 with err.
+static int
+s_tokens_load (sim_api_t *self, char *err, size_t errlen)
+{
+    FILE *f = fopen (self->token_file, "r");
+    struct stat st;
+    if (!f || fstat (fileno (f), &st) != 0) {
+        snprintf (err, errlen, "%s: %s", self->token_file, strerror (errno));
+        if (f)
+            fclose (f);
+        return -1;
+    }
+    char **tokens = NULL;
+    size_t n = 0;
+    char line[4096];
+    int lineno = 0;
+    while (fgets (line, sizeof line, f)) {
+        lineno++;
+        char *comma = strchr (line, ',');
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (!comma || comma == line) {
+            snprintf (err, errlen, "%s line %d: not token,user,uid[,groups]", self->token_file,
+                      lineno);
+            for (size_t i = 0; i < n; i++)
+                free (tokens[i]);
+            free (tokens);
+            fclose (f);
+            return -1;
+        }
+        *comma = 0;
+        char **grown = realloc (tokens, (n + 1) * sizeof *tokens);
+        if (!grown || !(grown[n] = strdup (line))) {
+            fprintf (stderr, "basalt-apisim: out of memory\n");
+            abort ();
+        }
+        tokens = grown;
+        n++;
+    }
+    fclose (f);
+    for (size_t i = 0; i < self->ntokens; i++)
+        free (self->tokens[i]);
+    free (self->tokens);
+    self->tokens = tokens;
+    self->ntokens = n;
+    self->token_stat = st;
+    bas_info ("token_file_loaded", "file=%s tokens=%zu", self->token_file, n);
+    return 0;
+}
+
+int
+sim_api_set_token_file (sim_api_t *self, const char *path, char *err, size_t errlen)
+{
+    free (self->token_file);
+    self->token_file = strdup (path);
+    return s_tokens_load (self, err, errlen);
+}
+
+//  True when the request carries an accepted bearer token (or no token
+//  file is set). The file is re-read when it changed.
+static bool
+s_authenticated (sim_api_t *self, const sim_request_t *req)
+{
+    if (!self->token_file)
+        return true;
+    struct stat st;
+    if (stat (self->token_file, &st) == 0 &&
+        (st.st_ino != self->token_stat.st_ino || st.st_size != self->token_stat.st_size ||
+         st.st_mtim.tv_sec != self->token_stat.st_mtim.tv_sec ||
+         st.st_mtim.tv_nsec != self->token_stat.st_mtim.tv_nsec)) {
+        char err[512];
+        if (s_tokens_load (self, err, sizeof err) != 0)
+            bas_warn ("token_file_unreadable", "reason=\"%s\" action=keep_old_tokens", err);
+    }
+    const char *auth = req->authorization;
+    if (!auth || strncmp (auth, "Bearer ", 7) != 0)
+        return false;
+    for (size_t i = 0; i < self->ntokens; i++)
+        if (strcmp (self->tokens[i], auth + 7) == 0)
+            return true;
+    return false;
 }
 
 void
@@ -1372,6 +1460,14 @@ sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *resp)
         return;
     }
     bool get = !strcmp (req->method, "GET");
+    bool admin = nseg >= 1 && !strcmp (seg[0], "admin");
+    if (!admin && !s_authenticated (self, req)) {
+        //  What kube-apiserver answers without valid credentials.
+        sim_status_t st = {.code = 401, .reason = "Unauthorized", .message = "Unauthorized"};
+        s_reply_status (&ctx, &st);
+        bas_info ("unauthorized", "method=%s path=%s", req->method, req->path);
+        return;
+    }
     if (nseg >= 1 && !strcmp (seg[0], "openapi")) {
         sim_api_openapi (&ctx, seg, nseg);
         return;

@@ -49,6 +49,7 @@ typedef struct {
     void *query_arg;          // its argument
     const char *content_type; // Content-Type header, or NULL
     const char *accept;       // Accept header, or NULL
+    const char *authorization; // Authorization header, or NULL
     const char *body;         // request body (not NUL-terminated), or NULL
     size_t body_len;          // its length
 } sim_request_t;
@@ -81,6 +82,13 @@ void sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *
 //  a pod already on a node with no phase is Running. Returns 0, or -1 with
 //  the reason in err.
 int sim_api_load (sim_api_t *self, const cJSON *obj, char *err, size_t errlen);
+
+//  Authenticate API requests with bearer tokens from a file in
+//  kube-apiserver's --token-auth-file format (CSV: token,user,uid[,groups];
+//  one per line). Unlike kube-apiserver the file is re-read when it
+//  changes, so tests can rotate tokens. Health endpoints and /admin stay
+//  open. Returns 0, or -1 with the reason in err.
+int sim_api_set_token_file (sim_api_t *self, const char *path, char *err, size_t errlen);
 
 //  Milliseconds of latency injected into every API request (faults).
 int64_t sim_api_latency_ms (sim_api_t *self);

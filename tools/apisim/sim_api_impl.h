@@ -4,6 +4,8 @@
 #ifndef SIM_API_IMPL_H
 #define SIM_API_IMPL_H
 
+#include <sys/stat.h>
+
 #include "sim_api.h"
 #include "sim_buf.h"
 #include "sim_ctrl.h"
@@ -30,6 +32,10 @@ struct _sim_api_t {
     sim_rand_t rand;                             // uids, suffixes, jitter
     int port;                                    // for discovery
     sim_snapshot_t snapshots[SIM_MAX_SNAPSHOTS]; // paged-list snapshots
+    char *token_file;                            // --token-auth-file, or NULL (no auth)
+    struct stat token_stat;                      // the file as last read
+    char **tokens;                               // accepted bearer tokens
+    size_t ntokens;                              // how many
 };
 
 //  One request being handled.

@@ -234,6 +234,8 @@ s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *m
             .content_type =
                 MHD_lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
             .accept = MHD_lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
+            .authorization =
+                MHD_lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
             .body = req->body.data,
             .body_len = req->body.len,
         };

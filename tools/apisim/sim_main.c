@@ -31,6 +31,8 @@ s_usage (FILE *out)
              "                         if sooner (default 100; -1: the whole grace period)\n"
              "  --tls-cert PATH        serve HTTPS with this PEM certificate (and --tls-key)\n"
              "  --tls-key PATH         the certificate's PEM private key\n"
+             "  --token-auth-file PATH accept only these bearer tokens (CSV token,user,uid;\n"
+             "                         re-read when it changes); others get 401\n"
              "  --fault RULE           inject errors: verb:resource:rate:code[:retryAfterS],\n"
              "                         e.g. list:pods:0.5:503 or '*:*:0.1:429:1' (repeatable;\n"
              "                         verbs get list watch create update patch delete\n"
@@ -74,6 +76,7 @@ main (int argc, char *argv[])
         OPT_STOP_DELAY,
         OPT_TLS_CERT,
         OPT_TLS_KEY,
+        OPT_TOKEN_FILE,
         OPT_FAULT,
         OPT_FAULT_LATENCY,
         OPT_WINDOW,
@@ -93,6 +96,7 @@ main (int argc, char *argv[])
         {"stop-delay-ms", required_argument, NULL, OPT_STOP_DELAY},
         {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
         {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+        {"token-auth-file", required_argument, NULL, OPT_TOKEN_FILE},
         {"fault", required_argument, NULL, OPT_FAULT},
         {"fault-latency-ms", required_argument, NULL, OPT_FAULT_LATENCY},
         {"watch-window", required_argument, NULL, OPT_WINDOW},
@@ -144,6 +148,9 @@ main (int argc, char *argv[])
             break;
         case OPT_TLS_KEY:
             opts.tls_key = optarg;
+            break;
+        case OPT_TOKEN_FILE:
+            opts.token_file = optarg;
             break;
         case OPT_FAULT:
             if (opts.nfaults == SIM_MAX_LOADS)

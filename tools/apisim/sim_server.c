@@ -119,6 +119,11 @@ sim_server_run (const sim_options_t *opts)
             fprintf (stderr, "basalt-apisim: --fault: %s\n", err);
             goto done;
         }
+    if (opts->token_file && sim_api_set_token_file (api, opts->token_file, err, sizeof err) != 0) {
+        bas_error ("token_file_failed", "reason=\"%s\"", err);
+        fprintf (stderr, "basalt-apisim: --token-auth-file: %s\n", err);
+        goto done;
+    }
     if (opts->fault_latency_ms > 0)
         sim_api_set_latency (api, opts->fault_latency_ms);
     if (opts->tls_cert || opts->tls_key) {

@@ -17,6 +17,7 @@ typedef struct {
     const char *ready_file;           // written with "port\n" once listening, or NULL
     const char *tls_cert;             // PEM certificate file: serve HTTPS, or NULL
     const char *tls_key;              // PEM private key file (with tls_cert)
+    const char *token_file;           // --token-auth-file, or NULL
     const char *faults[SIM_MAX_LOADS]; // --fault rules, in order
     int nfaults;                      // how many
     int64_t fault_latency_ms;         // --fault-latency-ms
