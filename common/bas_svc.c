@@ -20,6 +20,8 @@ struct _bas_svc_t {
     zsock_t *tap;                  // XPUB mirror, or NULL
     int tap_subscribers;           // subscriptions the XPUB reported, minus cancellations
     uint64_t tap_seq;              // mirroring attempts, numbered (gaps = drops)
+    char tap_prefix[128];          // "svc=NAME epoch=N dir=": the info frame's constant part
+    size_t tap_prefix_len;
     bas_kube_t *kube;              // borrowed API client whose stats /metrics exports, or NULL
     int sigfd;                     // signalfd for SIGTERM/SIGINT
     zmq_pollitem_t sigitem;        // its poller
@@ -241,6 +243,11 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
     bas_metrics_set (self->metrics, "basalt_build_info", labels, 1);
     bas_metrics_set (self->metrics, "basalt_process_start_time_seconds", NULL,
                      (double) self->epoch / 1e6);
+    int plen = snprintf (self->tap_prefix, sizeof self->tap_prefix, "svc=%s epoch=%llu dir=",
+                         self->name, (unsigned long long) self->epoch);
+    self->tap_prefix_len = plen > 0 && (size_t) plen < sizeof self->tap_prefix
+                               ? (size_t) plen
+                               : strlen (self->tap_prefix);
     if (common->tap && *common->tap) {
         bas_sock_opts_t opts = bas_sock_opts_default ();
         opts.sndhwm = common->tap_hwm > 0 ? common->tap_hwm : S_TAP_HWM;
@@ -442,6 +449,26 @@ bas_svc_run (bas_svc_t *self)
     return 0;
 }
 
+static size_t
+s_append (char *buf, size_t pos, size_t cap, const char *text, size_t len)
+{
+    if (pos + len >= cap)
+        len = pos < cap ? cap - pos - 1 : 0;
+    memcpy (buf + pos, text, len);
+    return pos + len;
+}
+
+static size_t
+s_append_u64 (char *buf, size_t pos, size_t cap, uint64_t v)
+{
+    char digits[24];
+    size_t n = sizeof digits;
+    do
+        digits[--n] = (char) ('0' + v % 10);
+    while ((v /= 10) && n > 0);
+    return s_append (buf, pos, cap, digits + n, sizeof digits - n);
+}
+
 //  Mirror [type][info][header][body] to the tap; never blocks, never
 //  copies a frame. `frame` is the message's type frame (after any identity).
 static void
@@ -449,12 +476,18 @@ s_tap (bas_svc_t *self, const char *dir, const char *peer, zmsg_t *msg, zframe_t
 {
     if (!frame)
         return;
-    char info[256];
-    int n = snprintf (info, sizeof info, "svc=%s epoch=%llu dir=%s peer=%s time_us=%lld tap_seq=%llu",
-                      self->name, (unsigned long long) self->epoch, dir, peer && *peer ? peer : "-",
-                      (long long) bas_now_us (), (unsigned long long) ++self->tap_seq);
-    if (n < 0 || (size_t) n >= sizeof info)
-        n = (int) strlen (info);
+    //  Assembled by hand: this runs for every message while someone
+    //  listens, and snprintf's format parsing is most of its cost.
+    char info[320];
+    size_t n = s_append (info, 0, sizeof info, self->tap_prefix, self->tap_prefix_len);
+    n = s_append (info, n, sizeof info, dir, strlen (dir));
+    n = s_append (info, n, sizeof info, " peer=", 6);
+    peer = peer && *peer ? peer : "-";
+    n = s_append (info, n, sizeof info, peer, strlen (peer));
+    n = s_append (info, n, sizeof info, " time_us=", 9);
+    n = s_append_u64 (info, n, sizeof info, (uint64_t) bas_now_us ());
+    n = s_append (info, n, sizeof info, " tap_seq=", 9);
+    n = s_append_u64 (info, n, sizeof info, ++self->tap_seq);
     //  The first frame decides: with XPUB_NODROP either every frame goes
     //  (the pipe's high-water mark counts whole messages) or none does.
     if (zframe_send (&frame, self->tap, ZFRAME_REUSE | ZFRAME_MORE | ZFRAME_DONTWAIT) != 0) {
@@ -462,7 +495,7 @@ s_tap (bas_svc_t *self, const char *dir, const char *peer, zmsg_t *msg, zframe_t
         return;
     }
     zframe_t *next = zmsg_next (msg);
-    zmq_send (zsock_resolve (self->tap), info, (size_t) n, ZMQ_DONTWAIT | (next ? ZMQ_SNDMORE : 0));
+    zmq_send (zsock_resolve (self->tap), info, n, ZMQ_DONTWAIT | (next ? ZMQ_SNDMORE : 0));
     for (frame = next; frame; frame = next) {
         next = zmsg_next (msg);
         zframe_send (&frame, self->tap, ZFRAME_REUSE | ZFRAME_DONTWAIT | (next ? ZFRAME_MORE : 0));
