@@ -7,7 +7,7 @@
 static void
 s_rfc3339 (int64_t ms, char *buf, size_t len)
 {
-    time_t t = (time_t) (ms / 1000);
+    time_t t = (time_t)(ms / 1000);
     struct tm tm;
     gmtime_r (&t, &tm);
     strftime (buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -19,7 +19,7 @@ ctl_event_build (const ctl_event_object_t *obj, const char *reason, const char *
 {
     char name[400];
     snprintf (name, sizeof name, "%s.%llx", obj->name ? obj->name : "unknown",
-              (unsigned long long) now_ms * 1000000ULL);
+              (unsigned long long)now_ms * 1000000ULL);
     char ts[40];
     s_rfc3339 (now_ms, ts, sizeof ts);
     cJSON *ev = cJSON_CreateObject ();

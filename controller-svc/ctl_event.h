@@ -13,8 +13,8 @@
 
 //  The object an Event is about (all borrowed).
 typedef struct {
-    const char *api_version;   // "v1", "apps/v1", "scheduling.volcano.sh/v1beta1"
-    const char *kind;          // "Pod", "ReplicaSet", "PodGroup"
+    const char *api_version; // "v1", "apps/v1", "scheduling.volcano.sh/v1beta1"
+    const char *kind;        // "Pod", "ReplicaSet", "PodGroup"
     const char *ns;
     const char *name;
     const char *uid;

@@ -28,40 +28,40 @@
 #define S_PREFIX "podgroup-"
 
 typedef enum {
-    S_OWNER_GET = 1,   // GET of the pod's owner in flight
-    S_CREATING,        // POST of the group in flight
-    S_ANNOTATING,      // PATCH of the pod in flight
-    S_WAITING,         // the group's delete is unresolved; look again when it is
-    S_FAILED,          // a request failed; look again at retry_at
+    S_OWNER_GET = 1, // GET of the pod's owner in flight
+    S_CREATING,      // POST of the group in flight
+    S_ANNOTATING,    // PATCH of the pod in flight
+    S_WAITING,       // the group's delete is unresolved; look again when it is
+    S_FAILED,        // a request failed; look again at retry_at
 } s_state_t;
 
 //  One pod on its way to a group, keyed by the pod's uid.
 typedef struct {
-    char *uid;            // the pod's uid (the key)
-    char *ns;             // the pod's namespace
-    char *name;           // the pod's name (for the request path only)
-    char *group;          // the group name decided for it
+    char *uid;   // the pod's uid (the key)
+    char *ns;    // the pod's namespace
+    char *name;  // the pod's name (for the request path only)
+    char *group; // the group name decided for it
     s_state_t state;
-    int64_t retry_at;     // S_FAILED: when to look again
-    uint64_t gen;         // generation; a callback of another one is stale
+    int64_t retry_at; // S_FAILED: when to look again
+    uint64_t gen;     // generation; a callback of another one is stale
 } s_action_t;
 
 typedef enum {
-    D_PENDING = 1,     // to send at retry_at
-    D_IN_FLIGHT,       // DELETE sent
-    D_DONE,            // the API deleted it; the model has not dropped it yet
+    D_PENDING = 1, // to send at retry_at
+    D_IN_FLIGHT,   // DELETE sent
+    D_DONE,        // the API deleted it; the model has not dropped it yet
 } d_state_t;
 
 //  A decision to delete one PodGroup, keyed by the group's uid.
 typedef struct {
-    char *uid;            // the group's uid (the key, and the precondition)
-    char *rv;             // the resourceVersion decided on (the other precondition)
+    char *uid; // the group's uid (the key, and the precondition)
+    char *rv;  // the resourceVersion decided on (the other precondition)
     char *ns;
     char *name;
-    char *owner_uid;      // the owner scaled to 0 that made the decision
+    char *owner_uid; // the owner scaled to 0 that made the decision
     d_state_t state;
-    int64_t retry_at;     // D_PENDING: when to send again
-    int attempts;         // DELETEs sent for this decision
+    int64_t retry_at; // D_PENDING: when to send again
+    int attempts;     // DELETEs sent for this decision
     uint64_t gen;
 } s_delete_t;
 
@@ -71,27 +71,27 @@ typedef enum { C_ACTION = 1, C_DELETE, C_UPDATE, C_EVENT } s_call_kind_t;
 typedef struct {
     ctl_lifecycle_t *self;
     s_call_kind_t kind;
-    char *key;            // the record's uid
-    uint64_t gen;         // the record's generation when sent
-    char *owner_uid;      // C_ACTION during S_OWNER_GET: the owner asked for
-    void *handle;         // in self->calls
+    char *key;       // the record's uid
+    uint64_t gen;    // the record's generation when sent
+    char *owner_uid; // C_ACTION during S_OWNER_GET: the owner asked for
+    void *handle;    // in self->calls
 } s_call_t;
 
 struct _ctl_lifecycle_t {
     ctl_lifecycle_config_t config;
-    bas_store_t *store;       // the replica's model (borrowed)
-    zhashx_t *actions;        // pod uid -> s_action_t
-    zhashx_t *deletes;        // PodGroup uid -> s_delete_t
-    zhashx_t *updates;        // PodGroup uid -> generation (as a pointer-sized integer)
-    ctl_owners_t *owners;     // owner uid -> owner
-    zhashx_t *pods_of;        // owner uid -> zhashx set of pod uids
-    zhashx_t *pod_owner;      // pod uid -> owner uid (char *)
-    zhashx_t *refused;        // PodGroup uid -> resourceVersion a DELETE was refused at
-    zhashx_t *warned_queue;   // PodGroup uid -> queue warned about
-    zhashx_t *warned_ann;     // object uid -> annotation value warned about
-    zlistx_t *calls;          // s_call_t in flight (freed at destroy)
-    const char *removing;     // uid of the group the model is removing right now, or NULL
-    uint64_t gen;             // last generation handed out
+    bas_store_t *store;     // the replica's model (borrowed)
+    zhashx_t *actions;      // pod uid -> s_action_t
+    zhashx_t *deletes;      // PodGroup uid -> s_delete_t
+    zhashx_t *updates;      // PodGroup uid -> generation (as a pointer-sized integer)
+    ctl_owners_t *owners;   // owner uid -> owner
+    zhashx_t *pods_of;      // owner uid -> zhashx set of pod uids
+    zhashx_t *pod_owner;    // pod uid -> owner uid (char *)
+    zhashx_t *refused;      // PodGroup uid -> resourceVersion a DELETE was refused at
+    zhashx_t *warned_queue; // PodGroup uid -> queue warned about
+    zhashx_t *warned_ann;   // object uid -> annotation value warned about
+    zlistx_t *calls;        // s_call_t in flight (freed at destroy)
+    const char *removing;   // uid of the group the model is removing right now, or NULL
+    uint64_t gen;           // last generation handed out
     ctl_lifecycle_stats_t stats;
 };
 
@@ -234,8 +234,8 @@ s_send (ctl_lifecycle_t *self, const char *method, const char *path, const char 
     char *text = body ? cJSON_PrintUnformatted (body) : NULL;
     if (body && !text)
         abort ();
-    int rc = self->config.request (self->config.request_arg, method, path, content_type, text,
-                                   done, call);
+    int rc = self->config.request (self->config.request_arg, method, path, content_type, text, done,
+                                   call);
     free (text);
     if (rc != 0) {
         bas_warn ("request_not_queued", "method=%s path=%s", method, path);
@@ -249,7 +249,8 @@ s_pod_live (const Basalt__V1__Pod *pod)
 {
     if (!pod || pod->deleting)
         return false;
-    return !(pod->phase && (strcmp (pod->phase, "Succeeded") == 0 || strcmp (pod->phase, "Failed") == 0));
+    return !(pod->phase &&
+             (strcmp (pod->phase, "Succeeded") == 0 || strcmp (pod->phase, "Failed") == 0));
 }
 
 //  Live pods the model holds for `owner_uid`.
@@ -272,14 +273,14 @@ s_index_add (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod)
     if (!pod->uid || !pod->owner || !pod->owner->uid || !*pod->owner->uid)
         return;
     if (zhashx_lookup (self->pod_owner, pod->uid))
-        return;  // a pod's owner does not change
+        return; // a pod's owner does not change
     zhashx_insert (self->pod_owner, pod->uid, s_dup (pod->owner->uid));
     zhashx_t *set = zhashx_lookup (self->pods_of, pod->owner->uid);
     if (!set) {
         set = zhashx_new ();
         zhashx_insert (self->pods_of, pod->owner->uid, set);
     }
-    zhashx_insert (set, pod->uid, (void *) "1");
+    zhashx_insert (set, pod->uid, (void *)"1");
 }
 
 static void
@@ -362,8 +363,8 @@ s_check_queue (ctl_lifecycle_t *self, const Basalt__V1__PodGroup *pg)
               "PodGroup %s/%s names queue \"%s\", which does not exist; its pods are not "
               "scheduled until the queue is created or the group names another",
               pg->namespace_ ? pg->namespace_ : "default", pg->name, queue);
-    ctl_event_object_t obj = {"scheduling.volcano.sh/v1beta1", "PodGroup", pg->namespace_,
-                              pg->name, pg->uid};
+    ctl_event_object_t obj = {"scheduling.volcano.sh/v1beta1", "PodGroup", pg->namespace_, pg->name,
+                              pg->uid};
     s_warn_event (self, self->warned_queue, queue, &obj, "QueueNotFound", msg);
 }
 
@@ -442,14 +443,12 @@ s_on_annotated (void *arg, const bas_kube_response_t *resp)
         if (resp->code >= 200 && resp->code < 300) {
             bas_info ("pod_annotated", "pod=%s/%s podgroup=%s", a->ns, a->name, a->group);
             zhashx_delete (self->actions, call->key);
-        }
-        else if (resp->code == 404 || resp->code == 409) {
+        } else if (resp->code == 404 || resp->code == 409) {
             //  The pod is gone, or is another pod now: the decision is stale.
             bas_info ("annotate_dropped", "pod=%s/%s uid=%s code=%ld", a->ns, a->name, a->uid,
                       resp->code);
             zhashx_delete (self->actions, call->key);
-        }
-        else {
+        } else {
             bas_warn ("annotate_failed", "pod=%s/%s code=%ld reason=%s msg=\"%s\"", a->ns, a->name,
                       resp->code, resp->reason ? resp->reason : "-",
                       resp->message ? resp->message : "");
@@ -498,8 +497,7 @@ s_on_created (void *arg, const bas_kube_response_t *resp)
                 s_wait (self, a, d->uid);
             else
                 s_annotate (self, a);
-        }
-        else {
+        } else {
             bas_warn ("podgroup_create_failed", "podgroup=%s/%s code=%ld reason=%s msg=\"%s\"",
                       a->ns, a->group, resp->code, resp->reason ? resp->reason : "-",
                       resp->message ? resp->message : "");
@@ -525,11 +523,10 @@ s_create (ctl_lifecycle_t *self, s_action_t *a, const Basalt__V1__Pod *pod,
         const char *value;
         if (whose && strcmp (whose, "owner") == 0 && o) {
             obj = (ctl_event_object_t){o->api_version, o->kind, pod->namespace_, o->name, o->uid};
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive (owner_annotations,
-                                                               "scheduling.volcano.sh/group-min-member");
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive (
+                owner_annotations, "scheduling.volcano.sh/group-min-member");
             value = cJSON_IsString (v) ? v->valuestring : "";
-        }
-        else {
+        } else {
             obj = (ctl_event_object_t){"v1", "Pod", pod->namespace_, pod->name, pod->uid};
             value = pod->min_member_annotation;
         }
@@ -575,7 +572,7 @@ s_on_owner (void *arg, const bas_kube_response_t *resp)
     s_action_t *a = s_call_action (call);
     const Basalt__V1__Pod *pod = a ? bas_store_pod (self->store, a->uid) : NULL;
     if (a && !pod)
-        zhashx_delete (self->actions, call->key);  // the pod is gone
+        zhashx_delete (self->actions, call->key); // the pod is gone
     else if (a) {
         cJSON *ann = NULL;
         if (resp->code == 200) {
@@ -597,8 +594,7 @@ s_on_owner (void *arg, const bas_kube_response_t *resp)
                 bas_info ("owner_unread", "pod=%s/%s owner_uid=%s code=%ld fallback=pod", a->ns,
                           a->name, call->owner_uid, resp->code);
             s_create (self, a, pod, ann);
-        }
-        else {
+        } else {
             bas_warn ("owner_get_failed", "pod=%s/%s code=%ld reason=%s", a->ns, a->name,
                       resp->code, resp->reason ? resp->reason : "-");
             s_fail (self, a);
@@ -620,7 +616,7 @@ s_consider (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod)
     }
     s_action_t *a = zhashx_lookup (self->actions, pod->uid);
     if (a && (a->state == S_OWNER_GET || a->state == S_CREATING || a->state == S_ANNOTATING))
-        return;  // in flight
+        return; // in flight
     if (a && a->state == S_FAILED && s_now (self) < a->retry_at)
         return;
     const ctl_owner_t *owner =
@@ -638,10 +634,10 @@ s_consider (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod)
     s_set (&a->group, group);
     const Basalt__V1__PodGroup *pg = bas_store_pod_group_by_name (self->store, a->ns, group);
     if (pg && self->removing && s_eq (pg->uid, self->removing))
-        pg = NULL;  // still in the store during its delete callback
+        pg = NULL; // still in the store during its delete callback
     if (pg) {
         if (pg->uid && zhashx_lookup (self->deletes, pg->uid))
-            s_wait (self, a, pg->uid);  // going away: not for this pod
+            s_wait (self, a, pg->uid); // going away: not for this pod
         else
             s_annotate (self, a);
         return;
@@ -710,31 +706,30 @@ s_on_deleted (void *arg, const bas_kube_response_t *resp)
             bas_info ("podgroup_deleted", "podgroup=%s/%s uid=%s rv=%s owner_uid=%s", d->ns,
                       d->name, d->uid, d->rv, d->owner_uid);
             if (bas_store_pod_group (self->store, d->uid))
-                d->state = D_DONE;  // until the model drops it
+                d->state = D_DONE; // until the model drops it
             else
                 s_delete_forget (self, d->uid);
-        }
-        else if (resp->code == 404) {
+        } else if (resp->code == 404) {
             zhashx_update (self->refused, d->uid, s_dup (d->rv));
             s_call_done (call);
             call = NULL;
             s_delete_drop (self, d, "already gone");
-        }
-        else if (resp->code == 409) {
+        } else if (resp->code == 409) {
             //  Precondition failed: the group was re-created (another uid)
             //  or changed (another resourceVersion) since the decision.
             //  The decision is stale: dropped, never retried.
-            bas_info ("podgroup_delete_precondition_failed", "podgroup=%s/%s uid=%s rv=%s msg=\"%s\"",
-                      d->ns, d->name, d->uid, d->rv, resp->message ? resp->message : "");
+            bas_info ("podgroup_delete_precondition_failed",
+                      "podgroup=%s/%s uid=%s rv=%s msg=\"%s\"", d->ns, d->name, d->uid, d->rv,
+                      resp->message ? resp->message : "");
             zhashx_update (self->refused, d->uid, s_dup (d->rv));
             s_call_done (call);
             call = NULL;
             s_delete_drop (self, d, "precondition failed");
-        }
-        else {
-            bas_warn ("podgroup_delete_failed", "podgroup=%s/%s uid=%s code=%ld reason=%s retry_ms=%lld",
-                      d->ns, d->name, d->uid, resp->code, resp->reason ? resp->reason : "-",
-                      (long long) self->config.retry_ms);
+        } else {
+            bas_warn ("podgroup_delete_failed",
+                      "podgroup=%s/%s uid=%s code=%ld reason=%s retry_ms=%lld", d->ns, d->name,
+                      d->uid, resp->code, resp->reason ? resp->reason : "-",
+                      (long long)self->config.retry_ms);
             d->state = D_PENDING;
             d->retry_at = s_now (self) + self->config.retry_ms;
         }
@@ -836,7 +831,7 @@ s_on_updated (void *arg, const bas_kube_response_t *resp)
     s_call_t *call = arg;
     ctl_lifecycle_t *self = call->self;
     s_count_request (self, "update_podgroup", resp->code);
-    uintptr_t gen = (uintptr_t) zhashx_lookup (self->updates, call->key);
+    uintptr_t gen = (uintptr_t)zhashx_lookup (self->updates, call->key);
     if (gen == call->gen) {
         zhashx_delete (self->updates, call->key);
         if (resp->code < 200 || resp->code >= 300)
@@ -868,7 +863,7 @@ s_update_from_pod (ctl_lifecycle_t *self, const ctl_owner_t *owner, const Basalt
     char path[640];
     snprintf (path, sizeof path, S_PG_PATH "/%s/podgroups/%s", owner->ns, name);
     uint64_t gen = ++self->gen;
-    zhashx_insert (self->updates, pg->uid, (void *) (uintptr_t) gen);
+    zhashx_insert (self->updates, pg->uid, (void *)(uintptr_t)gen);
     bas_info ("podgroup_update", "podgroup=%s/%s uid=%s from_pod=%s", owner->ns, name, pg->uid,
               pod->name);
     self->stats.updates++;
@@ -891,8 +886,10 @@ s_owner_scaled_up (ctl_lifecycle_t *self, const ctl_owner_t *owner)
             zlistx_add_end (stale, s_dup (d->uid));
     for (char *uid = zlistx_first (stale); uid; uid = zlistx_next (stale)) {
         s_delete_t *d = zhashx_lookup (self->deletes, uid);
-        bas_info ("podgroup_delete_dropped", "podgroup=%s/%s uid=%s rv=%s why=\"the owner was "
-                  "scaled up\"", d->ns, d->name, d->uid, d->rv);
+        bas_info ("podgroup_delete_dropped",
+                  "podgroup=%s/%s uid=%s rv=%s why=\"the owner was "
+                  "scaled up\"",
+                  d->ns, d->name, d->uid, d->rv);
         self->stats.deletes_dropped++;
         s_metric (self, "basalt_controller_deletes_dropped_total", NULL);
         zhashx_delete (self->deletes, uid);
@@ -913,11 +910,12 @@ s_owner_scaled_up (ctl_lifecycle_t *self, const ctl_owner_t *owner)
     snprintf (group, sizeof group, S_PREFIX "%s", owner->uid);
     for (char *uid = zlistx_first (uids); uid; uid = zlistx_next (uids)) {
         const Basalt__V1__Pod *pod = bas_store_pod (self->store, uid);
-        if (!s_pod_live (pod) || !ctl_name_in_list (self->config.scheduler_names, pod->scheduler_name))
+        if (!s_pod_live (pod) ||
+            !ctl_name_in_list (self->config.scheduler_names, pod->scheduler_name))
             continue;
         s_consider (self, pod);
         if (pod->group && *pod->group && !s_eq (pod->group, group))
-            continue;  // in a group of its own choosing
+            continue; // in a group of its own choosing
         if (!newest || pod->creation_time_ms > newest->creation_time_ms)
             newest = pod;
     }
@@ -1018,7 +1016,7 @@ ctl_lifecycle_scan (ctl_lifecycle_t *self)
     zlistx_destroy (&uids);
     if (self->config.metrics)
         bas_metrics_set (self->config.metrics, "basalt_controller_actions_pending", NULL,
-                         (double) ctl_lifecycle_pending (self));
+                         (double)ctl_lifecycle_pending (self));
 }
 
 void
@@ -1062,7 +1060,7 @@ ctl_lifecycle_pod_upsert (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod)
 void
 ctl_lifecycle_pod_delete (ctl_lifecycle_t *self, const char *uid, const Basalt__V1__Pod *old)
 {
-    (void) old;
+    (void)old;
     if (!uid)
         return;
     const char *o = zhashx_lookup (self->pod_owner, uid);
@@ -1083,7 +1081,7 @@ ctl_lifecycle_group_upsert (ctl_lifecycle_t *self, const Basalt__V1__PodGroup *p
         return;
     s_check_queue (self, pg);
     if (zhashx_lookup (self->deletes, pg->uid))
-        return;  // a decision on it is under way
+        return; // a decision on it is under way
     //  A controller-made group of an owner at 0 (it may have appeared
     //  after the owner was scaled down).
     if (pg->name && strncmp (pg->name, S_PREFIX, strlen (S_PREFIX)) == 0)
@@ -1093,7 +1091,7 @@ ctl_lifecycle_group_upsert (ctl_lifecycle_t *self, const Basalt__V1__PodGroup *p
 void
 ctl_lifecycle_group_delete (ctl_lifecycle_t *self, const char *uid, const Basalt__V1__PodGroup *old)
 {
-    (void) old;
+    (void)old;
     if (!uid)
         return;
     zhashx_delete (self->warned_queue, uid);
@@ -1104,7 +1102,7 @@ ctl_lifecycle_group_delete (ctl_lifecycle_t *self, const char *uid, const Basalt
         //  over (a callback still in flight finds no record and does nothing).
         if (d->state != D_DONE)
             bas_info ("podgroup_gone", "podgroup=%s/%s uid=%s state=%d", d->ns, d->name, d->uid,
-                      (int) d->state);
+                      (int)d->state);
         //  The model calls this before it removes the group: waiting pods
         //  look again as if it were gone already.
         self->removing = uid;
@@ -1143,8 +1141,8 @@ ctl_lifecycle_owner_event (ctl_lifecycle_t *self, const char *kind, const char *
     }
     char err[512];
     int32_t prev = -1;
-    const ctl_owner_t *owner = ctl_owners_upsert (self->owners, kind, api_version, obj, &prev, err,
-                                                  sizeof err);
+    const ctl_owner_t *owner =
+        ctl_owners_upsert (self->owners, kind, api_version, obj, &prev, err, sizeof err);
     if (!owner) {
         bas_warn ("owner_invalid", "msg=\"%s\"", err);
         s_metric (self, "basalt_controller_invalid_input_total", "reason=\"InvalidOwner\"");
@@ -1208,7 +1206,8 @@ ctl_lifecycle_describe_metrics (bas_metrics_t *m)
                           "Pod actions and delete decisions in flight or waiting", NULL, 0);
     bas_metrics_describe (m, "basalt_controller_deletes_dropped_total", BAS_METRIC_COUNTER,
                           "PodGroup delete decisions dropped as stale (409 precondition, gone, "
-                          "owner scaled up)", NULL, 0);
+                          "owner scaled up)",
+                          NULL, 0);
     bas_metrics_describe (m, "basalt_controller_invalid_input_total", BAS_METRIC_COUNTER,
                           "Bad input seen (Events posted), by reason", NULL, 0);
 }

@@ -37,38 +37,39 @@
 
 //  How a request reaches the API: bas_kube_request's contract (`done`
 //  exactly once, never before this returns; 0, or -1 when not queued).
-typedef int(ctl_request_fn) (void *arg, const char *method, const char *path,
-                             const char *content_type, const char *body, bas_kube_done_fn *done,
-                             void *done_arg);
+typedef int (ctl_request_fn) (void *arg, const char *method, const char *path,
+                              const char *content_type, const char *body, bas_kube_done_fn *done,
+                              void *done_arg);
 
 //  A clock in milliseconds.
-typedef int64_t(ctl_clock_fn) (void *arg);
+typedef int64_t (ctl_clock_fn) (void *arg);
 
 typedef struct {
-    const char *scheduler_names;  // comma list of schedulers whose plain pods get groups
-    const char *default_queue;    // queue of a group whose pod names none
-    const char *component;        // Event source ("basalt-controller")
-    int64_t retry_ms;             // a failed action is tried again after this
-    ctl_request_fn *request;      // how requests reach the API
+    const char *scheduler_names; // comma list of schedulers whose plain pods get groups
+    const char *default_queue;   // queue of a group whose pod names none
+    const char *component;       // Event source ("basalt-controller")
+    int64_t retry_ms;            // a failed action is tried again after this
+    ctl_request_fn *request;     // how requests reach the API
     void *request_arg;
-    ctl_clock_fn *clock;          // monotonic ms; NULL: bas_mono_ms
-    ctl_clock_fn *wall_clock;     // wall ms (Event times); NULL: the system clock
+    ctl_clock_fn *clock;      // monotonic ms; NULL: bas_mono_ms
+    ctl_clock_fn *wall_clock; // wall ms (Event times); NULL: the system clock
     void *clock_arg;
-    bas_metrics_t *metrics;       // counters go here; may be NULL
+    bas_metrics_t *metrics; // counters go here; may be NULL
 } ctl_lifecycle_config_t;
 
 //  Counters (for tests and metrics).
 typedef struct {
-    unsigned long creates;          // PodGroup POSTs sent
-    unsigned long annotations;      // pod PATCHes sent
-    unsigned long updates;          // PodGroup spec PATCHes sent
-    unsigned long owner_gets;       // owner GETs sent
-    unsigned long deletes_sent;     // PodGroup DELETEs sent (first tries and retries)
-    unsigned long deletes_done;     // DELETEs the API accepted
-    unsigned long deletes_dropped;  // decisions dropped: 409 precondition, 404, or stale before a send
-    unsigned long deletes_retried;  // DELETEs sent again after a failure
-    unsigned long events;           // Events POSTed
-    unsigned long waits;            // times a pod waited for its group's delete to resolve
+    unsigned long creates;      // PodGroup POSTs sent
+    unsigned long annotations;  // pod PATCHes sent
+    unsigned long updates;      // PodGroup spec PATCHes sent
+    unsigned long owner_gets;   // owner GETs sent
+    unsigned long deletes_sent; // PodGroup DELETEs sent (first tries and retries)
+    unsigned long deletes_done; // DELETEs the API accepted
+    unsigned long
+        deletes_dropped; // decisions dropped: 409 precondition, 404, or stale before a send
+    unsigned long deletes_retried; // DELETEs sent again after a failure
+    unsigned long events;          // Events POSTed
+    unsigned long waits;           // times a pod waited for its group's delete to resolve
 } ctl_lifecycle_stats_t;
 
 typedef struct _ctl_lifecycle_t ctl_lifecycle_t;

@@ -63,13 +63,13 @@ typedef struct {
     bas_metrics_t *metrics;
     bas_kube_t *kube;
     bas_replica_t *replica;
-    ctl_lifecycle_t *life;     // the decisions (ctl_lifecycle.c)
-    bool scanned;              // every pod was looked at since the replica became ready
+    ctl_lifecycle_t *life; // the decisions (ctl_lifecycle.c)
+    bool scanned;          // every pod was looked at since the replica became ready
 } ctl_t;
 
 //  The owner kinds the controller watches itself: --watch-owners names.
 static const struct {
-    const char *resource;      // as in --watch-owners and the API path
+    const char *resource; // as in --watch-owners and the API path
     const char *kind;
     const char *api_version;
     const char *path;
@@ -81,7 +81,7 @@ static const struct {
 //  The informer callback's argument: which kind it watches.
 typedef struct {
     ctl_t *ctl;
-    int kind;                  // index into s_owner_kinds
+    int kind; // index into s_owner_kinds
 } s_watch_t;
 
 static int
@@ -121,7 +121,8 @@ s_on_delete (void *arg, const Basalt__V1__ObjectRef *ref, const Basalt__V1__Obje
         ctl_lifecycle_pod_delete (self->life, ref->key, old ? old->pod : NULL);
     else if (ref->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP)
         ctl_lifecycle_group_delete (self->life, ref->key, old ? old->pod_group : NULL);
-    else if (ref->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE && bas_replica_ready (self->replica))
+    else if (ref->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE &&
+             bas_replica_ready (self->replica))
         ctl_lifecycle_queue_delete (self->life, ref->key);
 }
 
@@ -159,8 +160,8 @@ s_on_owner (void *arg, bas_kube_event_t type, const cJSON *object)
 static int
 s_on_rescan (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     s_scan (arg);
     return 0;
 }
@@ -168,8 +169,8 @@ s_on_rescan (zloop_t *loop, int timer_id, void *arg)
 static int
 s_on_tick (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     ctl_t *self = arg;
     if (bas_replica_ready (self->replica))
         ctl_lifecycle_tick (self->life);
@@ -226,8 +227,10 @@ main (int argc, char **argv)
             known |= strlen (s_owner_kinds[k].resource) == len &&
                      strncmp (s_owner_kinds[k].resource, p, len) == 0;
         if (!known) {
-            bas_error ("bad_flag", "flag=--watch-owners value=\"%s\" msg=\"unknown kind %.*s; "
-                       "known: replicasets, statefulsets\"", self.config.watch_owners, (int) len, p);
+            bas_error ("bad_flag",
+                       "flag=--watch-owners value=\"%s\" msg=\"unknown kind %.*s; "
+                       "known: replicasets, statefulsets\"",
+                       self.config.watch_owners, (int)len, p);
             exit_code = 2;
             goto done;
         }
@@ -237,7 +240,8 @@ main (int argc, char **argv)
     char err[512];
     bas_kube_config_t kcfg = {0};
     zloop_t *loop = bas_svc_loop (self.svc);
-    self.kube = bas_svc_kube_new (self.svc, &self.config.kube, "basalt-controller/" BASALT_VERSION, &kcfg);
+    self.kube =
+        bas_svc_kube_new (self.svc, &self.config.kube, "basalt-controller/" BASALT_VERSION, &kcfg);
     if (!self.kube) {
         exit_code = 1;
         goto done;
@@ -255,9 +259,9 @@ main (int argc, char **argv)
     opts.curve_cert = self.config.curve_cert;
     opts.curve_server = self.config.curve_server;
     bas_replica_fns_t fns = {s_on_reset, s_on_upsert, s_on_delete, s_on_change};
-    self.replica = bas_replica_new (self.svc, self.config.snapshot_endpoint,
-                                    self.config.delta_endpoint, &opts, &fns, NULL, &self, err,
-                                    sizeof err);
+    self.replica =
+        bas_replica_new (self.svc, self.config.snapshot_endpoint, self.config.delta_endpoint, &opts,
+                         &fns, NULL, &self, err, sizeof err);
     if (!self.replica) {
         bas_error ("socket_failed", "msg=\"%s\"", err);
         exit_code = 1;
@@ -267,7 +271,7 @@ main (int argc, char **argv)
     for (size_t k = 0; k < sizeof s_owner_kinds / sizeof s_owner_kinds[0]; k++) {
         if (!ctl_name_in_list (self.config.watch_owners, s_owner_kinds[k].resource))
             continue;
-        watches[k] = (s_watch_t){&self, (int) k};
+        watches[k] = (s_watch_t){&self, (int)k};
         bas_kube_watch (self.kube, s_owner_kinds[k].path, NULL, s_on_owner, &watches[k]);
     }
     zloop_timer (loop, CTL_RESCAN_MS, 0, s_on_rescan, &self);

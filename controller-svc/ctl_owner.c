@@ -7,7 +7,7 @@
 #include <string.h>
 
 struct _ctl_owners_t {
-    zhashx_t *by_uid;   // uid -> ctl_owner_t
+    zhashx_t *by_uid; // uid -> ctl_owner_t
 };
 
 static char *
@@ -85,8 +85,8 @@ ctl_owner_annotations (const cJSON *obj)
 }
 
 const ctl_owner_t *
-ctl_owners_upsert (ctl_owners_t *self, const char *kind, const char *api_version,
-                   const cJSON *obj, int32_t *prev_replicas, char *err, size_t errlen)
+ctl_owners_upsert (ctl_owners_t *self, const char *kind, const char *api_version, const cJSON *obj,
+                   int32_t *prev_replicas, char *err, size_t errlen)
 {
     *prev_replicas = -1;
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive (obj, "metadata");
@@ -103,12 +103,12 @@ ctl_owners_upsert (ctl_owners_t *self, const char *kind, const char *api_version
     const cJSON *r = cJSON_GetObjectItemCaseSensitive (spec, "replicas");
     if (r && !cJSON_IsNull (r)) {
         if (!cJSON_IsNumber (r) || r->valuedouble < 0 || r->valuedouble > INT32_MAX ||
-            r->valuedouble != (double) (int64_t) r->valuedouble) {
+            r->valuedouble != (double)(int64_t)r->valuedouble) {
             snprintf (err, errlen, "%s %s/%s (uid %s): spec.replicas is not a non-negative integer",
                       kind, ns ? ns : "-", name, uid);
             return NULL;
         }
-        replicas = (int32_t) r->valuedouble;
+        replicas = (int32_t)r->valuedouble;
     }
     ctl_owner_t *o = zhashx_lookup (self->by_uid, uid);
     if (o)

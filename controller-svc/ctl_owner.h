@@ -22,14 +22,14 @@
 
 //  One owner as last seen.
 typedef struct {
-    char *uid;            // metadata.uid (the key)
-    char *kind;           // "ReplicaSet", "StatefulSet", ...
-    char *api_version;    // "apps/v1"
-    char *ns;             // metadata.namespace
-    char *name;           // metadata.name
-    char *rv;             // metadata.resourceVersion
-    int32_t replicas;     // spec.replicas (1 when absent, the API's default)
-    cJSON *annotations;   // the inherited annotations only (an object; never NULL)
+    char *uid;          // metadata.uid (the key)
+    char *kind;         // "ReplicaSet", "StatefulSet", ...
+    char *api_version;  // "apps/v1"
+    char *ns;           // metadata.namespace
+    char *name;         // metadata.name
+    char *rv;           // metadata.resourceVersion
+    int32_t replicas;   // spec.replicas (1 when absent, the API's default)
+    cJSON *annotations; // the inherited annotations only (an object; never NULL)
 } ctl_owner_t;
 
 typedef struct _ctl_owners_t ctl_owners_t;
@@ -43,9 +43,9 @@ void ctl_owners_destroy (ctl_owners_t **self_p);
 //  in err when obj is malformed (no uid, a spec.replicas that is not a
 //  non-negative integer, ...). *prev_replicas gets the replicas it had
 //  before (-1 when it is new).
-const ctl_owner_t *ctl_owners_upsert (ctl_owners_t *self, const char *kind,
-                                      const char *api_version, const cJSON *obj,
-                                      int32_t *prev_replicas, char *err, size_t errlen);
+const ctl_owner_t *ctl_owners_upsert (ctl_owners_t *self, const char *kind, const char *api_version,
+                                      const cJSON *obj, int32_t *prev_replicas, char *err,
+                                      size_t errlen);
 
 //  Forget the owner with `uid`. Returns 0, or -1 if unknown.
 int ctl_owners_delete (ctl_owners_t *self, const char *uid);

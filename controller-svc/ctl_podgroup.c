@@ -21,7 +21,7 @@ ctl_name_in_list (const char *list, const char *name)
         while (*p == ' ' || *p == ',')
             p++;
         const char *end = strchr (p, ',');
-        size_t len = end ? (size_t) (end - p) : strlen (p);
+        size_t len = end ? (size_t)(end - p) : strlen (p);
         while (len && p[len - 1] == ' ')
             len--;
         if (len == n && strncmp (p, name, n) == 0)
@@ -48,7 +48,8 @@ ctl_pod_needs_group (const Basalt__V1__Pod *pod, const char *scheduler_names)
 const char *
 ctl_podgroup_name (const Basalt__V1__Pod *pod, char *buf, size_t len)
 {
-    const char *uid = pod->owner && pod->owner->uid && *pod->owner->uid ? pod->owner->uid : pod->uid;
+    const char *uid =
+        pod->owner && pod->owner->uid && *pod->owner->uid ? pod->owner->uid : pod->uid;
     snprintf (buf, len, "podgroup-%s", uid ? uid : "");
     return buf;
 }
@@ -112,7 +113,7 @@ static int64_t
 s_times (int64_t v, long n)
 {
     int64_t out;
-    if (__builtin_mul_overflow (v, (int64_t) n, &out))
+    if (__builtin_mul_overflow (v, (int64_t)n, &out))
         return INT64_MAX;
     return out;
 }
@@ -142,8 +143,7 @@ ctl_podgroup_build (const Basalt__V1__Pod *pod, const cJSON *owner_annotations,
         cJSON_AddStringToObject (ref, "kind", pod->owner->kind ? pod->owner->kind : "");
         cJSON_AddStringToObject (ref, "name", pod->owner->name ? pod->owner->name : "");
         cJSON_AddStringToObject (ref, "uid", pod->owner->uid);
-    }
-    else {
+    } else {
         cJSON_AddStringToObject (ref, "apiVersion", "v1");
         cJSON_AddStringToObject (ref, "kind", "Pod");
         cJSON_AddStringToObject (ref, "name", pod->name);
@@ -173,9 +173,9 @@ ctl_podgroup_build (const Basalt__V1__Pod *pod, const cJSON *owner_annotations,
         cJSON_Delete (ann);
 
     cJSON *spec = cJSON_AddObjectToObject (pg, "spec");
-    cJSON_AddNumberToObject (spec, "minMember", (double) min_member);
-    const char *queue = pod->queue_annotation && *pod->queue_annotation ? pod->queue_annotation
-                                                                        : default_queue;
+    cJSON_AddNumberToObject (spec, "minMember", (double)min_member);
+    const char *queue =
+        pod->queue_annotation && *pod->queue_annotation ? pod->queue_annotation : default_queue;
     cJSON_AddStringToObject (spec, "queue", queue);
     if (pod->priority_class_name && *pod->priority_class_name)
         cJSON_AddStringToObject (spec, "priorityClassName", pod->priority_class_name);
@@ -194,7 +194,7 @@ ctl_podgroup_build (const Basalt__V1__Pod *pod, const cJSON *owner_annotations,
             cJSON_AddStringToObject (min, "memory", q);
         }
         for (int i = 0; i < req.nscalars; i++) {
-            snprintf (q, sizeof q, "%lld", (long long) s_times (req.scalars[i].value, min_member));
+            snprintf (q, sizeof q, "%lld", (long long)s_times (req.scalars[i].value, min_member));
             cJSON_AddStringToObject (min, req.scalars[i].name, q);
         }
     }
@@ -236,7 +236,7 @@ ctl_podgroup_update_patch (const Basalt__V1__PodGroup *have, const cJSON *want)
     cJSON *out = cJSON_AddObjectToObject (patch, "spec");
 
     const cJSON *mm = cJSON_GetObjectItemCaseSensitive (spec, "minMember");
-    if (cJSON_IsNumber (mm) && (int32_t) mm->valuedouble != have->min_member)
+    if (cJSON_IsNumber (mm) && (int32_t)mm->valuedouble != have->min_member)
         cJSON_AddNumberToObject (out, "minMember", mm->valuedouble);
     const cJSON *q = cJSON_GetObjectItemCaseSensitive (spec, "queue");
     if (cJSON_IsString (q) && !s_eq (q->valuestring, have->queue))

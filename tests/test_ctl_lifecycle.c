@@ -37,7 +37,7 @@
 typedef struct {
     char method[16];
     char path[512];
-    cJSON *body;               // parsed body, or NULL
+    cJSON *body; // parsed body, or NULL
     bas_kube_done_fn *done;
     void *done_arg;
     bool answered;
@@ -45,8 +45,8 @@ typedef struct {
 
 typedef struct {
     s_req_t req[S_MAX_REQ];
-    int n;                     // requests sent
-    int64_t now;               // the clock
+    int n;       // requests sent
+    int64_t now; // the clock
     bas_store_t *store;
     ctl_lifecycle_t *life;
 } s_fake_t;
@@ -55,7 +55,7 @@ static int
 s_request (void *arg, const char *method, const char *path, const char *content_type,
            const char *body, bas_kube_done_fn *done, void *done_arg)
 {
-    (void) content_type;
+    (void)content_type;
     s_fake_t *f = arg;
     assert_true (f->n < S_MAX_REQ);
     s_req_t *r = &f->req[f->n++];
@@ -70,7 +70,7 @@ s_request (void *arg, const char *method, const char *path, const char *content_
 static int64_t
 s_clock (void *arg)
 {
-    return ((s_fake_t *) arg)->now;
+    return ((s_fake_t *)arg)->now;
 }
 
 static int
@@ -145,10 +145,10 @@ s_pod (s_fake_t *f, const char *uid, const char *name, const char *owner_kind,
     char ann[256] = "";
     int n = 0;
     if (group)
-        n += snprintf (ann + n, sizeof ann - (size_t) n, "\"scheduling.k8s.io/group-name\":\"%s\"",
+        n += snprintf (ann + n, sizeof ann - (size_t)n, "\"scheduling.k8s.io/group-name\":\"%s\"",
                        group);
     if (min_member)
-        n += snprintf (ann + n, sizeof ann - (size_t) n,
+        n += snprintf (ann + n, sizeof ann - (size_t)n,
                        "%s\"scheduling.volcano.sh/group-min-member\":\"%s\"", n ? "," : "",
                        min_member);
     char text[2048];
@@ -206,15 +206,16 @@ s_group_gone (s_fake_t *f, const char *uid, bool tell)
 {
     if (tell)
         ctl_lifecycle_group_delete (f->life, uid, bas_store_pod_group (f->store, uid));
-    assert_int_equal (bas_store_delete (f->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, uid),
-                      0);
+    assert_int_equal (
+        bas_store_delete (f->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, uid), 0);
 }
 
 static void
 s_pod_gone (s_fake_t *f, const char *uid)
 {
     ctl_lifecycle_pod_delete (f->life, uid, bas_store_pod (f->store, uid));
-    assert_int_equal (bas_store_delete (f->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, uid), 0);
+    assert_int_equal (bas_store_delete (f->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, uid),
+                      0);
 }
 
 static void
@@ -255,8 +256,8 @@ s_assert_delete (s_fake_t *f, int i, const char *uid, const char *rv)
 {
     s_req_t *r = &f->req[i];
     assert_string_equal (r->method, "DELETE");
-    assert_string_equal (r->path,
-                         "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/podgroup-rs-uid");
+    assert_string_equal (
+        r->path, "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/podgroup-rs-uid");
     assert_string_equal (s_at_str (r->body, "kind", NULL, NULL), "DeleteOptions");
     //  Every DELETE names the group it was decided on.
     const char *have_uid = s_at_str (r->body, "preconditions", "uid", NULL);
@@ -288,10 +289,12 @@ test_create_from_owner_annotations (void **state)
     s_pod (f, "p1", "rs1-a", "ReplicaSet", "rs-uid", NULL, false, "5");
     assert_int_equal (f->n, 1);
     assert_string_equal (f->req[0].method, "POST");
-    assert_string_equal (f->req[0].path, "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups");
+    assert_string_equal (f->req[0].path,
+                         "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups");
     cJSON *pg = f->req[0].body;
     assert_string_equal (s_at_str (pg, "metadata", "name", NULL), "podgroup-rs-uid");
-    assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "spec"), "minMember")->valueint, 2);
+    assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "spec"), "minMember")->valueint,
+                      2);
     assert_string_equal (s_at_str (pg, "spec", "minResources", "cpu"), "200m");
     //  A second event of the same pod while the POST is in flight sends nothing.
     ctl_lifecycle_pod_upsert (f->life, bas_store_pod (f->store, "p1"));
@@ -302,9 +305,9 @@ test_create_from_owner_annotations (void **state)
     assert_string_equal (f->req[1].method, "PATCH");
     assert_string_equal (f->req[1].path, "/api/v1/namespaces/ns/pods/rs1-a");
     assert_string_equal (s_at_str (f->req[1].body, "metadata", "uid", NULL), "p1");
-    assert_string_equal (s_at_str (f->req[1].body, "metadata", "annotations",
-                                   "scheduling.k8s.io/group-name"),
-                         "podgroup-rs-uid");
+    assert_string_equal (
+        s_at_str (f->req[1].body, "metadata", "annotations", "scheduling.k8s.io/group-name"),
+        "podgroup-rs-uid");
     s_answer (f, 1, 200, NULL, "{}");
     assert_int_equal (ctl_lifecycle_pending (f->life), 0);
 
@@ -337,24 +340,29 @@ test_create_reads_owner (void **state)
     ctl_lifecycle_tick (f->life);
     assert_int_equal (f->n, 2);
     assert_string_equal (f->req[1].method, "GET");
-    s_answer (f, 1, 200, NULL,
-              "{\"metadata\":{\"name\":\"job1\",\"uid\":\"job-uid\",\"annotations\":{"
-              "\"scheduling.volcano.sh/group-min-member\":\"4\",\"volcano.sh/preemptable\":\"true\"}}}");
+    s_answer (
+        f, 1, 200, NULL,
+        "{\"metadata\":{\"name\":\"job1\",\"uid\":\"job-uid\",\"annotations\":{"
+        "\"scheduling.volcano.sh/group-min-member\":\"4\",\"volcano.sh/preemptable\":\"true\"}}}");
     assert_int_equal (f->n, 3);
     cJSON *pg = f->req[2].body;
-    assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "spec"), "minMember")->valueint, 4);
-    assert_string_equal (s_at_str (pg, "metadata", "annotations", "volcano.sh/preemptable"), "true");
+    assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "spec"), "minMember")->valueint,
+                      4);
+    assert_string_equal (s_at_str (pg, "metadata", "annotations", "volcano.sh/preemptable"),
+                         "true");
     assert_string_equal (s_at_str (pg, "metadata", "name", NULL), "podgroup-job-uid");
 
     //  Another pod whose owner's name now belongs to another object (uid
     //  differs): the pod's own annotation is the fallback.
     s_pod (f, "p2", "job1-y", "Job", "job-uid-2", NULL, false, "3");
     assert_int_equal (f->n, 4);
-    s_answer (f, 3, 200, NULL, "{\"metadata\":{\"name\":\"job1\",\"uid\":\"job-uid\",\"annotations\":{"
-                              "\"scheduling.volcano.sh/group-min-member\":\"4\"}}}");
+    s_answer (f, 3, 200, NULL,
+              "{\"metadata\":{\"name\":\"job1\",\"uid\":\"job-uid\",\"annotations\":{"
+              "\"scheduling.volcano.sh/group-min-member\":\"4\"}}}");
     assert_int_equal (f->n, 5);
     pg = f->req[4].body;
-    assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "spec"), "minMember")->valueint, 3);
+    assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "spec"), "minMember")->valueint,
+                      3);
 }
 
 // ------------------------------------------------------------ deletes
@@ -373,7 +381,7 @@ test_cleanup_keyed_by_uid (void **state)
     s_group (f, "pg-A", "podgroup-rs-uid", "10", "default");
     assert_int_equal (f->n, 1);
     s_assert_delete (f, 0, "pg-A", "10");
-    s_answer (f, 0, 503, "ServiceUnavailable", NULL);  // (after the client's own retries)
+    s_answer (f, 0, 503, "ServiceUnavailable", NULL); // (after the client's own retries)
 
     //  The model drops A without the lifecycle seeing the event (the
     //  strongest case: the record is only found by its uid), and B comes.
@@ -387,7 +395,7 @@ test_cleanup_keyed_by_uid (void **state)
     ctl_lifecycle_tick (f->life);
     f->now += 10 * S_RETRY_MS;
     ctl_lifecycle_tick (f->life);
-    assert_int_equal (f->n, 1);  // nothing sent: not for A, and never for B
+    assert_int_equal (f->n, 1); // nothing sent: not for A, and never for B
     assert_int_equal (s_count (f, "DELETE"), 1);
     ctl_lifecycle_stats_t st;
     ctl_lifecycle_stats (f->life, &st);
@@ -432,11 +440,12 @@ test_precondition_409_not_retried (void **state)
     s_group (f, "pg-A", "podgroup-rs-uid", "10", "default");
     assert_int_equal (f->n, 1);
     s_assert_delete (f, 0, "pg-A", "10");
-    s_answer (f, 0, 409, "Conflict",
-              "Operation cannot be fulfilled on podgroups.scheduling.volcano.sh \"podgroup-rs-uid\": "
-              "StorageError: invalid object, Code: 4, Key: /registry/podgroups/ns/podgroup-rs-uid, "
-              "ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ResourceVersion in "
-              "precondition: 10, ResourceVersion in object meta: 11");
+    s_answer (
+        f, 0, 409, "Conflict",
+        "Operation cannot be fulfilled on podgroups.scheduling.volcano.sh \"podgroup-rs-uid\": "
+        "StorageError: invalid object, Code: 4, Key: /registry/podgroups/ns/podgroup-rs-uid, "
+        "ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ResourceVersion in "
+        "precondition: 10, ResourceVersion in object meta: 11");
     for (int i = 0; i < 20; i++) {
         f->now += S_RETRY_MS;
         ctl_lifecycle_tick (f->life);
@@ -487,7 +496,7 @@ test_5xx_retried_until_stale (void **state)
     assert_int_equal (f->n, 2);
     s_assert_delete (f, 1, "pg-A", "10");
     s_answer (f, 1, 0, "TransportError", NULL);
-    s_rs (f, 1, NULL);  // scaled up again
+    s_rs (f, 1, NULL); // scaled up again
     f->now += 5 * S_RETRY_MS;
     ctl_lifecycle_tick (f->life);
     assert_int_equal (f->n, 2);
@@ -526,12 +535,12 @@ test_pod_waits_for_unresolved_delete (void **state)
     s_queue (f, "default");
     s_rs (f, 0, NULL);
     s_group (f, "pg-A", "podgroup-rs-uid", "10", "default");
-    assert_int_equal (f->n, 1);  // DELETE A in flight
+    assert_int_equal (f->n, 1); // DELETE A in flight
     s_rs (f, 1, NULL);
     s_pod (f, "p2", "rs1-b", "ReplicaSet", "rs-uid", NULL, false, NULL);
-    assert_int_equal (f->n, 1);  // no PATCH to A's name
+    assert_int_equal (f->n, 1); // no PATCH to A's name
     s_answer (f, 0, 200, NULL, "{}");
-    assert_int_equal (f->n, 1);  // the model still shows A
+    assert_int_equal (f->n, 1); // the model still shows A
     s_group_gone (f, "pg-A", true);
     assert_int_equal (f->n, 2);
     assert_string_equal (f->req[1].method, "POST");
@@ -616,10 +625,11 @@ test_invalid_min_member_event (void **state)
     assert_string_equal (s_at_str (ev, "involvedObject", "kind", NULL), "ReplicaSet");
     assert_string_equal (s_at_str (ev, "involvedObject", "uid", NULL), "rs-uid");
     assert_non_null (strstr (s_at_str (ev, "message", NULL, NULL), "\"two\""));
-    s_answer (f, 0, 404, "NotFound", NULL);  // an API without events: nothing breaks
+    s_answer (f, 0, 404, "NotFound", NULL); // an API without events: nothing breaks
     assert_string_equal (f->req[1].method, "POST");
     cJSON *pg = f->req[1].body;
-    assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "spec"), "minMember")->valueint, 1);
+    assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "spec"), "minMember")->valueint,
+                      1);
     s_answer (f, 1, 500, "InternalError", NULL);
     //  The retry builds again, but does not warn again.
     f->now += S_RETRY_MS;
@@ -663,7 +673,8 @@ main (void)
         cmocka_unit_test_setup_teardown (test_create_from_owner_annotations, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_create_reads_owner, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_cleanup_keyed_by_uid, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown (test_cleanup_forgotten_with_its_group, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_cleanup_forgotten_with_its_group, s_setup,
+                                         s_teardown),
         cmocka_unit_test_setup_teardown (test_precondition_409_not_retried, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_5xx_retried_until_stale, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_delete_waits_for_live_pods, s_setup, s_teardown),

@@ -114,7 +114,7 @@ s_build (const Basalt__V1__Pod *pod)
 static void
 test_name (void **state)
 {
-    (void) state;
+    (void)state;
     s_pod_t p;
     char buf[128];
     //  Named after the controller owner, so all of a ReplicaSet's pods share it.
@@ -139,7 +139,7 @@ test_name (void **state)
 static void
 test_owner_references (void **state)
 {
-    (void) state;
+    (void)state;
     s_pod_t p;
     cJSON *pg = s_build (s_pod (&p, true));
     const cJSON *owners = s_at (pg, "metadata.ownerReferences");
@@ -177,7 +177,7 @@ test_owner_references (void **state)
 static void
 test_min_member (void **state)
 {
-    (void) state;
+    (void)state;
     s_pod_t p;
     cJSON *pg = s_build (s_pod (&p, true));
     assert_int_equal (s_at (pg, "spec.minMember")->valueint, 1);
@@ -199,7 +199,7 @@ test_min_member (void **state)
     //  pod and the value, for the Event and the log.
     const char *bad[] = {"abc", "-1", "3x", "1.5", "99999999999999999999", "2 ", "2147483648"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        p.pod.min_member_annotation = (char *) bad[i];
+        p.pod.min_member_annotation = (char *)bad[i];
         char warn[256] = "";
         const char *whose = NULL;
         pg = ctl_podgroup_build (&p.pod, NULL, "default", warn, sizeof warn, &whose);
@@ -215,7 +215,7 @@ test_min_member (void **state)
     }
     p.pod.min_member_annotation = "2147483647";
     pg = s_build (&p.pod);
-    assert_int_equal ((long) s_at (pg, "spec.minMember")->valuedouble, 2147483647L);
+    assert_int_equal ((long)s_at (pg, "spec.minMember")->valuedouble, 2147483647L);
     cJSON_Delete (pg);
 }
 
@@ -224,7 +224,7 @@ test_min_member (void **state)
 static void
 test_owner_annotations (void **state)
 {
-    (void) state;
+    (void)state;
     s_pod_t p;
     s_pod (&p, true);
     s_requests (&p, 500, 1LL << 30, 1);
@@ -240,8 +240,8 @@ test_owner_annotations (void **state)
     //  minResources is the pod's requests times minMember.
     assert_string_equal (s_str (pg, "spec.minResources.cpu"), "1500m");
     assert_string_equal (s_str (pg, "spec.minResources.memory"), "3Gi");
-    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive (s_at (pg, "spec.minResources"),
-                                                         "nvidia.com/gpu");
+    const cJSON *gpu =
+        cJSON_GetObjectItemCaseSensitive (s_at (pg, "spec.minResources"), "nvidia.com/gpu");
     assert_string_equal (gpu->valuestring, "3");
     //  The owner's volcano.sh/ annotations are inherited; the
     //  scheduling.volcano.sh/ key is an input, not copied.
@@ -297,7 +297,7 @@ test_owner_annotations (void **state)
 static void
 test_min_resources (void **state)
 {
-    (void) state;
+    (void)state;
     s_pod_t p;
     s_pod (&p, true);
     s_requests (&p, 500, 256LL << 20, 0);
@@ -310,8 +310,8 @@ test_min_resources (void **state)
     pg = s_build (&p.pod);
     assert_string_equal (s_str (pg, "spec.minResources.cpu"), "2");
     assert_string_equal (s_str (pg, "spec.minResources.memory"), "3Gi");
-    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive (s_at (pg, "spec.minResources"),
-                                                         "nvidia.com/gpu");
+    const cJSON *gpu =
+        cJSON_GetObjectItemCaseSensitive (s_at (pg, "spec.minResources"), "nvidia.com/gpu");
     assert_true (cJSON_IsString (gpu));
     assert_string_equal (gpu->valuestring, "2");
     cJSON_Delete (pg);
@@ -337,7 +337,7 @@ test_min_resources (void **state)
 static void
 test_priority_queue_annotations_phase (void **state)
 {
-    (void) state;
+    (void)state;
     s_pod_t p;
     s_pod (&p, true);
     cJSON *pg = s_build (&p.pod);
@@ -353,8 +353,8 @@ test_priority_queue_annotations_phase (void **state)
     const char *values[] = {"true", "worker", "nope"};
     for (int i = 0; i < 3; i++) {
         basalt__v1__key_value__init (&p.ann[i]);
-        p.ann[i].key = (char *) keys[i];
-        p.ann[i].value = (char *) values[i];
+        p.ann[i].key = (char *)keys[i];
+        p.ann[i].value = (char *)values[i];
         p.anns[i] = &p.ann[i];
     }
     p.pod.volcano_annotations = p.anns;
@@ -366,10 +366,10 @@ test_priority_queue_annotations_phase (void **state)
     assert_string_equal (s_str (pg, "spec.queue"), "research");
     const cJSON *ann = s_at (pg, "metadata.annotations");
     assert_int_equal (cJSON_GetArraySize (ann), 2);
-    assert_string_equal (cJSON_GetObjectItemCaseSensitive (ann, "volcano.sh/preemptable")->valuestring,
-                         "true");
-    assert_string_equal (cJSON_GetObjectItemCaseSensitive (ann, "volcano.sh/task-spec")->valuestring,
-                         "worker");
+    assert_string_equal (
+        cJSON_GetObjectItemCaseSensitive (ann, "volcano.sh/preemptable")->valuestring, "true");
+    assert_string_equal (
+        cJSON_GetObjectItemCaseSensitive (ann, "volcano.sh/task-spec")->valuestring, "worker");
     assert_null (cJSON_GetObjectItemCaseSensitive (ann, "example.com/x"));
     cJSON_Delete (pg);
 
@@ -385,7 +385,7 @@ test_priority_queue_annotations_phase (void **state)
 static void
 test_from_api_pod (void **state)
 {
-    (void) state;
+    (void)state;
     FILE *f = fopen (FIXTURES "pod.json", "rb");
     assert_non_null (f);
     static char text[65536];
@@ -432,7 +432,7 @@ test_from_api_pod (void **state)
 static void
 test_needs_group (void **state)
 {
-    (void) state;
+    (void)state;
     s_pod_t p;
     const char *names = "basalt, volcano";
     assert_true (ctl_pod_needs_group (s_pod (&p, true), names));
@@ -445,7 +445,7 @@ test_needs_group (void **state)
     //  Other schedulers' pods, and names that are only prefixes or extensions.
     const char *others[] = {"default-scheduler", "volcan", "volcano2", "basalt,", "", NULL};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
-        p.pod.scheduler_name = (char *) others[i];
+        p.pod.scheduler_name = (char *)others[i];
         assert_false (ctl_pod_needs_group (&p.pod, names));
     }
     s_pod (&p, true);
@@ -467,7 +467,7 @@ test_needs_group (void **state)
     const char *phases[] = {"Succeeded", "Failed"};
     for (int i = 0; i < 2; i++) {
         s_pod (&p, true);
-        p.pod.phase = (char *) phases[i];
+        p.pod.phase = (char *)phases[i];
         assert_false (ctl_pod_needs_group (&p.pod, names));
     }
     s_pod (&p, true);
@@ -484,7 +484,7 @@ test_needs_group (void **state)
 static void
 test_update_patch (void **state)
 {
-    (void) state;
+    (void)state;
     s_pod_t p;
     s_pod (&p, true);
     s_requests (&p, 500, 256LL << 20, 0);

@@ -51,6 +51,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
@@ -63,29 +64,29 @@
 
 #include "util_proc.h"
 
-#define S_SETTLE_MS 60000       // the most any one condition may take
-#define S_ROUNDS 100            // scale 1 -> 0 -> 1 this often
-#define S_JOBS 1000             // running jobs of the write-budget test
-#define S_EMPTY_JOBS 10         // jobs without tasks there
-#define S_STEADY_SESSIONS 20    // sessions counted in steady state
+#define S_SETTLE_MS 60000    // the most any one condition may take
+#define S_ROUNDS 100         // scale 1 -> 0 -> 1 this often
+#define S_JOBS 1000          // running jobs of the write-budget test
+#define S_EMPTY_JOBS 10      // jobs without tasks there
+#define S_STEADY_SESSIONS 20 // sessions counted in steady state
 #define S_NPROC 5
 
 enum { P_CACHE, P_SESSION, P_BINDER1, P_BINDER2, P_CONTROLLER };
 
 typedef struct {
     char *dir;
-    int port;                   // simulator
+    int port; // simulator
     pid_t apisim;
     char apisim_log[384];
     char endpoints[3][320];
     char master[64];
-    int http[S_NPROC];          // each service's /metrics port (binders: unused)
+    int http[S_NPROC]; // each service's /metrics port (binders: unused)
     pid_t pids[S_NPROC];
     char logs[S_NPROC][384];
 } s_env_t;
 
 static const char *const s_names[S_NPROC] = {"cache-svc", "session-svc", "binder-1", "binder-2",
-                                              "controller-svc"};
+                                             "controller-svc"};
 
 static void
 s_start (s_env_t *env, int which)
@@ -125,7 +126,7 @@ s_start (s_env_t *env, int which)
         argv[n++] = "--work-endpoint";
         argv[n++] = env->endpoints[2];
         argv[n++] = "--binder-id";
-        argv[n++] = (char *) s_names[which];
+        argv[n++] = (char *)s_names[which];
         break;
     case P_CONTROLLER:
         snprintf (bin, sizeof bin, "%s/controller-svc/controller-svc", BASALT_BIN_DIR);
@@ -183,7 +184,7 @@ s_start_apisim (s_env_t *env, const char *load, char *const extra[])
     snprintf (port, sizeof port, "%d", env->port);
     snprintf (ready, sizeof ready, "%s/apisim.ready", env->dir);
     snprintf (bin, sizeof bin, "%s/tools/apisim/basalt-apisim", BASALT_BIN_DIR);
-    char *argv[32] = {bin, "--port", port, "--load", (char *) load, "--ready-file", ready};
+    char *argv[32] = {bin, "--port", port, "--load", (char *)load, "--ready-file", ready};
     int n = 7;
     for (int i = 0; extra && extra[i]; i++)
         argv[n++] = extra[i];
@@ -219,7 +220,8 @@ s_teardown (void **state)
         if (env->pids[i] > 0) {
             int st = util_stop (env->pids[i], 5000);
             if (!(WIFEXITED (st) && WEXITSTATUS (st) == 0)) {
-                fprintf (stderr, "%s did not exit cleanly on SIGTERM (status %d)\n", s_names[i], st);
+                fprintf (stderr, "%s did not exit cleanly on SIGTERM (status %d)\n", s_names[i],
+                         st);
                 clean = false;
             }
         }
@@ -303,10 +305,10 @@ s_metric (s_env_t *env, int which, const char *name)
 
 typedef struct {
     s_env_t *env;
-    char rs_uid[128];           // the Deployment's ReplicaSet
+    char rs_uid[128]; // the Deployment's ReplicaSet
     char rs_name[128];
-    char group[160];            // podgroup-<rs uid>
-    char why[512];              // what the last check found missing
+    char group[160]; // podgroup-<rs uid>
+    char why[512];   // what the last check found missing
 } s_dep_t;
 
 //  The Deployment's ReplicaSet (uid and name), once the simulator made it.
@@ -344,8 +346,8 @@ static bool
 s_group_exists (s_env_t *env, const char *name)
 {
     char path[256];
-    snprintf (path, sizeof path, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/%s",
-              name);
+    snprintf (path, sizeof path,
+              "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/%s", name);
     return util_http_get (env->port, path, NULL) == 200;
 }
 
@@ -394,9 +396,10 @@ s_no_live_pod (void *arg)
     cJSON *pods = s_get (d->env, "/api/v1/namespaces/default/pods");
     int live = 0;
     const cJSON *pod;
-    cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive (pods, "items"))
-        if (s_pod_of_rs (pod, d->rs_uid) && !s_at (pod, "metadata", "deletionTimestamp", NULL))
-            live++;
+    cJSON_ArrayForEach (
+        pod, cJSON_GetObjectItemCaseSensitive (
+                 pods, "items")) if (s_pod_of_rs (pod, d->rs_uid) &&
+                                     !s_at (pod, "metadata", "deletionTimestamp", NULL)) live++;
     cJSON_Delete (pods);
     return live == 0;
 }
@@ -413,8 +416,9 @@ s_scale (s_env_t *env, int replicas)
 {
     char body[64];
     snprintf (body, sizeof body, "{\"spec\":{\"replicas\":%d}}", replicas);
-    long code = util_http_request (env->port, "PATCH", "/apis/apps/v1/namespaces/default/deployments/web",
-                                   "application/merge-patch+json", body, NULL);
+    long code =
+        util_http_request (env->port, "PATCH", "/apis/apps/v1/namespaces/default/deployments/web",
+                           "application/merge-patch+json", body, NULL);
     assert_int_equal (code, 200);
 }
 
@@ -422,8 +426,8 @@ static void
 s_faults (s_env_t *env, const char *json)
 {
     char *body = NULL;
-    long code = util_http_request (env->port, "POST", "/admin/faults", "application/json", json,
-                                   &body);
+    long code =
+        util_http_request (env->port, "POST", "/admin/faults", "application/json", json, &body);
     if (code != 200)
         fprintf (stderr, "fault configuration refused (%ld): %s\n", code, body ? body : "");
     free (body);
@@ -478,8 +482,8 @@ s_rv_of (const cJSON *ev)
 static int
 s_check_history (s_dep_t *d, unsigned long long since)
 {
-    cJSON *pgs = s_history (d->env, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
-                            since);
+    cJSON *pgs = s_history (
+        d->env, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups", since);
     cJSON *rss = s_history (d->env, "/apis/apps/v1/namespaces/default/replicasets", since);
     //  Resource versions at which the ReplicaSet was (re)written with 0 replicas.
     unsigned long long downs[4096];
@@ -513,7 +517,7 @@ s_check_history (s_dep_t *d, unsigned long long since)
                 added = s_rv_of (e2);
         }
         if (!added)
-            continue;  // created before the history began
+            continue; // created before the history began
         unsigned long long gone = s_rv_of (ev);
         bool scaled_down = false;
         for (int i = 0; i < ndowns; i++)
@@ -628,18 +632,19 @@ test_scale_1_0_1 (void **state)
     if (util_http_get (env->http[P_CONTROLLER], "/metrics", &body) == 200 && body) {
         const char *k = "basalt_controller_requests_total{action=\"delete_podgroup\",code=\"";
         size_t len = 0;
-        for (const char *p = strstr (body, k); p && len < sizeof codes - 32; p = strstr (p + 1, k)) {
+        for (const char *p = strstr (body, k); p && len < sizeof codes - 32;
+             p = strstr (p + 1, k)) {
             const char *code = p + strlen (k);
             const char *sp = strchr (p, ' ');
-            len += (size_t) snprintf (codes + len, sizeof codes - len, " %.3s:%.0f", code,
-                                      sp ? strtod (sp + 1, NULL) : 0);
+            len += (size_t)snprintf (codes + len, sizeof codes - len, " %.3s:%.0f", code,
+                                     sp ? strtod (sp + 1, NULL) : 0);
         }
     }
     free (body);
     printf ("scale 1->0->1 x %d: %d PodGroups deleted; DELETE answers by code:%s; %.0f delete "
             "decisions dropped as stale\n",
             S_ROUNDS, deleted, codes, dropped);
-    assert_true (deleted > 0);  // the test did exercise deletion
+    assert_true (deleted > 0); // the test did exercise deletion
 }
 
 // ------------------------------------------------------------ 2. write budget
@@ -676,8 +681,8 @@ s_sessions (s_env_t *env)
 
 typedef struct {
     s_env_t *env;
-    double sessions;            // sessions when writes last changed
-    long writes;                // API writes then
+    double sessions; // sessions when writes last changed
+    long writes;     // API writes then
 } s_quiet_t;
 
 //  True once S_STEADY_SESSIONS / 4 sessions ran without an API write.
@@ -718,17 +723,19 @@ s_write_jobs (const char *path)
     cJSON *items = cJSON_AddArrayToObject (list, "items");
     char text[2048];
     for (int i = 0; i < 20; i++) {
-        snprintf (text, sizeof text,
-                  "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%02d\"},"
-                  "\"status\":{\"allocatable\":{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"},"
-                  "\"capacity\":{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"},"
-                  "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
-                  i);
+        snprintf (
+            text, sizeof text,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%02d\"},"
+            "\"status\":{\"allocatable\":{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"},"
+            "\"capacity\":{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"},"
+            "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+            i);
         cJSON_AddItemToArray (items, cJSON_Parse (text));
     }
-    cJSON_AddItemToArray (items, cJSON_Parse ("{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\","
-                                              "\"kind\":\"Queue\",\"metadata\":{\"name\":\"default\"},"
-                                              "\"spec\":{\"weight\":1}}"));
+    cJSON_AddItemToArray (items,
+                          cJSON_Parse ("{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\","
+                                       "\"kind\":\"Queue\",\"metadata\":{\"name\":\"default\"},"
+                                       "\"spec\":{\"weight\":1}}"));
     for (int i = 0; i < S_JOBS + S_EMPTY_JOBS; i++) {
         bool empty = i >= S_JOBS;
         snprintf (text, sizeof text,
@@ -740,13 +747,14 @@ s_write_jobs (const char *path)
         cJSON_AddItemToArray (items, cJSON_Parse (text));
         if (empty)
             continue;
-        snprintf (text, sizeof text,
-                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"job-%d-0\","
-                  "\"namespace\":\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":"
-                  "\"job-%d\"}},\"spec\":{\"schedulerName\":\"basalt\",\"nodeName\":\"node-%02d\","
-                  "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":"
-                  "{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}]},\"status\":{\"phase\":\"Running\"}}",
-                  i, i, i % 20);
+        snprintf (
+            text, sizeof text,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"job-%d-0\","
+            "\"namespace\":\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":"
+            "\"job-%d\"}},\"spec\":{\"schedulerName\":\"basalt\",\"nodeName\":\"node-%02d\","
+            "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":"
+            "{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}]},\"status\":{\"phase\":\"Running\"}}",
+            i, i, i % 20);
         cJSON_AddItemToArray (items, cJSON_Parse (text));
     }
     char *out = cJSON_PrintUnformatted (list);
@@ -788,8 +796,8 @@ test_steady_state_writes (void **state)
             "session %.0f; steady state: %ld API writes and %.0f binder work results in %.0f "
             "sessions (%.3f writes per session); status writes to jobs without tasks: %ld\n",
             S_JOBS, S_EMPTY_JOBS, settle_writes, s0, w1 - w0,
-            work1 >= 0 && work0 >= 0 ? work1 - work0 : 0, s1 - s0,
-            (double) (w1 - w0) / (s1 - s0), empty_writes);
+            work1 >= 0 && work0 >= 0 ? work1 - work0 : 0, s1 - s0, (double)(w1 - w0) / (s1 - s0),
+            empty_writes);
     assert_int_equal (w1 - w0, 0);
     if (work0 >= 0)
         assert_true (work1 == work0);
