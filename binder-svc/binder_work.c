@@ -89,8 +89,10 @@ binder_request_build (const Basalt__V1__Work *work, binder_request_t *req, char 
     }
     case BASALT__V1__WORK__ITEM_POD_CONDITION: {
         const Basalt__V1__PodConditionWork *c = work->pod_condition;
-        if (!s_name_ok (c->namespace_) || !s_name_ok (c->name) || !c->condition) {
-            snprintf (err, errlen, "pod condition work %llu lacks a namespace, name or condition",
+        if (!s_name_ok (c->namespace_) || !s_name_ok (c->name) ||
+            (!c->condition && !c->nominated_node_name)) {
+            snprintf (err, errlen,
+                      "pod condition work %llu lacks a namespace, name, condition or nomination",
                       (unsigned long long) work->work_id);
             goto error;
         }
@@ -99,6 +101,16 @@ binder_request_build (const Basalt__V1__Work *work, binder_request_t *req, char 
                   c->namespace_, c->name);
         req->content_type = "application/strategic-merge-patch+json";
         cJSON *status = cJSON_AddObjectToObject (body, "status");
+        //  A pipelined pod is nominated to the node it waits for, as
+        //  kube-scheduler and Volcano do; "" clears the nomination.
+        if (c->nominated_node_name) {
+            if (*c->nominated_node_name)
+                cJSON_AddStringToObject (status, "nominatedNodeName", c->nominated_node_name);
+            else
+                cJSON_AddNullToObject (status, "nominatedNodeName");
+        }
+        if (!c->condition)
+            break;
         cJSON *conds = cJSON_AddArrayToObject (status, "conditions");
         cJSON *cond = cJSON_CreateObject ();
         cJSON_AddStringToObject (cond, "type", c->condition->type ? c->condition->type : "PodScheduled");

@@ -631,6 +631,8 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
     if (cache_model_seq (self->model) > 0) {
         Basalt__V1__Heartbeat hb = BASALT__V1__HEARTBEAT__INIT;
         hb.service = "cache-svc";
+        hb.has_work_pending = 1;
+        hb.work_pending = (uint32_t) (cache_work_queued (self->work) + cache_work_in_flight (self->work));
         zmsg_t *msg = bas_msg_encode (&self->pub_stream, NULL, &hb.base, cache_model_seq (self->model));
         bas_svc_send_msg (self->svc, self->pub, "subscribers", &basalt__v1__heartbeat__descriptor, &msg);
     }

@@ -44,6 +44,7 @@ struct _cache_model_t {
     zhashx_t *node_state_dirty; // node name -> "1"/"0": sync state changes not yet published
     zhashx_t *status_previous;  // pod group uid -> packed previous status (zchunk_t*)
     zhashx_t *evicting;         // pod uid -> "1": eviction handed to a binder, not yet done
+    zhashx_t *nominated;        // pod uid -> node written as status.nominatedNodeName
     cache_model_stats_t stats;
 };
 
@@ -101,6 +102,8 @@ cache_model_new (uint64_t epoch, const char *scheduler_names)
     self->status_previous = zhashx_new ();
     zhashx_set_destructor (self->status_previous, s_chunk_free);
     self->evicting = zhashx_new ();
+    self->nominated = zhashx_new ();
+    zhashx_set_destructor (self->nominated, (zhashx_destructor_fn *) zstr_free);
     return self;
 }
 
@@ -119,6 +122,7 @@ cache_model_destroy (cache_model_t **self_p)
     zhashx_destroy (&self->node_state_dirty);
     zhashx_destroy (&self->status_previous);
     zhashx_destroy (&self->evicting);
+    zhashx_destroy (&self->nominated);
     free (self);
     *self_p = NULL;
 }
@@ -382,6 +386,7 @@ cache_model_delete (cache_model_t *self, Basalt__V1__ObjectKind kind, const char
     if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD) {
         s_uncharge (self, key);
         zhashx_delete (self->evicting, key);
+        zhashx_delete (self->nominated, key);
     }
     if (bas_store_delete (self->store, kind, key) == 0)
         s_mark (self, kind, key);
@@ -742,7 +747,25 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
             if (pl->pipelined) {
                 //  A reservation on resources being freed: nothing to bind
                 //  and nothing to charge; the next session decides again.
+                //  The pod is nominated to the node (status.nominatedNodeName),
+                //  written only when the nomination changes.
                 s_add_result (result, &cap, s_item (pl->pod_uid, true, "pipelined"));
+                const Basalt__V1__Pod *pod = pl->pod_uid ? bas_store_pod (self->store, pl->pod_uid) : NULL;
+                const char *was = pod ? zhashx_lookup (self->nominated, pod->uid) : NULL;
+                if (pod && pl->node && (!was || strcmp (was, pl->node) != 0)) {
+                    zhashx_update (self->nominated, pod->uid, strdup (pl->node));
+                    Basalt__V1__Work *w = s_work_new ();
+                    Basalt__V1__PodConditionWork *cw = malloc (sizeof *cw);
+                    if (!cw)
+                        abort ();
+                    basalt__v1__pod_condition_work__init (cw);
+                    cw->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
+                    cw->name = strdup (pod->name ? pod->name : "");
+                    cw->nominated_node_name = strdup (pl->node);
+                    w->item_case = BASALT__V1__WORK__ITEM_POD_CONDITION;
+                    w->pod_condition = cw;
+                    fn (arg, &w);
+                }
                 continue;
             }
             if (reason) {

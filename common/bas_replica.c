@@ -25,6 +25,8 @@ struct _bas_replica_t {
     zhashx_t *out_of_sync;          // node -> reason
     zlistx_t *ignored;              // ignored device names
     int timer_id;                   // snapshot retry timer
+    int work_pending;               // from the cache's last heartbeat, -1 before one
+    int64_t heartbeat_ms;           // when it arrived
 };
 
 static void
@@ -193,6 +195,9 @@ s_on_sub (zloop_t *loop, zsock_t *sock, void *arg)
     }
     else if (msg.desc == &basalt__v1__heartbeat__descriptor && self->has_snapshot &&
              !self->awaiting && msg.header) {
+        const Basalt__V1__Heartbeat *hb = (const Basalt__V1__Heartbeat *) msg.body;
+        self->work_pending = hb->has_work_pending ? (int) hb->work_pending : -1;
+        self->heartbeat_ms = bas_mono_ms ();
         //  The cache's heartbeat carries its current epoch and seq after
         //  every delta sent before it: being behind means we lost some.
         if (msg.header->epoch != self->epoch)
@@ -236,6 +241,8 @@ bas_replica_new (bas_svc_t *svc, const char *snapshot_endpoint, const char *delt
     zlistx_set_destructor (self->ignored, (zlistx_destructor_fn *) zstr_free);
     bas_stream_init (&self->stream, bas_svc_name (svc), bas_svc_epoch (svc));
     self->timer_id = -1;
+    self->work_pending = -1;
+    self->heartbeat_ms = -1;
     //  SUB first, so no delta after the snapshot is missed.
     self->sub = bas_sock_new (ZMQ_SUB, delta_endpoint, false, opts, err, errlen);
     if (!self->sub)
@@ -318,6 +325,18 @@ zlistx_t *
 bas_replica_ignored_devices (bas_replica_t *self)
 {
     return self->ignored;
+}
+
+int
+bas_replica_cache_work_pending (bas_replica_t *self)
+{
+    return self->work_pending;
+}
+
+int64_t
+bas_replica_heartbeat_ms (bas_replica_t *self)
+{
+    return self->heartbeat_ms;
 }
 
 int

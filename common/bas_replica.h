@@ -61,6 +61,11 @@ zhashx_t *bas_replica_out_of_sync (bas_replica_t *self);
 //  here: DESIGN problem 1). Borrowed list of strings.
 zlistx_t *bas_replica_ignored_devices (bas_replica_t *self);
 
+//  What the cache's last heartbeat said: binder work still pending, and
+//  when (bas_mono_ms) it arrived; -1 before the first one.
+int bas_replica_cache_work_pending (bas_replica_t *self);
+int64_t bas_replica_heartbeat_ms (bas_replica_t *self);
+
 //  Send a request to the cache on the DEALER. Returns 0 or -1.
 int bas_replica_send (bas_replica_t *self, const ProtobufCMessage *body);
 

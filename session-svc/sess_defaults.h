@@ -8,6 +8,7 @@
 #define SESS_PERIOD_MS 1000          // --schedule-period, as Volcano's default 1 s
 #define SESS_TRIGGER_MS 20           // run soon after new pending work arrives
 #define SESS_COMMIT_TIMEOUT_MS 10000 // give up on a commit answer after this
-#define SESS_CONF_CHECK_MS 1000      // how often the configuration file is checked
+#define SESS_CONF_CHECK_MS 1000
+#define SESS_STEP_QUIET_MS 300       // --max-sessions: quiet time before the next session      // how often the configuration file is checked
 
 #endif

@@ -40,6 +40,8 @@ typedef struct {
     const char *delta_endpoint;
     const char *scheduler_conf;
     int schedule_period_ms;
+    int max_sessions;
+    int step_quiet_ms;
     const char *curve_cert;
     const char *curve_server;
 } sess_config_t;
@@ -54,6 +56,10 @@ static const bas_flag_t s_flags[] = {
      "Volcano scheduler configuration (default: built-in)"},
     {"schedule-period-ms", BAS_FLAG_INT, offsetof (sess_config_t, schedule_period_ms), "MS",
      "time between sessions"},
+    {"max-sessions", BAS_FLAG_INT, offsetof (sess_config_t, max_sessions), "N",
+     "run N sessions, each once the model has been quiet, then stop scheduling (0: no limit)"},
+    {"step-quiet-ms", BAS_FLAG_INT, offsetof (sess_config_t, step_quiet_ms), "MS",
+     "with --max-sessions: how long the model must be unchanged before the next session"},
     {"curve-cert", BAS_FLAG_STRING, offsetof (sess_config_t, curve_cert), "FILE",
      "own CURVE certificate for tcp:// endpoints"},
     {"curve-server", BAS_FLAG_STRING, offsetof (sess_config_t, curve_server), "FILE",
@@ -75,6 +81,8 @@ typedef struct {
     bool new_work;                // pending pods arrived since the last session
     int trigger_timer;            // armed one-shot timer, or -1
     uint64_t sessions;            // sessions run
+    int64_t last_change_ms;       // when the replica last changed
+    bool stepping_done;           // --max-sessions sessions have run
     zhashx_t *conditions;         // pod uid -> "reason|message" last proposed
 } sess_t;
 
@@ -323,6 +331,7 @@ static void
 s_on_change (void *arg)
 {
     sess_t *self = arg;
+    self->last_change_ms = bas_mono_ms ();
     if (self->new_work || (self->wait_seq && bas_replica_seq (self->replica) >= self->wait_seq))
         s_trigger (self);
 }
@@ -417,6 +426,24 @@ s_session (sess_t *self, const char *why)
     }
     if (self->wait_seq && bas_replica_seq (self->replica) < self->wait_seq)
         return;
+    //  Stepping (--max-sessions): a reproducible run of exactly N sessions,
+    //  each on a model whose previous effects (binds, evictions, status
+    //  writes) have reached the API and come back: quiet for a while.
+    if (self->config.max_sessions > 0) {
+        if (self->sessions >= (uint64_t) self->config.max_sessions) {
+            if (!self->stepping_done)
+                bas_info ("max_sessions_reached", "sessions=%llu", (unsigned long long) self->sessions);
+            self->stepping_done = true;
+            return;
+        }
+        if (bas_mono_ms () - self->last_change_ms < self->config.step_quiet_ms)
+            return;
+        //  ...and the cache has said, since the last change, that no binder
+        //  work is pending: binds, evictions and status writes are done.
+        if (bas_replica_heartbeat_ms (self->replica) <= self->last_change_ms ||
+            bas_replica_cache_work_pending (self->replica) != 0)
+            return;
+    }
     self->wait_seq = 0;
     self->new_work = false;
     int64_t start = bas_mono_ms ();
@@ -550,6 +577,7 @@ main (int argc, char **argv)
     self.config.snapshot_endpoint = SESS_SNAPSHOT_ENDPOINT;
     self.config.delta_endpoint = SESS_DELTA_ENDPOINT;
     self.config.schedule_period_ms = SESS_PERIOD_MS;
+    self.config.step_quiet_ms = SESS_STEP_QUIET_MS;
     int exit_code = 0;
     self.svc = bas_svc_new ("session-svc", "Basalt session: runs scheduling sessions.", s_flags,
                             &self.config, &self.config.common, argc, argv, &exit_code);

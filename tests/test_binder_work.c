@@ -365,13 +365,49 @@ test_result_ok (void **state)
     free (msg);
 }
 
+//  A pipelined pod is nominated: status.nominatedNodeName alone, no
+//  condition; an empty nomination clears it (null in a merge patch).
+static void
+test_nomination (void **state)
+{
+    (void) state;
+    s_work_t w;
+    basalt__v1__work__init (&w.work);
+    basalt__v1__pod_condition_work__init (&w.cond_work);
+    w.cond_work.namespace_ = "default";
+    w.cond_work.name = "p1";
+    w.cond_work.nominated_node_name = "n3";
+    w.work.item_case = BASALT__V1__WORK__ITEM_POD_CONDITION;
+    w.work.pod_condition = &w.cond_work;
+    binder_request_t req;
+    char err[256];
+    assert_int_equal (binder_request_build (&w.work, &req, err, sizeof err), 0);
+    assert_string_equal (req.path, "/api/v1/namespaces/default/pods/p1/status");
+    cJSON *body = cJSON_Parse (req.body);
+    free (req.body);
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive (body, "status");
+    assert_string_equal (s_str (status, "nominatedNodeName"), "n3");
+    assert_null (cJSON_GetObjectItemCaseSensitive (status, "conditions"));
+    cJSON_Delete (body);
+    w.cond_work.nominated_node_name = "";
+    assert_int_equal (binder_request_build (&w.work, &req, err, sizeof err), 0);
+    body = cJSON_Parse (req.body);
+    free (req.body);
+    status = cJSON_GetObjectItemCaseSensitive (body, "status");
+    assert_true (cJSON_IsNull (cJSON_GetObjectItemCaseSensitive (status, "nominatedNodeName")));
+    cJSON_Delete (body);
+    //  Neither condition nor nomination: malformed work.
+    w.cond_work.nominated_node_name = NULL;
+    assert_int_equal (binder_request_build (&w.work, &req, err, sizeof err), -1);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_bind_request), cmocka_unit_test (test_malformed_work),
         cmocka_unit_test (test_status_patch), cmocka_unit_test (test_evict),
-        cmocka_unit_test (test_pod_condition), cmocka_unit_test (test_result_ok),
+        cmocka_unit_test (test_pod_condition), cmocka_unit_test (test_nomination), cmocka_unit_test (test_result_ok),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

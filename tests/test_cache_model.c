@@ -1114,7 +1114,14 @@ test_pipelined_placement (void **state)
     assert_true (r->results[0]->accepted);
     assert_string_equal (r->results[0]->reason, "pipelined");
     s_result_free (r);
-    assert_int_equal (works.n, 0);
+    //  One nomination is written (status.nominatedNodeName), and only once.
+    assert_int_equal (works.n, 1);
+    assert_int_equal (works.items[0]->item_case, BASALT__V1__WORK__ITEM_POD_CONDITION);
+    assert_string_equal (works.items[0]->pod_condition->nominated_node_name, "n1");
+    r = s_run (model, &c, &works, NULL);
+    s_result_free (r);
+    assert_int_equal (works.n, 1);
+    s_works_clear (&works);
     assert_int_equal (s_used_cpu (model, "n1"), 0);
     const Basalt__V1__Pod *pod = bas_store_pod (cache_model_store (model), "uid-a");
     assert_true (pod->assumed_node == NULL || pod->assumed_node[0] == 0);

@@ -159,7 +159,7 @@ s_start_apisim (s_env_t *env, char *err, size_t errlen)
 static void
 s_start_service (s_env_t *env, int which)
 {
-    char bin[1024], conf[700];
+    char bin[1024], conf[700], maxs[16];
     char *argv[32];
     int n = 0;
     static const char *const dirs[S_NSVC] = {"cache-svc/cache-svc", "session-svc/session-svc",
@@ -194,6 +194,11 @@ s_start_service (s_env_t *env, int which)
     if (which == S_SESSION) {
         argv[n++] = "--schedule-period-ms";
         argv[n++] = S_PERIOD_MS;
+        //  Exactly the file's sessions, each on the settled effects of the
+        //  one before, as in process.
+        snprintf (maxs, sizeof maxs, "%d", env->spec->sessions);
+        argv[n++] = "--max-sessions";
+        argv[n++] = maxs;
         if (env->spec->config) {
             snprintf (conf, sizeof conf, "%s/scheduler.conf", env->dir);
             argv[n++] = "--scheduler-conf";
