@@ -43,7 +43,7 @@ struct _cache_model_t {
     zhashx_t *dirty;            // "kind/key" -> s_dirty_t, changes not yet published
     zhashx_t *node_state_dirty; // node name -> "1"/"0": sync state changes not yet published
     zhashx_t *status_previous;  // pod group uid -> packed previous status (zchunk_t*)
-    zhashx_t *evicting;         // pod uid -> "1": eviction handed to a binder, not yet done
+    zhashx_t *evicting;         // pod uid -> "1" (marked Releasing by us) or "api" (by the API)
     zhashx_t *nominated;        // pod uid -> node written as status.nominatedNodeName
     cache_model_stats_t stats;
 };
@@ -347,6 +347,17 @@ cache_model_upsert (cache_model_t *self, Basalt__V1__Object **obj_p)
             !(pod->node_name && *pod->node_name) && !pod->deleting) {
             free (pod->assumed_node);
             pod->assumed_node = strdup (old->assumed_node);
+        }
+        //  Likewise an accepted eviction: the pod is Releasing from then on
+        //  (Volcano's cache does the same), so the next session does not
+        //  evict more for the same preemptor before the API's delete comes.
+        if (zhashx_lookup (self->evicting, keycopy)) {
+            if (pod->deleting)
+                zhashx_update (self->evicting, keycopy, (void *) "api");  // the API says so itself
+            else {
+                pod->has_deleting = 1;
+                pod->deleting = 1;
+            }
         }
         if (!s_ours (self, pod)) {
             protobuf_c_message_free_unpacked (&obj->base, NULL);
@@ -808,10 +819,10 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
         const char *why = NULL;
         if (!pod)
             why = "pod no longer exists";
-        else if (pod->deleting)
-            why = "pod is already being deleted";
         else if (zhashx_lookup (self->evicting, ev->pod_uid))
             why = "pod is already being evicted";
+        else if (pod->deleting)
+            why = "pod is already being deleted";
         else if (ev->pod_resource_version && pod->resource_version &&
                  strcmp (ev->pod_resource_version, pod->resource_version) != 0)
             why = "pod changed since the session's snapshot";
@@ -821,6 +832,10 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
             continue;
         }
         zhashx_insert (self->evicting, ev->pod_uid, (void *) "1");
+        Basalt__V1__Pod *victim = (Basalt__V1__Pod *) pod;
+        victim->has_deleting = 1;
+        victim->deleting = 1;
+        s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, victim->uid);
         self->stats.evictions_accepted++;
         s_add_result (result, &cap, s_item (ev->pod_uid, true, NULL));
         bas_info ("evicting", "pod=%s/%s node=%s reason=\"%s\"", pod->namespace_, pod->name,
@@ -925,8 +940,20 @@ cache_model_evict_result (cache_model_t *self, const Basalt__V1__EvictWork *evic
 {
     //  Done or failed, the pod may be proposed again: done pods go away with
     //  their delete event (which also forgets them); failed ones stay.
-    if (evict->pod_uid && !ok)
+    const char *mark = evict->pod_uid ? zhashx_lookup (self->evicting, evict->pod_uid) : NULL;
+    if (mark && !ok) {
+        bool api = strcmp (mark, "api") == 0;
         zhashx_delete (self->evicting, evict->pod_uid);
+        if (api)
+            return 0;  // the API itself is deleting it: that stands
+        //  The eviction did not happen: the pod is not Releasing after all
+        //  (if the API has deleted it meanwhile, its events say so).
+        Basalt__V1__Pod *pod = (Basalt__V1__Pod *) bas_store_pod (self->store, evict->pod_uid);
+        if (pod && pod->deleting) {
+            pod->deleting = 0;
+            s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, pod->uid);
+        }
+    }
     return 0;
 }
 

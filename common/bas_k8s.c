@@ -906,6 +906,8 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
             rc = s_int32 (&ctx, c, "spec.priority", &pod->priority, &pod->has_priority);
         else if (strcmp (k, "priorityClassName") == 0)
             rc = s_str (&ctx, c, "spec.priorityClassName", &pod->priority_class_name);
+        else if (strcmp (k, "preemptionPolicy") == 0)
+            rc = s_str (&ctx, c, "spec.preemptionPolicy", &pod->preemption_policy);
         else if (strcmp (k, "nodeSelector") == 0)
             rc = s_object (&ctx, c, "spec.nodeSelector", &sub) ||
                  s_kv_list (&ctx, sub, "spec.nodeSelector", NULL, &pod->node_selector,
@@ -1203,6 +1205,14 @@ bas_k8s_queue_from_json (const cJSON *obj, char *err, size_t errlen)
         s_peek_str (&ctx, s_get (status, "state"), "status.state", &state) != 0 ||
         s_set_str (&ctx, &q->state, state && *state ? state : S_DEFAULT_QUEUE_STATE) != 0 ||
         s_resources (&ctx, s_get (status, "allocated"), "status.allocated", &q->allocated) != 0)
+        goto error;
+    const char *hierarchy, *weights;
+    if (s_map_str (&ctx, m.annotations, "metadata.annotations", "volcano.sh/hierarchy",
+                   &hierarchy) != 0 ||
+        s_map_str (&ctx, m.annotations, "metadata.annotations", "volcano.sh/hierarchy-weights",
+                   &weights) != 0 ||
+        s_set_str (&ctx, &q->hierarchy, hierarchy) != 0 ||
+        s_set_str (&ctx, &q->hierarchy_weights, weights) != 0)
         goto error;
     return q;
 error:

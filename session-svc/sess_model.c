@@ -686,12 +686,14 @@ s_preemptable (const char *value)
     return true;
 }
 
-//  preemptionPolicy Never. The wire Pod does not carry spec.preemptionPolicy
-//  yet; Kubernetes' admission copies it from the pod's PriorityClass, so the
-//  class's policy is used.
+//  preemptionPolicy Never: the pod's own spec.preemptionPolicy, else (for
+//  pods admitted without it) its PriorityClass's, which Kubernetes'
+//  admission copies into the pod.
 static bool
 s_preempt_never (sess_session_t *ssn, const Basalt__V1__Pod *pod)
 {
+    if (pod->preemption_policy && pod->preemption_policy[0])
+        return strcmp (pod->preemption_policy, "Never") == 0;
     const char *name = pod->priority_class_name;
     if (!name || !name[0])
         return false;

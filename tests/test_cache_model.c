@@ -1065,14 +1065,23 @@ test_evictions (void **state)
     assert_int_equal (works.items[0]->item_case, BASALT__V1__WORK__ITEM_EVICT);
     assert_string_equal (works.items[0]->evict->name, "victim");
     assert_string_equal (works.items[0]->evict->pod_uid, "uid-v");
+    //  The victim is Releasing in the model from now on, also across an
+    //  API update that does not show the deletion yet.
+    const Basalt__V1__Pod *v = bas_store_pod (cache_model_store (model), "uid-v");
+    assert_true (v->deleting);
+    s_pod (model, BAS_KUBE_MODIFIED, (s_pod_t) {.uid = "uid-v", .name = "victim", .node = "n1",
+                                                .cpu = "1", .phase = "Running", .rv = "5"});
+    v = bas_store_pod (cache_model_store (model), "uid-v");
+    assert_true (v->deleting);
     //  Again while in flight: refused, no second work.
     r = s_run (model, &c, &works, NULL);
     assert_false (r->results[0]->accepted);
     assert_non_null (strstr (r->results[0]->reason, "already being evicted"));
     s_result_free (r);
     assert_int_equal (works.n, 1);
-    //  The eviction failed: it may be proposed again.
+    //  The eviction failed: the pod is not Releasing, and may be proposed again.
     cache_model_evict_result (model, works.items[0]->evict, false);
+    assert_false (bas_store_pod (cache_model_store (model), "uid-v")->deleting);
     r = s_run (model, &c, &works, NULL);
     assert_true (r->results[0]->accepted);
     s_result_free (r);

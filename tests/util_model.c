@@ -348,15 +348,8 @@ s_add_pod (void *arg, const char *name)
     if (pre)
         pod->preemptable = s_dup (cJSON_IsTrue (pre) ? "true" : "false");
     const char *policy = s_str (p, "preemptionPolicy");
-    if (policy && strcmp (policy, "PreemptLowerPriority") != 0) {
-        //  The wire Pod has no spec.preemptionPolicy yet: only a
-        //  PriorityClass's policy reaches the scheduler.
-        snprintf (ctx->err, ctx->errlen,
-                  "pod %s: preemptionPolicy on a pod is not carried to the scheduler; "
-                  "set it on its priority class",
-                  name);
-        return -1;
-    }
+    if (policy)
+        pod->preemption_policy = s_dup (policy);
     const cJSON *sel = cJSON_GetObjectItemCaseSensitive (p, "nodeSelector");
     const cJSON *it;
     cJSON_ArrayForEach (it, sel)
