@@ -480,7 +480,7 @@ test_deployment (void **state)
     char keep[2][128];
     for (int i = 0; i < 2; i++) {
         snprintf (keep[i], sizeof keep[i], "%s", s_item_str (pods, i, "metadata.name"));
-        char path[256], bind[256];
+        char path[512], bind[512];
         snprintf (path, sizeof path, S_PODS "/%s/binding", keep[i]);
         snprintf (bind, sizeof bind,
                   "{\"metadata\":{\"name\":\"%s\"},\"target\":{\"name\":\"n1\"}}", keep[i]);
@@ -493,7 +493,7 @@ test_deployment (void **state)
                           200));
     s_wait_count (&sim, S_PODS, 2, false);
     for (int i = 0; i < 2; i++) {
-        char path[256];
+        char path[512];
         snprintf (path, sizeof path, S_PODS "/%s", keep[i]);
         s_wait_get (&sim, path, 200, "status.phase", "Running");
     }
@@ -519,7 +519,7 @@ test_deployment (void **state)
     assert_string_equal (
         s_str (old, "metadata.annotations.deployment\\.kubernetes\\.io/revision"), "1");
     cJSON_Delete (old);
-    char sel[256];
+    char sel[512];
     snprintf (sel, sizeof sel, S_PODS "?labelSelector=pod-template-hash%%3D%s", hash);
     s_wait_count (&sim, sel, 0, false);
     s_wait_count (&sim, S_PODS, 2, true);
@@ -528,7 +528,7 @@ test_deployment (void **state)
 
     //  A deleted pod is replaced.
     pods = s_get_json (&sim, S_PODS, 200);
-    char victim[256];
+    char victim[512];
     snprintf (victim, sizeof victim, S_PODS "/%s", s_item_str (pods, 0, "metadata.name"));
     cJSON_Delete (pods);
     cJSON_Delete (s_send (&sim, "DELETE", victim, "application/json",

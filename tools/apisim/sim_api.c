@@ -853,19 +853,31 @@ s_list (sim_ctx_t *ctx)
         sent++;
         last_key = obj->key;
     }
-    //  More remain if a matching object follows.
+    //  More remain if a matching object follows. Without selectors the
+    //  count is a subtraction (the items are sorted, a namespace is one
+    //  range); with selectors the real server leaves remainingItemCount
+    //  out, so finding one more match is enough. (Counting them all made
+    //  paging through a big list quadratic.)
     size_t remaining = 0;
     bool more = false;
+    bool unfiltered = sim_selector_empty (labels) && sim_selector_empty (fields);
     if (limit > 0 && sent == (size_t)limit) {
-        for (; i < count; i++) {
-            sim_obj_t *obj = items[i];
-            if (ctx->ns && ctx->kind->namespaced && strcmp (obj->ns, ctx->ns) > 0)
-                break;
-            if (s_list_match (ctx, obj, labels, fields)) {
-                more = true;
-                remaining++;
+        if (unfiltered) {
+            size_t end = count;
+            if (ctx->ns && ctx->kind->namespaced) {
+                char prefix[300];
+                snprintf (prefix, sizeof prefix, "%s/\xff", ctx->ns);
+                end = s_lower_bound (items, count, prefix);
             }
-        }
+            remaining = end > i ? end - i : 0;
+            more = remaining > 0;
+        } else
+            for (; i < count && !more; i++) {
+                sim_obj_t *obj = items[i];
+                if (ctx->ns && ctx->kind->namespaced && strcmp (obj->ns, ctx->ns) > 0)
+                    break;
+                more = s_list_match (ctx, obj, labels, fields);
+            }
     }
     sim_buf_t out = {0};
     sim_buf_puts (&out, "{\"kind\":");

@@ -90,8 +90,8 @@ sim_ctrl_has_dependents (sim_ctrl_t *self, const char *uid)
 static void
 s_enqueue (sim_ctrl_t *self, const char *prefix, const char *what)
 {
-    char key[600];
-    snprintf (key, sizeof key, "%s:%s", prefix, what);
+    char key[700];
+    snprintf (key, sizeof key, "%.16s:%.600s", prefix, what);
     if (zhashx_lookup (self->queued, key))
         return;
     zhashx_insert (self->queued, key, (void *)1);
