@@ -468,12 +468,48 @@ test_deployments (void **state)
     s_env_stop (&env);
 }
 
+//  A dump of the cluster (kubectl get … -o yaml, a `kind: List`) loads
+//  into a new simulator with the same objects, uids and statuses.
+static void
+test_dump_and_load (void **state)
+{
+    (void)state;
+    s_env_t env;
+    s_env_start (&env);
+    KUBECTL_OK (&env, "apply", "-f", s_manifest (&env, "objects.yaml", s_objects));
+    s_wait (&env, POD "db", 200, "status.phase", "Running", -1);
+    KUBECTL_OK (&env, "get", "nodes,priorityclasses,queues,podgroups,pods", "-o", "yaml");
+    char dump[600];
+    snprintf (dump, sizeof dump, "%s/dump.yaml", env.sim.dir);
+    FILE *f = fopen (dump, "w");
+    assert_non_null (f);
+    fputs (env.text, f);
+    fclose (f);
+    cJSON *before = s_get_json (&env.sim, POD "db", 200);
+
+    s_sim_t copy;
+    const char *args[] = {"--load", dump, "--run-delay-ms", "-1", NULL};
+    s_start (&copy, args);
+    cJSON *after = s_get_json (&copy, POD "db", 200);
+    assert_string_equal (s_str (after, "metadata.uid"), s_str (before, "metadata.uid"));
+    assert_string_equal (s_str (after, "status.phase"), "Running");
+    assert_string_equal (s_str (after, "spec.nodeName"), "n1");
+    cJSON_Delete (after);
+    cJSON_Delete (before);
+    const char *paths[] = {NODE "n1", PC "high", QUEUE "q1", PG "pg1", POD "web", NULL};
+    for (int i = 0; paths[i]; i++)
+        assert_int_equal (util_http_get (copy.port, paths[i], NULL), 200);
+    s_stop (&copy);
+    s_env_stop (&env);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown (test_apply_get_patch, s_teardown),
         cmocka_unit_test_teardown (test_deployments, s_teardown),
+        cmocka_unit_test_teardown (test_dump_and_load, s_teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

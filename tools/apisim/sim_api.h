@@ -10,9 +10,15 @@
     patch (merge, JSON, strategic), delete (with preconditions), the pod
     binding and eviction subresources and /status subresources.
 
-    It owns the store, the watch hub and the simulated kubelet, and runs
-    their timers from sim_api_tick. Single-threaded: call everything from
-    the one reactor thread.
+    Also: the scale subresource of Deployments and ReplicaSets, the
+    OpenAPI documents kubectl's validation looks for (sim_openapi.c),
+    bearer-token authentication (--token-auth-file), fault injection
+    (sim_fault.h; /admin/faults) and graceful deletion with garbage
+    collection (sim_api_delete.c, sim_ctrl.h).
+
+    It owns the store, the watch hub, the simulated kubelet and the
+    controllers, and runs their timers from sim_api_tick. Single-threaded:
+    call everything from the one reactor thread.
 */
 #ifndef SIM_API_H
 #define SIM_API_H
