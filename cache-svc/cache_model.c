@@ -806,7 +806,7 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
             fn (arg, &w);
         }
         if (reason)
-            bas_info ("gang_rejected", "job=%s reason=\"%s\"", first->job_uid ? first->job_uid : "-",
+            bas_debug ("gang_rejected", "job=%s reason=\"%s\"", first->job_uid ? first->job_uid : "-",
                       reason);
         zhashx_destroy (&tentative);
         zhashx_destroy (&seen);
@@ -838,7 +838,7 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
         s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, victim->uid);
         self->stats.evictions_accepted++;
         s_add_result (result, &cap, s_item (ev->pod_uid, true, NULL));
-        bas_info ("evicting", "pod=%s/%s node=%s reason=\"%s\"", pod->namespace_, pod->name,
+        bas_debug ("evicting", "pod=%s/%s node=%s reason=\"%s\"", pod->namespace_, pod->name,
                   pod->node_name ? pod->node_name : "-", ev->reason ? ev->reason : "");
         Basalt__V1__Work *w = s_work_new ();
         Basalt__V1__EvictWork *e = malloc (sizeof *e);

@@ -407,7 +407,7 @@ s_wait (ctl_lifecycle_t *self, s_action_t *a, const char *group_uid)
 {
     if (a->state != S_WAITING) {
         self->stats.waits++;
-        bas_info ("pod_waits_for_delete", "pod=%s/%s podgroup=%s podgroup_uid=%s", a->ns, a->name,
+        bas_debug ("pod_waits_for_delete", "pod=%s/%s podgroup=%s podgroup_uid=%s", a->ns, a->name,
                   a->group, group_uid ? group_uid : "-");
     }
     a->state = S_WAITING;
@@ -441,11 +441,11 @@ s_on_annotated (void *arg, const bas_kube_response_t *resp)
     s_action_t *a = s_call_action (call);
     if (a) {
         if (resp->code >= 200 && resp->code < 300) {
-            bas_info ("pod_annotated", "pod=%s/%s podgroup=%s", a->ns, a->name, a->group);
+            bas_debug ("pod_annotated", "pod=%s/%s podgroup=%s", a->ns, a->name, a->group);
             zhashx_delete (self->actions, call->key);
         } else if (resp->code == 404 || resp->code == 409) {
             //  The pod is gone, or is another pod now: the decision is stale.
-            bas_info ("annotate_dropped", "pod=%s/%s uid=%s code=%ld", a->ns, a->name, a->uid,
+            bas_debug ("annotate_dropped", "pod=%s/%s uid=%s code=%ld", a->ns, a->name, a->uid,
                       resp->code);
             zhashx_delete (self->actions, call->key);
         } else {
@@ -583,7 +583,7 @@ s_on_owner (void *arg, const bas_kube_response_t *resp)
             if (cJSON_IsString (uid) && s_eq (uid->valuestring, call->owner_uid))
                 ann = ctl_owner_annotations (obj);
             else
-                bas_info ("owner_replaced", "pod=%s/%s owner_uid=%s", a->ns, a->name,
+                bas_debug ("owner_replaced", "pod=%s/%s owner_uid=%s", a->ns, a->name,
                           call->owner_uid);
             cJSON_Delete (obj);
         }
@@ -591,7 +591,7 @@ s_on_owner (void *arg, const bas_kube_response_t *resp)
             //  The owner is gone or not ours to read: the pod's own
             //  annotations are the fallback.
             if (!ann)
-                bas_info ("owner_unread", "pod=%s/%s owner_uid=%s code=%ld fallback=pod", a->ns,
+                bas_debug ("owner_unread", "pod=%s/%s owner_uid=%s code=%ld fallback=pod", a->ns,
                           a->name, call->owner_uid, resp->code);
             s_create (self, a, pod, ann);
         } else {
@@ -864,7 +864,7 @@ s_update_from_pod (ctl_lifecycle_t *self, const ctl_owner_t *owner, const Basalt
     snprintf (path, sizeof path, S_PG_PATH "/%s/podgroups/%s", owner->ns, name);
     uint64_t gen = ++self->gen;
     zhashx_insert (self->updates, pg->uid, (void *)(uintptr_t)gen);
-    bas_info ("podgroup_update", "podgroup=%s/%s uid=%s from_pod=%s", owner->ns, name, pg->uid,
+    bas_debug ("podgroup_update", "podgroup=%s/%s uid=%s from_pod=%s", owner->ns, name, pg->uid,
               pod->name);
     self->stats.updates++;
     if (s_send (self, "PATCH", path, "application/merge-patch+json", patch, s_on_updated,

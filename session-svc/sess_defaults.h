@@ -9,6 +9,8 @@
 #define SESS_TRIGGER_MS 20           // run soon after new pending work arrives
 #define SESS_COMMIT_TIMEOUT_MS 10000 // give up on a commit answer after this
 #define SESS_CONF_CHECK_MS 1000
+#define SESS_GAUGES_MS 1000          // queue gauges and PodGroup counts from the replica (a walk
+                                     // over every pod: not per session)
 #define SESS_STEP_QUIET_MS 300       // --max-sessions: quiet time before the next session      // how often the configuration file is checked
 
 #endif

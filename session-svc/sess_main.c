@@ -16,7 +16,7 @@
     latency, schedule attempts, unscheduled tasks per job, the queue
     gauges) so that dashboards built for Volcano work unchanged; the
     queue gauges and PodGroup phase counts are recomputed from the replica
-    every S_GAUGES_MS (bas_usage), outside the scheduling core.
+    every SESS_GAUGES_MS (bas_usage), outside the scheduling core.
 */
 #include "bas_replica.h"
 #include "bas_sock.h"
@@ -29,10 +29,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-//  How often the queue gauges and PodGroup counts are recomputed from the
-//  replica (a walk over every pod: not per session). TODO(sess_defaults.h
-//  owner): move to SESS_GAUGES_MS in sess_defaults.h.
-#define S_GAUGES_MS 1000
 
 typedef struct {
     bas_svc_flags_t common;
@@ -611,7 +607,7 @@ main (int argc, char **argv)
     zloop_t *loop = bas_svc_loop (self.svc);
     zloop_timer (loop, (size_t) self.config.schedule_period_ms, 0, s_on_period, &self);
     zloop_timer (loop, SESS_CONF_CHECK_MS, 0, s_on_conf_timer, &self);
-    zloop_timer (loop, S_GAUGES_MS, 0, s_on_gauges, &self);
+    zloop_timer (loop, SESS_GAUGES_MS, 0, s_on_gauges, &self);
     bas_svc_set_ready (self.svc, s_ready, &self);
     bas_info ("listening", "snapshot=%s delta=%s period_ms=%d", self.config.snapshot_endpoint,
               self.config.delta_endpoint, self.config.schedule_period_ms);

@@ -893,7 +893,7 @@ sess_model_open (sess_session_t *ssn)
             char a[160], u[160];
             bas_res_format (&node->allocatable, a, sizeof a);
             bas_res_format (&node->used, u, sizeof u);
-            bas_warn ("sched_node_out_of_sync",
+            bas_debug ("sched_node_out_of_sync",
                       "node=%s reason=negative_idle dimension=%s allocatable=\"%s\" used=\"%s\"",
                       node->name, dim ? dim : "?", a, u);
             ssn->params->nodes_out_of_sync++;

@@ -676,7 +676,7 @@ s_api_writes (s_env_t *env, const char *path_part)
 static double
 s_sessions (s_env_t *env)
 {
-    return s_metric (env, P_SESSION, "e2e_scheduling_latency_milliseconds_count");
+    return s_metric (env, P_SESSION, "volcano_e2e_scheduling_latency_milliseconds_count");
 }
 
 typedef struct {
