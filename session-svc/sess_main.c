@@ -106,12 +106,6 @@ s_describe (bas_metrics_t *m)
     s_describe_histogram (m, "volcano_e2e_scheduling_latency_milliseconds",
                           "E2e scheduling latency in milliseconds (scheduling algorithm + binding)", 1,
                           5000, 20);
-    //  Deprecated alias without Volcano's prefix: tools/scenario and
-    //  tests/test_e2e_lifecycle.c count sessions by its _count. Remove once
-    //  they read volcano_e2e_scheduling_latency_milliseconds_count.
-    s_describe_histogram (m, "e2e_scheduling_latency_milliseconds",
-                          "Deprecated: same as volcano_e2e_scheduling_latency_milliseconds", 1, 5000,
-                          20);
     s_describe_histogram (m, "volcano_action_scheduling_latency_milliseconds",
                           "Action scheduling latency in milliseconds", 1, 2000, 20);
     s_describe_histogram (m, "volcano_plugin_scheduling_latency_milliseconds",
@@ -162,7 +156,6 @@ s_session_metrics (sess_t *self, const sess_params_t *params, const Basalt__V1__
 {
     bas_metrics_t *m = self->metrics;
     bas_metrics_observe (m, "volcano_e2e_scheduling_latency_milliseconds", NULL, ms);
-    bas_metrics_observe (m, "e2e_scheduling_latency_milliseconds", NULL, ms);
     for (int i = 0; i < params->n_action_times && i < SESS_MAX_ACTION_TIMES; i++) {
         char labels[96];
         snprintf (labels, sizeof labels, "action=\"%s\"", params->action_times[i].name);
