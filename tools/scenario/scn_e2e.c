@@ -4,9 +4,10 @@
     feeds to the cache) are written as one Kubernetes List and loaded into
     basalt-apisim; cache-svc, session-svc, one binder-svc and
     controller-svc run on ipc:// endpoints in a private directory, started
-    the way scripts/supervise.sh starts them. The run is over when at
-    least `sessions` sessions have run (session-svc's
-    e2e_scheduling_latency_milliseconds_count) and neither a pod's binding,
+    the way scripts/supervise.sh starts them, session-svc with
+    --max-sessions = the file's sessions. The run is over when that many
+    sessions have run (session-svc's
+    volcano_e2e_scheduling_latency_milliseconds_count) and neither a pod's binding,
     phase or deletion nor any PodGroup has changed for S_STABLE_MS since.
     The outcome is then read from the API server; a PodGroup whose
     resourceVersion moved had its status written (nothing else writes
