@@ -443,6 +443,7 @@ s_session (sess_t *self, const char *why)
     params.session_id = sid;
     params.now_ms = bas_now_us () / 1000;
     params.out_of_sync_nodes = bas_replica_out_of_sync (self->replica);
+    params.ignored_devices = bas_replica_ignored_devices (self->replica);
     Basalt__V1__Commit *commit = sess_run (bas_replica_store (self->replica), self->conf, &params);
     double ms = (double) (bas_mono_ms () - start);
     s_session_metrics (self, &params, commit, ms);

@@ -395,6 +395,20 @@ s_queue_cmp (const void *a, const void *b)
     return strcmp (((const sess_queue_t *)a)->name, ((const sess_queue_t *)b)->name);
 }
 
+//  Drop the scalar resources the cache says to ignore (Volcano's
+//  IgnoredDevicesList): they count neither in a node's allocatable nor in a
+//  task's request. The list comes with the snapshot, owned by cache-svc;
+//  here it is only read.
+static void
+s_drop_ignored (sess_session_t *ssn, bas_res_t *r)
+{
+    zlistx_t *ignored = ssn->params ? ssn->params->ignored_devices : NULL;
+    if (!ignored || r->nscalars == 0)
+        return;
+    for (const char *name = zlistx_first (ignored); name; name = zlistx_next (ignored))
+        bas_res_scalar_set (r, name, 0);
+}
+
 static void
 s_res_or_zero (bas_res_t *r, const Basalt__V1__Resources *p, bool *has, const char *what,
                const char *name)
@@ -547,6 +561,7 @@ s_open_nodes (sess_session_t *ssn, sess_node_t **all_p, int *nall_p)
                       err);
         if (!node->allocatable)
             bas_res_zero (&sn->allocatable);
+        s_drop_ignored (ssn, &sn->allocatable);
         //  No pod limit known: treat as unlimited rather than as zero.
         sn->max_pods = sn->allocatable.pods;
         if (sn->allocatable.pods <= 0)
@@ -798,6 +813,7 @@ s_open_jobs (sess_session_t *ssn)
             bas_res_from_proto (&task->resreq, pod->requests, err, sizeof err) != 0)
             bas_warn ("sched_bad_resources", "pod=%s/%s what=requests msg=\"%s\"",
                       s_str (pod->namespace_), s_str (pod->name), err);
+        s_drop_ignored (ssn, &task->resreq);
         task->best_effort = bas_res_is_empty (&task->resreq);
         task->resreq.pods = 1;
         if (pod->has_priority)

@@ -67,6 +67,8 @@ typedef struct {
     const char *session_id;      // uid of this session, used as condition transitionID
     int64_t now_ms;              // wall clock for condition timestamps
     zhashx_t *out_of_sync_nodes; // nodes the cache reports out of sync (may be NULL): skipped
+    zlistx_t *ignored_devices;   // resource names to ignore (char*, may be NULL): borrowed,
+                                 // owned by cache-svc and read-only here (DESIGN problem 1)
     bool want_pipelined;         // fill pipelined/n_pipelined below
     // statistics out:
     int jobs_total;        // jobs (PodGroups with a known queue) in the session
