@@ -190,6 +190,30 @@ s_giant_explained (void *arg)
     return ok;
 }
 
+//  The unschedulable gang's pods say so in the API: PodScheduled=False,
+//  reason Unschedulable (cluster autoscalers react to exactly that).
+static bool
+s_giant_pods_unschedulable (void *arg)
+{
+    s_env_t *env = arg;
+    cJSON *pod = s_get (env, "/api/v1/namespaces/default/pods/giant-j-0");
+    bool ok = false;
+    const cJSON *c;
+    cJSON_ArrayForEach (c, cJSON_GetObjectItemCaseSensitive (
+                               cJSON_GetObjectItemCaseSensitive (pod, "status"), "conditions"))
+    {
+        const char *type = s_path_str (c, "type", NULL);
+        const char *st = s_path_str (c, "status", NULL);
+        const char *reason = s_path_str (c, "reason", NULL);
+        const char *msg = s_path_str (c, "message", NULL);
+        if (type && strcmp (type, "PodScheduled") == 0 && st && strcmp (st, "False") == 0 &&
+            reason && strcmp (reason, "Unschedulable") == 0 && msg && strstr (msg, "cpu"))
+            ok = true;
+    }
+    cJSON_Delete (pod);
+    return ok;
+}
+
 static const struct {
     const char *name;
     int size;
@@ -357,6 +381,10 @@ test_demo_settles_and_recovers (void **state)
     assert_non_null (why);
     assert_non_null (strstr (why, "cpu"));  // the reason names the resource
     cJSON_Delete (pg);
+    if (!util_wait_until (s_giant_pods_unschedulable, env, S_SETTLE_MS)) {
+        s_dump_logs (env);
+        fail_msg ("giant-j-0 has no PodScheduled=False/Unschedulable condition");
+    }
     cJSON *pods = s_get (env, "/api/v1/namespaces/default/pods");
     int total, bound;
     s_count (pods, "giant-j", &total, &bound);
