@@ -121,7 +121,6 @@ s_on_done (void *arg, const bas_kube_response_t *resp)
     char labels[64];
     snprintf (labels, sizeof labels, "kind=\"%s\"", s_kind (call->work));
     bas_metrics_observe (self->metrics, "basalt_binder_request_duration_milliseconds", labels, ms);
-    bas_svc_api_observe (self->svc, call->method, resp->code, ms);
     if (call->work->item_case == BASALT__V1__WORK__ITEM_BIND) {
         const Basalt__V1__BindWork *b = call->work->bind;
         if (ok)

@@ -957,6 +957,8 @@ struct _bas_kube_t {
     unsigned token_gen;     // bumped whenever the token changes
     struct stat token_stat; // cfg.token_file as last read (inode, size, mtime)
     bool token_stat_valid;  // token_stat is set
+    bas_kube_observe_fn *observer; // per-transfer metrics hook, or NULL
+    void *observer_arg;
 };
 
 static void s_process (bas_kube_t *self);
@@ -1406,6 +1408,19 @@ s_req_complete (s_req_t *req, CURLcode res)
     long code = 0;
     if (res == CURLE_OK || req->kind == S_REQ_WATCH)
         curl_easy_getinfo (req->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (self->observer) {
+        curl_off_t us = 0;
+        curl_easy_getinfo (req->easy, CURLINFO_TOTAL_TIME_T, &us);
+        const char *verb = req->kind == S_REQ_LIST    ? "list"
+                           : req->kind == S_REQ_WATCH ? "watch"
+                           : s_streq (req->method, "POST")   ? "create"
+                           : s_streq (req->method, "PUT")    ? "update"
+                           : s_streq (req->method, "PATCH")  ? "patch"
+                           : s_streq (req->method, "DELETE") ? "delete"
+                                                             : "get";
+        self->observer (self->observer_arg, verb, res == CURLE_OK || code ? code : 0,
+                        (double) us / 1000.0);
+    }
     if (req->kind == S_REQ_LIST) {
         s_list_complete (req->informer, req, res, res == CURLE_OK ? code : 0);
         return;
@@ -2294,4 +2309,11 @@ done:
     }
     s_buf_free (&buf);
     return code;
+}
+
+void
+bas_kube_set_observer (bas_kube_t *self, bas_kube_observe_fn *fn, void *arg)
+{
+    self->observer = fn;
+    self->observer_arg = arg;
 }

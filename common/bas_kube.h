@@ -127,6 +127,14 @@ int bas_kube_request (bas_kube_t *self, const char *method, const char *path,
                       const char *content_type, const char *body, bas_kube_done_fn *done,
                       void *arg);
 
+//  Called after every finished HTTP transfer (each attempt of a request,
+//  each list page, each watch stream) with the Kubernetes verb ("get",
+//  "create", "update", "patch", "delete", "list", "watch"), the HTTP code (0
+//  when the server was not reached) and the transfer's duration. For
+//  metrics; must not start requests.
+typedef void(bas_kube_observe_fn) (void *arg, const char *verb, long code, double ms);
+void bas_kube_set_observer (bas_kube_t *self, bas_kube_observe_fn *fn, void *arg);
+
 //  Number of requests queued or in flight (for graceful shutdown and metrics).
 size_t bas_kube_pending (bas_kube_t *self);
 

@@ -341,6 +341,12 @@ bas_svc_route (bas_svc_t *self, const char *path, bas_http_fn *fn, void *arg)
     return self->http ? bas_http_route (self->http, path, fn, arg) : 0;
 }
 
+static void
+s_api_observed (void *arg, const char *verb, long code, double ms)
+{
+    bas_svc_api_observe (arg, verb, code, ms);
+}
+
 bas_kube_t *
 bas_svc_kube_new (bas_svc_t *self, const bas_kube_flags_t *flags, const char *agent,
                   bas_kube_config_t *cfg)
@@ -359,6 +365,7 @@ bas_svc_kube_new (bas_svc_t *self, const bas_kube_flags_t *flags, const char *ag
         bas_error ("kube_client_failed", "server=%s", cfg->server ? cfg->server : "-");
         return NULL;
     }
+    bas_kube_set_observer (kube, s_api_observed, self);
     bas_metrics_t *m = self->metrics;
     bas_metrics_describe (m, "basalt_kube_requests_total", BAS_METRIC_COUNTER,
                           "HTTP requests sent to the API server (lists, watches, writes)", NULL, 0);
@@ -389,31 +396,13 @@ bas_svc_kube_new (bas_svc_t *self, const bas_kube_flags_t *flags, const char *ag
     return kube;
 }
 
-static const char *
-s_verb (const char *method)
-{
-    if (!method)
-        return "unknown";
-    if (strcmp (method, "POST") == 0)
-        return "create";
-    if (strcmp (method, "PUT") == 0)
-        return "update";
-    if (strcmp (method, "PATCH") == 0)
-        return "patch";
-    if (strcmp (method, "DELETE") == 0)
-        return "delete";
-    if (strcmp (method, "GET") == 0)
-        return "get";
-    return "unknown";
-}
-
 void
-bas_svc_api_observe (bas_svc_t *self, const char *method, long code, double ms)
+bas_svc_api_observe (bas_svc_t *self, const char *verb, long code, double ms)
 {
     char labels[64];
-    snprintf (labels, sizeof labels, "verb=\"%s\",code=\"%ld\"", s_verb (method), code);
+    snprintf (labels, sizeof labels, "verb=\"%s\",code=\"%ld\"", verb ? verb : "unknown", code);
     bas_metrics_add (self->metrics, "basalt_api_requests_total", labels, 1);
-    snprintf (labels, sizeof labels, "verb=\"%s\"", s_verb (method));
+    snprintf (labels, sizeof labels, "verb=\"%s\"", verb ? verb : "unknown");
     bas_metrics_observe (self->metrics, "basalt_api_request_duration_milliseconds", labels, ms);
 }
 

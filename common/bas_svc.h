@@ -123,12 +123,12 @@ int bas_svc_route (bas_svc_t *self, const char *path, bas_http_fn *fn, void *arg
 bas_kube_t *bas_svc_kube_new (bas_svc_t *self, const bas_kube_flags_t *flags, const char *agent,
                               bas_kube_config_t *cfg);
 
-//  Count one finished API request: basalt_api_requests_total{verb,code}
-//  and basalt_api_request_duration_milliseconds{verb}. `method` is the
-//  HTTP method (mapped to the Kubernetes verb: POST create, PUT update,
-//  PATCH patch, DELETE delete, GET get); code 0 means the server was not
-//  reached. Call it from a request's done callback.
-void bas_svc_api_observe (bas_svc_t *self, const char *method, long code, double ms);
+//  Count one finished API transfer: basalt_api_requests_total{verb,code}
+//  and basalt_api_request_duration_milliseconds{verb}. `verb` is the
+//  Kubernetes verb (get, list, watch, create, update, patch, delete); code
+//  0 means the server was not reached. bas_svc_kube_new installs it as the
+//  client's observer, so every request, list page and watch is counted.
+void bas_svc_api_observe (bas_svc_t *self, const char *verb, long code, double ms);
 
 //  Number of subscriptions on the tap (0 without --tap). For tests.
 int bas_svc_tap_subscribers (bas_svc_t *self);

@@ -355,7 +355,8 @@ test_observe_demo (void **state)
         "basalt_api_requests_total", "counter", "basalt_api_request_duration_milliseconds",
         "histogram", "basalt_binder_in_flight", "gauge", "basalt_kube_requests_total", "counter",
         NULL};
-    static const char *const controller[] = {"basalt_kube_requests_total", "counter", NULL};
+    static const char *const controller[] = {"basalt_kube_requests_total", "counter",
+                                             "basalt_api_requests_total", "counter", NULL};
     const char *const *per[S_NSVC] = {cache, session, binder, binder, controller};
     for (int i = 0; i < S_NSVC; i++) {
         s_get_t g = {env->http[i], "/readyz"};
@@ -385,6 +386,12 @@ test_observe_demo (void **state)
         free (text);
     }
     assert_true (writes >= 40);  // at least a bind per demo pod
+    //  Informer traffic is counted by verb and code too (every transfer of
+    //  the API client goes through one observer).
+    text = s_metrics (env, S_CACHE);
+    assert_true (util_prom_sample (text, "basalt_api_requests_total{verb=\"list\",code=\"200\"}") >= 5);
+    assert_true (util_prom_has_family (text, "basalt_api_request_duration_milliseconds", "histogram"));
+    free (text);
 
     //  /debug/state: the documented shape.
     char *body = NULL;
