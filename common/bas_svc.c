@@ -126,6 +126,10 @@ s_describe (bas_metrics_t *m)
     bas_metrics_describe (m, "basalt_tap_drops_total", BAS_METRIC_COUNTER,
                           "Messages the tap could not mirror (a subscriber's queue was full)",
                           NULL, 0);
+    bas_metrics_describe (m, "basalt_tap_subscriptions_total", BAS_METRIC_COUNTER,
+                          "Subscriptions the tap has seen (a stalled subscriber that the ZMTP "
+                          "heartbeat drops and that reconnects counts again)",
+                          NULL, 0);
     bas_metrics_describe (m, "basalt_tap_subscribers", BAS_METRIC_GAUGE,
                           "Subscriptions on the tap endpoint", NULL, 0);
     bas_metrics_describe (m, "basalt_build_info", BAS_METRIC_GAUGE,
@@ -147,8 +151,10 @@ s_on_tap_subscription (zloop_t *loop, zsock_t *sock, void *arg)
         return 0;
     if (zframe_size (frame) >= 1) {
         byte what = zframe_data (frame)[0];
-        if (what == 1)
+        if (what == 1) {
             self->tap_subscribers++;
+            bas_metrics_add (self->metrics, "basalt_tap_subscriptions_total", NULL, 1);
+        }
         else if (what == 0 && self->tap_subscribers > 0)
             self->tap_subscribers--;
         bas_metrics_set (self->metrics, "basalt_tap_subscribers", NULL, self->tap_subscribers);
