@@ -23,91 +23,26 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util_basalt.h"
 #include "util_proc.h"
 
 #define S_SETTLE_MS 60000
 
-typedef struct {
-    char *dir;
-    int port;           // simulator
-    pid_t apisim;
-    char endpoints[3][320];
-    char master[64];
-    pid_t pids[5];      // cache, session, binder 1, binder 2, controller
-    char logs[5][384];
-} s_env_t;
+typedef util_basalt_t s_env_t;
 
-static const char *const s_names[5] = {"cache-svc", "session-svc", "binder-1", "binder-2",
-                                       "controller-svc"};
-
+//  Start one service as the demo runs it (sessions every 200 ms).
 static void
 s_start (s_env_t *env, int which)
 {
-    char bin[512];
-    char *argv[24];
-    int n = 0;
-    switch (which) {
-    case 0:
-        snprintf (bin, sizeof bin, "%s/cache-svc/cache-svc", BASALT_BIN_DIR);
-        argv[n++] = bin;
-        argv[n++] = "--master";
-        argv[n++] = env->master;
-        argv[n++] = "--snapshot-endpoint";
-        argv[n++] = env->endpoints[0];
-        argv[n++] = "--delta-endpoint";
-        argv[n++] = env->endpoints[1];
-        argv[n++] = "--work-endpoint";
-        argv[n++] = env->endpoints[2];
-        break;
-    case 1:
-        snprintf (bin, sizeof bin, "%s/session-svc/session-svc", BASALT_BIN_DIR);
-        argv[n++] = bin;
-        argv[n++] = "--snapshot-endpoint";
-        argv[n++] = env->endpoints[0];
-        argv[n++] = "--delta-endpoint";
-        argv[n++] = env->endpoints[1];
-        argv[n++] = "--schedule-period-ms";
-        argv[n++] = "200";
-        break;
-    case 2:
-    case 3:
-        snprintf (bin, sizeof bin, "%s/binder-svc/binder-svc", BASALT_BIN_DIR);
-        argv[n++] = bin;
-        argv[n++] = "--master";
-        argv[n++] = env->master;
-        argv[n++] = "--work-endpoint";
-        argv[n++] = env->endpoints[2];
-        argv[n++] = "--binder-id";
-        argv[n++] = (char *) s_names[which];
-        break;
-    case 4:
-        snprintf (bin, sizeof bin, "%s/controller-svc/controller-svc", BASALT_BIN_DIR);
-        argv[n++] = bin;
-        argv[n++] = "--master";
-        argv[n++] = env->master;
-        argv[n++] = "--snapshot-endpoint";
-        argv[n++] = env->endpoints[0];
-        argv[n++] = "--delta-endpoint";
-        argv[n++] = env->endpoints[1];
-        break;
-    }
-    if (which != 2 && which != 3) {
-        argv[n++] = "--http";
-        argv[n++] = "127.0.0.1:0";
-    }
-    argv[n] = NULL;
-    env->pids[which] = util_spawn (argv, env->logs[which]);
+    static const char *const session[] = {"--schedule-period-ms", "200", NULL};
+    util_basalt_start (env, which, which == UTIL_SESSION ? session : NULL);
     assert_true (env->pids[which] > 0);
 }
 
 static cJSON *
 s_get (s_env_t *env, const char *path)
 {
-    char *body = NULL;
-    long code = util_http_get (env->port, path, &body);
-    cJSON *json = code == 200 ? cJSON_Parse (body) : NULL;
-    free (body);
-    return json;
+    return util_basalt_get (env, path);
 }
 
 static const char *
@@ -285,66 +220,28 @@ s_submit_gang (s_env_t *env, const char *name, int size, const char *cpu)
 static void
 s_dump_logs (s_env_t *env)
 {
-    for (int i = 0; i < 5; i++) {
-        char *text = util_read_file (env->logs[i], NULL);
-        if (text) {
-            size_t len = strlen (text);
-            fprintf (stderr, "---- %s (last 3000 bytes)\n%s\n", s_names[i],
-                     len > 3000 ? text + len - 3000 : text);
-            free (text);
-        }
-    }
+    util_basalt_dump_logs (env);
 }
 
 static int
 s_setup (void **state)
 {
-    s_env_t *env = calloc (1, sizeof *env);
-    env->dir = util_tmpdir ("e2e-demo");
-    env->port = util_free_port ();
-    char port[16], ready[384], log[384], bin[512], load[512];
-    snprintf (port, sizeof port, "%d", env->port);
-    snprintf (ready, sizeof ready, "%s/apisim.ready", env->dir);
-    snprintf (log, sizeof log, "%s/apisim.log", env->dir);
-    snprintf (bin, sizeof bin, "%s/tools/apisim/basalt-apisim", BASALT_BIN_DIR);
+    s_env_t *env = util_basalt_new ("e2e-demo");
+    char load[512];
     snprintf (load, sizeof load, "%s/examples/demo", BASALT_SOURCE_DIR);
-    char *argv[] = {bin, "--port", port, "--load", load, "--ready-file", ready, NULL};
-    env->apisim = util_spawn (argv, log);
-    snprintf (env->master, sizeof env->master, "http://127.0.0.1:%d", env->port);
-    snprintf (env->endpoints[0], sizeof env->endpoints[0], "ipc://%s/cache.sock", env->dir);
-    snprintf (env->endpoints[1], sizeof env->endpoints[1], "ipc://%s/delta.sock", env->dir);
-    snprintf (env->endpoints[2], sizeof env->endpoints[2], "ipc://%s/work.sock", env->dir);
-    for (int i = 0; i < 5; i++)
-        snprintf (env->logs[i], sizeof env->logs[i], "%s/%s.log", env->dir, s_names[i]);
+    //  Started here, waited for in the test (a failed setup hides the log).
+    assert_true (util_basalt_start_apisim (env, load, NULL));
     *state = env;
     return 0;
 }
 
+//  A graceful stop is part of the contract: every service exits 0 on
+//  SIGTERM (under the sanitizers this also means no leak or error report).
 static int
 s_teardown (void **state)
 {
     s_env_t *env = *state;
-    bool clean = true;
-    for (int i = 0; i < 5; i++)
-        if (env->pids[i] > 0) {
-            int st = util_stop (env->pids[i], 5000);
-            //  A graceful stop is part of the contract: exit 0 on SIGTERM
-            //  (under the sanitizers this also means no leak or error report).
-            if (!(WIFEXITED (st) && WEXITSTATUS (st) == 0)) {
-                fprintf (stderr, "%s did not exit cleanly on SIGTERM (status %d)\n", s_names[i], st);
-                clean = false;
-            }
-        }
-    if (!clean)
-        s_dump_logs (env);
-    util_stop (env->apisim, 5000);
-    if (getenv ("BASALT_KEEP_LOGS"))
-        fprintf (stderr, "logs kept in %s\n", env->dir);
-    else
-        util_rmtree (env->dir);
-    free (env->dir);
-    free (env);
-    assert_true (clean);
+    assert_true (util_basalt_destroy (&env));
     return 0;
 }
 
@@ -429,7 +326,7 @@ test_demo_settles_and_recovers (void **state)
         s_bound_arg_t a = {env, name, 2};
         if (!util_wait_until (s_group_bound, &a, S_SETTLE_MS)) {
             s_dump_logs (env);
-            fail_msg ("after restarting %s, gang %s was not bound", s_names[victim], name);
+            fail_msg ("after restarting %s, gang %s was not bound", util_basalt_names[victim], name);
         }
     }
     s_assert_capacity (env);

@@ -62,6 +62,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util_basalt.h"
 #include "util_proc.h"
 
 #define S_SETTLE_MS 60000    // the most any one condition may take
@@ -69,145 +70,45 @@
 #define S_JOBS 1000          // running jobs of the write-budget test
 #define S_EMPTY_JOBS 10      // jobs without tasks there
 #define S_STEADY_SESSIONS 20 // sessions counted in steady state
-#define S_NPROC 5
+#define S_NPROC UTIL_NSVC
 
-enum { P_CACHE, P_SESSION, P_BINDER1, P_BINDER2, P_CONTROLLER };
+enum { P_CACHE = UTIL_CACHE, P_SESSION = UTIL_SESSION, P_BINDER1 = UTIL_BINDER1,
+       P_BINDER2 = UTIL_BINDER2, P_CONTROLLER = UTIL_CONTROLLER };
 
-typedef struct {
-    char *dir;
-    int port; // simulator
-    pid_t apisim;
-    char apisim_log[384];
-    char endpoints[3][320];
-    char master[64];
-    int http[S_NPROC]; // each service's /metrics port (binders: unused)
-    pid_t pids[S_NPROC];
-    char logs[S_NPROC][384];
-} s_env_t;
+typedef util_basalt_t s_env_t;
 
-static const char *const s_names[S_NPROC] = {"cache-svc", "session-svc", "binder-1", "binder-2",
-                                             "controller-svc"};
-
+//  Sessions every 50 ms; the controller retries after 100 ms and watches
+//  ReplicaSets only (the simulator runs no StatefulSet controller).
 static void
 s_start (s_env_t *env, int which)
 {
-    char bin[512], http[64];
-    char *argv[32];
-    int n = 0;
-    switch (which) {
-    case P_CACHE:
-        snprintf (bin, sizeof bin, "%s/cache-svc/cache-svc", BASALT_BIN_DIR);
-        argv[n++] = bin;
-        argv[n++] = "--master";
-        argv[n++] = env->master;
-        argv[n++] = "--snapshot-endpoint";
-        argv[n++] = env->endpoints[0];
-        argv[n++] = "--delta-endpoint";
-        argv[n++] = env->endpoints[1];
-        argv[n++] = "--work-endpoint";
-        argv[n++] = env->endpoints[2];
-        break;
-    case P_SESSION:
-        snprintf (bin, sizeof bin, "%s/session-svc/session-svc", BASALT_BIN_DIR);
-        argv[n++] = bin;
-        argv[n++] = "--snapshot-endpoint";
-        argv[n++] = env->endpoints[0];
-        argv[n++] = "--delta-endpoint";
-        argv[n++] = env->endpoints[1];
-        argv[n++] = "--schedule-period-ms";
-        argv[n++] = "50";
-        break;
-    case P_BINDER1:
-    case P_BINDER2:
-        snprintf (bin, sizeof bin, "%s/binder-svc/binder-svc", BASALT_BIN_DIR);
-        argv[n++] = bin;
-        argv[n++] = "--master";
-        argv[n++] = env->master;
-        argv[n++] = "--work-endpoint";
-        argv[n++] = env->endpoints[2];
-        argv[n++] = "--binder-id";
-        argv[n++] = (char *)s_names[which];
-        break;
-    case P_CONTROLLER:
-        snprintf (bin, sizeof bin, "%s/controller-svc/controller-svc", BASALT_BIN_DIR);
-        argv[n++] = bin;
-        argv[n++] = "--master";
-        argv[n++] = env->master;
-        argv[n++] = "--snapshot-endpoint";
-        argv[n++] = env->endpoints[0];
-        argv[n++] = "--delta-endpoint";
-        argv[n++] = env->endpoints[1];
-        argv[n++] = "--retry-ms";
-        argv[n++] = "100";
-        //  The simulator serves ReplicaSets, not StatefulSets.
-        argv[n++] = "--watch-owners";
-        argv[n++] = "replicasets";
-        break;
-    }
-    if (which != P_BINDER1 && which != P_BINDER2) {
-        env->http[which] = util_free_port ();
-        snprintf (http, sizeof http, "127.0.0.1:%d", env->http[which]);
-        argv[n++] = "--http";
-        argv[n++] = http;
-    }
-    argv[n] = NULL;
-    env->pids[which] = util_spawn (argv, env->logs[which]);
+    static const char *const session[] = {"--schedule-period-ms", "50", NULL};
+    static const char *const controller[] = {"--retry-ms", "100", "--watch-owners",
+                                             "replicasets", NULL};
+    util_basalt_start (env, which,
+                       which == P_SESSION      ? session
+                       : which == P_CONTROLLER ? controller
+                                               : NULL);
     assert_true (env->pids[which] > 0);
 }
 
 static void
 s_dump_logs (s_env_t *env)
 {
-    for (int i = 0; i < S_NPROC; i++) {
-        char *text = util_read_file (env->logs[i], NULL);
-        if (text) {
-            size_t len = strlen (text);
-            fprintf (stderr, "---- %s (last 4000 bytes)\n%s\n", s_names[i],
-                     len > 4000 ? text + len - 4000 : text);
-            free (text);
-        }
-    }
-}
-
-static bool
-s_apisim_up (void *arg)
-{
-    s_env_t *env = arg;
-    return util_http_answers (env->port, "/healthz");
+    util_basalt_dump_logs (env);
 }
 
 //  Start the simulator on `load` (a file or directory) with extra flags.
 static void
-s_start_apisim (s_env_t *env, const char *load, char *const extra[])
+s_start_apisim (s_env_t *env, const char *load, const char *const extra[])
 {
-    char port[16], ready[384], bin[512];
-    snprintf (port, sizeof port, "%d", env->port);
-    snprintf (ready, sizeof ready, "%s/apisim.ready", env->dir);
-    snprintf (bin, sizeof bin, "%s/tools/apisim/basalt-apisim", BASALT_BIN_DIR);
-    char *argv[32] = {bin, "--port", port, "--load", (char *)load, "--ready-file", ready};
-    int n = 7;
-    for (int i = 0; extra && extra[i]; i++)
-        argv[n++] = extra[i];
-    argv[n] = NULL;
-    env->apisim = util_spawn (argv, env->apisim_log);
-    assert_true (env->apisim > 0);
-    assert_true (util_wait_until (s_apisim_up, env, 10000));
+    assert_true (util_basalt_start_apisim (env, load, extra));
 }
 
 static int
 s_setup (void **state)
 {
-    s_env_t *env = calloc (1, sizeof *env);
-    env->dir = util_tmpdir ("e2e-lifecycle");
-    env->port = util_free_port ();
-    snprintf (env->apisim_log, sizeof env->apisim_log, "%s/apisim.log", env->dir);
-    snprintf (env->master, sizeof env->master, "http://127.0.0.1:%d", env->port);
-    snprintf (env->endpoints[0], sizeof env->endpoints[0], "ipc://%s/cache.sock", env->dir);
-    snprintf (env->endpoints[1], sizeof env->endpoints[1], "ipc://%s/delta.sock", env->dir);
-    snprintf (env->endpoints[2], sizeof env->endpoints[2], "ipc://%s/work.sock", env->dir);
-    for (int i = 0; i < S_NPROC; i++)
-        snprintf (env->logs[i], sizeof env->logs[i], "%s/%s.log", env->dir, s_names[i]);
-    *state = env;
+    *state = util_basalt_new ("e2e-lifecycle");
     return 0;
 }
 
@@ -215,27 +116,7 @@ static int
 s_teardown (void **state)
 {
     s_env_t *env = *state;
-    bool clean = true;
-    for (int i = 0; i < S_NPROC; i++)
-        if (env->pids[i] > 0) {
-            int st = util_stop (env->pids[i], 5000);
-            if (!(WIFEXITED (st) && WEXITSTATUS (st) == 0)) {
-                fprintf (stderr, "%s did not exit cleanly on SIGTERM (status %d)\n", s_names[i],
-                         st);
-                clean = false;
-            }
-        }
-    if (!clean)
-        s_dump_logs (env);
-    if (env->apisim > 0)
-        util_stop (env->apisim, 5000);
-    if (getenv ("BASALT_KEEP_LOGS"))
-        fprintf (stderr, "logs kept in %s\n", env->dir);
-    else
-        util_rmtree (env->dir);
-    free (env->dir);
-    free (env);
-    assert_true (clean);
+    assert_true (util_basalt_destroy (&env));
     return 0;
 }
 
@@ -587,7 +468,7 @@ test_scale_1_0_1 (void **state)
     char load[400];
     snprintf (load, sizeof load, "%s/deployment.yaml", env->dir);
     s_write (load, s_deployment);
-    char *extra[] = {"--run-delay-ms", "10", "--watch-window", "100000", NULL};
+    const char *extra[] = {"--run-delay-ms", "10", "--watch-window", "100000", NULL};
     s_start_apisim (env, load, extra);
     for (int i = 0; i < S_NPROC; i++)
         s_start (env, i);
@@ -770,7 +651,7 @@ test_steady_state_writes (void **state)
     char load[400];
     snprintf (load, sizeof load, "%s/jobs.json", env->dir);
     s_write_jobs (load);
-    char *extra[] = {"--v", "2", NULL};
+    const char *extra[] = {"--v", "2", NULL};
     s_start_apisim (env, load, extra);
     for (int i = 0; i < S_NPROC; i++)
         s_start (env, i);

@@ -32,130 +32,48 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util_basalt.h"
 #include "util_proc.h"
 #include "util_prom.h"
 
 #define S_SETTLE_MS 60000
-#define S_NSVC 5
+#define S_NSVC UTIL_NSVC
 
-enum { S_CACHE, S_SESSION, S_BINDER1, S_BINDER2, S_CONTROLLER };
+enum { S_CACHE = UTIL_CACHE, S_SESSION = UTIL_SESSION, S_BINDER1 = UTIL_BINDER1,
+       S_BINDER2 = UTIL_BINDER2, S_CONTROLLER = UTIL_CONTROLLER };
 
-static const char *const s_names[S_NSVC] = {"cache-svc", "session-svc", "binder-1", "binder-2",
-                                            "controller-svc"};
+#define s_names util_basalt_names
 
-typedef struct {
-    char *dir;
-    int port;                   // simulator
-    pid_t apisim;
-    char master[64];
-    char endpoints[3][320];     // snapshot, delta, work
-    char taps[S_NSVC][320];
-    int http[S_NSVC];           // each service's /metrics port
-    pid_t pids[S_NSVC];
-    char logs[S_NSVC][384];
-    zsock_t *stalled;           // connected to every tap, never read
-} s_env_t;
+typedef util_basalt_t s_env_t;
 
+//  Every service with a tap that holds almost nothing (so a stalled
+//  subscriber fills it at once), JSON logs, sessions every 200 ms.
 static void
 s_start (s_env_t *env, int which)
 {
-    char bin[512], http[64];
-    char *argv[40];
-    int n = 0;
-    switch (which) {
-    case S_CACHE:
-        snprintf (bin, sizeof bin, "%s/cache-svc/cache-svc", BASALT_BIN_DIR);
-        argv[n++] = bin;
-        argv[n++] = "--master";
-        argv[n++] = env->master;
-        argv[n++] = "--work-endpoint";
-        argv[n++] = env->endpoints[2];
-        break;
-    case S_SESSION:
-        snprintf (bin, sizeof bin, "%s/session-svc/session-svc", BASALT_BIN_DIR);
-        argv[n++] = bin;
-        argv[n++] = "--schedule-period-ms";
-        argv[n++] = "200";
-        break;
-    case S_BINDER1:
-    case S_BINDER2:
-        snprintf (bin, sizeof bin, "%s/binder-svc/binder-svc", BASALT_BIN_DIR);
-        argv[n++] = bin;
-        argv[n++] = "--master";
-        argv[n++] = env->master;
-        argv[n++] = "--work-endpoint";
-        argv[n++] = env->endpoints[2];
-        argv[n++] = "--binder-id";
-        argv[n++] = (char *) s_names[which];
-        break;
-    case S_CONTROLLER:
-        snprintf (bin, sizeof bin, "%s/controller-svc/controller-svc", BASALT_BIN_DIR);
-        argv[n++] = bin;
-        argv[n++] = "--master";
-        argv[n++] = env->master;
-        break;
+    const char *extra[] = {"--tap", env->taps[which], "--tap-hwm", "1", "--tap-sndbuf", "4096",
+                           "--log-format", "json", NULL, NULL, NULL};
+    if (which == S_SESSION) {
+        extra[8] = "--schedule-period-ms";
+        extra[9] = "200";
     }
-    if (which == S_CACHE || which == S_SESSION || which == S_CONTROLLER) {
-        argv[n++] = "--snapshot-endpoint";
-        argv[n++] = env->endpoints[0];
-        argv[n++] = "--delta-endpoint";
-        argv[n++] = env->endpoints[1];
-    }
-    snprintf (http, sizeof http, "127.0.0.1:%d", env->http[which]);
-    argv[n++] = "--http";
-    argv[n++] = http;
-    argv[n++] = "--tap";
-    argv[n++] = env->taps[which];
-    argv[n++] = "--tap-hwm";
-    argv[n++] = "1";
-    argv[n++] = "--tap-sndbuf";
-    argv[n++] = "4096";
-    argv[n++] = "--log-format";
-    argv[n++] = "json";
-    argv[n] = NULL;
-    env->pids[which] = util_spawn (argv, env->logs[which]);
+    util_basalt_start (env, which, extra);
     assert_true (env->pids[which] > 0);
 }
 
 static void
 s_dump_logs (s_env_t *env)
 {
-    for (int i = 0; i < S_NSVC; i++) {
-        char *text = util_read_file (env->logs[i], NULL);
-        if (text) {
-            size_t len = strlen (text);
-            fprintf (stderr, "---- %s (last 3000 bytes)\n%s\n", s_names[i],
-                     len > 3000 ? text + len - 3000 : text);
-            free (text);
-        }
-    }
+    util_basalt_dump_logs (env);
 }
 
 static int
 s_setup (void **state)
 {
-    s_env_t *env = calloc (1, sizeof *env);
-    env->dir = util_tmpdir ("e2e-observe");
-    env->port = util_free_port ();
-    char port[16], ready[384], log[384], bin[512], load[512];
-    snprintf (port, sizeof port, "%d", env->port);
-    snprintf (ready, sizeof ready, "%s/apisim.ready", env->dir);
-    snprintf (log, sizeof log, "%s/apisim.log", env->dir);
-    snprintf (bin, sizeof bin, "%s/tools/apisim/basalt-apisim", BASALT_BIN_DIR);
+    s_env_t *env = util_basalt_new ("e2e-observe");
+    char load[512];
     snprintf (load, sizeof load, "%s/examples/demo", BASALT_SOURCE_DIR);
-    char *argv[] = {bin, "--port", port, "--load", load, "--ready-file", ready, NULL};
-    env->apisim = util_spawn (argv, log);
-    snprintf (env->master, sizeof env->master, "http://127.0.0.1:%d", env->port);
-    snprintf (env->endpoints[0], sizeof env->endpoints[0], "ipc://%s/cache.sock", env->dir);
-    snprintf (env->endpoints[1], sizeof env->endpoints[1], "ipc://%s/delta.sock", env->dir);
-    snprintf (env->endpoints[2], sizeof env->endpoints[2], "ipc://%s/work.sock", env->dir);
-    for (int i = 0; i < S_NSVC; i++) {
-        snprintf (env->logs[i], sizeof env->logs[i], "%s/%s.log", env->dir, s_names[i]);
-        snprintf (env->taps[i], sizeof env->taps[i], "ipc://%s/tap-%s.sock", env->dir, s_names[i]);
-        do
-            env->http[i] = util_free_port ();
-        while (env->http[i] == env->port || (i > 0 && env->http[i] == env->http[i - 1]));
-    }
+    assert_true (util_basalt_start_apisim (env, load, NULL));
     *state = env;
     return 0;
 }
@@ -164,26 +82,7 @@ static int
 s_teardown (void **state)
 {
     s_env_t *env = *state;
-    zsock_destroy (&env->stalled);
-    bool clean = true;
-    for (int i = 0; i < S_NSVC; i++)
-        if (env->pids[i] > 0) {
-            int st = util_stop (env->pids[i], 5000);
-            if (!(WIFEXITED (st) && WEXITSTATUS (st) == 0)) {
-                fprintf (stderr, "%s did not exit cleanly on SIGTERM (status %d)\n", s_names[i], st);
-                clean = false;
-            }
-        }
-    if (!clean)
-        s_dump_logs (env);
-    util_stop (env->apisim, 5000);
-    if (getenv ("BASALT_KEEP_LOGS"))
-        fprintf (stderr, "logs kept in %s\n", env->dir);
-    else
-        util_rmtree (env->dir);
-    free (env->dir);
-    free (env);
-    assert_true (clean);
+    assert_true (util_basalt_destroy (&env));
     return 0;
 }
 
@@ -310,12 +209,12 @@ test_observe_demo (void **state)
     assert_true (util_wait_until (s_apisim_up, env, 10000));
     //  The stalled subscriber: connects to every tap (it reconnects until
     //  they exist), takes one message and reads nothing, ever.
-    env->stalled = zsock_new (ZMQ_SUB);
-    zsock_set_rcvhwm (env->stalled, 1);
-    zsock_set_rcvbuf (env->stalled, 4096);
-    zsock_set_subscribe (env->stalled, "");
+    zsock_t *stalled = zsock_new (ZMQ_SUB);
+    zsock_set_rcvhwm (stalled, 1);
+    zsock_set_rcvbuf (stalled, 4096);
+    zsock_set_subscribe (stalled, "");
     for (int i = 0; i < S_NSVC; i++)
-        assert_int_equal (zsock_connect (env->stalled, "%s", env->taps[i]), 0);
+        assert_int_equal (zsock_connect (stalled, "%s", env->taps[i]), 0);
     //  Each tap has the subscriber before the next service starts, so the
     //  traffic of the demo flows past it (the session, last, drives it).
     static const int order[S_NSVC] = {S_CACHE, S_BINDER1, S_BINDER2, S_CONTROLLER, S_SESSION};
@@ -492,6 +391,7 @@ test_observe_demo (void **state)
         assert_true (lines > 0);
         free (log);
     }
+    zsock_destroy (&stalled);
 }
 
 int

@@ -1,0 +1,62 @@
+/*  util_basalt: the Basalt processes of an end-to-end test.
+
+    One private directory per test (ipc:// endpoints, logs), the API
+    simulator on a free port, and the four services (two binders) started
+    with the flags that wire them together, plus whatever a test adds. The
+    teardown stops every service with SIGTERM and says whether all exited
+    cleanly (exit 0: under the sanitizers, also no error or leak report).
+*/
+#ifndef UTIL_BASALT_H
+#define UTIL_BASALT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+#define UTIL_NSVC 5
+
+//  The services, in this order everywhere.
+enum { UTIL_CACHE, UTIL_SESSION, UTIL_BINDER1, UTIL_BINDER2, UTIL_CONTROLLER };
+
+//  "cache-svc", "session-svc", "binder-1", "binder-2", "controller-svc".
+extern const char *const util_basalt_names[UTIL_NSVC];
+
+typedef struct {
+    char *dir;                       // private directory (removed at the end)
+    int port;                        // the simulator's port
+    pid_t apisim;                    // the simulator, or 0
+    char apisim_log[384];            // its stdout+stderr
+    char master[64];                 // http://127.0.0.1:port
+    char endpoints[3][320];          // snapshot, delta, work (ipc://)
+    char taps[UTIL_NSVC][320];       // a tap endpoint per service (used if the test passes --tap)
+    int http[UTIL_NSVC];             // each service's --http port, picked at each start
+    pid_t pids[UTIL_NSVC];           // running services, or 0
+    char logs[UTIL_NSVC][384];       // their stdout+stderr
+} util_basalt_t;
+
+//  A new environment in a fresh directory named after `tag`; nothing runs yet.
+util_basalt_t *util_basalt_new (const char *tag);
+
+//  Start the simulator on `load` (file or directory, may be NULL) with
+//  extra flags (NULL-terminated, may be NULL) and wait until it answers.
+//  Returns false if it does not within 10 s.
+bool util_basalt_start_apisim (util_basalt_t *env, const char *load, const char *const *extra);
+
+//  Start service `which` with its wiring flags (--master, endpoints,
+//  --binder-id, --http 127.0.0.1:<free port>) and `extra` (NULL-terminated,
+//  may be NULL) after them.
+void util_basalt_start (util_basalt_t *env, int which, const char *const *extra);
+
+//  Print the end of every service's log to stderr.
+void util_basalt_dump_logs (util_basalt_t *env);
+
+//  GET `path` from the simulator as JSON (owned by the caller), or NULL.
+cJSON *util_basalt_get (util_basalt_t *env, const char *path);
+
+//  Stop every service (SIGTERM) and the simulator, dump the logs if a
+//  service did not exit 0, remove the directory (kept with
+//  BASALT_KEEP_LOGS set), free env. Returns true if all exited cleanly.
+bool util_basalt_destroy (util_basalt_t **env_p);
+
+#endif
