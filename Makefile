@@ -2,6 +2,9 @@
 #   make demo   install dependencies, build, run Basalt on the simulated cluster
 #   make test   install dependencies, build, run every test
 BUILD ?= build
+# RelWithDebInfo by default; `make test BUILD=build-rel BUILD_TYPE=Release`
+# runs the same suite on an optimised build (Debug works the same way).
+BUILD_TYPE ?= RelWithDebInfo
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -14,7 +17,7 @@ deps:
 	@scripts/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -22,19 +25,22 @@ build: configure
 demo: build
 	@scripts/demo.sh $(BUILD)
 
+# ctest.sh fails on a skipped test as well as a failed one. Pass CTEST_ARGS
+# to choose a tier: `make test CTEST_ARGS="-L unit"` runs the fast in-process
+# tests only, `-L e2e` those that start processes.
 test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@scripts/ctest.sh $(BUILD) -j $(JOBS) $(CTEST_ARGS)
 
 test-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DBASALT_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
-	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		ctest --output-on-failure -j $(JOBS)
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		scripts/ctest.sh $(ASAN_BUILD) -j $(JOBS) $(CTEST_ARGS)
 
 test-tsan: deps
 	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DBASALT_TSAN=ON >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)
-	@cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+	@scripts/ctest.sh $(TSAN_BUILD) -j $(JOBS) $(CTEST_ARGS)
 
 bench: build
 	@scripts/bench.sh $(BUILD)
