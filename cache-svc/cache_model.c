@@ -694,12 +694,46 @@ s_work_new (void)
     return w;
 }
 
-static bool
-s_same_job (const Basalt__V1__Placement *a, const Basalt__V1__Placement *b)
+//  The placements' indices grouped by job, each job's in commit order, the
+//  jobs in the order of their first placement: `order` holds the indices and
+//  `start[g]`..`start[g+1]` the g-th job's range. One hash pass and a counting
+//  sort, so a commit of 50,000 placements costs linear time (comparing every
+//  placement with every job's first was quadratic: tens of seconds).
+//  Returns the number of jobs; the caller frees `*order_p` and `*start_p`.
+static size_t
+s_group_by_job (const Basalt__V1__Commit *commit, size_t **order_p, size_t **start_p)
 {
-    const char *x = a->job_uid ? a->job_uid : "";
-    const char *y = b->job_uid ? b->job_uid : "";
-    return strcmp (x, y) == 0;
+    size_t n = commit->n_placements;
+    size_t *group = calloc (n ? n : 1, sizeof *group);
+    size_t *start = calloc (n + 2, sizeof *start);
+    size_t *order = calloc (n ? n : 1, sizeof *order);
+    if (!group || !start || !order)
+        abort ();
+    zhashx_t *jobs = zhashx_new ();  // job uid -> group number + 1
+    size_t groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *job = commit->placements[i]->job_uid ? commit->placements[i]->job_uid : "";
+        uintptr_t g = (uintptr_t) zhashx_lookup (jobs, job);
+        if (!g) {
+            g = ++groups;
+            zhashx_insert (jobs, job, (void *) g);
+        }
+        group[i] = (size_t) g - 1;
+        start[group[i] + 1]++;
+    }
+    zhashx_destroy (&jobs);
+    for (size_t g = 0; g < groups; g++)
+        start[g + 1] += start[g];
+    size_t *fill = calloc (groups ? groups : 1, sizeof *fill);
+    if (!fill)
+        abort ();
+    for (size_t i = 0; i < n; i++)
+        order[start[group[i]] + fill[group[i]]++] = i;
+    free (fill);
+    free (group);
+    *order_p = order;
+    *start_p = start;
+    return groups;
 }
 
 int
@@ -708,22 +742,19 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
 {
     size_t cap = 0;
     int accepted = 0;
-    bool *done = calloc (commit->n_placements ? commit->n_placements : 1, sizeof *done);
-    if (!done)
-        abort ();
+    size_t *order, *start;
+    size_t jobs = s_group_by_job (commit, &order, &start);
     //  Placements are committed per gang: all of a job's or none of them.
-    for (size_t i = 0; i < commit->n_placements; i++) {
-        if (done[i])
-            continue;
-        const Basalt__V1__Placement *first = commit->placements[i];
+    for (size_t g = 0; g < jobs; g++) {
+        const Basalt__V1__Placement *first = commit->placements[order[start[g]]];
         const char *reason = NULL;
         char buf[256];
         zhashx_t *tentative = zhashx_new ();  // node -> bas_res_t for this job
         zhashx_set_destructor (tentative, (zhashx_destructor_fn *) zstr_free);
         zhashx_t *seen = zhashx_new ();       // pod uids of this job so far
-        for (size_t j = i; j < commit->n_placements && !reason; j++) {
-            const Basalt__V1__Placement *pl = commit->placements[j];
-            if (!s_same_job (first, pl) || pl->pipelined)
+        for (size_t k = start[g]; k < start[g + 1] && !reason; k++) {
+            const Basalt__V1__Placement *pl = commit->placements[order[k]];
+            if (pl->pipelined)
                 continue;
             //  A pod proposed twice would be bound twice: refuse the gang.
             if (pl->pod_uid && zhashx_insert (seen, pl->pod_uid, (void *) "1") != 0) {
@@ -750,11 +781,8 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
                 bas_res_add (t, &req);
             }
         }
-        for (size_t j = i; j < commit->n_placements; j++) {
-            const Basalt__V1__Placement *pl = commit->placements[j];
-            if (!s_same_job (first, pl))
-                continue;
-            done[j] = true;
+        for (size_t k = start[g]; k < start[g + 1]; k++) {
+            const Basalt__V1__Placement *pl = commit->placements[order[k]];
             if (pl->pipelined) {
                 //  A reservation on resources being freed: nothing to bind
                 //  and nothing to charge; the next session decides again.
@@ -811,7 +839,8 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
         zhashx_destroy (&tentative);
         zhashx_destroy (&seen);
     }
-    free (done);
+    free (order);
+    free (start);
 
     for (size_t i = 0; i < commit->n_evictions; i++) {
         const Basalt__V1__Eviction *ev = commit->evictions[i];
