@@ -313,14 +313,13 @@ main (int argc, char **argv)
         exit_code = 1;
         goto done;
     }
-    zloop_t *loop = bas_svc_loop (self.svc);
     self.kube = bas_svc_kube_new (self.svc, &self.config.kube, "basalt-binder/" BASALT_VERSION, &kcfg);
     if (!self.kube) {
         exit_code = 1;
         goto done;
     }
-    zloop_reader (loop, self.dealer, s_on_dealer, &self);
-    zloop_timer (loop, BINDER_HEARTBEAT_MS, 0, s_on_heartbeat, &self);
+    bas_svc_reader (self.svc, self.dealer, s_on_dealer, &self, "work");
+    bas_svc_timer (self.svc, BINDER_HEARTBEAT_MS, 0, s_on_heartbeat, &self, "heartbeat");
     bas_svc_set_stop (self.svc, s_on_stop, &self);
     bas_svc_set_ready (self.svc, s_ready, &self);
     s_send_ready (&self);

@@ -612,6 +612,12 @@ s_debug_state (void *arg, const char *path, char **body_p, const char **ctype)
     cJSON_AddNumberToObject (binders, "in_flight", (double) cache_work_in_flight (self->work));
     cJSON_AddNumberToObject (binders, "queued", (double) cache_work_queued (self->work));
     cJSON_AddNumberToObject (binders, "reissued", (double) cache_work_reissued (self->work));
+    //  The longest reactor turn so far (DESIGN budget: 50 ms) and whose it was.
+    const char *what = NULL;
+    int64_t max_us = bas_svc_turn_max (self->svc, &what);
+    cJSON *reactor = cJSON_AddObjectToObject (root, "reactor");
+    cJSON_AddNumberToObject (reactor, "max_turn_ms", (double) max_us / 1000.0);
+    cJSON_AddStringToObject (reactor, "max_turn_handler", what);
     *body_p = cJSON_PrintUnformatted (root);
     cJSON_Delete (root);
     *ctype = "application/json";
@@ -719,7 +725,6 @@ main (int argc, char **argv)
         exit_code = 1;
         goto done;
     }
-    zloop_t *loop = bas_svc_loop (self.svc);
     self.kube = bas_svc_kube_new (self.svc, &self.config.kube, "basalt-cache/" BASALT_VERSION, &kcfg);
     if (!self.kube) {
         exit_code = 1;
@@ -740,10 +745,10 @@ main (int argc, char **argv)
         self.informers[i] = bas_kube_watch (self.kube, watches[i].path, NULL, s_on_api_event,
                                             &self.informer_args[i]);
     }
-    zloop_reader (loop, self.router, s_on_router, &self);
-    zloop_reader (loop, self.workers, s_on_workers, &self);
-    zloop_timer (loop, CACHE_FLUSH_MS, 0, s_on_flush_timer, &self);
-    zloop_timer (loop, CACHE_HEARTBEAT_MS, 0, s_on_heartbeat_timer, &self);
+    bas_svc_reader (self.svc, self.router, s_on_router, &self, "router");
+    bas_svc_reader (self.svc, self.workers, s_on_workers, &self, "workers");
+    bas_svc_timer (self.svc, CACHE_FLUSH_MS, 0, s_on_flush_timer, &self, "flush");
+    bas_svc_timer (self.svc, CACHE_HEARTBEAT_MS, 0, s_on_heartbeat_timer, &self, "heartbeat");
     bas_svc_set_ready (self.svc, s_ready, &self);
     bas_svc_route (self.svc, "/debug/state", s_debug_state, &self);
     bas_info ("listening", "snapshot=%s delta=%s work=%s api=%s", self.config.snapshot_endpoint,

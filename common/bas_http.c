@@ -7,6 +7,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <time.h>
 
 #define S_MAX_ROUTES 16
 
@@ -24,7 +25,27 @@ struct _bas_http_t {
     int port;                         // bound port
     s_route_t routes[S_MAX_ROUTES];   // GET routes
     int nroutes;
+    bas_turn_fn *turn_fn;             // reactor-turn timing hook, or NULL
+    void *turn_arg;
 };
+
+static int64_t
+s_mono_us (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+//  One MHD pass: requests are answered (and routes run) inside MHD_run.
+static void
+s_run (bas_http_t *self)
+{
+    int64_t start = self->turn_fn ? s_mono_us () : 0;
+    MHD_run (self->daemon);
+    if (self->turn_fn)
+        self->turn_fn (self->turn_arg, "http", start);
+}
 
 static enum MHD_Result
 s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *method,
@@ -71,7 +92,7 @@ s_on_timer (zloop_t *loop, int timer_id, void *arg)
     (void) timer_id;
     bas_http_t *self = arg;
     self->timer_id = -1;
-    MHD_run (self->daemon);
+    s_run (self);
     s_rearm (self);
     return 0;
 }
@@ -96,7 +117,7 @@ s_on_ready (zloop_t *loop, zmq_pollitem_t *item, void *arg)
     (void) loop;
     (void) item;
     bas_http_t *self = arg;
-    MHD_run (self->daemon);
+    s_run (self);
     s_rearm (self);
     return 0;
 }
@@ -181,4 +202,11 @@ int
 bas_http_port (bas_http_t *self)
 {
     return self->port;
+}
+
+void
+bas_http_set_turn_observer (bas_http_t *self, bas_turn_fn *fn, void *arg)
+{
+    self->turn_fn = fn;
+    self->turn_arg = arg;
 }

@@ -9,6 +9,7 @@
 #define BAS_HTTP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <czmq.h>
 
@@ -28,5 +29,16 @@ int bas_http_route (bas_http_t *self, const char *path, bas_http_fn *fn, void *a
 
 //  The port actually listened on.
 int bas_http_port (bas_http_t *self);
+
+#ifndef BAS_TURN_FN_DEFINED
+#define BAS_TURN_FN_DEFINED
+//  Told about each reactor handler call a library makes on the caller's
+//  reactor: its name (static) and its start (bas_mono_us). bas_svc times
+//  every turn of a service with it.
+typedef void (bas_turn_fn) (void *arg, const char *what, int64_t start_us);
+#endif
+
+//  Time every handler call the server makes on the reactor through `fn`.
+void bas_http_set_turn_observer (bas_http_t *self, bas_turn_fn *fn, void *arg);
 
 #endif

@@ -38,6 +38,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -959,7 +960,17 @@ struct _bas_kube_t {
     bool token_stat_valid;  // token_stat is set
     bas_kube_observe_fn *observer; // per-transfer metrics hook, or NULL
     void *observer_arg;
+    bas_turn_fn *turn_fn;          // reactor-turn timing hook, or NULL
+    void *turn_arg;
 };
+
+static int64_t
+s_mono_us (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 static void s_process (bas_kube_t *self);
 static void s_pump (bas_kube_t *self);
@@ -1015,9 +1026,12 @@ s_on_socket (zloop_t *loop, zmq_pollitem_t *item, void *arg)
         flags |= CURL_CSELECT_OUT;
     if (item->revents & ZMQ_POLLERR)
         flags |= CURL_CSELECT_ERR;
+    int64_t start = self->turn_fn ? s_mono_us () : 0;
     int running = 0;
     curl_multi_socket_action (self->multi, item->fd, flags, &running);
     s_process (self);
+    if (self->turn_fn)
+        self->turn_fn (self->turn_arg, "kube", start);
     return 0; // never stop the caller's reactor on I/O trouble
 }
 
@@ -1087,9 +1101,12 @@ s_on_curl_timer (zloop_t *loop, int timer_id, void *arg)
     if (timer_id != self->curl_timer_id)
         return 0; // a timer replaced in this pass
     self->curl_timer_id = -1;
+    int64_t start = self->turn_fn ? s_mono_us () : 0;
     int running = 0;
     curl_multi_socket_action (self->multi, CURL_SOCKET_TIMEOUT, 0, &running);
     s_process (self);
+    if (self->turn_fn)
+        self->turn_fn (self->turn_arg, "kube", start);
     return 0;
 }
 
@@ -2316,4 +2333,11 @@ bas_kube_set_observer (bas_kube_t *self, bas_kube_observe_fn *fn, void *arg)
 {
     self->observer = fn;
     self->observer_arg = arg;
+}
+
+void
+bas_kube_set_turn_observer (bas_kube_t *self, bas_turn_fn *fn, void *arg)
+{
+    self->turn_fn = fn;
+    self->turn_arg = arg;
 }

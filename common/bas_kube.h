@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <czmq.h>
 #include <cjson/cJSON.h>
@@ -134,6 +135,18 @@ int bas_kube_request (bas_kube_t *self, const char *method, const char *path,
 //  metrics; must not start requests.
 typedef void(bas_kube_observe_fn) (void *arg, const char *verb, long code, double ms);
 void bas_kube_set_observer (bas_kube_t *self, bas_kube_observe_fn *fn, void *arg);
+
+#ifndef BAS_TURN_FN_DEFINED
+#define BAS_TURN_FN_DEFINED
+//  Told about each reactor handler call a library makes on the caller's
+//  reactor: its name (static) and its start (bas_mono_us). bas_svc times
+//  every turn of a service with it.
+typedef void (bas_turn_fn) (void *arg, const char *what, int64_t start_us);
+#endif
+
+//  Time every handler call the client makes on the reactor (its sockets'
+//  and timers') through `fn`.
+void bas_kube_set_turn_observer (bas_kube_t *self, bas_turn_fn *fn, void *arg);
 
 //  Number of requests queued or in flight (for graceful shutdown and metrics).
 size_t bas_kube_pending (bas_kube_t *self);

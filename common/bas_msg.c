@@ -190,6 +190,14 @@ bas_mono_ms (void)
     return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t
+bas_mono_us (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static zframe_t *
 s_header_frame (bas_stream_t *stream, uint64_t seq_override)
 {

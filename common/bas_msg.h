@@ -103,4 +103,7 @@ int64_t bas_now_us (void);
 //  Milliseconds of a monotonic clock.
 int64_t bas_mono_ms (void);
 
+//  Microseconds of the same monotonic clock.
+int64_t bas_mono_us (void);
+
 #endif

@@ -250,9 +250,9 @@ bas_replica_new (bas_svc_t *svc, const char *snapshot_endpoint, const char *delt
     self->dealer = bas_sock_new (ZMQ_DEALER, snapshot_endpoint, false, opts, err, errlen);
     if (!self->dealer)
         goto error;
-    zloop_reader (bas_svc_loop (svc), self->sub, s_on_sub, self);
-    zloop_reader (bas_svc_loop (svc), self->dealer, s_on_dealer, self);
-    self->timer_id = zloop_timer (bas_svc_loop (svc), 500, 0, s_on_timer, self);
+    bas_svc_reader (svc, self->sub, s_on_sub, self, "deltas");
+    bas_svc_reader (svc, self->dealer, s_on_dealer, self, "snapshots");
+    self->timer_id = bas_svc_timer (svc, 500, 0, s_on_timer, self, "replica");
     bas_replica_resync (self, "start");
     return self;
 error:
@@ -266,15 +266,14 @@ bas_replica_destroy (bas_replica_t **self_p)
     if (!self_p || !*self_p)
         return;
     bas_replica_t *self = *self_p;
-    zloop_t *loop = bas_svc_loop (self->svc);
     if (self->timer_id != -1)
-        zloop_timer_end (loop, self->timer_id);
+        bas_svc_timer_end (self->svc, self->timer_id);
     if (self->sub) {
-        zloop_reader_end (loop, self->sub);
+        bas_svc_reader_end (self->svc, self->sub);
         zsock_destroy (&self->sub);
     }
     if (self->dealer) {
-        zloop_reader_end (loop, self->dealer);
+        bas_svc_reader_end (self->svc, self->dealer);
         zsock_destroy (&self->dealer);
     }
     zlistx_destroy (&self->buffer);

@@ -11,6 +11,26 @@
 
 #define S_TAP_HWM 1000       // default --tap-hwm
 #define S_API_BUCKETS 16     // 1 ms .. 32 s, doubling
+#define S_TURN_BUCKETS 16    // 0.5 ms .. 16 s, doubling
+
+//  One handler put on the reactor through bas_svc_reader/poller/timer: the
+//  trampoline calls it and times the call. Readers and pollers live until
+//  their end or the service's; a timer's record is freed when zloop has
+//  fired it for the last time. A timer ended early is only marked: zloop
+//  may still fire it in the current pass, so its record stays (harmless,
+//  skipped) until the service is destroyed.
+typedef struct {
+    bas_svc_t *svc;            // the service timing it
+    zloop_reader_fn *reader;   // one of these three is set
+    zloop_fn *poller;
+    zloop_timer_fn *timer;
+    void *arg;                 // the handler's argument
+    const char *what;          // the handler's name (static)
+    void *handle;              // socket or poll item (readers, pollers)
+    int timer_id;              // zloop's id (timers)
+    size_t times_left;         // firings left (timers; 0 = forever)
+    bool ended;                // timer ended before its last firing
+} s_handler_t;
 
 struct _bas_svc_t {
     char name[64];                 // service name, e.g. "cache-svc"
@@ -31,7 +51,23 @@ struct _bas_svc_t {
     void *ready_arg;
     bas_svc_stop_fn *stop_fn;
     void *stop_arg;
+    zlistx_t *handlers;            // s_handler_t (owned)
+    int64_t turn_max_us;           // longest reactor turn so far
+    const char *turn_max_what;     // its handler
 };
+
+static void
+s_turn_observed (void *arg, const char *what, int64_t start_us)
+{
+    bas_svc_turn ((bas_svc_t *) arg, what, start_us);
+}
+
+static void
+s_handler_free (void **item_p)
+{
+    free (*item_p);
+    *item_p = NULL;
+}
 
 static int
 s_healthz (void *arg, const char *path, char **body_p, const char **ctype)
@@ -132,6 +168,13 @@ s_describe (bas_metrics_t *m)
                           NULL, 0);
     bas_metrics_describe (m, "basalt_tap_subscribers", BAS_METRIC_GAUGE,
                           "Subscriptions on the tap endpoint", NULL, 0);
+    double turn_buckets[S_TURN_BUCKETS];
+    bas_metrics_exp_buckets (0.0005, 2, S_TURN_BUCKETS, turn_buckets);
+    bas_metrics_describe (m, "basalt_reactor_turn_seconds", BAS_METRIC_HISTOGRAM,
+                          "Time one reactor handler call held the reactor", turn_buckets,
+                          S_TURN_BUCKETS);
+    bas_metrics_describe (m, "basalt_reactor_turn_max_seconds", BAS_METRIC_GAUGE,
+                          "Longest reactor handler call since the process started", NULL, 0);
     bas_metrics_describe (m, "basalt_build_info", BAS_METRIC_GAUGE,
                           "Always 1; the labels say which build runs", NULL, 0);
     bas_metrics_describe (m, "basalt_process_start_time_seconds", BAS_METRIC_GAUGE,
@@ -226,11 +269,14 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
     snprintf (self->name, sizeof self->name, "%s", name);
     self->epoch = (uint64_t) bas_now_us ();
     self->loop = zloop_new ();
+    self->handlers = zlistx_new ();
+    zlistx_set_destructor (self->handlers, s_handler_free);
     self->metrics = bas_metrics_new ();
     s_describe (self->metrics);
+    bas_metrics_set (self->metrics, "basalt_reactor_turn_max_seconds", NULL, 0);
     self->sigfd = signalfd (-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     self->sigitem = (zmq_pollitem_t) {NULL, self->sigfd, ZMQ_POLLIN, 0};
-    zloop_poller (self->loop, &self->sigitem, s_on_signal, self);
+    bas_svc_poller (self, &self->sigitem, s_on_signal, self, "signal");
 
     if (common->http && *common->http) {
         self->http = bas_http_new (self->loop, common->http, err, sizeof err);
@@ -240,6 +286,7 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
             bas_svc_destroy (&self);
             return NULL;
         }
+        bas_http_set_turn_observer (self->http, s_turn_observed, self);
         bas_http_route (self->http, "/healthz", s_healthz, self);
         bas_http_route (self->http, "/readyz", s_readyz, self);
         bas_http_route (self->http, "/metrics", s_metrics, self);
@@ -278,7 +325,7 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
         bas_metrics_set (self->metrics, "basalt_tap_subscribers", NULL, 0);
         bas_metrics_add (self->metrics, "basalt_tap_drops_total", NULL, 0);
         bas_metrics_add (self->metrics, "basalt_tap_messages_total", NULL, 0);
-        zloop_reader (self->loop, self->tap, s_on_tap_subscription, self);
+        bas_svc_reader (self, self->tap, s_on_tap_subscription, self, "tap");
     }
     bas_info ("starting", "version=%s http=%s port=%d", BASALT_VERSION,
               common->http ? common->http : "-", self->http ? bas_http_port (self->http) : 0);
@@ -296,11 +343,154 @@ bas_svc_destroy (bas_svc_t **self_p)
         zloop_reader_end (self->loop, self->tap);
     zsock_destroy (&self->tap);
     zloop_destroy (&self->loop);
+    zlistx_destroy (&self->handlers);
     if (self->sigfd >= 0)
         close (self->sigfd);
     bas_metrics_destroy (&self->metrics);
     free (self);
     *self_p = NULL;
+}
+
+// ------------------------------------------------------------ timed handlers
+
+void
+bas_svc_turn (bas_svc_t *self, const char *what, int64_t start_us)
+{
+    int64_t us = bas_mono_us () - start_us;
+    bas_metrics_observe (self->metrics, "basalt_reactor_turn_seconds", NULL, (double) us / 1e6);
+    if (us > self->turn_max_us) {
+        self->turn_max_us = us;
+        self->turn_max_what = what;
+        bas_metrics_set (self->metrics, "basalt_reactor_turn_max_seconds", NULL,
+                         (double) us / 1e6);
+    }
+}
+
+int64_t
+bas_svc_turn_max (bas_svc_t *self, const char **what_p)
+{
+    if (what_p)
+        *what_p = self->turn_max_what ? self->turn_max_what : "";
+    return self->turn_max_us;
+}
+
+static s_handler_t *
+s_handler_new (bas_svc_t *self, void *arg, const char *what)
+{
+    s_handler_t *h = calloc (1, sizeof *h);
+    if (!h)
+        abort ();
+    h->svc = self;
+    h->arg = arg;
+    h->what = what ? what : "handler";
+    zlistx_add_end (self->handlers, h);
+    return h;
+}
+
+static void
+s_handler_remove (bas_svc_t *self, s_handler_t *h)
+{
+    void *cursor = zlistx_find (self->handlers, h);
+    if (cursor)
+        zlistx_delete (self->handlers, cursor);
+}
+
+static int
+s_on_reader (zloop_t *loop, zsock_t *sock, void *arg)
+{
+    s_handler_t *h = arg;
+    int64_t start = bas_mono_us ();
+    int rc = h->reader (loop, sock, h->arg);
+    bas_svc_turn (h->svc, h->what, start);
+    return rc;
+}
+
+static int
+s_on_poller (zloop_t *loop, zmq_pollitem_t *item, void *arg)
+{
+    s_handler_t *h = arg;
+    int64_t start = bas_mono_us ();
+    int rc = h->poller (loop, item, h->arg);
+    bas_svc_turn (h->svc, h->what, start);
+    return rc;
+}
+
+static int
+s_on_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    s_handler_t *h = arg;
+    if (h->ended)
+        return 0;
+    int64_t start = bas_mono_us ();
+    int rc = h->timer (loop, timer_id, h->arg);
+    bas_svc_turn (h->svc, h->what, start);
+    //  zloop deletes a timer after its last firing: so does its record.
+    if (h->times_left > 0 && --h->times_left == 0)
+        s_handler_remove (h->svc, h);
+    return rc;
+}
+
+int
+bas_svc_reader (bas_svc_t *self, zsock_t *sock, zloop_reader_fn *fn, void *arg, const char *what)
+{
+    s_handler_t *h = s_handler_new (self, arg, what);
+    h->reader = fn;
+    h->handle = sock;
+    int rc = zloop_reader (self->loop, sock, s_on_reader, h);
+    if (rc != 0)
+        s_handler_remove (self, h);
+    return rc;
+}
+
+void
+bas_svc_reader_end (bas_svc_t *self, zsock_t *sock)
+{
+    zloop_reader_end (self->loop, sock);
+    for (s_handler_t *h = zlistx_first (self->handlers); h; h = zlistx_next (self->handlers))
+        if (h->reader && h->handle == sock) {
+            zlistx_delete (self->handlers, zlistx_cursor (self->handlers));
+            break;
+        }
+}
+
+int
+bas_svc_poller (bas_svc_t *self, zmq_pollitem_t *item, zloop_fn *fn, void *arg, const char *what)
+{
+    s_handler_t *h = s_handler_new (self, arg, what);
+    h->poller = fn;
+    h->handle = item;
+    int rc = zloop_poller (self->loop, item, s_on_poller, h);
+    if (rc != 0)
+        s_handler_remove (self, h);
+    return rc;
+}
+
+int
+bas_svc_timer (bas_svc_t *self, size_t delay_ms, size_t times, zloop_timer_fn *fn, void *arg,
+               const char *what)
+{
+    s_handler_t *h = s_handler_new (self, arg, what);
+    h->timer = fn;
+    h->times_left = times;
+    h->timer_id = zloop_timer (self->loop, delay_ms, times, s_on_timer, h);
+    if (h->timer_id == -1) {
+        s_handler_remove (self, h);
+        return -1;
+    }
+    return h->timer_id;
+}
+
+void
+bas_svc_timer_end (bas_svc_t *self, int timer_id)
+{
+    if (timer_id == -1)
+        return;
+    zloop_timer_end (self->loop, timer_id);
+    for (s_handler_t *h = zlistx_first (self->handlers); h; h = zlistx_next (self->handlers))
+        if (h->timer && h->timer_id == timer_id && !h->ended) {
+            h->ended = true;
+            break;
+        }
 }
 
 zloop_t *
@@ -372,6 +562,7 @@ bas_svc_kube_new (bas_svc_t *self, const bas_kube_flags_t *flags, const char *ag
         return NULL;
     }
     bas_kube_set_observer (kube, s_api_observed, self);
+    bas_kube_set_turn_observer (kube, s_turn_observed, self);
     bas_metrics_t *m = self->metrics;
     bas_metrics_describe (m, "basalt_kube_requests_total", BAS_METRIC_COUNTER,
                           "HTTP requests sent to the API server (lists, watches, writes)", NULL, 0);

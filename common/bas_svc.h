@@ -130,6 +130,33 @@ bas_kube_t *bas_svc_kube_new (bas_svc_t *self, const bas_kube_flags_t *flags, co
 //  client's observer, so every request, list page and watch is counted.
 void bas_svc_api_observe (bas_svc_t *self, const char *verb, long code, double ms);
 
+// ------------------------------------------------------------ timed handlers
+//
+//  Every handler a service puts on its reactor goes through these instead of
+//  zloop_reader/zloop_poller/zloop_timer, so that the service knows how long
+//  each reactor turn takes (DESIGN: a turn is short, at most 50 ms): each
+//  call is timed into basalt_reactor_turn_seconds and the longest one is kept
+//  with its handler's name (`what`, a static string) for /debug/state and
+//  basalt_reactor_turn_max_seconds. The API client's and the HTTP server's
+//  own handlers are timed through the same hook (bas_svc_turn).
+
+int bas_svc_reader (bas_svc_t *self, zsock_t *sock, zloop_reader_fn *fn, void *arg,
+                    const char *what);
+void bas_svc_reader_end (bas_svc_t *self, zsock_t *sock);
+int bas_svc_poller (bas_svc_t *self, zmq_pollitem_t *item, zloop_fn *fn, void *arg,
+                    const char *what);
+//  Returns the timer id for bas_svc_timer_end, or -1.
+int bas_svc_timer (bas_svc_t *self, size_t delay_ms, size_t times, zloop_timer_fn *fn, void *arg,
+                   const char *what);
+void bas_svc_timer_end (bas_svc_t *self, int timer_id);
+
+//  Record one reactor turn of `what` that started at `start_us`
+//  (bas_mono_us ()) and ends now.
+void bas_svc_turn (bas_svc_t *self, const char *what, int64_t start_us);
+
+//  The longest turn so far in microseconds and its handler's name.
+int64_t bas_svc_turn_max (bas_svc_t *self, const char **what_p);
+
 //  Number of subscriptions on the tap (0 without --tap). For tests.
 int bas_svc_tap_subscribers (bas_svc_t *self);
 

@@ -239,7 +239,6 @@ main (int argc, char **argv)
 
     char err[512];
     bas_kube_config_t kcfg = {0};
-    zloop_t *loop = bas_svc_loop (self.svc);
     self.kube =
         bas_svc_kube_new (self.svc, &self.config.kube, "basalt-controller/" BASALT_VERSION, &kcfg);
     if (!self.kube) {
@@ -274,8 +273,8 @@ main (int argc, char **argv)
         watches[k] = (s_watch_t){&self, (int)k};
         bas_kube_watch (self.kube, s_owner_kinds[k].path, NULL, s_on_owner, &watches[k]);
     }
-    zloop_timer (loop, CTL_RESCAN_MS, 0, s_on_rescan, &self);
-    zloop_timer (loop, CTL_TICK_MS, 0, s_on_tick, &self);
+    bas_svc_timer (self.svc, CTL_RESCAN_MS, 0, s_on_rescan, &self, "rescan");
+    bas_svc_timer (self.svc, CTL_TICK_MS, 0, s_on_tick, &self, "tick");
     bas_svc_set_ready (self.svc, s_ready, &self);
     bas_info ("listening", "snapshot=%s delta=%s schedulers=%s owners=%s api=%s",
               self.config.snapshot_endpoint, self.config.delta_endpoint, self.config.scheduler_name,

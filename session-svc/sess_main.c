@@ -283,8 +283,8 @@ static void
 s_trigger (sess_t *self)
 {
     if (self->trigger_timer == -1)
-        self->trigger_timer = zloop_timer (bas_svc_loop (self->svc), SESS_TRIGGER_MS, 1,
-                                           s_on_trigger, self);
+        self->trigger_timer = bas_svc_timer (self->svc, SESS_TRIGGER_MS, 1, s_on_trigger, self,
+                                            "session");
 }
 
 static bool
@@ -598,10 +598,10 @@ main (int argc, char **argv)
         exit_code = 1;
         goto done;
     }
-    zloop_t *loop = bas_svc_loop (self.svc);
-    zloop_timer (loop, (size_t) self.config.schedule_period_ms, 0, s_on_period, &self);
-    zloop_timer (loop, SESS_CONF_CHECK_MS, 0, s_on_conf_timer, &self);
-    zloop_timer (loop, SESS_GAUGES_MS, 0, s_on_gauges, &self);
+    bas_svc_timer (self.svc, (size_t) self.config.schedule_period_ms, 0, s_on_period, &self,
+                   "session");
+    bas_svc_timer (self.svc, SESS_CONF_CHECK_MS, 0, s_on_conf_timer, &self, "conf");
+    bas_svc_timer (self.svc, SESS_GAUGES_MS, 0, s_on_gauges, &self, "gauges");
     bas_svc_set_ready (self.svc, s_ready, &self);
     bas_info ("listening", "snapshot=%s delta=%s period_ms=%d", self.config.snapshot_endpoint,
               self.config.delta_endpoint, self.config.schedule_period_ms);
