@@ -11,7 +11,7 @@
 #define CACHE_DELTA_MAX_OBJECTS 2000    // flush early when a batch grows this big
 #define CACHE_HEARTBEAT_MS 1000         // heartbeat on the delta stream
 #define CACHE_BINDER_TIMEOUT_MS 5000    // a binder silent this long is gone
-#define CACHE_WORK_TIMEOUT_MS 30000     // work without a result this long is re-issued
+#define CACHE_CATCH_UP_MAX 10000        // binder messages read before judging liveness
 #define CACHE_KUBE_QPS 200.0
 #define CACHE_KUBE_BURST 400
 

@@ -79,6 +79,7 @@ struct _cache_t {
     bas_metrics_t *metrics;
     cache_model_t *model;
     cache_work_t *work;
+    int64_t last_beat_ms;            // when the heartbeat timer last ran (liveness)
     bas_kube_t *kube;
     zactor_t *auth;
     zsock_t *router;                 // snapshots and commits
@@ -384,6 +385,8 @@ s_update_metrics (cache_t *self)
                            (double) st.evictions_rejected);
     bas_metrics_set_total (m, "basalt_work_reissued_total", NULL,
                            (double) cache_work_reissued (self->work));
+    bas_metrics_set_total (m, "basalt_binders_lost_total", NULL,
+                           (double) cache_work_lost (self->work));
     bas_metrics_set (m, "basalt_cache_synced", NULL, cache_model_synced (self->model) ? 1 : 0);
     static const struct {
         Basalt__V1__ObjectKind kind;
@@ -612,6 +615,7 @@ s_debug_state (void *arg, const char *path, char **body_p, const char **ctype)
     cJSON_AddNumberToObject (binders, "in_flight", (double) cache_work_in_flight (self->work));
     cJSON_AddNumberToObject (binders, "queued", (double) cache_work_queued (self->work));
     cJSON_AddNumberToObject (binders, "reissued", (double) cache_work_reissued (self->work));
+    cJSON_AddNumberToObject (binders, "lost", (double) cache_work_lost (self->work));
     //  The longest reactor turn so far (DESIGN budget: 50 ms) and whose it was.
     const char *what = NULL;
     int64_t max_us = bas_svc_turn_max (self->svc, &what);
@@ -642,10 +646,31 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
         zmsg_t *msg = bas_msg_encode (&self->pub_stream, NULL, &hb.base, cache_model_seq (self->model));
         bas_svc_send_msg (self->svc, self->pub, "subscribers", &basalt__v1__heartbeat__descriptor, &msg);
     }
-    int requeued = cache_work_expire (self->work, bas_mono_ms (), CACHE_BINDER_TIMEOUT_MS,
-                                      CACHE_WORK_TIMEOUT_MS);
-    if (requeued)
-        bas_warn ("work_reissued", "items=%d", requeued);
+    //  Binder liveness is judged on the binders' traffic as this reactor
+    //  sees it once it has caught up. After a long turn elsewhere (a big
+    //  commit, a relist), results and heartbeats the binders sent meanwhile
+    //  still wait on the socket: read them first. If more are waiting than
+    //  one catch-up reads, or this timer itself fires late (the reactor was
+    //  held), nobody is judged this time; the next beat decides.
+    int64_t now = bas_mono_ms ();
+    bool late = self->last_beat_ms && now - self->last_beat_ms > 2 * CACHE_HEARTBEAT_MS;
+    self->last_beat_ms = now;
+    bool caught_up = true;
+    for (int i = 0; zsock_events (self->workers) & ZMQ_POLLIN; i++) {
+        if (i == CACHE_CATCH_UP_MAX) {
+            caught_up = false;
+            break;
+        }
+        s_on_workers (NULL, self->workers, self);
+    }
+    if (late || !caught_up)
+        bas_info ("liveness_deferred", "late=%s caught_up=%s", late ? "yes" : "no",
+                  caught_up ? "yes" : "no");
+    else {
+        int requeued = cache_work_expire (self->work, bas_mono_ms (), CACHE_BINDER_TIMEOUT_MS);
+        if (requeued)
+            bas_warn ("work_reissued", "items=%d", requeued);
+    }
     bas_metrics_set (self->metrics, "basalt_binders", NULL, (double) cache_work_binders (self->work));
     s_dispatch_work (self);
     s_update_metrics (self);
@@ -671,6 +696,7 @@ s_describe (bas_metrics_t *m)
     bas_metrics_describe (m, "basalt_binder_work_queued", BAS_METRIC_GAUGE, "Work items waiting for a binder", NULL, 0);
     bas_metrics_describe (m, "basalt_binders", BAS_METRIC_GAUGE, "Binders connected", NULL, 0);
     bas_metrics_describe (m, "basalt_work_results_total", BAS_METRIC_COUNTER, "Work results by kind and outcome", NULL, 0);
+    bas_metrics_describe (m, "basalt_binders_lost_total", BAS_METRIC_COUNTER, "Binders declared lost (silent past the binder timeout) and their work re-issued", NULL, 0);
     bas_metrics_describe (m, "basalt_commit_placements_total", BAS_METRIC_COUNTER, "Placements accepted from session commits", NULL, 0);
     bas_metrics_describe (m, "basalt_commit_rejections_total", BAS_METRIC_COUNTER, "Placements rejected as stale or not fitting", NULL, 0);
     bas_metrics_describe (m, "basalt_commit_statuses_total", BAS_METRIC_COUNTER, "PodGroup status changes from session commits, by result", NULL, 0);

@@ -30,6 +30,7 @@ struct _cache_work_t {
     zlistx_t *lru;             // keys (char*), least recently served first
     zhashx_t *flight;          // work id (decimal) -> s_flight_t
     unsigned long reissued;    // items re-queued after a loss
+    unsigned long lost;        // binders declared lost
 };
 
 static void
@@ -214,23 +215,29 @@ cache_work_unsend (cache_work_t *self, uint64_t work_id)
 }
 
 int
-cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms, int work_timeout_ms)
+cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms)
 {
     zlistx_t *gone = zlistx_new ();
     zlistx_set_destructor (gone, (zlistx_destructor_fn *) zstr_free);
     for (s_binder_t *b = zhashx_first (self->binders); b; b = zhashx_next (self->binders))
         if (now_ms - b->last_seen_ms > binder_timeout_ms)
             zlistx_add_end (gone, strdup (b->key));
+    if (zlistx_size (gone) == 0) {
+        zlistx_destroy (&gone);
+        return 0;
+    }
+    //  Only a lost binder's work is re-issued: a binder that is connected
+    //  and answering performs every item it took and reports it, however
+    //  slow the API is, and sending the item again would bind twice.
+    zhashx_t *lost = zhashx_new ();
+    for (char *k = zlistx_first (gone); k; k = zlistx_next (gone))
+        zhashx_insert (lost, k, (void *) "1");
     int requeued = 0;
     zlistx_t *ids = zlistx_new ();
     zlistx_set_destructor (ids, (zlistx_destructor_fn *) zstr_free);
-    for (s_flight_t *f = zhashx_first (self->flight); f; f = zhashx_next (self->flight)) {
-        bool lost = now_ms - f->sent_ms > work_timeout_ms;
-        for (char *k = zlistx_first (gone); k && !lost; k = zlistx_next (gone))
-            lost = strcmp (k, f->binder) == 0;
-        if (lost)
+    for (s_flight_t *f = zhashx_first (self->flight); f; f = zhashx_next (self->flight))
+        if (zhashx_lookup (lost, f->binder))
             zlistx_add_end (ids, strdup (zhashx_cursor (self->flight)));
-    }
     for (char *id = zlistx_first (ids); id; id = zlistx_next (ids)) {
         s_flight_t *f = zhashx_lookup (self->flight, id);
         zlistx_add_start (self->queue, f->work);
@@ -239,16 +246,25 @@ cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms, in
         requeued++;
     }
     for (char *k = zlistx_first (gone); k; k = zlistx_next (gone)) {
-        bas_warn ("binder_lost", "binder=%s", k);
+        bas_warn ("binder_lost", "binder=%s silent_ms=%lld", k,
+                  (long long) (now_ms - ((s_binder_t *) zhashx_lookup (self->binders, k))->last_seen_ms));
         zhashx_delete (self->binders, k);
         void *handle = zlistx_find (self->lru, k);
         if (handle)
             zlistx_delete (self->lru, handle);
     }
     self->reissued += (unsigned long) requeued;
+    self->lost += zlistx_size (gone);
+    zhashx_destroy (&lost);
     zlistx_destroy (&ids);
     zlistx_destroy (&gone);
     return requeued;
+}
+
+unsigned long
+cache_work_lost (cache_work_t *self)
+{
+    return self->lost;
 }
 
 size_t

@@ -44,11 +44,15 @@ Basalt__V1__Work *cache_work_done (cache_work_t *self, zframe_t *identity, uint6
 //  Put a sent item back at the front of the queue (the send failed).
 void cache_work_unsend (cache_work_t *self, uint64_t work_id);
 
-//  Forget binders silent for binder_timeout_ms and re-queue their work;
-//  re-queue items in flight longer than work_timeout_ms. Returns the
-//  number of items re-queued.
-int cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms,
-                       int work_timeout_ms);
+//  Forget binders silent for binder_timeout_ms and re-queue their work.
+//  Work in flight on a binder that is still heard from is never re-queued,
+//  however long it takes. Returns the number of items re-queued. The
+//  caller judges silence on its own clock after reading what the binders
+//  sent (a busy reactor must not mistake its own delay for their silence).
+int cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms);
+
+//  Binders declared lost so far.
+unsigned long cache_work_lost (cache_work_t *self);
 
 size_t cache_work_queued (cache_work_t *self);
 size_t cache_work_in_flight (cache_work_t *self);
