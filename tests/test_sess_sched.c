@@ -274,8 +274,17 @@ test_seed_hierarchical_queue (void **state)
     s_done (&run);
 }
 
-//  Three levels: the refusal comes from the grandparent, and nothing the
-//  refused job would have reserved stays behind for a smaller job.
+//  The rollback of DESIGN problem 3: a job refused at one level of the
+//  hierarchy must leave nothing reserved at the levels it passed, or a
+//  later job that fits is refused for room nobody holds. Two trees, one
+//  for each direction a level-by-level check could run in:
+//  - tree 1 (root > top1 > mid1 > leaf1, top1 full but for 1 cpu): b1 fits
+//    leaf1 and mid1 and is refused by top1, its grandparent; c1 then fits
+//    everywhere only if leaf1 holds no reservation for b1 (1 + 2 > 2);
+//  - tree 2 (root > top2 > mid2 > leaf2): b2 is refused by leaf2 itself;
+//    c2 then fits only if top2 and mid2 hold no reservation for b2
+//    (2 + 3 > 4).
+//  Jobs in one leaf go in creation order, so b is always tried before c.
 static void
 test_hierarchy_rollback (void **state)
 {
@@ -294,27 +303,50 @@ test_hierarchy_rollback (void **state)
     assert_non_null (conf);
     bas_store_t *store = bas_store_new ();
     util_model_node (store, "n1", "16", "32Gi", 110);
-    Basalt__V1__Queue *top = util_model_queue (store, "top", "root", 1);
-    top->capability = util_model_resources ("3", "6Gi", 0);
-    util_model_queue (store, "mid", "top", 1);
-    util_model_queue (store, "leaf-a", "mid", 1);
-    util_model_queue (store, "leaf-b", "mid", 1);
-    Basalt__V1__PodGroup *a = util_model_pod_group (store, NULL, "a", "leaf-a", 1);
-    a->min_resources = util_model_resources ("2", "2Gi", 0);
-    Basalt__V1__PodGroup *b = util_model_pod_group (store, NULL, "b", "leaf-b", 1);
-    b->min_resources = util_model_resources ("2", "2Gi", 0);
-    Basalt__V1__PodGroup *c = util_model_pod_group (store, NULL, "c", "leaf-b", 1);
-    c->min_resources = util_model_resources ("1", "1Gi", 0);
-    util_model_pod (store, NULL, "a-0", "a", "2", "2Gi");
-    util_model_pod (store, NULL, "b-0", "b", "2", "2Gi");
-    util_model_pod (store, NULL, "c-0", "c", "1", "1Gi");
+    //  Tree 1: top1 (4 cpu) already runs a1 (3 cpu) in its leaf other1.
+    Basalt__V1__Queue *top1 = util_model_queue (store, "top1", "root", 1);
+    top1->capability = util_model_resources ("4", "16Gi", 0);
+    util_model_queue (store, "other1", "top1", 1);
+    util_model_queue (store, "mid1", "top1", 1);
+    Basalt__V1__Queue *leaf1 = util_model_queue (store, "leaf1", "mid1", 1);
+    leaf1->capability = util_model_resources ("2", NULL, 0);
+    Basalt__V1__PodGroup *a1 = util_model_pod_group (store, NULL, "a1", "other1", 1);
+    a1->min_resources = util_model_resources ("3", "1Gi", 0);
+    util_model_phase (a1, "Running");
+    util_model_bind (util_model_pod (store, NULL, "a1-0", "a1", "3", "1Gi"), "n1", "Running");
+    Basalt__V1__PodGroup *b1 = util_model_pod_group (store, NULL, "b1", "leaf1", 1);
+    b1->min_resources = util_model_resources ("2", "1Gi", 0);
+    util_model_pod (store, NULL, "b1-0", "b1", "2", "1Gi");
+    Basalt__V1__PodGroup *c1 = util_model_pod_group (store, NULL, "c1", "leaf1", 1);
+    c1->min_resources = util_model_resources ("1", "1Gi", 0);
+    util_model_pod (store, NULL, "c1-0", "c1", "1", "1Gi");
+    //  Tree 2: top2 (4 cpu) > mid2 > leaf2 (2 cpu), nothing running.
+    Basalt__V1__Queue *top2 = util_model_queue (store, "top2", "root", 1);
+    top2->capability = util_model_resources ("4", "16Gi", 0);
+    util_model_queue (store, "mid2", "top2", 1);
+    Basalt__V1__Queue *leaf2 = util_model_queue (store, "leaf2", "mid2", 1);
+    leaf2->capability = util_model_resources ("2", NULL, 0);
+    Basalt__V1__PodGroup *b2 = util_model_pod_group (store, NULL, "b2", "leaf2", 1);
+    b2->min_resources = util_model_resources ("3", "1Gi", 0);
+    util_model_pod (store, NULL, "b2-0", "b2", "3", "1Gi");
+    Basalt__V1__PodGroup *c2 = util_model_pod_group (store, NULL, "c2", "leaf2", 1);
+    c2->min_resources = util_model_resources ("2", "1Gi", 0);
+    util_model_pod (store, NULL, "c2-0", "c2", "2", "1Gi");
+
     sess_params_t params = {.session_id = "s", .now_ms = 1};
     Basalt__V1__Commit *commit = sess_run (store, conf, &params);
-    //  a (2) admitted; b (2) refused at top (2 + 2 > 3); c (1) still fits.
-    assert_non_null (util_model_placed (commit, "a-0"));
-    assert_null (util_model_placed (commit, "b-0"));
-    assert_non_null (util_model_placed (commit, "c-0"));
-    assert_string_equal (util_model_status (commit, "b")->status->phase, "Pending");
+    //  The refused jobs stay Pending; the ones that fit are admitted and
+    //  placed in the same session.
+    assert_null (util_model_placed (commit, "b1-0"));
+    assert_string_equal (util_model_status (commit, "b1")->status->phase, "Pending");
+    assert_null (util_model_placed (commit, "b2-0"));
+    assert_string_equal (util_model_status (commit, "b2")->status->phase, "Pending");
+    if (!util_model_placed (commit, "c1-0"))
+        fail_msg ("c1 (1 cpu) not placed: a reservation of refused b1 stayed in leaf1");
+    assert_string_equal (util_model_status (commit, "c1")->status->phase, "Inqueue");
+    if (!util_model_placed (commit, "c2-0"))
+        fail_msg ("c2 (2 cpu) not placed: a reservation of refused b2 stayed in mid2/top2");
+    assert_string_equal (util_model_status (commit, "c2")->status->phase, "Inqueue");
     s_free_commit (&commit);
     bas_store_destroy (&store);
     sess_conf_destroy (&conf);
