@@ -66,6 +66,28 @@ static const bas_flag_t s_flags[] = {
 
 typedef struct _cache_t cache_t;
 
+//  A session's commit being applied in slices (cache_model_commit_step).
+typedef struct {
+    bas_msg_t msg;                       // the Commit and its sender (owned)
+    Basalt__V1__CommitResult *result;    // the answer being built (owned)
+    cache_commit_t *cc;                  // progress, NULL before the first slice
+    int64_t started_us;                  // when it arrived
+} s_commit_job_t;
+
+static void
+s_commit_job_free (void **item_p)
+{
+    s_commit_job_t *job = *item_p;
+    if (job) {
+        cache_model_commit_end (&job->cc);
+        if (job->result)
+            protobuf_c_message_free_unpacked (&job->result->base, NULL);
+        bas_msg_clear (&job->msg);
+        free (job);
+        *item_p = NULL;
+    }
+}
+
 //  What an informer's callback needs: the cache and the kind it watches.
 typedef struct {
     cache_t *cache;
@@ -80,6 +102,8 @@ struct _cache_t {
     cache_model_t *model;
     cache_work_t *work;
     int64_t last_beat_ms;            // when the heartbeat timer last ran (liveness)
+    zlistx_t *commits;               // s_commit_job_t being applied, oldest first
+    int commit_timer;                // the next slice's timer, or -1
     bas_kube_t *kube;
     zactor_t *auth;
     zsock_t *router;                 // snapshots and commits
@@ -183,33 +207,89 @@ s_handle_snapshot_request (void *arg, bas_msg_t *msg)
     return 0;
 }
 
-static int
-s_handle_commit (void *arg, bas_msg_t *msg)
+static void s_commit_arm (cache_t *self);
+
+//  Finish the oldest commit: publish the assumptions before answering, so
+//  the session's replica reaches result->seq before it plans again.
+static void
+s_commit_finish (cache_t *self, s_commit_job_t *job)
 {
-    cache_t *self = arg;
-    const Basalt__V1__Commit *commit = (const Basalt__V1__Commit *) msg->body;
-    Basalt__V1__CommitResult *result = malloc (sizeof *result);
-    if (!result)
-        abort ();
-    basalt__v1__commit_result__init (result);
-    result->session_id = commit->session_id ? strdup (commit->session_id) : NULL;
-    int accepted = cache_model_commit (self->model, commit, result, s_on_work, self);
-    //  Publish the assumptions before answering, so the session's replica
-    //  reaches result->seq before it plans again.
+    const Basalt__V1__Commit *commit = (const Basalt__V1__Commit *) job->msg.body;
+    Basalt__V1__CommitResult *result = job->result;
+    int accepted = cache_model_commit_end (&job->cc);
     s_flush (self);
     result->has_seq = 1;
     result->seq = cache_model_seq (self->model);
-    bas_svc_send (self->svc, self->router, &self->router_stream, msg->identity, "session",
+    bas_svc_send (self->svc, self->router, &self->router_stream, job->msg.identity, "session",
                   &result->base);
     size_t rejected = result->n_results - (size_t) accepted;
     bas_metrics_add (self->metrics, "basalt_commit_placements_total", "result=\"accepted\"", accepted);
     bas_metrics_add (self->metrics, "basalt_commit_rejections_total", NULL,
                      (double) (commit->n_placements - (size_t) accepted));
-    bas_debug ("commit", "session=%s placements=%zu accepted=%d statuses=%zu results=%zu",
+    bas_debug ("commit", "session=%s placements=%zu accepted=%d statuses=%zu results=%zu ms=%.1f",
                commit->session_id ? commit->session_id : "-", commit->n_placements, accepted,
-               commit->n_statuses, rejected);
-    protobuf_c_message_free_unpacked (&result->base, NULL);
+               commit->n_statuses, rejected, (double) (bas_mono_us () - job->started_us) / 1000.0);
+}
+
+//  One slice of the oldest commit: whole gangs for at most CACHE_COMMIT_SLICE_US,
+//  then the work it made goes to the binders at once (binds start while the
+//  rest of the commit waits for the next turn) and the deltas are published.
+static int
+s_on_commit_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    cache_t *self = arg;
+    self->commit_timer = -1;
+    s_commit_job_t *job = zlistx_first (self->commits);
+    if (!job)
+        return 0;
+    if (!job->cc)
+        job->cc = cache_model_commit_begin (self->model, (const Basalt__V1__Commit *) job->msg.body,
+                                            job->result);
+    int64_t start = bas_mono_us ();
+    bool done = false;
+    while (!done && bas_mono_us () - start < CACHE_COMMIT_SLICE_US)
+        done = cache_model_commit_step (self->model, job->cc, CACHE_COMMIT_STEP_ITEMS, s_on_work,
+                                        self);
+    if (done) {
+        s_commit_finish (self, job);
+        zlistx_delete (self->commits, zlistx_cursor (self->commits));
+    }
+    else
+        s_flush (self);
     s_dispatch_work (self);
+    s_commit_arm (self);
+    return 0;
+}
+
+static void
+s_commit_arm (cache_t *self)
+{
+    if (self->commit_timer == -1 && zlistx_size (self->commits) > 0)
+        self->commit_timer = bas_svc_timer (self->svc, 0, 1, s_on_commit_timer, self, "commit");
+}
+
+//  A commit is taken over (the message is kept until answered) and applied
+//  in slices on the following turns, in the order commits arrived.
+static int
+s_handle_commit (void *arg, bas_msg_t *msg)
+{
+    cache_t *self = arg;
+    const Basalt__V1__Commit *commit = (const Basalt__V1__Commit *) msg->body;
+    s_commit_job_t *job = calloc (1, sizeof *job);
+    if (!job)
+        abort ();
+    job->result = malloc (sizeof *job->result);
+    if (!job->result)
+        abort ();
+    basalt__v1__commit_result__init (job->result);
+    job->result->session_id = commit->session_id ? strdup (commit->session_id) : NULL;
+    job->started_us = bas_mono_us ();
+    job->msg = *msg;
+    *msg = (bas_msg_t) {0};  // the job owns the message now
+    zlistx_add_end (self->commits, job);
+    s_commit_arm (self);
     return 0;
 }
 
@@ -733,6 +813,9 @@ main (int argc, char **argv)
     self.model = cache_model_new (epoch, self.config.scheduler_name);
     cache_model_set_ignored_devices (self.model, self.config.ignored_devices);
     self.work = cache_work_new ();
+    self.commits = zlistx_new ();
+    zlistx_set_destructor (self.commits, s_commit_job_free);
+    self.commit_timer = -1;
     bas_stream_init (&self.router_stream, "cache-svc", epoch);
     bas_stream_init (&self.pub_stream, "cache-svc", epoch);
     bas_stream_init (&self.work_stream, "cache-svc", epoch);
@@ -788,6 +871,7 @@ done:
     zsock_destroy (&self.workers);
     zactor_destroy (&self.auth);
     cache_work_destroy (&self.work);
+    zlistx_destroy (&self.commits);
     cache_model_destroy (&self.model);
     bas_svc_destroy (&self.svc);
     return exit_code;

@@ -736,211 +736,296 @@ s_group_by_job (const Basalt__V1__Commit *commit, size_t **order_p, size_t **sta
     return groups;
 }
 
+//  A commit being applied in slices (cache_model_commit_begin/step/end).
+struct _cache_commit_t {
+    const Basalt__V1__Commit *commit;   // borrowed: the caller keeps it until _end
+    Basalt__V1__CommitResult *result;   // borrowed: filled here
+    size_t cap;                         // room in result->results
+    size_t *order;                      // placement indices grouped by job (s_group_by_job)
+    size_t *start;                      // each job's range in order
+    size_t jobs;                        // number of jobs
+    size_t next_job, next_eviction, next_status, next_condition;  // progress
+    int accepted;                       // placements accepted so far
+};
+
+//  One gang, all of its placements or none (the g-th job of the commit).
+static void
+s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn *fn, void *arg)
+{
+    const Basalt__V1__Commit *commit = cc->commit;
+    Basalt__V1__CommitResult *result = cc->result;
+    const Basalt__V1__Placement *first = commit->placements[cc->order[cc->start[g]]];
+    const char *reason = NULL;
+    char buf[256];
+    zhashx_t *tentative = zhashx_new ();  // node -> bas_res_t for this job
+    zhashx_set_destructor (tentative, (zhashx_destructor_fn *) zstr_free);
+    zhashx_t *seen = zhashx_new ();       // pod uids of this job so far
+    for (size_t k = cc->start[g]; k < cc->start[g + 1] && !reason; k++) {
+        const Basalt__V1__Placement *pl = commit->placements[cc->order[k]];
+        if (pl->pipelined)
+            continue;
+        //  A pod proposed twice would be bound twice: refuse the gang.
+        if (pl->pod_uid && zhashx_insert (seen, pl->pod_uid, (void *) "1") != 0) {
+            reason = "pod proposed twice in one gang";
+            break;
+        }
+        //  Gangs accepted earlier in this commit are already charged to
+        //  their nodes (s_charge below): only this gang's own earlier
+        //  placements are tentative here, or they would count twice.
+        bas_res_t sum, req;
+        bas_res_zero (&sum);
+        const char *node = pl->node ? pl->node : "";
+        bas_res_t *t = zhashx_lookup (tentative, node);
+        if (t)
+            bas_res_add (&sum, t);
+        reason = s_check_placement (self, pl, &sum, &req, buf, sizeof buf);
+        if (!reason) {
+            if (!t) {
+                t = calloc (1, sizeof *t);
+                if (!t)
+                    abort ();
+                zhashx_insert (tentative, node, t);
+            }
+            bas_res_add (t, &req);
+        }
+    }
+    for (size_t k = cc->start[g]; k < cc->start[g + 1]; k++) {
+        const Basalt__V1__Placement *pl = commit->placements[cc->order[k]];
+        if (pl->pipelined) {
+            //  A reservation on resources being freed: nothing to bind
+            //  and nothing to charge; the next session decides again.
+            //  The pod is nominated to the node (status.nominatedNodeName),
+            //  written only when the nomination changes.
+            s_add_result (result, &cc->cap, s_item (pl->pod_uid, true, "pipelined"));
+            const Basalt__V1__Pod *pod = pl->pod_uid ? bas_store_pod (self->store, pl->pod_uid) : NULL;
+            const char *was = pod ? zhashx_lookup (self->nominated, pod->uid) : NULL;
+            if (pod && pl->node && (!was || strcmp (was, pl->node) != 0)) {
+                zhashx_update (self->nominated, pod->uid, strdup (pl->node));
+                Basalt__V1__Work *w = s_work_new ();
+                Basalt__V1__PodConditionWork *cw = malloc (sizeof *cw);
+                if (!cw)
+                    abort ();
+                basalt__v1__pod_condition_work__init (cw);
+                cw->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
+                cw->name = strdup (pod->name ? pod->name : "");
+                cw->nominated_node_name = strdup (pl->node);
+                w->item_case = BASALT__V1__WORK__ITEM_POD_CONDITION;
+                w->pod_condition = cw;
+                fn (arg, &w);
+            }
+            continue;
+        }
+        if (reason) {
+            self->stats.placements_rejected++;
+            s_add_result (result, &cc->cap, s_item (pl->pod_uid, false, reason));
+            continue;
+        }
+        Basalt__V1__Pod *pod = (Basalt__V1__Pod *) bas_store_pod (self->store, pl->pod_uid);
+        free (pod->assumed_node);
+        pod->assumed_node = strdup (pl->node);
+        s_charge (self, pod);
+        s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, pl->pod_uid);
+        self->stats.placements_accepted++;
+        cc->accepted++;
+        s_add_result (result, &cc->cap, s_item (pl->pod_uid, true, NULL));
+        Basalt__V1__Work *w = s_work_new ();
+        Basalt__V1__BindWork *b = malloc (sizeof *b);
+        if (!b)
+            abort ();
+        basalt__v1__bind_work__init (b);
+        b->pod_uid = strdup (pod->uid);
+        b->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
+        b->name = strdup (pod->name ? pod->name : "");
+        b->node = strdup (pl->node);
+        w->item_case = BASALT__V1__WORK__ITEM_BIND;
+        w->bind = b;
+        fn (arg, &w);
+    }
+    if (reason)
+        bas_debug ("gang_rejected", "job=%s reason=\"%s\"", first->job_uid ? first->job_uid : "-",
+                  reason);
+    zhashx_destroy (&tentative);
+    zhashx_destroy (&seen);
+}
+
+static void
+s_commit_eviction (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work_fn *fn,
+                   void *arg)
+{
+    Basalt__V1__CommitResult *result = cc->result;
+    const Basalt__V1__Eviction *ev = cc->commit->evictions[i];
+    const Basalt__V1__Pod *pod = ev->pod_uid ? bas_store_pod (self->store, ev->pod_uid) : NULL;
+    const char *why = NULL;
+    if (!pod)
+        why = "pod no longer exists";
+    else if (zhashx_lookup (self->evicting, ev->pod_uid))
+        why = "pod is already being evicted";
+    else if (pod->deleting)
+        why = "pod is already being deleted";
+    else if (ev->pod_resource_version && pod->resource_version &&
+             strcmp (ev->pod_resource_version, pod->resource_version) != 0)
+        why = "pod changed since the session's snapshot";
+    if (why) {
+        self->stats.evictions_rejected++;
+        s_add_result (result, &cc->cap, s_item (ev->pod_uid, false, why));
+        return;
+    }
+    zhashx_insert (self->evicting, ev->pod_uid, (void *) "1");
+    Basalt__V1__Pod *victim = (Basalt__V1__Pod *) pod;
+    victim->has_deleting = 1;
+    victim->deleting = 1;
+    s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, victim->uid);
+    self->stats.evictions_accepted++;
+    s_add_result (result, &cc->cap, s_item (ev->pod_uid, true, NULL));
+    bas_debug ("evicting", "pod=%s/%s node=%s reason=\"%s\"", pod->namespace_, pod->name,
+              pod->node_name ? pod->node_name : "-", ev->reason ? ev->reason : "");
+    Basalt__V1__Work *w = s_work_new ();
+    Basalt__V1__EvictWork *e = malloc (sizeof *e);
+    if (!e)
+        abort ();
+    basalt__v1__evict_work__init (e);
+    e->pod_uid = strdup (pod->uid);
+    e->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
+    e->name = strdup (pod->name ? pod->name : "");
+    e->reason = ev->reason ? strdup (ev->reason) : NULL;
+    w->item_case = BASALT__V1__WORK__ITEM_EVICT;
+    w->evict = e;
+    fn (arg, &w);
+}
+
+static void
+s_commit_status (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work_fn *fn, void *arg)
+{
+    Basalt__V1__CommitResult *result = cc->result;
+    const Basalt__V1__PodGroupStatusChange *ch = cc->commit->statuses[i];
+    Basalt__V1__PodGroup *pg =
+        ch->uid ? (Basalt__V1__PodGroup *) bas_store_pod_group (self->store, ch->uid) : NULL;
+    if (!pg || !ch->status) {
+        self->stats.statuses_rejected++;
+        s_add_result (result, &cc->cap, s_item (ch->uid, false, "pod group no longer exists"));
+        return;
+    }
+    //  Keep the status the API has, to restore it if the write fails;
+    //  apply the proposal now so the next session does not propose it again.
+    if (!zhashx_lookup (self->status_previous, ch->uid) && pg->status) {
+        size_t len = basalt__v1__pod_group_status__get_packed_size (pg->status);
+        zchunk_t *chunk = zchunk_new (NULL, len);
+        basalt__v1__pod_group_status__pack (pg->status, zchunk_data (chunk));
+        zchunk_set (chunk, zchunk_data (chunk), len);
+        zhashx_insert (self->status_previous, ch->uid, chunk);
+    }
+    if (pg->status)
+        basalt__v1__pod_group_status__free_unpacked (pg->status, NULL);
+    pg->status = (Basalt__V1__PodGroupStatus *) bas_msg_dup (&ch->status->base);
+    s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, ch->uid);
+    self->stats.statuses_accepted++;
+    s_add_result (result, &cc->cap, s_item (ch->uid, true, NULL));
+    Basalt__V1__Work *w = s_work_new ();
+    Basalt__V1__StatusWork *sw = malloc (sizeof *sw);
+    if (!sw)
+        abort ();
+    basalt__v1__status_work__init (sw);
+    sw->uid = strdup (pg->uid);
+    sw->namespace_ = strdup (pg->namespace_ ? pg->namespace_ : "default");
+    sw->name = strdup (pg->name ? pg->name : "");
+    sw->status = (Basalt__V1__PodGroupStatus *) bas_msg_dup (&ch->status->base);
+    w->item_case = BASALT__V1__WORK__ITEM_STATUS;
+    w->status = sw;
+    fn (arg, &w);
+}
+
+static void
+s_commit_condition (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work_fn *fn,
+                    void *arg)
+{
+    const Basalt__V1__PodCondition *pc = cc->commit->pod_conditions[i];
+    const Basalt__V1__Pod *pod = pc->pod_uid ? bas_store_pod (self->store, pc->pod_uid) : NULL;
+    if (!pod)
+        return;
+    Basalt__V1__Work *w = s_work_new ();
+    Basalt__V1__PodConditionWork *cw = malloc (sizeof *cw);
+    if (!cw)
+        abort ();
+    basalt__v1__pod_condition_work__init (cw);
+    cw->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
+    cw->name = strdup (pod->name ? pod->name : "");
+    cw->condition = (Basalt__V1__PodCondition *) bas_msg_dup (&pc->base);
+    w->item_case = BASALT__V1__WORK__ITEM_POD_CONDITION;
+    w->pod_condition = cw;
+    fn (arg, &w);
+}
+
+cache_commit_t *
+cache_model_commit_begin (cache_model_t *self, const Basalt__V1__Commit *commit,
+                          Basalt__V1__CommitResult *result)
+{
+    (void) self;
+    cache_commit_t *cc = calloc (1, sizeof *cc);
+    if (!cc)
+        abort ();
+    cc->commit = commit;
+    cc->result = result;
+    cc->jobs = s_group_by_job (commit, &cc->order, &cc->start);
+    return cc;
+}
+
+bool
+cache_model_commit_step (cache_model_t *self, cache_commit_t *cc, size_t budget,
+                         cache_work_fn *fn, void *arg)
+{
+    const Basalt__V1__Commit *commit = cc->commit;
+    size_t done = 0;
+    //  Placements are committed per gang: all of a job's or none of them;
+    //  a slice ends between two gangs, never inside one.
+    while (cc->next_job < cc->jobs && done < budget) {
+        size_t g = cc->next_job++;
+        s_commit_gang (self, cc, g, fn, arg);
+        done += cc->start[g + 1] - cc->start[g];
+    }
+    while (cc->next_eviction < commit->n_evictions && done < budget) {
+        s_commit_eviction (self, cc, cc->next_eviction++, fn, arg);
+        done++;
+    }
+    while (cc->next_status < commit->n_statuses && done < budget) {
+        s_commit_status (self, cc, cc->next_status++, fn, arg);
+        done++;
+    }
+    while (cc->next_condition < commit->n_pod_conditions && done < budget) {
+        s_commit_condition (self, cc, cc->next_condition++, fn, arg);
+        done++;
+    }
+    bool finished = cc->next_job == cc->jobs && cc->next_eviction == commit->n_evictions &&
+                    cc->next_status == commit->n_statuses &&
+                    cc->next_condition == commit->n_pod_conditions;
+    if (finished) {
+        cc->result->has_epoch = 1;
+        cc->result->epoch = self->epoch;
+    }
+    return finished;
+}
+
+int
+cache_model_commit_end (cache_commit_t **cc_p)
+{
+    if (!cc_p || !*cc_p)
+        return 0;
+    cache_commit_t *cc = *cc_p;
+    int accepted = cc->accepted;
+    free (cc->order);
+    free (cc->start);
+    free (cc);
+    *cc_p = NULL;
+    return accepted;
+}
+
 int
 cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
                     Basalt__V1__CommitResult *result, cache_work_fn *fn, void *arg)
 {
-    size_t cap = 0;
-    int accepted = 0;
-    size_t *order, *start;
-    size_t jobs = s_group_by_job (commit, &order, &start);
-    //  Placements are committed per gang: all of a job's or none of them.
-    for (size_t g = 0; g < jobs; g++) {
-        const Basalt__V1__Placement *first = commit->placements[order[start[g]]];
-        const char *reason = NULL;
-        char buf[256];
-        zhashx_t *tentative = zhashx_new ();  // node -> bas_res_t for this job
-        zhashx_set_destructor (tentative, (zhashx_destructor_fn *) zstr_free);
-        zhashx_t *seen = zhashx_new ();       // pod uids of this job so far
-        for (size_t k = start[g]; k < start[g + 1] && !reason; k++) {
-            const Basalt__V1__Placement *pl = commit->placements[order[k]];
-            if (pl->pipelined)
-                continue;
-            //  A pod proposed twice would be bound twice: refuse the gang.
-            if (pl->pod_uid && zhashx_insert (seen, pl->pod_uid, (void *) "1") != 0) {
-                reason = "pod proposed twice in one gang";
-                break;
-            }
-            //  Gangs accepted earlier in this commit are already charged to
-            //  their nodes (s_charge below): only this gang's own earlier
-            //  placements are tentative here, or they would count twice.
-            bas_res_t sum, req;
-            bas_res_zero (&sum);
-            const char *node = pl->node ? pl->node : "";
-            bas_res_t *t = zhashx_lookup (tentative, node);
-            if (t)
-                bas_res_add (&sum, t);
-            reason = s_check_placement (self, pl, &sum, &req, buf, sizeof buf);
-            if (!reason) {
-                if (!t) {
-                    t = calloc (1, sizeof *t);
-                    if (!t)
-                        abort ();
-                    zhashx_insert (tentative, node, t);
-                }
-                bas_res_add (t, &req);
-            }
-        }
-        for (size_t k = start[g]; k < start[g + 1]; k++) {
-            const Basalt__V1__Placement *pl = commit->placements[order[k]];
-            if (pl->pipelined) {
-                //  A reservation on resources being freed: nothing to bind
-                //  and nothing to charge; the next session decides again.
-                //  The pod is nominated to the node (status.nominatedNodeName),
-                //  written only when the nomination changes.
-                s_add_result (result, &cap, s_item (pl->pod_uid, true, "pipelined"));
-                const Basalt__V1__Pod *pod = pl->pod_uid ? bas_store_pod (self->store, pl->pod_uid) : NULL;
-                const char *was = pod ? zhashx_lookup (self->nominated, pod->uid) : NULL;
-                if (pod && pl->node && (!was || strcmp (was, pl->node) != 0)) {
-                    zhashx_update (self->nominated, pod->uid, strdup (pl->node));
-                    Basalt__V1__Work *w = s_work_new ();
-                    Basalt__V1__PodConditionWork *cw = malloc (sizeof *cw);
-                    if (!cw)
-                        abort ();
-                    basalt__v1__pod_condition_work__init (cw);
-                    cw->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
-                    cw->name = strdup (pod->name ? pod->name : "");
-                    cw->nominated_node_name = strdup (pl->node);
-                    w->item_case = BASALT__V1__WORK__ITEM_POD_CONDITION;
-                    w->pod_condition = cw;
-                    fn (arg, &w);
-                }
-                continue;
-            }
-            if (reason) {
-                self->stats.placements_rejected++;
-                s_add_result (result, &cap, s_item (pl->pod_uid, false, reason));
-                continue;
-            }
-            Basalt__V1__Pod *pod = (Basalt__V1__Pod *) bas_store_pod (self->store, pl->pod_uid);
-            free (pod->assumed_node);
-            pod->assumed_node = strdup (pl->node);
-            s_charge (self, pod);
-            s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, pl->pod_uid);
-            self->stats.placements_accepted++;
-            accepted++;
-            s_add_result (result, &cap, s_item (pl->pod_uid, true, NULL));
-            Basalt__V1__Work *w = s_work_new ();
-            Basalt__V1__BindWork *b = malloc (sizeof *b);
-            if (!b)
-                abort ();
-            basalt__v1__bind_work__init (b);
-            b->pod_uid = strdup (pod->uid);
-            b->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
-            b->name = strdup (pod->name ? pod->name : "");
-            b->node = strdup (pl->node);
-            w->item_case = BASALT__V1__WORK__ITEM_BIND;
-            w->bind = b;
-            fn (arg, &w);
-        }
-        if (reason)
-            bas_debug ("gang_rejected", "job=%s reason=\"%s\"", first->job_uid ? first->job_uid : "-",
-                      reason);
-        zhashx_destroy (&tentative);
-        zhashx_destroy (&seen);
-    }
-    free (order);
-    free (start);
-
-    for (size_t i = 0; i < commit->n_evictions; i++) {
-        const Basalt__V1__Eviction *ev = commit->evictions[i];
-        const Basalt__V1__Pod *pod = ev->pod_uid ? bas_store_pod (self->store, ev->pod_uid) : NULL;
-        const char *why = NULL;
-        if (!pod)
-            why = "pod no longer exists";
-        else if (zhashx_lookup (self->evicting, ev->pod_uid))
-            why = "pod is already being evicted";
-        else if (pod->deleting)
-            why = "pod is already being deleted";
-        else if (ev->pod_resource_version && pod->resource_version &&
-                 strcmp (ev->pod_resource_version, pod->resource_version) != 0)
-            why = "pod changed since the session's snapshot";
-        if (why) {
-            self->stats.evictions_rejected++;
-            s_add_result (result, &cap, s_item (ev->pod_uid, false, why));
-            continue;
-        }
-        zhashx_insert (self->evicting, ev->pod_uid, (void *) "1");
-        Basalt__V1__Pod *victim = (Basalt__V1__Pod *) pod;
-        victim->has_deleting = 1;
-        victim->deleting = 1;
-        s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, victim->uid);
-        self->stats.evictions_accepted++;
-        s_add_result (result, &cap, s_item (ev->pod_uid, true, NULL));
-        bas_debug ("evicting", "pod=%s/%s node=%s reason=\"%s\"", pod->namespace_, pod->name,
-                  pod->node_name ? pod->node_name : "-", ev->reason ? ev->reason : "");
-        Basalt__V1__Work *w = s_work_new ();
-        Basalt__V1__EvictWork *e = malloc (sizeof *e);
-        if (!e)
-            abort ();
-        basalt__v1__evict_work__init (e);
-        e->pod_uid = strdup (pod->uid);
-        e->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
-        e->name = strdup (pod->name ? pod->name : "");
-        e->reason = ev->reason ? strdup (ev->reason) : NULL;
-        w->item_case = BASALT__V1__WORK__ITEM_EVICT;
-        w->evict = e;
-        fn (arg, &w);
-    }
-
-    for (size_t i = 0; i < commit->n_statuses; i++) {
-        const Basalt__V1__PodGroupStatusChange *ch = commit->statuses[i];
-        Basalt__V1__PodGroup *pg =
-            ch->uid ? (Basalt__V1__PodGroup *) bas_store_pod_group (self->store, ch->uid) : NULL;
-        if (!pg || !ch->status) {
-            self->stats.statuses_rejected++;
-            s_add_result (result, &cap, s_item (ch->uid, false, "pod group no longer exists"));
-            continue;
-        }
-        //  Keep the status the API has, to restore it if the write fails;
-        //  apply the proposal now so the next session does not propose it again.
-        if (!zhashx_lookup (self->status_previous, ch->uid) && pg->status) {
-            size_t len = basalt__v1__pod_group_status__get_packed_size (pg->status);
-            zchunk_t *chunk = zchunk_new (NULL, len);
-            basalt__v1__pod_group_status__pack (pg->status, zchunk_data (chunk));
-            zchunk_set (chunk, zchunk_data (chunk), len);
-            zhashx_insert (self->status_previous, ch->uid, chunk);
-        }
-        if (pg->status)
-            basalt__v1__pod_group_status__free_unpacked (pg->status, NULL);
-        pg->status = (Basalt__V1__PodGroupStatus *) bas_msg_dup (&ch->status->base);
-        s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, ch->uid);
-        self->stats.statuses_accepted++;
-        s_add_result (result, &cap, s_item (ch->uid, true, NULL));
-        Basalt__V1__Work *w = s_work_new ();
-        Basalt__V1__StatusWork *sw = malloc (sizeof *sw);
-        if (!sw)
-            abort ();
-        basalt__v1__status_work__init (sw);
-        sw->uid = strdup (pg->uid);
-        sw->namespace_ = strdup (pg->namespace_ ? pg->namespace_ : "default");
-        sw->name = strdup (pg->name ? pg->name : "");
-        sw->status = (Basalt__V1__PodGroupStatus *) bas_msg_dup (&ch->status->base);
-        w->item_case = BASALT__V1__WORK__ITEM_STATUS;
-        w->status = sw;
-        fn (arg, &w);
-    }
-
-    for (size_t i = 0; i < commit->n_pod_conditions; i++) {
-        const Basalt__V1__PodCondition *pc = commit->pod_conditions[i];
-        const Basalt__V1__Pod *pod = pc->pod_uid ? bas_store_pod (self->store, pc->pod_uid) : NULL;
-        if (!pod)
-            continue;
-        Basalt__V1__Work *w = s_work_new ();
-        Basalt__V1__PodConditionWork *cw = malloc (sizeof *cw);
-        if (!cw)
-            abort ();
-        basalt__v1__pod_condition_work__init (cw);
-        cw->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
-        cw->name = strdup (pod->name ? pod->name : "");
-        cw->condition = (Basalt__V1__PodCondition *) bas_msg_dup (&pc->base);
-        w->item_case = BASALT__V1__WORK__ITEM_POD_CONDITION;
-        w->pod_condition = cw;
-        fn (arg, &w);
-    }
-    result->has_epoch = 1;
-    result->epoch = self->epoch;
-    return accepted;
+    cache_commit_t *cc = cache_model_commit_begin (self, commit, result);
+    while (!cache_model_commit_step (self, cc, SIZE_MAX, fn, arg))
+        ;
+    return cache_model_commit_end (&cc);
 }
 
 int

@@ -90,6 +90,22 @@ typedef void(cache_work_fn) (void *arg, Basalt__V1__Work **work_p);
 int cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
                         Basalt__V1__CommitResult *result, cache_work_fn *fn, void *arg);
 
+//  The same commit done in slices, so that a commit of tens of thousands of
+//  placements never holds the reactor (DESIGN: a turn is short). _begin
+//  borrows `commit` and `result`, which must live until _end; each _step
+//  applies whole gangs (and then evictions, statuses, conditions) until
+//  about `budget` items are done and returns true when the commit is
+//  complete (result->epoch is then set). Between steps the model may change
+//  (API events, other commits): each gang is checked against the model as it
+//  is when its turn comes. _end frees the state and returns the number of
+//  placements accepted.
+typedef struct _cache_commit_t cache_commit_t;
+cache_commit_t *cache_model_commit_begin (cache_model_t *self, const Basalt__V1__Commit *commit,
+                                          Basalt__V1__CommitResult *result);
+bool cache_model_commit_step (cache_model_t *self, cache_commit_t *cc, size_t budget,
+                              cache_work_fn *fn, void *arg);
+int cache_model_commit_end (cache_commit_t **cc_p);
+
 //  A binder's result for a bind: on failure the assumption is dropped (the
 //  pod is pending again). Returns 0.
 int cache_model_bind_result (cache_model_t *self, const Basalt__V1__BindWork *bind, bool ok,

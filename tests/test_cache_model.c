@@ -245,7 +245,12 @@ s_run (cache_model_t *model, s_commit_t *c, s_works_t *works, int *accepted)
 {
     Basalt__V1__CommitResult *r = malloc (sizeof *r);
     basalt__v1__commit_result__init (r);
-    int n = cache_model_commit (model, &c->commit, r, s_collect, works);
+    //  In the smallest slices cache-svc could take (one gang or item per
+    //  step), so every test here also checks that slicing changes nothing.
+    cache_commit_t *cc = cache_model_commit_begin (model, &c->commit, r);
+    while (!cache_model_commit_step (model, cc, 1, s_collect, works))
+        ;
+    int n = cache_model_commit_end (&cc);
     if (accepted)
         *accepted = n;
     //  The result is a valid message: it packs and unpacks.
@@ -538,6 +543,53 @@ test_gangs_compete_in_one_commit (void **state)
     assert_non_null (strstr (s_item (r, "b1")->reason, "insufficient cpu"));
     assert_int_equal (works.n, 2);
     assert_int_equal (s_used_cpu (model, "n1"), 3000);
+    s_result_free (r);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
+//  A commit applied in slices checks each gang against the model as it is
+//  when the gang's turn comes: a pod deleted between two slices is not
+//  bound, the gang before it is, and the whole commit matches one applied at
+//  once (cache_model_commit) otherwise.
+static void
+test_commit_in_slices (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_pg (model, "uid-pg2", "pg2", 2, "Inqueue");
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "a1", .name = "a1", .group = "pg1", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "a2", .name = "a2", .group = "pg1", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "b1", .name = "b1", .group = "pg2", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "b2", .name = "b2", .group = "pg2", .cpu = "1"});
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "a1", "n1", "uid-pg1", "1");
+    s_place (&c, "b1", "n1", "uid-pg2", "1");
+    s_place (&c, "a2", "n1", "uid-pg1", "1");
+    s_place (&c, "b2", "n1", "uid-pg2", "1");
+    s_works_t works = {0};
+    Basalt__V1__CommitResult *r = malloc (sizeof *r);
+    basalt__v1__commit_result__init (r);
+    cache_commit_t *cc = cache_model_commit_begin (model, &c.commit, r);
+    //  A budget of one item still takes a whole gang: pg1 (a1, a2) only.
+    assert_false (cache_model_commit_step (model, cc, 1, s_collect, &works));
+    assert_int_equal (r->n_results, 2);
+    assert_int_equal (works.n, 2);
+    assert_int_equal (s_used_cpu (model, "n1"), 2000);
+    assert_false (r->has_epoch);  // not finished: no answer yet
+    s_delete_pod (model, "b2");
+    assert_true (cache_model_commit_step (model, cc, 1, s_collect, &works));
+    assert_true (r->has_epoch);
+    assert_int_equal (cache_model_commit_end (&cc), 2);
+    assert_null (cc);
+    assert_true (s_item (r, "a1")->accepted);
+    assert_true (s_item (r, "a2")->accepted);
+    assert_false (s_item (r, "b1")->accepted);  // its gang lost a member
+    assert_false (s_item (r, "b2")->accepted);
+    assert_string_equal (s_item (r, "b2")->reason, "pod no longer exists");
+    assert_int_equal (works.n, 2);
+    assert_int_equal (s_used_cpu (model, "n1"), 2000);
     s_result_free (r);
     s_works_clear (&works);
     cache_model_destroy (&model);
@@ -1146,6 +1198,7 @@ main (void)
         cmocka_unit_test_setup (test_accepted_placement_assumes_and_binds, s_setup),
         cmocka_unit_test_setup (test_gangs_compete_in_one_commit, s_setup),
         cmocka_unit_test_setup (test_gangs_fill_node_exactly, s_setup),
+        cmocka_unit_test_setup (test_commit_in_slices, s_setup),
         cmocka_unit_test_setup (test_duplicate_placement_counted_once, s_setup),
         cmocka_unit_test_setup (test_bind_failure_releases, s_setup),
         cmocka_unit_test_setup (test_evictions, s_setup),
