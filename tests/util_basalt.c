@@ -3,13 +3,19 @@
 
 #include "util_proc.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #define S_ARGS_MAX 48
 #define S_LOG_TAIL 4000
+#define S_FAIL_TAIL 6000  // log bytes shown for a child that ended badly (a sanitizer report)
+#define S_STOP_MS 10000   // SIGTERM (or a test's signal) grace before SIGKILL
 
 const char *const util_basalt_names[UTIL_NSVC] = {"cache-svc", "session-svc", "binder-1",
                                                   "binder-2", "controller-svc"};
@@ -76,9 +82,169 @@ s_http_port (util_basalt_t *env, int which)
     }
 }
 
+static long
+s_now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+//  How a waitpid status reads in a sentence.
+static void
+s_describe (int status, char *buf, size_t len)
+{
+    if (status == -1)
+        snprintf (buf, len, "could not be waited for (no such child)");
+    else if (WIFEXITED (status))
+        snprintf (buf, len, "exited with code %d", WEXITSTATUS (status));
+    else if (WIFSIGNALED (status))
+        snprintf (buf, len, "was ended by signal %d (%s)", WTERMSIG (status),
+                  strsignal (WTERMSIG (status)));
+    else
+        snprintf (buf, len, "ended with status 0x%x", status);
+}
+
+//  Record a child that did not end as the test meant: one line naming it
+//  and how it ended, then the end of its log (where a sanitizer report is).
+static void
+s_failed (util_basalt_t *env, const char *name, int instance, pid_t pid, int status,
+          const char *when, const char *log)
+{
+    char how[128];
+    s_describe (status, how, sizeof how);
+    env->failures++;
+    fprintf (stderr, "util_basalt: FAILED: %s (instance %d, pid %d) %s %s\n", name, instance,
+             (int) pid, how, when);
+    char *text = log ? util_read_file (log, NULL) : NULL;
+    if (text) {
+        size_t len = strlen (text);
+        fprintf (stderr, "---- %s: %s (last %d bytes)\n%s\n---- end of %s\n", name, log,
+                 S_FAIL_TAIL, len > S_FAIL_TAIL ? text + len - S_FAIL_TAIL : text, log);
+        free (text);
+    }
+}
+
+//  Wait up to timeout_ms for pid to end; its waitpid status, or -2 when
+//  it still runs, or -1 when it cannot be waited for.
+static int
+s_wait (pid_t pid, int timeout_ms)
+{
+    long deadline = s_now_ms () + timeout_ms;
+    while (true) {
+        int status = 0;
+        pid_t r = waitpid (pid, &status, WNOHANG);
+        if (r == pid)
+            return status;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (s_now_ms () >= deadline)
+            return -2;
+        usleep (5000);
+    }
+}
+
+//  Send sig to pid, wait for its end (SIGKILL after S_STOP_MS) and return
+//  its status; *forced says whether it had to be SIGKILLed.
+static int
+s_signal_and_reap (pid_t pid, int sig, bool *forced)
+{
+    *forced = false;
+    kill (pid, sig);
+    int status = s_wait (pid, S_STOP_MS);
+    if (status == -2) {
+        *forced = true;
+        kill (pid, SIGKILL);
+        status = s_wait (pid, S_STOP_MS);
+    }
+    return status;
+}
+
+//  Stop service `which` with SIGTERM: a clean end is exit 0.
+static void
+s_stop_service (util_basalt_t *env, int which)
+{
+    bool forced;
+    int st = s_signal_and_reap (env->pids[which], SIGTERM, &forced);
+    if (!(st >= 0 && WIFEXITED (st) && WEXITSTATUS (st) == 0))
+        s_failed (env, util_basalt_names[which], env->instances[which], env->pids[which], st,
+                  forced ? "after SIGTERM: it did not stop within 10 s and was SIGKILLed"
+                         : "on SIGTERM (a clean stop exits 0)",
+                  env->logs[which]);
+    env->pids[which] = 0;
+}
+
+bool
+util_basalt_kill (util_basalt_t *env, int which, int sig)
+{
+    pid_t pid = env->pids[which];
+    if (pid <= 0) {
+        env->failures++;
+        fprintf (stderr, "util_basalt: FAILED: %s is not running: nothing to kill\n",
+                 util_basalt_names[which]);
+        return false;
+    }
+    //  Ended already? Then it was not the test's signal that ended it.
+    int st = s_wait (pid, 0);
+    bool forced = false;
+    if (st == -2)
+        st = s_signal_and_reap (pid, sig, &forced);
+    else {
+        s_failed (env, util_basalt_names[which], env->instances[which], pid, st,
+                  "before the test sent it a signal", env->logs[which]);
+        env->pids[which] = 0;
+        return false;
+    }
+    env->pids[which] = 0;
+    bool expected = st >= 0 && ((WIFSIGNALED (st) && WTERMSIG (st) == sig) ||
+                                (sig == SIGTERM && WIFEXITED (st) && WEXITSTATUS (st) == 0));
+    if (!expected) {
+        char when[96];
+        snprintf (when, sizeof when, "when the test sent it signal %d (%s)%s", sig,
+                  strsignal (sig), forced ? " and, 10 s later, SIGKILL" : "");
+        s_failed (env, util_basalt_names[which], env->instances[which], pid, st, when,
+                  env->logs[which]);
+    }
+    return expected;
+}
+
+bool
+util_basalt_alive (util_basalt_t *env, int which)
+{
+    pid_t pid = env->pids[which];
+    if (pid <= 0)
+        return false;
+    int st = s_wait (pid, 0);
+    if (st == -2)
+        return true;
+    s_failed (env, util_basalt_names[which], env->instances[which], pid, st,
+              "while the test ran (nothing asked it to stop)", env->logs[which]);
+    env->pids[which] = 0;
+    return false;
+}
+
+bool
+util_basalt_wait_ready (util_basalt_t *env, int which, int timeout_ms)
+{
+    long deadline = s_now_ms () + timeout_ms;
+    while (util_basalt_alive (env, which)) {
+        if (util_http_get (env->http[which], "/readyz", NULL) == 200)
+            return true;
+        if (s_now_ms () >= deadline) {
+            fprintf (stderr, "util_basalt: %s (instance %d) not ready within %d ms\n",
+                     util_basalt_names[which], env->instances[which], timeout_ms);
+            return false;
+        }
+        usleep (20000);
+    }
+    return false;
+}
+
 void
 util_basalt_start (util_basalt_t *env, int which, const char *const *extra)
 {
+    if (env->pids[which] > 0)
+        s_stop_service (env, which);
     static const char *const bins[UTIL_NSVC] = {
         "cache-svc/cache-svc", "session-svc/session-svc", "binder-svc/binder-svc",
         "binder-svc/binder-svc", "controller-svc/controller-svc"};
@@ -113,6 +279,7 @@ util_basalt_start (util_basalt_t *env, int which, const char *const *extra)
         argv[n++] = (char *) extra[i];
     argv[n] = NULL;
     env->pids[which] = util_spawn (argv, env->logs[which]);
+    env->instances[which]++;
 }
 
 void
@@ -145,20 +312,26 @@ util_basalt_destroy (util_basalt_t **env_p)
     util_basalt_t *env = *env_p;
     if (!env)
         return true;
-    bool clean = true;
+    int before = env->failures;
     for (int i = 0; i < UTIL_NSVC; i++)
-        if (env->pids[i] > 0) {
-            int st = util_stop (env->pids[i], 5000);
-            if (!(WIFEXITED (st) && WEXITSTATUS (st) == 0)) {
-                fprintf (stderr, "%s did not exit cleanly on SIGTERM (status %d)\n",
-                         util_basalt_names[i], st);
-                clean = false;
-            }
-        }
-    if (!clean)
+        if (env->pids[i] > 0)
+            s_stop_service (env, i);
+    if (env->failures > before)
         util_basalt_dump_logs (env);
-    if (env->apisim > 0)
-        util_stop (env->apisim, 5000);
+    if (env->apisim > 0) {
+        bool forced;
+        int st = s_signal_and_reap (env->apisim, SIGTERM, &forced);
+        if (!(st >= 0 && WIFEXITED (st) && WEXITSTATUS (st) == 0))
+            s_failed (env, "basalt-apisim", 1, env->apisim, st,
+                      forced ? "after SIGTERM: it did not stop within 10 s and was SIGKILLed"
+                             : "on SIGTERM (a clean stop exits 0)",
+                      env->apisim_log);
+        env->apisim = 0;
+    }
+    bool clean = env->failures == 0;
+    if (!clean)
+        fprintf (stderr, "util_basalt: %d child process%s of this test ended badly (see the "
+                 "FAILED lines above)\n", env->failures, env->failures == 1 ? "" : "es");
     if (getenv ("BASALT_KEEP_LOGS"))
         fprintf (stderr, "logs kept in %s\n", env->dir);
     else

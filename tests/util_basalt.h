@@ -5,6 +5,14 @@
     with the flags that wire them together, plus whatever a test adds. The
     teardown stops every service with SIGTERM and says whether all exited
     cleanly (exit 0: under the sanitizers, also no error or leak report).
+
+    Every child's end is checked, not only the last one's: the simulator,
+    every service, and every instance of a service that a test killed and
+    started again. A test kills a service on purpose only through
+    util_basalt_kill, which expects exactly the signal it sends; any other
+    end (an exit code other than 0, another signal, a process already gone)
+    is a failure, reported at once on stderr with a line naming the process
+    and the end of its log, and makes util_basalt_destroy return false.
 */
 #ifndef UTIL_BASALT_H
 #define UTIL_BASALT_H
@@ -33,6 +41,8 @@ typedef struct {
     int http[UTIL_NSVC];             // each service's --http port, picked at each start
     pid_t pids[UTIL_NSVC];           // running services, or 0
     char logs[UTIL_NSVC][384];       // their stdout+stderr
+    int instances[UTIL_NSVC];        // how many times each service was started
+    int failures;                    // children that ended other than as the test meant
 } util_basalt_t;
 
 //  A new environment in a fresh directory named after `tag`; nothing runs yet.
@@ -45,8 +55,23 @@ bool util_basalt_start_apisim (util_basalt_t *env, const char *load, const char 
 
 //  Start service `which` with its wiring flags (--master, endpoints,
 //  --binder-id, --http 127.0.0.1:<free port>) and `extra` (NULL-terminated,
-//  may be NULL) after them.
+//  may be NULL) after them. An instance still running in that slot is
+//  stopped first (SIGTERM) and its end checked.
 void util_basalt_start (util_basalt_t *env, int which, const char *const *extra);
+
+//  Send `sig` to service `which` on purpose (a kill test: SIGKILL), wait up
+//  to 10 s for it to end and reap it. Ended by `sig` is the expected end;
+//  any other (it had already exited, or exited with a code) is a failure
+//  (see above). Returns true when `sig` ended it. The slot is then empty.
+bool util_basalt_kill (util_basalt_t *env, int which, int sig);
+
+//  True while service `which` runs. A service that has ended is reaped,
+//  its end checked (a failure: nothing asked it to stop), and false returned.
+bool util_basalt_alive (util_basalt_t *env, int which);
+
+//  Wait up to timeout_ms until service `which` answers 200 on /readyz.
+//  False (with a line on stderr) when it does not, or when it ended.
+bool util_basalt_wait_ready (util_basalt_t *env, int which, int timeout_ms);
 
 //  Print the end of every service's log to stderr.
 void util_basalt_dump_logs (util_basalt_t *env);
@@ -56,7 +81,9 @@ cJSON *util_basalt_get (util_basalt_t *env, const char *path);
 
 //  Stop every service (SIGTERM) and the simulator, dump the logs if a
 //  service did not exit 0, remove the directory (kept with
-//  BASALT_KEEP_LOGS set), free env. Returns true if all exited cleanly.
+//  BASALT_KEEP_LOGS set), free env. Returns true if every child of the
+//  test ended cleanly: each one stopped here exited 0 on SIGTERM (the
+//  simulator too), and no earlier failure was recorded.
 bool util_basalt_destroy (util_basalt_t **env_p);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,10 +21,21 @@
 pid_t
 util_spawn (char *const argv[], const char *log_path)
 {
+    pid_t parent = getpid ();
     pid_t pid = fork ();
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        //  The child starts with no signal blocked (a test that runs a
+        //  reactor of its own blocks SIGTERM, and exec keeps the mask) and
+        //  gets SIGTERM when the test dies, so a test killed by its timeout
+        //  leaves nothing running behind.
+        sigset_t none;
+        sigemptyset (&none);
+        sigprocmask (SIG_SETMASK, &none, NULL);
+        prctl (PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid () != parent)
+            _exit (127);
         if (log_path) {
             int fd = open (log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
             if (fd >= 0) {

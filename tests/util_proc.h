@@ -12,7 +12,8 @@
 #include <sys/types.h>
 
 //  Start `argv[0]` (a path) with argv; stdout+stderr go to `log_path` (or
-//  inherit if NULL). Returns the pid, or -1.
+//  inherit if NULL). The child starts with no signal blocked and gets
+//  SIGTERM if the test process dies first. Returns the pid, or -1.
 pid_t util_spawn (char *const argv[], const char *log_path);
 
 //  SIGTERM, wait up to timeout_ms, then SIGKILL. Returns the exit status
