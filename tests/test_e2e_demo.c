@@ -6,9 +6,27 @@
     private directory, and asserts what a user would check: every fitting
     gang bound in full, the giant gang bound not at all and marked
     Unschedulable with a reason, the Deployment's pods in an auto-created
-    PodGroup and bound, no node given more than it has. Then it kills each
-    process in turn (SIGKILL), starts it again, submits new work, and
-    asserts the new work is scheduled: every process recovers.
+    PodGroup and bound, no node given more than it has.
+
+    Then every process is killed (SIGKILL) and started again, and the test
+    waits for the new instance's /readyz; each kill is arranged so that
+    work can only be done if that process's recovery works:
+    - cache-svc: a gang is submitted while it is down; it must relist, the
+      session and the controller must take its new epoch, and both binders
+      must announce themselves again (the new cache does not know them);
+    - session-svc: a gang submitted while it is down is scheduled by the
+      new instance (there is no other);
+    - the binders: both are stopped (SIGSTOP), a gang is submitted, and its
+      binds go out to them and stay in flight; both are killed and only
+      binder-1 is started again: the cache must notice the binders are
+      gone and re-issue the work that never got a result, and the new
+      binder must do it (basalt_work_reissued_total counts it);
+    - controller-svc: a plain pod (no PodGroup, no owner) is created while
+      it is down and another after its restart; each must get the group
+      podgroup-<pod uid> from the new instance (from its snapshot and from
+      a delta) and be bound.
+    Every child's end is checked (util_basalt): the killed instances ended
+    by SIGKILL, every other instance by exit 0 on SIGTERM at the end.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,16 +35,20 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util_basalt.h"
 #include "util_proc.h"
+#include "util_prom.h"
 
 #define S_SETTLE_MS 60000
+#define S_READY_MS 30000  // a restarted process answers /readyz 200 by then
 
 typedef util_basalt_t s_env_t;
 
@@ -37,6 +59,14 @@ s_start (s_env_t *env, int which)
     static const char *const session[] = {"--schedule-period-ms", "200", NULL};
     util_basalt_start (env, which, which == UTIL_SESSION ? session : NULL);
     assert_true (env->pids[which] > 0);
+}
+
+static long
+s_now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
 static cJSON *
@@ -217,6 +247,90 @@ s_submit_gang (s_env_t *env, const char *name, int size, const char *cpu)
     }
 }
 
+//  A plain pod: no PodGroup, no owner; the controller must give it one.
+static void
+s_submit_plain_pod (s_env_t *env, const char *name)
+{
+    char body[1024];
+    snprintf (body, sizeof body,
+              "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+              "\"namespace\":\"default\"},\"spec\":{\"schedulerName\":\"basalt\","
+              "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":"
+              "{\"requests\":{\"cpu\":\"250m\",\"memory\":\"64Mi\"}}}]}}",
+              name);
+    assert_int_equal (util_http_request (env->port, "POST", "/api/v1/namespaces/default/pods",
+                                         "application/json", body, NULL),
+                      201);
+}
+
+typedef struct {
+    s_env_t *env;
+    const char *pod;
+    char why[256];  // what the last look found missing
+} s_plain_arg_t;
+
+//  The plain pod is in podgroup-<its uid>, that group exists, the pod is bound.
+static bool
+s_plain_pod_done (void *arg)
+{
+    s_plain_arg_t *a = arg;
+    char path[256];
+    snprintf (path, sizeof path, "/api/v1/namespaces/default/pods/%s", a->pod);
+    cJSON *pod = s_get (a->env, path);
+    const char *uid = s_path_str (pod, "metadata", "uid");
+    const char *group = s_group_of (pod);
+    const char *node = s_path_str (pod, "spec", "nodeName");
+    char want[160];
+    snprintf (want, sizeof want, "podgroup-%s", uid ? uid : "?");
+    bool ok = false;
+    if (!group || strcmp (group, want) != 0)
+        snprintf (a->why, sizeof a->why, "pod %s is in group %s, not %s", a->pod,
+                  group ? group : "(none)", want);
+    else {
+        snprintf (path, sizeof path,
+                  "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/%s", want);
+        if (util_http_get (a->env->port, path, NULL) != 200)
+            snprintf (a->why, sizeof a->why, "PodGroup %s does not exist", want);
+        else if (!node || !*node)
+            snprintf (a->why, sizeof a->why, "pod %s (group %s) is not bound", a->pod, want);
+        else
+            ok = true;
+    }
+    cJSON_Delete (pod);
+    return ok;
+}
+
+//  A sum over cache-svc's /metrics (NAN when it does not answer).
+static double
+s_cache_metric (s_env_t *env, const char *name)
+{
+    char *body = NULL;
+    double v = NAN;
+    if (util_http_get (env->http[UTIL_CACHE], "/metrics", &body) == 200 && body)
+        v = util_prom_sum (body, name);
+    free (body);
+    return v;
+}
+
+typedef struct {
+    s_env_t *env;
+    double want;
+} s_in_flight_arg_t;
+
+//  cache-svc's work counters are exported from its first heartbeat on.
+static bool
+s_cache_metrics_up (void *arg)
+{
+    return !isnan (s_cache_metric (arg, "basalt_work_reissued_total"));
+}
+
+static bool
+s_work_in_flight (void *arg)
+{
+    s_in_flight_arg_t *a = arg;
+    return s_cache_metric (a->env, "basalt_binder_work_in_flight") >= a->want;
+}
+
 static void
 s_dump_logs (s_env_t *env)
 {
@@ -250,6 +364,112 @@ s_apisim_up (void *arg)
 {
     s_env_t *env = arg;
     return util_http_answers (env->port, "/healthz");
+}
+
+//  SIGKILL service `which` (its end by SIGKILL is what is expected).
+static void
+s_kill (s_env_t *env, int which)
+{
+    if (!util_basalt_kill (env, which, SIGKILL))
+        fail_msg ("%s did not end by the test's SIGKILL (see above)", util_basalt_names[which]);
+}
+
+static void
+s_restart_ready (s_env_t *env, int which)
+{
+    s_start (env, which);
+    if (!util_basalt_wait_ready (env, which, S_READY_MS)) {
+        s_dump_logs (env);
+        fail_msg ("the restarted %s did not answer /readyz 200", util_basalt_names[which]);
+    }
+}
+
+static void
+s_wait_bound (s_env_t *env, const char *group, int size, const char *after)
+{
+    s_bound_arg_t a = {env, group, size};
+    if (!util_wait_until (s_group_bound, &a, S_SETTLE_MS)) {
+        s_dump_logs (env);
+        fail_msg ("%s: gang %s was not bound", after, group);
+    }
+}
+
+//  The cache down: a gang is submitted; the new cache lists it, the session
+//  and the controller resnapshot on its new epoch, and the binders, unknown
+//  to it, must announce themselves again before anything is bound.
+static void
+s_recover_cache (s_env_t *env)
+{
+    s_kill (env, UTIL_CACHE);
+    s_submit_gang (env, "after-cache", 2, "250m");
+    s_restart_ready (env, UTIL_CACHE);
+    s_wait_bound (env, "after-cache", 2, "after restarting cache-svc");
+}
+
+//  The only session-svc down: its successor must schedule the gang.
+static void
+s_recover_session (s_env_t *env)
+{
+    s_kill (env, UTIL_SESSION);
+    s_submit_gang (env, "after-session", 2, "250m");
+    s_restart_ready (env, UTIL_SESSION);
+    s_wait_bound (env, "after-session", 2, "after restarting session-svc");
+}
+
+//  Both binders frozen with the gang's binds in flight, then killed; only
+//  binder-1 comes back. The binds can happen only if the cache re-issues
+//  work whose result never came, to a binder that joined after.
+static void
+s_recover_binders (s_env_t *env)
+{
+    assert_true (util_wait_until (s_cache_metrics_up, env, S_READY_MS));
+    double reissued0 = s_cache_metric (env, "basalt_work_reissued_total");
+    double flying0 = s_cache_metric (env, "basalt_binder_work_in_flight");
+    assert_false (isnan (flying0));
+    assert_int_equal (kill (env->pids[UTIL_BINDER1], SIGSTOP), 0);
+    assert_int_equal (kill (env->pids[UTIL_BINDER2], SIGSTOP), 0);
+    s_submit_gang (env, "after-binders", 2, "250m");
+    //  Both binds sent to the frozen binders.
+    s_in_flight_arg_t f = {env, flying0 + 2};
+    if (!util_wait_until (s_work_in_flight, &f, S_SETTLE_MS)) {
+        s_dump_logs (env);
+        fail_msg ("the gang's binds never went out to the binders (%.0f in flight)",
+                  s_cache_metric (env, "basalt_binder_work_in_flight"));
+    }
+    s_kill (env, UTIL_BINDER1);
+    s_kill (env, UTIL_BINDER2);
+    cJSON *pods = s_get (env, "/api/v1/namespaces/default/pods");
+    int total, bound;
+    s_count (pods, "after-binders", &total, &bound);
+    cJSON_Delete (pods);
+    assert_int_equal (total, 2);
+    assert_int_equal (bound, 0);  // nothing did the work before the kill
+    s_restart_ready (env, UTIL_BINDER1);
+    s_wait_bound (env, "after-binders", 2, "after killing both binders with binds in flight");
+    double reissued = s_cache_metric (env, "basalt_work_reissued_total");
+    if (!(reissued >= reissued0 + 2))
+        fail_msg ("the binds were done but basalt_work_reissued_total went %.0f -> %.0f", reissued0,
+                  reissued);
+    s_restart_ready (env, UTIL_BINDER2);
+}
+
+//  The controller down: a plain pod then; another once it is back. The new
+//  instance must give each its group, from the snapshot and from a delta.
+static void
+s_recover_controller (s_env_t *env)
+{
+    s_kill (env, UTIL_CONTROLLER);
+    s_submit_plain_pod (env, "after-ctl-a");
+    s_restart_ready (env, UTIL_CONTROLLER);
+    s_submit_plain_pod (env, "after-ctl-b");
+    const char *names[] = {"after-ctl-a", "after-ctl-b"};
+    for (int i = 0; i < 2; i++) {
+        s_plain_arg_t a = {env, names[i], ""};
+        if (!util_wait_until (s_plain_pod_done, &a, S_SETTLE_MS)) {
+            s_dump_logs (env);
+            fail_msg ("after restarting controller-svc: %s", a.why);
+        }
+    }
 }
 
 static void
@@ -312,23 +532,19 @@ test_demo_settles_and_recovers (void **state)
     }
     s_assert_capacity (env);
 
-    //  Kill each process with SIGKILL, start it again, submit new work:
-    //  it must be scheduled, so every process recovers from the others.
-    for (int victim = 0; victim < 5; victim++) {
-        kill (env->pids[victim], SIGKILL);
-        int st;
-        while (!util_exited (env->pids[victim], &st))
-            usleep (10000);
-        s_start (env, victim);
-        char name[32];
-        snprintf (name, sizeof name, "after-kill-%d", victim);
-        s_submit_gang (env, name, 2, "250m");
-        s_bound_arg_t a = {env, name, 2};
-        if (!util_wait_until (s_group_bound, &a, S_SETTLE_MS)) {
-            s_dump_logs (env);
-            fail_msg ("after restarting %s, gang %s was not bound", util_basalt_names[victim], name);
-        }
+    //  Kill each process, start it again, wait for its /readyz: work
+    //  submitted around the kill is done only if that process recovers.
+    void (*const recover[]) (s_env_t *) = {s_recover_cache, s_recover_session, s_recover_binders,
+                                           s_recover_controller};
+    const char *what[] = {"cache", "session", "binders", "controller"};
+    char took[160] = "";
+    for (int i = 0; i < 4; i++) {
+        long t0 = s_now_ms ();
+        recover[i](env);
+        size_t len = strlen (took);
+        snprintf (took + len, sizeof took - len, " %s %ld ms", what[i], s_now_ms () - t0);
     }
+    print_message ("test_e2e_demo: recovered from SIGKILL:%s\n", took);
     s_assert_capacity (env);
     //  Still nothing of the giant gang.
     pods = s_get (env, "/api/v1/namespaces/default/pods");
