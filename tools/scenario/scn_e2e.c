@@ -13,7 +13,10 @@
     resourceVersion moved had its status written (nothing else writes
     PodGroups here); node sync states come from cache-svc's /debug/state,
     or from its node_out_of_sync / node_in_sync log lines when that page
-    does not exist.
+    does not exist. At the end every child is stopped with SIGTERM and must
+    exit 0, the simulator too: any other end (under the sanitizers, an
+    error or leak report) fails the run, as does a service that exits
+    during it.
 */
 #include "scn_run.h"
 
@@ -31,7 +34,7 @@
 #define S_SETTLE_MS 90000   // give up waiting for that after this long
 #define S_START_MS 20000    // a process must be up (ready file, port) by then
 #define S_POLL_MS 100       // between two looks at the cluster
-#define S_STOP_MS 5000      // SIGTERM grace before SIGKILL
+#define S_STOP_MS 10000     // SIGTERM grace before SIGKILL
 #define S_PERIOD_MS "100"   // session-svc's --schedule-period-ms
 #define S_RUN_DELAY_MS "10" // apisim: a bound pod runs this soon
 #define S_PODS_PATH "/api/v1/pods"
@@ -453,6 +456,39 @@ s_collect (s_env_t *env)
     s_node_states (env);
 }
 
+//  A child stopped with SIGTERM must exit 0: anything else (an exit code,
+//  which is how a sanitizer reports, a signal, no stop within S_STOP_MS)
+//  fails the run with a line naming the process and the end of its log.
+static void
+s_check_stop (s_env_t *env, const char *name, const char *log, int status)
+{
+    if (status >= 0 && WIFEXITED (status) && WEXITSTATUS (status) == 0)
+        return;
+    char how[160];
+    if (status < 0)
+        snprintf (how, sizeof how, "could not be waited for");
+    else if (WIFEXITED (status))
+        snprintf (how, sizeof how, "exited with code %d on SIGTERM (a clean stop exits 0)",
+                  WEXITSTATUS (status));
+    else if (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL)
+        snprintf (how, sizeof how, "did not stop within %d s of SIGTERM and was killed",
+                  S_STOP_MS / 1000);
+    else if (WIFSIGNALED (status))
+        snprintf (how, sizeof how, "was ended by signal %d (%s) on SIGTERM", WTERMSIG (status),
+                  strsignal (WTERMSIG (status)));
+    else
+        snprintf (how, sizeof how, "ended with status 0x%x", status);
+    //  The log's end (where a sanitizer report is) goes out whole here;
+    //  the run's error, which keeps only the first failure, names the process.
+    char *tail = s_tail (log, 4000);
+    fflush (stdout);
+    fprintf (stderr, "scenario %s (e2e): %s %s; its log ends:\n%s\n", env->spec->name, name, how,
+             tail);
+    fflush (stderr);
+    free (tail);
+    s_error (env, "%s %s", name, how);
+}
+
 static void
 s_stop_all (s_env_t *env)
 {
@@ -464,14 +500,13 @@ s_stop_all (s_env_t *env)
             continue;
         int st = scn_proc_stop (env->pids[which], S_STOP_MS);
         env->pids[which] = 0;
-        if (!(WIFEXITED (st) && WEXITSTATUS (st) == 0))
-            fprintf (stderr,
-                     "scenario %s (e2e): warning: %s did not exit cleanly on SIGTERM "
-                     "(status %d)\n",
-                     env->spec->name, s_svc_names[which], st);
+        s_check_stop (env, s_svc_names[which], env->logs[which], st);
     }
-    if (env->apisim > 0)
-        scn_proc_stop (env->apisim, S_STOP_MS);
+    if (env->apisim > 0) {
+        char log[700];
+        snprintf (log, sizeof log, "%s/apisim.log", env->dir);
+        s_check_stop (env, "basalt-apisim", log, scn_proc_stop (env->apisim, S_STOP_MS));
+    }
     env->apisim = 0;
 }
 
