@@ -11,6 +11,11 @@
     the test owns: Ready on start; Work(bind) -> the pod is bound in the
     simulator and WorkResult ok; a bind re-issued for the same node -> ok
     (409 already assigned counts as done); a bind to another node -> failed.
+
+    Replies are matched to requests: the test has at most one request
+    outstanding on a socket, so the next message on it is that request's
+    answer (a late snapshot can never be read as the answer to the next
+    check); on the binder's socket, results are matched by work id.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +25,10 @@
 
 #include <cjson/cJSON.h>
 #include <czmq.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "bas_msg.h"
 #include "bas_sock.h"
@@ -76,22 +84,42 @@ s_setup (void **state)
     return 0;
 }
 
+//  Stop a child with SIGTERM: it must exit 0. Names it and shows its log if not.
+static bool
+s_stopped_clean (const char *name, pid_t pid, const char *log)
+{
+    if (pid <= 0)
+        return true;
+    int st = util_stop (pid, 10000);
+    if (st != -1 && WIFEXITED (st) && WEXITSTATUS (st) == 0)
+        return true;
+    char how[96];
+    if (st != -1 && WIFEXITED (st))
+        snprintf (how, sizeof how, "exited with code %d", WEXITSTATUS (st));
+    else if (st != -1 && WIFSIGNALED (st))
+        snprintf (how, sizeof how, "was ended by signal %d (%s)", WTERMSIG (st),
+                  strsignal (WTERMSIG (st)));
+    else
+        snprintf (how, sizeof how, "could not be waited for");
+    char *text = util_read_file (log, NULL);
+    fprintf (stderr, "FAILED: %s (pid %d) %s on SIGTERM (a clean stop exits 0); its log:\n%s\n",
+             name, (int) pid, how, text ? text : "");
+    free (text);
+    return false;
+}
+
 static int
 s_teardown (void **state)
 {
     s_env_t *env = *state;
-    int st = env->svc > 0 ? util_stop (env->svc, 5000) : 0;
-    bool clean = WIFEXITED (st) && WEXITSTATUS (st) == 0;
-    if (!clean) {
-        char *log = util_read_file (env->log, NULL);
-        fprintf (stderr, "---- service log (exit status %d)\n%s\n", st, log ? log : "");
-        free (log);
-    }
-    util_stop (env->apisim, 5000);
+    char apisim_log[400];
+    snprintf (apisim_log, sizeof apisim_log, "%s/apisim.log", env->dir);
+    bool clean = s_stopped_clean ("the service", env->svc, env->log);
+    clean = s_stopped_clean ("basalt-apisim", env->apisim, apisim_log) && clean;
     util_rmtree (env->dir);
     free (env->dir);
     free (env);
-    assert_true (clean);  // graceful on SIGTERM
+    assert_true (clean);  // graceful on SIGTERM, no sanitizer report
     return 0;
 }
 
@@ -123,22 +151,31 @@ s_send_frames (zsock_t *sock, const char *a, const char *b, const char *c)
 typedef struct {
     zsock_t *dealer;
     bas_stream_t *stream;
-    Basalt__V1__Snapshot *snap;
+    bool asked;                   // a SnapshotRequest is outstanding
+    Basalt__V1__Snapshot *snap;   // the synced snapshot, once there
 } s_snap_arg_t;
 
-//  Ask for snapshots until one says the cache is synced.
+//  Ask for a snapshot until one says the cache is synced. One request at a
+//  time: a new one goes out only once the last one is answered, so when
+//  this returns true no answer is left outstanding.
 static bool
 s_synced_snapshot (void *arg)
 {
     s_snap_arg_t *a = arg;
-    Basalt__V1__SnapshotRequest req = BASALT__V1__SNAPSHOT_REQUEST__INIT;
-    req.requester = "test";
-    bas_msg_send (a->dealer, a->stream, NULL, &req.base);
+    if (!a->asked) {
+        Basalt__V1__SnapshotRequest req = BASALT__V1__SNAPSHOT_REQUEST__INIT;
+        req.requester = "test";
+        assert_int_equal (bas_msg_send (a->dealer, a->stream, NULL, &req.base), 0);
+        a->asked = true;
+    }
     bas_msg_t m;
-    if (s_recv (a->dealer, false, &m, 2000) != BAS_MSG_OK)
-        return false;
-    bool ok = m.desc == &basalt__v1__snapshot__descriptor &&
-              ((Basalt__V1__Snapshot *) m.body)->synced;
+    int rc = s_recv (a->dealer, false, &m, 200);
+    if (rc == -100)
+        return false;  // not answered yet: keep waiting for this one
+    a->asked = false;
+    assert_int_equal (rc, BAS_MSG_OK);
+    assert_ptr_equal (m.desc, &basalt__v1__snapshot__descriptor);
+    bool ok = ((Basalt__V1__Snapshot *) m.body)->synced;
     if (ok) {
         a->snap = (Basalt__V1__Snapshot *) m.body;
         m.body = NULL;
@@ -164,7 +201,7 @@ test_cache_handlers (void **state)
     bas_stream_init (&stream, "test", 1);
 
     //  SnapshotRequest -> Snapshot (once synced: 2 nodes, 1 pod).
-    s_snap_arg_t sa = {dealer, &stream, NULL};
+    s_snap_arg_t sa = {dealer, &stream, false, NULL};
     assert_true (util_wait_until (s_synced_snapshot, &sa, 20000));
     const char *pod_uid = NULL;
     int nodes = 0;
@@ -307,13 +344,16 @@ s_bind (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t id, 
         bas_msg_t m;
         int rc = s_recv (router, true, &m, 10000);
         assert_int_equal (rc, BAS_MSG_OK);
-        if (m.desc == &basalt__v1__work_result__descriptor) {
+        if (m.desc == &basalt__v1__work_result__descriptor &&
+            ((Basalt__V1__WorkResult *) m.body)->work_id == id) {
             Basalt__V1__WorkResult *r = (Basalt__V1__WorkResult *) m.body;
             m.body = NULL;
             bas_msg_clear (&m);
             return r;
         }
-        bas_msg_clear (&m);  // heartbeats
+        //  Heartbeats only: a result for other work is a failure.
+        assert_ptr_not_equal (m.desc, &basalt__v1__work_result__descriptor);
+        bas_msg_clear (&m);
     }
 }
 
