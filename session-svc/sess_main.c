@@ -74,6 +74,7 @@ typedef struct {
     int64_t commit_sent_ms;
     char session_id[64];          // of the commit in flight
     uint64_t wait_seq;            // replica must reach this before the next session
+    uint64_t commit_epoch;        // cache epoch the last commit (and wait_seq) belong to
     bool new_work;                // pending pods arrived since the last session
     int trigger_timer;            // armed one-shot timer, or -1
     uint64_t sessions;            // sessions run
@@ -310,10 +311,14 @@ s_on_reset (void *arg)
 {
     sess_t *self = arg;
     self->new_work = true;
-    //  A new snapshot may be from a restarted cache that never saw our
-    //  commit: do not wait for its answer.
-    if (self->commit_in_flight && bas_replica_epoch (self->replica) != 0)
+    //  A snapshot of a new epoch comes from a restarted cache: it never
+    //  answers a commit sent to the old one, and its seq numbers start
+    //  afresh, so a seq of the old epoch to wait for would stop sessions
+    //  until the new cache happens to publish that many changes.
+    if (bas_replica_epoch (self->replica) != self->commit_epoch) {
+        self->commit_in_flight = false;
         self->wait_seq = 0;
+    }
 }
 
 static void
@@ -461,6 +466,7 @@ s_session (sess_t *self, const char *why)
         if (bas_replica_send (self->replica, &commit->base) == 0) {
             self->commit_in_flight = true;
             self->commit_sent_ms = bas_mono_ms ();
+            self->commit_epoch = bas_replica_epoch (self->replica);
         }
         bas_info ("session", "id=%s why=%s ms=%.0f jobs=%d ready=%d placed=%zu statuses=%zu pending=%d",
                   sid, why, ms, params.jobs_total, params.jobs_ready, commit->n_placements,
