@@ -184,6 +184,21 @@ s_mark (cache_model_t *self, Basalt__V1__ObjectKind kind, const char *key)
 
 // ------------------------------------------------------------ accounting
 
+//  Zero the scalar resources of the ignored-devices list in r. The cache
+//  counts them as the sessions do (sess_model.c): neither in a node's
+//  allocatable nor in a pod's request. Otherwise a placement a session
+//  made with the device ignored is refused here ("insufficient"), and a
+//  pod bound anyway would push its node's accounted idle negative.
+static void
+s_drop_ignored (cache_model_t *self, bas_res_t *r)
+{
+    if (r->nscalars == 0)
+        return;
+    for (const char *name = zlistx_first (self->ignored_devices); name;
+         name = zlistx_next (self->ignored_devices))
+        bas_res_scalar_set (r, name, 0);
+}
+
 static s_acct_t *
 s_account (cache_model_t *self, const char *node)
 {
@@ -211,6 +226,7 @@ s_check_node (cache_model_t *self, const char *name)
         char err[256];
         if (bas_res_from_proto (&idle, node->allocatable, err, sizeof err) != 0)
             bas_warn ("node_allocatable_bad", "node=%s msg=\"%s\"", name, err);
+        s_drop_ignored (self, &idle);
         bas_res_t used = a->used;
         if (idle.pods == 0)
             used.pods = 0;  // a node that states no pod limit has none
@@ -282,6 +298,7 @@ s_charge (cache_model_t *self, const Basalt__V1__Pod *pod)
     char err[256];
     if (bas_res_from_proto (&c->req, pod->requests, err, sizeof err) != 0)
         bas_warn ("pod_requests_bad", "pod=%s/%s msg=\"%s\"", pod->namespace_, pod->name, err);
+    s_drop_ignored (self, &c->req);
     c->req.pods = 1;
     s_acct_t *a = s_account (self, node);
     bas_res_add (&a->used, &c->req);
@@ -653,6 +670,8 @@ s_check_placement (cache_model_t *self, const Basalt__V1__Placement *pl, const b
     bas_res_zero (&req);
     bas_res_from_proto (&idle, node->allocatable, NULL, 0);
     bas_res_from_proto (&req, pod->requests, NULL, 0);
+    s_drop_ignored (self, &idle);
+    s_drop_ignored (self, &req);
     req.pods = idle.pods > 0 ? 1 : 0;
     const bas_res_t *used = cache_model_node_used (self, pl->node);
     if (used) {

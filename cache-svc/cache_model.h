@@ -38,7 +38,9 @@ uint64_t cache_model_seq (cache_model_t *self);
 uint64_t cache_model_epoch (cache_model_t *self);
 
 //  Resource names sessions must ignore (DESIGN problem 1): set once at
-//  start from flags; travels as immutable data in every snapshot.
+//  start from flags, before the first API event; travels as immutable
+//  data in every snapshot. The cache's own node accounting and placement
+//  checks ignore them too.
 void cache_model_set_ignored_devices (cache_model_t *self, const char *comma_list);
 
 // ------------------------------------------------------------ from the API
