@@ -280,8 +280,7 @@ test_reload (void **state)
         util_basalt_dump_logs (env);
         fail_msg ("no conf_rejected line naming %s, line 8 and the unknown plugin", conf);
     }
-    int status;
-    assert_false (util_exited (env->pids[UTIL_SESSION], &status));
+    assert_true (util_basalt_alive (env, UTIL_SESSION));
     assert_int_equal (util_http_get (env->http[UTIL_SESSION], "/healthz", NULL), 200);
 
     //  ... and the configuration without gang stays in force: one of w2's
