@@ -176,7 +176,7 @@ s_start_sim (s_run_t *run, bench_proc_t *p, const char *log_name)
 //  Start the watch actor with `watchers` pod watches on `port` and wait until
 //  they have listed. 0 or -1.
 static int
-s_start_watch (s_run_t *run, int port, int watchers)
+s_start_watch (s_run_t *run, const char *what, int port, int watchers)
 {
     bench_watch_args_t args = {.watchers = watchers};
     snprintf (args.server, sizeof args.server, "http://127.0.0.1:%d", port);
@@ -187,8 +187,8 @@ s_start_watch (s_run_t *run, int port, int watchers)
         if (bench_watch_stats (run->watch, &st) != 0)
             break;
         if (st.synced) {
-            fprintf (stderr, "basalt-bench-e2e: watch listed %ld pods (%ld pending) in %.1f s\n",
-                     st.pods, st.pending, bench_now () - t0);
+            fprintf (stderr, "basalt-bench-e2e: %s: %d watch(es) listed %ld pods (%ld pending) "
+                     "in %.1f s\n", what, watchers, st.pods, st.pending, bench_now () - t0);
             return 0;
         }
         usleep (20000);
@@ -274,7 +274,9 @@ s_wait_bound (s_run_t *run, double t0)
         }
         bench_proc_t *dead = s_dead_child (run);
         if (dead) {
-            fprintf (stderr, "basalt-bench-e2e: %s ended during the run\n", dead->name);
+            char how[128];
+            bench_proc_describe (dead, how, sizeof how);
+            fprintf (stderr, "basalt-bench-e2e: %s %s during the run\n", dead->name, how);
             bench_proc_tail (dead, S_TAIL_BYTES);
             return -1;
         }
@@ -348,17 +350,22 @@ s_collect (s_run_t *run)
         run->failures++;
 }
 
-//  Stop the services (reverse order), the watch and the simulator.
+//  Stop the services (all at once, as supervise.sh does; a binder may take
+//  its drain time), then the watch and the simulator.
 static void
 s_stop_all (s_run_t *run)
 {
-    for (int i = S_NSVC - 1; i >= 0; i--) {
-        if (run->svc[i].pid <= 0)
-            continue;
-        if (bench_proc_stop (&run->svc[i], S_STOP_MS) == 0)
-            run->clean_stops++;
-        else
-            bench_proc_tail (&run->svc[i], S_TAIL_BYTES);
+    bench_proc_t *procs[S_NSVC];
+    int n = 0;
+    for (int i = 0; i < S_NSVC; i++)
+        if (run->svc[i].pid > 0)
+            procs[n++] = &run->svc[i];
+    if (n > 0) {
+        int clean = bench_proc_stop_many (procs, n, S_STOP_MS);
+        run->clean_stops += clean;
+        if (clean < n)
+            for (int i = 0; i < S_NSVC; i++)
+                bench_proc_tail (&run->svc[i], S_TAIL_BYTES);
     }
     zactor_destroy (&run->watch);
     if (run->sim.pid > 0 && bench_proc_stop (&run->sim, S_STOP_MS) != 0)
@@ -372,7 +379,7 @@ s_raw (s_run_t *run)
     bench_proc_t sim = {.name = "apisim-raw"};
     if (s_start_sim (run, &sim, "apisim-raw") < 0)
         goto error;
-    if (s_start_watch (run, sim.http_port, run->opts->raw_watchers) != 0)
+    if (s_start_watch (run, "raw run", sim.http_port, run->opts->raw_watchers) != 0)
         goto error;
     if (bench_raw_bind (&run->scale, sim.http_port, run->opts->raw_inflight, &run->raw) != 0)
         goto error;
@@ -430,7 +437,10 @@ s_report (s_run_t *run)
     const bench_scale_t *s = &run->scale;
     long pods = s->gangs * s->gang_size;
     long bound = run->ws.bound;
-    double per = bound > 0 ? 1.0 / (double) bound : 0;
+    //  Writes per pod bound in this run, as the final list tells (the watch
+    //  may lag behind binds still in flight when a run times out).
+    long bound_final = run->check.pods ? run->ws.pending - run->check.unbound : bound;
+    double per = bound_final > 0 ? 1.0 / (double) bound_final : 0;
     double rate = bound > 1 && run->ws.last_bind > run->ws.first_bind
                       ? (double) (bound - 1) / (run->ws.last_bind - run->ws.first_bind)
                       : 0;
@@ -532,7 +542,7 @@ s_run_scale (const s_opts_t *opts, const bench_scale_t *scale)
     if (run.sim_load_s < 0)
         goto done;
     snprintf (run.master, sizeof run.master, "http://127.0.0.1:%d", run.sim.http_port);
-    if (s_start_watch (&run, run.sim.http_port, 1) != 0)
+    if (s_start_watch (&run, scale->name, run.sim.http_port, 1) != 0)
         goto done;
     bench_watch_stats (run.watch, &run.ws);
     double t0 = bench_now ();

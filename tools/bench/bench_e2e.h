@@ -63,6 +63,7 @@ typedef struct {
     pid_t pid;         // running child, or 0
     char log[512];     // its stdout + stderr
     int http_port;     // its /metrics port (services), or the API port (apisim)
+    int status;        // waitpid status once it has ended and been reaped
 } bench_proc_t;
 
 //  Monotonic clock in seconds / microseconds.
@@ -80,6 +81,14 @@ bool bench_proc_alive (bench_proc_t *p, int *status_p);
 //  with code 0, -1 otherwise (a line on stderr says how it ended). A slot
 //  with no process returns 0.
 int bench_proc_stop (bench_proc_t *p, int timeout_ms);
+
+//  SIGTERM to every running process of procs[0..n) at once, wait for all
+//  (SIGKILL for those still running after timeout_ms). Returns how many
+//  exited with code 0; a line on stderr for each other end.
+int bench_proc_stop_many (bench_proc_t *const *procs, int n, int timeout_ms);
+
+//  How p's end reads in a sentence ("was ended by signal 9 (Killed)").
+void bench_proc_describe (const bench_proc_t *p, char *buf, size_t len);
 
 //  Peak resident set (VmHWM) of a running process in kB, or -1.
 long bench_proc_hwm_kb (pid_t pid);

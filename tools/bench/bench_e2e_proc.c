@@ -71,8 +71,9 @@ bench_proc_alive (bench_proc_t *p, int *status_p)
     pid_t r = waitpid (p->pid, &status, WNOHANG);
     if (r == 0)
         return true;
+    p->status = r == p->pid ? status : -1;
     if (status_p)
-        *status_p = r == p->pid ? status : -1;
+        *status_p = p->status;
     p->pid = 0;
     return false;
 }
@@ -92,39 +93,67 @@ s_describe (int status, char *buf, size_t len)
         snprintf (buf, len, "ended with status 0x%x", status);
 }
 
+void
+bench_proc_describe (const bench_proc_t *p, char *buf, size_t len)
+{
+    s_describe (p->status, buf, len);
+}
+
+int
+bench_proc_stop_many (bench_proc_t *const *procs, int n, int timeout_ms)
+{
+    for (int i = 0; i < n; i++)
+        if (procs[i]->pid > 0)
+            kill (procs[i]->pid, SIGTERM);
+    double deadline = bench_now () + timeout_ms / 1000.0;
+    bool forced = false;
+    int clean = 0;
+    while (true) {
+        int left = 0;
+        for (int i = 0; i < n; i++) {
+            bench_proc_t *p = procs[i];
+            if (p->pid <= 0)
+                continue;
+            int status = 0;
+            pid_t r = waitpid (p->pid, &status, WNOHANG);
+            if (r == 0) {
+                left++;
+                continue;
+            }
+            if (r != p->pid)
+                status = -1;
+            if (!forced && status >= 0 && WIFEXITED (status) && WEXITSTATUS (status) == 0)
+                clean++;
+            else {
+                char how[128];
+                s_describe (status, how, sizeof how);
+                fprintf (stderr, "basalt-bench-e2e: %s (pid %d) %s%s; log %s\n", p->name,
+                         (int) p->pid, how,
+                         forced ? " after SIGKILL: it did not stop on SIGTERM in time"
+                                : " on SIGTERM",
+                         p->log);
+            }
+            p->pid = 0;
+        }
+        if (left == 0)
+            break;
+        if (!forced && bench_now () >= deadline) {
+            forced = true;
+            for (int i = 0; i < n; i++)
+                if (procs[i]->pid > 0)
+                    kill (procs[i]->pid, SIGKILL);
+        }
+        usleep (10000);
+    }
+    return clean;
+}
+
 int
 bench_proc_stop (bench_proc_t *p, int timeout_ms)
 {
     if (p->pid <= 0)
         return 0;
-    pid_t pid = p->pid;
-    kill (pid, SIGTERM);
-    double deadline = bench_now () + timeout_ms / 1000.0;
-    int status = -1;
-    bool forced = false;
-    while (true) {
-        pid_t r = waitpid (pid, &status, WNOHANG);
-        if (r == pid)
-            break;
-        if (r < 0 && errno != EINTR) {
-            status = -1;
-            break;
-        }
-        if (!forced && bench_now () >= deadline) {
-            forced = true;
-            kill (pid, SIGKILL);
-        }
-        usleep (10000);
-    }
-    p->pid = 0;
-    if (!forced && status >= 0 && WIFEXITED (status) && WEXITSTATUS (status) == 0)
-        return 0;
-    char how[128];
-    s_describe (status, how, sizeof how);
-    fprintf (stderr, "basalt-bench-e2e: %s (pid %d) %s%s; log %s\n", p->name, (int) pid, how,
-             forced ? " after SIGKILL: it did not stop on SIGTERM in time" : " on SIGTERM",
-             p->log);
-    return -1;
+    return bench_proc_stop_many (&p, 1, timeout_ms) == 1 ? 0 : -1;
 }
 
 long
