@@ -26,11 +26,11 @@
 // ---------------------------------------------------------------- cluster
 
 typedef struct {
-    const char *name;  // "small", "medium", …, "custom"
-    long nodes;        // N nodes
-    long gangs;        // M PodGroups (all of them, running ones included)
-    long gang_size;    // G pods per gang (= minMember)
-    long running;      // K gangs already bound and Running (the first K)
+    const char *name; // "small", "medium", …, "custom"
+    long nodes;       // N nodes
+    long gangs;       // M PodGroups (all of them, running ones included)
+    long gang_size;   // G pods per gang (= minMember)
+    long running;     // K gangs already bound and Running (the first K)
 } bench_scale_t;
 
 //  Node and pod shapes (fixed: the benchmark compares runs, not shapes).
@@ -59,14 +59,14 @@ int bench_cluster_write (const bench_scale_t *scale, const char *path);
 // ---------------------------------------------------------------- processes
 
 typedef struct {
-    const char *name;  // "apisim", "cache-svc", … (static)
-    pid_t pid;         // running child, or 0
-    char log[512];     // its stdout + stderr
-    int http_port;     // its /metrics port (services), or the API port (apisim)
-    int status;        // waitpid status once it has ended and been reaped
+    const char *name; // "apisim", "cache-svc", … (static)
+    pid_t pid;        // running child, or 0
+    char log[512];    // its stdout + stderr
+    int http_port;    // its /metrics port (services), or the API port (apisim)
+    int status;       // waitpid status once it has ended and been reaped
 } bench_proc_t;
 
-//  Monotonic clock in seconds / microseconds.
+//  The monotonic clock in seconds.
 double bench_now (void);
 
 //  Start argv[0] with argv (NULL-terminated), output to p->log. The child
@@ -111,8 +111,7 @@ long bench_http_get (int port, const char *path, int timeout_ms, char **body_p);
 //  contain each of the NULL-terminated `labels` ("verb=\"create\"").
 //  *found says whether any sample matched. Histogram samples (_bucket,
 //  _sum, _count) are separate names.
-double bench_prom_sum (const char *text, const char *name, const char *const *labels,
-                       bool *found);
+double bench_prom_sum (const char *text, const char *name, const char *const *labels, bool *found);
 
 //  The largest value of metric `name` over its samples; *found as above.
 double bench_prom_max (const char *text, const char *name, bool *found);
@@ -125,19 +124,19 @@ void bench_rmtree (const char *path);
 //  The actor's args: the API server and how many pod watches to hold (the
 //  first one times binds; the others only read, as other informers do).
 typedef struct {
-    char server[64];  // http://127.0.0.1:PORT
-    int watchers;     // >= 1
+    char server[64]; // http://127.0.0.1:PORT
+    int watchers;    // >= 1
 } bench_watch_args_t;
 
 //  What the watch has seen.
 typedef struct {
-    bool synced;         // every watch has listed
-    long pods;           // pods listed at first (or seen since)
-    long pending;        // of them without a node when the first list ended
-    long bound;          // pending pods seen bound since
-    double first_bind;   // bench_now () of the first, 0 before
-    double last_bind;    // of the latest
-    double max_gap;      // longest time between two successive binds (s)
+    bool synced;       // every watch has listed
+    long pods;         // pods listed at first (or seen since)
+    long pending;      // of them without a node when the first list ended
+    long bound;        // pending pods seen bound since
+    double first_bind; // bench_now () of the first, 0 before
+    double last_bind;  // of the latest
+    double max_gap;    // longest time between two successive binds (s)
 } bench_watch_stats_t;
 
 //  zactor_new (bench_watch_actor, &args): args is copied before it returns.
@@ -149,30 +148,29 @@ int bench_watch_stats (zactor_t *actor, bench_watch_stats_t *stats);
 // ---------------------------------------------------------------- raw binds
 
 typedef struct {
-    long sent;       // bindings POSTed
-    long created;    // 201 answers
-    long conflicts;  // 409 answers
-    long other;      // anything else (transport errors included)
-    double start;    // bench_now () before the first POST
-    double end;      // after the last answer
+    long sent;      // bindings POSTed
+    long created;   // 201 answers
+    long conflicts; // 409 answers
+    long other;     // anything else (transport errors included)
+    double start;   // bench_now () before the first POST
+    double end;     // after the last answer
 } bench_raw_result_t;
 
 //  POST a binding for every pending pod of `scale` (to bench_node_of) to
 //  the simulator on `port`, `inflight` at a time over kept-alive
 //  connections (libcurl multi). Returns 0, or -1 if it could not run.
-int bench_raw_bind (const bench_scale_t *scale, int port, int inflight,
-                    bench_raw_result_t *result);
+int bench_raw_bind (const bench_scale_t *scale, int port, int inflight, bench_raw_result_t *result);
 
 // ---------------------------------------------------------------- final checks
 
 typedef struct {
-    long pods;           // pods listed
-    long unbound;        // pods without a node (not finished)
-    long gangs;          // PodGroups listed
-    long partial_gangs;  // gangs with some but fewer than minMember pods bound
-    long nodes;          // nodes listed
-    long nodes_over;     // nodes whose bound pods request more than allocatable
-    long pg_running;     // PodGroups in phase Running
+    long pods;          // pods listed
+    long unbound;       // pods without a node (not finished)
+    long gangs;         // PodGroups listed
+    long partial_gangs; // gangs with some but fewer than minMember pods bound
+    long nodes;         // nodes listed
+    long nodes_over;    // nodes whose bound pods request more than allocatable
+    long pg_running;    // PodGroups in phase Running
 } bench_check_t;
 
 //  One paged list of nodes, PodGroups and pods from the simulator on `port`.
@@ -181,13 +179,13 @@ int bench_check_list (int port, bench_check_t *check);
 
 //  API requests counted from the simulator's request log (--v 2).
 typedef struct {
-    long binds;           // POST pods/NAME/binding
-    long binds_409;       // of them answered 409
-    long pg_status;       // PATCH/PUT podgroups/NAME (status lives on the object)
-    long pod_conditions;  // PATCH/PUT pods/NAME/status
-    long other_writes;    // every other write (creates, deletes, events, queue status)
-    long writes;          // all of the above
-    long reads;           // GETs (lists, watches, gets)
+    long binds;          // POST pods/NAME/binding
+    long binds_409;      // of them answered 409
+    long pg_status;      // PATCH/PUT podgroups/NAME (status lives on the object)
+    long pod_conditions; // PATCH/PUT pods/NAME/status
+    long other_writes;   // every other write (creates, deletes, events, queue status)
+    long writes;         // all of the above
+    long reads;          // GETs (lists, watches, gets)
 } bench_requests_t;
 
 //  Count the requests in the simulator's log. 0, or -1 if it cannot be read.

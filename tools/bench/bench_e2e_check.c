@@ -20,16 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_PAGE 5000  // items per list page
+#define S_PAGE 5000 // items per list page
 
 typedef struct {
-    int64_t cpu, mem, pods;            // allocatable (milli-CPU, bytes, slots)
-    int64_t used_cpu, used_mem, used;  // requested by its bound pods
+    int64_t cpu, mem, pods;           // allocatable (milli-CPU, bytes, slots)
+    int64_t used_cpu, used_mem, used; // requested by its bound pods
 } s_node_t;
 
 typedef struct {
-    long min;    // spec.minMember
-    long bound;  // pods bound
+    long min;   // spec.minMember
+    long bound; // pods bound
 } s_gang_t;
 
 typedef void (s_item_fn) (const cJSON *item, void *arg);
@@ -61,8 +61,7 @@ s_list (int port, const char *path, s_item_fn *fn, void *arg)
             break;
         }
         const cJSON *item;
-        cJSON_ArrayForEach (item, cJSON_GetObjectItemCaseSensitive (list, "items"))
-            fn (item, arg);
+        cJSON_ArrayForEach (item, cJSON_GetObjectItemCaseSensitive (list, "items")) fn (item, arg);
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive (list, "metadata");
         const char *next =
             cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (meta, "continue"));
@@ -94,9 +93,9 @@ s_qty (const cJSON *obj, const char *field, bool milli)
 }
 
 typedef struct {
-    bench_check_t *check;  // what is counted
-    zhashx_t *nodes;       // name -> s_node_t
-    zhashx_t *gangs;       // "ns/name" -> s_gang_t
+    bench_check_t *check; // what is counted
+    zhashx_t *nodes;      // name -> s_node_t
+    zhashx_t *gangs;      // "ns/name" -> s_gang_t
 } s_ctx_t;
 
 static void
@@ -129,7 +128,7 @@ s_on_podgroup (const cJSON *item, void *arg)
     s_gang_t *g = calloc (1, sizeof *g);
     if (!g)
         return;
-    g->min = (long) cJSON_GetNumberValue (cJSON_GetObjectItemCaseSensitive (spec, "minMember"));
+    g->min = (long)cJSON_GetNumberValue (cJSON_GetObjectItemCaseSensitive (spec, "minMember"));
     zhashx_update (ctx->gangs, key, g);
     ctx->check->gangs++;
     const char *phase = s_str (item, "status", "phase");
@@ -215,7 +214,7 @@ s_field (const char *line, const char *key, char *buf, size_t len)
         while (at[n] && at[n] != ' ' && at[n] != '\n')
             n++;
     }
-    snprintf (buf, len, "%.*s", (int) n, at ? at : "");
+    snprintf (buf, len, "%.*s", (int)n, at ? at : "");
 }
 
 static bool

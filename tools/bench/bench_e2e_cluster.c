@@ -53,8 +53,8 @@ s_write_node (FILE *f, long i)
              "\"capacity\":{\"cpu\":\"%s\",\"memory\":\"%s\",\"pods\":\"%s\"},"
              "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":"
              "\"KubeletReady\"}]}}",
-             name, name, (char) ('a' + i % 3), BENCH_NODE_CPU, BENCH_NODE_MEMORY,
-             BENCH_NODE_PODS, BENCH_NODE_CPU, BENCH_NODE_MEMORY, BENCH_NODE_PODS);
+             name, name, (char)('a' + i % 3), BENCH_NODE_CPU, BENCH_NODE_MEMORY, BENCH_NODE_PODS,
+             BENCH_NODE_CPU, BENCH_NODE_MEMORY, BENCH_NODE_PODS);
 }
 
 static void
@@ -107,10 +107,11 @@ bench_cluster_write (const bench_scale_t *scale, const char *path)
         return -1;
     }
     //  The Queue opens the list so that every later item starts with ",".
-    fprintf (f, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n"
-                "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"Queue\","
-                "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"weight\":1,\"reclaimable\":true},"
-                "\"status\":{\"state\":\"Open\"}}",
+    fprintf (f,
+             "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n"
+             "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"Queue\","
+             "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"weight\":1,\"reclaimable\":true},"
+             "\"status\":{\"state\":\"Open\"}}",
              BENCH_QUEUE);
     for (long i = 0; i < scale->nodes; i++)
         s_write_node (f, i);

@@ -27,7 +27,7 @@ bench_now (void)
 {
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int
@@ -128,7 +128,7 @@ bench_proc_stop_many (bench_proc_t *const *procs, int n, int timeout_ms)
                 char how[128];
                 s_describe (status, how, sizeof how);
                 fprintf (stderr, "basalt-bench-e2e: %s (pid %d) %s%s; log %s\n", p->name,
-                         (int) p->pid, how,
+                         (int)p->pid, how,
                          forced ? " after SIGKILL: it did not stop on SIGTERM in time"
                                 : " on SIGTERM",
                          p->log);
@@ -160,7 +160,7 @@ long
 bench_proc_hwm_kb (pid_t pid)
 {
     char path[64], line[256];
-    snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
+    snprintf (path, sizeof path, "/proc/%d/status", (int)pid);
     FILE *f = fopen (path, "r");
     if (!f)
         return -1;
@@ -225,8 +225,8 @@ bench_proc_tail (const bench_proc_t *p, size_t bytes)
     if (!text)
         return;
     size_t len = strlen (text);
-    fprintf (stderr, "---- %s: %s (last %zu bytes)\n%s---- end of %s\n", p->name, p->log,
-             bytes, len > bytes ? text + len - bytes : text, p->name);
+    fprintf (stderr, "---- %s: %s (last %zu bytes)\n%s---- end of %s\n", p->name, p->log, bytes,
+             len > bytes ? text + len - bytes : text, p->name);
     free (text);
 }
 
@@ -248,7 +248,7 @@ bench_log_count (const char *path, const char *needle)
 }
 
 typedef struct {
-    char *data;  // body so far
+    char *data; // body so far
     size_t len;
 } s_body_t;
 
@@ -277,7 +277,7 @@ bench_http_get (int port, const char *path, int timeout_ms, char **body_p)
         return 0;
     s_body_t body = {0};
     curl_easy_setopt (curl, CURLOPT_URL, url);
-    curl_easy_setopt (curl, CURLOPT_TIMEOUT_MS, (long) timeout_ms);
+    curl_easy_setopt (curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
     curl_easy_setopt (curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt (curl, CURLOPT_WRITEFUNCTION, s_on_body);
     curl_easy_setopt (curl, CURLOPT_WRITEDATA, &body);
@@ -300,11 +300,11 @@ s_prom_each (const char *text, const char *name, const char *const *labels,
     size_t nlen = strlen (name);
     for (const char *line = text; line && *line;) {
         const char *eol = strchr (line, '\n');
-        size_t len = eol ? (size_t) (eol - line) : strlen (line);
+        size_t len = eol ? (size_t)(eol - line) : strlen (line);
         if (len > nlen && line[0] != '#' && strncmp (line, name, nlen) == 0 &&
             (line[nlen] == '{' || line[nlen] == ' ')) {
             char sample[1024];
-            snprintf (sample, sizeof sample, "%.*s", (int) (len < 1023 ? len : 1023), line);
+            snprintf (sample, sizeof sample, "%.*s", (int)(len < 1023 ? len : 1023), line);
             const char *close = line[nlen] == '{' ? strrchr (sample, '}') : NULL;
             bool match = true;
             for (int i = 0; labels && labels[i] && match; i++) {
@@ -320,8 +320,8 @@ s_prom_each (const char *text, const char *name, const char *const *labels,
 }
 
 typedef struct {
-    double value;  // sum or max so far
-    bool found;    // any sample seen
+    double value; // sum or max so far
+    bool found;   // any sample seen
 } s_fold_t;
 
 static void
@@ -366,9 +366,9 @@ bench_prom_max (const char *text, const char *name, bool *found)
 static int
 s_unlink (const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-    (void) st;
-    (void) flag;
-    (void) ftw;
+    (void)st;
+    (void)flag;
+    (void)ftw;
     remove (path);
     return 0;
 }

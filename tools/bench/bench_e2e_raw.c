@@ -16,16 +16,16 @@
 #include <string.h>
 
 typedef struct {
-    CURL *easy;         // the slot's handle (connection kept alive)
-    char url[256];      // its current request
+    CURL *easy;    // the slot's handle (connection kept alive)
+    char url[256]; // its current request
     char body[512];
 } s_slot_t;
 
 static size_t
 s_discard (char *ptr, size_t size, size_t nmemb, void *arg)
 {
-    (void) ptr;
-    (void) arg;
+    (void)ptr;
+    (void)arg;
     return size * nmemb;
 }
 
@@ -59,7 +59,7 @@ bench_raw_bind (const bench_scale_t *scale, int port, int inflight, bench_raw_re
     long total = (scale->gangs - scale->running) * scale->gang_size;
     if (inflight < 1)
         inflight = 1;
-    s_slot_t *slots = calloc ((size_t) inflight, sizeof *slots);
+    s_slot_t *slots = calloc ((size_t)inflight, sizeof *slots);
     CURLM *multi = curl_multi_init ();
     struct curl_slist *headers = curl_slist_append (NULL, "Content-Type: application/json");
     headers = curl_slist_append (headers, "Accept: application/json");
@@ -69,7 +69,7 @@ bench_raw_bind (const bench_scale_t *scale, int port, int inflight, bench_raw_re
         curl_slist_free_all (headers);
         return -1;
     }
-    curl_multi_setopt (multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long) inflight);
+    curl_multi_setopt (multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)inflight);
     for (int i = 0; i < inflight; i++) {
         slots[i].easy = curl_easy_init ();
         if (!slots[i].easy)
@@ -104,7 +104,7 @@ bench_raw_bind (const bench_scale_t *scale, int port, int inflight, bench_raw_re
             else
                 result->other++;
             s_slot_t *slot = NULL;
-            curl_easy_getinfo (easy, CURLINFO_PRIVATE, (char **) &slot);
+            curl_easy_getinfo (easy, CURLINFO_PRIVATE, (char **)&slot);
             curl_multi_remove_handle (multi, easy);
             if (next < total) {
                 s_post (multi, slot, scale, port, next++);

@@ -25,21 +25,21 @@
 #include <string.h>
 
 //  Pod states in the table (zhashx items must not be NULL).
-#define S_UNBOUND ((void *) (uintptr_t) 1)
-#define S_BOUND ((void *) (uintptr_t) 2)
+#define S_UNBOUND ((void *)(uintptr_t)1)
+#define S_BOUND ((void *)(uintptr_t)2)
 
 typedef struct {
-    zsock_t *pipe;                    // to the main thread
-    zloop_t *loop;                    // the actor's reactor
-    bas_kube_t *kube;                 // API client
-    bas_kube_informer_t *track;       // the watch that times binds
-    bas_kube_informer_t *others[16];  // watches that only read
-    int nothers;                      // how many of them
-    zhashx_t *pods;                   // "ns/name" -> S_UNBOUND | S_BOUND
-    bool listed;                      // the tracking watch's first list has ended
-    long pending;                     // pods without a node at that moment
-    long bound;                       // of them seen bound since
-    double first, last, max_gap;      // bench_now () of binds; longest gap
+    zsock_t *pipe;                   // to the main thread
+    zloop_t *loop;                   // the actor's reactor
+    bas_kube_t *kube;                // API client
+    bas_kube_informer_t *track;      // the watch that times binds
+    bas_kube_informer_t *others[16]; // watches that only read
+    int nothers;                     // how many of them
+    zhashx_t *pods;                  // "ns/name" -> S_UNBOUND | S_BOUND
+    bool listed;                     // the tracking watch's first list has ended
+    long pending;                    // pods without a node at that moment
+    long bound;                      // of them seen bound since
+    double first, last, max_gap;     // bench_now () of binds; longest gap
 } s_watch_t;
 
 static void
@@ -104,15 +104,15 @@ s_on_pod (void *arg, bas_kube_event_t type, const cJSON *pod)
 static void
 s_on_other (void *arg, bas_kube_event_t type, const cJSON *pod)
 {
-    (void) arg;
-    (void) type;
-    (void) pod;
+    (void)arg;
+    (void)type;
+    (void)pod;
 }
 
 static int
 s_on_pipe (zloop_t *loop, zsock_t *pipe, void *arg)
 {
-    (void) loop;
+    (void)loop;
     s_watch_t *self = arg;
     char *command = zstr_recv (pipe);
     if (!command)
@@ -124,10 +124,9 @@ s_on_pipe (zloop_t *loop, zsock_t *pipe, void *arg)
         bool synced = self->listed;
         for (int i = 0; i < self->nothers; i++)
             synced = synced && bas_kube_informer_synced (self->others[i]);
-        zsock_send (pipe, "i888888", synced ? 1 : 0, (uint64_t) zhashx_size (self->pods),
-                    (uint64_t) self->pending, (uint64_t) self->bound,
-                    (uint64_t) (self->first * 1e6), (uint64_t) (self->last * 1e6),
-                    (uint64_t) (self->max_gap * 1e6));
+        zsock_send (pipe, "i888888", synced ? 1 : 0, (uint64_t)zhashx_size (self->pods),
+                    (uint64_t)self->pending, (uint64_t)self->bound, (uint64_t)(self->first * 1e6),
+                    (uint64_t)(self->last * 1e6), (uint64_t)(self->max_gap * 1e6));
     } else
         bas_warn ("bench_watch_command", "command=%s", command);
     zstr_free (&command);
@@ -137,7 +136,7 @@ s_on_pipe (zloop_t *loop, zsock_t *pipe, void *arg)
 void
 bench_watch_actor (zsock_t *pipe, void *args)
 {
-    bench_watch_args_t a = *(const bench_watch_args_t *) args;
+    bench_watch_args_t a = *(const bench_watch_args_t *)args;
     s_watch_t self = {.pipe = pipe};
     self.loop = zloop_new ();
     zloop_set_nonstop (self.loop, true);
@@ -155,7 +154,7 @@ bench_watch_actor (zsock_t *pipe, void *args)
     } else {
         self.track = bas_kube_watch (self.kube, "/api/v1/pods", NULL, s_on_pod, &self);
         int want = a.watchers - 1;
-        for (int i = 0; i < want && i < (int) (sizeof self.others / sizeof self.others[0]); i++)
+        for (int i = 0; i < want && i < (int)(sizeof self.others / sizeof self.others[0]); i++)
             self.others[self.nothers++] =
                 bas_kube_watch (self.kube, "/api/v1/pods", NULL, s_on_other, NULL);
         zloop_reader (self.loop, pipe, s_on_pipe, &self);
@@ -177,11 +176,11 @@ bench_watch_stats (zactor_t *actor, bench_watch_stats_t *stats)
     if (zsock_recv (actor, "i888888", &synced, &pods, &pending, &bound, &first, &last, &gap) != 0)
         return -1;
     stats->synced = synced != 0;
-    stats->pods = (long) pods;
-    stats->pending = (long) pending;
-    stats->bound = (long) bound;
-    stats->first_bind = (double) first / 1e6;
-    stats->last_bind = (double) last / 1e6;
-    stats->max_gap = (double) gap / 1e6;
+    stats->pods = (long)pods;
+    stats->pending = (long)pending;
+    stats->bound = (long)bound;
+    stats->first_bind = (double)first / 1e6;
+    stats->last_bind = (double)last / 1e6;
+    stats->max_gap = (double)gap / 1e6;
     return 0;
 }
