@@ -1,33 +1,234 @@
 /*  sim_openapi: the OpenAPI documents real kubectl asks for.
 
-    kubectl apply/create (validation "strict", the default) first asks the
-    server whether it validates fields itself: it reads /openapi/v3, then
-    the document of the object's group/version, and looks for the PATCH
-    operation of that kind (x-kubernetes-group-version-kind) with a
-    `fieldValidation` query parameter. When it is there, kubectl validates
-    nothing itself and sends fieldValidation=Strict with the request, so the
-    documents below only need paths, operations and parameters — no
-    schemas. (Without them kubectl falls back to downloading the v2
-    protobuf schema and fails with "failed to download openapi".)
+    kubectl apply/create (validation "strict", the default since 1.25)
+    first asks the server whether it validates fields itself: it reads
+    /openapi/v3, then the document of the object's group/version, and looks
+    for the PATCH operation of that kind (x-kubernetes-group-version-kind)
+    with a `fieldValidation` query parameter. When it is there, kubectl
+    validates nothing itself and sends fieldValidation=Strict with the
+    request, so the documents below only need paths, operations and
+    parameters — no schemas. (Without them kubectl falls back to
+    downloading the v2 protobuf schema and fails with "failed to download
+    openapi".)
 
-    /openapi/v2 is served as an empty document (an empty protobuf message,
-    or a JSON skeleton): clients that look up a schema in it find none and,
-    like kubectl's client-side validation, skip validation.
+    Older kubectl (1.20, Debian 12's kubernetes-client) validates on the
+    client: apply downloads /openapi/v2 as protobuf, and newer ones still
+    read it to compute a strategic merge patch. /openapi/v2 is a document
+    with no paths and no definitions: clients that look up a schema in it
+    find none and, like kubectl's validation and its patch computation,
+    fall back to skipping validation and to their compiled-in types.
+
+    Content negotiation is kube-openapi's (pkg/handler, pkg/handler3): the
+    Accept clauses in order of preference; the first one that matches a
+    type we serve wins; none matching is 406. A client asking for the
+    deprecated protobuf type `…spec.v2@v1.0+protobuf` gets its data with
+    the Content-Type `…spec.v2.v1.0+protobuf`: the '@' is not legal in a
+    media type, and Go's mime.ParseMediaType, which kubectl 1.20 applies to
+    every response's Content-Type, rejects it ("mime: unexpected content
+    after media subtype"). v3 documents are served as JSON only (no client
+    we know asks for v3 protobuf; asking only for it gets 406).
 
     The simulator accepts fieldValidation and ignores it: unknown fields are
     kept, as they are with fieldValidation=Ignore.
 */
 #include "sim_api_impl.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sim_status.h"
 
 //  Version of the documents (part of serverRelativeURL, for clients that
 //  cache by URL): bump when the documents change.
 #define S_OPENAPI_HASH "basalt-apisim-1"
+//  info.title and info.version of every document (the version is the one
+//  /version reports, sim_api.c).
+#define S_OPENAPI_TITLE "Kubernetes"
+#define S_OPENAPI_VERSION "v1.31.0"
+//  What a v2 protobuf document is served as, whichever of the two protobuf
+//  names the client asked for.
+#define S_MIME_V2_PB "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+//  Accept clauses looked at; the rest of a longer header is ignored.
+#define S_MAX_CLAUSES 16
+
+typedef enum { S_AS_NONE, S_AS_JSON, S_AS_PROTOBUF } s_as_t;
+
+//  A media type a document can be served as, as an Accept clause names it.
+typedef struct {
+    const char *type;    // "application"
+    const char *subtype; // "json", …
+    s_as_t as;           // the encoding served for it
+} s_offer_t;
+
+//  kube-openapi's handler order: JSON, then both protobuf names.
+static const s_offer_t s_v2_offers[] = {
+    {"application", "json", S_AS_JSON},
+    {"application", "com.github.proto-openapi.spec.v2@v1.0+protobuf", S_AS_PROTOBUF},
+    {"application", "com.github.proto-openapi.spec.v2.v1.0+protobuf", S_AS_PROTOBUF},
+};
+static const s_offer_t s_v3_offers[] = {
+    {"application", "json", S_AS_JSON},
+};
+
+//  One clause of an Accept header.
+typedef struct {
+    char type[64];     // "application", or "*"
+    char subtype[128]; // "json", or "*"
+    double q;          // quality, 0 < q <= 1
+} s_clause_t;
+
+static char *
+s_trim (char *text)
+{
+    while (*text == ' ' || *text == '\t')
+        text++;
+    size_t n = strlen (text);
+    while (n && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+        text[--n] = 0;
+    return text;
+}
+
+//  True when clause a is preferred to clause b: higher quality, then the
+//  more specific range (as goautoneg sorts them).
+static bool
+s_clause_before (const s_clause_t *a, const s_clause_t *b)
+{
+    if (a->q != b->q)
+        return a->q > b->q;
+    bool a_any = !strcmp (a->type, "*"), b_any = !strcmp (b->type, "*");
+    if (a_any != b_any)
+        return b_any;
+    a_any = !strcmp (a->subtype, "*");
+    b_any = !strcmp (b->subtype, "*");
+    return !a_any && b_any;
+}
+
+//  Parse an Accept header (NULL or empty: any type) into clauses, most
+//  preferred first; clauses with q=0 (not acceptable), a malformed q or
+//  names too long for us are left out. Returns how many.
+static int
+s_parse_accept (const char *accept, s_clause_t *clauses, int max)
+{
+    char copy[1024];
+    snprintf (copy, sizeof copy, "%s", accept && *accept ? accept : "*/*");
+    int n = 0;
+    char *save = NULL;
+    for (char *part = strtok_r (copy, ",", &save); part && n < max;
+         part = strtok_r (NULL, ",", &save)) {
+        char *params = strchr (part, ';');
+        if (params)
+            *params++ = 0;
+        char *range = s_trim (part);
+        if (!*range)
+            continue;
+        s_clause_t c = {.q = 1.0};
+        char *slash = strchr (range, '/');
+        if (slash)
+            *slash = 0;
+        const char *subtype = slash ? s_trim (slash + 1) : !strcmp (range, "*") ? "*" : "";
+        if (strlen (range) >= sizeof c.type || strlen (subtype) >= sizeof c.subtype)
+            continue;
+        snprintf (c.type, sizeof c.type, "%s", s_trim (range));
+        snprintf (c.subtype, sizeof c.subtype, "%s", subtype);
+        char *psave = NULL;
+        for (char *p = params ? strtok_r (params, ";", &psave) : NULL; p;
+             p = strtok_r (NULL, ";", &psave)) {
+            p = s_trim (p);
+            if ((p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
+                char *end = NULL;
+                c.q = strtod (p + 2, &end);
+                if (end == p + 2 || *s_trim (end))
+                    c.q = 0;
+            }
+        }
+        if (c.q <= 0)
+            continue;
+        //  Insertion keeps equal clauses in the order the client gave them.
+        int at = n;
+        while (at > 0 && s_clause_before (&c, &clauses[at - 1])) {
+            clauses[at] = clauses[at - 1];
+            at--;
+        }
+        clauses[at] = c;
+        n++;
+    }
+    return n;
+}
+
+//  The encoding to serve for this Accept header, or S_AS_NONE (406): the
+//  first offer that the most preferred clause matches.
+static s_as_t
+s_negotiate (const char *accept, const s_offer_t *offers, size_t noffers)
+{
+    s_clause_t clauses[S_MAX_CLAUSES];
+    int n = s_parse_accept (accept, clauses, S_MAX_CLAUSES);
+    for (int i = 0; i < n; i++)
+        for (size_t j = 0; j < noffers; j++) {
+            const s_clause_t *c = &clauses[i];
+            if ((strcmp (c->type, "*") && strcasecmp (c->type, offers[j].type)) ||
+                (strcmp (c->subtype, "*") && strcasecmp (c->subtype, offers[j].subtype)))
+                continue;
+            return offers[j].as;
+        }
+    return S_AS_NONE;
+}
+
+//  kube-openapi answers an Accept it cannot serve with a bare 406.
+static void
+s_not_acceptable (sim_ctx_t *ctx)
+{
+    free (ctx->resp->body);
+    ctx->resp->code = 406;
+    ctx->resp->content_type = "text/plain; charset=utf-8";
+    ctx->resp->body = strdup ("");
+    ctx->resp->body_len = 0;
+}
+
+//  Protobuf wire format, the little the v2 document needs: a varint, and a
+//  length-delimited field (a string or an embedded message).
+static void
+s_pb_varint (sim_buf_t *buf, uint64_t v)
+{
+    char bytes[10];
+    size_t n = 0;
+    do {
+        bytes[n++] = (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    sim_buf_append (buf, bytes, n);
+}
+
+static void
+s_pb_bytes (sim_buf_t *buf, unsigned field, const char *data, size_t len)
+{
+    s_pb_varint (buf, (uint64_t)field << 3 | 2);
+    s_pb_varint (buf, len);
+    sim_buf_append (buf, data, len);
+}
+
+//  The v2 document as gnostic's openapi_v2.Document (OpenAPIv2.proto:
+//  swagger = 1, info = 2 {title = 1, version = 2}, paths = 8,
+//  definitions = 9), the same content as the JSON form below.
+static void
+s_v2_protobuf (sim_ctx_t *ctx)
+{
+    sim_buf_t info = {0}, doc = {0};
+    s_pb_bytes (&info, 1, S_OPENAPI_TITLE, strlen (S_OPENAPI_TITLE));
+    s_pb_bytes (&info, 2, S_OPENAPI_VERSION, strlen (S_OPENAPI_VERSION));
+    s_pb_bytes (&doc, 1, "2.0", 3);
+    s_pb_bytes (&doc, 2, info.data, info.len);
+    s_pb_bytes (&doc, 8, "", 0);
+    s_pb_bytes (&doc, 9, "", 0);
+    sim_buf_clear (&info);
+    free (ctx->resp->body);
+    ctx->resp->code = 200;
+    ctx->resp->content_type = S_MIME_V2_PB;
+    ctx->resp->body = sim_buf_detach (&doc, &ctx->resp->body_len);
+}
 
 static void
 s_reply (sim_ctx_t *ctx, cJSON *json)
@@ -38,6 +239,19 @@ s_reply (sim_ctx_t *ctx, cJSON *json)
     sim_buf_puts (&buf, text ? text : "{}");
     free (text);
     sim_ctx_reply_buf (ctx, 200, &buf);
+}
+
+static void
+s_v2_json (sim_ctx_t *ctx)
+{
+    cJSON *doc = cJSON_CreateObject ();
+    cJSON_AddStringToObject (doc, "swagger", "2.0");
+    cJSON *info = cJSON_AddObjectToObject (doc, "info");
+    cJSON_AddStringToObject (info, "title", S_OPENAPI_TITLE);
+    cJSON_AddStringToObject (info, "version", S_OPENAPI_VERSION);
+    cJSON_AddObjectToObject (doc, "paths");
+    cJSON_AddObjectToObject (doc, "definitions");
+    s_reply (ctx, doc);
 }
 
 static void
@@ -109,8 +323,8 @@ s_gv_document (const char *gv)
     cJSON *doc = cJSON_CreateObject ();
     cJSON_AddStringToObject (doc, "openapi", "3.0.0");
     cJSON *info = cJSON_AddObjectToObject (doc, "info");
-    cJSON_AddStringToObject (info, "title", "Kubernetes");
-    cJSON_AddStringToObject (info, "version", "v1.31.0");
+    cJSON_AddStringToObject (info, "title", S_OPENAPI_TITLE);
+    cJSON_AddStringToObject (info, "version", S_OPENAPI_VERSION);
     cJSON *paths = cJSON_AddObjectToObject (doc, "paths");
     for (int i = 0; i < SIM_KIND_COUNT; i++) {
         const sim_kind_t *k = sim_kind_get ((sim_kind_id_t)i);
@@ -148,23 +362,14 @@ sim_api_openapi (sim_ctx_t *ctx, char **seg, int nseg)
         return;
     }
     if (nseg == 2 && !strcmp (seg[1], "v2")) {
-        const char *accept = ctx->req->accept ? ctx->req->accept : "";
-        if (strstr (accept, "protobuf")) {
-            //  An empty message is a valid, empty openapi_v2.Document.
-            ctx->resp->code = 200;
-            ctx->resp->content_type = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
-            ctx->resp->body = strdup ("");
-            ctx->resp->body_len = 0;
-            return;
-        }
-        cJSON *doc = cJSON_CreateObject ();
-        cJSON_AddStringToObject (doc, "swagger", "2.0");
-        cJSON *info = cJSON_AddObjectToObject (doc, "info");
-        cJSON_AddStringToObject (info, "title", "Kubernetes");
-        cJSON_AddStringToObject (info, "version", "v1.31.0");
-        cJSON_AddObjectToObject (doc, "paths");
-        cJSON_AddObjectToObject (doc, "definitions");
-        s_reply (ctx, doc);
+        s_as_t as =
+            s_negotiate (ctx->req->accept, s_v2_offers, sizeof s_v2_offers / sizeof s_v2_offers[0]);
+        if (as == S_AS_PROTOBUF)
+            s_v2_protobuf (ctx);
+        else if (as == S_AS_JSON)
+            s_v2_json (ctx);
+        else
+            s_not_acceptable (ctx);
         return;
     }
     if (nseg < 2 || strcmp (seg[1], "v3") != 0) {
@@ -194,7 +399,11 @@ sim_api_openapi (sim_ctx_t *ctx, char **seg, int nseg)
     for (int i = 0; i < SIM_KIND_COUNT; i++) {
         char kgv[160];
         if (!strcmp (s_gv_path (sim_kind_get ((sim_kind_id_t)i), kgv, sizeof kgv), gv)) {
-            s_reply (ctx, s_gv_document (gv));
+            if (s_negotiate (ctx->req->accept, s_v3_offers,
+                             sizeof s_v3_offers / sizeof s_v3_offers[0]) == S_AS_NONE)
+                s_not_acceptable (ctx);
+            else
+                s_reply (ctx, s_gv_document (gv));
             return;
         }
     }
