@@ -1,16 +1,29 @@
 /*  test_kubectl: real kubectl, a client nobody here wrote, against the
     simulator: get (-o yaml, -o name, label and field selectors, -w),
-    apply -f (with kubectl's default strict validation: no
-    --validate=false), create -f, patch (merge, JSON, strategic), scale,
-    and delete, for pods, nodes, PodGroups, queues, priority classes,
-    Deployments and ReplicaSets. After each command the test reads the
+    apply -f (with kubectl's default validation: no --validate=false),
+    create -f, patch (merge, JSON, strategic), scale, rollout status and
+    delete, for pods, nodes, PodGroups, queues, priority classes,
+    Deployments and ReplicaSets; and a `kubectl get -o yaml` dump loaded
+    into a second simulator. After each command the test reads the
     simulator's state over HTTP and checks what the command should have
     done.
 
-    kubectl keeps a discovery cache under $HOME/.kube: every test runs
-    kubectl with HOME set to its own scratch directory. Without
-    /usr/bin/kubectl (scripts/install-deps.sh installs Debian's
-    kubernetes-client) the tests are skipped, not passed.
+    It runs the kubectl found on PATH, whichever version that is: the tests
+    pass with Debian 12's kubectl 1.20 (client-side validation from the
+    OpenAPI v2 protobuf document) and with current ones (server-side field
+    validation found through OpenAPI v3).
+
+    Cost: each kubectl is a Go process that must start and learn the
+    server's API. Every kubectl of one run shares one HOME and one
+    --cache-dir under the run's scratch directory, so the first command
+    against a simulator does discovery and the others read it from disk;
+    objects a case needs together are applied in one `apply -f`. Nothing
+    waits for time to pass: the simulator starts and stops pods at once
+    (--run-delay-ms 0, --stop-delay-ms 0) and the test waits for states.
+
+    Without kubectl on PATH the program says so and exits 77 (skipped,
+    which scripts/ctest.sh counts as a failure of the suite):
+    scripts/install-deps.sh installs Debian's kubernetes-client.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,37 +39,46 @@
 #include "bas_yaml.h"
 #include "test_apisim_util.h"
 
+//  What every case of one run shares: the kubectl and its scratch space.
 typedef struct {
-    s_sim_t sim;      // the simulator
-    char home[512];   // HOME for kubectl
-    char server[64];  // --server URL
-    char out[512];    // kubectl's output file
-    char *text;       // last output (owned)
+    char kubectl[1024]; // absolute path of the kubectl found on PATH
+    char *dir;          // the run's scratch directory (owned)
+    char cache[1100];   // --cache-dir of every kubectl of the run
+} s_run_t;
+
+static s_run_t s_run;
+
+typedef struct {
+    s_sim_t sim;     // the simulator
+    char server[64]; // --server URL
+    char out[512];   // kubectl's output file
+    char *text;      // last output (owned)
 } s_env_t;
 
-static const char *
-s_kubectl_path (void)
+//  The first executable `kubectl` on PATH into buf; false when there is none.
+static bool
+s_find_kubectl (char *buf, size_t len)
 {
-    static const char *const paths[] = {"/usr/bin/kubectl", "/usr/local/bin/kubectl", NULL};
-    for (int i = 0; paths[i]; i++)
-        if (access (paths[i], X_OK) == 0)
-            return paths[i];
-    return NULL;
+    const char *path = getenv ("PATH");
+    char dirs[4096];
+    snprintf (dirs, sizeof dirs, "%s", path ? path : "");
+    char *save = NULL;
+    for (char *d = strtok_r (dirs, ":", &save); d; d = strtok_r (NULL, ":", &save)) {
+        snprintf (buf, len, "%s/kubectl", *d ? d : ".");
+        struct stat st;
+        if (stat (buf, &st) == 0 && S_ISREG (st.st_mode) && access (buf, X_OK) == 0)
+            return true;
+    }
+    *buf = 0;
+    return false;
 }
 
 static void
 s_env_start (s_env_t *env)
 {
-    if (!s_kubectl_path ()) {
-        print_message ("kubectl is not installed (scripts/install-deps.sh installs "
-                       "kubernetes-client): not tested\n");
-        skip ();
-    }
     memset (env, 0, sizeof *env);
-    const char *args[] = {"--run-delay-ms", "0", "--stop-delay-ms", "50", NULL};
+    const char *args[] = {"--run-delay-ms", "0", "--stop-delay-ms", "0", NULL};
     s_start (&env->sim, args);
-    snprintf (env->home, sizeof env->home, "%s/home", env->sim.dir);
-    mkdir (env->home, 0700);
     snprintf (env->server, sizeof env->server, "http://127.0.0.1:%d", env->sim.port);
     snprintf (env->out, sizeof env->out, "%s/kubectl.out", env->sim.dir);
 }
@@ -83,18 +105,17 @@ s_manifest (s_env_t *env, const char *name, const char *text)
     return path;
 }
 
-//  Start kubectl with the given arguments (NULL-terminated) and HOME set to
-//  the test's own directory; output goes to env->out.
+//  Start kubectl with the given arguments (NULL-terminated); it shares the
+//  run's HOME and discovery cache. Output goes to env->out.
 static pid_t
 s_kubectl_spawn (s_env_t *env, const char *const *args)
 {
-    const char *argv[40] = {s_kubectl_path (), "--server", env->server, "--request-timeout=30s"};
-    int n = 4;
+    const char *argv[40] = {s_run.kubectl, "--server",  env->server,
+                            "--cache-dir", s_run.cache, "--request-timeout=30s"};
+    int n = 6;
     for (int i = 0; args[i] && n < 38; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    setenv ("HOME", env->home, 1);
-    unsetenv ("KUBECONFIG");
     unlink (env->out);
     pid_t pid = util_spawn ((char *const *)argv, env->out);
     assert_true (pid > 0);
@@ -116,12 +137,12 @@ s_kubectl (s_env_t *env, const char *const *args)
 }
 
 //  kubectl must succeed.
-#define KUBECTL_OK(env, ...)                                                                        \
+#define KUBECTL_OK(env, ...)                                                                       \
     do {                                                                                           \
-        const char *a_[] = {__VA_ARGS__, NULL};                                                     \
-        int rc_ = s_kubectl ((env), a_);                                                            \
+        const char *a_[] = {__VA_ARGS__, NULL};                                                    \
+        int rc_ = s_kubectl ((env), a_);                                                           \
         if (rc_ != 0)                                                                              \
-            fail_msg ("kubectl %s … exited %d:\n%s", a_[0], rc_, (env)->text);                      \
+            fail_msg ("kubectl %s … exited %d:\n%s", a_[0], rc_, (env)->text);                     \
     } while (0)
 
 static bool
@@ -180,8 +201,7 @@ s_cond (void *arg)
 }
 
 static void
-s_wait (s_env_t *env, const char *path, long code, const char *field, const char *value,
-        int count)
+s_wait (s_env_t *env, const char *path, long code, const char *field, const char *value, int count)
 {
     s_cond_t c = {env, path, code, field, value, count};
     if (!util_wait_until (s_cond, &c, 15000)) {
@@ -241,6 +261,34 @@ static const char s_objects[] =
     "apiVersion: v1\nkind: Pod\nmetadata:\n  name: db\n  labels:\n    app: db\nspec:\n"
     "  nodeName: n1\n  containers:\n  - name: c\n    image: postgres:16\n";
 
+//  The last output, a `kubectl get … -o yaml` dump, loads into a new
+//  simulator with the same objects, uids and statuses.
+static void
+s_dump_loads (s_env_t *env)
+{
+    char dump[600];
+    snprintf (dump, sizeof dump, "%s/dump.yaml", env->sim.dir);
+    FILE *f = fopen (dump, "w");
+    assert_non_null (f);
+    fputs (env->text, f);
+    fclose (f);
+    cJSON *before = s_get_json (&env->sim, POD "db", 200);
+
+    s_sim_t copy;
+    const char *args[] = {"--load", dump, "--run-delay-ms", "-1", NULL};
+    s_start (&copy, args);
+    cJSON *after = s_get_json (&copy, POD "db", 200);
+    assert_string_equal (s_str (after, "metadata.uid"), s_str (before, "metadata.uid"));
+    assert_string_equal (s_str (after, "status.phase"), "Running");
+    assert_string_equal (s_str (after, "spec.nodeName"), "n1");
+    cJSON_Delete (after);
+    cJSON_Delete (before);
+    const char *paths[] = {NODE "n1", PC "high", QUEUE "q1", PG "pg1", POD "web", NULL};
+    for (int i = 0; paths[i]; i++)
+        assert_int_equal (util_http_get (copy.port, paths[i], NULL), 200);
+    s_stop (&copy);
+}
+
 static void
 test_apply_get_patch (void **state)
 {
@@ -285,12 +333,29 @@ test_apply_get_patch (void **state)
     assert_string_equal (s_str (pg, "spec.queue"), "q1");
     assert_non_null (s_str (pg, "metadata.uid"));
     cJSON_Delete (pg);
-    KUBECTL_OK (&env, "get", "pods", "-o", "yaml");
+    //  A dump of the cluster: one `kind: List` with every object …
+    KUBECTL_OK (&env, "get", "nodes,priorityclasses,queues,podgroups,pods", "-o", "yaml");
     cJSON *list = bas_yaml_to_json (env.text, strlen (env.text), err, sizeof err);
-    assert_non_null (list);
+    if (!list)
+        fail_msg ("kubectl get -o yaml is not YAML (%s):\n%s", err, env.text);
     assert_string_equal (s_str (list, "kind"), "List");
-    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItem (list, "items")), 2);
+    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItem (list, "items")), 6);
+    const char *kinds[] = {"Node", "PriorityClass", "Queue", "PodGroup", "Pod", NULL};
+    const int counts[] = {1, 1, 1, 1, 2};
+    for (int i = 0; kinds[i]; i++) {
+        int n = 0;
+        cJSON *item;
+        cJSON_ArrayForEach (item, cJSON_GetObjectItem (list, "items"))
+        {
+            n += s_str (item, "kind") && !strcmp (s_str (item, "kind"), kinds[i]);
+        }
+        if (n != counts[i])
+            fail_msg ("kubectl get -o yaml: %d items of kind %s, want %d:\n%s", n, kinds[i],
+                      counts[i], env.text);
+    }
     cJSON_Delete (list);
+    //  … loads into a new simulator with the same objects, uids and statuses.
+    s_dump_loads (&env);
     //  A missing object: kubectl shows the server's NotFound.
     const char *missing[] = {"get", "pod", "nope", NULL};
     assert_int_equal (s_kubectl (&env, missing), 1);
@@ -315,7 +380,8 @@ test_apply_get_patch (void **state)
     assert_int_equal (s_number (&env, PG "pg1", "spec.minMember"), 5);
 
     //  patch: strategic (the default for pods), merge, JSON.
-    KUBECTL_OK (&env, "patch", "pod", "web", "-p", "{\"metadata\":{\"labels\":{\"tier\":\"back\"}}}");
+    KUBECTL_OK (&env, "patch", "pod", "web", "-p",
+                "{\"metadata\":{\"labels\":{\"tier\":\"back\"}}}");
     s_wait (&env, POD "web", 200, "metadata.labels.tier", "back", -1);
     KUBECTL_OK (&env, "patch", "podgroup", "pg1", "--type", "merge", "-p",
                 "{\"spec\":{\"minMember\":3}}");
@@ -347,20 +413,24 @@ test_apply_get_patch (void **state)
     s_expect (&env, "Error from server (AlreadyExists)");
     s_expect (&env, "queues.scheduling.volcano.sh \"q2\" already exists");
 
-    //  delete, for each kind: gone afterwards (the pod gracefully).
-    KUBECTL_OK (&env, "delete", "pod", "db");
+    //  delete, for each kind: gone afterwards (the pod gracefully: kubectl
+    //  waits until it is gone).
+    KUBECTL_OK (&env, "delete", "pod/db", "podgroup/pg1", "queues/q1", "queues/q2",
+                "priorityclass/high");
     s_expect (&env, "pod \"db\" deleted");
+    s_expect (&env, "podgroup.scheduling.volcano.sh \"pg1\" deleted");
+    s_expect (&env, "queue.scheduling.volcano.sh \"q1\" deleted");
+    s_expect (&env, "queue.scheduling.volcano.sh \"q2\" deleted");
+    s_expect (&env, "priorityclass.scheduling.k8s.io \"high\" deleted");
     assert_int_equal (s_code (&env, POD "db"), 404);
-    KUBECTL_OK (&env, "delete", "podgroup", "pg1");
     assert_int_equal (s_code (&env, PG "pg1"), 404);
-    KUBECTL_OK (&env, "delete", "queues", "q1", "q2");
     assert_int_equal (s_code (&env, QUEUE "q1"), 404);
     assert_int_equal (s_code (&env, QUEUE "q2"), 404);
-    KUBECTL_OK (&env, "delete", "priorityclass", "high");
     assert_int_equal (s_code (&env, PC "high"), 404);
-    KUBECTL_OK (&env, "delete", "-f", s_manifest (&env, "node.yaml",
-                                                  "apiVersion: v1\nkind: Node\nmetadata:\n"
-                                                  "  name: n1\n"));
+    KUBECTL_OK (&env, "delete", "-f",
+                s_manifest (&env, "node.yaml",
+                            "apiVersion: v1\nkind: Node\nmetadata:\n"
+                            "  name: n1\n"));
     assert_int_equal (s_code (&env, NODE "n1"), 404);
     KUBECTL_OK (&env, "delete", "pods", "--all");
     assert_int_equal (s_code (&env, POD "web"), 404);
@@ -392,6 +462,12 @@ static const char s_deployment[] =
     "        app: web\n    spec:\n      nodeName: n1\n      containers:\n      - name: c\n"
     "        image: nginx\n";
 
+//  A ReplicaSet of its own, applied with the Deployment.
+static const char s_replicaset[] =
+    "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: solo\nspec:\n  replicas: 1\n"
+    "  selector:\n    matchLabels:\n      app: solo\n  template:\n    metadata:\n      labels:\n"
+    "        app: solo\n    spec:\n      containers:\n      - name: c\n        image: x\n";
+
 static void
 test_deployments (void **state)
 {
@@ -400,12 +476,20 @@ test_deployments (void **state)
     s_env_start (&env);
     char file[600];
     snprintf (file, sizeof file, "%s", s_manifest (&env, "deploy.yaml", s_deployment));
-    KUBECTL_OK (&env, "apply", "-f", file);
+    size_t both_len = strlen (s_deployment) + strlen (s_replicaset) + 8;
+    char *both = malloc (both_len);
+    assert_non_null (both);
+    snprintf (both, both_len, "%s---\n%s", s_deployment, s_replicaset);
+    KUBECTL_OK (&env, "apply", "-f", s_manifest (&env, "both.yaml", both));
+    free (both);
     s_expect (&env, "deployment.apps/web created");
+    s_expect (&env, "replicaset.apps/solo created");
     s_wait (&env, "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb", 200, NULL, NULL, 2);
+    s_wait (&env, "/api/v1/namespaces/default/pods?labelSelector=app%3Dsolo", 200, NULL, NULL, 1);
     KUBECTL_OK (&env, "get", "deployments,replicasets", "-o", "name");
     s_expect (&env, "deployment.apps/web\n");
     s_expect (&env, "replicaset.apps/web-");
+    s_expect (&env, "replicaset.apps/solo\n");
     //  scale deployment: pods follow, with the right owners.
     KUBECTL_OK (&env, "scale", "deployment", "web", "--replicas=4");
     s_expect (&env, "deployment.apps/web scaled");
@@ -417,8 +501,8 @@ test_deployments (void **state)
     KUBECTL_OK (&env, "scale", "deployment", "web", "--replicas=1");
     s_wait (&env, "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb", 200, NULL, NULL, 1);
     //  Conditional scale: refused when the current count is not the one given.
-    const char *cond[] = {"scale", "deployment", "web", "--current-replicas=3", "--replicas=2",
-                          NULL};
+    const char *cond[] = {"scale",        "deployment", "web", "--current-replicas=3",
+                          "--replicas=2", NULL};
     assert_int_not_equal (s_kubectl (&env, cond), 0);
     assert_int_equal (s_number (&env, DEPLOY "web", "spec.replicas"), 1);
     //  rollout status works on the status the controller writes.
@@ -444,12 +528,6 @@ test_deployments (void **state)
         fail_msg ("kubectl get -w printed:\n%s", text ? text : "");
     }
     //  scale a ReplicaSet directly, then delete it (its pods go too).
-    KUBECTL_OK (&env, "create", "-f",
-                s_manifest (&env, "rs.yaml",
-                            "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: solo\n"
-                            "spec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: solo\n"
-                            "  template:\n    metadata:\n      labels:\n        app: solo\n"
-                            "    spec:\n      containers:\n      - name: c\n        image: x\n"));
     KUBECTL_OK (&env, "scale", "rs", "solo", "--replicas=3");
     s_wait (&env, "/api/v1/namespaces/default/pods?labelSelector=app%3Dsolo", 200, NULL, NULL, 3);
     KUBECTL_OK (&env, "delete", "rs", "solo");
@@ -468,48 +546,190 @@ test_deployments (void **state)
     s_env_stop (&env);
 }
 
-//  A dump of the cluster (kubectl get … -o yaml, a `kind: List`) loads
-//  into a new simulator with the same objects, uids and statuses.
+// ---------------------------------------------------------------------------
+// What kubectl asks the OpenAPI endpoints for, and what it can parse
+
+typedef struct {
+    char *data; // body bytes (owned)
+    size_t len; // how many
+} s_body_t;
+
+static size_t
+s_body_write (char *ptr, size_t size, size_t nmemb, void *arg)
+{
+    s_body_t *b = arg;
+    size_t n = size * nmemb;
+    char *grown = realloc (b->data, b->len + n + 1);
+    if (!grown)
+        return 0;
+    b->data = grown;
+    memcpy (b->data + b->len, ptr, n);
+    b->len += n;
+    b->data[b->len] = 0;
+    return n;
+}
+
+//  GET path with this Accept header; returns the code, the Content-Type
+//  into ct (empty when none) and the body into *body (caller frees data).
+static long
+s_get_accept (s_sim_t *sim, const char *path, const char *accept, char *ct, size_t ct_len,
+              s_body_t *body)
+{
+    char url[512], header[512];
+    snprintf (url, sizeof url, "http://127.0.0.1:%d%s", sim->port, path);
+    snprintf (header, sizeof header, "Accept: %s", accept);
+    CURL *easy = curl_easy_init ();
+    assert_non_null (easy);
+    struct curl_slist *headers = curl_slist_append (NULL, header);
+    curl_easy_setopt (easy, CURLOPT_URL, url);
+    curl_easy_setopt (easy, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt (easy, CURLOPT_WRITEFUNCTION, s_body_write);
+    curl_easy_setopt (easy, CURLOPT_WRITEDATA, body);
+    curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, 10000L);
+    curl_easy_setopt (easy, CURLOPT_NOSIGNAL, 1L);
+    long code = 0;
+    if (curl_easy_perform (easy) == CURLE_OK)
+        curl_easy_getinfo (easy, CURLINFO_RESPONSE_CODE, &code);
+    char *type = NULL;
+    curl_easy_getinfo (easy, CURLINFO_CONTENT_TYPE, &type);
+    snprintf (ct, ct_len, "%s", type ? type : "");
+    curl_slist_free_all (headers);
+    curl_easy_cleanup (easy);
+    return code;
+}
+
+//  The media types of the OpenAPI documents, as kube-openapi serves them.
+//  kubectl 1.20 asks /openapi/v2 for `…spec.v2@v1.0+protobuf` and, like
+//  every response, parses the answer's Content-Type with Go's
+//  mime.ParseMediaType, which refuses the '@': a server must answer with
+//  `…spec.v2.v1.0+protobuf`. Current kubectl ignores that Content-Type, so
+//  this is checked here whichever kubectl runs the other cases.
 static void
-test_dump_and_load (void **state)
+test_openapi_media_types (void **state)
 {
     (void)state;
-    s_env_t env;
-    s_env_start (&env);
-    KUBECTL_OK (&env, "apply", "-f", s_manifest (&env, "objects.yaml", s_objects));
-    s_wait (&env, POD "db", 200, "status.phase", "Running", -1);
-    KUBECTL_OK (&env, "get", "nodes,priorityclasses,queues,podgroups,pods", "-o", "yaml");
-    char dump[600];
-    snprintf (dump, sizeof dump, "%s/dump.yaml", env.sim.dir);
-    FILE *f = fopen (dump, "w");
-    assert_non_null (f);
-    fputs (env.text, f);
-    fclose (f);
-    cJSON *before = s_get_json (&env.sim, POD "db", 200);
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    char ct[256];
+    s_body_t body = {0};
+#define S_PB_OLD "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+    const char *pb_old = S_PB_OLD;
+    const char *pb = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+    const char *asks[] = {pb_old, pb, NULL};
+    for (int i = 0; asks[i]; i++) {
+        assert_int_equal (s_get_accept (&sim, "/openapi/v2", asks[i], ct, sizeof ct, &body), 200);
+        assert_string_equal (ct, pb);
+        //  openapi_v2.Document{swagger: "2.0", info: {…}}: field 1, "2.0".
+        assert_true (body.len > 5);
+        assert_memory_equal (body.data, "\n\0032.0", 5); // tag 1, length 3
+        free (body.data);
+        body = (s_body_t){0};
+    }
+    //  JSON when asked for it, or for anything; JSON preferred by q.
+    const char *json_asks[] = {"application/json", "*/*", "", S_PB_OLD ";q=0.5, application/json",
+                               NULL};
+#undef S_PB_OLD
+    for (int i = 0; json_asks[i]; i++) {
+        long code = s_get_accept (&sim, "/openapi/v2", json_asks[i], ct, sizeof ct, &body);
+        if (code != 200 || strcmp (ct, "application/json") != 0)
+            fail_msg ("Accept: %s: %ld %s", json_asks[i], code, ct);
+        cJSON *doc = cJSON_Parse (body.data);
+        assert_string_equal (s_str (doc, "swagger"), "2.0");
+        cJSON_Delete (doc);
+        free (body.data);
+        body = (s_body_t){0};
+    }
+    assert_int_equal (s_get_accept (&sim, "/openapi/v2", "text/html", ct, sizeof ct, &body), 406);
+    free (body.data);
+    body = (s_body_t){0};
+    //  v3, as current kubectl asks: the index, then a group/version as JSON.
+    assert_int_equal (
+        s_get_accept (&sim, "/openapi/v3", "application/json, */*", ct, sizeof ct, &body), 200);
+    cJSON *index = cJSON_Parse (body.data);
+    const char *url = s_str (index, "paths.apis/apps/v1.serverRelativeURL");
+    assert_non_null (url);
+    char gv[256];
+    snprintf (gv, sizeof gv, "%s", url);
+    cJSON_Delete (index);
+    free (body.data);
+    body = (s_body_t){0};
+    assert_int_equal (s_get_accept (&sim, gv, "application/json", ct, sizeof ct, &body), 200);
+    assert_string_equal (ct, "application/json");
+    cJSON *doc = cJSON_Parse (body.data);
+    assert_non_null (s_str (doc, "openapi"));
+    cJSON_Delete (doc);
+    free (body.data);
+    body = (s_body_t){0};
+    //  v3 protobuf is not served: 406, not JSON under a protobuf name.
+    assert_int_equal (s_get_accept (&sim, gv,
+                                    "application/com.github.proto-openapi.spec.v3.v1.0+protobuf",
+                                    ct, sizeof ct, &body),
+                      406);
+    free (body.data);
+    s_stop (&sim);
+}
 
-    s_sim_t copy;
-    const char *args[] = {"--load", dump, "--run-delay-ms", "-1", NULL};
-    s_start (&copy, args);
-    cJSON *after = s_get_json (&copy, POD "db", 200);
-    assert_string_equal (s_str (after, "metadata.uid"), s_str (before, "metadata.uid"));
-    assert_string_equal (s_str (after, "status.phase"), "Running");
-    assert_string_equal (s_str (after, "spec.nodeName"), "n1");
-    cJSON_Delete (after);
-    cJSON_Delete (before);
-    const char *paths[] = {NODE "n1", PC "high", QUEUE "q1", PG "pg1", POD "web", NULL};
-    for (int i = 0; paths[i]; i++)
-        assert_int_equal (util_http_get (copy.port, paths[i], NULL), 200);
-    s_stop (&copy);
-    s_env_stop (&env);
+//  Print what kubectl says of its version, so the log shows which kubectl
+//  ran. A kubectl that is there but does not run is a failure, not a skip.
+static int
+s_print_version (void)
+{
+    char out[1200];
+    snprintf (out, sizeof out, "%s/version.out", s_run.dir);
+    char *const argv[] = {s_run.kubectl, "version", "--client", NULL};
+    pid_t pid = util_spawn (argv, out);
+    int status = 0;
+    if (pid < 0 || waitpid (pid, &status, 0) != pid)
+        status = -1;
+    char *text = util_read_file (out, NULL);
+    int rc = WIFEXITED (status) && WEXITSTATUS (status) == 0 ? 0 : -1;
+    if (rc == 0)
+        printf ("test_kubectl: testing %s: %s", s_run.kubectl, text ? text : "\n");
+    else
+        printf ("test_kubectl: FAILED: %s version --client did not succeed (status 0x%x): %s",
+                s_run.kubectl, (unsigned)status, text && *text ? text : "(no output)\n");
+    free (text);
+    return rc;
 }
 
 int
 main (void)
 {
+    if (!s_find_kubectl (s_run.kubectl, sizeof s_run.kubectl)) {
+        const char *path = getenv ("PATH");
+        fprintf (stderr,
+                 "test_kubectl: SKIPPED: kubectl is not on PATH (%s). These tests drive the "
+                 "real kubectl against the simulator and cannot run without it; "
+                 "scripts/install-deps.sh installs it (Debian package kubernetes-client).\n",
+                 path ? path : "PATH is not set");
+        return 77;
+    }
+    s_run.dir = util_tmpdir ("kubectl");
+    if (!s_run.dir) {
+        perror ("test_kubectl: cannot make a scratch directory under /tmp");
+        return 1;
+    }
+    //  kubectl reads $HOME/.kube/config unless KUBECONFIG says otherwise:
+    //  an empty HOME of the run's own keeps the user's clusters out.
+    char home[1100];
+    snprintf (home, sizeof home, "%s/home", s_run.dir);
+    snprintf (s_run.cache, sizeof s_run.cache, "%s/kube-cache", s_run.dir);
+    if (mkdir (home, 0700) != 0 || mkdir (s_run.cache, 0700) != 0) {
+        perror ("test_kubectl: mkdir");
+        return 1;
+    }
+    setenv ("HOME", home, 1);
+    unsetenv ("KUBECONFIG");
+    if (s_print_version () != 0)
+        return 1;
+    fflush (stdout);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown (test_apply_get_patch, s_teardown),
         cmocka_unit_test_teardown (test_deployments, s_teardown),
-        cmocka_unit_test_teardown (test_dump_and_load, s_teardown),
+        cmocka_unit_test_teardown (test_openapi_media_types, s_teardown),
     };
-    return cmocka_run_group_tests (tests, NULL, NULL);
+    int rc = cmocka_run_group_tests (tests, NULL, NULL);
+    util_rmtree (s_run.dir);
+    free (s_run.dir);
+    return rc;
 }
