@@ -2,9 +2,9 @@
 
         basalt-bench-e2e [--scale small|medium|large|restart|all[,…]]
                          [--nodes N --gangs M --gang-size G --running K]
-                         [--timeout S] [--settle-ms MS] [--raw-inflight N]
-                         [--raw-watchers N] [--raw-rounds N] [--no-raw]
-                         [--bin-dir DIR] [--keep]
+                         [--timeout S] [--settle-ms MS] [--drain-s S]
+                         [--raw-inflight N] [--raw-watchers N] [--raw-rounds N]
+                         [--no-raw] [--bin-dir DIR] [--keep]
 
     For each scale it writes the cluster as one JSON List (N nodes, one
     Queue, M PodGroups of minMember G and their pods; the first K gangs
@@ -32,16 +32,25 @@
         bind_gap_max_s    the longest time without a bind in between (a stall)
         raw_bind_rate     the simulator's own rate from a plain client, ratio = the two
         binds_per_pod pg_status_per_pod pod_cond_per_pod other_writes_per_pod
-        writes_per_pod    API writes per bound pod from the simulator's request log
+        writes_per_pod    API writes per bound pod from the simulator's request log,
+                          counted once cache-svc has no binder work left (and at
+                          least --settle-ms, default 3000, after the last bind;
+                          at most --drain-s, default 120)
+        work_idle_s       when that binder work first ran out (na: not within --drain-s)
+        work_backlog      binder work left when the counters were read (0 unless cut off)
         writes_binders writes_controller writes_cache   the same writes as each
                           service counts them (basalt_api_requests_total)
         rss_mb_*          peak RSS (VmHWM) of every process; rss_mb_basalt = the services
         turn_max_ms_*     basalt_reactor_turn_max_seconds of each service (na if absent)
-        unbound partial_gangs nodes_over pg_running   from one final list
-        bind_409 binders_lost work_reissued work_failed   from the services' metrics
+        turn_max_handler_cache   whose turn that was in cache-svc (its /debug/state)
+        pg_running        PodGroups Running in the final list
+        unbound partial_gangs nodes_over   from the final list
+        bind_409          binds answered 409 (binder-svc's basalt_binder_requests_total);
+                          binds_409_api the same from the simulator's log
+        binders_lost work_reissued work_failed   from cache-svc's metrics
         clean_stops       services that exited 0 on SIGTERM, of 5
         status            ok, or timeout when pods stayed unbound past --timeout
-    The last group must be 0 in a fault-free run; the benchmark reports it
+    From unbound to work_failed, each must be 0 in a fault-free run; the benchmark reports it
     and does not judge. It exits non-zero only when it could not run or when
     pods stayed unbound (then it prints what it saw and the logs' ends).
 
@@ -54,6 +63,7 @@
 
 #include "bas_log.h"
 
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -73,7 +83,6 @@
 #define S_SIM_LOAD_S 900.0   // the simulator loading its file
 #define S_WATCH_LIST_S 600.0 // the benchmark's own list of the pods
 #define S_STOP_MS 20000      // SIGTERM to exit
-#define S_DRAIN_S 30.0       // after the last bind, binder work to reach 0
 #define S_RAW_WAIT_S 300.0   // raw run: the watch to see every binding
 #define S_TAIL_BYTES 3000    // log bytes shown for a failed child
 
@@ -96,6 +105,7 @@ typedef struct {
     const char *bin_dir; // build directory with the service binaries
     double timeout_s;    // all bound within this (0: from the size)
     int settle_ms;       // after the last bind, before reading counters
+    double drain_s;      // at most this long after the last bind for binder work to end
     int raw_inflight;    // raw client's requests in flight
     int raw_watchers;    // pod watches during the raw run
     int raw_rounds;      // raw runs (each on a fresh simulator); the best counts
@@ -118,6 +128,9 @@ typedef struct {
     bool timed_out;           // pods stayed unbound
     //  Measurements.
     double sim_load_s, synced_s, first_s, all_s;
+    double idle_s;      // when binder work first ran out after the last bind (-1: never)
+    double backlog;     // binder work left when the counters were read
+    char turn_what[64]; // the handler of cache-svc's longest turn (/debug/state), or "na"
     bench_watch_stats_t ws;
     long rss_kb[S_NSVC + 1]; // services, then the simulator (-1: unknown)
     char *metrics[S_NSVC];   // each service's final /metrics text
@@ -319,22 +332,38 @@ s_wait_bound (s_run_t *run, double t0)
     return 0;
 }
 
-//  After the last bind: let the writes that follow it happen (PodGroups
-//  becoming Running, a few more sessions) so that they are counted.
-static void
-s_settle (s_run_t *run)
+//  Binder work cache-svc has in flight or queued (-1: no answer).
+static double
+s_backlog (s_run_t *run)
 {
-    double end = bench_now () + run->opts->settle_ms / 1000.0;
-    while (bench_now () < end && !s_interrupted ())
-        usleep (S_POLL_MS * 1000);
-    double limit = bench_now () + S_DRAIN_S;
-    while (bench_now () < limit && !s_interrupted ()) {
-        char *text = NULL;
-        bench_http_get (run->svc[S_CACHE].http_port, "/metrics", 5000, &text);
-        double busy = bench_prom_sum (text, "basalt_binder_work_in_flight", NULL, NULL) +
-                      bench_prom_sum (text, "basalt_binder_work_queued", NULL, NULL);
+    char *text = NULL;
+    if (bench_http_get (run->svc[S_CACHE].http_port, "/metrics", 5000, &text) != 200) {
         free (text);
-        if (busy == 0)
+        return -1;
+    }
+    double busy = bench_prom_sum (text, "basalt_binder_work_in_flight", NULL, NULL) +
+                  bench_prom_sum (text, "basalt_binder_work_queued", NULL, NULL);
+    free (text);
+    return busy;
+}
+
+//  After the last bind: let the writes that follow it happen (PodGroups
+//  becoming Running, more sessions) so that they are counted. Waits at
+//  least --settle-ms and until cache-svc has no binder work left, at most
+//  --drain-s; work_idle_s is when that work first ran out.
+static void
+s_settle (s_run_t *run, double t0)
+{
+    double start = bench_now ();
+    double settle = start + run->opts->settle_ms / 1000.0;
+    double limit = start + run->opts->drain_s;
+    run->idle_s = -1;
+    while (!s_interrupted ()) {
+        double busy = s_backlog (run);
+        double now = bench_now ();
+        if (busy == 0 && run->idle_s < 0)
+            run->idle_s = now - t0;
+        if ((busy == 0 && now >= settle) || now >= limit)
             break;
         usleep (100000);
     }
@@ -352,6 +381,23 @@ s_collect (s_run_t *run)
         }
     }
     run->rss_kb[S_NSVC] = bench_proc_hwm_kb (run->sim.pid);
+    //  Whose was cache-svc's longest turn: only its /debug/state says. Read
+    //  after the metrics, as building the state takes a turn of its own.
+    char *state = NULL;
+    snprintf (run->turn_what, sizeof run->turn_what, "na");
+    if (bench_http_get (run->svc[S_CACHE].http_port, "/debug/state", 30000, &state) == 200) {
+        cJSON *json = cJSON_Parse (state);
+        const cJSON *reactor = cJSON_GetObjectItemCaseSensitive (json, "reactor");
+        const char *what =
+            cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (reactor, "max_turn_handler"));
+        if (what && *what)
+            snprintf (run->turn_what, sizeof run->turn_what, "%s", what);
+        cJSON_Delete (json);
+    }
+    free (state);
+    const char *cache = run->metrics[S_CACHE];
+    run->backlog = bench_prom_sum (cache, "basalt_binder_work_in_flight", NULL, NULL) +
+                   bench_prom_sum (cache, "basalt_binder_work_queued", NULL, NULL);
     if (bench_check_list (run->sim.http_port, &run->check) != 0)
         run->failures++;
 }
@@ -486,6 +532,11 @@ s_report (s_run_t *run)
              " other_writes_per_pod=%.3f writes_per_pod=%.3f",
              run->req.binds * per, run->req.pg_status * per, run->req.pod_conditions * per,
              run->req.other_writes * per, run->req.writes * per);
+    if (run->idle_s >= 0)
+        fprintf (o, " work_idle_s=%.2f", run->idle_s);
+    else
+        fprintf (o, " work_idle_s=na");
+    fprintf (o, " work_backlog=%.0f", run->backlog);
     fprintf (o, " writes_binders=%.0f writes_controller=%.0f writes_cache=%.0f",
              s_writes (run->metrics[S_BINDER1]) + s_writes (run->metrics[S_BINDER2]),
              s_writes (run->metrics[S_CONTROLLER]), s_writes (run->metrics[S_CACHE]));
@@ -501,6 +552,7 @@ s_report (s_run_t *run)
         snprintf (key, sizeof key, "turn_max_ms_%s", s_svc_keys[i]);
         s_put_ms (o, key, run->metrics[i], "basalt_reactor_turn_max_seconds");
     }
+    fprintf (o, " turn_max_handler_cache=%s", run->turn_what);
     const char *bind409[] = {"kind=\"bind\"", "code=\"409\"", NULL};
     const char *failed[] = {"result=\"failed\"", NULL};
     double b409 =
@@ -578,7 +630,7 @@ s_run_scale (const s_opts_t *opts, const bench_scale_t *scale)
     if (s_wait_bound (&run, t0) != 0)
         goto done;
     if (!run.timed_out)
-        s_settle (&run);
+        s_settle (&run, t0);
     s_collect (&run);
     s_stop_all (&run);
     if (bench_requests_count (run.sim.log, &run.req) != 0) {
@@ -612,9 +664,9 @@ s_usage (FILE *out)
 {
     fprintf (out, "usage: basalt-bench-e2e [--scale small|medium|large|restart|all[,…]]\n"
                   "                        [--nodes N --gangs M --gang-size G --running K]\n"
-                  "                        [--timeout S] [--settle-ms MS] [--raw-inflight N]\n"
-                  "                        [--raw-watchers N] [--raw-rounds N] [--no-raw]\n"
-                  "                        [--bin-dir DIR] [--keep]\n"
+                  "                        [--timeout S] [--settle-ms MS] [--drain-s S]\n"
+                  "                        [--raw-inflight N] [--raw-watchers N] [--raw-rounds N]\n"
+                  "                        [--no-raw] [--bin-dir DIR] [--keep]\n"
                   "default: --scale small,medium\n");
 }
 
@@ -645,6 +697,7 @@ main (int argc, char **argv)
 {
     s_opts_t opts = {.bin_dir = BENCH_BIN_DIR,
                      .settle_ms = 3000,
+                     .drain_s = 120,
                      .raw_inflight = 64,
                      .raw_watchers = 3,
                      .raw_rounds = 1,
@@ -664,6 +717,7 @@ main (int argc, char **argv)
         {"raw-watchers", required_argument, NULL, 'w'},
         {"no-raw", no_argument, NULL, 'R'},
         {"raw-rounds", required_argument, NULL, 'r'},
+        {"drain-s", required_argument, NULL, 'D'},
         {"bin-dir", required_argument, NULL, 'b'},
         {"keep", no_argument, NULL, 'K'},
         {"help", no_argument, NULL, 'h'},
@@ -705,6 +759,9 @@ main (int argc, char **argv)
             break;
         case 'r':
             opts.raw_rounds = atoi (optarg);
+            break;
+        case 'D':
+            opts.drain_s = atof (optarg);
             break;
         case 'b':
             opts.bin_dir = optarg;
