@@ -14,8 +14,13 @@ PACKAGES=(
     libyaml-dev
     libmicrohttpd-dev
     curl
+    # test_kube_tls and test_apisim_ctl make their TLS certificates with it.
+    openssl
 )
-# kubectl is used by the API-fidelity tests as a client nobody here wrote.
+# kubectl is used by the API-fidelity tests (test_kubectl) as a client nobody
+# here wrote; they run whichever kubectl is first on PATH. Any kubectl will do,
+# so one already there is kept; otherwise Debian's kubernetes-client provides
+# /usr/bin/kubectl (1.20.2 in Debian 12).
 command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
 
 missing=()
