@@ -2,22 +2,27 @@
     cache's model, under broken watches.
 
     The simulator runs with a small watch window; the real cache-svc lists
-    and watches it; the test is a replica as sessions are (Clone pattern:
+    and watches it; the test keeps a replica of the cache's model with the
+    library the services use for it, common/bas_replica.c (Clone pattern:
     SUB to the delta stream, DEALER for a snapshot, deltas applied in seq
-    order with bas_store, a new snapshot on a gap or a new epoch). Then
-    10,000 random creates, updates and deletes of pods, nodes, PodGroups
-    and queues are made while the simulator drops every watch stream
-    (cutting the last event in half), expires every watch with a 410 ERROR
-    event, refuses the next watches with 410, and drops watches at random
-    per event. When the mutations stop, the replica must come to equal the
-    simulator exactly: every object, with the same resourceVersion, and
-    nothing else.
+    order, a new snapshot on a gap or a new epoch), on a bas_svc reactor of
+    its own that the test runs in slices. Then 10,000 random creates,
+    updates and deletes of pods, nodes, PodGroups and queues are made while
+    the simulator drops every watch stream (cutting the last event in
+    half), expires every watch with a 410 ERROR event, refuses the next
+    watches with 410, and drops watches at random per event. When the
+    mutations stop, the replica must come to equal the simulator exactly:
+    every object and nothing else, each one whole — every field of the
+    model's object equal to what cache-svc's decoder (bas_k8s) makes of
+    the simulator's current object, so a delta applied wrongly (a field of
+    a MODIFIED object lost, an old version kept) fails, naming the object
+    and the field.
 
     "No event applied twice" is checked on the delta stream itself: for
-    every object the resourceVersions delivered must strictly increase (a
-    replayed or duplicated event would repeat or go back). The cache's
-    client counters must show the faults really happened (relists, watch
-    restarts) and that nothing failed to decode.
+    every object the resourceVersions the replica applies from deltas must
+    strictly increase (a replayed or duplicated event would repeat or go
+    back). The cache's client counters must show the faults really
+    happened (relists, watch restarts) and that nothing failed to decode.
 
     The random sequence is seeded from the clock and the seed is printed;
     BASALT_TEST_SEED=<n> replays one.
@@ -35,9 +40,13 @@
 #include <cmocka.h>
 #include <czmq.h>
 
+#include "bas_k8s.h"
 #include "bas_msg.h"
+#include "bas_pbjson.h"
+#include "bas_replica.h"
 #include "bas_sock.h"
 #include "bas_store.h"
+#include "bas_svc.h"
 #include "test_apisim_util.h"
 
 #define S_MUTATIONS 10000
@@ -101,20 +110,22 @@ s_call (CURL *easy, int port, const char *method, const char *path, const char *
 }
 
 // ---------------------------------------------------------------------------
-// The replica
+// The replica: common/bas_replica.c on a reactor of the test's own
 
 typedef struct {
-    zsock_t *sub;          // delta stream
-    zsock_t *dealer;       // snapshots
-    bas_stream_t stream;   // our requests
-    bas_store_t *store;    // the model copy
-    bool has_snapshot;     // a snapshot is loaded
-    bool awaiting;         // a snapshot was asked for
-    uint64_t epoch, seq;   // where the copy is
-    zlistx_t *buffer;      // deltas received while waiting for a snapshot
-    zhashx_t *versions;    // "<kind>/<key>" → last resourceVersion delivered (uint64 as text)
-    unsigned long snapshots, deltas, violations;
-    char violation[1200];  // the first one, described
+    bas_svc_flags_t common;  // the flags every bas_svc has (none given)
+} s_svc_config_t;
+
+static const bas_flag_t s_svc_flags[] = {BAS_SVC_FLAGS (s_svc_config_t), {NULL}};
+
+typedef struct {
+    bas_svc_t *svc;          // the reactor (no HTTP, no tap)
+    s_svc_config_t config;   // its flags
+    bas_replica_t *replica;  // the library under test
+    FILE *log;               // the library's log lines
+    zhashx_t *versions;      // "<kind>/<key>" -> last resourceVersion applied (text)
+    unsigned long resets, changes, violations;
+    char violation[600];     // the first one, described
 } s_replica_t;
 
 static const char *
@@ -143,17 +154,15 @@ s_obj_key (const Basalt__V1__Object *obj, Basalt__V1__ObjectKind *kind, const ch
     }
 }
 
-static void
-s_replica_ask (s_replica_t *r)
+static const char *
+s_kind_name (Basalt__V1__ObjectKind kind)
 {
-    Basalt__V1__SnapshotRequest req = BASALT__V1__SNAPSHOT_REQUEST__INIT;
-    req.requester = "test-e2e-watch";
-    assert_int_equal (bas_msg_send (r->dealer, &r->stream, NULL, &req.base), 0);
-    r->awaiting = true;
+    static const char *const names[] = {"?", "node", "pod", "podgroup", "queue", "priorityclass"};
+    return (int)kind >= 0 && (int)kind < 6 ? names[kind] : "?";
 }
 
 static void
-s_track_snapshot_obj (void *arg, const Basalt__V1__Object *obj)
+s_track (void *arg, const Basalt__V1__Object *obj)
 {
     s_replica_t *r = arg;
     Basalt__V1__ObjectKind kind;
@@ -166,180 +175,216 @@ s_track_snapshot_obj (void *arg, const Basalt__V1__Object *obj)
     zhashx_update (r->versions, k, strdup (rv));
 }
 
-//  Check the delta's upserts against what was delivered before, then
-//  apply it.
+//  The store was replaced by a snapshot: versions start again from it.
 static void
-s_replica_apply (s_replica_t *r, Basalt__V1__Delta *delta)
+s_on_reset (void *arg)
 {
-    for (size_t i = 0; i < delta->n_upserts; i++) {
-        Basalt__V1__ObjectKind kind;
-        const char *rv;
-        const char *key = s_obj_key (delta->upserts[i], &kind, &rv);
-        if (!key || !rv)
-            continue;
-        char k[512];
-        snprintf (k, sizeof k, "%d/%s", (int)kind, key);
-        const char *before = zhashx_lookup (r->versions, k);
-        if (before && strtoull (rv, NULL, 10) <= strtoull (before, NULL, 10)) {
-            if (r->violations++ == 0)
-                snprintf (r->violation, sizeof r->violation,
-                          "delta seq %llu delivers %s at resourceVersion %s after %s",
-                          (unsigned long long)delta->seq, k, rv, before);
-        }
-        zhashx_update (r->versions, k, strdup (rv));
-    }
-    for (size_t i = 0; i < delta->n_deletes; i++) {
-        char k[512];
-        snprintf (k, sizeof k, "%d/%s", (int)delta->deletes[i]->kind,
-                  delta->deletes[i]->key ? delta->deletes[i]->key : "");
-        //  Keep the version: a re-created node or queue must come later.
-        (void)k;
-    }
-    bas_store_apply_delta (r->store, delta);
-    r->seq = delta->seq;
-    r->deltas++;
+    s_replica_t *r = arg;
+    r->resets++;
+    zhashx_purge (r->versions);
+    static const Basalt__V1__ObjectKind kinds[] = {
+        BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD,
+        BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE};
+    for (int i = 0; i < 4; i++)
+        bas_store_foreach (bas_replica_store (r->replica), kinds[i], s_track, r);
 }
 
+//  An object a delta upserted: its resourceVersion must be newer than any
+//  applied before for the same key (deletes keep theirs: a node or queue
+//  made again under its name must come later too).
 static void
-s_replica_resync (s_replica_t *r)
+s_on_upsert (void *arg, const Basalt__V1__Object *obj)
 {
-    r->has_snapshot = false;
-    zlistx_purge (r->buffer);
-    s_replica_ask (r);
-}
-
-static void
-s_replica_on_delta (s_replica_t *r, Basalt__V1__Delta *delta, bool *keep)
-{
-    *keep = false;
-    if (!r->has_snapshot || r->awaiting) {
-        zlistx_add_end (r->buffer, delta);
-        *keep = true;
+    s_replica_t *r = arg;
+    Basalt__V1__ObjectKind kind;
+    const char *rv;
+    const char *key = s_obj_key (obj, &kind, &rv);
+    if (!key || !rv)
         return;
-    }
-    if (delta->epoch != r->epoch || delta->seq > r->seq + 1) {
-        s_replica_resync (r);
-        return;
-    }
-    if (delta->seq <= r->seq)
-        return; // already in the snapshot
-    s_replica_apply (r, delta);
+    char k[512];
+    snprintf (k, sizeof k, "%d/%s", (int)kind, key);
+    const char *before = zhashx_lookup (r->versions, k);
+    if (before && strtoull (rv, NULL, 10) <= strtoull (before, NULL, 10) &&
+        r->violations++ == 0)
+        snprintf (r->violation, sizeof r->violation,
+                  "the delta after seq %llu delivers %s at resourceVersion %s after %s",
+                  (unsigned long long)bas_replica_seq (r->replica), k, rv, before);
+    zhashx_update (r->versions, k, strdup (rv));
 }
 
 static void
-s_delta_destroy (void **item)
+s_on_change (void *arg)
 {
-    if (*item)
-        protobuf_c_message_free_unpacked ((ProtobufCMessage *)*item, NULL);
-    *item = NULL;
+    ((s_replica_t *)arg)->changes++;
 }
 
 static void
-s_replica_init (s_replica_t *r, const char *snapshot_ep, const char *delta_ep)
+s_replica_init (s_replica_t *r, const char *dir, const char *snapshot_ep, const char *delta_ep)
 {
     memset (r, 0, sizeof *r);
-    char err[256];
-    r->sub = bas_sock_new (ZMQ_SUB, delta_ep, false, NULL, err, sizeof err);
-    assert_non_null (r->sub);
-    r->dealer = bas_sock_new (ZMQ_DEALER, snapshot_ep, false, NULL, err, sizeof err);
-    assert_non_null (r->dealer);
-    bas_stream_init (&r->stream, "test-e2e-watch", (uint64_t)bas_now_us ());
-    r->store = bas_store_new ();
-    r->buffer = zlistx_new ();
-    zlistx_set_destructor (r->buffer, s_delta_destroy);
+    char path[600];
+    snprintf (path, sizeof path, "%s/replica.log", dir);
+    r->log = fopen (path, "w");
+    assert_non_null (r->log);
+    bas_log_set_stream (r->log);
+    char *argv[] = {"test-e2e-watch", NULL};
+    int exit_code = 0;
+    r->svc = bas_svc_new ("test-e2e-watch", "the test's replica", s_svc_flags, &r->config,
+                          &r->config.common, 1, argv, &exit_code);
+    assert_non_null (r->svc);
     r->versions = zhashx_new ();
     zhashx_set_destructor (r->versions, (zhashx_destructor_fn *)zstr_free);
-    s_replica_ask (r);
+    bas_replica_fns_t fns = {s_on_reset, s_on_upsert, NULL, s_on_change};
+    char err[256];
+    bas_sock_opts_t opts = bas_sock_opts_default ();
+    r->replica =
+        bas_replica_new (r->svc, snapshot_ep, delta_ep, &opts, &fns, NULL, r, err, sizeof err);
+    if (!r->replica)
+        fail_msg ("bas_replica_new: %s", err);
 }
 
 static void
 s_replica_destroy (s_replica_t *r)
 {
-    zsock_destroy (&r->sub);
-    zsock_destroy (&r->dealer);
-    bas_store_destroy (&r->store);
-    zlistx_destroy (&r->buffer);
+    bas_replica_destroy (&r->replica);
+    bas_svc_destroy (&r->svc);
     zhashx_destroy (&r->versions);
+    bas_log_set_stream (stderr);
+    if (r->log)
+        fclose (r->log);
+    r->log = NULL;
 }
 
-static void
-s_replica_handle (s_replica_t *r, zsock_t *sock, zmsg_t *zmsg)
+static int
+s_stop_loop (zloop_t *loop, int timer_id, void *arg)
 {
-    bas_msg_t msg;
-    if (bas_msg_decode (&zmsg, false, &msg) != BAS_MSG_OK) {
-        bas_msg_clear (&msg);
-        return;
-    }
-    if (msg.desc == &basalt__v1__snapshot__descriptor && sock == r->dealer) {
-        Basalt__V1__Snapshot *snap = (Basalt__V1__Snapshot *)msg.body;
-        bas_store_load_snapshot (r->store, snap);
-        zhashx_purge (r->versions);
-        static const Basalt__V1__ObjectKind kinds[] = {
-            BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD,
-            BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP,
-            BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE};
-        for (int i = 0; i < 4; i++)
-            bas_store_foreach (r->store, kinds[i], s_track_snapshot_obj, r);
-        r->epoch = snap->epoch;
-        r->seq = snap->seq;
-        r->has_snapshot = true;
-        r->awaiting = false;
-        r->snapshots++;
-        //  Buffered deltas after the snapshot, in order.
-        Basalt__V1__Delta *d;
-        bool gap = false;
-        while (!gap && (d = zlistx_detach (r->buffer, NULL))) {
-            if (d->epoch == r->epoch && d->seq == r->seq + 1)
-                s_replica_apply (r, d);
-            else if (d->epoch != r->epoch || d->seq > r->seq + 1)
-                gap = true;
-            protobuf_c_message_free_unpacked (&d->base, NULL);
-        }
-        if (gap)
-            s_replica_resync (r);
-    } else if (msg.desc == &basalt__v1__delta__descriptor) {
-        bool keep = false;
-        s_replica_on_delta (r, (Basalt__V1__Delta *)msg.body, &keep);
-        if (keep)
-            msg.body = NULL;
-    } else if (msg.desc == &basalt__v1__heartbeat__descriptor && r->has_snapshot &&
-               !r->awaiting && msg.header) {
-        //  Behind the cache's announced seq: deltas were lost.
-        if (msg.header->epoch != r->epoch || msg.header->seq > r->seq)
-            s_replica_resync (r);
-    }
-    bas_msg_clear (&msg);
+    (void)loop;
+    (void)timer_id;
+    (void)arg;
+    return -1;
 }
 
-//  Handle everything waiting on both sockets, after waiting up to
-//  timeout_ms for the first message.
+//  Run the replica's reactor for ms milliseconds: it takes in snapshots
+//  and deltas as the services' reactors do.
 static void
-s_replica_pump (s_replica_t *r, int timeout_ms)
+s_replica_pump (s_replica_t *r, int ms)
 {
-    zpoller_t *poller = zpoller_new (r->sub, r->dealer, NULL);
-    zpoller_wait (poller, timeout_ms);
-    zpoller_destroy (&poller);
-    for (bool any = true; any;) {
-        any = false;
-        zsock_t *socks[2] = {r->sub, r->dealer};
-        for (int i = 0; i < 2; i++)
-            while (zsock_events (socks[i]) & ZMQ_POLLIN) {
-                zmsg_t *zmsg = zmsg_recv (socks[i]);
-                if (!zmsg)
-                    break;
-                s_replica_handle (r, socks[i], zmsg);
-                any = true;
-            }
-    }
+    zloop_t *loop = bas_svc_loop (r->svc);
+    zloop_timer (loop, (size_t)(ms > 0 ? ms : 1), 1, s_stop_loop, NULL);
+    zloop_start (loop);
 }
 
 // ---------------------------------------------------------------------------
-// Comparing the replica with the simulator
+// Comparing the replica with the simulator, object by object, field by field
+
+//  The simulator's object as cache-svc's model has it (bas_k8s, the
+//  decoder the cache uses); owned by the caller, or NULL (why in err).
+static Basalt__V1__Object *
+s_expected (Basalt__V1__ObjectKind kind, const cJSON *item, char *err, size_t len)
+{
+    Basalt__V1__Object *obj = malloc (sizeof *obj);
+    assert_non_null (obj);
+    basalt__v1__object__init (obj);
+    switch (kind) {
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE:
+        obj->node = bas_k8s_node_from_json (item, err, len);
+        obj->kind_case = obj->node ? BASALT__V1__OBJECT__KIND_NODE : 0;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD:
+        obj->pod = bas_k8s_pod_from_json (item, err, len);
+        obj->kind_case = obj->pod ? BASALT__V1__OBJECT__KIND_POD : 0;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP:
+        obj->pod_group = bas_k8s_podgroup_from_json (item, err, len);
+        obj->kind_case = obj->pod_group ? BASALT__V1__OBJECT__KIND_POD_GROUP : 0;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE:
+        obj->queue = bas_k8s_queue_from_json (item, err, len);
+        obj->kind_case = obj->queue ? BASALT__V1__OBJECT__KIND_QUEUE : 0;
+        break;
+    default:
+        break;
+    }
+    if (obj->kind_case == BASALT__V1__OBJECT__KIND__NOT_SET) {
+        free (obj);
+        return NULL;
+    }
+    return obj;
+}
+
+//  The model's fields of the object in `obj` (its one member of the oneof).
+static const ProtobufCMessage *
+s_member (const Basalt__V1__Object *obj)
+{
+    switch (obj->kind_case) {
+    case BASALT__V1__OBJECT__KIND_NODE:
+        return &obj->node->base;
+    case BASALT__V1__OBJECT__KIND_POD:
+        return &obj->pod->base;
+    case BASALT__V1__OBJECT__KIND_POD_GROUP:
+        return &obj->pod_group->base;
+    case BASALT__V1__OBJECT__KIND_QUEUE:
+        return &obj->queue->base;
+    default:
+        return NULL;
+    }
+}
+
+//  True when a and b are the same message: every field, packed.
+static bool
+s_same (const ProtobufCMessage *a, const ProtobufCMessage *b)
+{
+    size_t na = protobuf_c_message_get_packed_size (a);
+    size_t nb = protobuf_c_message_get_packed_size (b);
+    if (na != nb)
+        return false;
+    uint8_t *pa = malloc (na + 1), *pb = malloc (nb + 1);
+    assert_true (pa && pb);
+    protobuf_c_message_pack (a, pa);
+    protobuf_c_message_pack (b, pb);
+    bool same = memcmp (pa, pb, na) == 0;
+    free (pa);
+    free (pb);
+    return same;
+}
+
+//  The first field in which a (the replica's) and b (the API's) differ,
+//  both values shown, into why.
+static void
+s_describe_difference (const ProtobufCMessage *a, const ProtobufCMessage *b, const char *what,
+                       char *why, size_t len)
+{
+    cJSON *ja = bas_pbjson_from_message (a), *jb = bas_pbjson_from_message (b);
+    const char *field = NULL;
+    const cJSON *x;
+    cJSON_ArrayForEach (x, ja)
+    {
+        const cJSON *y = cJSON_GetObjectItemCaseSensitive (jb, x->string);
+        if (!y || !cJSON_Compare (x, y, true)) {
+            field = x->string;
+            break;
+        }
+    }
+    if (!field)
+        cJSON_ArrayForEach (x, jb) if (!cJSON_GetObjectItemCaseSensitive (ja, x->string))
+        {
+            field = x->string;
+            break;
+        }
+    char *va = field ? cJSON_PrintUnformatted (cJSON_GetObjectItemCaseSensitive (ja, field)) : NULL;
+    char *vb = field ? cJSON_PrintUnformatted (cJSON_GetObjectItemCaseSensitive (jb, field)) : NULL;
+    snprintf (why, len, "%s differs in field %s: replica %s, API (as cache-svc decodes it) %s",
+              what, field ? field : "?", va ? va : "(absent)", vb ? vb : "(absent)");
+    free (va);
+    free (vb);
+    cJSON_Delete (ja);
+    cJSON_Delete (jb);
+}
 
 typedef struct {
-    zhashx_t *want;     // key → rv from the simulator (borrowed)
-    size_t extra;       // replica objects the simulator does not have (or other rv)
-    char first[512];    // the first difference
+    zhashx_t *want;   // key -> Basalt__V1__Object* from the simulator (owned)
+    size_t diffs;     // replica objects absent from the simulator or different
+    char first[900];  // the first difference, described
 } s_cmp_t;
 
 static void
@@ -349,17 +394,37 @@ s_cmp_obj (void *arg, const Basalt__V1__Object *obj)
     Basalt__V1__ObjectKind kind;
     const char *rv;
     const char *key = s_obj_key (obj, &kind, &rv);
-    const char *want = key ? zhashx_lookup (c->want, key) : NULL;
-    if (!want || !rv || strcmp (want, rv) != 0) {
-        if (c->extra++ == 0)
-            snprintf (c->first, sizeof c->first, "kind %d key %s: replica rv %s, simulator %s",
-                      (int)kind, key ? key : "?", rv ? rv : "-", want ? want : "absent");
-    } else
-        zhashx_delete (c->want, key); // matched
+    const Basalt__V1__Object *want = key ? zhashx_lookup (c->want, key) : NULL;
+    char what[300];
+    const char *name = obj->kind_case == BASALT__V1__OBJECT__KIND_POD         ? obj->pod->name
+                       : obj->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP ? obj->pod_group->name
+                                                                              : NULL;
+    snprintf (what, sizeof what, "%s %s%s%s%s (replica rv %s)", s_kind_name (kind),
+              key ? key : "?", name ? " (" : "", name ? name : "", name ? ")" : "", rv ? rv : "-");
+    if (!want) {
+        if (c->diffs++ == 0)
+            snprintf (c->first, sizeof c->first, "%s: not in the simulator", what);
+        return;
+    }
+    if (!s_same (s_member (obj), s_member (want))) {
+        if (c->diffs++ == 0)
+            s_describe_difference (s_member (obj), s_member (want), what, c->first,
+                                   sizeof c->first);
+    }
+    zhashx_delete (c->want, key);  // seen
 }
 
-//  0 when the replica holds exactly the simulator's objects of this kind;
-//  else the number of differences, described in `why`.
+static void
+s_object_free (void **item)
+{
+    if (*item)
+        protobuf_c_message_free_unpacked ((ProtobufCMessage *)*item, NULL);
+    *item = NULL;
+}
+
+//  0 when the replica holds exactly the simulator's objects of this kind,
+//  each equal in every field; else the number of differences, the first
+//  described in `why`.
 static size_t
 s_compare_kind (s_replica_t *r, CURL *easy, int port, const char *path,
                 Basalt__V1__ObjectKind kind, bool by_uid, char *why, size_t len)
@@ -370,31 +435,37 @@ s_compare_kind (s_replica_t *r, CURL *easy, int port, const char *path,
     cJSON *list = cJSON_Parse (body);
     free (body);
     zhashx_t *want = zhashx_new ();
-    zhashx_set_destructor (want, (zhashx_destructor_fn *)zstr_free);
+    zhashx_set_destructor (want, s_object_free);
     cJSON *item;
     cJSON_ArrayForEach (item, cJSON_GetObjectItem (list, "items"))
     {
         const char *key = s_str (item, by_uid ? "metadata.uid" : "metadata.name");
-        zhashx_insert (want, key, strdup (s_str (item, "metadata.resourceVersion")));
+        char err[256] = "";
+        Basalt__V1__Object *obj = s_expected (kind, item, err, sizeof err);
+        if (!obj)
+            fail_msg ("the simulator's %s does not decode: %s", key ? key : "?", err);
+        zhashx_insert (want, key, obj);
     }
     cJSON_Delete (list);
     s_cmp_t c = {want, 0, ""};
-    bas_store_foreach (r->store, kind, s_cmp_obj, &c);
+    bas_store_foreach (bas_replica_store (r->replica), kind, s_cmp_obj, &c);
     size_t missing = zhashx_size (want);
-    if (missing && !c.extra)
-        snprintf (c.first, sizeof c.first, "kind %d key %s: missing from the replica", (int)kind,
-                  (const char *)zhashx_first (want) ? (const char *)zhashx_cursor (want) : "?");
+    if (missing && !c.diffs) {
+        zhashx_first (want);
+        snprintf (c.first, sizeof c.first, "%s %s: missing from the replica", s_kind_name (kind),
+                  (const char *)zhashx_cursor (want));
+    }
     zhashx_destroy (&want);
-    if (c.extra + missing)
-        snprintf (why, len, "%s (%zu differences)", c.first, c.extra + missing);
-    return c.extra + missing;
+    if (c.diffs + missing)
+        snprintf (why, len, "%s (%zu differences)", c.first, c.diffs + missing);
+    return c.diffs + missing;
 }
 
 typedef struct {
     s_replica_t *r;
     CURL *easy;
     int port;
-    char why[600];
+    char why[1000];
 } s_equal_t;
 
 static bool
@@ -402,8 +473,8 @@ s_equal (void *arg)
 {
     s_equal_t *e = arg;
     s_replica_pump (e->r, 50);
-    if (!e->r->has_snapshot || e->r->awaiting) {
-        snprintf (e->why, sizeof e->why, "no snapshot yet");
+    if (!bas_replica_ready (e->r->replica)) {
+        snprintf (e->why, sizeof e->why, "no snapshot of a synced cache yet");
         return false;
     }
     size_t diff = s_compare_kind (e->r, e->easy, e->port, "/api/v1/pods",
@@ -607,7 +678,7 @@ test_watch_continuity (void **state)
     s_live_add (cache);
 
     s_replica_t r;
-    s_replica_init (&r, ep[0], ep[1]);
+    s_replica_init (&r, sim.dir, ep[0], ep[1]);
     CURL *easy = curl_easy_init ();
     s_equal_t eq = {&r, easy, sim.port, ""};
     if (!util_wait_until (s_equal, &eq, 20000))
@@ -633,7 +704,7 @@ test_watch_continuity (void **state)
         }
         s_mutate (easy, sim.port, &g, &world);
         if (i % 20 == 0)
-            s_replica_pump (&r, 0);
+            s_replica_pump (&r, 1);
     }
     assert_int_equal (s_call (easy, sim.port, "DELETE", "/admin/faults", NULL, NULL, NULL), 200);
     print_message ("test_e2e_watch: pods %lu/%lu/%lu nodes %lu/%lu/%lu podgroups %lu/%lu/%lu "
@@ -643,14 +714,14 @@ test_watch_continuity (void **state)
                    world.done[2][2], world.done[3][0], world.done[3][1], world.done[3][2]);
 
     //  Quiet: the replica must converge on exactly the simulator's state.
-    if (!util_wait_until (s_equal, &eq, 90000))
+    if (!util_wait_until (s_equal, &eq, 30000))
         fail_msg ("the replica does not equal the simulator: %s", eq.why);
     print_message ("test_e2e_watch: equal at the end: %zu pods, %zu nodes, %zu podgroups, %zu "
                    "queues\n",
-                   bas_store_size (r.store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD),
-                   bas_store_size (r.store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE),
-                   bas_store_size (r.store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP),
-                   bas_store_size (r.store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE));
+                   bas_store_size (bas_replica_store (r.replica), BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD),
+                   bas_store_size (bas_replica_store (r.replica), BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE),
+                   bas_store_size (bas_replica_store (r.replica), BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP),
+                   bas_store_size (bas_replica_store (r.replica), BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE));
     if (r.violations)
         fail_msg ("%lu deliveries repeated or went back; first: %s", r.violations, r.violation);
     char *faults_now = NULL;
@@ -667,7 +738,7 @@ test_watch_continuity (void **state)
     double decode = s_metric (metrics, "basalt_kube_decode_errors_total");
     print_message ("test_e2e_watch: watches dropped %.0f expired %.0f; cache relists %.0f watch "
                    "restarts %.0f decode errors %.0f; replica snapshots %lu deltas %lu\n",
-                   dropped, expired, relists, restarts, decode, r.snapshots, r.deltas);
+                   dropped, expired, relists, restarts, decode, r.resets, r.changes - r.resets);
     free (metrics);
     //  The faults happened and the client recovered from each.
     assert_true (dropped > 0);
