@@ -720,8 +720,10 @@ main (void)
     }
     setenv ("HOME", home, 1);
     unsetenv ("KUBECONFIG");
-    if (s_print_version () != 0)
+    if (s_print_version () != 0) {
+        util_rmtree (s_run.dir);
         return 1;
+    }
     fflush (stdout);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown (test_apply_get_patch, s_teardown),
