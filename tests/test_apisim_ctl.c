@@ -830,10 +830,6 @@ static void
 test_tls (void **state)
 {
     (void)state;
-    if (system ("command -v openssl >/dev/null 2>&1") != 0) {
-        print_message ("openssl is not installed: cannot make certificates; HTTPS not tested\n");
-        skip ();
-    }
     char *dir = util_tmpdir ("apisim-tls");
     char cmd[4096];
     snprintf (cmd, sizeof cmd,
@@ -894,7 +890,18 @@ main (void)
         cmocka_unit_test_teardown (test_openapi, s_teardown),
         cmocka_unit_test_teardown (test_tls, s_teardown),
     };
-    int rc = cmocka_run_group_tests (tests, NULL, NULL);
+    //  The HTTPS case needs openssl to make certificates. Without it the
+    //  other cases still run, and the program then exits 77 (skipped, which
+    //  scripts/ctest.sh fails: scripts/install-deps.sh installs openssl), so a
+    //  missing tool is never counted as a pass.
+    bool have_openssl = system ("command -v openssl >/dev/null 2>&1") == 0;
+    size_t n = sizeof tests / sizeof tests[0] - (have_openssl ? 0 : 1);
+    int rc = _cmocka_run_group_tests ("test_apisim_ctl", tests, n, NULL, NULL);
     curl_global_cleanup ();
+    if (rc == 0 && !have_openssl) {
+        fprintf (stderr, "test_apisim_ctl: openssl is not on PATH (%s): test_tls (the simulator "
+                         "over HTTPS) did not run\n", getenv ("PATH") ? getenv ("PATH") : "");
+        return 77;
+    }
     return rc;
 }
