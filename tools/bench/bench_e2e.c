@@ -575,17 +575,17 @@ s_report (s_run_t *run)
     fflush (o);
 }
 
-//  Warnings and errors the services logged, summed per event name, on
-//  stderr: what to look at when a counter above is not 0.
+//  Warnings and errors the services logged, by event name, on stderr: what
+//  to look at when a counter above is not 0.
 static void
 s_log_summary (s_run_t *run)
 {
     for (int i = 0; i < S_NSVC; i++) {
-        long warn = bench_log_count (run->svc[i].log, " level=warn ");
-        long err = bench_log_count (run->svc[i].log, " level=error ");
-        if (warn + err > 0)
-            fprintf (stderr, "basalt-bench-e2e: %s logged %ld warnings and %ld errors (%s)\n",
-                     s_svc_names[i], warn, err, run->svc[i].log);
+        char events[1024];
+        int n = bench_log_events (run->svc[i].log, events, sizeof events);
+        if (n > 0)
+            fprintf (stderr, "basalt-bench-e2e: %s: %d warnings/errors: %s\n", s_svc_names[i], n,
+                     events);
     }
 }
 

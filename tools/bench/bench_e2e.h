@@ -103,6 +103,10 @@ void bench_proc_tail (const bench_proc_t *p, size_t bytes);
 //  Count lines of p's log that contain `needle`.
 long bench_log_count (const char *path, const char *needle);
 
+//  The warnings and errors logged in `path`, by event name, into buf
+//  ("binder_lost x2, commit_timeout x1"). Returns how many lines.
+int bench_log_events (const char *path, char *buf, size_t len);
+
 //  GET http://127.0.0.1:port/path with a timeout. Returns the HTTP code (0:
 //  no answer) and, if body_p, the body (malloc'd, NUL-terminated).
 long bench_http_get (int port, const char *path, int timeout_ms, char **body_p);

@@ -247,6 +247,39 @@ bench_log_count (const char *path, const char *needle)
     return n;
 }
 
+int
+bench_log_events (const char *path, char *buf, size_t len)
+{
+    snprintf (buf, len, "%s", "");
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return 0;
+    zhashx_t *counts = zhashx_new ();
+    int total = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline (&line, &cap, f) > 0) {
+        if (!strstr (line, " level=warn ") && !strstr (line, " level=error "))
+            continue;
+        const char *at = strstr (line, " event=");
+        char event[64];
+        snprintf (event, sizeof event, "%.*s", at ? (int)strcspn (at + 7, " \n") : 1,
+                  at ? at + 7 : "?");
+        uintptr_t n = (uintptr_t)zhashx_lookup (counts, event);
+        zhashx_update (counts, event, (void *)(n + 1));
+        total++;
+    }
+    free (line);
+    fclose (f);
+    size_t used = 0;
+    for (void *n = zhashx_first (counts); n && used < len; n = zhashx_next (counts))
+        used +=
+            (size_t)snprintf (buf + used, len - used, "%s%s x%lu", used ? ", " : "",
+                              (const char *)zhashx_cursor (counts), (unsigned long)(uintptr_t)n);
+    zhashx_destroy (&counts);
+    return total;
+}
+
 typedef struct {
     char *data; // body so far
     size_t len;
