@@ -7,7 +7,9 @@
     with minMember 0 and nothing scheduled is not "Completed" (Volcano's
     quirk) but stays Pending/Inqueue. A status is proposed only when it
     differs from the one the replica holds, comparing phase, counts and
-    conditions while ignoring lastTransitionTime and transitionID; an
+    conditions while ignoring lastTransitionTime and transitionID (the
+    running, succeeded and failed counts only when they cross minMember or
+    the first failure, see s_status_change); an
     unchanged condition keeps its old time and id, so feeding a session's
     statuses back gives no change the next time. A job with no tasks gets
     nothing at all (DESIGN problem 2): it is being created or deleted.
@@ -99,8 +101,16 @@ s_status_change (const sess_job_t *job)
     int running = job->nstatus[__builtin_ctz (SESS_TASK_RUNNING)];
     int succeeded = job->nstatus[__builtin_ctz (SESS_TASK_SUCCEEDED)];
     int failed = job->nstatus[__builtin_ctz (SESS_TASK_FAILED)];
-    bool changed = !old || !s_eq (old->phase, phase) || old->running != running ||
-                   old->succeeded != succeeded || old->failed != failed;
+    //  The counts alone are written only when they cross what a user acts
+    //  on: the gang's running members reaching minMember (or falling below
+    //  it), a first failure. Each pod of a gang starting or finishing one by
+    //  one would otherwise be one API write each (the scale issue saw three
+    //  to five PATCHes per gang of three); the counts ride along with the
+    //  next write that matters.
+    int min = job->min_available;
+    bool changed = !old || !s_eq (old->phase, phase) ||
+                   ((old->running >= min) != (running >= min)) ||
+                   ((old->failed > 0) != (failed > 0));
     int replaced = -1;
     if (job->has_new_cond) {
         for (size_t i = 0; old && i < old->n_conditions; i++)

@@ -446,6 +446,62 @@ test_status_only_on_change (void **state)
     s_done (&run);
 }
 
+//  A Running gang whose members start one by one is written once when the
+//  gang is up (running reaches minMember), not once per member: the counts
+//  alone are no reason for an API write. Without that rule each pod of a
+//  gang going Running costs a PodGroup PATCH (the scale issue: 3-5 per gang).
+static void
+test_status_counts_written_at_min_member (void **state)
+{
+    (void)state;
+    bas_store_t *store = bas_store_new ();
+    util_model_node (store, "n1", "8", "8Gi", 110);
+    Basalt__V1__PodGroup *pg = util_model_pod_group (store, NULL, "g", "default", 3);
+    util_model_phase (pg, "Inqueue");
+    Basalt__V1__Pod *pods[3];
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf (name, sizeof name, "g-%d", i);
+        pods[i] = util_model_pod (store, NULL, name, "g", "1", "1Gi");
+        util_model_bind (pods[i], "n1", "Pending");  // bound, not yet started
+    }
+    //  The first session writes the gang's status (Running, 0 running, its
+    //  Scheduled condition) as the API then holds it.
+    sess_params_t first = {.session_id = "s0", .now_ms = 0};
+    Basalt__V1__Commit *commit0 = sess_run (store, NULL, &first);
+    assert_non_null (util_model_status (commit0, "g"));
+    util_model_feed_back (store, commit0, false);
+    s_free_commit (&commit0);
+    for (int started = 1; started <= 3; started++) {
+        util_model_bind (pods[started - 1], "n1", "Running");
+        char id[16];
+        snprintf (id, sizeof id, "s%d", started);
+        sess_params_t params = {.session_id = id, .now_ms = started};
+        Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
+        const Basalt__V1__PodGroupStatusChange *ch = util_model_status (commit, "g");
+        if (started < 3) {
+            if (ch)
+                print_error ("started=%d: status proposed: phase=%s running=%d conditions=%zu\n",
+                             started, ch->status->phase, ch->status->running,
+                             ch->status->n_conditions);
+            assert_null (ch);  // 1 or 2 of 3 running: nothing to write
+        }
+        else {
+            assert_non_null (ch);
+            assert_string_equal (ch->status->phase, "Running");
+            assert_int_equal (ch->status->running, 3);
+        }
+        util_model_feed_back (store, commit, false);
+        s_free_commit (&commit);
+    }
+    //  Up and written: quiet after that.
+    sess_params_t params = {.session_id = "s4", .now_ms = 4};
+    Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
+    assert_int_equal (commit->n_statuses, 0);
+    s_free_commit (&commit);
+    bas_store_destroy (&store);
+}
+
 //  A discarded gang leaves no trace: "pair" needs both nodes entirely,
 //  and is tried after "big" made (and rolled back) tentative placements.
 static void
@@ -712,6 +768,7 @@ main (void)
         cmocka_unit_test (test_hierarchy_rollback),
         cmocka_unit_test (test_seed_negative_idle),
         cmocka_unit_test (test_status_only_on_change),
+        cmocka_unit_test (test_status_counts_written_at_min_member),
         cmocka_unit_test (test_discard_leaves_no_trace),
         cmocka_unit_test (test_deterministic_ties),
         cmocka_unit_test (test_predicates_detail),
