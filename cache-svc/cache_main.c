@@ -467,6 +467,8 @@ s_update_metrics (cache_t *self)
                            (double) cache_work_reissued (self->work));
     bas_metrics_set_total (m, "basalt_binders_lost_total", NULL,
                            (double) cache_work_lost (self->work));
+    bas_metrics_set_total (m, "basalt_work_coalesced_total", NULL,
+                           (double) cache_work_coalesced (self->work));
     bas_metrics_set (m, "basalt_cache_synced", NULL, cache_model_synced (self->model) ? 1 : 0);
     static const struct {
         Basalt__V1__ObjectKind kind;
@@ -776,6 +778,7 @@ s_describe (bas_metrics_t *m)
     bas_metrics_describe (m, "basalt_binder_work_queued", BAS_METRIC_GAUGE, "Work items waiting for a binder", NULL, 0);
     bas_metrics_describe (m, "basalt_binders", BAS_METRIC_GAUGE, "Binders connected", NULL, 0);
     bas_metrics_describe (m, "basalt_work_results_total", BAS_METRIC_COUNTER, "Work results by kind and outcome", NULL, 0);
+    bas_metrics_describe (m, "basalt_work_coalesced_total", BAS_METRIC_COUNTER, "PodGroup status writes merged into a newer one before a binder took them", NULL, 0);
     bas_metrics_describe (m, "basalt_binders_lost_total", BAS_METRIC_COUNTER, "Binders declared lost (silent past the binder timeout) and their work re-issued", NULL, 0);
     bas_metrics_describe (m, "basalt_commit_placements_total", BAS_METRIC_COUNTER, "Placements accepted from session commits", NULL, 0);
     bas_metrics_describe (m, "basalt_commit_rejections_total", BAS_METRIC_COUNTER, "Placements rejected as stale or not fitting", NULL, 0);

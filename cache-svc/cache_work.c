@@ -31,7 +31,36 @@ struct _cache_work_t {
     zhashx_t *flight;          // work id (decimal) -> s_flight_t
     unsigned long reissued;    // items re-queued after a loss
     unsigned long lost;        // binders declared lost
+    zhashx_t *status_queued;   // pod group uid -> queue handle of its waiting StatusWork
+    unsigned long coalesced;   // status items merged into one still waiting
 };
+
+//  The pod group a status item writes, or NULL for other work.
+static const char *
+s_status_uid (const Basalt__V1__Work *w)
+{
+    return w->item_case == BASALT__V1__WORK__ITEM_STATUS && w->status && w->status->uid
+               ? w->status->uid
+               : NULL;
+}
+
+//  Put w in the queue (at the front when `first`), remembering where a
+//  status item waits. A status for a pod group that already has one
+//  waiting is older than it when it comes back to the queue (unsent or
+//  re-issued): the waiting one says the latest, and w is dropped.
+static void
+s_enqueue (cache_work_t *self, Basalt__V1__Work *w, bool first)
+{
+    const char *uid = s_status_uid (w);
+    if (uid && zhashx_lookup (self->status_queued, uid)) {
+        basalt__v1__work__free_unpacked (w, NULL);
+        self->coalesced++;
+        return;
+    }
+    void *handle = first ? zlistx_add_start (self->queue, w) : zlistx_add_end (self->queue, w);
+    if (uid)
+        zhashx_insert (self->status_queued, uid, handle);
+}
 
 static void
 s_work_free (void **item_p)
@@ -80,6 +109,7 @@ cache_work_new (void)
     zlistx_set_comparator (self->lru, (zlistx_comparator_fn *) strcmp);
     self->flight = zhashx_new ();
     zhashx_set_destructor (self->flight, s_flight_free);
+    self->status_queued = zhashx_new ();
     return self;
 }
 
@@ -93,6 +123,7 @@ cache_work_destroy (cache_work_t **self_p)
     zhashx_destroy (&self->binders);
     zlistx_destroy (&self->lru);
     zhashx_destroy (&self->flight);
+    zhashx_destroy (&self->status_queued);
     free (self);
     *self_p = NULL;
 }
@@ -110,9 +141,23 @@ cache_work_add (cache_work_t *self, Basalt__V1__Work **work_p)
 {
     Basalt__V1__Work *w = *work_p;
     *work_p = NULL;
+    //  PodGroup status is coalesced: a newer status for a group whose last
+    //  one still waits for a binder replaces that one's content in place
+    //  (one write of the latest, e.g. Inqueue then Running written once).
+    const char *uid = s_status_uid (w);
+    void *handle = uid ? zhashx_lookup (self->status_queued, uid) : NULL;
+    if (handle) {
+        Basalt__V1__Work *waiting = zlistx_handle_item (handle);
+        Basalt__V1__StatusWork *tmp = waiting->status;
+        waiting->status = w->status;
+        w->status = tmp;
+        basalt__v1__work__free_unpacked (w, NULL);
+        self->coalesced++;
+        return waiting->work_id;
+    }
     w->has_work_id = 1;
     w->work_id = ++self->next_id;
-    zlistx_add_end (self->queue, w);
+    s_enqueue (self, w, false);
     return w->work_id;
 }
 
@@ -160,6 +205,8 @@ cache_work_next (cache_work_t *self, zframe_t **identity_p, Basalt__V1__Work **w
         if (!b || b->credits <= 0)
             continue;
         Basalt__V1__Work *w = zlistx_detach (self->queue, NULL);  // NULL: the first item
+        if (s_status_uid (w))
+            zhashx_delete (self->status_queued, s_status_uid (w));
         s_flight_t *f = calloc (1, sizeof *f);
         if (!f)
             abort ();
@@ -209,7 +256,7 @@ cache_work_unsend (cache_work_t *self, uint64_t work_id)
     s_binder_t *b = zhashx_lookup (self->binders, f->binder);
     if (b)
         b->credits++;
-    zlistx_add_start (self->queue, f->work);
+    s_enqueue (self, f->work, true);
     f->work = NULL;
     zhashx_delete (self->flight, id);
 }
@@ -240,7 +287,7 @@ cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms)
             zlistx_add_end (ids, strdup (zhashx_cursor (self->flight)));
     for (char *id = zlistx_first (ids); id; id = zlistx_next (ids)) {
         s_flight_t *f = zhashx_lookup (self->flight, id);
-        zlistx_add_start (self->queue, f->work);
+        s_enqueue (self, f->work, true);
         f->work = NULL;
         zhashx_delete (self->flight, id);
         requeued++;
@@ -289,4 +336,10 @@ unsigned long
 cache_work_reissued (cache_work_t *self)
 {
     return self->reissued;
+}
+
+unsigned long
+cache_work_coalesced (cache_work_t *self)
+{
+    return self->coalesced;
 }

@@ -21,7 +21,9 @@ typedef struct _cache_work_t cache_work_t;
 cache_work_t *cache_work_new (void);
 void cache_work_destroy (cache_work_t **self_p);
 
-//  Queue a work item (taken); assigns its work_id. Returns the id.
+//  Queue a work item (taken); assigns its work_id. Returns the id. A
+//  PodGroup status whose group already has one waiting (not yet sent)
+//  replaces that one's content instead, and that one's id is returned.
 uint64_t cache_work_add (cache_work_t *self, Basalt__V1__Work **work_p);
 
 //  A binder announced `credits` (its total capacity minus work in flight).
@@ -50,6 +52,9 @@ void cache_work_unsend (cache_work_t *self, uint64_t work_id);
 //  caller judges silence on its own clock after reading what the binders
 //  sent (a busy reactor must not mistake its own delay for their silence).
 int cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms);
+
+//  Status items merged into a waiting one for the same pod group so far.
+unsigned long cache_work_coalesced (cache_work_t *self);
 
 //  Binders declared lost so far.
 unsigned long cache_work_lost (cache_work_t *self);

@@ -16,6 +16,8 @@
 */
 #include "sess_session.h"
 
+#include "bas_log.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -123,6 +125,13 @@ s_status_change (const sess_job_t *job)
     }
     if (!changed)
         return NULL;
+    bas_debug ("status_change", "job=%s phase=%s->%s running=%d->%d failed=%d->%d condition=%s",
+               job->uid, old && old->phase ? old->phase : "-", phase, old ? old->running : -1,
+               running, old ? old->failed : -1, failed,
+               job->has_new_cond && (replaced < 0 || !s_cond_same (&job->new_cond,
+                                                                     old->conditions[replaced]))
+                   ? job->new_cond.type
+                   : "same");
 
     Basalt__V1__PodGroupStatus *st = calloc (1, sizeof *st);
     if (!st)

@@ -1,7 +1,9 @@
 /*  test_cache_work: the binder pool as cache-svc sees it, written as example
     usage. Binders announce credits, get work least-recently-used first,
-    and return a credit with each result; work lost with a silent binder,
-    or overdue, is re-issued. Time is passed in, so nothing sleeps.
+    and return a credit with each result; work lost with a silent binder is
+    re-issued, work of a binder still heard from never is; a PodGroup status
+    waiting for a binder is replaced by a newer one. Time is passed in, so
+    nothing sleeps.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -285,6 +287,62 @@ test_slow_work_of_live_binder_kept (void **state)
     cache_work_destroy (&pool);
 }
 
+//  A status item for pod group `uid` with `phase`.
+static uint64_t
+s_add_status (cache_work_t *pool, const char *uid, const char *phase)
+{
+    Basalt__V1__Work *w = malloc (sizeof *w);
+    basalt__v1__work__init (w);
+    Basalt__V1__StatusWork *sw = malloc (sizeof *sw);
+    basalt__v1__status_work__init (sw);
+    sw->uid = strdup (uid);
+    sw->namespace_ = strdup ("default");
+    sw->name = strdup (uid);
+    sw->status = malloc (sizeof *sw->status);
+    basalt__v1__pod_group_status__init (sw->status);
+    sw->status->phase = strdup (phase);
+    w->item_case = BASALT__V1__WORK__ITEM_STATUS;
+    w->status = sw;
+    uint64_t id = cache_work_add (pool, &w);
+    assert_null (w);
+    return id;
+}
+
+//  Inqueue then Running for a group whose first status has not left yet is
+//  one write, of Running, in the first one's place; once an item is with a
+//  binder, the next status is a new item.
+static void
+test_status_coalesced_while_waiting (void **state)
+{
+    (void) state;
+    cache_work_t *pool = cache_work_new ();
+    uint64_t s1 = s_add_status (pool, "pg1", "Inqueue");
+    s_add (pool, "p1");
+    uint64_t s2 = s_add_status (pool, "pg2", "Inqueue");
+    assert_int_equal (s_add_status (pool, "pg1", "Running"), s1);
+    assert_int_equal (cache_work_queued (pool), 3);
+    assert_int_equal (cache_work_coalesced (pool), 1);
+    zframe_t *a = zframe_new ("A", 1);
+    cache_work_ready (pool, a, 1, NULL, 0);
+    zframe_t *identity = NULL;
+    Basalt__V1__Work *work = NULL;
+    assert_true (cache_work_next (pool, &identity, &work, 0));
+    assert_int_equal (work->work_id, s1);
+    assert_int_equal (work->item_case, BASALT__V1__WORK__ITEM_STATUS);
+    assert_string_equal (work->status->status->phase, "Running");
+    //  pg1's status is with the binder: a newer one waits on its own.
+    uint64_t s3 = s_add_status (pool, "pg1", "Completed");
+    assert_true (s3 != s1 && s3 != s2);
+    assert_int_equal (cache_work_queued (pool), 3);
+    //  The item with the binder comes back (its send failed): the newer
+    //  waiting status wins and the older one is dropped.
+    cache_work_unsend (pool, s1);
+    assert_int_equal (cache_work_queued (pool), 3);
+    assert_int_equal (cache_work_coalesced (pool), 2);
+    zframe_destroy (&a);
+    cache_work_destroy (&pool);
+}
+
 int
 main (void)
 {
@@ -295,6 +353,7 @@ main (void)
         cmocka_unit_test_setup (test_unsend, s_setup),
         cmocka_unit_test_setup (test_silent_binder_work_reissued, s_setup),
         cmocka_unit_test_setup (test_slow_work_of_live_binder_kept, s_setup),
+        cmocka_unit_test_setup (test_status_coalesced_while_waiting, s_setup),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
