@@ -55,6 +55,7 @@
 #define BAS_KUBE_WATCH_TIMEOUT_MAX_S 600
 #define BAS_KUBE_WATCH_GUARD_S 60                    // client-side cut-off beyond timeoutSeconds
 #define BAS_KUBE_WATCH_SHORT_MS 1000                 // an empty watch shorter than this backs off
+#define BAS_KUBE_DISPATCH_MAX 256                    // watch events delivered per reactor turn
 #define BAS_KUBE_CONNECT_TIMEOUT_MS 10000            // TCP + TLS connect
 #define BAS_KUBE_REQUEST_TIMEOUT_S 60                // whole plain request
 #define BAS_KUBE_LOW_SPEED_TIME_S 60                 // list/plain: abort below 1 B/s for this long
@@ -945,6 +946,7 @@ struct _bas_kube_t {
     bas_kube_config_t cfg;  // deep copy of the configuration
     CURLM *multi;           // all transfers
     int curl_timer_id;      // zloop timer for curl's timeout, or -1
+    int dispatch_timer_id;  // zloop timer delivering the rest of a burst of events, or -1
     zlistx_t *requests;     // every s_req_t (owned, freed by s_req_destroy)
     zlistx_t *waiting;      // requests waiting for a token, FIFO (borrowed)
     zlistx_t *informers;    // bas_kube_informer_t (owned)
@@ -1999,17 +2001,30 @@ s_watch_event (bas_kube_informer_t *inf, const cJSON *event)
 
 //  Delivers the parsed events of the informer's watch, stopping as soon as
 //  an event replaced the watch (relist, reconnect).
-static void
-s_watch_dispatch (bas_kube_informer_t *inf)
+//  Deliver parsed watch events, at most `max` (0: all). Returns true when
+//  events are left for a later turn.
+static bool
+s_watch_dispatch_some (bas_kube_informer_t *inf, size_t max)
 {
     unsigned gen = inf->req_gen;
+    size_t n = 0;
     while (inf->req_gen == gen && inf->req && inf->req->events) {
+        if (max && n == max)
+            return zlistx_size (inf->req->events) > 0;
         cJSON *event = (cJSON *)zlistx_detach (inf->req->events, NULL);
         if (!event)
             break;
         s_watch_event (inf, event);
         cJSON_Delete (event);
+        n++;
     }
+    return false;
+}
+
+static void
+s_watch_dispatch (bas_kube_informer_t *inf)
+{
+    s_watch_dispatch_some (inf, 0);
 }
 
 static void
@@ -2060,6 +2075,21 @@ s_watch_complete (bas_kube_informer_t *inf, s_req_t *req, CURLcode res, long cod
 
 //  After curl ran: finishes completed transfers, then delivers watch
 //  events. Runs only from zloop handlers, never inside a curl callback.
+static int
+s_on_dispatch_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void)loop;
+    bas_kube_t *self = (bas_kube_t *)arg;
+    if (timer_id != self->dispatch_timer_id)
+        return 0; // a timer replaced in this pass
+    self->dispatch_timer_id = -1;
+    int64_t start = self->turn_fn ? s_mono_us () : 0;
+    s_process (self);
+    if (self->turn_fn)
+        self->turn_fn (self->turn_arg, "kube", start);
+    return 0;
+}
+
 static void
 s_process (bas_kube_t *self)
 {
@@ -2078,10 +2108,16 @@ s_process (bas_kube_t *self)
         req->state = S_REQ_IDLE;
         s_req_complete (req, res);
     }
+    //  A burst of watch events (every pod of a big commit bound at once)
+    //  is delivered a bounded number per informer and turn, so a reactor
+    //  turn stays short; the rest follows on the next turns.
+    bool more = false;
     for (bas_kube_informer_t *inf = (bas_kube_informer_t *)zlistx_first (self->informers); inf;
          inf = (bas_kube_informer_t *)zlistx_next (self->informers))
         if (inf->req && inf->req->kind == S_REQ_WATCH && zlistx_size (inf->req->events) > 0)
-            s_watch_dispatch (inf);
+            more = s_watch_dispatch_some (inf, BAS_KUBE_DISPATCH_MAX) || more;
+    if (more && self->dispatch_timer_id == -1)
+        self->dispatch_timer_id = zloop_timer (self->loop, 0, 1, s_on_dispatch_timer, self);
 }
 
 // ------------------------------------------------------------ public API
@@ -2142,6 +2178,7 @@ bas_kube_new (zloop_t *loop, const bas_kube_config_t *cfg)
     if (self->cfg.burst < 1)
         self->cfg.burst = 1;
     self->curl_timer_id = -1;
+    self->dispatch_timer_id = -1;
     self->bucket_timer_id = -1;
     self->tokens = (double)self->cfg.burst;
     self->tokens_at = zclock_mono ();
@@ -2189,6 +2226,8 @@ bas_kube_destroy (bas_kube_t **self_p)
         curl_multi_cleanup (self->multi); // may still call s_curl_socket / s_curl_timer
     if (self->curl_timer_id != -1)
         zloop_timer_end (self->loop, self->curl_timer_id);
+    if (self->dispatch_timer_id != -1)
+        zloop_timer_end (self->loop, self->dispatch_timer_id);
     if (self->sockets) {
         for (s_sock_t *sock = (s_sock_t *)zlistx_first (self->sockets); sock;
              sock = (s_sock_t *)zlistx_next (self->sockets))
