@@ -8,18 +8,40 @@
     (s_attach). Anchors are remembered by name with a pointer to their node;
     an alias deep-copies the node, which must be complete by then (an alias
     inside its own anchor would be a cycle).
+
+    Costs: every node made is counted (keys included). An anchor's size is
+    the count its node added, taken once when the node ends, so an alias is
+    charged before anything is copied and a bomb stops at the first alias
+    over the budget (bas_yaml.h) instead of after building the copies.
+    Mappings that grow past S_KEYSET_MIN keys get a hash index of their
+    keys: the duplicate-key check by list scan was quadratic (a 40,000-key
+    mapping took 10 s). Merge sources (`<<`) are copied from and then kept
+    until the document ends, never freed early: an anchor may point at one
+    or into one (`<<: &base {...}` aliased later read freed memory).
 */
 #include "bas_yaml.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
 #define S_TAG_PREFIX "tag:yaml.org,2002:"
+//  A mapping with this many keys gets a hash index of them (below it a
+//  scan of the list is cheaper than building one).
+#define S_KEYSET_MIN 16
+
+//  Hash index of a mapping's keys: open addressing with linear probing over
+//  the mapping's items (borrowed; the key is item->string).
+typedef struct {
+    const cJSON **slots; // cap entries, NULL = free
+    size_t cap;          // a power of two, 0 until the index is built
+    size_t used;         // entries in use
+} s_keyset_t;
 
 typedef struct {
     cJSON *node;            // the container being filled (owned until attached)
@@ -29,6 +51,9 @@ typedef struct {
     int anchor;             // index in anchors of this node's anchor, or -1
     yaml_mark_t start_mark; // where the node started
     cJSON *merges;          // mapping only: `<<` sources, merged at the end (owned)
+    size_t nodes_at_start;  // the reader's node count before this node
+    size_t nkeys;           // mapping only: keys attached so far
+    s_keyset_t keys;        // mapping only: index of the keys once nkeys >= S_KEYSET_MIN
 } s_frame_t;
 
 typedef struct {
@@ -37,6 +62,7 @@ typedef struct {
                    // scalar's own copy (owned: the scalar may be used as a key)
     bool owned;    // node is owned by this entry
     bool complete; // false while the anchored container is still open
+    size_t size;   // nodes the anchored node counted (what an alias of it costs)
 } s_anchor_t;
 
 typedef struct {
@@ -48,6 +74,9 @@ typedef struct {
     size_t anchor_cap;    // anchors allocated
     cJSON *root;          // the finished document, or NULL
     size_t nodes;         // nodes made in this document (alias copies included)
+    size_t copied;        // of those, nodes charged to aliases
+    size_t merged;        // of those, nodes copied by merge keys (<<)
+    cJSON *parked;        // merge sources, kept until the document ends (owned)
     char *err;            // caller's error buffer
     size_t errlen;        // its size
 } s_reader_t;
@@ -85,6 +114,92 @@ s_fail_parser (s_reader_t *self)
     return s_fail (self, p->problem_mark, "%s", problem);
 }
 
+static size_t
+s_hash (const char *key)
+{
+    //  FNV-1a: good enough spread for keys that differ in a few characters.
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return (size_t)h;
+}
+
+static void
+s_keyset_free (s_keyset_t *set)
+{
+    free (set->slots);
+    *set = (s_keyset_t){NULL, 0, 0};
+}
+
+static const cJSON *
+s_keyset_find (const s_keyset_t *set, const char *key)
+{
+    size_t mask = set->cap - 1;
+    for (size_t i = s_hash (key) & mask; set->slots[i]; i = (i + 1) & mask)
+        if (strcmp (set->slots[i]->string, key) == 0)
+            return set->slots[i];
+    return NULL;
+}
+
+//  Index item (its key not yet in the set). Returns 0 or -1 (out of memory).
+static int
+s_keyset_add (s_keyset_t *set, const cJSON *item)
+{
+    if ((set->used + 1) * 2 > set->cap) {
+        //  Grow at half full so probe runs stay short.
+        size_t cap = set->cap ? set->cap * 2 : 4 * S_KEYSET_MIN;
+        const cJSON **slots = calloc (cap, sizeof *slots);
+        if (!slots)
+            return -1;
+        for (size_t i = 0; i < set->cap; i++)
+            if (set->slots[i]) {
+                size_t j = s_hash (set->slots[i]->string) & (cap - 1);
+                while (slots[j])
+                    j = (j + 1) & (cap - 1);
+                slots[j] = set->slots[i];
+            }
+        free (set->slots);
+        set->slots = slots;
+        set->cap = cap;
+    }
+    size_t mask = set->cap - 1;
+    size_t i = s_hash (item->string) & mask;
+    while (set->slots[i])
+        i = (i + 1) & mask;
+    set->slots[i] = item;
+    set->used++;
+    return 0;
+}
+
+//  The item under key in the frame's mapping, or NULL.
+static const cJSON *
+s_map_find (const s_frame_t *frame, const char *key)
+{
+    if (frame->keys.cap)
+        return s_keyset_find (&frame->keys, key);
+    return cJSON_GetObjectItemCaseSensitive (frame->node, key);
+}
+
+//  Add node (owned) under key, which the mapping does not hold yet.
+//  Returns 0, or -1 when out of memory (node is freed if not attached).
+static int
+s_map_add (s_frame_t *frame, const char *key, cJSON *node)
+{
+    if (!cJSON_AddItemToObject (frame->node, key, node)) {
+        cJSON_Delete (node);
+        return -1;
+    }
+    frame->nkeys++;
+    if (frame->keys.cap)
+        return s_keyset_add (&frame->keys, node);
+    if (frame->nkeys < S_KEYSET_MIN)
+        return 0;
+    for (const cJSON *c = frame->node->child; c; c = c->next)
+        if (s_keyset_add (&frame->keys, c) != 0)
+            return -1;
+    return 0;
+}
+
 static void
 s_anchors_clear (s_reader_t *self)
 {
@@ -96,6 +211,18 @@ s_anchors_clear (s_reader_t *self)
     self->anchor_count = 0;
 }
 
+//  Forget what belongs to the document that ended (or failed).
+static void
+s_document_clear (s_reader_t *self)
+{
+    s_anchors_clear (self);
+    cJSON_Delete (self->parked);
+    self->parked = NULL;
+    self->nodes = 0;
+    self->copied = 0;
+    self->merged = 0;
+}
+
 static void
 s_reset_document (s_reader_t *self)
 {
@@ -103,12 +230,12 @@ s_reset_document (s_reader_t *self)
         cJSON_Delete (self->stack[i].node);
         cJSON_Delete (self->stack[i].merges);
         free (self->stack[i].key);
+        s_keyset_free (&self->stack[i].keys);
     }
     self->depth = 0;
-    s_anchors_clear (self);
+    s_document_clear (self);
     cJSON_Delete (self->root);
     self->root = NULL;
-    self->nodes = 0;
 }
 
 static int
@@ -121,13 +248,24 @@ s_count_node (s_reader_t *self, size_t n, yaml_mark_t mark)
     return 0;
 }
 
-static size_t
-s_tree_size (const cJSON *node)
+//  Charge an alias of anchor (cost: its size) before it is copied. The
+//  budget grows with what the text itself holds, so that memory stays
+//  proportional to the input (bas_yaml.h).
+static int
+s_count_alias (s_reader_t *self, const s_anchor_t *anchor, yaml_mark_t mark)
 {
-    size_t n = 1;
-    for (const cJSON *c = node->child; c; c = c->next)
-        n += s_tree_size (c);
-    return n;
+    size_t written = self->nodes - self->copied - self->merged;
+    size_t budget = BAS_YAML_ALIAS_NODES_FREE + BAS_YAML_ALIAS_NODES_PER_NODE * written;
+    if (anchor->size > budget - self->copied)
+        return s_fail (self, mark,
+                       "alias *%s would copy %zu nodes; aliases may copy %zu more in this "
+                       "document (%d + %d per node written, %zu copied so far): alias bomb?",
+                       anchor->name, anchor->size, budget - self->copied, BAS_YAML_ALIAS_NODES_FREE,
+                       BAS_YAML_ALIAS_NODES_PER_NODE, self->copied);
+    if (s_count_node (self, anchor->size, mark) != 0)
+        return -1;
+    self->copied += anchor->size;
+    return 0;
 }
 
 //  Remember `name` for `node`. Redefining an anchor is allowed by YAML: the
@@ -147,7 +285,7 @@ s_anchor_add (s_reader_t *self, const char *name, cJSON *node, bool owned, bool 
     char *copy = strdup (name);
     if (!copy)
         return s_fail (self, mark, "out of memory");
-    self->anchors[self->anchor_count] = (s_anchor_t){copy, node, owned, complete};
+    self->anchors[self->anchor_count] = (s_anchor_t){copy, node, owned, complete, 1};
     return (int)self->anchor_count++;
 }
 
@@ -160,23 +298,49 @@ s_anchor_find (s_reader_t *self, const char *name)
     return NULL;
 }
 
-//  Merge the keys of `src` (a mapping) into `dst` where dst lacks them
-//  (`<<` never overrides keys of the mapping itself).
+static size_t
+s_tree_size (const cJSON *node)
+{
+    size_t n = 1;
+    for (const cJSON *c = node->child; c; c = c->next)
+        n += s_tree_size (c);
+    return n;
+}
+
+//  Copy the keys of `src` (a mapping) into the frame's mapping where it
+//  lacks them (`<<` never overrides keys of the mapping itself). Copied,
+//  not moved: an anchor may point at src or inside it. Each source is
+//  merged once, so the copies are at most the size of what was written or
+//  aliased: counted (the document cap), but not against the alias budget,
+//  and not as written either, which would let merges grow that budget.
 static int
-s_merge_mapping (s_reader_t *self, cJSON *dst, const cJSON *src, yaml_mark_t mark)
+s_merge_mapping (s_reader_t *self, s_frame_t *frame, const cJSON *src, yaml_mark_t mark)
 {
     for (const cJSON *c = src->child; c; c = c->next) {
-        if (cJSON_GetObjectItemCaseSensitive (dst, c->string))
+        if (s_map_find (frame, c->string))
             continue;
-        cJSON *copy = cJSON_Duplicate (c, true);
-        if (!copy)
-            return s_fail (self, mark, "out of memory");
-        if (s_count_node (self, s_tree_size (copy), mark) != 0) {
-            cJSON_Delete (copy);
+        size_t size = s_tree_size (c);
+        if (s_count_node (self, size, mark) != 0)
             return -1;
-        }
-        cJSON_AddItemToObject (dst, c->string, copy);
+        self->merged += size;
+        cJSON *copy = cJSON_Duplicate (c, true);
+        if (!copy || s_map_add (frame, c->string, copy) != 0)
+            return s_fail (self, mark, "out of memory");
     }
+    return 0;
+}
+
+//  Keep a node (owned) until the document ends: anchors may point into it.
+static int
+s_park (s_reader_t *self, cJSON *node, yaml_mark_t mark)
+{
+    if (!self->parked)
+        self->parked = cJSON_CreateArray ();
+    if (!self->parked) {
+        cJSON_Delete (node);
+        return s_fail (self, mark, "out of memory");
+    }
+    cJSON_AddItemToArray (self->parked, node);
     return 0;
 }
 
@@ -232,20 +396,20 @@ s_attach (s_reader_t *self, cJSON *node, const char *key_text, bool plain_merge,
             for (cJSON *c = node->child; c && rc == 0; c = c->next)
                 if (!cJSON_IsObject (c))
                     rc = s_fail (self, mark, "merge key << needs mappings");
+            //  Kept whole, not taken apart: it may be anchored (`<<: &s [...]`).
             if (rc == 0)
-                while (node->child)
-                    cJSON_AddItemToArray (top->merges,
-                                          cJSON_DetachItemViaPointer (node, node->child));
-            cJSON_Delete (node);
+                cJSON_AddItemToArray (top->merges, node);
+            else
+                cJSON_Delete (node);
         } else {
             cJSON_Delete (node);
             rc = s_fail (self, mark, "merge key << needs a mapping or a list of mappings");
         }
-    } else if (cJSON_GetObjectItemCaseSensitive (top->node, key)) {
+    } else if (s_map_find (top, key)) {
         cJSON_Delete (node);
         rc = s_fail (self, top->key_mark, "duplicate key \"%s\"", key);
-    } else
-        cJSON_AddItemToObject (top->node, key, node);
+    } else if (s_map_add (top, key, node) != 0)
+        rc = s_fail (self, mark, "out of memory");
     free (key);
     return rc;
 }
@@ -336,6 +500,11 @@ static const char *const s_false_words[] = {"false", "False", "FALSE", NULL};
 static cJSON *
 s_resolve_plain (const char *text)
 {
+    //  Most plain scalars of a manifest are names. Every null, boolean and
+    //  number starts with one of these characters (strchr also finds the
+    //  terminator, so the empty scalar goes on to be null).
+    if (!strchr ("~nNtTfF0123456789+-.", text[0]))
+        return cJSON_CreateString (text);
     double value;
     if (s_is_word (text, s_null_words))
         return cJSON_CreateNull ();
@@ -422,6 +591,7 @@ s_push (s_reader_t *self, cJSON *node, const char *anchor, yaml_mark_t mark)
             return s_fail (self, mark, "mapping keys must be scalars");
         }
     }
+    size_t nodes_at_start = self->nodes;
     if (s_count_node (self, 1, mark) != 0) {
         cJSON_Delete (node);
         return -1;
@@ -434,7 +604,11 @@ s_push (s_reader_t *self, cJSON *node, const char *anchor, yaml_mark_t mark)
             return -1;
         }
     }
-    self->stack[self->depth++] = (s_frame_t){node, NULL, false, mark, index, mark, NULL};
+    self->stack[self->depth++] = (s_frame_t){.node = node,
+                                             .key_mark = mark,
+                                             .anchor = index,
+                                             .start_mark = mark,
+                                             .nodes_at_start = nodes_at_start};
     return 0;
 }
 
@@ -448,20 +622,32 @@ s_pop (s_reader_t *self, yaml_mark_t mark)
         //  libyaml gives an empty value for "key:" so this is only a guard.
         free (frame.key);
         cJSON_Delete (frame.node);
+        cJSON_Delete (frame.merges);
+        s_keyset_free (&frame.keys);
         return s_fail (self, frame.key_mark, "mapping key without a value");
     }
+    int rc = 0;
     if (frame.merges) {
-        int rc = 0;
-        for (cJSON *src = frame.merges->child; src && rc == 0; src = src->next)
-            rc = s_merge_mapping (self, frame.node, src, frame.start_mark);
-        cJSON_Delete (frame.merges);
-        if (rc != 0) {
-            cJSON_Delete (frame.node);
-            return -1;
+        //  Each source is a mapping or a list of mappings (s_attach).
+        for (const cJSON *src = frame.merges->child; src && rc == 0; src = src->next) {
+            if (cJSON_IsObject (src))
+                rc = s_merge_mapping (self, &frame, src, frame.start_mark);
+            for (const cJSON *m = cJSON_IsArray (src) ? src->child : NULL; m && rc == 0;
+                 m = m->next)
+                rc = s_merge_mapping (self, &frame, m, frame.start_mark);
         }
+        int parked = s_park (self, frame.merges, frame.start_mark);
+        rc = rc ? rc : parked;
     }
-    if (frame.anchor >= 0)
+    s_keyset_free (&frame.keys);
+    if (rc != 0) {
+        cJSON_Delete (frame.node);
+        return -1;
+    }
+    if (frame.anchor >= 0) {
         self->anchors[frame.anchor].complete = true;
+        self->anchors[frame.anchor].size = self->nodes - frame.nodes_at_start;
+    }
     return s_attach (self, frame.node, NULL, false, frame.start_mark);
 }
 
@@ -500,7 +686,7 @@ s_event (s_reader_t *self, yaml_event_t *event)
             return s_fail (self, mark, "unknown anchor \"%s\"", name);
         if (!anchor->complete)
             return s_fail (self, mark, "alias \"%s\" refers to a node that contains it", name);
-        if (s_count_node (self, s_tree_size (anchor->node), mark) != 0)
+        if (s_count_alias (self, anchor, mark) != 0)
             return -1;
         cJSON *copy = cJSON_Duplicate (anchor->node, true);
         if (!copy)
@@ -553,8 +739,7 @@ s_next_document (s_reader_t *self, cJSON **doc_p)
         case YAML_DOCUMENT_END_EVENT:
             *doc_p = self->root ? self->root : cJSON_CreateNull ();
             self->root = NULL;
-            s_anchors_clear (self);
-            self->nodes = 0;
+            s_document_clear (self);
             rc = *doc_p ? 1 : s_fail (self, event.start_mark, "out of memory");
             done = true;
             break;
@@ -653,7 +838,7 @@ bas_yaml_load_documents (const char *text, size_t len, bas_yaml_doc_fn *fn, void
         }
         int stop = 0;
         if (!cJSON_IsNull (doc))
-            stop = fn (arg, doc, index);
+            stop = fn (arg, &doc, index);
         cJSON_Delete (doc);
         if (stop != 0) {
             if (err && errlen)

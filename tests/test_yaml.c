@@ -1,7 +1,9 @@
 /*  test_yaml: bas_yaml, YAML text to cJSON, as example usage.
 
     Covers scalar resolution (the core schema: quoted stays string), nested
-    collections, multi-document streams, anchors/aliases and merge keys,
+    collections, multi-document streams, anchors/aliases and merge keys
+    (an alias bomb refused before it is copied; aliases in a large document
+    accepted), mappings with many keys,
     the real fixture manifests (YAML and its JSON conversion must agree),
     and malformed input (an error naming the line, never a crash).
 */
@@ -129,9 +131,19 @@ test_anchors (void **state)
               "{\"defaults\":{\"a\":1,\"b\":2},\"thing\":{\"b\":3,\"a\":1}}");
     s_expect ("x: &n 5\ny: *n\n", "{\"x\":5,\"y\":5}");
     s_expect ("k: &k name\n*k : v\n", "{\"k\":\"name\",\"name\":\"v\"}");
+    //  Anchors on merge sources and inside them outlive the merge (they
+    //  used to point at freed memory): the source, a list of sources, and
+    //  a value the mapping's own key overrides.
+    s_expect ("x: {<<: &m {a: 1}, b: 2}\ny: *m\n",
+              "{\"x\":{\"b\":2,\"a\":1},\"y\":{\"a\":1}}");
+    s_expect ("x: {<<: &s [{a: 1}, {c: 3}]}\ny: *s\n",
+              "{\"x\":{\"a\":1,\"c\":3},\"y\":[{\"a\":1},{\"c\":3}]}");
+    s_expect ("x: {b: 2, <<: {b: &n [1]}}\ny: *n\n", "{\"x\":{\"b\":2},\"y\":[1]}");
     s_expect_error ("a: *nope\n", "unknown anchor \"nope\"");
     s_expect_error ("a: &x [1, *x]\n", "refers to a node that contains it");
-    //  An alias bomb hits the node cap instead of eating memory.
+    //  An alias bomb is refused at the first alias over the budget, before
+    //  it is copied: line 5 is the fourth level (10^4 nodes per alias), so
+    //  at most some 50,000 nodes were ever made (not 10^9).
     const char *bomb = "a: &a [x,x,x,x,x,x,x,x,x,x]\n"
                        "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
                        "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
@@ -141,7 +153,84 @@ test_anchors (void **state)
                        "g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\n"
                        "h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"
                        "i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h,*h]\n";
-    s_expect_error (bomb, "document too large");
+    s_expect_error (bomb, "line 5 column ");
+    s_expect_error (bomb, "alias *d would copy 11111 nodes");
+    s_expect_error (bomb, "alias bomb?");
+}
+
+//  Aliases used many times in a large document are fine: the alias budget
+//  grows with what is written (10 copied nodes per written node), so a
+//  list whose every item merges a template loads even when the copies pass
+//  the fixed part of the budget (BAS_YAML_ALIAS_NODES_FREE).
+static void
+test_aliases_in_large_document (void **state)
+{
+    (void)state;
+    const int items = 4000;
+    size_t cap = 4096 + (size_t)items * 64;
+    char *text = malloc (cap);
+    assert_non_null (text);
+    size_t n = (size_t)snprintf (text, cap, "template: &t {");
+    for (int k = 0; k < 20; k++)
+        n += (size_t)snprintf (text + n, cap - n, "%sk%02d: v%d", k ? ", " : "", k, k);
+    n += (size_t)snprintf (text + n, cap - n, "}\nitems:\n");
+    for (int i = 0; i < items; i++)
+        n += (size_t)snprintf (text + n, cap - n, "- {<<: *t, name: item-%05d, k00: own}\n", i);
+    assert_true (n < cap);
+    //  20 keys and 20 values per copy: 41 counted nodes, 164,000 in all.
+    assert_true ((size_t)items * 41 > BAS_YAML_ALIAS_NODES_FREE);
+    char err[256] = "";
+    cJSON *doc = bas_yaml_to_json (text, n, err, sizeof err);
+    if (!doc)
+        fail_msg ("parse failed: %s", err);
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive (doc, "items");
+    assert_int_equal (cJSON_GetArraySize (list), items);
+    const cJSON *last = cJSON_GetArrayItem (list, items - 1);
+    assert_string_equal (cJSON_GetObjectItemCaseSensitive (last, "name")->valuestring,
+                         "item-03999");
+    //  The item's own k00 wins over the template's; the rest come from it.
+    assert_string_equal (cJSON_GetObjectItemCaseSensitive (last, "k00")->valuestring, "own");
+    assert_string_equal (cJSON_GetObjectItemCaseSensitive (last, "k19")->valuestring, "v19");
+    assert_int_equal (cJSON_GetArraySize (last), 21);
+    cJSON_Delete (doc);
+    free (text);
+}
+
+//  A mapping with many keys (indexed past S_KEYSET_MIN): every key found,
+//  a repeated one refused with its line, merges into it checked the same.
+static void
+test_wide_mapping (void **state)
+{
+    (void)state;
+    const int keys = 20000;
+    size_t cap = (size_t)keys * 32 + 256;
+    char *text = malloc (cap);
+    assert_non_null (text);
+    size_t n = 0;
+    for (int i = 0; i < keys; i++)
+        n += (size_t)snprintf (text + n, cap - n, "key%06d: %d\n", i, i);
+    char err[256] = "";
+    cJSON *doc = bas_yaml_to_json (text, n, err, sizeof err);
+    if (!doc)
+        fail_msg ("parse failed: %s", err);
+    assert_int_equal (cJSON_GetArraySize (doc), keys);
+    assert_int_equal (cJSON_GetObjectItemCaseSensitive (doc, "key019999")->valueint, 19999);
+    cJSON_Delete (doc);
+    //  The same key again at the end: named by its line.
+    size_t dup = n + (size_t)snprintf (text + n, cap - n, "key000007: again\n");
+    doc = bas_yaml_to_json (text, dup, err, sizeof err);
+    assert_null (doc);
+    assert_non_null (strstr (err, "line 20001 column 1: duplicate key \"key000007\""));
+    //  A merge into the wide mapping adds only the keys it lacks.
+    size_t merged = n + (size_t)snprintf (text + n, cap - n, "<<: {key000003: other, extra: 1}\n");
+    doc = bas_yaml_to_json (text, merged, err, sizeof err);
+    if (!doc)
+        fail_msg ("parse failed: %s", err);
+    assert_int_equal (cJSON_GetArraySize (doc), keys + 1);
+    assert_int_equal (cJSON_GetObjectItemCaseSensitive (doc, "key000003")->valueint, 3);
+    assert_int_equal (cJSON_GetObjectItemCaseSensitive (doc, "extra")->valueint, 1);
+    cJSON_Delete (doc);
+    free (text);
 }
 
 static void
@@ -178,15 +267,25 @@ typedef struct {
 } s_docs_t;
 
 static int
-s_collect (void *arg, cJSON *doc, int index)
+s_collect (void *arg, cJSON **doc_p, int index)
 {
     s_docs_t *d = arg;
     if (d->calls == d->stop_at)
         return -1;
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive (doc, "name");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive (*doc_p, "name");
     snprintf (d->names[d->calls], sizeof d->names[0], "%s",
               cJSON_IsString (name) ? name->valuestring : "?");
     d->indexes[d->calls++] = index;
+    return 0;
+}
+
+//  Takes every document into the array arg.
+static int
+s_take (void *arg, cJSON **doc_p, int index)
+{
+    (void)index;
+    cJSON_AddItemToArray ((cJSON *)arg, *doc_p);
+    *doc_p = NULL;
     return 0;
 }
 
@@ -214,6 +313,15 @@ test_multi_document (void **state)
         bas_yaml_load_documents (text, strlen (text), s_collect, &stop, err, sizeof err), -1);
     assert_int_equal (stop.calls, 1);
     assert_non_null (strstr (err, "document 2: rejected by caller"));
+
+    //  The callback may take a document: it is then not freed for it.
+    cJSON *taken = cJSON_CreateArray ();
+    assert_int_equal (bas_yaml_load_documents (text, strlen (text), s_take, taken, err, sizeof err),
+                      0);
+    assert_int_equal (cJSON_GetArraySize (taken), 3);
+    assert_string_equal (cJSON_GetObjectItem (cJSON_GetArrayItem (taken, 2), "name")->valuestring,
+                         "three");
+    cJSON_Delete (taken);
 
     //  A broken second document: the first was delivered, the error names
     //  document 1 and its line in the stream.
@@ -314,6 +422,8 @@ main (void)
         cmocka_unit_test (test_collections),
         cmocka_unit_test (test_empty),
         cmocka_unit_test (test_anchors),
+        cmocka_unit_test (test_aliases_in_large_document),
+        cmocka_unit_test (test_wide_mapping),
         cmocka_unit_test (test_errors_name_the_line),
         cmocka_unit_test (test_multi_document),
         cmocka_unit_test (test_fixtures),

@@ -1517,41 +1517,51 @@ sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *resp)
 // Loading
 
 int
-sim_api_load (sim_api_t *self, const cJSON *obj, char *err, size_t errlen)
+sim_api_load (sim_api_t *self, cJSON **obj_p, char *err, size_t errlen)
 {
-    if (!cJSON_IsObject (obj)) {
+    cJSON *json = *obj_p;
+    *obj_p = NULL;
+    if (!cJSON_IsObject (json)) {
         snprintf (err, errlen, "not an object");
+        cJSON_Delete (json);
         return -1;
     }
-    const char *kind_name = sim_json_str (obj, "kind");
-    const char *api_version = sim_json_str (obj, "apiVersion");
+    const char *kind_name = sim_json_str (json, "kind");
+    const char *api_version = sim_json_str (json, "apiVersion");
     if (kind_name && strcmp (kind_name, "List") == 0) {
-        const cJSON *items = cJSON_GetObjectItemCaseSensitive (obj, "items");
+        //  Items are detached one by one, so the list shrinks as the store
+        //  grows: a large List costs its size once, not twice.
+        cJSON *items = cJSON_GetObjectItemCaseSensitive (json, "items");
         int i = 0;
-        const cJSON *item;
-        cJSON_ArrayForEach (item, items)
-        {
+        int rc = 0;
+        while (rc == 0 && cJSON_IsArray (items) && items->child) {
+            cJSON *item = cJSON_DetachItemViaPointer (items, items->child);
             char inner[512];
-            if (sim_api_load (self, item, inner, sizeof inner) != 0) {
+            if (sim_api_load (self, &item, inner, sizeof inner) != 0) {
                 snprintf (err, errlen, "items[%d]: %s", i, inner);
-                return -1;
+                rc = -1;
             }
             i++;
         }
-        return 0;
+        cJSON_Delete (json);
+        return rc;
     }
     const sim_kind_t *kind = sim_kind_by_kind (api_version, kind_name);
     if (!kind) {
         snprintf (err, errlen, "unsupported kind \"%s\" (apiVersion \"%s\")",
                   kind_name ? kind_name : "", api_version ? api_version : "");
+        cJSON_Delete (json);
         return -1;
     }
-    const char *name = sim_json_str (obj, "metadata.name");
-    if (!name || !*name) {
+    const char *name_in = sim_json_str (json, "metadata.name");
+    if (!name_in || !*name_in) {
         snprintf (err, errlen, "%s without metadata.name", kind->kind);
+        cJSON_Delete (json);
         return -1;
     }
-    cJSON *json = cJSON_Duplicate (obj, true);
+    //  For the messages below: the store frees the tree when it refuses it.
+    char name[256];
+    snprintf (name, sizeof name, "%s", name_in);
     cJSON *meta = sim_json_obj (json, "metadata");
     cJSON_DeleteItemFromObjectCaseSensitive (meta, "resourceVersion");
     if (kind->namespaced) {
@@ -1561,7 +1571,7 @@ sim_api_load (sim_api_t *self, const cJSON *obj, char *err, size_t errlen)
         sim_api_ensure_namespace (self, sim_json_str (meta, "namespace"));
     } else
         cJSON_DeleteItemFromObjectCaseSensitive (meta, "namespace");
-    if (sim_store_get (self->store, kind, sim_json_str (meta, "namespace"), name)) {
+    if (sim_store_get (self->store, kind, sim_json_str (meta, "namespace"), name_in)) {
         snprintf (err, errlen, "%s \"%s\" is defined twice", kind->kind, name);
         cJSON_Delete (json);
         return -1;

@@ -83,11 +83,13 @@ void sim_api_set_port (sim_api_t *self, int port);
 //  then sim_watch_destroy).
 void sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *resp);
 
-//  Store an object read from a file (borrowed; copied), as at cluster
-//  start: `kind: List` loads its items; kept uid/creationTimestamp/status;
-//  a pod already on a node with no phase is Running. Returns 0, or -1 with
-//  the reason in err.
-int sim_api_load (sim_api_t *self, const cJSON *obj, char *err, size_t errlen);
+//  Store an object read from a file, as at cluster start: takes *obj_p and
+//  nulls it (the tree becomes the stored object, so a large load makes no
+//  copy of it). `kind: List` loads its items, in order; kept
+//  uid/creationTimestamp/status; a pod already on a node with no phase is
+//  Running. Returns 0, or -1 with the reason in err (items loaded before a
+//  bad one stay loaded).
+int sim_api_load (sim_api_t *self, cJSON **obj_p, char *err, size_t errlen);
 
 //  Authenticate API requests with bearer tokens from a file in
 //  kube-apiserver's --token-auth-file format (CSV: token,user,uid[,groups];

@@ -19,12 +19,13 @@ typedef struct {
     int loaded;       // documents loaded so far
 } s_loader_t;
 
+//  One document: the store takes it (bas_yaml_doc_fn).
 static int
-s_doc (void *arg, cJSON *doc, int index)
+s_doc (void *arg, cJSON **doc_p, int index)
 {
     s_loader_t *self = arg;
     char inner[512];
-    if (sim_api_load (self->api, doc, inner, sizeof inner) != 0) {
+    if (sim_api_load (self->api, doc_p, inner, sizeof inner) != 0) {
         snprintf (self->err, self->errlen, "%s: document %d: %s", self->file, index, inner);
         return -1;
     }
@@ -87,7 +88,8 @@ s_load_file (sim_api_t *api, const char *path, char *err, size_t errlen)
                       col);
             rc = -1;
         } else {
-            rc = s_doc (&loader, doc, 0);
+            rc = s_doc (&loader, &doc, 0);
+            //  s_doc took the document; this only frees what it left.
             cJSON_Delete (doc);
         }
     } else {
