@@ -78,6 +78,31 @@ s_file_ready (void *arg)
     return stat ((const char *)arg, &st) == 0 && st.st_size > 0;
 }
 
+//  The simulator writes its ready file once it listens, after loading
+//  every --load path; how long that takes depends on the load and on how
+//  busy the machine is, which a test must not guess. So the wait ends when
+//  the file appears or the process ends (a refused load, a crash), and this
+//  limit only keeps a simulator that hangs from hanging the test: CTest's
+//  TIMEOUT for the program is the real bound.
+#define S_READY_LIMIT_MS (15 * 60 * 1000)
+
+typedef struct {
+    const char *ready; // the ready file
+    pid_t pid;         // the simulator
+    bool exited;       // it ended (reaped) before the file appeared
+    int status;        // its wait status then
+} s_ready_wait_t;
+
+static inline bool
+s_ready_or_exited (void *arg)
+{
+    s_ready_wait_t *w = arg;
+    if (s_file_ready ((void *)w->ready))
+        return true;
+    w->exited = util_exited (w->pid, &w->status);
+    return w->exited;
+}
+
 static inline char *
 s_path (s_sim_t *sim, const char *name)
 {
@@ -112,9 +137,19 @@ s_start_in (s_sim_t *sim, const char *const *extra)
     sim->pid = util_spawn ((char *const *)argv, sim->log);
     assert_true (sim->pid > 0);
     s_live_add (sim->pid);
-    if (!util_wait_until (s_file_ready, ready, 10000)) {
+    s_ready_wait_t rw = {ready, sim->pid, false, 0};
+    bool done = util_wait_until (s_ready_or_exited, &rw, S_READY_LIMIT_MS);
+    if (!done || rw.exited) {
+        //  Reaped already: the teardown must not signal a pid that may be
+        //  someone else's by now.
+        if (rw.exited)
+            s_live_remove (sim->pid);
         char *log = util_read_file (sim->log, NULL);
-        fail_msg ("simulator did not become ready; log:\n%s", log ? log : "");
+        if (rw.exited)
+            fail_msg ("simulator exited (status 0x%x) before it was ready; log:\n%s", rw.status,
+                      log ? log : "");
+        fail_msg ("simulator not ready after %d s; log:\n%s", S_READY_LIMIT_MS / 1000,
+                  log ? log : "");
     }
     char *text = util_read_file (ready, NULL);
     assert_non_null (text);
@@ -378,6 +413,5 @@ s_watch_destroy (s_watch_t **w_p)
     free (w);
     *w_p = NULL;
 }
-
 
 #endif
