@@ -149,6 +149,7 @@ s_obj_key (const Basalt__V1__Object *obj, Basalt__V1__ObjectKind *kind, const ch
         *rv = obj->queue->resource_version;
         return obj->queue->name;
     default:
+        *kind = BASALT__V1__OBJECT_KIND__OBJECT_KIND_UNSPECIFIED;
         *rv = NULL;
         return NULL;
     }

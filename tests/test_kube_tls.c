@@ -113,7 +113,7 @@ s_write_file (const char *path, const char *text)
 {
     //  Replace atomically, as the kubelet does with projected tokens.
     char tmp[600];
-    snprintf (tmp, sizeof tmp, "%s.tmp", path);
+    assert_true (snprintf (tmp, sizeof tmp, "%s.tmp", path) < (int)sizeof tmp);
     FILE *f = fopen (tmp, "w");
     assert_non_null (f);
     fputs (text, f);
