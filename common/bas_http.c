@@ -2,6 +2,7 @@
 #include "bas_http.h"
 
 #include "bas_log.h"
+#include "bas_msg.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -29,19 +30,12 @@ struct _bas_http_t {
     void *turn_arg;
 };
 
-static int64_t
-s_mono_us (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 //  One MHD pass: requests are answered (and routes run) inside MHD_run.
 static void
 s_run (bas_http_t *self)
 {
-    int64_t start = self->turn_fn ? s_mono_us () : 0;
+    int64_t start = self->turn_fn ? bas_mono_us () : 0;
     MHD_run (self->daemon);
     if (self->turn_fn)
         self->turn_fn (self->turn_arg, "http", start);

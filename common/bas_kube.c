@@ -28,6 +28,7 @@
 */
 #include "bas_kube.h"
 #include "bas_log.h"
+#include "bas_msg.h"
 #include "bas_yaml.h"
 
 #include <curl/curl.h>
@@ -966,13 +967,6 @@ struct _bas_kube_t {
     void *turn_arg;
 };
 
-static int64_t
-s_mono_us (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static void s_process (bas_kube_t *self);
 static void s_pump (bas_kube_t *self);
@@ -1028,7 +1022,7 @@ s_on_socket (zloop_t *loop, zmq_pollitem_t *item, void *arg)
         flags |= CURL_CSELECT_OUT;
     if (item->revents & ZMQ_POLLERR)
         flags |= CURL_CSELECT_ERR;
-    int64_t start = self->turn_fn ? s_mono_us () : 0;
+    int64_t start = self->turn_fn ? bas_mono_us () : 0;
     int running = 0;
     curl_multi_socket_action (self->multi, item->fd, flags, &running);
     s_process (self);
@@ -1103,7 +1097,7 @@ s_on_curl_timer (zloop_t *loop, int timer_id, void *arg)
     if (timer_id != self->curl_timer_id)
         return 0; // a timer replaced in this pass
     self->curl_timer_id = -1;
-    int64_t start = self->turn_fn ? s_mono_us () : 0;
+    int64_t start = self->turn_fn ? bas_mono_us () : 0;
     int running = 0;
     curl_multi_socket_action (self->multi, CURL_SOCKET_TIMEOUT, 0, &running);
     s_process (self);
@@ -2083,7 +2077,7 @@ s_on_dispatch_timer (zloop_t *loop, int timer_id, void *arg)
     if (timer_id != self->dispatch_timer_id)
         return 0; // a timer replaced in this pass
     self->dispatch_timer_id = -1;
-    int64_t start = self->turn_fn ? s_mono_us () : 0;
+    int64_t start = self->turn_fn ? bas_mono_us () : 0;
     s_process (self);
     if (self->turn_fn)
         self->turn_fn (self->turn_arg, "kube", start);
