@@ -52,6 +52,8 @@ typedef struct {
     bas_stream_t stream;
     char id[64];
     int in_flight;              // requests sent, not yet answered
+    zlistx_t *calls;            // s_call_t in flight (borrowed: each call owns itself)
+    uint64_t last_work_id;      // the highest work id received (reported in heartbeats)
     bool draining;              // SIGTERM: take no more work
     int64_t drain_deadline_ms;
 } binder_t;
@@ -61,6 +63,7 @@ typedef struct {
     Basalt__V1__Work *work;     // owned
     int64_t start_ms;
     const char *method;         // HTTP method of the request (static)
+    void *handle;               // its place in binder_t.calls
 } s_call_t;
 
 static void
@@ -134,6 +137,8 @@ s_on_done (void *arg, const bas_kube_response_t *resp)
         bas_warn ("write_failed", "kind=%s code=%ld reason=%s msg=\"%s\"", s_kind (call->work),
                   resp->code, resp->reason ? resp->reason : "-", resp->message ? resp->message : "");
     s_answer (self, call->work, ok, resp->code, resp->reason, resp->message);
+    if (call->handle)
+        zlistx_delete (self->calls, call->handle);
     self->in_flight--;
     bas_metrics_set (self->metrics, "basalt_binder_in_flight", NULL, self->in_flight);
     basalt__v1__work__free_unpacked (call->work, NULL);
@@ -158,6 +163,8 @@ s_handle_work (void *arg, bas_msg_t *msg)
 {
     binder_t *self = arg;
     Basalt__V1__Work *work = (Basalt__V1__Work *) msg->body;
+    if (work->work_id > self->last_work_id)
+        self->last_work_id = work->work_id;
     char err[256];
     binder_request_t req;
     if (binder_request_build (work, &req, err, sizeof err) != 0) {
@@ -173,6 +180,7 @@ s_handle_work (void *arg, bas_msg_t *msg)
     call->start_ms = bas_mono_ms ();
     call->method = s_method (req.method);
     msg->body = NULL;  // the call owns the work now
+    call->handle = zlistx_add_end (self->calls, call);
     self->in_flight++;
     bas_metrics_set (self->metrics, "basalt_binder_in_flight", NULL, self->in_flight);
     if (bas_kube_request (self->kube, req.method, req.path, req.content_type, req.body, s_on_done,
@@ -230,9 +238,22 @@ s_on_heartbeat (zloop_t *loop, int timer_id, void *arg)
     (void) loop;
     (void) timer_id;
     binder_t *self = arg;
+    //  The heartbeat says which work this binder holds: the cache re-issues
+    //  what it sent here, that this binder received (id <= last_work_id) and
+    //  no longer holds, but whose result never reached it (lost with a
+    //  connection that dropped), and never re-issues what is held.
     Basalt__V1__Heartbeat hb = BASALT__V1__HEARTBEAT__INIT;
     hb.service = self->id;
+    hb.has_last_work_id = 1;
+    hb.last_work_id = self->last_work_id;
+    uint64_t *held = malloc ((zlistx_size (self->calls) + 1) * sizeof *held);
+    if (!held)
+        abort ();
+    for (s_call_t *c = zlistx_first (self->calls); c; c = zlistx_next (self->calls))
+        held[hb.n_work_held++] = c->work->work_id;
+    hb.work_held = held;
     bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", &hb.base);
+    free (held);
     if (self->draining && bas_mono_ms () > self->drain_deadline_ms) {
         bas_warn ("drain_timeout", "in_flight=%d", self->in_flight);
         return -1;
@@ -307,6 +328,21 @@ main (int argc, char **argv)
     bas_sock_opts_t opts = bas_sock_opts_default ();
     opts.curve_cert = self.config.curve_cert;
     opts.curve_server = self.config.curve_server;
+    //  One identity for this process's whole life: when the connection to
+    //  cache-svc drops and comes back (a cache frozen past the ZMTP
+    //  heartbeat timeout), the cache still knows this binder and the work
+    //  it holds, instead of seeing a new binder and declaring this one lost.
+    char identity[160];
+    snprintf (identity, sizeof identity, "%s/%llu", self.id,
+              (unsigned long long) bas_svc_epoch (self.svc));
+    opts.identity = identity;
+    //  ZMTP heartbeats drop the connection only after a long silence: a
+    //  cache whose reactor is held for seconds must find the results queued
+    //  for it still there, not lost with a dropped connection. The cache
+    //  judges binders on its own clock (and this binder resends what it
+    //  holds in every heartbeat).
+    opts.heartbeat_timeout_ms = BINDER_ZMTP_TIMEOUT_MS;
+    self.calls = zlistx_new ();
     self.dealer = bas_sock_new (ZMQ_DEALER, self.config.work_endpoint, false, &opts, err, sizeof err);
     if (!self.dealer) {
         bas_error ("socket_failed", "msg=\"%s\"", err);
@@ -328,6 +364,7 @@ main (int argc, char **argv)
     exit_code = bas_svc_run (self.svc);
 done:
     bas_kube_destroy (&self.kube);
+    zlistx_destroy (&self.calls);  // the list only: each call is freed when its request ends
     bas_kube_config_clear (&kcfg);
     zsock_destroy (&self.dealer);
     bas_svc_destroy (&self.svc);

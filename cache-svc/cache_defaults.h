@@ -11,6 +11,11 @@
 #define CACHE_DELTA_MAX_OBJECTS 2000    // flush early when a batch grows this big
 #define CACHE_HEARTBEAT_MS 1000         // heartbeat on the delta stream
 #define CACHE_BINDER_TIMEOUT_MS 5000    // a binder silent this long is gone
+//  The binder link's ZMTP heartbeat timeout: far above any reactor stall, so
+//  that a held reactor does not make libzmq drop the connection (and the
+//  results queued on it). A binder's liveness is judged by the application
+//  (CACHE_BINDER_TIMEOUT_MS on its heartbeats), not by this.
+#define CACHE_WORK_ZMTP_TIMEOUT_MS 60000
 #define CACHE_COMMIT_SLICE_US 10000    // a commit slice holds the reactor about this long
 #define CACHE_COMMIT_STEP_ITEMS 256     // items between two looks at the clock
 #define CACHE_CATCH_UP_MAX 10000        // binder messages read before judging liveness

@@ -396,9 +396,17 @@ static int
 s_handle_heartbeat (void *arg, bas_msg_t *msg)
 {
     cache_t *self = arg;
-    if (!cache_work_seen (self->work, msg->identity, bas_mono_ms ()))
+    const Basalt__V1__Heartbeat *hb = (const Basalt__V1__Heartbeat *) msg->body;
+    int64_t now = bas_mono_ms ();
+    if (!cache_work_seen (self->work, msg->identity, now)) {
         s_answer_error (self, self->workers, &self->work_stream, msg->identity, 410,
                         "unknown binder: send Ready", msg->desc->name);
+        return 0;
+    }
+    if (hb->has_last_work_id &&
+        cache_work_reconcile (self->work, msg->identity, hb->last_work_id, hb->work_held,
+                              hb->n_work_held, now, CACHE_BINDER_TIMEOUT_MS) > 0)
+        s_dispatch_work (self);
     return 0;
 }
 
@@ -745,9 +753,15 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
         }
         s_on_workers (NULL, self->workers, self);
     }
-    if (late || !caught_up)
+    if (late || !caught_up) {
+        //  Nobody could be heard while the reactor was held: silence counts
+        //  from now (a binder whose connection dropped meanwhile has a full
+        //  timeout to reconnect and be heard).
+        if (late)
+            cache_work_forgive (self->work, now);
         bas_info ("liveness_deferred", "late=%s caught_up=%s", late ? "yes" : "no",
                   caught_up ? "yes" : "no");
+    }
     else {
         int requeued = cache_work_expire (self->work, bas_mono_ms (), CACHE_BINDER_TIMEOUT_MS);
         if (requeued)
@@ -831,7 +845,12 @@ main (int argc, char **argv)
     self.auth = bas_sock_auth_new (self.config.curve_clients);
     self.router = bas_sock_new (ZMQ_ROUTER, self.config.snapshot_endpoint, true, &opts, err, sizeof err);
     self.pub = self.router ? bas_sock_new (ZMQ_PUB, self.config.delta_endpoint, true, &opts, err, sizeof err) : NULL;
-    self.workers = self.pub ? bas_sock_new (ZMQ_ROUTER, self.config.work_endpoint, true, &opts, err, sizeof err) : NULL;
+    //  Binders keep one identity across reconnects (binder_main.c): the new
+    //  connection of a known binder takes its identity over.
+    bas_sock_opts_t work_opts = opts;
+    work_opts.router_handover = true;
+    work_opts.heartbeat_timeout_ms = CACHE_WORK_ZMTP_TIMEOUT_MS;
+    self.workers = self.pub ? bas_sock_new (ZMQ_ROUTER, self.config.work_endpoint, true, &work_opts, err, sizeof err) : NULL;
     if (!self.workers) {
         bas_error ("socket_failed", "msg=\"%s\"", err);
         exit_code = 1;

@@ -49,13 +49,21 @@ s_status_uid (const Basalt__V1__Work *w)
 //  waiting is older than it when it comes back to the queue (unsent or
 //  re-issued): the waiting one says the latest, and w is dropped.
 static void
-s_enqueue (cache_work_t *self, Basalt__V1__Work *w, bool first)
+s_enqueue (cache_work_t *self, Basalt__V1__Work *w, bool first, bool renumber)
 {
     const char *uid = s_status_uid (w);
     if (uid && zhashx_lookup (self->status_queued, uid)) {
         basalt__v1__work__free_unpacked (w, NULL);
         self->coalesced++;
         return;
+    }
+    //  A re-issued item is a new attempt with a new id: a late result of
+    //  the earlier attempt is then recognised as such (cache_work_done finds
+    //  nothing in flight under the old id), and a binder's heartbeat about
+    //  the old id says nothing about the new one. (An unsent item keeps its.)
+    if (renumber) {
+        w->has_work_id = 1;
+        w->work_id = ++self->next_id;
     }
     void *handle = first ? zlistx_add_start (self->queue, w) : zlistx_add_end (self->queue, w);
     if (uid)
@@ -157,7 +165,7 @@ cache_work_add (cache_work_t *self, Basalt__V1__Work **work_p)
     }
     w->has_work_id = 1;
     w->work_id = ++self->next_id;
-    s_enqueue (self, w, false);
+    s_enqueue (self, w, false, false);
     return w->work_id;
 }
 
@@ -256,7 +264,7 @@ cache_work_unsend (cache_work_t *self, uint64_t work_id)
     s_binder_t *b = zhashx_lookup (self->binders, f->binder);
     if (b)
         b->credits++;
-    s_enqueue (self, f->work, true);
+    s_enqueue (self, f->work, true, false);
     f->work = NULL;
     zhashx_delete (self->flight, id);
 }
@@ -287,7 +295,7 @@ cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms)
             zlistx_add_end (ids, strdup (zhashx_cursor (self->flight)));
     for (char *id = zlistx_first (ids); id; id = zlistx_next (ids)) {
         s_flight_t *f = zhashx_lookup (self->flight, id);
-        s_enqueue (self, f->work, true);
+        s_enqueue (self, f->work, true, true);
         f->work = NULL;
         zhashx_delete (self->flight, id);
         requeued++;
@@ -342,4 +350,59 @@ unsigned long
 cache_work_coalesced (cache_work_t *self)
 {
     return self->coalesced;
+}
+
+int
+cache_work_reconcile (cache_work_t *self, zframe_t *identity, uint64_t last_work_id,
+                      const uint64_t *held, size_t nheld, int64_t now_ms, int grace_ms)
+{
+    char key[64];
+    s_key (identity, key, sizeof key);
+    s_binder_t *b = zhashx_lookup (self->binders, key);
+    if (!b)
+        return 0;
+    zhashx_t *holds = zhashx_new ();
+    char id[32];
+    for (size_t i = 0; i < nheld; i++) {
+        snprintf (id, sizeof id, "%llu", (unsigned long long) held[i]);
+        zhashx_insert (holds, id, (void *) "1");
+    }
+    zlistx_t *lost = zlistx_new ();
+    zlistx_set_destructor (lost, (zlistx_destructor_fn *) zstr_free);
+    for (s_flight_t *f = zhashx_first (self->flight); f; f = zhashx_next (self->flight)) {
+        if (strcmp (f->binder, key) != 0)
+            continue;
+        const char *fid = zhashx_cursor (self->flight);
+        uint64_t wid = strtoull (fid, NULL, 10);
+        bool received = wid <= last_work_id;
+        //  Received and answered before this heartbeat (the connection keeps
+        //  order), yet no result came: the result was lost. Never received
+        //  though later work was, or not after the grace: the work was lost.
+        //  Held: the binder is on it, whatever the time.
+        if (received ? zhashx_lookup (holds, fid) != NULL : now_ms - f->sent_ms <= grace_ms)
+            continue;
+        zlistx_add_end (lost, strdup (fid));
+    }
+    int requeued = 0;
+    for (char *fid = zlistx_first (lost); fid; fid = zlistx_next (lost)) {
+        s_flight_t *f = zhashx_lookup (self->flight, fid);
+        bas_warn ("work_lost_in_transit", "binder=%s work_id=%s", key, fid);
+        s_enqueue (self, f->work, true, true);
+        f->work = NULL;
+        zhashx_delete (self->flight, fid);
+        b->credits++;  // the binder does not hold it
+        requeued++;
+    }
+    self->reissued += (unsigned long) requeued;
+    zlistx_destroy (&lost);
+    zhashx_destroy (&holds);
+    return requeued;
+}
+
+void
+cache_work_forgive (cache_work_t *self, int64_t now_ms)
+{
+    for (s_binder_t *b = zhashx_first (self->binders); b; b = zhashx_next (self->binders))
+        if (b->last_seen_ms < now_ms)
+            b->last_seen_ms = now_ms;
 }

@@ -53,6 +53,19 @@ void cache_work_unsend (cache_work_t *self, uint64_t work_id);
 //  sent (a busy reactor must not mistake its own delay for their silence).
 int cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms);
 
+//  A binder's heartbeat says the highest work id it received and the ids it
+//  holds. Work sent to it that it received and no longer holds, but whose
+//  result never arrived (results and heartbeats share one ordered
+//  connection: it was lost when a connection dropped), and work it never
+//  received, sent more than grace_ms ago, is re-queued. Held work never is.
+//  Returns the number of items re-queued.
+int cache_work_reconcile (cache_work_t *self, zframe_t *identity, uint64_t last_work_id,
+                          const uint64_t *held, size_t nheld, int64_t now_ms, int grace_ms);
+
+//  The caller could not hear anyone until now (its reactor was held): every
+//  binder counts as heard from now, so silence is measured from here.
+void cache_work_forgive (cache_work_t *self, int64_t now_ms);
+
 //  Status items merged into a waiting one for the same pod group so far.
 unsigned long cache_work_coalesced (cache_work_t *self);
 

@@ -348,6 +348,50 @@ test_status_coalesced_while_waiting (void **state)
     cache_work_destroy (&pool);
 }
 
+//  A binder's heartbeat lists the work it holds and the highest id it got:
+//  work it received and no longer holds whose result never came is
+//  re-issued (under a new id), held work never, work not yet received only
+//  after the grace.
+static void
+test_reconcile_with_heartbeat (void **state)
+{
+    (void) state;
+    cache_work_t *pool = cache_work_new ();
+    zframe_t *a = zframe_new ("A", 1);
+    cache_work_ready (pool, a, 4, NULL, 0);
+    uint64_t ids[4];
+    for (int i = 0; i < 4; i++) {
+        char name[8];
+        snprintf (name, sizeof name, "p%d", i);
+        s_add (pool, name);
+    }
+    char binder[16];
+    const char *pod;
+    for (int i = 0; i < 4; i++)
+        assert_true (s_next (pool, 0, binder, &pod, &ids[i]));
+    //  It got the first three, holds the first two; the fourth is on its way.
+    uint64_t held[2] = {ids[0], ids[1]};
+    assert_int_equal (cache_work_reconcile (pool, a, ids[2], held, 2, 1000, BINDER_TIMEOUT), 1);
+    assert_int_equal (cache_work_in_flight (pool), 3);
+    assert_int_equal (cache_work_queued (pool), 1);
+    assert_int_equal (cache_work_reissued (pool), 1);
+    //  The third goes out again under a new id; a late result of its first
+    //  attempt is not taken for it.
+    uint64_t again;
+    assert_true (s_next (pool, 1000, binder, &pod, &again));
+    assert_string_equal (pod, "p2");
+    assert_true (again != ids[2]);
+    assert_null (cache_work_done (pool, a, ids[2]));
+    //  Past the grace, the fourth never arrived (later work did not either):
+    //  it is re-issued too; the held ones stay.
+    assert_int_equal (cache_work_reconcile (pool, a, ids[2], held, 2, 1000 + BINDER_TIMEOUT + 1,
+                                            BINDER_TIMEOUT),
+                      2);  // the fourth, and the re-sent third (not received, sent at 1000)
+    assert_int_equal (cache_work_in_flight (pool), 2);
+    zframe_destroy (&a);
+    cache_work_destroy (&pool);
+}
+
 int
 main (void)
 {
@@ -359,6 +403,7 @@ main (void)
         cmocka_unit_test_setup (test_silent_binder_work_reissued, s_setup),
         cmocka_unit_test_setup (test_slow_work_of_live_binder_kept, s_setup),
         cmocka_unit_test_setup (test_status_coalesced_while_waiting, s_setup),
+        cmocka_unit_test_setup (test_reconcile_with_heartbeat, s_setup),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
