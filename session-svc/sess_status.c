@@ -12,7 +12,9 @@
     the first failure, see s_status_change); an
     unchanged condition keeps its old time and id, so feeding a session's
     statuses back gives no change the next time. A job with no tasks gets
-    nothing at all (DESIGN problem 2): it is being created or deleted.
+    no condition and no write (DESIGN problem 2: it is being deleted), except
+    Pending -> Inqueue from the enqueue action: a PodGroup created before its
+    pods is admitted, as Volcano's job controller expects.
 */
 #include "sess_session.h"
 
@@ -254,8 +256,20 @@ sess_model_commit (sess_session_t *ssn)
         for (int t = 0; t < job->ntasks; t++)
             if (job->tasks[t]->status == SESS_TASK_PENDING)
                 params->pods_pending++;
-        if (job->ntasks == 0)
+        //  A job with no tasks gets no condition and no other write (DESIGN
+        //  problem 2: while a job is deleted its pods go first). The one
+        //  exception is the enqueue action admitting a PodGroup created
+        //  before its pods, as Volcano's job controller and operators do:
+        //  they create the pods only once the group is Inqueue.
+        if (job->ntasks == 0) {
+            const Basalt__V1__PodGroupStatus *old = job->pg->status;
+            if (s_eq (s_phase (job), "Inqueue") && !(old && s_eq (old->phase, "Inqueue"))) {
+                Basalt__V1__PodGroupStatusChange *ch = s_status_change (job);
+                if (ch)
+                    commit->statuses[commit->n_statuses++] = ch;
+            }
             continue;
+        }
         Basalt__V1__PodGroupStatusChange *ch = s_status_change (job);
         if (ch)
             commit->statuses[commit->n_statuses++] = ch;

@@ -222,7 +222,9 @@ test_drf_fair_share (void **state)
 
 // ------------------------------------------------------------ seed problems
 
-//  DESIGN problem 2: a PodGroup with no tasks gets no status write at all.
+//  DESIGN problem 2: a PodGroup with no tasks (being deleted, its pods went
+//  first) gets no condition and no status write; only a Pending one created
+//  before its pods is admitted and written Inqueue, without a condition.
 static void
 test_seed_empty_job_no_status (void **state)
 {
@@ -233,8 +235,9 @@ test_seed_empty_job_no_status (void **state)
     assert_int_equal (util_model_placed_count (run.commit, "train"), 2);
     s_done (&run);
 
-    //  Also a Pending empty group (being created): enqueue may admit it in
-    //  session, but nothing is written, and no condition either.
+    //  A Pending empty group (created before its pods) is admitted: one
+    //  write, Inqueue, no condition; the Running empty one ("gone", being
+    //  deleted) gets nothing, and no pod condition is written.
     bas_store_t *store = bas_store_new ();
     util_model_node (store, "n1", "4", "8Gi", 110);
     util_model_pod_group (store, NULL, "fresh", "default", 2);
@@ -242,9 +245,20 @@ test_seed_empty_job_no_status (void **state)
     util_model_phase (pg, "Running");
     sess_params_t params = {.session_id = "s", .now_ms = 1};
     Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
-    assert_int_equal (commit->n_statuses, 0);
+    assert_int_equal (commit->n_statuses, 1);
+    const Basalt__V1__PodGroupStatusChange *fresh = util_model_status (commit, "fresh");
+    assert_non_null (fresh);
+    assert_string_equal (fresh->status->phase, "Inqueue");
+    assert_int_equal (fresh->status->n_conditions, 0);
+    assert_null (util_model_status (commit, "gone"));
     assert_int_equal (commit->n_pod_conditions, 0);
     assert_int_equal (params.jobs_total, 2);
+    //  Written back, it is not written again.
+    util_model_feed_back (store, commit, false);
+    s_free_commit (&commit);
+    sess_params_t again = {.session_id = "s2", .now_ms = 2};
+    commit = sess_run (store, NULL, &again);
+    assert_int_equal (commit->n_statuses, 0);
     s_free_commit (&commit);
     bas_store_destroy (&store);
 }

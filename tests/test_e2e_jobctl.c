@@ -1,0 +1,154 @@
+/*  test_e2e_jobctl: the test plays Volcano's job controller, which creates a
+    vcjob's PodGroup first and its pods only once the group is Inqueue
+    (volcano-sh/volcano pkg/controllers/job: syncJob waits for the
+    PodGroup's Inqueue phase before creating pods). Spark and other
+    operators do the same. With the simulator and the four services:
+    - PodGroup "vcjob" (minMember 4, minResources 4 cpu) with no pods is
+      written Inqueue by the scheduler, and carries no gang condition;
+    - only then the test creates its 4 pods, and they are bound;
+    - PodGroup "toobig" (minResources 100 cpu, more than the cluster) stays
+      Pending.
+
+    To see it fail, skip jobs with no tasks again in sess_model_commit
+    (session-svc/sess_status.c): "vcjob" never becomes Inqueue and the
+    job's pods are never created ("vcjob is not Inqueue").
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util_basalt.h"
+#include "util_proc.h"
+
+#define S_WAIT_MS 30000 // the most any one condition may take
+
+static const char *s_cluster =
+    "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n"
+    "status:\n  allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}\n"
+    "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n2\n"
+    "status:\n  allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}\n"
+    "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+    "metadata:\n  name: default\nspec:\n  weight: 1\n"
+    "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+    "metadata:\n  name: vcjob\n  namespace: default\n"
+    "spec:\n  minMember: 4\n  queue: default\n  minResources: {cpu: \"4\", memory: 4Gi}\n"
+    "status:\n  phase: Pending\n"
+    "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+    "metadata:\n  name: toobig\n  namespace: default\n"
+    "spec:\n  minMember: 2\n  queue: default\n  minResources: {cpu: \"100\", memory: 4Gi}\n"
+    "status:\n  phase: Pending\n";
+
+typedef struct {
+    util_basalt_t *env;
+    const char *group; // a PodGroup's name
+    char phase[32];    // its phase as last seen
+    int bound;         // pods of "vcjob" with a node, as last seen
+} s_look_t;
+
+static cJSON *
+s_get_pg (util_basalt_t *env, const char *name)
+{
+    char path[256];
+    snprintf (path, sizeof path,
+              "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/%s", name);
+    return util_basalt_get (env, path);
+}
+
+static bool
+s_is_inqueue (void *arg)
+{
+    s_look_t *l = arg;
+    cJSON *pg = s_get_pg (l->env, l->group);
+    const cJSON *phase = cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "status"), "phase");
+    snprintf (l->phase, sizeof l->phase, "%s", cJSON_IsString (phase) ? phase->valuestring : "");
+    cJSON_Delete (pg);
+    return strcmp (l->phase, "Inqueue") == 0;
+}
+
+static bool
+s_all_bound (void *arg)
+{
+    s_look_t *l = arg;
+    cJSON *list = util_basalt_get (l->env, "/api/v1/namespaces/default/pods");
+    int bound = 0;
+    const cJSON *pod;
+    cJSON_ArrayForEach (pod, cJSON_GetObjectItem (list, "items"))
+    {
+        const cJSON *node = cJSON_GetObjectItem (cJSON_GetObjectItem (pod, "spec"), "nodeName");
+        if (cJSON_IsString (node) && node->valuestring[0])
+            bound++;
+    }
+    cJSON_Delete (list);
+    l->bound = bound;
+    return bound == 4;
+}
+
+static void
+test_group_before_pods (void **state)
+{
+    (void) state;
+    util_basalt_t *env = util_basalt_new ("e2e-jobctl");
+    char load[512];
+    snprintf (load, sizeof load, "%s/cluster.yaml", env->dir);
+    FILE *f = fopen (load, "w");
+    assert_non_null (f);
+    fputs (s_cluster, f);
+    assert_int_equal (fclose (f), 0);
+    assert_true (util_basalt_start_apisim (env, load, NULL));
+    for (int which = 0; which < UTIL_NSVC; which++)
+        util_basalt_start (env, which, NULL);
+
+    //  The job controller waits for Inqueue before it makes any pod.
+    s_look_t l = {.env = env, .group = "vcjob"};
+    if (!util_wait_until (s_is_inqueue, &l, S_WAIT_MS)) {
+        util_basalt_dump_logs (env);
+        fail_msg ("vcjob is not Inqueue (phase \"%s\") though its minResources fit", l.phase);
+    }
+    cJSON *pg = s_get_pg (env, "vcjob");
+    const cJSON *conds = cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "status"), "conditions");
+    assert_int_equal (cJSON_GetArraySize (conds), 0);  // no gang condition for an empty job
+    cJSON_Delete (pg);
+
+    for (int i = 0; i < 4; i++) {
+        char body[768];
+        snprintf (body, sizeof body,
+                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"vcjob-worker-%d\","
+                  "\"namespace\":\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":"
+                  "\"vcjob\"}},\"spec\":{\"schedulerName\":\"volcano\",\"containers\":[{\"name\":"
+                  "\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"1\","
+                  "\"memory\":\"1Gi\"}}}]}}",
+                  i);
+        char *answer = NULL;
+        long code = util_http_request (env->port, "POST", "/api/v1/namespaces/default/pods",
+                                       "application/json", body, &answer);
+        free (answer);
+        assert_int_equal (code, 201);
+    }
+    if (!util_wait_until (s_all_bound, &l, S_WAIT_MS)) {
+        util_basalt_dump_logs (env);
+        fail_msg ("vcjob's pods: %d of 4 bound", l.bound);
+    }
+
+    //  The group whose minResources do not fit is not admitted.
+    s_look_t big = {.env = env, .group = "toobig"};
+    assert_false (s_is_inqueue (&big));
+    assert_string_equal (big.phase, "Pending");
+    assert_true (util_basalt_destroy (&env));
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_group_before_pods),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
