@@ -300,25 +300,13 @@ s_plain_pod_done (void *arg)
     return ok;
 }
 
-//  A sum over cache-svc's /metrics (NAN when it does not answer).
-static double
-s_cache_metric (s_env_t *env, const char *name)
-{
-    char *body = NULL;
-    double v = NAN;
-    if (util_http_get (env->http[UTIL_CACHE], "/metrics", &body) == 200 && body)
-        v = util_prom_sum (body, name);
-    free (body);
-    return v;
-}
-
 //  cache-svc's work counters are exported from its first heartbeat on,
 //  and both binders have (re)joined it.
 static bool
 s_cache_has_binders (void *arg)
 {
-    return !isnan (s_cache_metric (arg, "basalt_work_reissued_total")) &&
-           s_cache_metric (arg, "basalt_binders") == 2;
+    return !isnan (util_basalt_metric (arg, UTIL_CACHE, "basalt_work_reissued_total")) &&
+           util_basalt_metric (arg, UTIL_CACHE, "basalt_binders") == 2;
 }
 
 typedef struct {
@@ -454,9 +442,9 @@ s_recover_binders (s_env_t *env)
     if (!util_wait_until (s_cache_has_binders, env, S_READY_MS)) {
         s_dump_logs (env);
         fail_msg ("cache-svc does not know both binders (basalt_binders %.0f)",
-                  s_cache_metric (env, "basalt_binders"));
+                  util_basalt_metric (env, UTIL_CACHE, "basalt_binders"));
     }
-    double reissued0 = s_cache_metric (env, "basalt_work_reissued_total");
+    double reissued0 = util_basalt_metric (env, UTIL_CACHE, "basalt_work_reissued_total");
     assert_int_equal (kill (env->pids[UTIL_BINDER1], SIGSTOP), 0);
     assert_int_equal (kill (env->pids[UTIL_BINDER2], SIGSTOP), 0);
     long t0 = s_now_ms ();
@@ -481,7 +469,7 @@ s_recover_binders (s_env_t *env)
     assert_int_equal (bound, 0);  // nothing did the work before the kill
     s_restart_ready (env, UTIL_BINDER1);
     s_wait_bound (env, "after-binders", 2, "after killing both binders with binds in flight");
-    double reissued = s_cache_metric (env, "basalt_work_reissued_total");
+    double reissued = util_basalt_metric (env, UTIL_CACHE, "basalt_work_reissued_total");
     if (!(reissued >= reissued0 + 2))
         fail_msg ("the binds were done but basalt_work_reissued_total went %.0f -> %.0f", reissued0,
                   reissued);

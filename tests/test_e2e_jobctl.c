@@ -77,18 +77,8 @@ static bool
 s_all_bound (void *arg)
 {
     s_look_t *l = arg;
-    cJSON *list = util_basalt_get (l->env, "/api/v1/namespaces/default/pods");
-    int bound = 0;
-    const cJSON *pod;
-    cJSON_ArrayForEach (pod, cJSON_GetObjectItem (list, "items"))
-    {
-        const cJSON *node = cJSON_GetObjectItem (cJSON_GetObjectItem (pod, "spec"), "nodeName");
-        if (cJSON_IsString (node) && node->valuestring[0])
-            bound++;
-    }
-    cJSON_Delete (list);
-    l->bound = bound;
-    return bound == 4;
+    l->bound = util_basalt_bound_pods (l->env, "default");
+    return l->bound == 4;
 }
 
 static void

@@ -97,41 +97,8 @@ static bool
 s_enough_bound (void *arg)
 {
     s_bound_t *b = arg;
-    cJSON *list = util_basalt_get (b->env, "/api/v1/namespaces/default/pods");
-    if (!list)
-        return false;
-    int bound = 0;
-    const cJSON *pod;
-    cJSON_ArrayForEach (pod, cJSON_GetObjectItem (list, "items"))
-    {
-        const cJSON *node = cJSON_GetObjectItem (cJSON_GetObjectItem (pod, "spec"), "nodeName");
-        if (cJSON_IsString (node) && node->valuestring[0])
-            bound++;
-    }
-    cJSON_Delete (list);
-    b->bound = bound;
-    return bound >= b->min_bound;
-}
-
-//  Sum of every series of metric `name` on service `which`; -1 if absent.
-static double
-s_metric (util_basalt_t *env, int which, const char *name)
-{
-    char *body = NULL;
-    double sum = -1;
-    size_t n = strlen (name);
-    if (util_http_get (env->http[which], "/metrics", &body) == 200 && body)
-        for (const char *line = body; line && *line;) {
-            const char *end = strchr (line, '\n');
-            if (strncmp (line, name, n) == 0 && (line[n] == ' ' || line[n] == '{')) {
-                const char *sp = line[n] == '{' ? strchr (line + n, '}') : line + n;
-                if (sp && (sp = strchr (sp, ' ')))
-                    sum = (sum < 0 ? 0 : sum) + strtod (sp + 1, NULL);
-            }
-            line = end ? end + 1 : NULL;
-        }
-    free (body);
-    return sum;
+    b->bound = util_basalt_bound_pods (b->env, "default");
+    return b->bound >= b->min_bound;
 }
 
 //  Binding POSTs in the simulator's request log (--v 2): in all, per
@@ -205,8 +172,8 @@ test_frozen_cache_loses_no_binder (void **state)
         util_basalt_dump_logs (env);
         fail_msg ("after the freeze only %d of %d pods were bound", b.bound, S_PODS);
     }
-    double lost = s_metric (env, UTIL_CACHE, "basalt_binders_lost_total");
-    double reissued = s_metric (env, UTIL_CACHE, "basalt_work_reissued_total");
+    double lost = util_basalt_metric (env, UTIL_CACHE, "basalt_binders_lost_total");
+    double reissued = util_basalt_metric (env, UTIL_CACHE, "basalt_work_reissued_total");
     int total, conflicts, most;
     s_count_binds (env, &total, &conflicts, &most);
     printf ("frozen %d ms: %d pods bound, %d binding POSTs (%d answered 409, at most %d per pod); "

@@ -2,6 +2,9 @@
 #include "util_basalt.h"
 
 #include "util_proc.h"
+#include "util_prom.h"
+
+#include <math.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -340,4 +343,35 @@ util_basalt_destroy (util_basalt_t **env_p)
     free (env);
     *env_p = NULL;
     return clean;
+}
+
+double
+util_basalt_metric (util_basalt_t *env, int which, const char *name)
+{
+    char *body = NULL;
+    double v = NAN;
+    if (util_http_get (env->http[which], "/metrics", &body) == 200 && body)
+        v = util_prom_sum (body, name);
+    free (body);
+    return v;
+}
+
+int
+util_basalt_bound_pods (util_basalt_t *env, const char *ns)
+{
+    char path[256];
+    snprintf (path, sizeof path, "/api/v1/namespaces/%s/pods", ns);
+    cJSON *list = util_basalt_get (env, path);
+    if (!list)
+        return -1;
+    int bound = 0;
+    const cJSON *pod;
+    cJSON_ArrayForEach (pod, cJSON_GetObjectItem (list, "items"))
+    {
+        const cJSON *node = cJSON_GetObjectItem (cJSON_GetObjectItem (pod, "spec"), "nodeName");
+        if (cJSON_IsString (node) && node->valuestring[0])
+            bound++;
+    }
+    cJSON_Delete (list);
+    return bound;
 }

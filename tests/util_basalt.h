@@ -79,6 +79,14 @@ void util_basalt_dump_logs (util_basalt_t *env);
 //  GET `path` from the simulator as JSON (owned by the caller), or NULL.
 cJSON *util_basalt_get (util_basalt_t *env, const char *path);
 
+//  Sum of every sample of metric `name` on service `which`'s /metrics
+//  (util_prom_sum), or NAN when the service does not answer or has none.
+double util_basalt_metric (util_basalt_t *env, int which, const char *name);
+
+//  Pods of namespace `ns` that have a node (spec.nodeName), or -1 when the
+//  simulator does not answer.
+int util_basalt_bound_pods (util_basalt_t *env, const char *ns);
+
 //  Stop every service (SIGTERM) and the simulator, dump the logs if a
 //  service did not exit 0, remove the directory (kept with
 //  BASALT_KEEP_LOGS set), free env. Returns true if every child of the
