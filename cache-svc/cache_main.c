@@ -88,6 +88,28 @@ s_commit_job_free (void **item_p)
     }
 }
 
+//  A snapshot being sent to one reader in parts, a slice per turn.
+typedef struct {
+    char *requester;                     // its name, for logs and the tap
+    zframe_t *identity;                  // its ROUTER identity (owned)
+    cache_snapshot_t *snap;              // progress
+    size_t parts;                        // sent so far
+    int64_t started_us;
+} s_snap_job_t;
+
+static void
+s_snap_job_free (void **item_p)
+{
+    s_snap_job_t *job = *item_p;
+    if (job) {
+        cache_snapshot_destroy (&job->snap);
+        zframe_destroy (&job->identity);
+        free (job->requester);
+        free (job);
+        *item_p = NULL;
+    }
+}
+
 //  What an informer's callback needs: the cache and the kind it watches.
 typedef struct {
     cache_t *cache;
@@ -104,6 +126,8 @@ struct _cache_t {
     int64_t last_beat_ms;            // when the heartbeat timer last ran (liveness)
     zlistx_t *commits;               // s_commit_job_t being applied, oldest first
     int commit_timer;                // the next slice's timer, or -1
+    zlistx_t *snapshots;             // s_snap_job_t being sent, in turn
+    int snapshot_timer;              // the next slice's timer, or -1
     bas_kube_t *kube;
     zactor_t *auth;
     zsock_t *router;                 // snapshots and commits
@@ -192,18 +216,82 @@ s_on_api_event (void *arg, bas_kube_event_t type, const cJSON *object)
 
 // ------------------------------------------------------------ the session ROUTER
 
+static void s_snapshot_arm (cache_t *self);
+
+//  One slice of the snapshots being sent: parts of CACHE_SNAPSHOT_PART
+//  objects, a reader after the other, for at most CACHE_COMMIT_SLICE_US.
+//  Pending changes are published first, so that no part is ahead of the
+//  delta stream the reader applies after the last part.
+static int
+s_on_snapshot_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    cache_t *self = arg;
+    self->snapshot_timer = -1;
+    s_flush (self);
+    int64_t start = bas_mono_us ();
+    s_snap_job_t *job = zlistx_first (self->snapshots);
+    while (job && bas_mono_us () - start < CACHE_COMMIT_SLICE_US) {
+        bool more = false;
+        zframe_t *body = cache_model_snapshot_part (self->model, job->snap, CACHE_SNAPSHOT_PART,
+                                                    &more);
+        zmsg_t *out = bas_msg_encode_packed (&self->router_stream, job->identity,
+                                             &basalt__v1__snapshot__descriptor, &body, 0);
+        bas_svc_send_msg (self->svc, self->router, job->requester,
+                          &basalt__v1__snapshot__descriptor, &out);
+        job->parts++;
+        if (!more) {
+            bas_info ("snapshot_served", "requester=%s parts=%zu ms=%.1f", job->requester,
+                      job->parts, (double) (bas_mono_us () - job->started_us) / 1000.0);
+            zlistx_delete (self->snapshots, zlistx_cursor (self->snapshots));
+            job = zlistx_first (self->snapshots);
+        }
+        else if (zlistx_size (self->snapshots) > 1) {
+            //  Readers take turns: the next one, and this one later.
+            zlistx_move_end (self->snapshots, zlistx_cursor (self->snapshots));
+            job = zlistx_first (self->snapshots);
+        }
+    }
+    s_snapshot_arm (self);
+    return 0;
+}
+
+static void
+s_snapshot_arm (cache_t *self)
+{
+    if (self->snapshot_timer == -1 && zlistx_size (self->snapshots) > 0)
+        self->snapshot_timer =
+            bas_svc_timer (self->svc, 0, 1, s_on_snapshot_timer, self, "snapshot");
+}
+
+//  A reader's request: its snapshot starts now (the seq is exact after the
+//  flush) and goes out in parts on the following turns. A new request from
+//  the same reader replaces one still being sent (it gave up on it).
 static int
 s_handle_snapshot_request (void *arg, bas_msg_t *msg)
 {
     cache_t *self = arg;
-    s_flush (self);  // the snapshot's seq is then exact
-    zframe_t *body = cache_model_snapshot (self->model);
-    zmsg_t *out = bas_msg_encode_packed (&self->router_stream, msg->identity,
-                                         &basalt__v1__snapshot__descriptor, &body, 0);
     const Basalt__V1__SnapshotRequest *req = (const Basalt__V1__SnapshotRequest *) msg->body;
-    bas_info ("snapshot_served", "requester=%s seq=%llu", req->requester ? req->requester : "-",
+    const char *requester = req->requester && *req->requester ? req->requester : "-";
+    for (s_snap_job_t *job = zlistx_first (self->snapshots); job;
+         job = zlistx_next (self->snapshots))
+        if (zframe_eq (job->identity, msg->identity)) {
+            zlistx_delete (self->snapshots, zlistx_cursor (self->snapshots));
+            break;
+        }
+    s_flush (self);
+    s_snap_job_t *job = calloc (1, sizeof *job);
+    if (!job)
+        abort ();
+    job->requester = strdup (requester);
+    job->identity = zframe_dup (msg->identity);
+    job->snap = cache_model_snapshot_begin (self->model, req->has_request_id ? req->request_id : 0);
+    job->started_us = bas_mono_us ();
+    zlistx_add_end (self->snapshots, job);
+    bas_info ("snapshot_started", "requester=%s seq=%llu", requester,
               (unsigned long long) cache_model_seq (self->model));
-    bas_svc_send_msg (self->svc, self->router, req->requester, &basalt__v1__snapshot__descriptor, &out);
+    s_snapshot_arm (self);
     return 0;
 }
 
@@ -833,6 +921,9 @@ main (int argc, char **argv)
     self.commits = zlistx_new ();
     zlistx_set_destructor (self.commits, s_commit_job_free);
     self.commit_timer = -1;
+    self.snapshots = zlistx_new ();
+    zlistx_set_destructor (self.snapshots, s_snap_job_free);
+    self.snapshot_timer = -1;
     bas_stream_init (&self.router_stream, "cache-svc", epoch);
     bas_stream_init (&self.pub_stream, "cache-svc", epoch);
     bas_stream_init (&self.work_stream, "cache-svc", epoch);
@@ -903,6 +994,7 @@ done:
     zactor_destroy (&self.auth);
     cache_work_destroy (&self.work);
     zlistx_destroy (&self.commits);
+    zlistx_destroy (&self.snapshots);
     cache_model_destroy (&self.model);
     bas_svc_destroy (&self.svc);
     return exit_code;

@@ -597,28 +597,79 @@ cache_model_flush (cache_model_t *self, uint64_t *seq_p)
     return frame;
 }
 
+struct _cache_snapshot_t {
+    bas_store_cursor_t *cursor;
+    uint64_t seq;                 // deltas after this one follow the parts
+    uint64_t request_id;
+    bool synced;                  // at the seq
+    bool started;                 // part 0 is out
+};
+
+cache_snapshot_t *
+cache_model_snapshot_begin (cache_model_t *self, uint64_t request_id)
+{
+    cache_snapshot_t *snap = calloc (1, sizeof *snap);
+    if (!snap)
+        abort ();
+    snap->cursor = bas_store_cursor_new (self->store);
+    snap->seq = self->seq;
+    snap->request_id = request_id;
+    snap->synced = self->synced;
+    return snap;
+}
+
+void
+cache_snapshot_destroy (cache_snapshot_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    bas_store_cursor_destroy (&(*self_p)->cursor);
+    free (*self_p);
+    *self_p = NULL;
+}
+
 zframe_t *
-cache_model_snapshot (cache_model_t *self)
+cache_model_snapshot_part (cache_model_t *self, cache_snapshot_t *snap, size_t max, bool *more)
 {
     Basalt__V1__Snapshot extra = BASALT__V1__SNAPSHOT__INIT;
     extra.has_epoch = 1;
     extra.epoch = self->epoch;
     extra.has_seq = 1;
-    extra.seq = self->seq;
-    extra.has_synced = 1;
-    extra.synced = self->synced;
-    size_t nign = zlistx_size (self->ignored_devices), i = 0;
-    char **ignored = calloc (nign ? nign : 1, sizeof *ignored);
-    if (!ignored)
-        abort ();
-    for (char *s = zlistx_first (self->ignored_devices); s; s = zlistx_next (self->ignored_devices))
-        ignored[i++] = s;
-    extra.ignored_devices = ignored;
-    extra.n_ignored_devices = nign;
-    extra.node_states = s_node_states (self, self->accounts, &extra.n_node_states, true);
-    zframe_t *frame = bas_store_pack_snapshot (self->store, &extra);
+    extra.seq = snap->seq;
+    extra.has_request_id = 1;
+    extra.request_id = snap->request_id;
+    //  What is not an object goes in part 0, as it is at the snapshot's
+    //  seq; later changes to it travel in the deltas as they always do.
+    char **ignored = NULL;
+    if (!snap->started) {
+        snap->started = true;
+        extra.has_synced = 1;
+        extra.synced = snap->synced;
+        size_t nign = zlistx_size (self->ignored_devices), i = 0;
+        ignored = calloc (nign ? nign : 1, sizeof *ignored);
+        if (!ignored)
+            abort ();
+        for (char *s = zlistx_first (self->ignored_devices); s;
+             s = zlistx_next (self->ignored_devices))
+            ignored[i++] = s;
+        extra.ignored_devices = ignored;
+        extra.n_ignored_devices = nign;
+        extra.node_states = s_node_states (self, self->accounts, &extra.n_node_states, true);
+    }
+    zframe_t *frame = bas_store_pack_part (self->store, snap->cursor, max, &extra);
     s_free_states (extra.node_states, extra.n_node_states);
     free (ignored);
+    *more = bas_store_cursor_left (snap->cursor) > 0;
+    return frame;
+}
+
+zframe_t *
+cache_model_snapshot (cache_model_t *self)
+{
+    cache_snapshot_t *snap = cache_model_snapshot_begin (self, 0);
+    bool more = false;
+    zframe_t *frame = cache_model_snapshot_part (self, snap, SIZE_MAX, &more);
+    cache_snapshot_destroy (&snap);
     return frame;
 }
 

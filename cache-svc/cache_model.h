@@ -80,6 +80,20 @@ zframe_t *cache_model_flush (cache_model_t *self, uint64_t *seq_p);
 //  Pack the whole model as a Snapshot body (flush first so seq is exact).
 zframe_t *cache_model_snapshot (cache_model_t *self);
 
+//  A snapshot for a reader, packed in parts across reactor turns
+//  (bas_store_cursor_new says why parts taken at different moments, plus
+//  the deltas after the first, add up). Flush before begin so the seq is
+//  exact, and before every part so that no part holds a change no delta
+//  has announced yet.
+typedef struct _cache_snapshot_t cache_snapshot_t;
+cache_snapshot_t *cache_model_snapshot_begin (cache_model_t *self, uint64_t request_id);
+
+//  The next part, at most max objects (a new frame owned by the caller);
+//  *more is set while parts are left.
+zframe_t *cache_model_snapshot_part (cache_model_t *self, cache_snapshot_t *snap, size_t max,
+                                     bool *more);
+void cache_snapshot_destroy (cache_snapshot_t **self_p);
+
 // ------------------------------------------------------------ commits
 
 //  Called for every work item an accepted commit produces (taken).

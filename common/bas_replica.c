@@ -3,8 +3,9 @@
 
 #include <string.h>
 
-#define S_SNAPSHOT_RETRY_MS 2000   // ask again when a snapshot takes this long
-#define S_BUFFER_MAX 10000         // deltas buffered while a snapshot is awaited
+#define S_SNAPSHOT_RETRY_MS 2000   // ask again when no part came for this long
+#define S_BUFFER_MAX 100000        // deltas buffered while a snapshot is awaited
+#define S_DRAIN_SLICE_US 10000     // buffered deltas applied per turn, at most this long
 
 struct _bas_replica_t {
     bas_svc_t *svc;                 // borrowed service
@@ -17,7 +18,12 @@ struct _bas_replica_t {
     void *arg;                      // callback argument
     bool has_snapshot;              // a snapshot is loaded
     bool awaiting;                  // a SnapshotRequest is outstanding
-    int64_t asked_ms;               // when it was sent
+    int64_t asked_ms;               // when it was sent, or the last part came
+    uint64_t request_id;            // of the last SnapshotRequest
+    bool loading;                   // its parts are coming in
+    uint32_t next_part;             // the part expected next
+    bool overflowed;                // deltas were dropped while awaiting
+    int drain_timer;                // applying the buffered deltas, or -1
     bool synced;                    // the cache has listed everything
     uint64_t epoch;                 // the cache's epoch of our snapshot
     uint64_t seq;                   // last applied seq
@@ -44,9 +50,17 @@ bas_replica_resync (bas_replica_t *self, const char *why)
     bas_info ("resnapshot", "reason=\"%s\" seq=%llu", why, (unsigned long long) self->seq);
     Basalt__V1__SnapshotRequest req = BASALT__V1__SNAPSHOT_REQUEST__INIT;
     req.requester = (char *) bas_svc_name (self->svc);
+    req.has_request_id = 1;
+    req.request_id = ++self->request_id;
     self->awaiting = true;
+    self->loading = false;
+    self->overflowed = false;
     self->asked_ms = bas_mono_ms ();
     zlistx_purge (self->buffer);
+    if (self->drain_timer != -1) {
+        bas_svc_timer_end (self->svc, self->drain_timer);
+        self->drain_timer = -1;
+    }
     bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", &req.base);
 }
 
@@ -111,22 +125,12 @@ s_apply (bas_replica_t *self, Basalt__V1__Delta *delta)
     return 0;
 }
 
-static int
-s_on_snapshot (void *arg, bas_msg_t *msg)
+//  The snapshot is complete and the deltas buffered meanwhile applied.
+static void
+s_snapshot_done (bas_replica_t *self)
 {
-    bas_replica_t *self = arg;
-    Basalt__V1__Snapshot *snap = (Basalt__V1__Snapshot *) msg->body;
     self->awaiting = false;
     self->has_snapshot = true;
-    self->epoch = snap->epoch;
-    self->seq = snap->seq;
-    self->synced = snap->has_synced && snap->synced;
-    zhashx_purge (self->out_of_sync);
-    s_node_states (self, snap->node_states, snap->n_node_states);
-    zlistx_purge (self->ignored);
-    for (size_t i = 0; i < snap->n_ignored_devices; i++)
-        zlistx_add_end (self->ignored, strdup (snap->ignored_devices[i]));
-    bas_store_load_snapshot (self->store, snap);
     bas_info ("snapshot_loaded", "epoch=%llu seq=%llu nodes=%zu pods=%zu podgroups=%zu",
               (unsigned long long) self->epoch, (unsigned long long) self->seq,
               bas_store_size (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE),
@@ -134,16 +138,75 @@ s_on_snapshot (void *arg, bas_msg_t *msg)
               bas_store_size (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP));
     if (self->fns.on_reset)
         self->fns.on_reset (self->arg);
-    //  Deltas that arrived while we waited.
-    bool gap = false;
-    for (Basalt__V1__Delta *d = zlistx_first (self->buffer); d && !gap;
-         d = zlistx_next (self->buffer))
-        gap = s_apply (self, d) != 0;
-    zlistx_purge (self->buffer);
-    if (gap)
-        bas_replica_resync (self, "gap after snapshot");
-    else if (self->fns.on_change)
+    if (self->fns.on_change)
         self->fns.on_change (self->arg);
+}
+
+//  Apply the deltas that arrived while the snapshot came in, a slice per
+//  turn (more may arrive meanwhile; they queue behind).
+static int
+s_on_drain (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    bas_replica_t *self = arg;
+    self->drain_timer = -1;
+    int64_t start = bas_mono_us ();
+    Basalt__V1__Delta *d;
+    while ((d = zlistx_first (self->buffer)) && bas_mono_us () - start < S_DRAIN_SLICE_US) {
+        int rc = s_apply (self, d);
+        zlistx_delete (self->buffer, zlistx_cursor (self->buffer));
+        if (rc != 0) {
+            bas_replica_resync (self, "gap after snapshot");
+            return 0;
+        }
+    }
+    if (zlistx_size (self->buffer) > 0)
+        self->drain_timer = bas_svc_timer (self->svc, 0, 1, s_on_drain, self, "replica");
+    else if (self->overflowed)
+        bas_replica_resync (self, "deltas dropped while the snapshot came");
+    else
+        s_snapshot_done (self);
+    return 0;
+}
+
+//  One part of the snapshot asked for last (bas_store_cursor_new): part 0
+//  replaces the store, the others add to it in order, and after the last
+//  the buffered deltas bring it to the present.
+static int
+s_on_snapshot (void *arg, bas_msg_t *msg)
+{
+    bas_replica_t *self = arg;
+    Basalt__V1__Snapshot *snap = (Basalt__V1__Snapshot *) msg->body;
+    if (!self->awaiting || self->drain_timer != -1 ||
+        (snap->has_request_id && snap->request_id != self->request_id))
+        return 0;  // an answer to a request we gave up on
+    uint32_t part = snap->has_part ? snap->part : 0;
+    if (part == 0) {
+        self->loading = true;
+        self->has_snapshot = false;
+        self->next_part = 0;
+        self->epoch = snap->epoch;
+        self->seq = snap->seq;
+        self->synced = snap->has_synced && snap->synced;
+        zhashx_purge (self->out_of_sync);
+        s_node_states (self, snap->node_states, snap->n_node_states);
+        zlistx_purge (self->ignored);
+        for (size_t i = 0; i < snap->n_ignored_devices; i++)
+            zlistx_add_end (self->ignored, strdup (snap->ignored_devices[i]));
+    }
+    if (!self->loading || part != self->next_part || snap->epoch != self->epoch ||
+        snap->seq != self->seq) {
+        bas_replica_resync (self, "snapshot part out of order");
+        return 0;
+    }
+    bas_store_load_part (self->store, snap);
+    self->next_part++;
+    self->asked_ms = bas_mono_ms ();
+    if (snap->has_more && snap->more)
+        return 0;
+    self->loading = false;
+    s_on_drain (NULL, -1, self);
     return 0;
 }
 
@@ -187,6 +250,8 @@ s_on_sub (zloop_t *loop, zsock_t *sock, void *arg)
                 zlistx_add_end (self->buffer, delta);
                 msg.body = NULL;  // the buffer owns it now
             }
+            else
+                self->overflowed = true;
         }
         else if (s_apply (self, delta) != 0)
             bas_replica_resync (self, delta->epoch != self->epoch ? "new epoch" : "gap");
@@ -215,7 +280,8 @@ s_on_timer (zloop_t *loop, int timer_id, void *arg)
     (void) loop;
     (void) timer_id;
     bas_replica_t *self = arg;
-    if (self->awaiting && bas_mono_ms () - self->asked_ms >= S_SNAPSHOT_RETRY_MS)
+    if (self->awaiting && self->drain_timer == -1 &&
+        bas_mono_ms () - self->asked_ms >= S_SNAPSHOT_RETRY_MS)
         bas_replica_resync (self, "snapshot timed out");
     return 0;
 }
@@ -241,6 +307,7 @@ bas_replica_new (bas_svc_t *svc, const char *snapshot_endpoint, const char *delt
     zlistx_set_destructor (self->ignored, (zlistx_destructor_fn *) zstr_free);
     bas_stream_init (&self->stream, bas_svc_name (svc), bas_svc_epoch (svc));
     self->timer_id = -1;
+    self->drain_timer = -1;
     self->work_pending = -1;
     self->heartbeat_ms = -1;
     //  SUB first, so no delta after the snapshot is missed.
@@ -268,6 +335,8 @@ bas_replica_destroy (bas_replica_t **self_p)
     bas_replica_t *self = *self_p;
     if (self->timer_id != -1)
         bas_svc_timer_end (self->svc, self->timer_id);
+    if (self->drain_timer != -1)
+        bas_svc_timer_end (self->svc, self->drain_timer);
     if (self->sub) {
         bas_svc_reader_end (self->svc, self->sub);
         zsock_destroy (&self->sub);

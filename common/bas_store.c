@@ -273,6 +273,14 @@ void
 bas_store_load_snapshot (bas_store_t *self, Basalt__V1__Snapshot *snap)
 {
     bas_store_clear (self);
+    bas_store_load_part (self, snap);
+}
+
+void
+bas_store_load_part (bas_store_t *self, Basalt__V1__Snapshot *snap)
+{
+    if (!snap->has_part || snap->part == 0)
+        bas_store_clear (self);
     for (size_t i = 0; i < snap->n_objects; i++) {
         Basalt__V1__Object *obj = snap->objects[i];
         snap->objects[i] = NULL;
@@ -316,6 +324,99 @@ bas_store_pack_snapshot (bas_store_t *self, const Basalt__V1__Snapshot *extra)
             objects[n++] = o;
     snap.objects = objects;
     snap.n_objects = n;
+    size_t len = basalt__v1__snapshot__get_packed_size (&snap);
+    zframe_t *frame = zframe_new (NULL, len);
+    basalt__v1__snapshot__pack (&snap, zframe_data (frame));
+    free (objects);
+    return frame;
+}
+
+// ------------------------------------------------------------ snapshot parts
+
+struct _bas_store_cursor_t {
+    size_t n;                       // objects listed
+    size_t next;                    // the next one to pack
+    uint32_t part;                  // the next part's number
+    Basalt__V1__ObjectKind *kinds;  // [n]
+    char **keys;                    // [n], pointing into text
+    char *text;                     // every key, NUL-terminated, one allocation
+};
+
+bas_store_cursor_t *
+bas_store_cursor_new (bas_store_t *self)
+{
+    bas_store_cursor_t *c = calloc (1, sizeof *c);
+    if (!c)
+        abort ();
+    size_t len = 0;
+    for (int k = 1; k < S_KINDS; k++) {
+        c->n += zhashx_size (self->tables[k]);
+        for (void *o = zhashx_first (self->tables[k]); o; o = zhashx_next (self->tables[k]))
+            len += strlen ((const char *) zhashx_cursor (self->tables[k])) + 1;
+    }
+    c->kinds = calloc (c->n ? c->n : 1, sizeof *c->kinds);
+    c->keys = calloc (c->n ? c->n : 1, sizeof *c->keys);
+    c->text = malloc (len ? len : 1);
+    if (!c->kinds || !c->keys || !c->text)
+        abort ();
+    size_t i = 0, at = 0;
+    for (int k = 1; k < S_KINDS; k++)
+        for (void *o = zhashx_first (self->tables[k]); o; o = zhashx_next (self->tables[k])) {
+            const char *key = zhashx_cursor (self->tables[k]);
+            size_t klen = strlen (key) + 1;
+            memcpy (c->text + at, key, klen);
+            c->kinds[i] = (Basalt__V1__ObjectKind) k;
+            c->keys[i++] = c->text + at;
+            at += klen;
+        }
+    return c;
+}
+
+void
+bas_store_cursor_destroy (bas_store_cursor_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    bas_store_cursor_t *self = *self_p;
+    free (self->kinds);
+    free (self->keys);
+    free (self->text);
+    free (self);
+    *self_p = NULL;
+}
+
+size_t
+bas_store_cursor_left (const bas_store_cursor_t *self)
+{
+    return self->n - self->next;
+}
+
+zframe_t *
+bas_store_pack_part (bas_store_t *self, bas_store_cursor_t *cursor, size_t max,
+                     const Basalt__V1__Snapshot *extra)
+{
+    Basalt__V1__Snapshot snap = *extra;
+    size_t left = bas_store_cursor_left (cursor);
+    size_t take = left < max ? left : max;
+    //  Borrow the store's objects for packing; nothing is copied. Objects
+    //  deleted since the cursor was made are skipped (a delta says so).
+    Basalt__V1__Object **objects = calloc (take ? take : 1, sizeof *objects);
+    if (!objects)
+        abort ();
+    size_t n = 0;
+    for (size_t i = 0; i < take; i++) {
+        size_t at = cursor->next + i;
+        Basalt__V1__Object *o = zhashx_lookup (self->tables[cursor->kinds[at]], cursor->keys[at]);
+        if (o)
+            objects[n++] = o;
+    }
+    cursor->next += take;
+    snap.objects = objects;
+    snap.n_objects = n;
+    snap.has_part = 1;
+    snap.part = cursor->part++;
+    snap.has_more = 1;
+    snap.more = bas_store_cursor_left (cursor) > 0;
     size_t len = basalt__v1__snapshot__get_packed_size (&snap);
     zframe_t *frame = zframe_new (NULL, len);
     basalt__v1__snapshot__pack (&snap, zframe_data (frame));

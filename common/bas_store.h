@@ -77,6 +77,32 @@ void bas_store_apply_delta (bas_store_t *self, Basalt__V1__Delta *delta);
 //  states; its objects array is ignored.
 zframe_t *bas_store_pack_snapshot (bas_store_t *self, const Basalt__V1__Snapshot *extra);
 
+//  A snapshot in parts (DESIGN "a snapshot for a new reader is done in
+//  slices"): a cursor remembers the kinds and keys of the objects present
+//  when it was made; each part packs the next of them still present, as
+//  they are then. A reader that loads the parts and then applies every
+//  delta published after the cursor was made ends where the store is:
+//  deltas carry whole objects, so a part that is newer than a delta it
+//  precedes is overwritten in order and set right again by the later one.
+typedef struct _bas_store_cursor_t bas_store_cursor_t;
+
+//  A cursor over every object now in the store; owned by the caller.
+bas_store_cursor_t *bas_store_cursor_new (bas_store_t *self);
+void bas_store_cursor_destroy (bas_store_cursor_t **self_p);
+
+//  Objects not yet packed.
+size_t bas_store_cursor_left (const bas_store_cursor_t *self);
+
+//  Pack the cursor's next objects (at most `max`) as a Snapshot body into a
+//  new frame owned by the caller, with `extra`'s other fields (its objects
+//  array is ignored) and `more` set while objects are left after it.
+zframe_t *bas_store_pack_part (bas_store_t *self, bas_store_cursor_t *cursor, size_t max,
+                               const Basalt__V1__Snapshot *extra);
+
+//  Load one part (its objects move into the store; the caller still frees
+//  snap). Part 0 first empties the store.
+void bas_store_load_part (bas_store_t *self, Basalt__V1__Snapshot *snap);
+
 //  A deep copy of a message (any type), owned by the caller; NULL on failure.
 ProtobufCMessage *bas_msg_dup (const ProtobufCMessage *msg);
 

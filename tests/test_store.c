@@ -518,6 +518,120 @@ test_upsert_copy_and_dup (void **state)
     bas_store_destroy (&store);
 }
 
+//  Unpack a part as the reader gets it, load it, free the wrapper.
+static void
+s_load_frame (bas_store_t *replica, zframe_t **frame_p, uint32_t want_part, bool want_more)
+{
+    Basalt__V1__Snapshot *snap =
+        basalt__v1__snapshot__unpack (NULL, zframe_size (*frame_p), zframe_data (*frame_p));
+    zframe_destroy (frame_p);
+    assert_non_null (snap);
+    assert_true (snap->has_part);
+    assert_int_equal (snap->part, want_part);
+    assert_int_equal (snap->more, want_more);
+    assert_int_equal (snap->seq, 40);
+    bas_store_load_part (replica, snap);
+    basalt__v1__snapshot__free_unpacked (snap, NULL);
+}
+
+//  Apply one change to the store and record it as the delta the cache
+//  would publish (whole object or a delete), packed and unpacked.
+static void
+s_change (bas_store_t *store, zlistx_t *deltas, Basalt__V1__Object *obj, Basalt__V1__ObjectKind kind,
+          const char *deleted)
+{
+    Basalt__V1__ObjectRef ref = BASALT__V1__OBJECT_REF__INIT;
+    Basalt__V1__ObjectRef *refs[] = {&ref};
+    Basalt__V1__Delta d = BASALT__V1__DELTA__INIT;
+    if (obj) {
+        d.upserts = &obj;
+        d.n_upserts = 1;
+    }
+    else {
+        ref.has_kind = 1;
+        ref.kind = kind;
+        ref.key = (char *) deleted;
+        d.deletes = refs;
+        d.n_deletes = 1;
+    }
+    size_t len = basalt__v1__delta__get_packed_size (&d);
+    uint8_t *buf = malloc (len ? len : 1);
+    basalt__v1__delta__pack (&d, buf);
+    zlistx_add_end (deltas, basalt__v1__delta__unpack (NULL, len, buf));
+    free (buf);
+    if (obj)
+        s_put (store, obj);
+    else
+        assert_int_equal (bas_store_delete (store, kind, deleted), 0);
+}
+
+//  A snapshot in parts, with the store changing between the parts (an
+//  object packed already changes, one not yet packed changes, one is
+//  deleted before its part, one is created after the cursor): loading the
+//  parts, then applying the deltas published since the cursor was made,
+//  gives a replica equal to the store.
+static void
+test_snapshot_in_parts (void **state)
+{
+    (void) state;
+    bas_store_t *store = bas_store_new ();
+    char name[32];
+    for (int i = 0; i < 25; i++) {
+        snprintf (name, sizeof name, "n%02d", i);
+        s_put (store, s_node (name, 1000 + i));
+    }
+    s_fill (store);  // 2 of each kind
+    size_t total = 25 + 10;
+    bas_store_cursor_t *cursor = bas_store_cursor_new (store);
+    assert_int_equal (bas_store_cursor_left (cursor), total);
+    zlistx_t *deltas = zlistx_new ();
+    Basalt__V1__Snapshot extra = BASALT__V1__SNAPSHOT__INIT;
+    extra.has_seq = 1;
+    extra.seq = 40;
+
+    bas_store_t *replica = bas_store_new ();
+    s_put (replica, s_node ("stale", 1));  // part 0 empties the replica
+    zframe_t *frame = bas_store_pack_part (store, cursor, 10, &extra);
+    s_load_frame (replica, &frame, 0, true);
+    assert_null (bas_store_node (replica, "stale"));
+    assert_int_equal (bas_store_cursor_left (cursor), total - 10);
+    //  Change every node once (those packed and those not), delete two
+    //  nodes, create one.
+    for (int i = 0; i < 25; i++) {
+        snprintf (name, sizeof name, "n%02d", i);
+        if (i == 3 || i == 20)
+            s_change (store, deltas, NULL, K_NODE, name);
+        else
+            s_change (store, deltas, s_node (name, 5000 + i), 0, NULL);
+    }
+    s_change (store, deltas, s_node ("new", 7), 0, NULL);
+    while (bas_store_cursor_left (cursor) > 0) {
+        uint32_t part = (uint32_t) ((total - bas_store_cursor_left (cursor)) / 10);
+        frame = bas_store_pack_part (store, cursor, 10, &extra);
+        s_load_frame (replica, &frame, part, bas_store_cursor_left (cursor) > 0);
+    }
+    //  The deleted node is not in its part.
+    assert_null (bas_store_node (replica, "n20"));
+    for (Basalt__V1__Delta *d = zlistx_first (deltas); d; d = zlistx_next (deltas)) {
+        bas_store_apply_delta (replica, d);
+        basalt__v1__delta__free_unpacked (d, NULL);
+    }
+    zlistx_destroy (&deltas);
+    const Basalt__V1__ObjectKind kinds[] = {K_NODE, K_POD, K_PG, K_QUEUE, K_PC};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal (bas_store_size (replica, kinds[i]), bas_store_size (store, kinds[i]));
+        s_cmp_t c = {replica, 0};
+        bas_store_foreach (store, kinds[i], s_compare_fn, &c);
+        assert_int_equal ((size_t) c.compared, bas_store_size (store, kinds[i]));
+    }
+    assert_int_equal (bas_store_node (replica, "n07")->allocatable->milli_cpu, 5007);
+    assert_null (bas_store_node (replica, "n03"));
+    assert_non_null (bas_store_node (replica, "new"));
+    bas_store_cursor_destroy (&cursor);
+    bas_store_destroy (&replica);
+    bas_store_destroy (&store);
+}
+
 int
 main (void)
 {
@@ -526,6 +640,7 @@ main (void)
         cmocka_unit_test (test_pods_keyed_by_uid),
         cmocka_unit_test (test_pod_group_name_follows_recreation),
         cmocka_unit_test (test_snapshot_round_trip),
+        cmocka_unit_test (test_snapshot_in_parts),
         cmocka_unit_test (test_apply_delta),
         cmocka_unit_test (test_upsert_without_key),
         cmocka_unit_test (test_upsert_copy_and_dup),
