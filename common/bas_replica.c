@@ -24,6 +24,8 @@ struct _bas_replica_t {
     uint32_t next_part;             // the part expected next
     bool overflowed;                // deltas were dropped while awaiting
     int drain_timer;                // applying the buffered deltas, or -1
+    bool held;                      // the store is lent (bas_replica_hold)
+    const char *resync_why;         // a resync asked for while lent (static text)
     bool synced;                    // the cache has listed everything
     uint64_t epoch;                 // the cache's epoch of our snapshot
     uint64_t seq;                   // last applied seq
@@ -47,6 +49,11 @@ s_delta_free (void **item_p)
 void
 bas_replica_resync (bas_replica_t *self, const char *why)
 {
+    if (self->held) {
+        //  Not while the store is lent: on its release.
+        self->resync_why = why;
+        return;
+    }
     bas_info ("resnapshot", "reason=\"%s\" seq=%llu", why, (unsigned long long) self->seq);
     Basalt__V1__SnapshotRequest req = BASALT__V1__SNAPSHOT_REQUEST__INIT;
     req.requester = (char *) bas_svc_name (self->svc);
@@ -164,9 +171,11 @@ s_on_drain (zloop_t *loop, int timer_id, void *arg)
     if (zlistx_size (self->buffer) > 0)
         self->drain_timer = bas_svc_timer (self->svc, 0, 1, s_on_drain, self, "replica");
     else if (self->overflowed)
-        bas_replica_resync (self, "deltas dropped while the snapshot came");
-    else
+        bas_replica_resync (self, "deltas dropped while buffered");
+    else if (self->awaiting)
         s_snapshot_done (self);
+    else if (self->fns.on_change)
+        self->fns.on_change (self->arg);
     return 0;
 }
 
@@ -245,7 +254,7 @@ s_on_sub (zloop_t *loop, zsock_t *sock, void *arg)
     }
     if (msg.desc == &basalt__v1__delta__descriptor) {
         Basalt__V1__Delta *delta = (Basalt__V1__Delta *) msg.body;
-        if (!self->has_snapshot || self->awaiting) {
+        if (!self->has_snapshot || self->awaiting || self->held || self->drain_timer != -1) {
             if (zlistx_size (self->buffer) < S_BUFFER_MAX) {
                 zlistx_add_end (self->buffer, delta);
                 msg.body = NULL;  // the buffer owns it now
@@ -259,7 +268,7 @@ s_on_sub (zloop_t *loop, zsock_t *sock, void *arg)
             self->fns.on_change (self->arg);
     }
     else if (msg.desc == &basalt__v1__heartbeat__descriptor && self->has_snapshot &&
-             !self->awaiting && msg.header) {
+             !self->awaiting && !self->held && self->drain_timer == -1 && msg.header) {
         const Basalt__V1__Heartbeat *hb = (const Basalt__V1__Heartbeat *) msg.body;
         self->work_pending = hb->has_work_pending ? (int) hb->work_pending : -1;
         self->heartbeat_ms = bas_mono_ms ();
@@ -363,6 +372,36 @@ bool
 bas_replica_ready (bas_replica_t *self)
 {
     return self->has_snapshot && !self->awaiting && self->synced;
+}
+
+bas_store_t *
+bas_replica_hold (bas_replica_t *self)
+{
+    if (!bas_replica_ready (self) || bas_replica_busy (self))
+        return NULL;
+    self->held = true;
+    return self->store;
+}
+
+void
+bas_replica_release (bas_replica_t *self)
+{
+    if (!self->held)
+        return;
+    self->held = false;
+    if (self->resync_why) {
+        const char *why = self->resync_why;
+        self->resync_why = NULL;
+        bas_replica_resync (self, why);
+    }
+    else if (zlistx_size (self->buffer) > 0 || self->overflowed)
+        s_on_drain (NULL, -1, self);
+}
+
+bool
+bas_replica_busy (bas_replica_t *self)
+{
+    return self->held || self->drain_timer != -1;
 }
 
 bool

@@ -50,6 +50,18 @@ bas_store_t *bas_replica_store (bas_replica_t *self);
 //  True once a snapshot is loaded and the cache reports it has listed
 //  every resource from the API.
 bool bas_replica_ready (bas_replica_t *self);
+
+//  Lend the store, with the out-of-sync nodes and ignored devices, to a
+//  zactor (session-svc runs its sessions in one, so that its reactor keeps
+//  answering): until bas_replica_release the replica does not touch them
+//  and buffers the deltas it receives; the release applies those in
+//  slices. Only while ready and not busy; returns the store.
+bas_store_t *bas_replica_hold (bas_replica_t *self);
+void bas_replica_release (bas_replica_t *self);
+
+//  Lent, or catching up with deltas buffered while it was lent or while a
+//  snapshot came in: no new session, nothing lent.
+bool bas_replica_busy (bas_replica_t *self);
 bool bas_replica_has_snapshot (bas_replica_t *self);
 uint64_t bas_replica_seq (bas_replica_t *self);
 uint64_t bas_replica_epoch (bas_replica_t *self);

@@ -7,6 +7,13 @@
     waits for the answer, and for its replica to reach the seq the cache
     published the commit's effects at, before planning again.
 
+    A session runs in a zactor (s_worker) so that the reactor keeps
+    answering (deltas, heartbeats, HTTP) while it plans: the replica lends
+    it the store for the session and buffers the deltas meanwhile
+    (bas_replica_hold), and the configuration in force is not replaced
+    until the session is back. The actor owns nothing else and talks only
+    through its pipe: a pointer to the session's job, and back when done.
+
     The scheduler configuration is Volcano's volcano-scheduler.conf; the
     file is checked every second and reloaded when it changes; a bad file
     is rejected with its line and reason and the previous one stays.
@@ -63,9 +70,24 @@ static const bas_flag_t s_flags[] = {
     {NULL},
 };
 
+//  One session, from the reactor to the worker and back.
+typedef struct {
+    bas_store_t *store;           // lent by the replica
+    const sess_conf_t *conf;      // lent: not replaced while the job is out
+    sess_params_t params;
+    char sid[64];
+    const char *why;              // static
+    int64_t start_ms;
+    Basalt__V1__Commit *commit;   // the worker's answer
+} s_job_t;
+
 typedef struct {
     sess_config_t config;
     bas_svc_t *svc;
+    zactor_t *worker;             // runs the sessions (s_worker)
+    s_job_t *job;                 // the session out with the worker, or NULL
+    bool conf_check_due;          // the file is checked when the session is back
+    bool gauges_due;              // and the gauges recomputed
     bas_metrics_t *metrics;
     bas_replica_t *replica;
     sess_conf_t *conf;            // configuration in force
@@ -84,6 +106,7 @@ typedef struct {
 } sess_t;
 
 static void s_session (sess_t *self, const char *why);
+static int s_load_conf (sess_t *self, bool at_start);
 
 // ------------------------------------------------------------ metrics
 
@@ -217,6 +240,10 @@ s_update_gauges (sess_t *self)
     bas_metrics_set (m, "basalt_replica_seq", NULL, (double) bas_replica_seq (self->replica));
     if (!bas_replica_has_snapshot (self->replica))
         return;
+    if (self->job) {
+        self->gauges_due = true;  // the store is lent to the session: when it is back
+        return;
+    }
     static const char *const families[] = {
         "volcano_queue_allocated_milli_cpu",  "volcano_queue_allocated_memory_bytes",
         "volcano_queue_allocated_scalar_resources", "volcano_queue_request_milli_cpu",
@@ -408,7 +435,7 @@ s_filter_conditions (sess_t *self, Basalt__V1__Commit *commit)
 static void
 s_session (sess_t *self, const char *why)
 {
-    if (!bas_replica_ready (self->replica))
+    if (self->job || !bas_replica_ready (self->replica) || bas_replica_busy (self->replica))
         return;
     if (self->commit_in_flight) {
         if (bas_mono_ms () - self->commit_sent_ms < SESS_COMMIT_TIMEOUT_MS)
@@ -438,44 +465,113 @@ s_session (sess_t *self, const char *why)
             bas_replica_cache_work_pending (self->replica) != 0)
             return;
     }
+    bas_store_t *store = bas_replica_hold (self->replica);
+    if (!store)
+        return;
     self->wait_seq = 0;
     self->new_work = false;
-    int64_t start = bas_mono_ms ();
-    sess_params_t params = {0};
-    char sid[64];
-    snprintf (sid, sizeof sid, "%llx-%llu", (unsigned long long) bas_svc_epoch (self->svc),
+    s_job_t *job = calloc (1, sizeof *job);
+    if (!job)
+        abort ();
+    job->store = store;
+    job->conf = self->conf;
+    job->why = why;
+    job->start_ms = bas_mono_ms ();
+    snprintf (job->sid, sizeof job->sid, "%llx-%llu", (unsigned long long) bas_svc_epoch (self->svc),
               (unsigned long long) ++self->sessions);
-    params.session_id = sid;
-    params.now_ms = bas_now_us () / 1000;
-    params.out_of_sync_nodes = bas_replica_out_of_sync (self->replica);
-    params.ignored_devices = bas_replica_ignored_devices (self->replica);
-    Basalt__V1__Commit *commit = sess_run (bas_replica_store (self->replica), self->conf, &params);
-    double ms = (double) (bas_mono_ms () - start);
-    s_session_metrics (self, &params, commit, ms);
-    if (!commit)
-        return;
-    s_filter_conditions (self, commit);
-    bool empty = commit->n_placements == 0 && commit->n_statuses == 0 &&
-                 commit->n_pod_conditions == 0 && commit->n_evictions == 0;
-    if (!empty) {
-        free (commit->session_id);
-        commit->session_id = strdup (sid);
-        commit->has_base_seq = 1;
-        commit->base_seq = bas_replica_seq (self->replica);
-        snprintf (self->session_id, sizeof self->session_id, "%s", sid);
-        if (bas_replica_send (self->replica, &commit->base) == 0) {
-            self->commit_in_flight = true;
-            self->commit_sent_ms = bas_mono_ms ();
-            self->commit_epoch = bas_replica_epoch (self->replica);
+    job->params.session_id = job->sid;
+    job->params.now_ms = bas_now_us () / 1000;
+    job->params.out_of_sync_nodes = bas_replica_out_of_sync (self->replica);
+    job->params.ignored_devices = bas_replica_ignored_devices (self->replica);
+    self->job = job;
+    zsock_send (zactor_sock (self->worker), "sp", "RUN", job);
+}
+
+//  The worker: runs each session it is handed and hands it back.
+static void
+s_worker (zsock_t *pipe, void *args)
+{
+    (void) args;
+    zsock_signal (pipe, 0);
+    while (true) {
+        zmsg_t *msg = zmsg_recv (pipe);
+        if (!msg)
+            break;
+        char *cmd = zmsg_popstr (msg);
+        zframe_t *ptr = zmsg_pop (msg);
+        bool run = cmd && streq (cmd, "RUN") && ptr && zframe_size (ptr) == sizeof (void *);
+        bool term = !cmd || streq (cmd, "$TERM");
+        if (run) {
+            s_job_t *job;
+            memcpy (&job, zframe_data (ptr), sizeof job);
+            job->commit = sess_run (job->store, job->conf, &job->params);
+            zsock_send (pipe, "sp", "DONE", job);
         }
-        bas_info ("session", "id=%s why=%s ms=%.0f jobs=%d ready=%d placed=%zu statuses=%zu pending=%d",
-                  sid, why, ms, params.jobs_total, params.jobs_ready, commit->n_placements,
-                  commit->n_statuses, params.pods_pending);
+        zframe_destroy (&ptr);
+        zstr_free (&cmd);
+        zmsg_destroy (&msg);
+        if (term)
+            break;
     }
-    else
-        bas_debug ("session", "id=%s why=%s ms=%.0f jobs=%d nothing=to-commit", sid, why, ms,
-                   params.jobs_total);
-    protobuf_c_message_free_unpacked (&commit->base, NULL);
+}
+
+//  A session is back from the worker: take the store back, then send its
+//  proposals to the cache as one Commit.
+static int
+s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
+{
+    (void) loop;
+    sess_t *self = arg;
+    char *cmd = NULL;
+    void *ptr = NULL;
+    if (zsock_recv (sock, "sp", &cmd, &ptr) != 0)
+        return 0;
+    s_job_t *job = ptr;
+    zstr_free (&cmd);
+    if (!job || job != self->job)
+        return 0;
+    self->job = NULL;
+    Basalt__V1__Commit *commit = job->commit;
+    double ms = (double) (bas_mono_ms () - job->start_ms);
+    s_session_metrics (self, &job->params, commit, ms);
+    const char *sid = job->sid;
+    if (commit) {
+        s_filter_conditions (self, commit);
+        bool empty = commit->n_placements == 0 && commit->n_statuses == 0 &&
+                     commit->n_pod_conditions == 0 && commit->n_evictions == 0;
+        if (!empty) {
+            free (commit->session_id);
+            commit->session_id = strdup (sid);
+            commit->has_base_seq = 1;
+            commit->base_seq = bas_replica_seq (self->replica);
+            snprintf (self->session_id, sizeof self->session_id, "%s", sid);
+            if (bas_replica_send (self->replica, &commit->base) == 0) {
+                self->commit_in_flight = true;
+                self->commit_sent_ms = bas_mono_ms ();
+                self->commit_epoch = bas_replica_epoch (self->replica);
+            }
+            bas_info ("session",
+                      "id=%s why=%s ms=%.0f jobs=%d ready=%d placed=%zu statuses=%zu pending=%d",
+                      sid, job->why, ms, job->params.jobs_total, job->params.jobs_ready,
+                      commit->n_placements, commit->n_statuses, job->params.pods_pending);
+        }
+        else
+            bas_debug ("session", "id=%s why=%s ms=%.0f jobs=%d nothing=to-commit", sid, job->why,
+                       ms, job->params.jobs_total);
+        protobuf_c_message_free_unpacked (&commit->base, NULL);
+    }
+    free (job);
+    //  The deltas buffered meanwhile are applied from here on, in slices.
+    bas_replica_release (self->replica);
+    if (self->conf_check_due) {
+        self->conf_check_due = false;
+        s_load_conf (self, false);
+    }
+    if (self->gauges_due) {
+        self->gauges_due = false;
+        s_update_gauges (self);
+    }
+    return 0;
 }
 
 static int
@@ -504,6 +600,10 @@ s_load_conf (sess_t *self, bool at_start)
     if (!self->config.scheduler_conf) {
         if (!self->conf)
             self->conf = sess_conf_default ();
+        return 0;
+    }
+    if (self->job) {
+        self->conf_check_due = true;  // the session out uses it: when it is back
         return 0;
     }
     struct stat st;
@@ -595,6 +695,13 @@ main (int argc, char **argv)
     bas_sock_opts_t opts = bas_sock_opts_default ();
     opts.curve_cert = self.config.curve_cert;
     opts.curve_server = self.config.curve_server;
+    self.worker = zactor_new (s_worker, NULL);
+    if (!self.worker) {
+        bas_error ("worker_failed", "msg=\"cannot start the session worker\"");
+        exit_code = 1;
+        goto done;
+    }
+    bas_svc_reader (self.svc, zactor_sock (self.worker), s_on_worker, &self, "session-done");
     bas_replica_fns_t fns = {s_on_reset, s_on_upsert, NULL, s_on_change};
     self.replica = bas_replica_new (self.svc, self.config.snapshot_endpoint,
                                     self.config.delta_endpoint, &opts, &fns, s_handlers, &self,
@@ -613,6 +720,16 @@ main (int argc, char **argv)
               self.config.delta_endpoint, self.config.schedule_period_ms);
     exit_code = bas_svc_run (self.svc);
 done:
+    //  The worker first: it may hold the replica's store.
+    if (self.worker) {
+        bas_svc_reader_end (self.svc, zactor_sock (self.worker));
+        zactor_destroy (&self.worker);
+    }
+    if (self.job) {
+        if (self.job->commit)
+            protobuf_c_message_free_unpacked (&self.job->commit->base, NULL);
+        free (self.job);
+    }
     bas_replica_destroy (&self.replica);
     sess_conf_destroy (&self.conf);
     zhashx_destroy (&self.conditions);
