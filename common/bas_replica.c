@@ -451,3 +451,11 @@ bas_replica_send (bas_replica_t *self, const ProtobufCMessage *body)
 {
     return bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", body);
 }
+
+int
+bas_replica_send_packed (bas_replica_t *self, const ProtobufCMessageDescriptor *desc,
+                         zframe_t **body_p)
+{
+    zmsg_t *msg = bas_msg_encode_packed (&self->stream, NULL, desc, body_p, 0);
+    return bas_svc_send_msg (self->svc, self->dealer, "cache-svc", desc, &msg);
+}

@@ -81,6 +81,10 @@ int64_t bas_replica_heartbeat_ms (bas_replica_t *self);
 //  Send a request to the cache on the DEALER. Returns 0 or -1.
 int bas_replica_send (bas_replica_t *self, const ProtobufCMessage *body);
 
+//  The same with a body packed already (of type desc); takes *body_p.
+int bas_replica_send_packed (bas_replica_t *self, const ProtobufCMessageDescriptor *desc,
+                             zframe_t **body_p);
+
 //  Ask for a new snapshot now.
 void bas_replica_resync (bas_replica_t *self, const char *why);
 

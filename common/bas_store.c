@@ -345,11 +345,19 @@ struct _bas_store_cursor_t {
 bas_store_cursor_t *
 bas_store_cursor_new (bas_store_t *self)
 {
+    return bas_store_cursor_new_kind (self, 0);
+}
+
+bas_store_cursor_t *
+bas_store_cursor_new_kind (bas_store_t *self, Basalt__V1__ObjectKind kind)
+{
     bas_store_cursor_t *c = calloc (1, sizeof *c);
     if (!c)
         abort ();
+    int first = kind > 0 && kind < S_KINDS ? (int) kind : 1;
+    int last = kind > 0 && kind < S_KINDS ? (int) kind + 1 : S_KINDS;
     size_t len = 0;
-    for (int k = 1; k < S_KINDS; k++) {
+    for (int k = first; k < last; k++) {
         c->n += zhashx_size (self->tables[k]);
         for (void *o = zhashx_first (self->tables[k]); o; o = zhashx_next (self->tables[k]))
             len += strlen ((const char *) zhashx_cursor (self->tables[k])) + 1;
@@ -360,7 +368,7 @@ bas_store_cursor_new (bas_store_t *self)
     if (!c->kinds || !c->keys || !c->text)
         abort ();
     size_t i = 0, at = 0;
-    for (int k = 1; k < S_KINDS; k++)
+    for (int k = first; k < last; k++)
         for (void *o = zhashx_first (self->tables[k]); o; o = zhashx_next (self->tables[k])) {
             const char *key = zhashx_cursor (self->tables[k]);
             size_t klen = strlen (key) + 1;
@@ -383,6 +391,16 @@ bas_store_cursor_destroy (bas_store_cursor_t **self_p)
     free (self->text);
     free (self);
     *self_p = NULL;
+}
+
+const char *
+bas_store_cursor_next (bas_store_cursor_t *self, Basalt__V1__ObjectKind *kind_p)
+{
+    if (self->next >= self->n)
+        return NULL;
+    if (kind_p)
+        *kind_p = self->kinds[self->next];
+    return self->keys[self->next++];
 }
 
 size_t

@@ -88,6 +88,14 @@ typedef struct _bas_store_cursor_t bas_store_cursor_t;
 
 //  A cursor over every object now in the store; owned by the caller.
 bas_store_cursor_t *bas_store_cursor_new (bas_store_t *self);
+
+//  The same over the objects of one kind (work done in slices over the
+//  objects present when it began: changes meanwhile come as callbacks).
+bas_store_cursor_t *bas_store_cursor_new_kind (bas_store_t *self, Basalt__V1__ObjectKind kind);
+
+//  The next key of the cursor (borrowed from it), or NULL at the end; the
+//  object may be gone since: look it up.
+const char *bas_store_cursor_next (bas_store_cursor_t *self, Basalt__V1__ObjectKind *kind_p);
 void bas_store_cursor_destroy (bas_store_cursor_t **self_p);
 
 //  Objects not yet packed.

@@ -174,7 +174,7 @@ s_describe (bas_metrics_t *m)
                           "Time one reactor handler call held the reactor", turn_buckets,
                           S_TURN_BUCKETS);
     bas_metrics_describe (m, "basalt_reactor_turn_max_seconds", BAS_METRIC_GAUGE,
-                          "Longest reactor handler call since the process started", NULL, 0);
+                          "Longest reactor handler call since the process started (handler: whose)", NULL, 0);
     bas_metrics_describe (m, "basalt_build_info", BAS_METRIC_GAUGE,
                           "Always 1; the labels say which build runs", NULL, 0);
     bas_metrics_describe (m, "basalt_process_start_time_seconds", BAS_METRIC_GAUGE,
@@ -361,7 +361,11 @@ bas_svc_turn (bas_svc_t *self, const char *what, int64_t start_us)
     if (us > self->turn_max_us) {
         self->turn_max_us = us;
         self->turn_max_what = what;
-        bas_metrics_set (self->metrics, "basalt_reactor_turn_max_seconds", NULL,
+        //  One series, labelled with the handler, so a scrape says whose.
+        char labels[128];
+        snprintf (labels, sizeof labels, "handler=\"%s\"", what);
+        bas_metrics_reset (self->metrics, "basalt_reactor_turn_max_seconds");
+        bas_metrics_set (self->metrics, "basalt_reactor_turn_max_seconds", labels,
                          (double) us / 1e6);
     }
 }

@@ -10,6 +10,7 @@
 #define CTL_WATCH_OWNERS "replicasets,statefulsets"  // owner kinds the controller watches
 #define CTL_COMPONENT "basalt-controller"            // Event source
 #define CTL_RESCAN_MS 5000          // look at every pod again (a safety net) this often
+#define CTL_SLICE_US 10000          // a slice of a reset or scan holds the reactor about this long
 #define CTL_TICK_MS 100             // retries that are due are sent this often
 #define CTL_RETRY_MS 2000           // a failed action is not retried before this
 #define CTL_KUBE_QPS 50.0

@@ -92,6 +92,13 @@ struct _ctl_lifecycle_t {
     zlistx_t *calls;        // s_call_t in flight (freed at destroy)
     const char *removing;   // uid of the group the model is removing right now, or NULL
     uint64_t gen;           // last generation handed out
+    //  A reset or scan in slices (ctl_lifecycle_step): its phase and where
+    //  it is; during a reset's indexing, owners' scale-downs wait in
+    //  `deferred` (a partial index would show their pods gone).
+    enum { P_IDLE, P_INDEX, P_SCAN, P_GROUPS } phase;
+    bool resetting;
+    bas_store_cursor_t *cursor;
+    zlistx_t *deferred;     // owner uids to reconcile when the reset is over
     ctl_lifecycle_stats_t stats;
 };
 
@@ -955,6 +962,8 @@ ctl_lifecycle_new (const ctl_lifecycle_config_t *config, bas_store_t *store)
     self->warned_ann = zhashx_new ();
     zhashx_set_destructor (self->warned_ann, s_str_free);
     self->calls = zlistx_new ();
+    self->deferred = zlistx_new ();
+    zlistx_set_destructor (self->deferred, s_str_free);
     return self;
 }
 
@@ -967,6 +976,8 @@ ctl_lifecycle_destroy (ctl_lifecycle_t **self_p)
     for (s_call_t *c = zlistx_first (self->calls); c; c = zlistx_next (self->calls))
         s_call_free (c);
     zlistx_destroy (&self->calls);
+    zlistx_destroy (&self->deferred);
+    bas_store_cursor_destroy (&self->cursor);
     zhashx_destroy (&self->actions);
     zhashx_destroy (&self->deletes);
     zhashx_destroy (&self->updates);
@@ -978,12 +989,6 @@ ctl_lifecycle_destroy (ctl_lifecycle_t **self_p)
     zhashx_destroy (&self->warned_ann);
     free (self);
     *self_p = NULL;
-}
-
-static void
-s_index_one (void *arg, const Basalt__V1__Object *obj)
-{
-    s_index_add (arg, obj->pod);
 }
 
 static void
@@ -1004,28 +1009,42 @@ s_uids (ctl_lifecycle_t *self, Basalt__V1__ObjectKind kind)
     return uids;
 }
 
-void
-ctl_lifecycle_scan (ctl_lifecycle_t *self)
+static void
+s_pending_metric (ctl_lifecycle_t *self)
 {
-    zlistx_t *uids = s_uids (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD);
-    for (char *uid = zlistx_first (uids); uid; uid = zlistx_next (uids)) {
-        const Basalt__V1__Pod *pod = bas_store_pod (self->store, uid);
-        if (pod)
-            s_consider (self, pod);
-    }
-    zlistx_destroy (&uids);
     if (self->config.metrics)
         bas_metrics_set (self->config.metrics, "basalt_controller_actions_pending", NULL,
                          (double)ctl_lifecycle_pending (self));
 }
 
 void
-ctl_lifecycle_reset (ctl_lifecycle_t *self)
+ctl_lifecycle_scan (ctl_lifecycle_t *self)
 {
-    zhashx_purge (self->pods_of);
-    zhashx_purge (self->pod_owner);
-    bas_store_foreach (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_index_one, self);
-    //  Deletes the API did that the new snapshot no longer shows are over.
+    ctl_lifecycle_scan_begin (self);
+    while (!ctl_lifecycle_step (self, INT64_MAX))
+        ;
+}
+
+void
+ctl_lifecycle_scan_begin (ctl_lifecycle_t *self)
+{
+    if (self->phase != P_IDLE)
+        return;  // the reset or scan under way looks at every pod too
+    self->phase = P_SCAN;
+    self->cursor = bas_store_cursor_new_kind (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD);
+}
+
+bool
+ctl_lifecycle_busy (ctl_lifecycle_t *self)
+{
+    return self->phase != P_IDLE;
+}
+
+//  The reset's indexing is over: deletes the API did that the snapshot no
+//  longer shows are over, calls wait no longer.
+static void
+s_indexed (ctl_lifecycle_t *self)
+{
     zlistx_t *gone = zlistx_new ();
     zlistx_set_destructor (gone, s_str_free);
     for (s_delete_t *d = zhashx_first (self->deletes); d; d = zhashx_next (self->deletes))
@@ -1035,14 +1054,77 @@ ctl_lifecycle_reset (ctl_lifecycle_t *self)
         zhashx_delete (self->deletes, uid);
     zlistx_destroy (&gone);
     s_wake (self);
-    ctl_lifecycle_scan (self);
-    zlistx_t *uids = s_uids (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP);
-    for (char *uid = zlistx_first (uids); uid; uid = zlistx_next (uids)) {
-        const Basalt__V1__PodGroup *pg = bas_store_pod_group (self->store, uid);
-        if (pg)
-            ctl_lifecycle_group_upsert (self, pg);
+}
+
+bool
+ctl_lifecycle_step (ctl_lifecycle_t *self, int64_t budget_us)
+{
+    int64_t start = bas_mono_us ();
+    int n = 0;
+    while (self->phase != P_IDLE) {
+        //  The clock is read every 64 objects.
+        if ((++n & 63) == 0 && bas_mono_us () - start >= budget_us)
+            return false;
+        const char *key = bas_store_cursor_next (self->cursor, NULL);
+        if (key) {
+            if (self->phase == P_INDEX) {
+                const Basalt__V1__Pod *pod = bas_store_pod (self->store, key);
+                if (pod)
+                    s_index_add (self, pod);
+            }
+            else if (self->phase == P_SCAN) {
+                const Basalt__V1__Pod *pod = bas_store_pod (self->store, key);
+                if (pod)
+                    s_consider (self, pod);
+            }
+            else {
+                const Basalt__V1__PodGroup *pg = bas_store_pod_group (self->store, key);
+                if (pg)
+                    ctl_lifecycle_group_upsert (self, pg);
+            }
+            continue;
+        }
+        bas_store_cursor_destroy (&self->cursor);
+        if (self->phase == P_INDEX) {
+            s_indexed (self);
+            self->phase = P_SCAN;
+            self->cursor =
+                bas_store_cursor_new_kind (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD);
+        }
+        else if (self->phase == P_SCAN && self->resetting) {
+            self->phase = P_GROUPS;
+            self->cursor = bas_store_cursor_new_kind (self->store,
+                                                      BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP);
+        }
+        else {
+            self->phase = P_IDLE;
+            self->resetting = false;
+            for (char *uid = zlistx_first (self->deferred); uid; uid = zlistx_next (self->deferred))
+                s_reconcile_owner (self, uid);
+            zlistx_purge (self->deferred);
+            s_pending_metric (self);
+        }
     }
-    zlistx_destroy (&uids);
+    return true;
+}
+
+void
+ctl_lifecycle_reset (ctl_lifecycle_t *self)
+{
+    ctl_lifecycle_reset_begin (self);
+    while (!ctl_lifecycle_step (self, INT64_MAX))
+        ;
+}
+
+void
+ctl_lifecycle_reset_begin (ctl_lifecycle_t *self)
+{
+    bas_store_cursor_destroy (&self->cursor);
+    zhashx_purge (self->pods_of);
+    zhashx_purge (self->pod_owner);
+    self->phase = P_INDEX;
+    self->resetting = true;
+    self->cursor = bas_store_cursor_new_kind (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD);
 }
 
 void
@@ -1151,7 +1233,9 @@ ctl_lifecycle_owner_event (ctl_lifecycle_t *self, const char *kind, const char *
     if (prev != owner->replicas)
         bas_info ("owner_scaled", "owner=%s/%s/%s uid=%s replicas=%d was=%d", owner->kind,
                   owner->ns, owner->name, owner->uid, owner->replicas, prev);
-    if (owner->replicas == 0)
+    if (owner->replicas == 0 && self->phase == P_INDEX)
+        zlistx_add_end (self->deferred, s_dup (owner->uid));
+    else if (owner->replicas == 0)
         s_reconcile_owner (self, owner->uid);
     else
         s_owner_scaled_up (self, owner);
@@ -1160,6 +1244,8 @@ ctl_lifecycle_owner_event (ctl_lifecycle_t *self, const char *kind, const char *
 void
 ctl_lifecycle_tick (ctl_lifecycle_t *self)
 {
+    if (self->resetting)
+        return;  // retries wait for the indexes
     int64_t now = s_now (self);
     zlistx_t *due = zlistx_new ();
     zlistx_set_destructor (due, s_str_free);

@@ -84,6 +84,18 @@ void ctl_lifecycle_destroy (ctl_lifecycle_t **self_p);
 //  The store was replaced by a snapshot: rebuild indexes, look at every
 //  pod and group.
 void ctl_lifecycle_reset (ctl_lifecycle_t *self);
+
+//  The same in slices across reactor turns (DESIGN: no turn over 50 ms):
+//  begin, then ctl_lifecycle_step until it returns true. The store must not
+//  change while the indexes are rebuilt (controller-svc holds its replica
+//  for the reset); during it, retries wait and owners scaled to 0 are
+//  reconciled at the end.
+void ctl_lifecycle_reset_begin (ctl_lifecycle_t *self);
+//  A scan in slices (nothing if a reset or scan is under way: it covers it).
+void ctl_lifecycle_scan_begin (ctl_lifecycle_t *self);
+//  Work for about budget_us; true when no reset or scan is left.
+bool ctl_lifecycle_step (ctl_lifecycle_t *self, int64_t budget_us);
+bool ctl_lifecycle_busy (ctl_lifecycle_t *self);
 //  Model changes, as the replica reports them (objects borrowed).
 void ctl_lifecycle_pod_upsert (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod);
 void ctl_lifecycle_pod_delete (ctl_lifecycle_t *self, const char *uid, const Basalt__V1__Pod *old);

@@ -65,6 +65,8 @@ typedef struct {
     bas_replica_t *replica;
     ctl_lifecycle_t *life; // the decisions (ctl_lifecycle.c)
     bool scanned;          // every pod was looked at since the replica became ready
+    bool holding;          // the replica's store is held still for a reset
+    int step_timer;        // the next slice of a reset or scan, or -1
 } ctl_t;
 
 //  The owner kinds the controller watches itself: --watch-owners names.
@@ -91,13 +93,59 @@ s_request (void *arg, const char *method, const char *path, const char *content_
     return bas_kube_request (arg, method, path, content_type, body, done, done_arg);
 }
 
+static void s_step_arm (ctl_t *self);
+
+//  One slice of the reset or scan under way; the replica's store is lent
+//  back to it when a reset is over.
+static int
+s_on_step (zloop_t *loop, int timer_id, void *arg)
+{
+    (void)loop;
+    (void)timer_id;
+    ctl_t *self = arg;
+    self->step_timer = -1;
+    if (!ctl_lifecycle_step (self->life, CTL_SLICE_US)) {
+        s_step_arm (self);
+        return 0;
+    }
+    if (self->holding) {
+        self->holding = false;
+        bas_replica_release (self->replica);
+    }
+    return 0;
+}
+
+static void
+s_step_arm (ctl_t *self)
+{
+    if (self->step_timer == -1)
+        self->step_timer = bas_svc_timer (self->svc, 0, 1, s_on_step, self, "lifecycle");
+}
+
+//  A new snapshot: rebuild the lifecycle's indexes in slices, with the
+//  store held still meanwhile (deltas wait in the replica).
+static void
+s_reset (ctl_t *self)
+{
+    if (!self->holding && !bas_replica_hold (self->replica))
+        return;  // not ready: the next change or rescan starts it
+    self->holding = true;
+    self->scanned = true;
+    ctl_lifecycle_reset_begin (self->life);
+    s_step_arm (self);
+}
+
 static void
 s_scan (ctl_t *self)
 {
     if (!bas_replica_ready (self->replica))
         return;
-    self->scanned = true;
-    ctl_lifecycle_scan (self->life);
+    if (!self->scanned) {
+        s_reset (self);
+        return;
+    }
+    ctl_lifecycle_scan_begin (self->life);
+    s_step_arm (self);
 }
 
 static void
@@ -131,10 +179,8 @@ s_on_reset (void *arg)
 {
     ctl_t *self = arg;
     self->scanned = false;
-    if (bas_replica_ready (self->replica)) {
-        self->scanned = true;
-        ctl_lifecycle_reset (self->life);
-    }
+    if (bas_replica_ready (self->replica))
+        s_reset (self);
 }
 
 //  The cache reports "synced" in a delta after the snapshot: start then,
@@ -143,10 +189,8 @@ static void
 s_on_change (void *arg)
 {
     ctl_t *self = arg;
-    if (!self->scanned && bas_replica_ready (self->replica)) {
-        self->scanned = true;
-        ctl_lifecycle_reset (self->life);
-    }
+    if (!self->scanned && bas_replica_ready (self->replica))
+        s_reset (self);
 }
 
 static void
@@ -172,7 +216,7 @@ s_on_tick (zloop_t *loop, int timer_id, void *arg)
     (void)loop;
     (void)timer_id;
     ctl_t *self = arg;
-    if (bas_replica_ready (self->replica))
+    if (bas_replica_ready (self->replica) && !self->holding)
         ctl_lifecycle_tick (self->life);
     return 0;
 }
@@ -192,6 +236,7 @@ int
 main (int argc, char **argv)
 {
     ctl_t self = {0};
+    self.step_timer = -1;
     self.config.common.http = CTL_HTTP;
     self.config.snapshot_endpoint = CTL_SNAPSHOT_ENDPOINT;
     self.config.delta_endpoint = CTL_DELTA_ENDPOINT;

@@ -78,7 +78,12 @@ typedef struct {
     char sid[64];
     const char *why;              // static
     int64_t start_ms;
-    Basalt__V1__Commit *commit;   // the worker's answer
+    zhashx_t *conditions;         // lent: pod conditions proposed before (s_filter_conditions)
+    uint64_t base_seq;            // the store's seq
+    //  The worker's answer: the Commit packed, NULL when there is nothing
+    //  to propose, and its size.
+    zframe_t *commit;
+    size_t placements, statuses, pod_conditions, evictions;
 } s_job_t;
 
 typedef struct {
@@ -175,8 +180,7 @@ s_describe (bas_metrics_t *m)
 
 //  After each session: Volcano's session series and our own.
 static void
-s_session_metrics (sess_t *self, const sess_params_t *params, const Basalt__V1__Commit *commit,
-                   double ms)
+s_session_metrics (sess_t *self, const sess_params_t *params, bool proposed, double ms)
 {
     bas_metrics_t *m = self->metrics;
     bas_metrics_observe (m, "volcano_e2e_scheduling_latency_milliseconds", NULL, ms);
@@ -204,8 +208,6 @@ s_session_metrics (sess_t *self, const sess_params_t *params, const Basalt__V1__
     bas_metrics_set (m, "basalt_session_pods", "outcome=\"pending\"", params->pods_pending);
     bas_metrics_set (m, "basalt_session_pods", "outcome=\"pipelined\"", params->pods_pipelined);
     bas_metrics_set (m, "basalt_session_pods", "outcome=\"evicted\"", params->pods_evicted);
-    bool proposed = commit && (commit->n_placements || commit->n_statuses ||
-                               commit->n_pod_conditions || commit->n_evictions);
     bas_metrics_add (m, "basalt_sessions_total",
                      proposed ? "outcome=\"commit\"" : "outcome=\"nothing\"", 1);
 }
@@ -401,19 +403,18 @@ static const bas_handler_t s_handlers[] = {
 //  the API has them, and re-sending them every period would be a write per
 //  pending pod per session. Forget pods that are gone or placed.
 static void
-s_filter_conditions (sess_t *self, Basalt__V1__Commit *commit)
+s_filter_conditions (zhashx_t *conditions, bas_store_t *store, Basalt__V1__Commit *commit)
 {
-    bas_store_t *store = bas_replica_store (self->replica);
     zlistx_t *gone = zlistx_new ();
     zlistx_set_destructor (gone, (zlistx_destructor_fn *) zstr_free);
-    for (void *v = zhashx_first (self->conditions); v; v = zhashx_next (self->conditions)) {
-        const char *uid = zhashx_cursor (self->conditions);
+    for (void *v = zhashx_first (conditions); v; v = zhashx_next (conditions)) {
+        const char *uid = zhashx_cursor (conditions);
         const Basalt__V1__Pod *pod = bas_store_pod (store, uid);
         if (!pod || (pod->node_name && *pod->node_name) || (pod->assumed_node && *pod->assumed_node))
             zlistx_add_end (gone, strdup (uid));
     }
     for (char *uid = zlistx_first (gone); uid; uid = zlistx_next (gone))
-        zhashx_delete (self->conditions, uid);
+        zhashx_delete (conditions, uid);
     zlistx_destroy (&gone);
     size_t kept = 0;
     for (size_t i = 0; i < commit->n_pod_conditions; i++) {
@@ -421,12 +422,12 @@ s_filter_conditions (sess_t *self, Basalt__V1__Commit *commit)
         char key[1024];
         snprintf (key, sizeof key, "%s|%s|%s|%s", c->type ? c->type : "", c->status ? c->status : "",
                   c->reason ? c->reason : "", c->message ? c->message : "");
-        const char *last = c->pod_uid ? zhashx_lookup (self->conditions, c->pod_uid) : NULL;
+        const char *last = c->pod_uid ? zhashx_lookup (conditions, c->pod_uid) : NULL;
         if (!c->pod_uid || (last && strcmp (last, key) == 0)) {
             basalt__v1__pod_condition__free_unpacked (c, NULL);
             continue;
         }
-        zhashx_update (self->conditions, c->pod_uid, strdup (key));
+        zhashx_update (conditions, c->pod_uid, strdup (key));
         commit->pod_conditions[kept++] = c;
     }
     commit->n_pod_conditions = kept;
@@ -483,8 +484,34 @@ s_session (sess_t *self, const char *why)
     job->params.now_ms = bas_now_us () / 1000;
     job->params.out_of_sync_nodes = bas_replica_out_of_sync (self->replica);
     job->params.ignored_devices = bas_replica_ignored_devices (self->replica);
+    job->conditions = self->conditions;
+    job->base_seq = bas_replica_seq (self->replica);
     self->job = job;
     zsock_send (zactor_sock (self->worker), "sp", "RUN", job);
+}
+
+//  One session in the worker: plan, drop the conditions already written,
+//  pack what is left, so that the reactor only has to send it.
+static void
+s_work (s_job_t *job)
+{
+    Basalt__V1__Commit *commit = sess_run (job->store, job->conf, &job->params);
+    if (!commit)
+        return;
+    s_filter_conditions (job->conditions, job->store, commit);
+    job->placements = commit->n_placements;
+    job->statuses = commit->n_statuses;
+    job->pod_conditions = commit->n_pod_conditions;
+    job->evictions = commit->n_evictions;
+    if (job->placements || job->statuses || job->pod_conditions || job->evictions) {
+        free (commit->session_id);
+        commit->session_id = strdup (job->sid);
+        commit->has_base_seq = 1;
+        commit->base_seq = job->base_seq;
+        job->commit = zframe_new (NULL, basalt__v1__commit__get_packed_size (commit));
+        basalt__v1__commit__pack (commit, zframe_data (job->commit));
+    }
+    protobuf_c_message_free_unpacked (&commit->base, NULL);
 }
 
 //  The worker: runs each session it is handed and hands it back.
@@ -504,7 +531,7 @@ s_worker (zsock_t *pipe, void *args)
         if (run) {
             s_job_t *job;
             memcpy (&job, zframe_data (ptr), sizeof job);
-            job->commit = sess_run (job->store, job->conf, &job->params);
+            s_work (job);
             zsock_send (pipe, "sp", "DONE", job);
         }
         zframe_destroy (&ptr);
@@ -531,35 +558,25 @@ s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
     if (!job || job != self->job)
         return 0;
     self->job = NULL;
-    Basalt__V1__Commit *commit = job->commit;
     double ms = (double) (bas_mono_ms () - job->start_ms);
-    s_session_metrics (self, &job->params, commit, ms);
+    s_session_metrics (self, &job->params, job->commit != NULL, ms);
     const char *sid = job->sid;
-    if (commit) {
-        s_filter_conditions (self, commit);
-        bool empty = commit->n_placements == 0 && commit->n_statuses == 0 &&
-                     commit->n_pod_conditions == 0 && commit->n_evictions == 0;
-        if (!empty) {
-            free (commit->session_id);
-            commit->session_id = strdup (sid);
-            commit->has_base_seq = 1;
-            commit->base_seq = bas_replica_seq (self->replica);
-            snprintf (self->session_id, sizeof self->session_id, "%s", sid);
-            if (bas_replica_send (self->replica, &commit->base) == 0) {
-                self->commit_in_flight = true;
-                self->commit_sent_ms = bas_mono_ms ();
-                self->commit_epoch = bas_replica_epoch (self->replica);
-            }
-            bas_info ("session",
-                      "id=%s why=%s ms=%.0f jobs=%d ready=%d placed=%zu statuses=%zu pending=%d",
-                      sid, job->why, ms, job->params.jobs_total, job->params.jobs_ready,
-                      commit->n_placements, commit->n_statuses, job->params.pods_pending);
+    if (job->commit) {
+        snprintf (self->session_id, sizeof self->session_id, "%s", sid);
+        if (bas_replica_send_packed (self->replica, &basalt__v1__commit__descriptor,
+                                     &job->commit) == 0) {
+            self->commit_in_flight = true;
+            self->commit_sent_ms = bas_mono_ms ();
+            self->commit_epoch = bas_replica_epoch (self->replica);
         }
-        else
-            bas_debug ("session", "id=%s why=%s ms=%.0f jobs=%d nothing=to-commit", sid, job->why,
-                       ms, job->params.jobs_total);
-        protobuf_c_message_free_unpacked (&commit->base, NULL);
+        bas_info ("session",
+                  "id=%s why=%s ms=%.0f jobs=%d ready=%d placed=%zu statuses=%zu pending=%d", sid,
+                  job->why, ms, job->params.jobs_total, job->params.jobs_ready, job->placements,
+                  job->statuses, job->params.pods_pending);
     }
+    else
+        bas_debug ("session", "id=%s why=%s ms=%.0f jobs=%d nothing=to-commit", sid, job->why, ms,
+                   job->params.jobs_total);
     free (job);
     //  The deltas buffered meanwhile are applied from here on, in slices.
     bas_replica_release (self->replica);
@@ -726,8 +743,7 @@ done:
         zactor_destroy (&self.worker);
     }
     if (self.job) {
-        if (self.job->commit)
-            protobuf_c_message_free_unpacked (&self.job->commit->base, NULL);
+        zframe_destroy (&self.job->commit);
         free (self.job);
     }
     bas_replica_destroy (&self.replica);

@@ -42,7 +42,7 @@
                           service counts them (basalt_api_requests_total)
         rss_mb_*          peak RSS (VmHWM) of every process; rss_mb_basalt = the services
         turn_max_ms_*     basalt_reactor_turn_max_seconds of each service (na if absent)
-        turn_max_handler_cache   whose turn that was in cache-svc (its /debug/state)
+        turn_max_handler_*       whose turn that was (the gauge's handler label)
         pg_running        PodGroups Running in the final list
         unbound partial_gangs nodes_over   from the final list
         bind_409          binds answered 409 (binder-svc's basalt_binder_requests_total);
@@ -130,7 +130,7 @@ typedef struct {
     double sim_load_s, synced_s, first_s, all_s;
     double idle_s;      // when binder work first ran out after the last bind (-1: never)
     double backlog;     // binder work left when the counters were read
-    char turn_what[64]; // the handler of cache-svc's longest turn (/debug/state), or "na"
+    char turn_what[S_NSVC][64]; // the handler of each service's longest turn, or "na"
     bench_watch_stats_t ws;
     long rss_kb[S_NSVC + 1]; // services, then the simulator (-1: unknown)
     char *metrics[S_NSVC];   // each service's final /metrics text
@@ -381,20 +381,18 @@ s_collect (s_run_t *run)
         }
     }
     run->rss_kb[S_NSVC] = bench_proc_hwm_kb (run->sim.pid);
-    //  Whose was cache-svc's longest turn: only its /debug/state says. Read
-    //  after the metrics, as building the state takes a turn of its own.
-    char *state = NULL;
-    snprintf (run->turn_what, sizeof run->turn_what, "na");
-    if (bench_http_get (run->svc[S_CACHE].http_port, "/debug/state", 30000, &state) == 200) {
-        cJSON *json = cJSON_Parse (state);
-        const cJSON *reactor = cJSON_GetObjectItemCaseSensitive (json, "reactor");
-        const char *what =
-            cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (reactor, "max_turn_handler"));
-        if (what && *what)
-            snprintf (run->turn_what, sizeof run->turn_what, "%s", what);
-        cJSON_Delete (json);
+    //  Whose was each service's longest turn: the label of its gauge.
+    for (int i = 0; i < S_NSVC; i++) {
+        snprintf (run->turn_what[i], sizeof run->turn_what[i], "na");
+        const char *line = run->metrics[i] ? strstr (run->metrics[i],
+                                                      "\nbasalt_reactor_turn_max_seconds{handler=\"")
+                                           : NULL;
+        if (line) {
+            line = strchr (line, '"') + 1;
+            size_t len = strcspn (line, "\"\n");
+            snprintf (run->turn_what[i], sizeof run->turn_what[i], "%.*s", (int) len, line);
+        }
     }
-    free (state);
     const char *cache = run->metrics[S_CACHE];
     run->backlog = bench_prom_sum (cache, "basalt_binder_work_in_flight", NULL, NULL) +
                    bench_prom_sum (cache, "basalt_binder_work_queued", NULL, NULL);
@@ -552,7 +550,8 @@ s_report (s_run_t *run)
         snprintf (key, sizeof key, "turn_max_ms_%s", s_svc_keys[i]);
         s_put_ms (o, key, run->metrics[i], "basalt_reactor_turn_max_seconds");
     }
-    fprintf (o, " turn_max_handler_cache=%s", run->turn_what);
+    for (int i = 0; i < S_NSVC; i++)
+        fprintf (o, " turn_max_handler_%s=%s", s_svc_keys[i], run->turn_what[i]);
     const char *bind409[] = {"kind=\"bind\"", "code=\"409\"", NULL};
     const char *failed[] = {"result=\"failed\"", NULL};
     double b409 =
