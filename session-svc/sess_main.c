@@ -84,6 +84,9 @@ typedef struct {
     //  to propose, and its size.
     zframe_t *commit;
     size_t placements, statuses, pod_conditions, evictions;
+    bool plan;                    // a session (else only the usage below)
+    bool want_usage;              // compute the usage for the gauges too
+    bas_usage_t *usage;           // then: what queues and jobs hold (borrows from the store)
 } s_job_t;
 
 typedef struct {
@@ -236,16 +239,9 @@ s_queue_res (bas_metrics_t *m, const char *kind, const char *qlabel, const bas_r
 //  replica. Series of queues and jobs that left are dropped, as Volcano
 //  deletes them.
 static void
-s_update_gauges (sess_t *self)
+s_apply_gauges (sess_t *self, bas_usage_t *usage)
 {
     bas_metrics_t *m = self->metrics;
-    bas_metrics_set (m, "basalt_replica_seq", NULL, (double) bas_replica_seq (self->replica));
-    if (!bas_replica_has_snapshot (self->replica))
-        return;
-    if (self->job) {
-        self->gauges_due = true;  // the store is lent to the session: when it is back
-        return;
-    }
     static const char *const families[] = {
         "volcano_queue_allocated_milli_cpu",  "volcano_queue_allocated_memory_bytes",
         "volcano_queue_allocated_scalar_resources", "volcano_queue_request_milli_cpu",
@@ -259,7 +255,6 @@ s_update_gauges (sess_t *self)
     };
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
         bas_metrics_reset (m, families[i]);
-    bas_usage_t *usage = bas_usage_new (bas_replica_store (self->replica));
     for (size_t i = 0; i < bas_usage_queue_count (usage); i++) {
         const bas_usage_queue_t *q = bas_usage_queue (usage, i);
         char qlabel[160], labels[256];
@@ -295,7 +290,30 @@ s_update_gauges (sess_t *self)
         bas_metrics_set (m, "volcano_unschedule_task_count", labels, (double) j->pending);
     }
     bas_metrics_set (m, "volcano_unschedule_job_count", NULL, (double) unscheduled_jobs);
-    bas_usage_destroy (&usage);
+}
+
+static void s_job_send (sess_t *self, s_job_t *job);
+
+//  The gauges are recomputed by the worker, which walks the store, with the
+//  next session or on their own; the reactor only sets them.
+static void
+s_update_gauges (sess_t *self)
+{
+    bas_metrics_set (self->metrics, "basalt_replica_seq", NULL,
+                     (double) bas_replica_seq (self->replica));
+    if (!bas_replica_has_snapshot (self->replica))
+        return;
+    self->gauges_due = true;
+    if (self->job)
+        return;  // with the next job
+    bas_store_t *store = bas_replica_hold (self->replica);
+    if (!store)
+        return;  // catching up: with the next session or period
+    s_job_t *job = calloc (1, sizeof *job);
+    if (!job)
+        abort ();
+    job->store = store;
+    s_job_send (self, job);
 }
 
 static int
@@ -486,6 +504,15 @@ s_session (sess_t *self, const char *why)
     job->params.ignored_devices = bas_replica_ignored_devices (self->replica);
     job->conditions = self->conditions;
     job->base_seq = bas_replica_seq (self->replica);
+    job->plan = true;
+    s_job_send (self, job);
+}
+
+static void
+s_job_send (sess_t *self, s_job_t *job)
+{
+    job->want_usage = self->gauges_due;
+    self->gauges_due = false;
     self->job = job;
     zsock_send (zactor_sock (self->worker), "sp", "RUN", job);
 }
@@ -495,6 +522,10 @@ s_session (sess_t *self, const char *why)
 static void
 s_work (s_job_t *job)
 {
+    if (job->want_usage)
+        job->usage = bas_usage_new (job->store);
+    if (!job->plan)
+        return;
     Basalt__V1__Commit *commit = sess_run (job->store, job->conf, &job->params);
     if (!commit)
         return;
@@ -558,10 +589,17 @@ s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
     if (!job || job != self->job)
         return 0;
     self->job = NULL;
+    if (job->usage) {
+        s_apply_gauges (self, job->usage);  // before the store changes again
+        bas_usage_destroy (&job->usage);
+    }
     double ms = (double) (bas_mono_ms () - job->start_ms);
-    s_session_metrics (self, &job->params, job->commit != NULL, ms);
     const char *sid = job->sid;
-    if (job->commit) {
+    if (job->plan)
+        s_session_metrics (self, &job->params, job->commit != NULL, ms);
+    if (!job->plan)
+        ;  // the gauges only
+    else if (job->commit) {
         snprintf (self->session_id, sizeof self->session_id, "%s", sid);
         if (bas_replica_send_packed (self->replica, &basalt__v1__commit__descriptor,
                                      &job->commit) == 0) {
@@ -583,10 +621,6 @@ s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
     if (self->conf_check_due) {
         self->conf_check_due = false;
         s_load_conf (self, false);
-    }
-    if (self->gauges_due) {
-        self->gauges_due = false;
-        s_update_gauges (self);
     }
     return 0;
 }
@@ -744,6 +778,7 @@ done:
     }
     if (self.job) {
         zframe_destroy (&self.job->commit);
+        bas_usage_destroy (&self.job->usage);
         free (self.job);
     }
     bas_replica_destroy (&self.replica);
