@@ -7,8 +7,8 @@
     pollers (CURLMOPT_SOCKETFUNCTION) and curl's single timeout a zloop timer
     (CURLMOPT_TIMERFUNCTION); their handlers call curl_multi_socket_action and
     then s_process, which reads finished transfers (curl_multi_info_read) and
-    delivers parsed watch events. User callbacks are therefore never called
-    from inside a curl callback, so they may freely start new requests.
+    delivers watch events. User callbacks are therefore never called from
+    inside a curl callback, so they may freely start new requests.
 
     zloop hands timer handlers an id, and zloop_timer_end only takes effect at
     the end of the current pass; so every timer handler here is given a
@@ -16,10 +16,11 @@
     fires with is still the one that object is waiting for. A stale timer is
     ignored, never dereferenced into freed memory.
 
-    Watch bodies are split at '\n' in curl's write callback: complete lines
-    are parsed straight from curl's buffer (cJSON_ParseWithLengthOpts, no
-    copy); only a line that straddles two chunks is copied into a partial-line
-    buffer. Parsed events wait on the request until s_process dispatches them.
+    Watch bodies are split at '\n' in curl's write callback; each line is
+    kept as text (a line that straddles two chunks goes through a
+    partial-line buffer first) and waits on the request until s_process
+    parses and delivers it, for a bounded time per turn: one read of a
+    socket can bring thousands of events.
 
     The informer keeps an index uid -> resourceVersion (namespace/name for
     objects without uid). Every list carries a generation number; objects
@@ -56,7 +57,8 @@
 #define BAS_KUBE_WATCH_TIMEOUT_MAX_S 600
 #define BAS_KUBE_WATCH_GUARD_S 60                    // client-side cut-off beyond timeoutSeconds
 #define BAS_KUBE_WATCH_SHORT_MS 1000                 // an empty watch shorter than this backs off
-#define BAS_KUBE_DISPATCH_MAX 256                    // watch events delivered per reactor turn
+#define BAS_KUBE_DISPATCH_US 8000                    // watch events delivered per turn: this long
+#define BAS_KUBE_DISPATCH_STEP 16                    // an informer's events at a time
 #define BAS_KUBE_CONNECT_TIMEOUT_MS 10000            // TCP + TLS connect
 #define BAS_KUBE_REQUEST_TIMEOUT_S 60                // whole plain request
 #define BAS_KUBE_LOW_SPEED_TIME_S 60                 // list/plain: abort below 1 B/s for this long
@@ -1127,10 +1129,16 @@ s_curl_timer (CURLM *multi, long timeout_ms, void *userp)
 
 // ------------------------------------------------------------ requests
 
+//  A watch line waiting to be parsed and delivered.
+typedef struct {
+    size_t len;
+    char text[];
+} s_line_t;
+
 static void
-s_json_destroy (void **item_p)
+s_line_destroy (void **item_p)
 {
-    cJSON_Delete ((cJSON *)*item_p);
+    free (*item_p);
     *item_p = NULL;
 }
 
@@ -1166,7 +1174,7 @@ s_req_new (bas_kube_t *self, s_req_kind_t kind, const char *method, const char *
     curl_easy_setopt (req->easy, CURLOPT_PRIVATE, req);
     if (kind == S_REQ_WATCH) {
         req->events = zlistx_new ();
-        zlistx_set_destructor (req->events, s_json_destroy);
+        zlistx_set_destructor (req->events, s_line_destroy);
         curl_easy_setopt (req->easy, CURLOPT_WRITEFUNCTION, s_write_watch);
     } else {
         curl_easy_setopt (req->easy, CURLOPT_WRITEFUNCTION, s_write_body);
@@ -1492,9 +1500,23 @@ s_watch_line (s_req_t *req, const char *line, size_t len)
         start++;
     if (start == len)
         return; // blank line
+    //  Kept as text: parsing is part of delivering, which is done for a
+    //  bounded time per turn (s_process), however much one read brought.
+    s_line_t *l = s_alloc (NULL, sizeof *l + (len - start) + 1);
+    l->len = len - start;
+    memcpy (l->text, line + start, l->len);
+    l->text[l->len] = 0;
+    zlistx_add_end (req->events, l);
+}
+
+//  A watch line as an event, or NULL (counted and logged) when it is not
+//  one JSON object.
+static cJSON *
+s_watch_parse (s_req_t *req, const s_line_t *l)
+{
     const char *end = NULL;
-    cJSON *event = cJSON_ParseWithLengthOpts (line + start, len - start, &end, false);
-    if (event && end && end < line + len) {
+    cJSON *event = cJSON_ParseWithLengthOpts (l->text, l->len, &end, false);
+    if (event && end && end < l->text + l->len) {
         cJSON_Delete (event); // trailing garbage after the object
         event = NULL;
     }
@@ -1502,11 +1524,11 @@ s_watch_line (s_req_t *req, const char *line, size_t len)
         cJSON_Delete (event);
         req->kube->stats.decode_errors++;
         char text[BAS_KUBE_LOG_TEXT_MAX * 2 + 4];
-        bas_warn ("kube_watch_decode_error", "path=%s bytes=%zu line=\"%s\"", req->path,
-                  len - start, s_log_text (text, sizeof text, line + start, len - start));
-        return;
+        bas_warn ("kube_watch_decode_error", "path=%s bytes=%zu line=\"%s\"", req->path, l->len,
+                  s_log_text (text, sizeof text, l->text, l->len));
+        return NULL;
     }
-    zlistx_add_end (req->events, event);
+    return event;
 }
 
 //  CURLOPT_WRITEFUNCTION of watches: splits the stream at '\n' whatever the
@@ -2005,10 +2027,13 @@ s_watch_dispatch_some (bas_kube_informer_t *inf, size_t max)
     while (inf->req_gen == gen && inf->req && inf->req->events) {
         if (max && n == max)
             return zlistx_size (inf->req->events) > 0;
-        cJSON *event = (cJSON *)zlistx_detach (inf->req->events, NULL);
-        if (!event)
+        s_line_t *line = (s_line_t *)zlistx_detach (inf->req->events, NULL);
+        if (!line)
             break;
-        s_watch_event (inf, event);
+        cJSON *event = s_watch_parse (inf->req, line);
+        free (line);
+        if (event)
+            s_watch_event (inf, event);
         cJSON_Delete (event);
         n++;
     }
@@ -2103,13 +2128,27 @@ s_process (bas_kube_t *self)
         s_req_complete (req, res);
     }
     //  A burst of watch events (every pod of a big commit bound at once)
-    //  is delivered a bounded number per informer and turn, so a reactor
-    //  turn stays short; the rest follows on the next turns.
-    bool more = false;
-    for (bas_kube_informer_t *inf = (bas_kube_informer_t *)zlistx_first (self->informers); inf;
-         inf = (bas_kube_informer_t *)zlistx_next (self->informers))
-        if (inf->req && inf->req->kind == S_REQ_WATCH && zlistx_size (inf->req->events) > 0)
-            more = s_watch_dispatch_some (inf, BAS_KUBE_DISPATCH_MAX) || more;
+    //  is delivered for a bounded time per turn, the informers taking
+    //  turns a few events at a time, so a reactor turn stays short; the
+    //  rest follows on the next turns.
+    int64_t start = bas_mono_us ();
+    bool more = true, spent = false;
+    while (more && !spent) {
+        more = false;
+        for (bas_kube_informer_t *inf = (bas_kube_informer_t *)zlistx_first (self->informers);
+             inf && !spent; inf = (bas_kube_informer_t *)zlistx_next (self->informers)) {
+            if (inf->req && inf->req->kind == S_REQ_WATCH && zlistx_size (inf->req->events) > 0)
+                more = s_watch_dispatch_some (inf, BAS_KUBE_DISPATCH_STEP) || more;
+            spent = bas_mono_us () - start >= BAS_KUBE_DISPATCH_US;
+        }
+    }
+    if (spent) {
+        more = false;
+        for (bas_kube_informer_t *inf = (bas_kube_informer_t *)zlistx_first (self->informers);
+             inf; inf = (bas_kube_informer_t *)zlistx_next (self->informers))
+            more = more || (inf->req && inf->req->kind == S_REQ_WATCH && inf->req->events &&
+                            zlistx_size (inf->req->events) > 0);
+    }
     if (more && self->dispatch_timer_id == -1)
         self->dispatch_timer_id = zloop_timer (self->loop, 0, 1, s_on_dispatch_timer, self);
 }
