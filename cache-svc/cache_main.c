@@ -310,7 +310,7 @@ s_commit_finish (cache_t *self, s_commit_job_t *job)
     result->seq = cache_model_seq (self->model);
     bas_svc_send (self->svc, self->router, &self->router_stream, job->msg.identity, "session",
                   &result->base);
-    size_t rejected = result->n_results - (size_t) accepted;
+    size_t rejected = result->n_results;
     bas_metrics_add (self->metrics, "basalt_commit_placements_total", "result=\"accepted\"", accepted);
     bas_metrics_add (self->metrics, "basalt_commit_rejections_total", NULL,
                      (double) (commit->n_placements - (size_t) accepted));
@@ -332,9 +332,11 @@ s_on_commit_timer (zloop_t *loop, int timer_id, void *arg)
     s_commit_job_t *job = zlistx_first (self->commits);
     if (!job)
         return 0;
-    if (!job->cc)
-        job->cc = cache_model_commit_begin (self->model, (const Basalt__V1__Commit *) job->msg.body,
-                                            job->result);
+    if (!job->cc) {
+        Basalt__V1__Commit *commit = (Basalt__V1__Commit *) job->msg.body;
+        job->cc = cache_model_commit_begin (self->model, commit, job->result);
+        cache_model_commit_consume (job->cc, commit);
+    }
     int64_t start = bas_mono_us ();
     bool done = false;
     while (!done && bas_mono_us () - start < CACHE_COMMIT_SLICE_US)

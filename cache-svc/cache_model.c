@@ -754,6 +754,14 @@ s_add_result (Basalt__V1__CommitResult *result, size_t *cap, Basalt__V1__ItemRes
     result->results[result->n_results++] = item;
 }
 
+//  Accepted proposals are counted, not listed.
+static void
+s_accept (Basalt__V1__CommitResult *result)
+{
+    result->has_accepted = 1;
+    result->accepted++;
+}
+
 static Basalt__V1__Work *
 s_work_new (void)
 {
@@ -816,6 +824,8 @@ struct _cache_commit_t {
     size_t jobs;                        // number of jobs
     size_t next_job, next_eviction, next_status, next_condition;  // progress
     int accepted;                       // placements accepted so far
+    Basalt__V1__Commit *owned;          // the same commit when its placements are freed
+                                        // as their gangs are applied (_consume), or NULL
 };
 
 //  One gang, all of its placements or none (the g-th job of the commit).
@@ -866,7 +876,7 @@ s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn 
             //  and nothing to charge; the next session decides again.
             //  The pod is nominated to the node (status.nominatedNodeName),
             //  written only when the nomination changes.
-            s_add_result (result, &cc->cap, s_item (pl->pod_uid, true, "pipelined"));
+            s_accept (result);
             const Basalt__V1__Pod *pod = pl->pod_uid ? bas_store_pod (self->store, pl->pod_uid) : NULL;
             const char *was = pod ? zhashx_lookup (self->nominated, pod->uid) : NULL;
             if (pod && pl->node && (!was || strcmp (was, pl->node) != 0)) {
@@ -897,7 +907,7 @@ s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn 
         s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, pl->pod_uid);
         self->stats.placements_accepted++;
         cc->accepted++;
-        s_add_result (result, &cc->cap, s_item (pl->pod_uid, true, NULL));
+        s_accept (result);
         Basalt__V1__Work *w = s_work_new ();
         Basalt__V1__BindWork *b = malloc (sizeof *b);
         if (!b)
@@ -946,7 +956,7 @@ s_commit_eviction (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work
     victim->deleting = 1;
     s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, victim->uid);
     self->stats.evictions_accepted++;
-    s_add_result (result, &cc->cap, s_item (ev->pod_uid, true, NULL));
+    s_accept (result);
     bas_debug ("evicting", "pod=%s/%s node=%s reason=\"%s\"", pod->namespace_, pod->name,
               pod->node_name ? pod->node_name : "-", ev->reason ? ev->reason : "");
     Basalt__V1__Work *w = s_work_new ();
@@ -989,7 +999,7 @@ s_commit_status (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work_f
     pg->status = (Basalt__V1__PodGroupStatus *) bas_msg_dup (&ch->status->base);
     s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, ch->uid);
     self->stats.statuses_accepted++;
-    s_add_result (result, &cc->cap, s_item (ch->uid, true, NULL));
+    s_accept (result);
     Basalt__V1__Work *w = s_work_new ();
     Basalt__V1__StatusWork *sw = malloc (sizeof *sw);
     if (!sw)
@@ -1039,6 +1049,13 @@ cache_model_commit_begin (cache_model_t *self, const Basalt__V1__Commit *commit,
     return cc;
 }
 
+void
+cache_model_commit_consume (cache_commit_t *cc, Basalt__V1__Commit *commit)
+{
+    if (commit == cc->commit)
+        cc->owned = commit;
+}
+
 bool
 cache_model_commit_step (cache_model_t *self, cache_commit_t *cc, size_t budget,
                          cache_work_fn *fn, void *arg)
@@ -1051,6 +1068,12 @@ cache_model_commit_step (cache_model_t *self, cache_commit_t *cc, size_t budget,
         size_t g = cc->next_job++;
         s_commit_gang (self, cc, g, fn, arg);
         done += cc->start[g + 1] - cc->start[g];
+        if (cc->owned)
+            for (size_t k = cc->start[g]; k < cc->start[g + 1]; k++) {
+                protobuf_c_message_free_unpacked (&cc->owned->placements[cc->order[k]]->base,
+                                                  NULL);
+                cc->owned->placements[cc->order[k]] = NULL;
+            }
     }
     while (cc->next_eviction < commit->n_evictions && done < budget) {
         s_commit_eviction (self, cc, cc->next_eviction++, fn, arg);

@@ -385,7 +385,8 @@ s_handle_commit_result (void *arg, bas_msg_t *msg)
     if (!self->commit_in_flight || !r->session_id || strcmp (r->session_id, self->session_id) != 0)
         return 0;  // an answer to a commit we gave up on
     self->commit_in_flight = false;
-    size_t accepted = 0, rejected = 0;
+    //  The cache counts the accepted proposals and lists the rejected.
+    size_t accepted = r->has_accepted ? r->accepted : 0, rejected = 0;
     for (size_t i = 0; i < r->n_results; i++) {
         if (r->results[i]->accepted)
             accepted++;
@@ -404,7 +405,7 @@ s_handle_commit_result (void *arg, bas_msg_t *msg)
     //  next gang in, rejected placements are retried on a fresher view.
     //  Otherwise the next period comes soon enough (no busy loop while a
     //  gang stays pending).
-    if (r->n_results > 0) {
+    if (accepted + rejected > 0) {
         self->new_work = true;
         if (bas_replica_seq (self->replica) >= self->wait_seq)
             s_trigger (self);
