@@ -6,7 +6,8 @@
     and their G pods each (schedulerName basalt, the group-name annotation,
     500m / 1Gi requests). The first K gangs are already placed: their pods
     carry spec.nodeName and no status, which the simulator turns into a
-    Running pod as a kubelet would, and their PodGroup is Running.
+    Running pod as a kubelet would, and their PodGroup is Running with the
+    Scheduled condition the gang plugin writes when it places a gang.
 
     Design note: written with fprintf, not built as one cJSON tree: the
     restart case has 150,000 pods and the tree would cost more memory than
@@ -72,7 +73,14 @@ s_write_gang (FILE *f, const bench_scale_t *scale, long g)
              "\"minResources\":{\"cpu\":\"%ldm\",\"memory\":\"%ldMi\"}},",
              gang, BENCH_NAMESPACE, scale->gang_size, BENCH_QUEUE, cpu, mem);
     if (running)
-        fprintf (f, "\"status\":{\"phase\":\"Running\",\"running\":%ld}}", scale->gang_size);
+        //  As Volcano's (and Basalt's) gang plugin left it when the gang
+        //  was placed: Running, with its Scheduled condition.
+        fprintf (f,
+                 "\"status\":{\"phase\":\"Running\",\"running\":%ld,\"conditions\":[{"
+                 "\"type\":\"Scheduled\",\"status\":\"True\",\"transitionID\":\"bench\","
+                 "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\","
+                 "\"reason\":\"tasks in gang are ready to be scheduled\"}]}}",
+                 scale->gang_size);
     else
         fprintf (f, "\"status\":{\"phase\":\"Pending\"}}");
     for (long m = 0; m < scale->gang_size; m++) {
