@@ -157,6 +157,21 @@ bas_metrics_reset (bas_metrics_t *self, const char *name)
     zhashx_purge (f->series);   // frees the series
 }
 
+void
+bas_metrics_take_series (bas_metrics_t *self, bas_metrics_t *from, const char *name)
+{
+    s_family_t *f = zhashx_lookup (self->families, name);
+    s_family_t *g = zhashx_lookup (from->families, name);
+    if (!f || !g || f->type != g->type)
+        return;
+    zhashx_t *series = f->series;
+    zlistx_t *order = f->order;
+    f->series = g->series;
+    f->order = g->order;
+    g->series = series;
+    g->order = order;
+}
+
 char *
 bas_metrics_escape (char *buf, size_t len, const char *value)
 {

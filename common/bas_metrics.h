@@ -43,6 +43,12 @@ void bas_metrics_set_total (bas_metrics_t *self, const char *name, const char *l
 //  left), as Volcano deletes the series of a job that left the cache.
 void bas_metrics_reset (bas_metrics_t *self, const char *name);
 
+//  Replace the series of family `name` with those of the same family in
+//  `from` (another registry that describes it), which gets the old ones.
+//  O(1): a family recomputed elsewhere (by a zactor that owns `from` until
+//  it hands it over) changes at once, with no scrape seeing it half done.
+void bas_metrics_take_series (bas_metrics_t *self, bas_metrics_t *from, const char *name);
+
 //  Write `value` into buf as a label value's content (\\, \" and \n
 //  escaped; the quotes are the caller's), cut to fit. Returns buf.
 char *bas_metrics_escape (char *buf, size_t len, const char *value);

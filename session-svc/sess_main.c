@@ -23,7 +23,8 @@
     latency, schedule attempts, unscheduled tasks per job, the queue
     gauges) so that dashboards built for Volcano work unchanged; the
     queue gauges and PodGroup phase counts are recomputed from the replica
-    every SESS_GAUGES_MS (bas_usage), outside the scheduling core.
+    every SESS_GAUGES_MS (bas_usage), outside the scheduling core, by the
+    worker into a registry of its own whose series the reactor takes over.
 */
 #include "bas_replica.h"
 #include "bas_sock.h"
@@ -86,7 +87,7 @@ typedef struct {
     size_t placements, statuses, pod_conditions, evictions;
     bool plan;                    // a session (else only the usage below)
     bool want_usage;              // compute the usage for the gauges too
-    bas_usage_t *usage;           // then: what queues and jobs hold (borrows from the store)
+    bas_metrics_t *gauges;        // then: the gauge families, recomputed
 } s_job_t;
 
 typedef struct {
@@ -238,23 +239,26 @@ s_queue_res (bas_metrics_t *m, const char *kind, const char *qlabel, const bas_r
 //  Queue gauges, unscheduled tasks per job and PodGroup phases, from the
 //  replica. Series of queues and jobs that left are dropped, as Volcano
 //  deletes them.
+//  The gauge families recomputed from the replica.
+static const char *const s_gauge_families[] = {
+    "volcano_queue_allocated_milli_cpu",  "volcano_queue_allocated_memory_bytes",
+    "volcano_queue_allocated_scalar_resources", "volcano_queue_request_milli_cpu",
+    "volcano_queue_request_memory_bytes", "volcano_queue_request_scalar_resources",
+    "volcano_queue_deserved_milli_cpu",   "volcano_queue_deserved_memory_bytes",
+    "volcano_queue_deserved_scalar_resources", "volcano_queue_capacity_milli_cpu",
+    "volcano_queue_capacity_memory_bytes", "volcano_queue_capacity_scalar_resources",
+    "volcano_queue_inqueue_milli_cpu",    "volcano_queue_inqueue_memory_bytes",
+    "volcano_queue_inqueue_scalar_resources", "volcano_queue_weight",
+    "basalt_podgroups",                   "volcano_unschedule_task_count",
+    "volcano_unschedule_job_count",
+};
+#define S_GAUGE_FAMILIES (sizeof s_gauge_families / sizeof s_gauge_families[0])
+
+//  Fill `m`, a registry of the gauge families only, from the usage: done
+//  by the worker, which hands the series over (bas_metrics_take_series).
 static void
-s_apply_gauges (sess_t *self, bas_usage_t *usage)
+s_apply_gauges (bas_metrics_t *m, bas_usage_t *usage)
 {
-    bas_metrics_t *m = self->metrics;
-    static const char *const families[] = {
-        "volcano_queue_allocated_milli_cpu",  "volcano_queue_allocated_memory_bytes",
-        "volcano_queue_allocated_scalar_resources", "volcano_queue_request_milli_cpu",
-        "volcano_queue_request_memory_bytes", "volcano_queue_request_scalar_resources",
-        "volcano_queue_deserved_milli_cpu",   "volcano_queue_deserved_memory_bytes",
-        "volcano_queue_deserved_scalar_resources", "volcano_queue_capacity_milli_cpu",
-        "volcano_queue_capacity_memory_bytes", "volcano_queue_capacity_scalar_resources",
-        "volcano_queue_inqueue_milli_cpu",    "volcano_queue_inqueue_memory_bytes",
-        "volcano_queue_inqueue_scalar_resources", "volcano_queue_weight",
-        "basalt_podgroups",                   "volcano_unschedule_task_count",
-    };
-    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
-        bas_metrics_reset (m, families[i]);
     for (size_t i = 0; i < bas_usage_queue_count (usage); i++) {
         const bas_usage_queue_t *q = bas_usage_queue (usage, i);
         char qlabel[160], labels[256];
@@ -523,8 +527,14 @@ s_job_send (sess_t *self, s_job_t *job)
 static void
 s_work (s_job_t *job)
 {
-    if (job->want_usage)
-        job->usage = bas_usage_new (job->store);
+    if (job->want_usage) {
+        bas_usage_t *usage = bas_usage_new (job->store);
+        job->gauges = bas_metrics_new ();
+        for (size_t i = 0; i < S_GAUGE_FAMILIES; i++)
+            bas_metrics_describe (job->gauges, s_gauge_families[i], BAS_METRIC_GAUGE, "", NULL, 0);
+        s_apply_gauges (job->gauges, usage);
+        bas_usage_destroy (&usage);
+    }
     if (!job->plan)
         return;
     Basalt__V1__Commit *commit = sess_run (job->store, job->conf, &job->params);
@@ -590,9 +600,10 @@ s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
     if (!job || job != self->job)
         return 0;
     self->job = NULL;
-    if (job->usage) {
-        s_apply_gauges (self, job->usage);  // before the store changes again
-        bas_usage_destroy (&job->usage);
+    if (job->gauges) {
+        for (size_t i = 0; i < S_GAUGE_FAMILIES; i++)
+            bas_metrics_take_series (self->metrics, job->gauges, s_gauge_families[i]);
+        bas_metrics_destroy (&job->gauges);
     }
     double ms = (double) (bas_mono_ms () - job->start_ms);
     const char *sid = job->sid;
@@ -779,7 +790,7 @@ done:
     }
     if (self.job) {
         zframe_destroy (&self.job->commit);
-        bas_usage_destroy (&self.job->usage);
+        bas_metrics_destroy (&self.job->gauges);
         free (self.job);
     }
     bas_replica_destroy (&self.replica);

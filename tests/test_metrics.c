@@ -262,6 +262,39 @@ test_many_series (void **state)
     bas_metrics_destroy (&m);
 }
 
+//  A family recomputed in another registry is taken over whole: the new
+//  series replace the old (those of a job that left are gone), the HELP
+//  text stays, and the other registry gets the old series.
+static void
+test_take_series (void **state)
+{
+    (void) state;
+    bas_metrics_t *m = bas_metrics_new ();
+    bas_metrics_describe (m, "volcano_unschedule_task_count", BAS_METRIC_GAUGE, "Tasks.", NULL, 0);
+    bas_metrics_describe (m, "basalt_other", BAS_METRIC_GAUGE, "Other.", NULL, 0);
+    bas_metrics_set (m, "volcano_unschedule_task_count", "job_id=\"a\"", 3);
+    bas_metrics_set (m, "volcano_unschedule_task_count", "job_id=\"gone\"", 1);
+    bas_metrics_set (m, "basalt_other", NULL, 9);
+    bas_metrics_t *fresh = bas_metrics_new ();
+    bas_metrics_describe (fresh, "volcano_unschedule_task_count", BAS_METRIC_GAUGE, "", NULL, 0);
+    bas_metrics_describe (fresh, "basalt_other", BAS_METRIC_COUNTER, "", NULL, 0);
+    bas_metrics_set (fresh, "volcano_unschedule_task_count", "job_id=\"a\"", 2);
+    bas_metrics_set (fresh, "volcano_unschedule_task_count", "job_id=\"b\"", 5);
+    bas_metrics_take_series (m, fresh, "volcano_unschedule_task_count");
+    bas_metrics_take_series (m, fresh, "basalt_other");    // another type: refused
+    bas_metrics_take_series (m, fresh, "basalt_unknown");  // in neither: nothing
+    char *text = s_render_valid (m);
+    assert_non_null (strstr (text, "# HELP volcano_unschedule_task_count Tasks.\n"));
+    assert_true (s_sample (text, "volcano_unschedule_task_count{job_id=\"a\"}") == 2);
+    assert_true (s_sample (text, "volcano_unschedule_task_count{job_id=\"b\"}") == 5);
+    assert_null (strstr (text, "gone"));
+    assert_true (s_sample (text, "basalt_other") == 9);
+    free (text);
+    assert_true (bas_metrics_get (fresh, "volcano_unschedule_task_count", "job_id=\"gone\"") == 1);
+    bas_metrics_destroy (&fresh);
+    bas_metrics_destroy (&m);
+}
+
 int
 main (void)
 {
@@ -269,6 +302,7 @@ main (void)
         cmocka_unit_test (test_validator_rejects), cmocka_unit_test (test_counters),
         cmocka_unit_test (test_gauges),            cmocka_unit_test (test_histograms),
         cmocka_unit_test (test_empty),             cmocka_unit_test (test_many_series),
+        cmocka_unit_test (test_take_series),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
