@@ -52,7 +52,7 @@
 #define BAS_KUBE_BACKOFF_BASE_MS 100                  // first retry delay
 #define BAS_KUBE_BACKOFF_MAX_MS 10000                 // retry delay cap
 #define BAS_KUBE_RETRY_AFTER_MAX_S 60                 // cap on a server's Retry-After
-#define BAS_KUBE_LIST_LIMIT 500                       // items per list page
+#define BAS_KUBE_LIST_LIMIT 250                       // items per list page (one turn each)
 #define BAS_KUBE_WATCH_TIMEOUT_MIN_S 300              // watch timeoutSeconds, random in [min, max]
 #define BAS_KUBE_WATCH_TIMEOUT_MAX_S 600
 #define BAS_KUBE_WATCH_GUARD_S 60                    // client-side cut-off beyond timeoutSeconds
@@ -1938,21 +1938,22 @@ s_list_complete (bas_kube_informer_t *inf, s_req_t *req, CURLcode res, long code
     }
     free (inf->list_rv);
     inf->list_rv = s_strdup (rv);
+    //  Ask for the next page first: the server builds it while this one
+    //  is delivered.
+    const char *cont = s_json_str (meta, "continue");
+    bool more = cont && *cont;
+    if (more)
+        s_informer_list (inf, cont);
+    unsigned gen = inf->req_gen;
     const cJSON *array = cJSON_IsArray (items) ? items : NULL;
     const cJSON *item;
     cJSON_ArrayForEach (item, array)
     {
         s_informer_upsert (inf, item);
     }
-    const char *cont = s_json_str (meta, "continue");
-    if (cont && *cont) {
-        char *next = s_strdup (cont);
-        cJSON_Delete (list);
-        s_informer_list (inf, next);
-        free (next);
-        return;
-    }
     cJSON_Delete (list);
+    if (more || inf->req_gen != gen)
+        return;
     s_informer_sweep (inf);
     s_informer_set_rv (inf, inf->list_rv);
     inf->failures = 0;

@@ -595,7 +595,7 @@ test_list_paging_then_watch (void **state)
     assert_int_equal (w.rec.ev[3].type, BAS_KUBE_SYNCED);
     assert_int_equal (w.rec.ev[4].type, BAS_KUBE_ADDED);
 
-    //  The three list pages asked for limit=500; the watch started at the
+    //  The three list pages asked for limit=250; the watch started at the
     //  list's resourceVersion with bookmarks and a timeout.
     hreq_t req = {0};
     char val[256];
@@ -603,7 +603,7 @@ test_list_paging_then_watch (void **state)
     for (int i = 0; srv_request (w.srv, i, &req); i++)
         if (!req.watch) {
             lists++;
-            assert_string_equal (s_query (req.query, "limit", val, sizeof val), "500");
+            assert_string_equal (s_query (req.query, "limit", val, sizeof val), "250");
             assert_string_equal (s_query (req.query, "labelSelector", val, sizeof val), "app%3Dx");
             assert_string_equal (req.path, "/api/v1/pods");
         }
