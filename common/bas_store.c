@@ -338,7 +338,7 @@ struct _bas_store_cursor_t {
     size_t next;                    // the next one to pack
     uint32_t part;                  // the next part's number
     Basalt__V1__ObjectKind *kinds;  // [n]
-    char **keys;                    // [n], pointing into text
+    size_t *offsets;                // [n], of each key in text
     char *text;                     // every key, NUL-terminated, one allocation
 };
 
@@ -356,27 +356,33 @@ bas_store_cursor_new_kind (bas_store_t *self, Basalt__V1__ObjectKind kind)
         abort ();
     int first = kind > 0 && kind < S_KINDS ? (int) kind : 1;
     int last = kind > 0 && kind < S_KINDS ? (int) kind + 1 : S_KINDS;
-    size_t len = 0;
-    for (int k = first; k < last; k++) {
-        c->n += zhashx_size (self->tables[k]);
-        for (void *o = zhashx_first (self->tables[k]); o; o = zhashx_next (self->tables[k]))
-            len += strlen ((const char *) zhashx_cursor (self->tables[k])) + 1;
-    }
-    c->kinds = calloc (c->n ? c->n : 1, sizeof *c->kinds);
-    c->keys = calloc (c->n ? c->n : 1, sizeof *c->keys);
-    c->text = malloc (len ? len : 1);
-    if (!c->kinds || !c->keys || !c->text)
-        abort ();
-    size_t i = 0, at = 0;
     for (int k = first; k < last; k++)
-        for (void *o = zhashx_first (self->tables[k]); o; o = zhashx_next (self->tables[k])) {
+        c->n += zhashx_size (self->tables[k]);
+    //  One walk of the tables: keys are copied end to end into one buffer
+    //  (grown as needed, uids are 36 bytes) and found by their offsets.
+    size_t cap = c->n * 40 + 64, at = 0, i = 0;
+    c->kinds = malloc ((c->n ? c->n : 1) * sizeof *c->kinds);
+    c->offsets = malloc ((c->n ? c->n : 1) * sizeof *c->offsets);
+    c->text = malloc (cap);
+    if (!c->kinds || !c->offsets || !c->text)
+        abort ();
+    for (int k = first; k < last; k++)
+        for (void *o = zhashx_first (self->tables[k]); o && i < c->n;
+             o = zhashx_next (self->tables[k])) {
             const char *key = zhashx_cursor (self->tables[k]);
             size_t klen = strlen (key) + 1;
+            if (at + klen > cap) {
+                cap = (at + klen) * 2;
+                c->text = realloc (c->text, cap);
+                if (!c->text)
+                    abort ();
+            }
             memcpy (c->text + at, key, klen);
             c->kinds[i] = (Basalt__V1__ObjectKind) k;
-            c->keys[i++] = c->text + at;
+            c->offsets[i++] = at;
             at += klen;
         }
+    c->n = i;
     return c;
 }
 
@@ -387,7 +393,7 @@ bas_store_cursor_destroy (bas_store_cursor_t **self_p)
         return;
     bas_store_cursor_t *self = *self_p;
     free (self->kinds);
-    free (self->keys);
+    free (self->offsets);
     free (self->text);
     free (self);
     *self_p = NULL;
@@ -400,7 +406,7 @@ bas_store_cursor_next (bas_store_cursor_t *self, Basalt__V1__ObjectKind *kind_p)
         return NULL;
     if (kind_p)
         *kind_p = self->kinds[self->next];
-    return self->keys[self->next++];
+    return self->text + self->offsets[self->next++];
 }
 
 size_t
@@ -424,7 +430,8 @@ bas_store_pack_part (bas_store_t *self, bas_store_cursor_t *cursor, size_t max,
     size_t n = 0;
     for (size_t i = 0; i < take; i++) {
         size_t at = cursor->next + i;
-        Basalt__V1__Object *o = zhashx_lookup (self->tables[cursor->kinds[at]], cursor->keys[at]);
+        Basalt__V1__Object *o =
+            zhashx_lookup (self->tables[cursor->kinds[at]], cursor->text + cursor->offsets[at]);
         if (o)
             objects[n++] = o;
     }
