@@ -373,6 +373,20 @@ test_create_and_get (void **state)
     (void)state;
     s_sim_t sim;
     s_start (&sim, NULL);
+    //  Nothing is created in a namespace that does not exist (the
+    //  NamespaceLifecycle admission plugin's 404).
+    const char *new_pod = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\"},"
+                          "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}";
+    char *out = NULL;
+    assert_int_equal (s_req (&sim, "POST", "/api/v1/namespaces/ns-new/pods", NULL, new_pod, &out),
+                      404);
+    assert_string_equal (out, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                              "\"status\":\"Failure\",\"message\":\"namespaces \\\"ns-new\\\" "
+                              "not found\",\"reason\":\"NotFound\",\"details\":{\"name\":"
+                              "\"ns-new\",\"kind\":\"namespaces\"},\"code\":404}\n");
+    free (out);
+    assert_int_equal (util_http_get (sim.port, "/api/v1/namespaces/ns-new", NULL), 404);
+    s_ensure_namespace (&sim, "ns-new");
     unsigned long long last = 0;
     for (int i = 0; i < 5; i++) {
         cJSON *pod = s_send (
@@ -393,8 +407,6 @@ test_create_and_get (void **state)
         assert_string_equal (s_str (pod, "spec.schedulerName"), "default-scheduler");
         cJSON_Delete (pod);
     }
-    //  The namespace exists now.
-    cJSON_Delete (s_get_json (&sim, "/api/v1/namespaces/ns-new", 200));
 
     //  PodGroup create, then a duplicate: 409 with the grouped shape.
     const char *pg =
@@ -437,7 +449,7 @@ test_create_and_get (void **state)
     assert_int_equal (
         s_req (&sim, "POST", "/api/v1/namespaces/default/pods", NULL,
                "{\"metadata\":{\"name\":\"p-pc\"},\"spec\":{\"priorityClassName\":\"high\","
-               "\"containers\":[]}}",
+               "\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}",
                &body),
         403);
     assert_non_null (strstr (body, "no PriorityClass with name high was found"));
@@ -449,7 +461,7 @@ test_create_and_get (void **state)
     cJSON *pod =
         s_send (&sim, "POST", "/api/v1/namespaces/default/pods", NULL,
                 "{\"metadata\":{\"name\":\"p-pc\"},\"spec\":{\"priorityClassName\":\"high\","
-                "\"containers\":[]}}",
+                "\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}",
                 201);
     assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pod, "spec"), "priority")->valueint,
                       1000);

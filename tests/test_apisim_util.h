@@ -223,11 +223,11 @@ s_send (s_sim_t *sim, const char *method, const char *path, const char *ct, cons
     return json;
 }
 
-static inline const char *
-s_str (const cJSON *obj, const char *path)
+//  The node at a dotted path; a number indexes an array; "\\." is a dot
+//  inside a key (annotation names). NULL when there is none.
+static inline const cJSON *
+s_at (const cJSON *obj, const char *path)
 {
-    //  Dotted path; a number indexes an array; "\\." is a dot inside a key
-    //  (annotation names).
     char part[256];
     const cJSON *node = obj;
     while (node && *path) {
@@ -244,6 +244,13 @@ s_str (const cJSON *obj, const char *path)
             node = cJSON_GetObjectItemCaseSensitive (node, part);
         path += i + (path[i] == '.' ? 1 : 0);
     }
+    return node;
+}
+
+static inline const char *
+s_str (const cJSON *obj, const char *path)
+{
+    const cJSON *node = s_at (obj, path);
     return cJSON_IsString (node) ? node->valuestring : NULL;
 }
 
@@ -265,10 +272,27 @@ s_fixture (const char *name)
     return text;
 }
 
+//  Create namespace ns unless it exists (the simulator, like a real API
+//  server, creates nothing in a namespace that does not exist).
+static inline void
+s_ensure_namespace (s_sim_t *sim, const char *ns)
+{
+    char path[256], body[512];
+    snprintf (path, sizeof path, "/api/v1/namespaces/%s", ns);
+    if (util_http_get (sim->port, path, NULL) == 200)
+        return;
+    snprintf (body, sizeof body,
+              "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
+              ns);
+    cJSON_Delete (s_send (sim, "POST", "/api/v1/namespaces", NULL, body, 201));
+}
+
+//  Create a pod (and its namespace when it has none yet).
 static inline void
 s_create_pod (s_sim_t *sim, const char *ns, const char *name, const char *labels_json,
               const char *node)
 {
+    s_ensure_namespace (sim, ns);
     char body[1024], path[256];
     snprintf (
         body, sizeof body,

@@ -79,7 +79,13 @@ sim_api_new (const sim_api_config_t *cfg)
                                                    cfg->stop_delay_ms)
                                 : NULL;
     self->ctrl = sim_ctrl_new (self);
-    if (!self->store || !self->hub || !self->kubelet || !self->ctrl) {
+    char err[512] = "";
+    self->crds = sim_crds_new (err, sizeof err);
+    if (!self->crds)
+        bas_error ("crds_invalid", "reason=\"%s\"", err);
+    self->schema = sim_schema_new ();
+    if (!self->store || !self->hub || !self->kubelet || !self->ctrl || !self->crds ||
+        !self->schema) {
         sim_api_destroy (&self);
         return NULL;
     }
@@ -108,6 +114,8 @@ sim_api_destroy (sim_api_t **self_p)
         s_snapshot_free (&self->snapshots[i]);
     sim_kubelet_destroy (&self->kubelet);
     sim_ctrl_destroy (&self->ctrl);
+    sim_crds_destroy (&self->crds);
+    sim_schema_destroy (&self->schema);
     for (size_t i = 0; i < self->ntokens; i++)
         free (self->tokens[i]);
     free (self->tokens);
@@ -457,6 +465,19 @@ sim_ctx_not_found (sim_ctx_t *ctx, const char *name)
 }
 
 void
+sim_ctx_namespace_not_found (sim_ctx_t *ctx)
+{
+    char message[600];
+    snprintf (message, sizeof message, "namespaces \"%s\" not found", ctx->ns);
+    sim_status_t st = {.code = 404,
+                       .reason = "NotFound",
+                       .message = message,
+                       .name = ctx->ns,
+                       .kind = "namespaces"};
+    s_reply_status (ctx, &st);
+}
+
+void
 sim_ctx_invalid (sim_ctx_t *ctx, const char *name, const char *field, const char *cause,
                  const char *detail)
 {
@@ -483,6 +504,29 @@ sim_ctx_invalid (sim_ctx_t *ctx, const char *name, const char *field, const char
                        .causes = causes};
     s_reply_status (ctx, &st);
     cJSON_Delete (causes);
+}
+
+void
+sim_ctx_invalid_errors (sim_ctx_t *ctx, const char *name, const sim_field_errors_t *errs)
+{
+    sim_buf_t message = {0};
+    if (ctx->kind->group[0])
+        sim_buf_printf (&message, "%s.%s", ctx->kind->kind, ctx->kind->group);
+    else
+        sim_buf_puts (&message, ctx->kind->kind);
+    sim_buf_printf (&message, " \"%s\" is invalid: ", name ? name : "");
+    sim_field_errors_message (errs, &message);
+    cJSON *causes = sim_field_errors_causes (errs);
+    sim_status_t st = {.code = 422,
+                       .reason = "Invalid",
+                       .message = message.data,
+                       .name = name ? name : "",
+                       .group = ctx->kind->group,
+                       .kind = ctx->kind->kind,
+                       .causes = causes};
+    s_reply_status (ctx, &st);
+    cJSON_Delete (causes);
+    sim_buf_clear (&message);
 }
 
 //  Go's JSON decoder keeps the last of duplicate keys; cJSON keeps them

@@ -8,11 +8,14 @@
 
 #include "sim_api.h"
 #include "sim_buf.h"
+#include "sim_crd.h"
 #include "sim_ctrl.h"
 #include "sim_fault.h"
+#include "sim_field.h"
 #include "sim_defaults.h"
 #include "sim_kubelet.h"
 #include "sim_rand.h"
+#include "sim_schema.h"
 
 typedef struct {
     const sim_kind_t *kind; // resource of the snapshot, NULL when the slot is free
@@ -28,6 +31,8 @@ struct _sim_api_t {
     sim_watch_hub_t *hub;                        // live watches
     sim_kubelet_t *kubelet;                      // pod lifecycle
     sim_ctrl_t *ctrl;                            // garbage collector, Deployment/ReplicaSet
+    sim_crds_t *crds;                            // the CRDs served (their schemas)
+    sim_schema_t *schema;                        // validator of custom resources
     sim_fault_t faults;                          // injected failures
     sim_rand_t rand;                             // uids, suffixes, jitter
     int port;                                    // for discovery
@@ -62,11 +67,16 @@ void sim_ctx_reply_buf (sim_ctx_t *ctx, int code, sim_buf_t *buf);
 void sim_ctx_fail (sim_ctx_t *ctx, int code, const char *reason, const char *name,
                    const char *details_kind, const char *fmt, ...)
     __attribute__ ((format (printf, 6, 7)));
+//  404 `namespaces "<ctx->ns>" not found` (NamespaceLifecycle).
+void sim_ctx_namespace_not_found (sim_ctx_t *ctx);
 //  404 `<gr> "<name>" not found`.
 void sim_ctx_not_found (sim_ctx_t *ctx, const char *name);
 //  422 Invalid on one field: `<Kind>[.group] "<name>" is invalid: <field>: <detail>`.
 void sim_ctx_invalid (sim_ctx_t *ctx, const char *name, const char *field, const char *cause,
                       const char *detail);
+//  422 Invalid with every error of errs: `<Kind>[.group] "<name>" is
+//  invalid: <aggregate>`, one cause per error.
+void sim_ctx_invalid_errors (sim_ctx_t *ctx, const char *name, const sim_field_errors_t *errs);
 //  The request body parsed as a JSON object (owned by the caller), or NULL
 //  after replying 400.
 cJSON *sim_ctx_body_json (sim_ctx_t *ctx);

@@ -20,6 +20,7 @@
 #include "sim_clock.h"
 #include "sim_patch.h"
 #include "sim_status.h"
+#include "sim_valid.h"
 
 #define S_MODIFIED                                                                                 \
     "the object has been modified; please apply your changes to the latest version and try again"
@@ -379,6 +380,40 @@ sim_api_set_condition (cJSON *pod, const char *type, const char *reason, const c
 }
 
 // ---------------------------------------------------------------------------
+// Validation
+
+//  What the API server does to an object before it stores it (stored
+//  form, changed in place): a custom resource is pruned to its CRD's
+//  schema, defaulted and validated against it on every write; a new
+//  object's metadata.name is checked, and a new built-in object's spec
+//  (pods). Returns 0, or -1 after replying 422 Invalid with every error.
+static int
+s_validate (sim_ctx_t *ctx, cJSON *obj, bool create)
+{
+    sim_api_t *api = ctx->api;
+    sim_field_errors_t *errs = sim_field_errors_new ();
+    if (create)
+        sim_valid_meta (ctx->kind, obj, errs);
+    const cJSON *schema = sim_crds_schema (api->crds, ctx->kind);
+    if (schema) {
+        sim_schema_prune (schema, obj, true);
+        sim_schema_default (schema, obj);
+        sim_schema_validate (api->schema, schema, obj, "", errs);
+    } else if (create)
+        sim_valid_spec (ctx->kind, obj, errs);
+    int rc = 0;
+    if (sim_field_errors_count (errs)) {
+        const char *name = sim_json_str (obj, "metadata.name");
+        sim_ctx_invalid_errors (ctx, name ? name : "", errs);
+        bas_debug ("invalid", "resource=%s name=%s errors=%zu", ctx->kind->resource,
+                   name ? name : "", sim_field_errors_count (errs));
+        rc = -1;
+    }
+    sim_field_errors_destroy (&errs);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------
 // create
 
 //  Store a prepared new object (takes *json_p) and start a pod created on a
@@ -436,6 +471,12 @@ sim_api_create (sim_ctx_t *ctx)
             goto done;
         }
         sim_json_set_str (meta, "namespace", ctx->ns);
+        //  The NamespaceLifecycle admission plugin: nothing is created in
+        //  a namespace that does not exist.
+        if (!sim_store_get (api->store, sim_kind_get (SIM_KIND_NAMESPACES), NULL, ctx->ns)) {
+            sim_ctx_namespace_not_found (ctx);
+            goto done;
+        }
     } else
         cJSON_DeleteItemFromObjectCaseSensitive (meta, "namespace");
     const char *rv = sim_json_str (meta, "resourceVersion");
@@ -467,9 +508,9 @@ sim_api_create (sim_ctx_t *ctx)
                       "%s \"%s\" already exists", ctx->gr, name);
         goto done;
     }
-    if (ctx->kind->namespaced)
-        sim_api_ensure_namespace (api, ctx->ns);
     if (sim_api_prepare_new (api, ctx, ctx->kind, json, false) != 0)
+        goto done;
+    if (s_validate (ctx, json, true) != 0)
         goto done;
     sim_obj_t *obj = s_store_new (api, ctx->kind, &json);
     if (!obj) {
@@ -573,6 +614,8 @@ s_commit (sim_ctx_t *ctx, sim_obj_t *old, cJSON *next)
         double gen = cJSON_IsNumber (g) ? g->valuedouble : 0;
         sim_json_set (sim_json_obj (next, "metadata"), "generation", cJSON_CreateNumber (gen + 1));
     }
+    if (s_validate (ctx, next, false) != 0)
+        goto done;
     //  A write that changes nothing is answered with the current object.
     if (cJSON_Compare (next, old->json, true)) {
         sim_ctx_reply_obj (ctx, 200, old);

@@ -91,7 +91,8 @@ sim_server_run (const sim_options_t *opts)
     char err[1024] = "";
     sim_api_t *api = sim_api_new (&opts->api);
     if (!api) {
-        bas_error ("start_failed", "reason=\"out of memory\"");
+        bas_error ("start_failed", "reason=\"the API could not be created (out of memory, or "
+                   "the embedded CRDs are unusable: see crds_invalid)\"");
         return 1;
     }
     for (int i = 0; i < opts->nloads; i++) {

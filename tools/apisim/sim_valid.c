@@ -1,0 +1,151 @@
+/*  sim_valid: see sim_valid.h. Messages are apimachinery's
+    (pkg/util/validation: IsDNS1123Subdomain, IsDNS1123Label, RegexError,
+    MaxLenError) and kube-apiserver's pod validation field paths.
+*/
+#include "sim_valid.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim_obj.h"
+
+#define S_LABEL_FMT "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+#define S_SUBDOMAIN_FMT S_LABEL_FMT "(\\." S_LABEL_FMT ")*"
+#define S_LABEL_MAX 63
+#define S_SUBDOMAIN_MAX 253
+#define S_SUBDOMAIN_MSG                                                                            \
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "   \
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "  \
+    "for validation is '" S_SUBDOMAIN_FMT "')"
+#define S_LABEL_MSG                                                                                \
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "   \
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "     \
+    "used for validation is '" S_LABEL_FMT "')"
+
+static bool
+s_alnum (char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+//  [a-z0-9]([-a-z0-9]*[a-z0-9])? over text[0..len).
+static bool
+s_is_label (const char *text, size_t len)
+{
+    if (len == 0 || !s_alnum (text[0]) || !s_alnum (text[len - 1]))
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!s_alnum (text[i]) && text[i] != '-')
+            return false;
+    return true;
+}
+
+//  Labels joined by '.'.
+static bool
+s_is_subdomain (const char *text)
+{
+    const char *start = text;
+    for (const char *p = text;; p++) {
+        if (*p == '.' || *p == 0) {
+            if (!s_is_label (start, (size_t)(p - start)))
+                return false;
+            if (*p == 0)
+                return true;
+            start = p + 1;
+        }
+    }
+}
+
+//  Add the errors of a name (or, with prefix, a generateName) on `field`.
+static void
+s_check_name (const char *name, bool label, bool prefix, const char *field,
+              sim_field_errors_t *errs)
+{
+    char masked[512];
+    snprintf (masked, sizeof masked, "%s", name);
+    size_t len = strlen (masked);
+    //  A generateName may end in '-': it is checked as if the dash were a
+    //  letter (maskTrailingDash).
+    if (prefix && len > 1 && masked[len - 1] == '-')
+        masked[len - 1] = 'a';
+    size_t max = label ? S_LABEL_MAX : S_SUBDOMAIN_MAX;
+    if (strlen (name) > max) {
+        char detail[64];
+        snprintf (detail, sizeof detail, "must be no more than %zu characters", max);
+        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, name, detail);
+    }
+    if (label) {
+        if (!s_is_label (masked, strlen (masked)))
+            sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, name,
+                                      s_is_subdomain (masked) ? "must not contain dots"
+                                                              : S_LABEL_MSG);
+    } else if (!s_is_subdomain (masked))
+        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, name, S_SUBDOMAIN_MSG);
+}
+
+void
+sim_valid_meta (const sim_kind_t *kind, const cJSON *obj, sim_field_errors_t *errs)
+{
+    bool label = kind->id == SIM_KIND_NAMESPACES;
+    const char *gen = sim_json_str (obj, "metadata.generateName");
+    if (gen && *gen)
+        s_check_name (gen, label, true, "metadata.generateName", errs);
+    const char *name = sim_json_str (obj, "metadata.name");
+    if (!name || !*name)
+        sim_field_errors_add (errs, SIM_FIELD_REQUIRED, "metadata.name", NULL,
+                              "name or generateName is required");
+    else
+        s_check_name (name, label, false, "metadata.name", errs);
+}
+
+//  The containers of one list (spec.containers or spec.initContainers).
+//  Names are unique across both lists: `seen` collects them.
+static void
+s_check_containers (const cJSON *list, const char *path, const char **seen, size_t *nseen,
+                    size_t max_seen, sim_field_errors_t *errs)
+{
+    int i = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach (c, list)
+    {
+        char field[256];
+        const char *name = sim_json_str (c, "name");
+        snprintf (field, sizeof field, "%s[%d].name", path, i);
+        if (!name || !*name)
+            sim_field_errors_add (errs, SIM_FIELD_REQUIRED, field, NULL, NULL);
+        else {
+            s_check_name (name, true, false, field, errs);
+            bool dup = false;
+            for (size_t j = 0; j < *nseen && !dup; j++)
+                dup = !strcmp (seen[j], name);
+            if (dup)
+                sim_field_errors_add_str (errs, SIM_FIELD_DUPLICATE, field, name, NULL);
+            else if (*nseen < max_seen)
+                seen[(*nseen)++] = name;
+        }
+        const char *image = sim_json_str (c, "image");
+        if (!image || !*image) {
+            snprintf (field, sizeof field, "%s[%d].image", path, i);
+            sim_field_errors_add (errs, SIM_FIELD_REQUIRED, field, NULL, NULL);
+        }
+        i++;
+    }
+}
+
+void
+sim_valid_spec (const sim_kind_t *kind, const cJSON *obj, sim_field_errors_t *errs)
+{
+    if (kind->id != SIM_KIND_PODS)
+        return;
+    const char *seen[256];
+    size_t nseen = 0;
+    const cJSON *containers = sim_json_at (obj, "spec.containers");
+    //  ValidatePodSpec's order: the containers (at least one), then the
+    //  init containers, whose names may not repeat a container's.
+    if (!cJSON_IsArray (containers) || cJSON_GetArraySize (containers) == 0)
+        sim_field_errors_add (errs, SIM_FIELD_REQUIRED, "spec.containers", NULL, NULL);
+    s_check_containers (containers, "spec.containers", seen, &nseen, 256, errs);
+    s_check_containers (sim_json_at (obj, "spec.initContainers"), "spec.initContainers", seen,
+                        &nseen, 256, errs);
+}

@@ -1,0 +1,30 @@
+/*  sim_valid: the validation of built-in kinds the simulator does on
+    create, the part of kube-apiserver's that clients run into:
+
+    - metadata.name (and generateName, as a prefix) of every kind: a
+      lowercase RFC 1123 subdomain (253 characters at most), a label (63)
+      for namespaces, with apimachinery's messages;
+    - pods: spec.containers is required; each container (and init
+      container) needs a name that is a lowercase RFC 1123 label, unique in
+      the pod, and an image.
+
+    Errors are field errors (sim_field.h) for the caller's 422 Invalid.
+    Custom resources are validated against their CRD's schema
+    (sim_schema.h); their names follow the same subdomain rule.
+*/
+#ifndef SIM_VALID_H
+#define SIM_VALID_H
+
+#include <cjson/cJSON.h>
+
+#include "sim_field.h"
+#include "sim_kind.h"
+
+//  Validate metadata.name and metadata.generateName of a new object of
+//  kind (stored form).
+void sim_valid_meta (const sim_kind_t *kind, const cJSON *obj, sim_field_errors_t *errs);
+
+//  Validate the kind-specific rules of a new built-in object (pods' spec).
+void sim_valid_spec (const sim_kind_t *kind, const cJSON *obj, sim_field_errors_t *errs);
+
+#endif
