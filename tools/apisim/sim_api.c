@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "bas_log.h"
 #include "bas_yaml.h"
@@ -35,6 +36,7 @@ sim_api_config_defaults (sim_api_config_t *cfg)
     cfg->bookmark_interval_ms = SIM_DEFAULT_BOOKMARK_INTERVAL_MS;
     cfg->min_request_timeout_s = SIM_DEFAULT_MIN_REQUEST_TIMEOUT_S;
     cfg->continue_ttl_ms = SIM_DEFAULT_CONTINUE_TTL_MS;
+    cfg->rv_wait_ms = SIM_DEFAULT_RV_WAIT_MS;
 }
 
 //  The store's one listener: watchers first (they must see the change as
@@ -311,11 +313,17 @@ sim_ctx_query (sim_ctx_t *ctx, const char *name)
     return ctx->req->query (ctx->req->query_arg, name);
 }
 
+//  A boolean query parameter (watch, allowWatchBookmarks,
+//  sendInitialEvents) as kube-apiserver decodes one
+//  (runtime.Convert_Slice_string_To_bool): absent, "0", or "false" in any
+//  letter case is false; any other value, "True", "t" and "" included, is
+//  true. It is never an error. (A name given without "=" reads as absent
+//  here: the HTTP layer cannot tell the two apart.)
 static bool
-s_query_true (sim_ctx_t *ctx, const char *name)
+s_query_bool (sim_ctx_t *ctx, const char *name)
 {
     const char *v = sim_ctx_query (ctx, name);
-    return v && (strcmp (v, "1") == 0 || strcmp (v, "true") == 0);
+    return v && strcmp (v, "0") != 0 && strcasecmp (v, "false") != 0;
 }
 
 void
@@ -619,9 +627,106 @@ sim_ctx_body_json (sim_ctx_t *ctx)
 // ---------------------------------------------------------------------------
 // Reads
 
+typedef enum { S_FRESH, S_WAIT, S_TOO_LARGE } s_fresh_t;
+
+//  Has the store reached resourceVersion `want`, which a read asked for
+//  (resourceVersion=N, "not older than")? kube-apiserver's watch cache
+//  waits up to 3 s (cfg.rv_wait_ms) for it and then fails the read with
+//  504 "Too large resource version". While the wait lasts the request is
+//  handed back to the HTTP layer to be asked again (resp->retry_ms), so
+//  the reactor never blocks.
+static s_fresh_t
+s_fresh (sim_ctx_t *ctx, uint64_t want)
+{
+    sim_api_t *api = ctx->api;
+    if (want <= sim_store_rv (api->store))
+        return S_FRESH;
+    int64_t now = sim_clock_mono_ms ();
+    int64_t first = ctx->req->first_ms ? ctx->req->first_ms : now;
+    int64_t left = first + api->cfg.rv_wait_ms - now;
+    if (left > 0) {
+        ctx->resp->retry_ms = left < SIM_RV_WAIT_POLL_MS ? left : SIM_RV_WAIT_POLL_MS;
+        return S_WAIT;
+    }
+    return S_TOO_LARGE;
+}
+
+//  The Status of a read whose resourceVersion never came
+//  (storage.NewTooLargeResourceVersionError: a Timeout with the cause
+//  ResourceVersionTooLarge and a retry after 1 s), into buf.
+static void
+s_too_large_status (sim_ctx_t *ctx, uint64_t want, sim_buf_t *buf)
+{
+    char message[160];
+    snprintf (message, sizeof message, "Timeout: Too large resource version: %llu, current: %llu",
+              (unsigned long long)want, (unsigned long long)sim_store_rv (ctx->api->store));
+    cJSON *causes = cJSON_CreateArray ();
+    cJSON *cause = cJSON_CreateObject ();
+    cJSON_AddStringToObject (cause, "reason", "ResourceVersionTooLarge");
+    cJSON_AddStringToObject (cause, "message", "Too large resource version");
+    cJSON_AddItemToArray (causes, cause);
+    sim_status_t st = {.code = 504,
+                       .reason = "Timeout",
+                       .message = message,
+                       .causes = causes,
+                       .retry_after_s = 1};
+    sim_status_append (buf, &st);
+    cJSON_Delete (causes);
+    bas_info ("resource_version_too_large", "resource=%s want=%llu current=%llu",
+              ctx->kind->resource, (unsigned long long)want,
+              (unsigned long long)sim_store_rv (ctx->api->store));
+}
+
+//  For a get or list: the resourceVersion asked for ("not older than"),
+//  parsed into *want_p; 0 means any (absent, "" or "0", or an exact or
+//  continued read). Returns 0, or -1 after replying 400 to a bad number.
+static int
+s_min_rv (sim_ctx_t *ctx, uint64_t *want_p)
+{
+    *want_p = 0;
+    const char *rv = sim_ctx_query (ctx, "resourceVersion");
+    const char *match = sim_ctx_query (ctx, "resourceVersionMatch");
+    const char *token = sim_ctx_query (ctx, "continue");
+    if (!rv || !*rv || !strcmp (rv, "0") || (token && *token) ||
+        (match && *match && strcmp (match, "NotOlderThan") != 0))
+        return 0;
+    char *end = NULL;
+    unsigned long long v = strtoull (rv, &end, 10);
+    if (!end || *end || *rv == '-') {
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "invalid resource version: strconv.ParseUint: parsing \"%s\": invalid syntax",
+                      rv);
+        return -1;
+    }
+    *want_p = v;
+    return 0;
+}
+
+//  Wait for, or fail, a get or list of a future resourceVersion. Returns
+//  true when the read can go on now; false when it waits or was answered.
+static bool
+s_read_ready (sim_ctx_t *ctx)
+{
+    uint64_t want = 0;
+    if (s_min_rv (ctx, &want) != 0)
+        return false;
+    s_fresh_t fresh = s_fresh (ctx, want);
+    if (fresh == S_FRESH)
+        return true;
+    if (fresh == S_TOO_LARGE) {
+        sim_buf_t buf = {0};
+        s_too_large_status (ctx, want, &buf);
+        sim_ctx_reply_buf (ctx, 504, &buf);
+        ctx->resp->retry_after_s = 1;
+    }
+    return false;
+}
+
 static void
 s_get (sim_ctx_t *ctx)
 {
+    if (!s_read_ready (ctx))
+        return;
     sim_obj_t *obj = sim_store_get (ctx->api->store, ctx->kind, ctx->ns, ctx->name);
     if (!obj) {
         sim_ctx_not_found (ctx, ctx->name);
@@ -811,11 +916,13 @@ static void s_watch (sim_ctx_t *ctx);
 static void
 s_list (sim_ctx_t *ctx)
 {
-    if (s_query_true (ctx, "watch") || ctx->watch_path) {
+    if (s_query_bool (ctx, "watch") || ctx->watch_path) {
         s_watch (ctx);
         return;
     }
     sim_api_t *api = ctx->api;
+    if (!s_read_ready (ctx))
+        return;
     int64_t now = sim_clock_mono_ms ();
     sim_selector_t *labels = NULL, *fields = NULL;
     if (s_parse_selectors (ctx, &labels, &fields) != 0)
@@ -970,13 +1077,34 @@ s_watch (sim_ctx_t *ctx)
 {
     sim_api_t *api = ctx->api;
     int64_t now = sim_clock_mono_ms ();
+    const char *rv_text = sim_ctx_query (ctx, "resourceVersion");
+    const char *timeout_text = sim_ctx_query (ctx, "timeoutSeconds");
+    bool bookmarks = s_query_bool (ctx, "allowWatchBookmarks");
+    bool send_initial = s_query_bool (ctx, "sendInitialEvents");
+    //  Initial events from resourceVersion N wait for the store to reach N
+    //  (the cacher's waitUntilWatchCacheFreshAndForceAllEvents); one that
+    //  never does is answered with the 504 as an ERROR event, the real
+    //  server's errWatcher. A plain watch from a future N is not refused:
+    //  it sends what comes after N (below).
+    s_fresh_t fresh = S_FRESH;
+    uint64_t initial_rv = 0;
+    if (send_initial && rv_text && *rv_text && strcmp (rv_text, "0") != 0) {
+        char *end = NULL;
+        initial_rv = strtoull (rv_text, &end, 10);
+        if (!end || *end || *rv_text == '-') {
+            sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                          "invalid resource version: strconv.ParseUint: parsing \"%s\": invalid "
+                          "syntax",
+                          rv_text);
+            return;
+        }
+        fresh = s_fresh (ctx, initial_rv);
+        if (fresh == S_WAIT)
+            return;
+    }
     sim_selector_t *labels = NULL, *fields = NULL;
     if (s_parse_selectors (ctx, &labels, &fields) != 0)
         return;
-    const char *rv_text = sim_ctx_query (ctx, "resourceVersion");
-    const char *timeout_text = sim_ctx_query (ctx, "timeoutSeconds");
-    bool bookmarks = s_query_true (ctx, "allowWatchBookmarks");
-    bool send_initial = s_query_true (ctx, "sendInitialEvents");
     uint64_t since = 0;
     bool initial = !rv_text || !*rv_text || strcmp (rv_text, "0") == 0 || send_initial;
     if (!initial) {
@@ -1009,7 +1137,12 @@ s_watch (sim_ctx_t *ctx)
         sim_ctx_fail (ctx, 500, "InternalError", NULL, NULL, "Internal error occurred: no memory");
         return;
     }
-    if (api->faults.expire_next_watches > 0) {
+    if (fresh == S_TOO_LARGE) {
+        sim_buf_t buf = {0};
+        s_too_large_status (ctx, initial_rv, &buf);
+        sim_watch_send_error (watch, buf.data);
+        sim_buf_clear (&buf);
+    } else if (api->faults.expire_next_watches > 0) {
         //  Injected: this watch is told its resourceVersion is too old.
         api->faults.expire_next_watches--;
         api->faults.watches_expired++;
@@ -1035,6 +1168,8 @@ s_watch (sim_ctx_t *ctx)
     } else {
         s_replay_t replay = {watch};
         uint64_t oldest = 0;
+        if (since > sim_store_rv (api->store))
+            sim_watch_skip_until (watch, since);
         if (sim_store_replay (api->store, ctx->kind, since, s_replay_one, &replay, &oldest) != 0) {
             char message[128];
             snprintf (message, sizeof message, "too old resource version: %llu (%llu)",
@@ -1118,6 +1253,8 @@ s_discovery_resources (sim_ctx_t *ctx, const char *group, const char *version)
                                                      k->kind, s_verbs, 8, k->short_names));
         char sub[96];
         if (k->id == SIM_KIND_PODS) {
+            cJSON_AddItemToArray (res, s_resource_entry ("bindings", "binding", true, "Binding",
+                                                         create_verb, 1, NULL));
             cJSON_AddItemToArray (
                 res, s_resource_entry ("pods/binding", "", true, "Binding", create_verb, 1, NULL));
             cJSON *ev =
@@ -1293,7 +1430,7 @@ s_verb (sim_ctx_t *ctx, const s_route_t *r)
     const char *m = r->method;
     if (!strcmp (m, "GET"))
         return r->target == S_OBJECT       ? "get"
-               : (s_query_true (ctx, "watch") || ctx->watch_path) ? "watch"
+               : (s_query_bool (ctx, "watch") || ctx->watch_path) ? "watch"
                                                                   : "list";
     if (!strcmp (m, "POST"))
         return "create";
@@ -1374,6 +1511,21 @@ s_route_resource (sim_ctx_t *ctx, const char *group, const char *version, char *
         ctx->watch_path = true;
         seg++;
         nseg--;
+    }
+    //  The core group's bindings collection: the older way to bind a pod
+    //  (the Binding's metadata.name names it), which the Python client's
+    //  create_namespaced_binding uses. Only POST exists.
+    if (!*group && !ctx->watch_path && nseg == 3 && !strcmp (seg[0], "namespaces") &&
+        !strcmp (seg[2], "bindings")) {
+        ctx->ns = seg[1];
+        ctx->kind = sim_kind_get (SIM_KIND_PODS);
+        sim_kind_group_resource (ctx->kind, ctx->gr, sizeof ctx->gr);
+        if (strcmp (ctx->req->method, "POST") != 0)
+            sim_ctx_fail (ctx, 405, "MethodNotAllowed", NULL, NULL,
+                          "the server does not allow this method on the requested resource");
+        else
+            sim_api_bind_collection (ctx);
+        return;
     }
     const char *resource = NULL;
     if (nseg >= 3 && strcmp (seg[0], "namespaces") == 0 &&

@@ -40,6 +40,7 @@ typedef struct {
     int64_t bookmark_interval_ms; // period of BOOKMARK events (when asked for)
     int min_request_timeout_s;    // watch length without timeoutSeconds (×[1,2))
     int64_t continue_ttl_ms;      // lifetime of a paged list's snapshot
+    int64_t rv_wait_ms;           // a read of a future resourceVersion waits this long, then 504
 } sim_api_config_t;
 
 //  Fill cfg with the defaults of sim_defaults.h.
@@ -58,6 +59,8 @@ typedef struct {
     const char *authorization; // Authorization header, or NULL
     const char *body;         // request body (not NUL-terminated), or NULL
     size_t body_len;          // its length
+    int64_t first_ms;         // monotonic ms the request was first handled (0: now); a
+                              // request handled again after retry_ms keeps it
 } sim_request_t;
 
 typedef struct {
@@ -67,6 +70,8 @@ typedef struct {
     size_t body_len;          // its length
     const char *content_type; // static string
     sim_watch_t *watch;       // when set: stream this watch (owned by the caller now)
+    int64_t retry_ms;         // > 0: no answer yet; handle the request again after this
+                              // many ms (a read waiting for a resourceVersion)
 } sim_response_t;
 
 typedef struct _sim_api_t sim_api_t;
@@ -80,7 +85,8 @@ void sim_api_set_port (sim_api_t *self, int port);
 
 //  Handle one request. resp must be zeroed by the caller; afterwards it
 //  holds a body (free resp->body) or a watch (resp->watch, to stream and
-//  then sim_watch_destroy).
+//  then sim_watch_destroy), or asks to be called again with the same
+//  request after resp->retry_ms (first_ms set to when it first came).
 void sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *resp);
 
 //  Store an object read from a file, as at cluster start: takes *obj_p and

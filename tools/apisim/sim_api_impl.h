@@ -88,6 +88,8 @@ void sim_api_patch (sim_ctx_t *ctx);
 void sim_api_delete (sim_ctx_t *ctx);
 void sim_api_delete_collection (sim_ctx_t *ctx);
 void sim_api_bind (sim_ctx_t *ctx);
+//  POST namespaces/NS/bindings: the Binding names the pod.
+void sim_api_bind_collection (sim_ctx_t *ctx);
 void sim_api_evict (sim_ctx_t *ctx);
 void sim_api_update_scale (sim_ctx_t *ctx);
 void sim_api_patch_scale (sim_ctx_t *ctx);

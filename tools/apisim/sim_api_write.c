@@ -739,55 +739,49 @@ error:
 // ---------------------------------------------------------------------------
 // pods/binding and pods/eviction
 
-void
-sim_api_bind (sim_ctx_t *ctx)
+//  Bind pod `name` (in ctx's namespace) to the Binding's target: what
+//  both routes to a binding do (pods/NAME/binding and the bindings
+//  collection). Replies; the binding is borrowed.
+static void
+s_bind (sim_ctx_t *ctx, const cJSON *binding, const char *name)
 {
     sim_api_t *api = ctx->api;
-    cJSON *binding = sim_ctx_body_json (ctx);
-    if (!binding)
-        return;
-    const char *name = sim_json_str (binding, "metadata.name");
     const char *target_kind = sim_json_str (binding, "target.kind");
     const char *node = sim_json_str (binding, "target.name");
-    sim_obj_t *pod = sim_store_get (api->store, ctx->kind, ctx->ns, ctx->name);
-    if (!name || strcmp (name, ctx->name) != 0) {
-        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
-                      "name in URL does not match name in Binding object");
-        goto done;
-    }
     if (target_kind && *target_kind && strcmp (target_kind, "Node") != 0) {
         char detail[300];
         snprintf (detail, sizeof detail,
                   "Unsupported value: \"%s\": supported values: \"Node\", \"<empty>\"",
                   target_kind);
-        sim_ctx_invalid (ctx, ctx->name, "target.kind", "FieldValueNotSupported", detail);
-        goto done;
+        sim_ctx_invalid (ctx, name, "target.kind", "FieldValueNotSupported", detail);
+        return;
     }
     if (!node || !*node) {
-        sim_ctx_invalid (ctx, ctx->name, "target.name", "FieldValueRequired", "Required value");
-        goto done;
+        sim_ctx_invalid (ctx, name, "target.name", "FieldValueRequired", "Required value");
+        return;
     }
+    sim_obj_t *pod = sim_store_get (api->store, ctx->kind, ctx->ns, name);
     if (!pod) {
-        sim_ctx_not_found (ctx, ctx->name);
-        goto done;
+        sim_ctx_not_found (ctx, name);
+        return;
     }
     if (sim_ctx_check_preconditions (ctx, pod, cJSON_GetObjectItemCaseSensitive (binding, "metadata")) !=
         0)
-        goto done;
+        return;
     if (sim_json_at (pod->json, "metadata.deletionTimestamp")) {
-        sim_ctx_fail (ctx, 409, "Conflict", ctx->name, "pods/binding",
+        sim_ctx_fail (ctx, 409, "Conflict", name, "pods/binding",
                       "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is being "
                       "deleted, cannot be assigned to a host",
-                      ctx->name, ctx->name);
-        goto done;
+                      name, name);
+        return;
     }
     const char *current = sim_json_str (pod->json, "spec.nodeName");
     if (current && *current) {
-        sim_ctx_fail (ctx, 409, "Conflict", ctx->name, "pods/binding",
+        sim_ctx_fail (ctx, 409, "Conflict", name, "pods/binding",
                       "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already "
                       "assigned to node \"%s\"",
-                      ctx->name, ctx->name, current);
-        goto done;
+                      name, name, current);
+        return;
     }
     cJSON *json = sim_obj_copy (pod);
     sim_json_set_str (sim_json_obj (json, "spec"), "nodeName", node);
@@ -801,8 +795,8 @@ sim_api_bind (sim_ctx_t *ctx)
     sim_api_canonical_order (json);
     sim_obj_t *bound = sim_store_replace (api->store, ctx->kind, &json);
     if (!bound) {
-        sim_ctx_not_found (ctx, ctx->name);
-        goto done;
+        sim_ctx_not_found (ctx, name);
+        return;
     }
     bas_debug ("pod_bound", "pod=%s node=%s rv=%llu", bound->key, node,
                (unsigned long long)bound->rv);
@@ -810,7 +804,47 @@ sim_api_bind (sim_ctx_t *ctx)
     sim_buf_t out = {0};
     sim_status_append_success (&out, 201);
     sim_ctx_reply_buf (ctx, 201, &out);
-done:
+}
+
+void
+sim_api_bind (sim_ctx_t *ctx)
+{
+    cJSON *binding = sim_ctx_body_json (ctx);
+    if (!binding)
+        return;
+    const char *name = sim_json_str (binding, "metadata.name");
+    if (!name || strcmp (name, ctx->name) != 0)
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "name in URL does not match name in Binding object");
+    else
+        s_bind (ctx, binding, ctx->name);
+    cJSON_Delete (binding);
+}
+
+void
+sim_api_bind_collection (sim_ctx_t *ctx)
+{
+    cJSON *binding = sim_ctx_body_json (ctx);
+    if (!binding)
+        return;
+    const char *name = sim_json_str (binding, "metadata.name");
+    const char *ns = sim_json_str (binding, "metadata.namespace");
+    if (!cJSON_IsObject (binding))
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "the object provided is unrecognized (must be of type Binding)");
+    else if (ns && *ns && strcmp (ns, ctx->ns) != 0)
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "the namespace of the provided object does not match the namespace sent "
+                      "on the request");
+    else if (!name || !*name)
+        //  The pod's storage key cannot be made without a name.
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL, "Name parameter required.");
+    else {
+        //  Messages name the pod as the subresource route does.
+        ctx->name = name;
+        s_bind (ctx, binding, name);
+        ctx->name = NULL;
+    }
     cJSON_Delete (binding);
 }
 

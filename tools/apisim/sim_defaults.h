@@ -21,6 +21,13 @@
 //  A watch without timeoutSeconds ends after this many seconds times a
 //  random factor in [1, 2), like kube-apiserver's --min-request-timeout.
 #define SIM_DEFAULT_MIN_REQUEST_TIMEOUT_S 1800
+//  A read asking for a resourceVersion the store has not reached yet (a
+//  list, get or initial-events watch with resourceVersion=N) waits this
+//  long for it, then gets 504 "Too large resource version", as
+//  kube-apiserver's watch cache waits (its blockTimeout, 3 s).
+#define SIM_DEFAULT_RV_WAIT_MS 3000
+//  While such a read waits, the store is looked at again this often.
+#define SIM_RV_WAIT_POLL_MS 20
 //  A paged list's snapshot is kept this long for its continue token.
 #define SIM_DEFAULT_CONTINUE_TTL_MS (5 * 60 * 1000)
 //  At most this many paged-list snapshots are kept; the oldest goes first.

@@ -35,8 +35,9 @@ struct _sim_http_t {
     struct s_delayed *delayed;  // requests parked for injected latency (a list)
 };
 
-//  A request held back by injected latency: its connection is suspended
-//  until `due`.
+//  A request held back, by injected latency or because the API asked to
+//  be asked again (a read waiting for a resourceVersion): its connection
+//  is suspended until `due`.
 typedef struct s_delayed {
     struct MHD_Connection *conn; // suspended connection
     int64_t due;                 // monotonic ms when it resumes
@@ -47,6 +48,7 @@ typedef struct {
     sim_buf_t body; // uploaded body so far
     bool too_large; // body exceeded SIM_MAX_BODY_BYTES (rest is discarded)
     bool delayed;   // injected latency already served
+    int64_t first;  // monotonic ms the API first handled it (0: not yet)
 } s_request_t;
 
 typedef struct {
@@ -174,6 +176,22 @@ s_queue_watch (sim_http_t *self, struct MHD_Connection *conn, sim_response_t *re
     return rc;
 }
 
+//  Suspend the connection for `ms`; the loop resumes it then and MHD
+//  calls s_access again. Returns false (and parks nothing) without memory.
+static bool
+s_park (sim_http_t *self, struct MHD_Connection *conn, int64_t ms)
+{
+    s_delayed_t *d = calloc (1, sizeof *d);
+    if (!d)
+        return false;
+    d->conn = conn;
+    d->due = sim_clock_mono_ms () + ms;
+    d->next = self->delayed;
+    self->delayed = d;
+    MHD_suspend_connection (conn);
+    return true;
+}
+
 static enum MHD_Result
 s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *method,
           const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
@@ -199,18 +217,10 @@ s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *m
         return MHD_YES;
     }
     int64_t latency = sim_api_latency_ms (self->api);
-    if (latency > 0 && !req->delayed && strncmp (url, "/admin/", 7) != 0) {
-        //  Park the request; the loop resumes it when its time has come.
-        s_delayed_t *d = calloc (1, sizeof *d);
-        if (d) {
-            req->delayed = true;
-            d->conn = conn;
-            d->due = sim_clock_mono_ms () + latency;
-            d->next = self->delayed;
-            self->delayed = d;
-            MHD_suspend_connection (conn);
-            return MHD_YES;
-        }
+    if (latency > 0 && !req->delayed && strncmp (url, "/admin/", 7) != 0 &&
+        s_park (self, conn, latency)) {
+        req->delayed = true;
+        return MHD_YES;
     }
     char audit_id[40];
     sim_api_uuid (self->api, audit_id, sizeof audit_id);
@@ -239,7 +249,22 @@ s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *m
             .body = req->body.data,
             .body_len = req->body.len,
         };
+        if (!req->first)
+            req->first = sim_clock_mono_ms ();
+        request.first_ms = req->first;
         sim_api_handle (self->api, &request, &resp);
+        if (resp.retry_ms > 0 && !resp.body && !resp.watch) {
+            if (!self->closing && s_park (self, conn, resp.retry_ms))
+                return MHD_YES;
+            sim_buf_t buf = {0};
+            sim_status_t st = {.code = 503,
+                               .reason = "ServiceUnavailable",
+                               .message = "the server is shutting down"};
+            sim_status_append (&buf, &st);
+            sim_buf_append (&buf, "\n", 1);
+            resp.code = 503;
+            resp.body = sim_buf_detach (&buf, &resp.body_len);
+        }
     }
     bas_debug ("request", "method=%s path=%s code=%d watch=%s audit_id=%s", method, url, resp.code,
                resp.watch ? "true" : "false", audit_id);

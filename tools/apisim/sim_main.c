@@ -46,6 +46,9 @@ s_usage (FILE *out)
              "  --watch-window N       watch events kept per resource (default 10000)\n"
              "  --bookmark-interval-ms N  BOOKMARK period for watches that ask (default 1000)\n"
              "  --min-request-timeout N   watch length in s without timeoutSeconds (default 1800)\n"
+             "  --rv-wait-ms N         a list, get or initial-events watch of a resourceVersion\n"
+             "                         not reached yet waits N ms for it, then gets 504 \"Too\n"
+             "                         large resource version\" (default 3000, kube-apiserver's)\n"
              "  --ready-file PATH      write \"port\\n\" to PATH once listening\n"
              "  --log-format text|json log line format (default text)\n"
              "  --v N                  log verbosity (2 logs every request)\n"
@@ -82,6 +85,7 @@ main (int argc, char *argv[])
         OPT_WINDOW,
         OPT_BOOKMARK,
         OPT_MIN_TIMEOUT,
+        OPT_RV_WAIT,
         OPT_READY,
         OPT_LOG_FORMAT,
         OPT_V,
@@ -102,6 +106,7 @@ main (int argc, char *argv[])
         {"watch-window", required_argument, NULL, OPT_WINDOW},
         {"bookmark-interval-ms", required_argument, NULL, OPT_BOOKMARK},
         {"min-request-timeout", required_argument, NULL, OPT_MIN_TIMEOUT},
+        {"rv-wait-ms", required_argument, NULL, OPT_RV_WAIT},
         {"ready-file", required_argument, NULL, OPT_READY},
         {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
         {"v", required_argument, NULL, OPT_V},
@@ -177,6 +182,11 @@ main (int argc, char *argv[])
             if (s_int (optarg, 1, 86400L, &value) != 0)
                 bad = "--min-request-timeout needs a positive number of seconds";
             opts.api.min_request_timeout_s = (int)value;
+            break;
+        case OPT_RV_WAIT:
+            if (s_int (optarg, 0, 600000L, &value) != 0)
+                bad = "--rv-wait-ms needs a number of ms from 0 to 600000";
+            opts.api.rv_wait_ms = value;
             break;
         case OPT_READY:
             opts.ready_file = optarg;

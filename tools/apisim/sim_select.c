@@ -15,11 +15,20 @@
 
 #include "sim_obj.h"
 
+//  A field a selector may name for a kind, and where its value is: the
+//  dotted path in the object, or, when that is empty, a second one.
+typedef struct {
+    const char *field;    // the selector's name for it
+    const char *path;     // dotted path of the value (NULL: same as field)
+    const char *fallback; // path read when path gives "", or NULL
+} s_field_t;
+
 typedef enum { S_OP_EQ, S_OP_NEQ, S_OP_EXISTS, S_OP_NOT_EXISTS, S_OP_IN, S_OP_NOTIN } s_op_t;
 
 typedef struct {
-    char *key;      // label key or dotted field path
-    s_op_t op;      // operator
+    char *key;              // label key or field name
+    const s_field_t *field; // a field selector's field (static row), else NULL
+    s_op_t op;              // operator
     char **values;  // operands (one for EQ/NEQ)
     size_t nvalues; // how many
 } s_req_t;
@@ -30,33 +39,51 @@ struct _sim_selector_t {
     size_t nreqs;  // how many
 };
 
-static const char *const s_common_fields[] = {"metadata.name", "metadata.namespace", NULL};
-static const char *const s_pod_fields[] = {"spec.nodeName",
-                                           "spec.restartPolicy",
-                                           "spec.schedulerName",
-                                           "spec.serviceAccountName",
-                                           "spec.hostNetwork",
-                                           "status.phase",
-                                           "status.podIP",
-                                           "status.nominatedNodeName",
-                                           NULL};
-static const char *const s_node_fields[] = {"spec.unschedulable", NULL};
-static const char *const s_namespace_fields[] = {"status.phase", NULL};
+static const s_field_t s_common_fields[] = {
+    {"metadata.name", NULL, NULL}, {"metadata.namespace", NULL, NULL}, {NULL, NULL, NULL}};
+static const s_field_t s_pod_fields[] = {
+    {"spec.nodeName", NULL, NULL},         {"spec.restartPolicy", NULL, NULL},
+    {"spec.schedulerName", NULL, NULL},    {"spec.serviceAccountName", NULL, NULL},
+    {"spec.hostNetwork", NULL, NULL},      {"status.phase", NULL, NULL},
+    {"status.podIP", NULL, NULL},          {"status.nominatedNodeName", NULL, NULL},
+    {NULL, NULL, NULL}};
+static const s_field_t s_node_fields[] = {{"spec.unschedulable", NULL, NULL},
+                                          {NULL, NULL, NULL}};
+static const s_field_t s_namespace_fields[] = {{"status.phase", NULL, NULL}, {NULL, NULL, NULL}};
+//  The event registry's selectable fields (kubectl describe finds a
+//  pod's events with involvedObject.name/namespace/uid/kind); "source" is
+//  the source component, or the reporting controller when there is none.
+static const s_field_t s_event_fields[] = {
+    {"involvedObject.kind", NULL, NULL},
+    {"involvedObject.namespace", NULL, NULL},
+    {"involvedObject.name", NULL, NULL},
+    {"involvedObject.uid", NULL, NULL},
+    {"involvedObject.apiVersion", NULL, NULL},
+    {"involvedObject.resourceVersion", NULL, NULL},
+    {"involvedObject.fieldPath", NULL, NULL},
+    {"reason", NULL, NULL},
+    {"reportingComponent", NULL, NULL},
+    {"source", "source.component", "reportingComponent"},
+    {"type", NULL, NULL},
+    {NULL, NULL, NULL}};
 
-static bool
-s_in (const char *const *list, const char *word)
+static const s_field_t *
+s_in (const s_field_t *list, const char *word)
 {
-    for (; *list; list++)
-        if (strcmp (*list, word) == 0)
-            return true;
-    return false;
+    for (; list->field; list++)
+        if (strcmp (list->field, word) == 0)
+            return list;
+    return NULL;
 }
 
-static bool
+//  The field's row for the kind, or NULL when the server does not support
+//  selecting on it.
+static const s_field_t *
 s_field_supported (const sim_kind_t *kind, const char *field)
 {
-    if (s_in (s_common_fields, field))
-        return true;
+    const s_field_t *f = s_in (s_common_fields, field);
+    if (f)
+        return f;
     switch (kind->id) {
     case SIM_KIND_PODS:
         return s_in (s_pod_fields, field);
@@ -64,8 +91,10 @@ s_field_supported (const sim_kind_t *kind, const char *field)
         return s_in (s_node_fields, field);
     case SIM_KIND_NAMESPACES:
         return s_in (s_namespace_fields, field);
+    case SIM_KIND_EVENTS:
+        return s_in (s_event_fields, field);
     default:
-        return false;
+        return NULL;
     }
 }
 
@@ -231,7 +260,7 @@ s_parse (const char *text, bool fields, const sim_kind_t *kind, char *err, size_
                 sim_selector_destroy (&self);
                 return NULL;
             }
-            if (fields && !s_field_supported (kind, req->key)) {
+            if (fields && !(req->field = s_field_supported (kind, req->key))) {
                 snprintf (err, errlen, "field label not supported: %s", req->key);
                 sim_selector_destroy (&self);
                 return NULL;
@@ -290,8 +319,12 @@ sim_selector_match (const sim_selector_t *self, const cJSON *obj)
         const char *value;
         char buf[64];
         bool present = true;
-        if (self->fields)
-            value = s_field_value (obj, req->key, buf, sizeof buf);
+        if (self->fields) {
+            const s_field_t *f = req->field;
+            value = s_field_value (obj, f && f->path ? f->path : req->key, buf, sizeof buf);
+            if (!*value && f && f->fallback)
+                value = s_field_value (obj, f->fallback, buf, sizeof buf);
+        }
         else {
             const cJSON *label = cJSON_IsObject (labels)
                                      ? cJSON_GetObjectItemCaseSensitive (labels, req->key)

@@ -6,8 +6,9 @@
     `a notin (x,y)`, comma-separated (all must hold). Field selectors take
     `f=v`, `f==v`, `f!=v` on the fields the real server supports for the
     kind (metadata.name and metadata.namespace everywhere; spec.nodeName,
-    status.phase and a few more for pods); a missing field compares as "",
-    so `spec.nodeName=` selects unscheduled pods.
+    status.phase and a few more for pods; involvedObject.*, reason, source,
+    type and reportingComponent for events); a missing field compares as
+    "", so `spec.nodeName=` selects unscheduled pods.
 */
 #ifndef SIM_SELECT_H
 #define SIM_SELECT_H

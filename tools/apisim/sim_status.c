@@ -11,7 +11,7 @@ sim_status_append (sim_buf_t *buf, const sim_status_t *st)
     sim_buf_json_string (buf, st->message ? st->message : "");
     sim_buf_puts (buf, ",\"reason\":");
     sim_buf_json_string (buf, st->reason ? st->reason : "");
-    if (st->name || st->kind || st->causes || st->details) {
+    if (st->name || st->kind || st->causes || st->details || st->retry_after_s > 0) {
         sim_buf_puts (buf, ",\"details\":{");
         const char *sep = "";
         if (st->name) {
@@ -38,7 +38,12 @@ sim_status_append (sim_buf_t *buf, const sim_status_t *st)
                 sim_buf_puts (buf, "\"causes\":");
                 sim_buf_puts (buf, text);
                 free (text);
+                sep = ",";
             }
+        }
+        if (st->retry_after_s > 0) {
+            sim_buf_puts (buf, sep);
+            sim_buf_printf (buf, "\"retryAfterSeconds\":%d", st->retry_after_s);
         }
         sim_buf_puts (buf, "}");
     }

@@ -1,7 +1,8 @@
 /*  sim_status: metav1.Status bodies, byte-compatible with a real API server.
 
     Fields come in Go struct order: kind, apiVersion, metadata, status,
-    message, reason, details{name, group, kind, causes}, code. details.kind
+    message, reason, details{name, group, kind, causes, retryAfterSeconds},
+    code. details.kind
     is the plural resource ("pods", "pods/binding"), and group is left out
     for core resources, as apimachinery's errors.go does.
 */
@@ -23,6 +24,7 @@ typedef struct {
     const char *kind;    // details.kind (plural resource), or NULL
     bool details;        // write "details":{} even if name and kind are NULL
     const cJSON *causes; // details.causes array (borrowed), or NULL
+    int retry_after_s;   // details.retryAfterSeconds when > 0
 } sim_status_t;
 
 //  Append the compact JSON of a failure Status (no trailing newline).

@@ -26,6 +26,7 @@ struct _sim_watch_t {
     int64_t bookmark_ms;      // bookmark period, <= 0 for none
     int64_t next_bookmark;    // when the next bookmark is due
     int64_t deadline;         // when the stream ends
+    uint64_t skip_until;      // events at or below this resourceVersion are not sent
     bool finished;            // no more events will be added
     bool aborted;             // finished by a simulated connection break
     sim_buf_t out;            // bytes not yet read by the connection
@@ -209,6 +210,12 @@ sim_watch_destroy (sim_watch_t **self_p)
 }
 
 void
+sim_watch_skip_until (sim_watch_t *self, uint64_t rv)
+{
+    self->skip_until = rv;
+}
+
+void
 sim_watch_set_wake (sim_watch_t *self, sim_watch_wake_fn *fn, void *arg)
 {
     self->wake = fn;
@@ -255,6 +262,8 @@ sim_watch_send (sim_watch_t *self, const char *type, sim_obj_t *obj)
 void
 sim_watch_offer (sim_watch_t *self, const sim_event_t *event)
 {
+    if (event->rv <= self->skip_until)
+        return;
     bool now = sim_watch_matches (self, event->obj);
     bool before = event->prev && sim_watch_matches (self, event->prev);
     switch (event->type) {

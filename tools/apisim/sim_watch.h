@@ -66,6 +66,11 @@ sim_watch_t *sim_watch_new (sim_watch_hub_t *hub, const sim_kind_t *kind, const 
                             sim_selector_t **labels_p, sim_selector_t **fields_p,
                             int64_t bookmark_ms, int64_t deadline_ms, int64_t now_ms);
 
+//  Send no event at or below resourceVersion rv: a watch from a
+//  resourceVersion the store has not reached yet gets only what comes
+//  after it, as from kube-apiserver's watch cache.
+void sim_watch_skip_until (sim_watch_t *self, uint64_t rv);
+
 //  Unregister and free (NULL-safe); nulls the pointer.
 void sim_watch_destroy (sim_watch_t **self_p);
 
