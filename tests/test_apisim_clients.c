@@ -15,7 +15,11 @@
     - deletes: a kind without graceful deletion sends only DELETED; a pod
       deleted at once goes through its graceful update first (MODIFIED
       with deletionGracePeriodSeconds 0, then DELETED), as the registry's
-      store does.
+      store does;
+    - the Deployment controller copies a Deployment's annotations to its
+      ReplicaSet, as kube-controller-manager does (Volcano's
+      scheduling.volcano.sh/group-min-member set on a Deployment reaches
+      the ReplicaSet the PodGroup controller reads).
 
     Every test starts the real basalt-apisim on a port of its own; waits
     are for conditions, with limits only against hangs.
@@ -399,6 +403,80 @@ test_delete_events (void **state)
     s_stop (&sim);
 }
 
+// ---------------------------------------------------------------------------
+// The Deployment controller
+
+#define RSS "/apis/apps/v1/namespaces/default/replicasets"
+
+typedef struct {
+    s_sim_t *sim;      // the simulator
+    const char *key;   // annotation of the Deployment's ReplicaSet
+    const char *value; // wanted value
+} s_rs_ann_t;
+
+//  The one ReplicaSet has annotation key = value.
+static bool
+s_rs_annotated (void *arg)
+{
+    s_rs_ann_t *a = arg;
+    char *body = NULL;
+    if (util_http_get (a->sim->port, RSS, &body) != 200) {
+        free (body);
+        return false;
+    }
+    cJSON *list = cJSON_Parse (body);
+    free (body);
+    char path[300];
+    snprintf (path, sizeof path, "items.0.metadata.annotations.%s", a->key);
+    const char *v = cJSON_GetArraySize (cJSON_GetObjectItem (list, "items")) == 1
+                        ? s_str (list, path)
+                        : NULL;
+    bool ok = v && !strcmp (v, a->value);
+    cJSON_Delete (list);
+    return ok;
+}
+
+static void
+test_deployment_annotations (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    const char *args[] = {"--run-delay-ms", "0", NULL};
+    s_start (&sim, args);
+    cJSON_Delete (s_send (
+        &sim, "POST", "/apis/apps/v1/namespaces/default/deployments", NULL,
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
+        "\"annotations\":{\"scheduling.volcano.sh/group-min-member\":\"3\",\"team\":\"a\","
+        "\"kubectl.kubernetes.io/last-applied-configuration\":\"{}\","
+        "\"deployment.kubernetes.io/revision\":\"7\"}},\"spec\":{\"replicas\":3,\"selector\":"
+        "{\"matchLabels\":{\"app\":\"web\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":"
+        "\"web\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx:1\"}]}}}}",
+        201));
+    s_rs_ann_t a = {&sim, "scheduling\\.volcano\\.sh/group-min-member", "3"};
+    if (!util_wait_until (s_rs_annotated, &a, 10000)) {
+        char *body = NULL;
+        util_http_get (sim.port, RSS, &body);
+        fail_msg ("the ReplicaSet did not get group-min-member 3: %s", body ? body : "");
+    }
+    cJSON *list = s_get_json (&sim, RSS, 200);
+    cJSON *ann = (cJSON *)s_at (list, "items.0.metadata.annotations");
+    assert_string_equal (s_str (ann, "team"), "a");
+    //  The skipped ones are the ReplicaSet's own or not copied at all.
+    assert_null (s_str (ann, "kubectl\\.kubernetes\\.io/last-applied-configuration"));
+    assert_string_equal (s_str (ann, "deployment\\.kubernetes\\.io/revision"), "1");
+    assert_string_equal (s_str (ann, "deployment\\.kubernetes\\.io/desired-replicas"), "3");
+    cJSON_Delete (list);
+    //  A changed annotation follows to the current ReplicaSet.
+    cJSON_Delete (s_send (&sim, "PATCH", "/apis/apps/v1/namespaces/default/deployments/web",
+                          "application/merge-patch+json",
+                          "{\"metadata\":{\"annotations\":{\"scheduling.volcano.sh/"
+                          "group-min-member\":\"2\"}}}",
+                          200));
+    a.value = "2";
+    assert_true (util_wait_until (s_rs_annotated, &a, 10000));
+    s_stop (&sim);
+}
+
 int
 main (void)
 {
@@ -408,6 +486,7 @@ main (void)
         cmocka_unit_test_teardown (test_event_selectors, s_teardown),
         cmocka_unit_test_teardown (test_future_resource_version, s_teardown),
         cmocka_unit_test_teardown (test_delete_events, s_teardown),
+        cmocka_unit_test_teardown (test_deployment_annotations, s_teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

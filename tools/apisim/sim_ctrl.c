@@ -656,10 +656,49 @@ s_template_plain (const cJSON *tmpl)
     return copy;
 }
 
+//  Annotations kube-controller-manager never copies from a Deployment to
+//  its ReplicaSets (deploymentutil's annotationsToSkip): they are the
+//  Deployment's own or the ReplicaSet's own.
+static const char *const s_annotations_to_skip[] = {
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "deployment.kubernetes.io/revision",
+    "deployment.kubernetes.io/revision-history",
+    "deployment.kubernetes.io/desired-replicas",
+    "deployment.kubernetes.io/max-replicas",
+    "deprecated.deployment.rollback.to",
+    NULL};
+
+//  Copy the Deployment's annotations onto a ReplicaSet tree, as
+//  copyDeploymentAnnotationsToReplicaSet does for the new ReplicaSet:
+//  every one but the skipped ones, added or overwritten, none removed (so
+//  scheduling.volcano.sh/group-min-member and the like reach the
+//  ReplicaSet that the PodGroup controller reads).
 static void
-s_set_replicas (sim_ctrl_t *self, sim_obj_t *rs, int64_t replicas, int64_t max_replicas)
+s_copy_annotations (const cJSON *deployment, cJSON *rs)
+{
+    const cJSON *from = sim_json_at (deployment, "metadata.annotations");
+    if (!cJSON_IsObject (from) || !from->child)
+        return;
+    cJSON *to = sim_json_obj (sim_json_obj (rs, "metadata"), "annotations");
+    for (const cJSON *a = from->child; a; a = a->next) {
+        bool skip = !a->string || !cJSON_IsString (a);
+        for (int i = 0; !skip && s_annotations_to_skip[i]; i++)
+            skip = !strcmp (a->string, s_annotations_to_skip[i]);
+        if (!skip)
+            sim_json_set_str (to, a->string, a->valuestring);
+    }
+}
+
+//  Set a ReplicaSet's replicas and replica annotations; for the
+//  Deployment's current ReplicaSet (`d` non-NULL) also bring its copied
+//  annotations up to date.
+static void
+s_set_replicas (sim_ctrl_t *self, sim_obj_t *rs, int64_t replicas, int64_t max_replicas,
+                const sim_obj_t *d)
 {
     cJSON *json = sim_obj_copy (rs);
+    if (d)
+        s_copy_annotations (d->json, json);
     sim_json_set (sim_json_obj (json, "spec"), "replicas", cJSON_CreateNumber ((double)replicas));
     cJSON *ann = sim_json_obj (sim_json_obj (json, "metadata"), "annotations");
     char text[32];
@@ -700,6 +739,7 @@ s_create_replicaset (sim_ctrl_t *self, sim_obj_t *d, const cJSON *plain, int64_t
     sim_json_set_str (tlabels, "pod-template-hash", hash);
     cJSON_AddItemToObject (meta, "labels", cJSON_Duplicate (tlabels, true));
     cJSON *ann = cJSON_AddObjectToObject (meta, "annotations");
+    s_copy_annotations (d->json, rs);
     char text[32];
     snprintf (text, sizeof text, "%lld", (long long)replicas);
     cJSON_AddStringToObject (ann, "deployment.kubernetes.io/desired-replicas", text);
@@ -809,7 +849,7 @@ s_deployment (sim_ctrl_t *self, const char *key)
         return;
     if (current) {
         sim_obj_ref (current);
-        s_set_replicas (self, current, want, want);
+        s_set_replicas (self, current, want, want, d);
     }
     //  Older ReplicaSets scale to 0; beyond the history limit, empty ones go.
     sets = s_controlled (self, d->uid, SIM_KIND_REPLICASETS, &n);
@@ -828,7 +868,7 @@ s_deployment (sim_ctrl_t *self, const char *key)
         sim_obj_t *cur = sim_store_get (store, rs->kind, rs->ns, rs->name);
         if (cur && !is_current) {
             if (s_int (cur->json, "spec.replicas", 1) != 0)
-                s_set_replicas (self, cur, 0, want);
+                s_set_replicas (self, cur, 0, want, NULL);
             else if (old > limit && s_int (cur->json, "status.replicas", 0) == 0) {
                 s_delete (self, cur, "Background");
                 old--;
