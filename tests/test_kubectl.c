@@ -3,8 +3,11 @@
     apply -f (with kubectl's default validation: no --validate=false),
     create -f, patch (merge, JSON, strategic), scale, rollout status and
     delete, for pods, nodes, PodGroups, queues, priority classes,
-    Deployments and ReplicaSets; and a `kubectl get -o yaml` dump loaded
-    into a second simulator. After each command the test reads the
+    Deployments and ReplicaSets; a `kubectl get -o yaml` dump loaded
+    into a second simulator; the PodGroup CRD's schema at work (apply of
+    an invalid PodGroup fails with the schema's message, `kubectl explain`
+    prints the CRD's field descriptions); and `kubectl describe pod`
+    showing the pod's Events. After each command the test reads the
     simulator's state over HTTP and checks what the command should have
     done.
 
@@ -622,6 +625,10 @@ test_openapi_media_types (void **state)
         //  openapi_v2.Document{swagger: "2.0", info: {…}}: field 1, "2.0".
         assert_true (body.len > 5);
         assert_memory_equal (body.data, "\n\0032.0", 5); // tag 1, length 3
+        //  … with the CRDs' definitions, by kube-apiserver's names.
+        assert_non_null (memmem (body.data, body.len, "sh.volcano.scheduling.v1beta1.PodGroup",
+                                 38));
+        assert_non_null (memmem (body.data, body.len, "x-kubernetes-group-version-kind", 31));
         free (body.data);
         body = (s_body_t){0};
     }
@@ -635,6 +642,12 @@ test_openapi_media_types (void **state)
             fail_msg ("Accept: %s: %ld %s", json_asks[i], code, ct);
         cJSON *doc = cJSON_Parse (body.data);
         assert_string_equal (s_str (doc, "swagger"), "2.0");
+        //  The v2 form: no anyOf (int-or-string quantities are untyped).
+        assert_string_equal (
+            s_str (doc, "definitions.sh\\.volcano\\.scheduling\\.v1beta1\\.Queue.properties.spec."
+                        "properties.weight.type"),
+            "integer");
+        assert_null (strstr (body.data, "\"anyOf\""));
         cJSON_Delete (doc);
         free (body.data);
         body = (s_body_t){0};
@@ -667,6 +680,107 @@ test_openapi_media_types (void **state)
                       406);
     free (body.data);
     s_stop (&sim);
+}
+
+//  The description of a field of the PodGroup CRD in the shared fixtures
+//  (path below openAPIV3Schema), its first line into buf.
+static const char *
+s_crd_description (const char *path, char *buf, size_t len)
+{
+    char *text = util_read_file (BASALT_SHARED_DIR
+                                 "/k8s-fixtures/crds/scheduling.volcano.sh_podgroups.yaml",
+                                 NULL);
+    assert_non_null (text);
+    char err[256];
+    cJSON *crd = bas_yaml_to_json (text, strlen (text), err, sizeof err);
+    free (text);
+    assert_non_null (crd);
+    char full[512];
+    snprintf (full, sizeof full, "spec.versions.0.schema.openAPIV3Schema.%s.description", path);
+    const char *d = s_str (crd, full);
+    assert_non_null (d);
+    snprintf (buf, len, "%.*s", (int)strcspn (d, "\n"), d);
+    cJSON_Delete (crd);
+    return buf;
+}
+
+static const char s_bad_podgroup[] =
+    "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata:\n  name: pg-bad\n"
+    "spec:\n  minMember: \"two\"\n";
+
+//  The CRD schema through kubectl: a PodGroup with a string minMember is
+//  refused with the schema's message (by the server, or, with kubectl
+//  1.20, by kubectl's own validation against the same schema, which it
+//  downloads from /openapi/v2); explain prints the CRD's descriptions.
+//  And describe shows a pod's Events (involvedObject field selectors).
+static void
+test_crd_schema_and_events (void **state)
+{
+    (void)state;
+    s_env_t env;
+    s_env_start (&env);
+    const char *file = s_manifest (&env, "bad.yaml", s_bad_podgroup);
+    const char *apply[] = {"apply", "-f", file, NULL};
+    assert_int_equal (s_kubectl (&env, apply), 1);
+    if (!s_has (&env, "spec.minMember: Invalid value: \"string\": spec.minMember in body must be "
+                      "of type integer: \"string\"") &&
+        !s_has (&env, "ValidationError(PodGroup.spec.minMember): invalid type for "
+                      "sh.volcano.scheduling.v1beta1.PodGroup.spec.minMember: got \"string\", "
+                      "expected \"integer\""))
+        fail_msg ("kubectl apply of minMember \"two\" did not fail with the schema's "
+                  "message:\n%s",
+                  env.text);
+    //  Without kubectl's own validation the server's 422 is what it shows.
+    const char *unchecked[] = {"apply", "--validate=false", "-f", file, NULL};
+    assert_int_equal (s_kubectl (&env, unchecked), 1);
+    s_expect (&env, "The PodGroup \"pg-bad\" is invalid: spec.minMember: Invalid value: "
+                    "\"string\": spec.minMember in body must be of type integer: \"string\"");
+    assert_int_equal (s_code (&env, PG "pg-bad"), 404);
+
+    //  explain: the CRD's own description of the field.
+    char want[512];
+    KUBECTL_OK (&env, "explain", "podgroup.spec.minMember");
+    s_expect (&env, s_crd_description ("properties.spec.properties.minMember", want, sizeof want));
+    s_expect (&env, "minMember");
+    s_expect (&env, "<integer>");
+    KUBECTL_OK (&env, "explain", "podgroups.spec");
+    s_expect (&env, s_crd_description ("properties.spec", want, sizeof want));
+    s_expect (&env, "queue");
+
+    //  describe pod: its Events, not another pod's.
+    KUBECTL_OK (&env, "apply", "-f",
+                s_manifest (&env, "pods.yaml",
+                            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: waiting\nspec:\n"
+                            "  containers:\n  - name: c\n    image: x\n---\napiVersion: v1\n"
+                            "kind: Pod\nmetadata:\n  name: other\nspec:\n  containers:\n"
+                            "  - name: c\n    image: x\n"));
+    const char *names[] = {"waiting", "other"};
+    const char *messages[] = {"0/3 nodes are available: gang waiting is unschedulable",
+                              "message about the other pod"};
+    for (int i = 0; i < 2; i++) {
+        char path[256], body[1024];
+        snprintf (path, sizeof path, POD "%s", names[i]);
+        cJSON *pod = s_get_json (&env.sim, path, 200);
+        snprintf (body, sizeof body,
+                  "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
+                  "\"%s.1\"},\"involvedObject\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
+                  "\"namespace\":\"default\",\"name\":\"%s\",\"uid\":\"%s\"},\"reason\":"
+                  "\"FailedScheduling\",\"message\":\"%s\",\"type\":\"Warning\",\"source\":"
+                  "{\"component\":\"basalt\"},\"count\":1}",
+                  names[i], names[i], s_str (pod, "metadata.uid"), messages[i]);
+        cJSON_Delete (pod);
+        assert_int_equal (util_http_request (env.sim.port, "POST",
+                                             "/api/v1/namespaces/default/events", NULL, body,
+                                             NULL),
+                          201);
+    }
+    KUBECTL_OK (&env, "describe", "pod", "waiting");
+    s_expect (&env, "Events:");
+    s_expect (&env, "FailedScheduling");
+    s_expect (&env, messages[0]);
+    if (s_has (&env, messages[1]))
+        fail_msg ("describe pod waiting shows another pod's event:\n%s", env.text);
+    s_env_stop (&env);
 }
 
 //  Print what kubectl says of its version, so the log shows which kubectl
@@ -729,6 +843,7 @@ main (void)
         cmocka_unit_test_teardown (test_apply_get_patch, s_teardown),
         cmocka_unit_test_teardown (test_deployments, s_teardown),
         cmocka_unit_test_teardown (test_openapi_media_types, s_teardown),
+        cmocka_unit_test_teardown (test_crd_schema_and_events, s_teardown),
     };
     int rc = cmocka_run_group_tests (tests, NULL, NULL);
     util_rmtree (s_run.dir);

@@ -1,4 +1,5 @@
-/*  sim_openapi: the OpenAPI documents real kubectl asks for.
+/*  sim_openapi: the OpenAPI documents real kubectl asks for, with the
+    schemas of the custom resources.
 
     kubectl apply/create (validation "strict", the default since 1.25)
     first asks the server whether it validates fields itself: it reads
@@ -6,17 +7,27 @@
     for the PATCH operation of that kind (x-kubernetes-group-version-kind)
     with a `fieldValidation` query parameter. When it is there, kubectl
     validates nothing itself and sends fieldValidation=Strict with the
-    request, so the documents below only need paths, operations and
-    parameters — no schemas. (Without them kubectl falls back to
-    downloading the v2 protobuf schema and fails with "failed to download
-    openapi".)
+    request. (Without them kubectl falls back to downloading the v2
+    protobuf schema and fails with "failed to download openapi".)
 
-    Older kubectl (1.20, Debian 12's kubernetes-client) validates on the
-    client: apply downloads /openapi/v2 as protobuf, and newer ones still
-    read it to compute a strategic merge patch. /openapi/v2 is a document
-    with no paths and no definitions: clients that look up a schema in it
-    find none and, like kubectl's validation and its patch computation,
-    fall back to skipping validation and to their compiled-in types.
+    Schemas: the documents carry the openAPIV3Schema of every CRD served
+    (sim_crd.h), under kube-apiserver's definition name for it (the
+    group reversed, the version, the kind:
+    sh.volcano.scheduling.v1beta1.PodGroup) with its
+    x-kubernetes-group-version-kind, which is how clients find a kind's
+    schema: `kubectl explain podgroup.spec.minMember` prints the CRD's
+    own description of the field. The v3 group-version document has the
+    schema as the CRD gives it; /openapi/v2 has the v2 form the
+    apiextensions server publishes (ToStructuralOpenAPIV2: no
+    allOf/anyOf/oneOf/not; a nullable or x-kubernetes-preserve-unknown-
+    fields node loses its type or sub-schemas; an array without items
+    loses its type). Built-in kinds have no schemas here: clients that
+    look one up find none and, like kubectl's validation and its
+    strategic-merge patch computation, fall back to skipping validation
+    and to their compiled-in types. Older kubectl (1.20, Debian 12's
+    kubernetes-client) validates on the client from the v2 protobuf
+    document, so it refuses an invalid PodGroup itself, with the CRD
+    schema's types, as it does against a real cluster.
 
     Content negotiation is kube-openapi's (pkg/handler, pkg/handler3): the
     Accept clauses in order of preference; the first one that matches a
@@ -44,7 +55,7 @@
 
 //  Version of the documents (part of serverRelativeURL, for clients that
 //  cache by URL): bump when the documents change.
-#define S_OPENAPI_HASH "basalt-apisim-1"
+#define S_OPENAPI_HASH "basalt-apisim-2"
 //  info.title and info.version of every document (the version is the one
 //  /version reports, sim_api.c).
 #define S_OPENAPI_TITLE "Kubernetes"
@@ -210,19 +221,281 @@ s_pb_bytes (sim_buf_t *buf, unsigned field, const char *data, size_t len)
     sim_buf_append (buf, data, len);
 }
 
+static void
+s_pb_string (sim_buf_t *buf, unsigned field, const char *text)
+{
+    s_pb_bytes (buf, field, text, strlen (text));
+}
+
+//  An embedded message: its bytes, then the buffer is emptied.
+static void
+s_pb_message (sim_buf_t *buf, unsigned field, sim_buf_t *msg)
+{
+    s_pb_bytes (buf, field, msg->data ? msg->data : "", msg->len);
+    sim_buf_clear (msg);
+}
+
+static void
+s_pb_uint (sim_buf_t *buf, unsigned field, uint64_t v)
+{
+    s_pb_varint (buf, (uint64_t)field << 3);
+    s_pb_varint (buf, v);
+}
+
+static void
+s_pb_double (sim_buf_t *buf, unsigned field, double v)
+{
+    uint64_t bits;
+    memcpy (&bits, &v, sizeof bits);
+    char bytes[8];
+    for (int i = 0; i < 8; i++)
+        bytes[i] = (char)((bits >> (8 * i)) & 0xff);
+    s_pb_varint (buf, (uint64_t)field << 3 | 1);
+    sim_buf_append (buf, bytes, 8);
+}
+
+//  openapi_v2.Any {yaml = 2}: a value as YAML text (its JSON is YAML).
+static void
+s_pb_any (sim_buf_t *buf, unsigned field, const cJSON *value)
+{
+    char *text = cJSON_PrintUnformatted (value);
+    sim_buf_t any = {0};
+    s_pb_string (&any, 2, text ? text : "null");
+    free (text);
+    s_pb_message (buf, field, &any);
+}
+
+static void s_pb_schema (sim_buf_t *out, const cJSON *schema);
+
+// ---------------------------------------------------------------------------
+// Schemas of the custom resources
+
+//  kube-apiserver's definition name of a kind: the group reversed, the
+//  version, the kind ("sh.volcano.scheduling.v1beta1.PodGroup"), into buf.
+static const char *
+s_definition_name (const sim_kind_t *k, char *buf, size_t len)
+{
+    char group[128];
+    snprintf (group, sizeof group, "%s", k->group);
+    size_t n = 0;
+    buf[0] = 0;
+    //  Labels from the last one back.
+    for (char *dot = strrchr (group, '.');; dot = strrchr (group, '.')) {
+        const char *label = dot ? dot + 1 : group;
+        n += (size_t)snprintf (buf + n, n < len ? len - n : 0, "%s.", label);
+        if (!dot)
+            break;
+        *dot = 0;
+    }
+    snprintf (buf + (n < len ? n : len - 1), n < len ? len - n : 1, "%s.%s", k->version, k->kind);
+    return buf;
+}
+
+//  A CRD's schema as a document carries it: with the kind's
+//  x-kubernetes-group-version-kind (owned).
+static cJSON *
+s_published_schema (const sim_kind_t *k, const cJSON *schema)
+{
+    cJSON *copy = cJSON_Duplicate (schema, true);
+    cJSON *gvks = cJSON_AddArrayToObject (copy, "x-kubernetes-group-version-kind");
+    cJSON *gvk = cJSON_CreateObject ();
+    cJSON_AddStringToObject (gvk, "group", k->group);
+    cJSON_AddStringToObject (gvk, "kind", k->kind);
+    cJSON_AddStringToObject (gvk, "version", k->version);
+    cJSON_AddItemToArray (gvks, gvk);
+    return copy;
+}
+
+//  The v2 form of a structural schema, changed in place (apiextensions'
+//  ToStructuralOpenAPIV2; see the file comment).
+static void
+s_to_v2 (cJSON *s)
+{
+    if (!cJSON_IsObject (s))
+        return;
+    static const char *const junctors[] = {"allOf", "anyOf", "oneOf", "not", NULL};
+    for (int i = 0; junctors[i]; i++)
+        cJSON_DeleteItemFromObjectCaseSensitive (s, junctors[i]);
+    if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (s, "nullable"))) {
+        cJSON_DeleteItemFromObjectCaseSensitive (s, "type");
+        cJSON_DeleteItemFromObjectCaseSensitive (s, "nullable");
+        cJSON_DeleteItemFromObjectCaseSensitive (s, "items");
+        cJSON_DeleteItemFromObjectCaseSensitive (s, "properties");
+    }
+    if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (s, "x-kubernetes-preserve-unknown-fields"))) {
+        cJSON_DeleteItemFromObjectCaseSensitive (s, "items");
+        cJSON_DeleteItemFromObjectCaseSensitive (s, "properties");
+    }
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive (s, "type");
+    if (cJSON_IsString (type) && !strcmp (type->valuestring, "array") &&
+        !cJSON_GetObjectItemCaseSensitive (s, "items"))
+        cJSON_DeleteItemFromObjectCaseSensitive (s, "type");
+    //  A nullable property is not required in v2.
+    cJSON *props = cJSON_GetObjectItemCaseSensitive (s, "properties");
+    cJSON *required = cJSON_GetObjectItemCaseSensitive (s, "required");
+    for (cJSON *r = cJSON_IsArray (required) ? required->child : NULL; r;) {
+        cJSON *next = r->next;
+        const cJSON *p = cJSON_IsString (r) ? cJSON_GetObjectItemCaseSensitive (props, r->valuestring)
+                                            : NULL;
+        if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (p, "nullable")))
+            cJSON_Delete (cJSON_DetachItemViaPointer (required, r));
+        r = next;
+    }
+    cJSON *addl = cJSON_GetObjectItemCaseSensitive (s, "additionalProperties");
+    if (cJSON_IsObject (addl))
+        cJSON_DeleteItemFromObjectCaseSensitive (addl, "nullable");
+    cJSON *p;
+    cJSON_ArrayForEach (p, props)
+    {
+        s_to_v2 (p);
+    }
+    s_to_v2 (cJSON_GetObjectItemCaseSensitive (s, "items"));
+    s_to_v2 (addl);
+}
+
+//  The v2 definitions of every CRD served (owned object).
+static cJSON *
+s_v2_definitions (sim_ctx_t *ctx)
+{
+    cJSON *defs = cJSON_CreateObject ();
+    for (int i = 0; i < SIM_KIND_COUNT; i++) {
+        const sim_kind_t *k = sim_kind_get ((sim_kind_id_t)i);
+        const cJSON *schema = sim_crds_schema (ctx->api->crds, k);
+        if (!schema)
+            continue;
+        char name[256];
+        cJSON *v2 = s_published_schema (k, schema);
+        s_to_v2 (v2);
+        cJSON_AddItemToObject (defs, s_definition_name (k, name, sizeof name), v2);
+    }
+    return defs;
+}
+
+//  A schema member by name, in OpenAPIv2.proto's Schema field numbers:
+//  format 2, title 3, description 4, default 5, multipleOf 6, maximum 7,
+//  exclusiveMaximum 8, minimum 9, exclusiveMinimum 10, maxLength 11,
+//  minLength 12, pattern 13, maxItems 14, minItems 15, uniqueItems 16,
+//  maxProperties 17, minProperties 18, required 19, enum 20,
+//  additionalProperties 21 {schema 1 | boolean 2}, type 22 {value 1},
+//  items 23 {schema 1}, properties 25 {NamedSchema 1 {name 1, value 2}},
+//  vendor extensions 31 {NamedAny {name 1, value 2}}.
+static void
+s_pb_schema_member (sim_buf_t *out, const cJSON *m)
+{
+    static const struct {
+        const char *name; // JSON member
+        unsigned field;   // Schema field
+        char wire;        // 's' string, 'd' double, 'b' bool, 'i' int64, 'a' Any
+    } scalars[] = {{"format", 2, 's'},        {"title", 3, 's'},
+                   {"description", 4, 's'},   {"default", 5, 'a'},
+                   {"multipleOf", 6, 'd'},    {"maximum", 7, 'd'},
+                   {"exclusiveMaximum", 8, 'b'}, {"minimum", 9, 'd'},
+                   {"exclusiveMinimum", 10, 'b'}, {"maxLength", 11, 'i'},
+                   {"minLength", 12, 'i'},    {"pattern", 13, 's'},
+                   {"maxItems", 14, 'i'},     {"minItems", 15, 'i'},
+                   {"uniqueItems", 16, 'b'},  {"maxProperties", 17, 'i'},
+                   {"minProperties", 18, 'i'}};
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
+        if (strcmp (m->string, scalars[i].name) != 0)
+            continue;
+        unsigned f = scalars[i].field;
+        if (scalars[i].wire == 's' && cJSON_IsString (m))
+            s_pb_string (out, f, m->valuestring);
+        else if (scalars[i].wire == 'd' && cJSON_IsNumber (m))
+            s_pb_double (out, f, m->valuedouble);
+        else if (scalars[i].wire == 'b' && cJSON_IsBool (m))
+            s_pb_uint (out, f, cJSON_IsTrue (m) ? 1 : 0);
+        else if (scalars[i].wire == 'i' && cJSON_IsNumber (m) && m->valuedouble >= 0)
+            s_pb_uint (out, f, (uint64_t)m->valuedouble);
+        else if (scalars[i].wire == 'a')
+            s_pb_any (out, f, m);
+        return;
+    }
+    const cJSON *v;
+    sim_buf_t sub = {0}, inner = {0};
+    if (!strcmp (m->string, "required")) {
+        cJSON_ArrayForEach (v, m)
+        {
+            if (cJSON_IsString (v))
+                s_pb_string (out, 19, v->valuestring);
+        }
+    } else if (!strcmp (m->string, "enum")) {
+        cJSON_ArrayForEach (v, m)
+        {
+            s_pb_any (out, 20, v);
+        }
+    } else if (!strcmp (m->string, "additionalProperties")) {
+        if (cJSON_IsBool (m))
+            s_pb_uint (&sub, 2, cJSON_IsTrue (m) ? 1 : 0);
+        else if (cJSON_IsObject (m)) {
+            s_pb_schema (&inner, m);
+            s_pb_message (&sub, 1, &inner);
+        }
+        s_pb_message (out, 21, &sub);
+    } else if (!strcmp (m->string, "type") && cJSON_IsString (m)) {
+        s_pb_string (&sub, 1, m->valuestring);
+        s_pb_message (out, 22, &sub);
+    } else if (!strcmp (m->string, "items") && cJSON_IsObject (m)) {
+        s_pb_schema (&inner, m);
+        s_pb_message (&sub, 1, &inner);
+        s_pb_message (out, 23, &sub);
+    } else if (!strcmp (m->string, "properties") && cJSON_IsObject (m)) {
+        cJSON_ArrayForEach (v, m)
+        {
+            sim_buf_t named = {0};
+            s_pb_string (&named, 1, v->string);
+            s_pb_schema (&inner, v);
+            s_pb_message (&named, 2, &inner);
+            s_pb_message (&sub, 1, &named);
+        }
+        s_pb_message (out, 25, &sub);
+    } else if (!strncmp (m->string, "x-", 2)) {
+        s_pb_string (&sub, 1, m->string);
+        s_pb_any (&sub, 2, m);
+        s_pb_message (out, 31, &sub);
+    }
+    sim_buf_clear (&sub);
+    sim_buf_clear (&inner);
+}
+
+static void
+s_pb_schema (sim_buf_t *out, const cJSON *schema)
+{
+    const cJSON *m;
+    cJSON_ArrayForEach (m, schema)
+    {
+        if (m->string)
+            s_pb_schema_member (out, m);
+    }
+}
+
+static cJSON *s_v2_definitions (sim_ctx_t *ctx);
+
 //  The v2 document as gnostic's openapi_v2.Document (OpenAPIv2.proto:
 //  swagger = 1, info = 2 {title = 1, version = 2}, paths = 8,
-//  definitions = 9), the same content as the JSON form below.
+//  definitions = 9 {NamedSchema 1 {name 1, value 2}}), the same content
+//  as the JSON form below.
 static void
 s_v2_protobuf (sim_ctx_t *ctx)
 {
-    sim_buf_t info = {0}, doc = {0};
+    sim_buf_t info = {0}, doc = {0}, defs = {0};
     s_pb_bytes (&info, 1, S_OPENAPI_TITLE, strlen (S_OPENAPI_TITLE));
     s_pb_bytes (&info, 2, S_OPENAPI_VERSION, strlen (S_OPENAPI_VERSION));
     s_pb_bytes (&doc, 1, "2.0", 3);
     s_pb_bytes (&doc, 2, info.data, info.len);
     s_pb_bytes (&doc, 8, "", 0);
-    s_pb_bytes (&doc, 9, "", 0);
+    cJSON *definitions = s_v2_definitions (ctx);
+    const cJSON *d;
+    cJSON_ArrayForEach (d, definitions)
+    {
+        sim_buf_t named = {0}, schema = {0};
+        s_pb_string (&named, 1, d->string);
+        s_pb_schema (&schema, d);
+        s_pb_message (&named, 2, &schema);
+        s_pb_message (&defs, 1, &named);
+    }
+    cJSON_Delete (definitions);
+    s_pb_message (&doc, 9, &defs);
     sim_buf_clear (&info);
     free (ctx->resp->body);
     ctx->resp->code = 200;
@@ -250,7 +523,7 @@ s_v2_json (sim_ctx_t *ctx)
     cJSON_AddStringToObject (info, "title", S_OPENAPI_TITLE);
     cJSON_AddStringToObject (info, "version", S_OPENAPI_VERSION);
     cJSON_AddObjectToObject (doc, "paths");
-    cJSON_AddObjectToObject (doc, "definitions");
+    cJSON_AddItemToObject (doc, "definitions", s_v2_definitions (ctx));
     s_reply (ctx, doc);
 }
 
@@ -318,7 +591,7 @@ s_operation (const sim_kind_t *k, const char *verb, const char *action, bool wri
 
 //  The OpenAPI v3 document of one group/version.
 static cJSON *
-s_gv_document (const char *gv)
+s_gv_document (sim_ctx_t *ctx, const char *gv)
 {
     cJSON *doc = cJSON_CreateObject ();
     cJSON_AddStringToObject (doc, "openapi", "3.0.0");
@@ -349,7 +622,15 @@ s_gv_document (const char *gv)
         if (k->namespaced)
             cJSON_AddItemToArray (params, s_param ("namespace", "path"));
     }
-    cJSON_AddObjectToObject (cJSON_AddObjectToObject (doc, "components"), "schemas");
+    cJSON *schemas = cJSON_AddObjectToObject (cJSON_AddObjectToObject (doc, "components"), "schemas");
+    for (int i = 0; i < SIM_KIND_COUNT; i++) {
+        const sim_kind_t *k = sim_kind_get ((sim_kind_id_t)i);
+        const cJSON *schema = sim_crds_schema (ctx->api->crds, k);
+        char kgv[160], name[256];
+        if (schema && !strcmp (s_gv_path (k, kgv, sizeof kgv), gv))
+            cJSON_AddItemToObject (schemas, s_definition_name (k, name, sizeof name),
+                                   s_published_schema (k, schema));
+    }
     return doc;
 }
 
@@ -403,7 +684,7 @@ sim_api_openapi (sim_ctx_t *ctx, char **seg, int nseg)
                              sizeof s_v3_offers / sizeof s_v3_offers[0]) == S_AS_NONE)
                 s_not_acceptable (ctx);
             else
-                s_reply (ctx, s_gv_document (gv));
+                s_reply (ctx, s_gv_document (ctx, gv));
             return;
         }
     }
