@@ -22,6 +22,10 @@ PACKAGES=(
 # so one already there is kept; otherwise Debian's kubernetes-client provides
 # /usr/bin/kubectl (1.20.2 in Debian 12).
 command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
+# The official Kubernetes Python client is the second client nobody here
+# wrote (test_python_client): Debian's package, for Debian's /usr/bin/python3
+# (it brings python3 with it).
+PACKAGES+=(python3-kubernetes)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
