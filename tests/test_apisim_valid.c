@@ -106,16 +106,23 @@ test_namespace_admission (void **state)
     s_stop (&sim);
 
     //  A cluster loaded from files has the namespaces its objects use, as
-    //  a real cluster has them.
+    //  a real cluster has them, and its custom resources read with their
+    //  CRD's defaults (as the apiextensions server reads them).
     memset (&sim, 0, sizeof sim);
     sim.dir = util_tmpdir ("apisim-valid");
     s_write (s_path (&sim, "pods.yaml"),
              "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  namespace: loaded\n"
-             "spec:\n  containers:\n  - name: c\n    image: x\n");
+             "spec:\n  containers:\n  - name: c\n    image: x\n---\n"
+             "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata:\n"
+             "  name: pg\n  namespace: loaded\nspec:\n  minMember: 1\n");
     const char *args[] = {"--load", s_path (&sim, "pods.yaml"), NULL};
     s_start_in (&sim, args);
     assert_int_equal (util_http_get (sim.port, "/api/v1/namespaces/loaded", NULL), 200);
     free (s_post (&sim, "/api/v1/namespaces/loaded/pods", POD_BODY ("b"), 201));
+    cJSON *pg = s_get_json (
+        &sim, "/apis/scheduling.volcano.sh/v1beta1/namespaces/loaded/podgroups/pg", 200);
+    assert_string_equal (s_str (pg, "spec.queue"), "default");
+    cJSON_Delete (pg);
     s_stop (&sim);
 }
 

@@ -1447,7 +1447,9 @@ static bool
 s_inject (sim_ctx_t *ctx, const s_route_t *r)
 {
     sim_api_t *api = ctx->api;
-    if (api->faults.nrules == 0)
+    //  A request handled again (a read waiting for a resourceVersion) had
+    //  its chance of a fault the first time.
+    if (api->faults.nrules == 0 || ctx->req->first_ms)
         return false;
     char resource[128];
     if (ctx->sub)
@@ -1774,6 +1776,12 @@ sim_api_load (sim_api_t *self, cJSON **obj_p, char *err, size_t errlen)
     }
     bool had_phase = sim_json_str (json, "status.phase") != NULL;
     sim_api_prepare_new (self, NULL, kind, json, true);
+    //  A custom resource read from storage gets its CRD's defaults (the
+    //  apiextensions server defaults on read as well as on write); it is
+    //  not validated: a cluster's start state is taken as it is.
+    const cJSON *schema = sim_crds_schema (self->crds, kind);
+    if (schema)
+        sim_schema_default (schema, json);
     //  A pod that is already on a node when the cluster starts is running.
     if (kind->id == SIM_KIND_PODS && !had_phase && sim_json_str (json, "spec.nodeName"))
         sim_kubelet_make_running (self->kubelet, json);

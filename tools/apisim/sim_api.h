@@ -59,8 +59,8 @@ typedef struct {
     const char *authorization; // Authorization header, or NULL
     const char *body;         // request body (not NUL-terminated), or NULL
     size_t body_len;          // its length
-    int64_t first_ms;         // monotonic ms the request was first handled (0: now); a
-                              // request handled again after retry_ms keeps it
+    int64_t first_ms;         // 0 the first time a request is handled; when it is handled
+                              // again after retry_ms: the monotonic ms of that first time
 } sim_request_t;
 
 typedef struct {
@@ -93,7 +93,8 @@ void sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *
 //  nulls it (the tree becomes the stored object, so a large load makes no
 //  copy of it). `kind: List` loads its items, in order; kept
 //  uid/creationTimestamp/status; a pod already on a node with no phase is
-//  Running. Returns 0, or -1 with the reason in err (items loaded before a
+//  Running; a custom resource gets its CRD's defaults; the namespaces the
+//  objects use are created. Objects are not validated. Returns 0, or -1 with the reason in err (items loaded before a
 //  bad one stay loaded).
 int sim_api_load (sim_api_t *self, cJSON **obj_p, char *err, size_t errlen);
 

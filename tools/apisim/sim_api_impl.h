@@ -142,8 +142,9 @@ const char *sim_api_hash_name (const cJSON *tree, uint32_t salt, char *buf, size
 //  The autoscaling/v1 Scale form of a Deployment or ReplicaSet (owned).
 cJSON *sim_api_scale_of (sim_obj_t *obj);
 
-//  Make sure namespace ns exists (creates it, like an auto-provisioning
-//  admission plugin).
+//  Make sure namespace ns exists (creates it): for the loader, whose files
+//  describe a cluster that has the namespaces its objects use, and the
+//  simulator's own controllers. API creates never provision one (404).
 void sim_api_ensure_namespace (sim_api_t *self, const char *ns);
 
 //  Fill server-set fields of a new object (stored form, no kind): uid and

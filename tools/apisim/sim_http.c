@@ -249,11 +249,14 @@ s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *m
             .body = req->body.data,
             .body_len = req->body.len,
         };
-        if (!req->first)
-            req->first = sim_clock_mono_ms ();
+        //  0 the first time; a request the API asked to see again keeps
+        //  the time it was first handled (its wait is counted from then).
+        int64_t now = sim_clock_mono_ms ();
         request.first_ms = req->first;
         sim_api_handle (self->api, &request, &resp);
         if (resp.retry_ms > 0 && !resp.body && !resp.watch) {
+            if (!req->first)
+                req->first = now;
             if (!self->closing && s_park (self, conn, resp.retry_ms))
                 return MHD_YES;
             sim_buf_t buf = {0};
