@@ -85,9 +85,13 @@ s_node_states (bas_replica_t *self, Basalt__V1__NodeSyncState **states, size_t n
     }
 }
 
-//  Apply one delta in order; returns -1 on a gap.
+//  Apply one delta in order; returns -1 on a gap. The callbacks are told
+//  (notify) except while a snapshot is being completed: its parts were
+//  taken at different moments, so objects pass through versions older
+//  than the ones already loaded until the deltas are applied; on_reset
+//  tells the whole once the store is consistent.
 static int
-s_apply (bas_replica_t *self, Basalt__V1__Delta *delta)
+s_apply (bas_replica_t *self, Basalt__V1__Delta *delta, bool notify)
 {
     if (delta->epoch != self->epoch)
         return -1;
@@ -97,7 +101,7 @@ s_apply (bas_replica_t *self, Basalt__V1__Delta *delta)
         return -1;
     for (size_t i = 0; i < delta->n_deletes; i++) {
         const Basalt__V1__ObjectRef *ref = delta->deletes[i];
-        if (self->fns.on_delete)
+        if (notify && self->fns.on_delete)
             self->fns.on_delete (self->arg, ref, bas_store_get (self->store, ref->kind, ref->key));
     }
     //  Remember the upserted keys to report them after the store owns them.
@@ -116,7 +120,7 @@ s_apply (bas_replica_t *self, Basalt__V1__Delta *delta)
     }
     bas_store_apply_delta (self->store, delta);
     for (size_t i = 0; i < n; i++) {
-        if (keys[i] && self->fns.on_upsert) {
+        if (keys[i] && notify && self->fns.on_upsert) {
             const Basalt__V1__Object *o = bas_store_get (self->store, kinds[i], keys[i]);
             if (o)
                 self->fns.on_upsert (self->arg, o);
@@ -161,7 +165,7 @@ s_on_drain (zloop_t *loop, int timer_id, void *arg)
     int64_t start = bas_mono_us ();
     Basalt__V1__Delta *d;
     while ((d = zlistx_first (self->buffer)) && bas_mono_us () - start < S_DRAIN_SLICE_US) {
-        int rc = s_apply (self, d);
+        int rc = s_apply (self, d, !self->awaiting);
         zlistx_delete (self->buffer, zlistx_cursor (self->buffer));
         if (rc != 0) {
             bas_replica_resync (self, "gap after snapshot");
@@ -262,7 +266,7 @@ s_on_sub (zloop_t *loop, zsock_t *sock, void *arg)
             else
                 self->overflowed = true;
         }
-        else if (s_apply (self, delta) != 0)
+        else if (s_apply (self, delta, true) != 0)
             bas_replica_resync (self, delta->epoch != self->epoch ? "new epoch" : "gap");
         else if (self->fns.on_change)
             self->fns.on_change (self->arg);
