@@ -7,6 +7,7 @@
 #define SESS_HTTP "127.0.0.1:8482"
 #define SESS_PERIOD_MS 1000          // --schedule-period, as Volcano's default 1 s
 #define SESS_TRIGGER_MS 20           // run soon after new pending work arrives
+#define SESS_TRIGGER_SPACING 2       // ...but leave twice the last session's time free after it
 #define SESS_COMMIT_TIMEOUT_MS 10000 // give up on a commit answer after this
 #define SESS_CONF_CHECK_MS 1000
 #define SESS_GAUGES_MS 1000          // queue gauges and PodGroup counts from the replica (a walk

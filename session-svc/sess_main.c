@@ -97,6 +97,8 @@ typedef struct {
     s_job_t *job;                 // the session out with the worker, or NULL
     bool conf_check_due;          // the file is checked when the session is back
     bool gauges_due;              // and the gauges recomputed
+    int64_t last_end_ms;          // when the last session came back
+    int64_t last_run_ms;          // and how long it took
     bas_metrics_t *metrics;
     bas_replica_t *replica;
     sess_conf_t *conf;            // configuration in force
@@ -331,12 +333,23 @@ s_on_trigger (zloop_t *loop, int timer_id, void *arg)
     return 0;
 }
 
+//  A session soon, but never closer to the end of the last one than
+//  SESS_TRIGGER_SPACING times what it took: on a big cluster, where a
+//  session takes most of a second, changes arriving back to back (bind
+//  after bind, status after status) would otherwise keep a core planning
+//  sessions that find nothing new, while the cache and the binders that
+//  carry out the last one wait for CPU. The period runs them regardless.
 static void
 s_trigger (sess_t *self)
 {
-    if (self->trigger_timer == -1)
-        self->trigger_timer = bas_svc_timer (self->svc, SESS_TRIGGER_MS, 1, s_on_trigger, self,
-                                            "session");
+    if (self->trigger_timer != -1)
+        return;
+    int64_t delay = SESS_TRIGGER_MS;
+    int64_t next = self->last_end_ms + SESS_TRIGGER_SPACING * self->last_run_ms;
+    if (next - bas_mono_ms () > delay)
+        delay = next - bas_mono_ms ();
+    self->trigger_timer = bas_svc_timer (self->svc, (size_t) delay, 1, s_on_trigger, self,
+                                        "session");
 }
 
 static bool
@@ -607,8 +620,11 @@ s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
     }
     double ms = (double) (bas_mono_ms () - job->start_ms);
     const char *sid = job->sid;
-    if (job->plan)
+    if (job->plan) {
         s_session_metrics (self, &job->params, job->commit != NULL, ms);
+        self->last_end_ms = bas_mono_ms ();
+        self->last_run_ms = (int64_t) ms;
+    }
     if (!job->plan)
         ;  // the gauges only
     else if (job->commit) {
