@@ -90,6 +90,8 @@ s_kind (const Basalt__V1__Work *w)
         return "status";
     case BASALT__V1__WORK__ITEM_POD_CONDITION:
         return "pod_condition";
+    case BASALT__V1__WORK__ITEM_EVENT:
+        return "event";
     default:
         return "none";
     }

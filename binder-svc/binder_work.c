@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static bool
 s_name_ok (const char *s)
@@ -120,6 +121,49 @@ binder_request_build (const Basalt__V1__Work *work, binder_request_t *req, char 
         if (c->condition->message)
             cJSON_AddStringToObject (cond, "message", c->condition->message);
         cJSON_AddItemToArray (conds, cond);
+        break;
+    }
+    case BASALT__V1__WORK__ITEM_EVENT: {
+        //  A core/v1 Event as client-go's recorder writes it: named after
+        //  the object and the time in hex nanoseconds, first and last seen
+        //  now, count 1.
+        const Basalt__V1__EventWork *e = work->event;
+        if (!s_name_ok (e->namespace_) || !s_name_ok (e->name) || !e->kind || !e->reason) {
+            snprintf (err, errlen, "event work %llu lacks a namespace, object, kind or reason",
+                      (unsigned long long) work->work_id);
+            goto error;
+        }
+        snprintf (req->method, sizeof req->method, "POST");
+        snprintf (req->path, sizeof req->path, "/api/v1/namespaces/%s/events", e->namespace_);
+        char now[32], name[300];
+        struct timespec ts;
+        clock_gettime (CLOCK_REALTIME, &ts);
+        struct tm tm;
+        gmtime_r (&ts.tv_sec, &tm);
+        strftime (now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        snprintf (name, sizeof name, "%s.%llx", e->name,
+                  (unsigned long long) ts.tv_sec * 1000000000ull + (unsigned long long) ts.tv_nsec);
+        cJSON_AddStringToObject (body, "kind", "Event");
+        cJSON_AddStringToObject (body, "apiVersion", "v1");
+        cJSON *meta = cJSON_AddObjectToObject (body, "metadata");
+        cJSON_AddStringToObject (meta, "name", name);
+        cJSON_AddStringToObject (meta, "namespace", e->namespace_);
+        cJSON *obj = cJSON_AddObjectToObject (body, "involvedObject");
+        cJSON_AddStringToObject (obj, "kind", e->kind);
+        cJSON_AddStringToObject (obj, "namespace", e->namespace_);
+        cJSON_AddStringToObject (obj, "name", e->name);
+        if (e->uid && *e->uid)
+            cJSON_AddStringToObject (obj, "uid", e->uid);
+        cJSON_AddStringToObject (obj, "apiVersion", e->api_version ? e->api_version : "v1");
+        cJSON_AddStringToObject (body, "reason", e->reason);
+        cJSON_AddStringToObject (body, "message", e->message ? e->message : "");
+        cJSON_AddStringToObject (body, "type", e->type ? e->type : "Normal");
+        cJSON_AddStringToObject (body, "firstTimestamp", now);
+        cJSON_AddStringToObject (body, "lastTimestamp", now);
+        cJSON_AddNumberToObject (body, "count", 1);
+        cJSON *source = cJSON_AddObjectToObject (body, "source");
+        cJSON_AddStringToObject (source, "component", "basalt");
+        cJSON_AddStringToObject (body, "reportingComponent", "basalt");
         break;
     }
     default:

@@ -474,8 +474,12 @@ s_handle_result (void *arg, bas_msg_t *msg)
             cache_model_evict_result (self->model, work->evict, ok);
             s_count_result (self, "evict", ok);
         }
-        else
+        else if (work->item_case == BASALT__V1__WORK__ITEM_POD_CONDITION)
             s_count_result (self, "pod_condition", ok);
+        else if (work->item_case == BASALT__V1__WORK__ITEM_EVENT)
+            s_count_result (self, "event", ok);
+        else
+            s_count_result (self, "unknown", ok);
         basalt__v1__work__free_unpacked (work, NULL);
     }
     s_dispatch_work (self);

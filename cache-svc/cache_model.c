@@ -1033,6 +1033,28 @@ s_commit_condition (cache_model_t *self, cache_commit_t *cc, size_t i, cache_wor
     w->item_case = BASALT__V1__WORK__ITEM_POD_CONDITION;
     w->pod_condition = cw;
     fn (arg, &w);
+    //  A pod that cannot be scheduled also gets the Warning event Volcano
+    //  and kube-scheduler record each time the reason changes (sessions
+    //  propose a condition only then): kubectl describe pod shows it.
+    if (pc->status && strcmp (pc->status, "False") == 0 && pc->type &&
+        strcmp (pc->type, "PodScheduled") == 0) {
+        w = s_work_new ();
+        Basalt__V1__EventWork *ev = malloc (sizeof *ev);
+        if (!ev)
+            abort ();
+        basalt__v1__event_work__init (ev);
+        ev->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
+        ev->kind = strdup ("Pod");
+        ev->name = strdup (pod->name ? pod->name : "");
+        ev->uid = strdup (pod->uid ? pod->uid : "");
+        ev->api_version = strdup ("v1");
+        ev->type = strdup ("Warning");
+        ev->reason = strdup ("FailedScheduling");
+        ev->message = strdup (pc->message ? pc->message : "");
+        w->item_case = BASALT__V1__WORK__ITEM_EVENT;
+        w->event = ev;
+        fn (arg, &w);
+    }
 }
 
 cache_commit_t *

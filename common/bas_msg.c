@@ -45,6 +45,7 @@ static const ProtobufCMessageDescriptor *const s_types[] = {
     &basalt__v1__evict_work__descriptor,
     &basalt__v1__status_work__descriptor,
     &basalt__v1__pod_condition_work__descriptor,
+    &basalt__v1__event_work__descriptor,
     &basalt__v1__work__descriptor,
     &basalt__v1__work_result__descriptor,
     &basalt__v1__ready__descriptor,

@@ -77,6 +77,7 @@ s_allocate_tasks (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks, sess
         if (!sess_allocatable (ssn, job->queue, task)) {
             bas_trace ("sched_task_not_allocatable", "task=%s queue=%s", task->pod->uid,
                        job->queue->name);
+            task->queue_refused = true;
             continue;
         }
         const char *role = task->pod->task_role;
@@ -157,6 +158,7 @@ sess_allocate_execute (sess_session_t *ssn, const cJSON *args)
         sess_queue_t *queue = sess_heap_pop (&queues);
         if (sess_overused (ssn, queue)) {
             bas_debug ("sched_queue_overused", "queue=%s", queue->name);
+            queue->overused = true;
             continue;
         }
         sess_heap_t *heap = &jobs[queue->index];

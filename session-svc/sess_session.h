@@ -108,6 +108,7 @@ struct _sess_task_t {
     bool preempt_never;         // preemptionPolicy Never (from its PriorityClass)
     int last_tx;                // status before the last discard, 0 if none
     sess_fit_t *fit;            // why it fit no node in this session, owned
+    bool queue_refused;         // its queue had no room for it (allocate)
 };
 
 //  A PodGroup condition in the session (the old ones borrowed, new ones owned).
@@ -172,6 +173,7 @@ struct _sess_queue_t {
     bas_res_t guarantee;  // spec.guarantee (has_guarantee)
     bool has_capability, has_deserved, has_guarantee;
     int njobs; // jobs in this queue
+    bool overused; // allocate found it overused: its jobs were not looked at
 };
 
 // ------------------------------------------------------------ configuration

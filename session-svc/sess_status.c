@@ -57,6 +57,33 @@ s_phase (const sess_job_t *job)
     return s_eq (job->phase, "Inqueue") ? "Inqueue" : "Pending";
 }
 
+//  Why a task still waits, in the words a user reads (kubectl describe):
+//  the nodes' reasons when it was tried, else its queue's, else the gang's,
+//  else Volcano's own fallback.
+static const char *
+s_task_reason (const sess_job_t *job, const sess_task_t *task, char *buf, size_t len)
+{
+    if (task->fit)
+        return sess_fit_text (task->fit, buf, len);
+    if (task->queue_refused) {
+        snprintf (buf, len, "queue %s has no room for the pod: its share or capability is used",
+                  job->queue->name);
+        return buf;
+    }
+    if (job->queue->overused) {
+        snprintf (buf, len, "queue %s is overused", job->queue->name);
+        return buf;
+    }
+    if (job->unschedulable && job->new_cond.message && *job->new_cond.message)
+        return job->new_cond.message;
+    if (s_eq (s_phase (job), "Pending")) {
+        snprintf (buf, len, "pod group %s is not admitted to queue %s yet", job->uid,
+                  job->queue->name);
+        return buf;
+    }
+    return "all nodes are unavailable";
+}
+
 static bool
 s_cond_same (const sess_cond_t *a, const Basalt__V1__PodGroupCondition *b)
 {
@@ -247,8 +274,7 @@ sess_model_commit (sess_session_t *ssn)
     commit->statuses = s_grow (NULL, (size_t)ssn->njobs, sizeof *commit->statuses);
     size_t ncond = 0;
     for (int j = 0; j < ssn->njobs; j++)
-        if (ssn->jobs[j].unschedulable)
-            ncond += (size_t)ssn->jobs[j].ntasks;
+        ncond += (size_t)ssn->jobs[j].ntasks;
     commit->pod_conditions = s_grow (NULL, ncond, sizeof *commit->pod_conditions);
     char text[1024];
     for (int j = 0; j < ssn->njobs; j++) {
@@ -273,11 +299,15 @@ sess_model_commit (sess_session_t *ssn)
         Basalt__V1__PodGroupStatusChange *ch = s_status_change (job);
         if (ch)
             commit->statuses[commit->n_statuses++] = ch;
-        if (!job->unschedulable)
-            continue;
+        //  Every task still waiting says why, whatever its gang's state, as
+        //  Volcano's RecordJobStatusEvent does (the pods of a Running gang
+        //  that outgrew its queue too); session-svc drops the ones the API
+        //  has already in the same words, so a reason is written when it
+        //  changes.
         for (int t = 0; t < job->ntasks; t++) {
             const sess_task_t *task = job->tasks[t];
-            if (!(task->status & (SESS_TASK_PENDING | SESS_TASK_ALLOCATED | SESS_TASK_PIPELINED)))
+            if (task->dispatched ||
+                !(task->status & (SESS_TASK_PENDING | SESS_TASK_ALLOCATED | SESS_TASK_PIPELINED)))
                 continue;
             Basalt__V1__PodCondition *pc = calloc (1, sizeof *pc);
             if (!pc)
@@ -287,8 +317,7 @@ sess_model_commit (sess_session_t *ssn)
             pc->type = s_dup ("PodScheduled");
             pc->status = s_dup ("False");
             pc->reason = s_dup ("Unschedulable");
-            pc->message = s_dup (task->fit ? sess_fit_text (task->fit, text, sizeof text)
-                                           : job->new_cond.message);
+            pc->message = s_dup (s_task_reason (job, task, text, sizeof text));
             commit->pod_conditions[commit->n_pod_conditions++] = pc;
         }
     }

@@ -401,6 +401,56 @@ test_nomination (void **state)
     assert_int_equal (binder_request_build (&w.work, &req, err, sizeof err), -1);
 }
 
+//  A pod's FailedScheduling event, as client-go's recorder posts it.
+static void
+test_event (void **state)
+{
+    (void) state;
+    Basalt__V1__Work work = BASALT__V1__WORK__INIT;
+    Basalt__V1__EventWork ev = BASALT__V1__EVENT_WORK__INIT;
+    ev.namespace_ = "team-a";
+    ev.kind = "Pod";
+    ev.name = "p1";
+    ev.uid = "uid-p1";
+    ev.api_version = "v1";
+    ev.type = "Warning";
+    ev.reason = "FailedScheduling";
+    ev.message = "queue q1 is overused";
+    work.work_id = 7;
+    work.item_case = BASALT__V1__WORK__ITEM_EVENT;
+    work.event = &ev;
+    binder_request_t req;
+    char err[256];
+    assert_int_equal (binder_request_build (&work, &req, err, sizeof err), 0);
+    assert_string_equal (req.method, "POST");
+    assert_string_equal (req.path, "/api/v1/namespaces/team-a/events");
+    cJSON *body = cJSON_Parse (req.body);
+    free (req.body);
+    assert_non_null (body);
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive (body, "metadata");
+    const char *name = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (meta, "name"));
+    assert_non_null (name);
+    assert_int_equal (strncmp (name, "p1.", 3), 0);  // <object>.<hex nanoseconds>
+    assert_true (strlen (name) > 10 && strspn (name + 3, "0123456789abcdef") == strlen (name + 3));
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive (body, "involvedObject");
+    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "kind")), "Pod");
+    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "name")), "p1");
+    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "uid")), "uid-p1");
+    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (body, "reason")),
+                         "FailedScheduling");
+    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (body, "type")), "Warning");
+    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (body, "message")),
+                         "queue q1 is overused");
+    const char *last = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (body, "lastTimestamp"));
+    assert_non_null (last);
+    assert_int_equal (strlen (last), 20);  // 2026-11-23T23:40:00Z
+    cJSON_Delete (body);
+    //  No object, no event.
+    ev.name = NULL;
+    assert_int_equal (binder_request_build (&work, &req, err, sizeof err), -1);
+    assert_non_null (strstr (err, "event work 7"));
+}
+
 int
 main (void)
 {
@@ -408,6 +458,7 @@ main (void)
         cmocka_unit_test (test_bind_request), cmocka_unit_test (test_malformed_work),
         cmocka_unit_test (test_status_patch), cmocka_unit_test (test_evict),
         cmocka_unit_test (test_pod_condition), cmocka_unit_test (test_nomination), cmocka_unit_test (test_result_ok),
+        cmocka_unit_test (test_event),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -1203,6 +1203,45 @@ test_pipelined_placement (void **state)
     cache_model_destroy (&model);
 }
 
+//  A pod proposed PodScheduled=False gets the condition written and a
+//  FailedScheduling Warning event about it (the session proposes a
+//  condition only when its words change); a gone pod gets neither.
+static void
+test_unschedulable_condition_and_event (void **state)
+{
+    (void) state;
+    cache_model_t *model = s_model ("4");
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a", .cpu = "8"});
+    s_commit_t c;
+    s_commit_init (&c);
+    Basalt__V1__PodCondition pc = BASALT__V1__POD_CONDITION__INIT;
+    pc.pod_uid = "uid-a";
+    pc.type = "PodScheduled";
+    pc.status = "False";
+    pc.reason = "Unschedulable";
+    pc.message = "0/1 nodes are available: 1 Insufficient cpu.";
+    Basalt__V1__PodCondition gone = pc;
+    gone.pod_uid = "uid-gone";
+    Basalt__V1__PodCondition *pcs[] = {&pc, &gone};
+    c.commit.pod_conditions = pcs;
+    c.commit.n_pod_conditions = 2;
+    s_works_t works = {0};
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, NULL);
+    assert_int_equal (works.n, 2);
+    assert_int_equal (works.items[0]->item_case, BASALT__V1__WORK__ITEM_POD_CONDITION);
+    assert_int_equal (works.items[1]->item_case, BASALT__V1__WORK__ITEM_EVENT);
+    const Basalt__V1__EventWork *ev = works.items[1]->event;
+    assert_string_equal (ev->kind, "Pod");
+    assert_string_equal (ev->name, "a");
+    assert_string_equal (ev->uid, "uid-a");
+    assert_string_equal (ev->type, "Warning");
+    assert_string_equal (ev->reason, "FailedScheduling");
+    assert_string_equal (ev->message, pc.message);
+    s_result_free (r);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
 int
 main (void)
 {
@@ -1220,6 +1259,7 @@ main (void)
         cmocka_unit_test_setup (test_node_out_of_sync, s_setup),
         cmocka_unit_test_setup (test_flush_coalesces, s_setup),
         cmocka_unit_test_setup (test_snapshot_contents, s_setup),
+        cmocka_unit_test_setup (test_unschedulable_condition_and_event, s_setup),
         cmocka_unit_test_setup (test_other_schedulers, s_setup),
         cmocka_unit_test_setup (test_status_change, s_setup),
         cmocka_unit_test_setup (test_status_rollback_after_api_change, s_setup),

@@ -109,10 +109,29 @@ s_unschedulable (const cJSON *pg)
     return NULL;
 }
 
+//  The pod's own PodScheduled=False message (what kubectl describe shows,
+//  written for every waiting pod, the pods of a running gang too), or NULL.
+static const char *
+s_pod_unschedulable (const cJSON *pod)
+{
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive (pod, "status");
+    const cJSON *conds = status ? cJSON_GetObjectItemCaseSensitive (status, "conditions") : NULL;
+    const cJSON *c;
+    cJSON_ArrayForEach (c, conds)
+    {
+        const char *type = s_str (c, "type"), *st = s_str (c, "status");
+        if (type && strcmp (type, "PodScheduled") == 0 && st && strcmp (st, "False") == 0) {
+            const char *msg = s_str (c, "message");
+            return msg && *msg ? msg : (s_str (c, "reason") ? s_str (c, "reason") : "Unschedulable");
+        }
+    }
+    return NULL;
+}
+
 typedef struct {
     int pods;        // pods of our schedulers
     int bound;       // with a node
-    int explained;   // pending with an Unschedulable group
+    int explained;   // pending with a reason: their own, or their group's
     char *signature; // what would change if anything moved
 } s_view_t;
 
@@ -145,7 +164,9 @@ s_view (const bas_kube_config_t *cfg, const s_opts_t *o, bool print, s_view_t *v
         const char *group = s_annotation (pod, "scheduling.k8s.io/group-name");
         const cJSON *pg = group && ns ? s_find_group (groups, ns, group) : NULL;
         const char *queue = pg ? s_str (pg, "spec.queue") : NULL;
-        const char *why = s_unschedulable (pg);
+        const char *why = s_pod_unschedulable (pod);
+        if (!why)
+            why = s_unschedulable (pg);
         view->pods++;
         if (node && *node)
             view->bound++;
