@@ -31,6 +31,13 @@ typedef struct {
 } s_dirty_t;
 
 struct _cache_model_t {
+    //  cache_model_flush's arrays, kept between flushes: three large
+    //  callocs per flush made glibc consolidate its fastbins each time,
+    //  a tenth of the cache's CPU while it listed 150,000 pods.
+    Basalt__V1__Object **flush_upserts;
+    Basalt__V1__ObjectRef **flush_deletes;
+    Basalt__V1__ObjectRef *flush_refs;
+    size_t flush_cap;
     uint64_t epoch;             // this run of the cache
     uint64_t seq;               // last published delta
     bool synced;                // every informer listed once
@@ -113,6 +120,9 @@ cache_model_destroy (cache_model_t **self_p)
     if (!self_p || !*self_p)
         return;
     cache_model_t *self = *self_p;
+    free (self->flush_upserts);
+    free (self->flush_deletes);
+    free (self->flush_refs);
     bas_store_destroy (&self->store);
     zlistx_destroy (&self->scheduler_names);
     zlistx_destroy (&self->ignored_devices);
@@ -553,11 +563,20 @@ cache_model_flush (cache_model_t *self, uint64_t *seq_p)
     Basalt__V1__Delta delta = BASALT__V1__DELTA__INIT;
     size_t n = zhashx_size (self->dirty);
     //  Objects are borrowed from the store for packing; nothing is copied.
-    Basalt__V1__Object **upserts = calloc (n ? n : 1, sizeof *upserts);
-    Basalt__V1__ObjectRef **deletes = calloc (n ? n : 1, sizeof *deletes);
-    Basalt__V1__ObjectRef *refs = calloc (n ? n : 1, sizeof *refs);
-    if (!upserts || !deletes || !refs)
-        abort ();
+    if (n > self->flush_cap) {
+        self->flush_cap = n * 2;
+        free (self->flush_upserts);
+        free (self->flush_deletes);
+        free (self->flush_refs);
+        self->flush_upserts = malloc (self->flush_cap * sizeof *self->flush_upserts);
+        self->flush_deletes = malloc (self->flush_cap * sizeof *self->flush_deletes);
+        self->flush_refs = malloc (self->flush_cap * sizeof *self->flush_refs);
+        if (!self->flush_upserts || !self->flush_deletes || !self->flush_refs)
+            abort ();
+    }
+    Basalt__V1__Object **upserts = self->flush_upserts;
+    Basalt__V1__ObjectRef **deletes = self->flush_deletes;
+    Basalt__V1__ObjectRef *refs = self->flush_refs;
     for (s_dirty_t *d = zhashx_first (self->dirty); d; d = zhashx_next (self->dirty)) {
         Basalt__V1__Object *obj = (Basalt__V1__Object *) bas_store_get (self->store, d->kind, d->key);
         if (obj)
@@ -586,9 +605,6 @@ cache_model_flush (cache_model_t *self, uint64_t *seq_p)
     zframe_t *frame = zframe_new (NULL, len);
     basalt__v1__delta__pack (&delta, zframe_data (frame));
     s_free_states (delta.node_states, delta.n_node_states);
-    free (upserts);
-    free (deletes);
-    free (refs);
     zhashx_purge (self->dirty);
     zhashx_purge (self->node_state_dirty);
     self->synced_dirty = false;
