@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -171,28 +170,12 @@ s_run (char *const argv[], const char *log, int timeout_ms)
     return -1;
 }
 
-static bool
-s_find_kubectl (char *buf, size_t len)
-{
-    const char *path = getenv ("PATH");
-    char dirs[4096];
-    snprintf (dirs, sizeof dirs, "%s", path ? path : "");
-    char *save = NULL;
-    for (char *d = strtok_r (dirs, ":", &save); d; d = strtok_r (NULL, ":", &save)) {
-        snprintf (buf, len, "%s/kubectl", *d ? d : ".");
-        struct stat st;
-        if (stat (buf, &st) == 0 && S_ISREG (st.st_mode) && access (buf, X_OK) == 0)
-            return true;
-    }
-    return false;
-}
-
 static void
 test_pending_pods_say_why (void **state)
 {
     (void) state;
     char kubectl[1024];
-    assert_true (s_find_kubectl (kubectl, sizeof kubectl));
+    assert_true (util_find_on_path ("kubectl", kubectl, sizeof kubectl));
     util_basalt_t *env = util_basalt_new ("e2e-pending");
     char load[512];
     snprintf (load, sizeof load, "%s/cluster.yaml", env->dir);
@@ -279,7 +262,7 @@ int
 main (void)
 {
     char kubectl[1024];
-    if (!s_find_kubectl (kubectl, sizeof kubectl)) {
+    if (!util_find_on_path ("kubectl", kubectl, sizeof kubectl)) {
         fprintf (stderr, "test_e2e_pending: no kubectl on PATH (scripts/install-deps.sh "
                          "installs Debian's kubernetes-client)\n");
         return 77;

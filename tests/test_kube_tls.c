@@ -367,17 +367,8 @@ test_truncated_streams (void **state)
 static bool
 s_on_path (const char *name)
 {
-    const char *path = getenv ("PATH");
-    char dirs[4096], file[4200];
-    snprintf (dirs, sizeof dirs, "%s", path ? path : "");
-    char *save = NULL;
-    for (char *d = strtok_r (dirs, ":", &save); d; d = strtok_r (NULL, ":", &save)) {
-        snprintf (file, sizeof file, "%s/%s", *d ? d : ".", name);
-        struct stat st;
-        if (stat (file, &st) == 0 && S_ISREG (st.st_mode) && access (file, X_OK) == 0)
-            return true;
-    }
-    return false;
+    char file[4200];
+    return util_find_on_path (name, file, sizeof file);
 }
 
 int

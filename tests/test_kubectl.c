@@ -58,23 +58,6 @@ typedef struct {
     char *text;      // last output (owned)
 } s_env_t;
 
-//  The first executable `kubectl` on PATH into buf; false when there is none.
-static bool
-s_find_kubectl (char *buf, size_t len)
-{
-    const char *path = getenv ("PATH");
-    char dirs[4096];
-    snprintf (dirs, sizeof dirs, "%s", path ? path : "");
-    char *save = NULL;
-    for (char *d = strtok_r (dirs, ":", &save); d; d = strtok_r (NULL, ":", &save)) {
-        snprintf (buf, len, "%s/kubectl", *d ? d : ".");
-        struct stat st;
-        if (stat (buf, &st) == 0 && S_ISREG (st.st_mode) && access (buf, X_OK) == 0)
-            return true;
-    }
-    *buf = 0;
-    return false;
-}
 
 static void
 s_env_start (s_env_t *env)
@@ -809,7 +792,7 @@ s_print_version (void)
 int
 main (void)
 {
-    if (!s_find_kubectl (s_run.kubectl, sizeof s_run.kubectl)) {
+    if (!util_find_on_path ("kubectl", s_run.kubectl, sizeof s_run.kubectl)) {
         const char *path = getenv ("PATH");
         fprintf (stderr,
                  "test_kubectl: SKIPPED: kubectl is not on PATH (%s). These tests drive the "

@@ -253,3 +253,21 @@ util_read_file (const char *path, size_t *len_p)
     }
     return data;
 }
+
+bool
+util_find_on_path (const char *name, char *buf, size_t len)
+{
+    const char *path = getenv ("PATH");
+    char dirs[4096];
+    snprintf (dirs, sizeof dirs, "%s", path ? path : "");
+    char *save = NULL;
+    for (char *d = strtok_r (dirs, ":", &save); d; d = strtok_r (NULL, ":", &save)) {
+        snprintf (buf, len, "%s/%s", *d ? d : ".", name);
+        struct stat st;
+        if (stat (buf, &st) == 0 && S_ISREG (st.st_mode) && access (buf, X_OK) == 0)
+            return true;
+    }
+    if (len)
+        *buf = 0;
+    return false;
+}

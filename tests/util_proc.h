@@ -57,4 +57,8 @@ bool util_http_answers (int port, const char *path);
 //  Read a whole file; caller frees. NULL if it cannot be read.
 char *util_read_file (const char *path, size_t *len_p);
 
+//  The first executable `name` on PATH, its path into buf; false (buf
+//  empty) when there is none.
+bool util_find_on_path (const char *name, char *buf, size_t len);
+
 #endif
