@@ -654,6 +654,8 @@ cache_model_snapshot_part (cache_model_t *self, cache_snapshot_t *snap, size_t m
     extra.seq = snap->seq;
     extra.has_request_id = 1;
     extra.request_id = snap->request_id;
+    extra.has_upto_seq = 1;
+    extra.upto_seq = self->seq;
     //  What is not an object goes in part 0, as it is at the snapshot's
     //  seq; later changes to it travel in the deltas as they always do.
     char **ignored = NULL;

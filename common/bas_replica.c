@@ -22,6 +22,8 @@ struct _bas_replica_t {
     uint64_t request_id;            // of the last SnapshotRequest
     bool loading;                   // its parts are coming in
     uint32_t next_part;             // the part expected next
+    bool parts_done;                // the last part is in: deltas up to upto_seq remain
+    uint64_t upto_seq;              // the greatest seq a part was packed at
     bool overflowed;                // deltas were dropped while awaiting
     int drain_timer;                // applying the buffered deltas, or -1
     bool held;                      // the store is lent (bas_replica_hold)
@@ -61,6 +63,8 @@ bas_replica_resync (bas_replica_t *self, const char *why)
     req.request_id = ++self->request_id;
     self->awaiting = true;
     self->loading = false;
+    self->parts_done = false;
+    self->upto_seq = 0;
     self->overflowed = false;
     self->asked_ms = bas_mono_ms ();
     zlistx_purge (self->buffer);
@@ -141,6 +145,7 @@ static void
 s_snapshot_done (bas_replica_t *self)
 {
     self->awaiting = false;
+    self->parts_done = false;
     self->has_snapshot = true;
     bas_info ("snapshot_loaded", "epoch=%llu seq=%llu nodes=%zu pods=%zu podgroups=%zu",
               (unsigned long long) self->epoch, (unsigned long long) self->seq,
@@ -176,6 +181,8 @@ s_on_drain (zloop_t *loop, int timer_id, void *arg)
         self->drain_timer = bas_svc_timer (self->svc, 0, 1, s_on_drain, self, "replica");
     else if (self->overflowed)
         bas_replica_resync (self, "deltas dropped while buffered");
+    else if (self->awaiting && self->seq < self->upto_seq)
+        ;  // a part is ahead of the deltas received: s_on_sub drains again as they come
     else if (self->awaiting)
         s_snapshot_done (self);
     else if (self->fns.on_change)
@@ -216,9 +223,12 @@ s_on_snapshot (void *arg, bas_msg_t *msg)
     bas_store_load_part (self->store, snap);
     self->next_part++;
     self->asked_ms = bas_mono_ms ();
+    if (snap->has_upto_seq && snap->upto_seq > self->upto_seq)
+        self->upto_seq = snap->upto_seq;
     if (snap->has_more && snap->more)
         return 0;
     self->loading = false;
+    self->parts_done = true;
     s_on_drain (NULL, -1, self);
     return 0;
 }
@@ -265,6 +275,9 @@ s_on_sub (zloop_t *loop, zsock_t *sock, void *arg)
             }
             else
                 self->overflowed = true;
+            //  Every part is in and the deltas they are ahead of are coming.
+            if (self->awaiting && self->parts_done && self->drain_timer == -1)
+                s_on_drain (NULL, -1, self);
         }
         else if (s_apply (self, delta, true) != 0)
             bas_replica_resync (self, delta->epoch != self->epoch ? "new epoch" : "gap");
