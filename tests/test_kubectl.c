@@ -744,13 +744,15 @@ test_crd_schema_and_events (void **state)
         char path[256], body[1024];
         snprintf (path, sizeof path, POD "%s", names[i]);
         cJSON *pod = s_get_json (&env.sim, path, 200);
+        const char *uid = s_str (pod, "metadata.uid");
+        assert_non_null (uid);
         snprintf (body, sizeof body,
                   "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
                   "\"%s.1\"},\"involvedObject\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
                   "\"namespace\":\"default\",\"name\":\"%s\",\"uid\":\"%s\"},\"reason\":"
                   "\"FailedScheduling\",\"message\":\"%s\",\"type\":\"Warning\",\"source\":"
                   "{\"component\":\"basalt\"},\"count\":1}",
-                  names[i], names[i], s_str (pod, "metadata.uid"), messages[i]);
+                  names[i], names[i], uid ? uid : "", messages[i]);
         cJSON_Delete (pod);
         assert_int_equal (util_http_request (env.sim.port, "POST",
                                              "/api/v1/namespaces/default/events", NULL, body,
