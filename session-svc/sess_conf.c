@@ -181,6 +181,18 @@ s_parse_actions (sess_conf_t *self, const char *actions, const char *text, size_
     return rc;
 }
 
+//  Whether the plugin reads argument `key` (sess_plugin_def_t.args).
+static bool
+s_plugin_reads (const sess_plugin_def_t *def, const char *key)
+{
+    for (const char *const *a = def->args; a && *a; a++) {
+        size_t n = strlen (*a);
+        if (n && (*a)[n - 1] == '.' ? strncmp (key, *a, n) == 0 : strcmp (key, *a) == 0)
+            return true;
+    }
+    return false;
+}
+
 //  Parse one plugin entry into p. Returns 0, 1 (skip: not implemented) or -1.
 static int
 s_parse_plugin (sess_plugin_conf_t *p, const cJSON *item, const char *text, size_t len, char *err,
@@ -255,6 +267,14 @@ s_parse_plugin (sess_plugin_conf_t *p, const cJSON *item, const char *text, size
         p->arguments = cJSON_Duplicate (args, true);
         if (!p->arguments)
             abort ();
+        const cJSON *arg;
+        cJSON_ArrayForEach (arg, args)
+        {
+            if (arg->string && !s_plugin_reads (def, arg->string))
+                bas_warn ("sched_conf_argument_unimplemented",
+                          "plugin=%s argument=%s msg=\"Basalt does not implement it: ignored\"",
+                          name->valuestring, arg->string);
+        }
     }
     return 0;
 }

@@ -21,32 +21,45 @@ static const sess_action_def_t s_actions[] = {
     {"shuffle", NULL},
 };
 
+//  The arguments each plugin reads (sess_plugin_*.c); Volcano's others,
+//  such as predicate.GPUSharingEnable or capacity.DynamicResourceAllocationEnable,
+//  are warned about when given, as unimplemented plugins are.
+static const char *const s_no_args[] = {NULL};
+static const char *const s_predicates_args[] = {"predicate.NodeAffinityEnable",
+                                                "predicate.TaintTolerationEnable", NULL};
+static const char *const s_nodeorder_args[] = {"leastrequested.weight", "mostrequested.weight",
+                                               "balancedresource.weight", NULL};
+static const char *const s_binpack_args[] = {"binpack.weight", "binpack.cpu", "binpack.memory",
+                                             "binpack.resources", "binpack.resources.", NULL};
+static const char *const s_capacity_args[] = {"ancestorReclaimLevel", NULL};
+static const char *const s_overcommit_args[] = {"overcommit-factor", NULL};
+
 static const sess_plugin_def_t s_plugins[] = {
-    {"priority", sess_priority_open, sess_priority_close},
-    {"gang", sess_gang_open, sess_gang_close},
-    {"conformance", sess_conformance_open, sess_conformance_close},
-    {"predicates", sess_predicates_open, sess_predicates_close},
-    {"nodeorder", sess_nodeorder_open, sess_nodeorder_close},
-    {"binpack", sess_binpack_open, sess_binpack_close},
-    {"drf", sess_drf_open, sess_drf_close},
-    {"proportion", sess_proportion_open, sess_proportion_close},
-    {"capacity", sess_capacity_open, sess_capacity_close},
-    {"overcommit", sess_overcommit_open, sess_overcommit_close},
+    {"priority", sess_priority_open, sess_priority_close, s_no_args},
+    {"gang", sess_gang_open, sess_gang_close, s_no_args},
+    {"conformance", sess_conformance_open, sess_conformance_close, s_no_args},
+    {"predicates", sess_predicates_open, sess_predicates_close, s_predicates_args},
+    {"nodeorder", sess_nodeorder_open, sess_nodeorder_close, s_nodeorder_args},
+    {"binpack", sess_binpack_open, sess_binpack_close, s_binpack_args},
+    {"drf", sess_drf_open, sess_drf_close, s_no_args},
+    {"proportion", sess_proportion_open, sess_proportion_close, s_no_args},
+    {"capacity", sess_capacity_open, sess_capacity_close, s_capacity_args},
+    {"overcommit", sess_overcommit_open, sess_overcommit_close, s_overcommit_args},
     //  Volcano plugins not implemented yet: accepted, skipped.
-    {"deviceshare", NULL, NULL},
-    {"resource-strategy-fit", NULL, NULL},
-    {"tdm", NULL, NULL},
-    {"sla", NULL, NULL},
-    {"task-topology", NULL, NULL},
-    {"numa-aware", NULL, NULL},
-    {"cdp", NULL, NULL},
-    {"rescheduling", NULL, NULL},
-    {"usage", NULL, NULL},
-    {"pdb", NULL, NULL},
-    {"nodegroup", NULL, NULL},
-    {"network-topology-aware", NULL, NULL},
-    {"extender", NULL, NULL},
-    {"resourcequota", NULL, NULL},
+    {"deviceshare", NULL, NULL, NULL},
+    {"resource-strategy-fit", NULL, NULL, NULL},
+    {"tdm", NULL, NULL, NULL},
+    {"sla", NULL, NULL, NULL},
+    {"task-topology", NULL, NULL, NULL},
+    {"numa-aware", NULL, NULL, NULL},
+    {"cdp", NULL, NULL, NULL},
+    {"rescheduling", NULL, NULL, NULL},
+    {"usage", NULL, NULL, NULL},
+    {"pdb", NULL, NULL, NULL},
+    {"nodegroup", NULL, NULL, NULL},
+    {"network-topology-aware", NULL, NULL, NULL},
+    {"extender", NULL, NULL, NULL},
+    {"resourcequota", NULL, NULL, NULL},
 };
 
 const sess_action_def_t *

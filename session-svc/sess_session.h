@@ -249,6 +249,10 @@ struct _sess_plugin_def_t {
     const char *name; // Volcano plugin name
     sess_plugin_open_fn *on_session_open;
     sess_plugin_close_fn *on_session_close;
+    //  The arguments it reads, NULL-terminated (a name ending in '.' stands
+    //  for every argument it begins: binpack.resources.<name>); any other
+    //  argument given to it is ignored with a warning (sess_conf.c).
+    const char *const *args;
 };
 
 //  An action; execute NULL = known to Volcano, not implemented yet.

@@ -183,6 +183,68 @@ test_flags_drive_session (void **state)
     }
 }
 
+//  An argument a plugin does not read gets one warning naming it and the
+//  plugin (Volcano's predicate.GPUSharingEnable, a nodeorder weight Basalt
+//  does not score, a made-up name); those it reads, prefixes included
+//  (binpack.resources.<name>), get none.
+static void
+test_unimplemented_arguments (void **state)
+{
+    (void) state;
+    const char *yaml = "actions: \"enqueue, allocate\"\n"
+                       "tiers:\n"
+                       "- plugins:\n"
+                       "  - name: predicates\n"
+                       "    arguments:\n"
+                       "      predicate.GPUSharingEnable: true\n"
+                       "      predicate.NodeAffinityEnable: true\n"
+                       "      predicate.DynamicResourceAllocationEnable: true\n"
+                       "  - name: nodeorder\n"
+                       "    arguments:\n"
+                       "      podaffinity.weight: 2\n"
+                       "      leastrequested.weight: 1\n"
+                       "  - name: binpack\n"
+                       "    arguments:\n"
+                       "      binpack.resources: nvidia.com/gpu\n"
+                       "      binpack.resources.nvidia.com/gpu: 5\n"
+                       "      binpack.madeup: 1\n"
+                       "  - name: capacity\n"
+                       "    arguments:\n"
+                       "      capacity.DynamicResourceAllocationEnable: true\n";
+    char *text = NULL;
+    size_t len = 0;
+    FILE *log = open_memstream (&text, &len);
+    assert_non_null (log);
+    bas_log_init ("test", BAS_LOG_WARN, BAS_LOG_FORMAT_TEXT);
+    bas_log_set_stream (log);
+    char err[512];
+    sess_conf_t *conf = sess_conf_parse (yaml, strlen (yaml), err, sizeof err);
+    bas_log_set_stream (stderr);
+    bas_log_init ("test", BAS_LOG_ERROR, BAS_LOG_FORMAT_TEXT);
+    fclose (log);
+    assert_non_null (conf);
+    sess_conf_destroy (&conf);
+    static const char *const warned[] = {
+        "plugin=predicates argument=predicate.GPUSharingEnable",
+        "plugin=predicates argument=predicate.DynamicResourceAllocationEnable",
+        "plugin=nodeorder argument=podaffinity.weight", "plugin=binpack argument=binpack.madeup",
+        "plugin=capacity argument=capacity.DynamicResourceAllocationEnable"};
+    for (size_t i = 0; i < sizeof warned / sizeof warned[0]; i++) {
+        const char *at = strstr (text, warned[i]);
+        if (!at)
+            fail_msg ("no warning for %s in:\n%s", warned[i], text);
+        assert_null (strstr (at + 1, warned[i]));  // once
+    }
+    static const char *const read[] = {"argument=predicate.NodeAffinityEnable",
+                                       "argument=leastrequested.weight",
+                                       "argument=binpack.resources ",
+                                       "argument=binpack.resources.nvidia.com/gpu"};
+    for (size_t i = 0; i < sizeof read / sizeof read[0]; i++)
+        assert_null (strstr (text, read[i]));
+    assert_non_null (strstr (text, "event=sched_conf_argument_unimplemented"));
+    free (text);
+}
+
 int
 main (void)
 {
@@ -192,6 +254,7 @@ main (void)
         cmocka_unit_test (test_good),
         cmocka_unit_test (test_bad),
         cmocka_unit_test (test_flags_drive_session),
+        cmocka_unit_test (test_unimplemented_arguments),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
