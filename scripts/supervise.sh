@@ -66,7 +66,9 @@ SESS_ARGS=(--http 127.0.0.1:0 --snapshot-endpoint "$SNAP" --delta-endpoint "$DEL
 [ -n "$CONF" ] && SESS_ARGS+=(--scheduler-conf "$CONF")
 run session-svc "$BUILD/session-svc/session-svc" "${SESS_ARGS[@]}"
 for i in $(seq 1 "$BINDERS"); do
-    run "binder-svc-$i" "$BUILD/binder-svc/binder-svc" --master "$MASTER" \
+    # Each binder serves /metrics too, on a port of its own (its log's
+    # "starting" line names it), like every other service here.
+    run "binder-svc-$i" "$BUILD/binder-svc/binder-svc" "${COMMON[@]}" \
         --work-endpoint "$WORK" --binder-id "binder-$i"
 done
 run controller-svc "$BUILD/controller-svc/controller-svc" "${COMMON[@]}" \
