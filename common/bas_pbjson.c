@@ -59,23 +59,27 @@ s_size (ProtobufCType type)
     return 0;
 }
 
+//  64-bit integers: exact JSON integers (cJSON prints its doubles with 15
+//  significant digits, so a microsecond time or an epoch ending in 0 came
+//  out as 1.79546028530084e+15), written as raw text; beyond 2^53, which a
+//  double cannot hold, strings as proto3's JSON mapping has them.
 static cJSON *
 s_int64 (int64_t v)
 {
-    if (v > -(INT64_C (1) << 53) && v < (INT64_C (1) << 53))
-        return cJSON_CreateNumber ((double) v);
     char buf[32];
     snprintf (buf, sizeof buf, "%lld", (long long) v);
+    if (v > -(INT64_C (1) << 53) && v < (INT64_C (1) << 53))
+        return cJSON_CreateRaw (buf);
     return cJSON_CreateString (buf);
 }
 
 static cJSON *
 s_uint64 (uint64_t v)
 {
-    if (v < (UINT64_C (1) << 53))
-        return cJSON_CreateNumber ((double) v);
     char buf[32];
     snprintf (buf, sizeof buf, "%llu", (unsigned long long) v);
+    if (v < (UINT64_C (1) << 53))
+        return cJSON_CreateRaw (buf);
     return cJSON_CreateString (buf);
 }
 
@@ -214,7 +218,8 @@ s_json_int (const cJSON *j, bool is_signed, int64_t lo, int64_t hi, uint64_t uhi
         *uv = (uint64_t) d;
         return *uv <= uhi;
     }
-    if (!cJSON_IsString (j) || !j->valuestring[0])
+    //  A string, or raw integer text from bas_pbjson_from_message.
+    if (!(cJSON_IsString (j) || cJSON_IsRaw (j)) || !j->valuestring || !j->valuestring[0])
         return false;
     char *end;
     errno = 0;

@@ -438,6 +438,13 @@ test_roundtrip_every_type (void **state)
         const cJSON *type = cJSON_GetObjectItemCaseSensitive (j, "type");
         assert_true (cJSON_IsString (type));
         assert_string_equal (type->valuestring, s->desc->name);
+        //  Integers stay integers: times and epochs ending in 0 were printed
+        //  as 1.700000000001e+15 (the header's send time is one of them).
+        char want[64];
+        snprintf (want, sizeof want, "\"time_us\":%lld",
+                  (long long) (1700000000000000LL + (long long) s->tap_seq * 1000));
+        if (!strstr (line, want) || strstr (line, "e+"))
+            fail_msg ("basalt-tap --json did not print integers as integers (%s): %s", want, line);
         assert_string_equal (cJSON_GetObjectItemCaseSensitive (j, "svc")->valuestring, "cache-svc");
         assert_string_equal (cJSON_GetObjectItemCaseSensitive (j, "dir")->valuestring, "out");
         assert_string_equal (cJSON_GetObjectItemCaseSensitive (j, "peer")->valuestring, "session");

@@ -21,6 +21,7 @@
 #include "bas_pbjson.h"
 #include "bas_sock.h"
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <signal.h>
@@ -78,6 +79,24 @@ s_info_field (const char *info, const char *key, char *out, size_t len)
 }
 
 static void s_track_seq (tap_t *self, const char *svc, const char *epoch, uint64_t seq);
+
+//  An integer from the tap's info frame as a JSON integer, exactly (cJSON
+//  would print 1795460285300840 as 1.79546028530084e+15); text that is
+//  not a decimal integer stays a string.
+static void
+s_add_int (cJSON *out, const char *key, const char *text)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll (text, &end, 10);
+    if (!*text || *end || errno) {
+        cJSON_AddStringToObject (out, key, text);
+        return;
+    }
+    char buf[32];
+    snprintf (buf, sizeof buf, "%lld", v);
+    cJSON_AddRawToObject (out, key, buf);
+}
 
 //  Handle one tapped message: 4 frames. Returns 0, or -1 when malformed.
 static int
@@ -159,11 +178,11 @@ s_handle (tap_t *self, zmsg_t *msg)
     }
     else {
         cJSON *out = cJSON_CreateObject ();
-        cJSON_AddNumberToObject (out, "time_us", atof (when));
+        s_add_int (out, "time_us", when);
         cJSON_AddStringToObject (out, "svc", svc);
         cJSON_AddStringToObject (out, "dir", dir);
         cJSON_AddStringToObject (out, "peer", peer);
-        cJSON_AddNumberToObject (out, "tap_seq", atof (seq));
+        s_add_int (out, "tap_seq", seq);
         cJSON_AddStringToObject (out, "type", desc->name);
         cJSON_AddItemToObject (out, "header", bas_pbjson_from_message (&h->base));
         cJSON *bodyjson = bas_pbjson_from_message (m);
@@ -293,8 +312,23 @@ s_replay (tap_t *self, const char *path)
 static void
 s_usage (FILE *out)
 {
-    fprintf (out, "Usage: basalt-tap [--json] [--type GLOB] [--name NAME] [--service SVC]\n"
-                  "                  [--stats] [--record FILE] [--read FILE] ENDPOINT...\n");
+    fprintf (out,
+             "Usage: basalt-tap [--json] [--type GLOB] [--name NAME] [--service SVC]\n"
+             "                  [--stats] [--record FILE] [--read FILE] ENDPOINT...\n"
+             "Watch the messages Basalt's services send and receive, from their --tap\n"
+             "endpoints (e.g. ipc:///tmp/basalt/cache.tap, tcp://127.0.0.1:5601).\n"
+             "\n"
+             "  --json          one JSON object per message: time_us, svc, dir, peer,\n"
+             "                  tap_seq, type, header and body (integers as integers)\n"
+             "  --type GLOB     only messages whose type matches (Commit, *Result)\n"
+             "  --name NAME     only messages that mention the pod or group NAME\n"
+             "  --service SVC   only messages mirrored by service SVC (cache-svc, ...)\n"
+             "  --stats         no messages: a count per link and type, and gaps in\n"
+             "                  tap_seq (messages the tap dropped), every second\n"
+             "  --record FILE   also write every message received to FILE\n"
+             "  --read FILE     replay a recorded FILE instead of connecting\n"
+             "  --help          this text\n"
+             "  --version       print the version and exit\n");
 }
 
 int
