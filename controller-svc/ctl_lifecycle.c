@@ -361,7 +361,9 @@ s_check_queue (ctl_lifecycle_t *self, const Basalt__V1__PodGroup *pg)
     if (!pg->uid || !pg->name || pg->deleting)
         return;
     const char *queue = pg->queue && *pg->queue ? pg->queue : self->config.default_queue;
-    if (bas_store_queue (self->store, queue)) {
+    //  The default queue is created by ctl_queue when missing (a failure
+    //  to create it is logged there); no Event for the moment before.
+    if (bas_store_queue (self->store, queue) || strcmp (queue, self->config.default_queue) == 0) {
         zhashx_delete (self->warned_queue, pg->uid);
         return;
     }

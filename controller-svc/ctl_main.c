@@ -5,8 +5,11 @@
     model has none). Every plain pod of a configured scheduler gets a
     PodGroup `podgroup-<controller owner uid | pod uid>` and is annotated
     with it; an owner scaled to 0 loses its group, scaled up it gets it
-    back. The decisions live in ctl_lifecycle.c; this file wires the
-    replica, the owner informers, the API client and the timers to it.
+    back. It also plays Volcano's queue controller: `root` and the default
+    queue are created when missing, and each Queue's status (state,
+    allocated) is kept current. The decisions live in ctl_lifecycle.c and
+    ctl_queue.c; this file wires the replica, the owner informers, the API
+    client and the timers to them.
 
     Design note: every action in flight or waiting for a retry is keyed by
     uid, never by a name, and every delete carries preconditions on the
@@ -19,6 +22,7 @@
 #include "ctl_defaults.h"
 #include "ctl_lifecycle.h"
 #include "ctl_podgroup.h"
+#include "ctl_queue.h"
 
 #include <string.h>
 
@@ -64,6 +68,7 @@ typedef struct {
     bas_kube_t *kube;
     bas_replica_t *replica;
     ctl_lifecycle_t *life; // the decisions (ctl_lifecycle.c)
+    ctl_queue_t *queues;   // default queue, queue status (ctl_queue.c)
     bool scanned;          // every pod was looked at since the replica became ready
     bool holding;          // the replica's store is held still for a reset
     int step_timer;        // the next slice of a reset or scan, or -1
@@ -152,6 +157,7 @@ static void
 s_on_upsert (void *arg, const Basalt__V1__Object *obj)
 {
     ctl_t *self = arg;
+    ctl_queue_changed (self->queues);
     if (!bas_replica_ready (self->replica))
         return;
     if (obj->kind_case == BASALT__V1__OBJECT__KIND_POD)
@@ -164,6 +170,7 @@ static void
 s_on_delete (void *arg, const Basalt__V1__ObjectRef *ref, const Basalt__V1__Object *old)
 {
     ctl_t *self = arg;
+    ctl_queue_changed (self->queues);
     //  Keyed by uid: a new object with the same name is another key.
     if (ref->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD)
         ctl_lifecycle_pod_delete (self->life, ref->key, old ? old->pod : NULL);
@@ -179,6 +186,7 @@ s_on_reset (void *arg)
 {
     ctl_t *self = arg;
     self->scanned = false;
+    ctl_queue_changed (self->queues);
     if (bas_replica_ready (self->replica))
         s_reset (self);
 }
@@ -216,8 +224,10 @@ s_on_tick (zloop_t *loop, int timer_id, void *arg)
     (void)loop;
     (void)timer_id;
     ctl_t *self = arg;
-    if (bas_replica_ready (self->replica) && !self->holding)
+    if (bas_replica_ready (self->replica) && !self->holding) {
         ctl_lifecycle_tick (self->life);
+        ctl_queue_step (self->queues, CTL_SLICE_US);
+    }
     return 0;
 }
 
@@ -254,6 +264,7 @@ main (int argc, char **argv)
         return exit_code;
     self.metrics = bas_svc_metrics (self.svc);
     ctl_lifecycle_describe_metrics (self.metrics);
+    ctl_queue_describe_metrics (self.metrics);
     if (self.config.retry_ms < 1) {
         bas_error ("bad_flag", "flag=--retry-ms value=%d msg=\"must be at least 1\"",
                    self.config.retry_ms);
@@ -312,6 +323,14 @@ main (int argc, char **argv)
         goto done;
     }
     self.life = ctl_lifecycle_new (&lcfg, bas_replica_store (self.replica));
+    ctl_queue_config_t qcfg = {
+        .default_queue = self.config.default_queue,
+        .interval_ms = CTL_QUEUE_INTERVAL_MS,
+        .request = s_request,
+        .request_arg = self.kube,
+        .metrics = self.metrics,
+    };
+    self.queues = ctl_queue_new (&qcfg, bas_replica_store (self.replica));
     for (size_t k = 0; k < sizeof s_owner_kinds / sizeof s_owner_kinds[0]; k++) {
         if (!ctl_name_in_list (self.config.watch_owners, s_owner_kinds[k].resource))
             continue;
@@ -330,6 +349,7 @@ done:
     //  then the lifecycle frees their contexts.
     bas_kube_destroy (&self.kube);
     ctl_lifecycle_destroy (&self.life);
+    ctl_queue_destroy (&self.queues);
     bas_replica_destroy (&self.replica);
     bas_kube_config_clear (&kcfg);
     bas_svc_destroy (&self.svc);

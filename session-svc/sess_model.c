@@ -1,7 +1,10 @@
 /*  sess_model: the session's model of the cluster, built from the replica.
 
-    At open: queues (plus the implicit "root" and "default"), nodes in name
-    order with their accounted use, jobs (PodGroups whose queue exists) in
+    At open: queues (plus an implicit "root" when the model has none: the
+    top of every hierarchy), nodes in name order with their accounted use,
+    jobs (PodGroups whose queue exists; as in Volcano, a job naming a queue
+    that does not exist, the default one included, is not scheduled:
+    controller-svc creates "default" at start and says so of the rest) in
     (creation time, "ns/name") order, and tasks (pods of those jobs, and
     pods of no job that use a node). Task status comes from pod fields as
     Volcano derives it (volcano-semantics.md §3.4).
@@ -427,15 +430,13 @@ s_open_queues (sess_session_t *ssn)
 {
     s_vec_t v = {0};
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, s_collect, &v);
-    bool have_root = false, have_default = false;
+    bool have_root = false;
     for (size_t i = 0; i < v.n; i++) {
         const Basalt__V1__Queue *q = v.items[i];
         if (strcmp (s_str (q->name), SESS_ROOT_QUEUE) == 0)
             have_root = true;
-        if (strcmp (s_str (q->name), SESS_DEFAULT_QUEUE) == 0)
-            have_default = true;
     }
-    int n = (int)v.n + !have_root + !have_default;
+    int n = (int)v.n + !have_root;
     ssn->queues = calloc ((size_t)n, sizeof *ssn->queues);
     if (!ssn->queues)
         abort ();
@@ -461,13 +462,6 @@ s_open_queues (sess_session_t *ssn)
         sq->name = SESS_ROOT_QUEUE;
         sq->weight = 1;
         sq->open = true;
-    }
-    if (!have_default) {
-        sess_queue_t *sq = &ssn->queues[k++];
-        sq->name = SESS_DEFAULT_QUEUE;
-        sq->weight = 1;
-        sq->open = true;
-        sq->reclaimable = true;
     }
     free (v.items);
     ssn->nqueues = k;

@@ -42,6 +42,10 @@ static const char *const s_session_flags[] = {"--schedule-period-ms", "100", NUL
 static const char *s_cluster =
     "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n"
     "status:\n  allocatable: {cpu: \"5\", memory: 16Gi, pods: \"110\"}\n"
+    //  The default queue, as Volcano's installer and scheduler create it
+    //  (no controller-svc runs here to create it).
+    "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: default\n"
+    "spec:\n  weight: 1\n  reclaimable: true\n"
     "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
     "metadata:\n  name: w1\n  namespace: default\n"
     "spec:\n  minMember: 3\n  queue: default\nstatus:\n  phase: Pending\n"

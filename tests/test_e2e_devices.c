@@ -44,6 +44,10 @@
 static const char *s_cluster =
     "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n"
     "status:\n  allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\", " S_DEVICE ": \"1\"}\n"
+    //  The default queue, as Volcano's installer and scheduler create it
+    //  (no controller-svc runs here to create it).
+    "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: default\n"
+    "spec:\n  weight: 1\n  reclaimable: true\n"
     "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
     "metadata:\n  name: fpga\n  namespace: default\n"
     "spec:\n  minMember: 1\n  queue: default\nstatus:\n  phase: Pending\n"

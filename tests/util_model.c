@@ -134,10 +134,35 @@ util_model_queue (bas_store_t *store, const char *name, const char *parent, int 
     return q;
 }
 
+//  The world's "default" queue, as controller-svc creates it (weight 1,
+//  reclaimable), made the first time a test needs it; created before
+//  anything else (time 0), as the implicit queue of a real cluster is.
+static void
+s_default_queue (bas_store_t *store)
+{
+    if (bas_store_queue (store, "default"))
+        return;
+    Basalt__V1__Queue *q = s_new (sizeof *q);
+    basalt__v1__queue__init (q);
+    q->name = s_dup ("default");
+    q->uid = s_dup ("default");
+    q->has_weight = true;
+    q->weight = 1;
+    q->has_creation_time_ms = true;
+    q->creation_time_ms = 0;
+    Basalt__V1__Object *obj = s_new (sizeof *obj);
+    basalt__v1__object__init (obj);
+    obj->kind_case = BASALT__V1__OBJECT__KIND_QUEUE;
+    obj->queue = q;
+    s_upsert (store, obj);
+}
+
 Basalt__V1__PodGroup *
 util_model_pod_group (bas_store_t *store, const char *ns, const char *name, const char *queue,
                       int min_member)
 {
+    if (!queue || strcmp (queue, "default") == 0)
+        s_default_queue (store);
     Basalt__V1__PodGroup *pg = s_new (sizeof *pg);
     basalt__v1__pod_group__init (pg);
     ns = ns ? ns : "default";
@@ -516,6 +541,7 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
         if (s_str (it, "state"))
             q->state = s_dup (s_str (it, "state"));
     }
+    s_default_queue (store);  // the format: "default" exists unless listed
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "podgroups"))
     {
         Basalt__V1__PodGroup *pg =
