@@ -153,23 +153,6 @@ s_has_event (void *arg)
     return s_failed_scheduling (e->env, e->pod, e->message) > 0;
 }
 
-//  Run a program to its end (at most timeout_ms), its output into `log`.
-//  Returns its exit status, or -1 when it did not end in time.
-static int
-s_run (char *const argv[], const char *log, int timeout_ms)
-{
-    pid_t pid = util_spawn (argv, log);
-    assert_true (pid > 0);
-    int status = 0;
-    for (int waited = 0; waited < timeout_ms; waited += 20) {
-        if (util_exited (pid, &status))
-            return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
-        usleep (20000);
-    }
-    util_stop (pid, 1000);
-    return -1;
-}
-
 static void
 test_pending_pods_say_why (void **state)
 {
@@ -234,7 +217,7 @@ test_pending_pods_say_why (void **state)
     snprintf (kc_flag, sizeof kc_flag, "--kubeconfig=%s", kubeconfig);
     char *describe[] = {kubectl, kc_flag, cache_dir, "describe", "pod", "-n", "default",
                         l.waiting[0], NULL};
-    assert_int_equal (s_run (describe, out, S_WAIT_MS), 0);
+    assert_int_equal (util_run (describe, out, S_WAIT_MS), 0);
     char *text = util_read_file (out, NULL);
     assert_non_null (text);
     if (!strstr (text, "FailedScheduling") || !strstr (text, "queue small")) {
@@ -248,7 +231,7 @@ test_pending_pods_say_why (void **state)
     snprintf (ctl, sizeof ctl, "%s/tools/ctl/basalt-ctl", BASALT_BIN_DIR);
     snprintf (ctl_out, sizeof ctl_out, "%s/ctl.out", env->dir);
     char *wait[] = {ctl, "wait", "--server", server, "--timeout", "25", "--stable", "1", NULL};
-    int rc = s_run (wait, ctl_out, S_WAIT_MS);
+    int rc = util_run (wait, ctl_out, S_WAIT_MS);
     if (rc != 0) {
         char *said = util_read_file (ctl_out, NULL);
         print_error ("%s\n", said ? said : "");

@@ -72,6 +72,31 @@ util_exited (pid_t pid, int *status)
     return r < 0;
 }
 
+typedef struct {
+    pid_t pid;
+    int status;
+} s_run_t;
+
+static bool
+s_run_ended (void *arg)
+{
+    s_run_t *r = arg;
+    return util_exited (r->pid, &r->status);
+}
+
+int
+util_run (char *const argv[], const char *log_path, int timeout_ms)
+{
+    s_run_t r = {util_spawn (argv, log_path), 0};
+    if (r.pid <= 0)
+        return -1;
+    if (!util_wait_until (s_run_ended, &r, timeout_ms)) {
+        util_stop (r.pid, 1000);
+        return -1;
+    }
+    return WIFEXITED (r.status) ? WEXITSTATUS (r.status) : -1;
+}
+
 int
 util_stop (pid_t pid, int timeout_ms)
 {

@@ -16,6 +16,11 @@
 //  SIGTERM if the test process dies first. Returns the pid, or -1.
 pid_t util_spawn (char *const argv[], const char *log_path);
 
+//  Run a program to its end (at most timeout_ms; then it is stopped), its
+//  output into `log_path`. Returns its exit code, or -1 when it did not
+//  exit by itself in time (or was killed by a signal).
+int util_run (char *const argv[], const char *log_path, int timeout_ms);
+
 //  SIGTERM, wait up to timeout_ms, then SIGKILL. Returns the exit status
 //  (as from waitpid) or -1.
 int util_stop (pid_t pid, int timeout_ms);

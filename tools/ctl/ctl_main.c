@@ -91,6 +91,20 @@ s_find_group (const cJSON *groups, const char *ns, const char *name)
     return NULL;
 }
 
+//  True when the queue list holds `name`.
+static bool
+s_queue_exists (const cJSON *queues, const char *name)
+{
+    const cJSON *q;
+    cJSON_ArrayForEach (q, cJSON_GetObjectItemCaseSensitive (queues, "items"))
+    {
+        const char *n = s_str (q, "metadata.name");
+        if (n && strcmp (n, name) == 0)
+            return true;
+    }
+    return false;
+}
+
 //  The Unschedulable condition's message of a group, or NULL.
 static const char *
 s_unschedulable (const cJSON *pg)
@@ -141,9 +155,11 @@ s_view (const bas_kube_config_t *cfg, const s_opts_t *o, bool print, s_view_t *v
     memset (view, 0, sizeof *view);
     cJSON *pods = s_get (cfg, "/api/v1/pods");
     cJSON *groups = s_get (cfg, "/apis/scheduling.volcano.sh/v1beta1/podgroups");
-    if (!pods || !groups) {
+    cJSON *queues = s_get (cfg, "/apis/scheduling.volcano.sh/v1beta1/queues");
+    if (!pods || !groups || !queues) {
         cJSON_Delete (pods);
         cJSON_Delete (groups);
+        cJSON_Delete (queues);
         return -1;
     }
     size_t cap = 1024, len = 0;
@@ -167,6 +183,15 @@ s_view (const bas_kube_config_t *cfg, const s_opts_t *o, bool print, s_view_t *v
         const char *why = s_pod_unschedulable (pod);
         if (!why)
             why = s_unschedulable (pg);
+        //  A group whose queue does not exist is not scheduled (as in
+        //  Volcano; controller-svc posts a QueueNotFound Event): a reason.
+        char no_queue[320];
+        if (!why && pg && !(node && *node)) {
+            const char *q = queue && *queue ? queue : "default";
+            snprintf (no_queue, sizeof no_queue, "queue \"%s\" does not exist", q);
+            if (!s_queue_exists (queues, q))
+                why = no_queue;
+        }
         view->pods++;
         if (node && *node)
             view->bound++;
@@ -203,6 +228,7 @@ s_view (const bas_kube_config_t *cfg, const s_opts_t *o, bool print, s_view_t *v
     view->signature = sig;
     cJSON_Delete (pods);
     cJSON_Delete (groups);
+    cJSON_Delete (queues);
     return 0;
 }
 
