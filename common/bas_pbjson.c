@@ -159,8 +159,8 @@ bas_pbjson_from_message (const ProtobufCMessage *msg)
     return out;
 }
 
-bool
-bas_pbjson_has_string (const ProtobufCMessage *msg, const char *text)
+void
+bas_pbjson_strings (const ProtobufCMessage *msg, bas_pbjson_string_fn *fn, void *arg)
 {
     const ProtobufCMessageDescriptor *d = msg->descriptor;
     for (unsigned i = 0; i < d->n_fields; i++) {
@@ -178,13 +178,12 @@ bas_pbjson_has_string (const ProtobufCMessage *msg, const char *text)
             const void *v = elems[k];
             if (!v)
                 continue;
-            if (f->type == PROTOBUF_C_TYPE_STRING && strcmp ((const char *) v, text) == 0)
-                return true;
-            if (f->type == PROTOBUF_C_TYPE_MESSAGE && bas_pbjson_has_string (v, text))
-                return true;
+            if (f->type == PROTOBUF_C_TYPE_STRING)
+                fn (arg, msg, f->name, (const char *) v);
+            else
+                bas_pbjson_strings (v, fn, arg);
         }
     }
-    return false;
 }
 
 // ------------------------------------------------------------ JSON to message

@@ -28,8 +28,12 @@ cJSON *bas_pbjson_from_message (const ProtobufCMessage *msg);
 ProtobufCMessage *bas_pbjson_to_message (const ProtobufCMessageDescriptor *desc,
                                          const cJSON *json, char *err, size_t errlen);
 
-//  True if any string field, at any depth, equals `text` (used by the tap's
-//  --name filter: pod, PodGroup, node or queue names).
-bool bas_pbjson_has_string (const ProtobufCMessage *msg, const char *text);
+//  Call fn for every string field present in msg, at any depth (repeated
+//  fields: each element), with the message that holds it and the field's
+//  proto name. Used by the tap's --name filter: which messages mention a
+//  pod, PodGroup, node or queue name, and the uids they carry with it.
+typedef void (bas_pbjson_string_fn) (void *arg, const ProtobufCMessage *owner, const char *field,
+                                     const char *value);
+void bas_pbjson_strings (const ProtobufCMessage *msg, bas_pbjson_string_fn *fn, void *arg);
 
 #endif

@@ -862,6 +862,116 @@ test_stats_record_replay (void **state)
     s_env_fini (&env);
 }
 
+// ------------------------------------------------------------ --name follows uids
+
+//  Append one tapped message (type, info, header, body) to a capture.
+static void
+s_capture (FILE *f, uint64_t tap_seq, const ProtobufCMessageDescriptor *desc, const char *json)
+{
+    cJSON *j = cJSON_Parse (json);
+    assert_non_null (j);
+    char err[256];
+    ProtobufCMessage *m = bas_pbjson_to_message (desc, j, err, sizeof err);
+    if (!m)
+        fail_msg ("%s: %s", json, err);
+    cJSON_Delete (j);
+    zframe_t *body = s_pack (m);
+    protobuf_c_message_free_unpacked (m, NULL);
+    zframe_t *header = s_header (tap_seq);
+    char info[160];
+    snprintf (info, sizeof info, "svc=cache-svc epoch=42 dir=out peer=x time_us=%llu tap_seq=%llu",
+              (unsigned long long) (1700000000000000ULL + tap_seq), (unsigned long long) tap_seq);
+    const void *data[4] = {desc->name, info, zframe_data (header), zframe_data (body)};
+    uint32_t len[4] = {(uint32_t) strlen (desc->name), (uint32_t) strlen (info),
+                       (uint32_t) zframe_size (header), (uint32_t) zframe_size (body)};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal (fwrite (&len[i], sizeof len[i], 1, f), 1);
+        assert_int_equal (fwrite (data[i], 1, len[i], f), len[i]);
+    }
+    zframe_destroy (&header);
+    zframe_destroy (&body);
+}
+
+static void
+test_name_follows_uids (void **state)
+{
+    (void) state;
+    s_env_t env;
+    s_env_init (&env, "tap-name");
+    char capture[384];
+    snprintf (capture, sizeof capture, "%s/capture.bin", env.dir);
+    FILE *f = fopen (capture, "wb");
+    assert_non_null (f);
+    //  The pod train-0 (uid u-train) arrives, is placed by session s-1,
+    //  bound by work 7; another pod goes through s-2 and work 8. Only the
+    //  first Delta names train-0; the rest carry its uid, or the session or
+    //  work id that came with it.
+    s_capture (f, 1, &basalt__v1__delta__descriptor,
+               "{\"upserts\":[{\"pod\":{\"uid\":\"u-train\",\"namespace\":\"ml\",\"name\":\"train-0\"}}]}");
+    s_capture (f, 2, &basalt__v1__commit__descriptor,
+               "{\"session_id\":\"s-2\",\"placements\":[{\"pod_uid\":\"u-other\",\"node\":\"n2\"}]}");
+    s_capture (f, 3, &basalt__v1__commit__descriptor,
+               "{\"session_id\":\"s-1\",\"placements\":[{\"pod_uid\":\"u-train\",\"node\":\"n1\"}]}");
+    s_capture (f, 4, &basalt__v1__commit_result__descriptor,
+               "{\"session_id\":\"s-2\",\"accepted\":1}");
+    s_capture (f, 5, &basalt__v1__commit_result__descriptor,
+               "{\"session_id\":\"s-1\",\"accepted\":1}");
+    s_capture (f, 6, &basalt__v1__work__descriptor,
+               "{\"work_id\":8,\"bind\":{\"pod_uid\":\"u-other\",\"node\":\"n2\"}}");
+    s_capture (f, 7, &basalt__v1__work__descriptor,
+               "{\"work_id\":7,\"bind\":{\"pod_uid\":\"u-train\",\"node\":\"n1\"}}");
+    s_capture (f, 8, &basalt__v1__work_result__descriptor, "{\"work_id\":8,\"ok\":true}");
+    s_capture (f, 9, &basalt__v1__work_result__descriptor, "{\"work_id\":7,\"ok\":true}");
+    assert_int_equal (fclose (f), 0);
+
+    char *argv[] = {s_tap_bin (), "--json", "--name", "train-0", "--read", capture, NULL};
+    assert_int_equal (util_run (argv, env.out, S_WAIT_MS), 0);
+    char *text = util_read_file (env.out, NULL);
+    assert_non_null (text);
+    //  Exactly tap_seq 1, 3, 5, 7, 9, in order.
+    const long want[] = {1, 3, 5, 7, 9};
+    size_t n = 0;
+    for (char *line = strtok (text, "\n"); line; line = strtok (NULL, "\n")) {
+        cJSON *j = cJSON_Parse (line);
+        if (!j)
+            continue;  // not a message line
+        const cJSON *seq = cJSON_GetObjectItem (j, "tap_seq");
+        if (n >= sizeof want / sizeof want[0] || !cJSON_IsNumber (seq) ||
+            (long) seq->valuedouble != want[n])
+            fail_msg ("message %zu: tap_seq %g, wanted %ld", n,
+                      cJSON_IsNumber (seq) ? seq->valuedouble : -1.0,
+                      n < 5 ? want[n] : -1L);
+        n++;
+        cJSON_Delete (j);
+    }
+    assert_int_equal (n, 5);
+    free (text);
+    s_env_fini (&env);
+}
+
+//  An endpoint nothing binds: said at once (no socket file) and after 5 s.
+static void
+test_silent_endpoint_warned (void **state)
+{
+    (void) state;
+    s_env_t env;
+    s_env_init (&env, "tap-silent");
+    char *argv[] = {s_tap_bin (), env.endpoint, NULL};
+    env.tap = util_spawn (argv, env.out);
+    s_grep_t g = {env.out, "no socket file there yet", 1};
+    assert_true (util_wait_until (s_file_has, &g, S_WAIT_MS));
+    s_grep_t g2 = {env.out, "nothing received from ipc://", 1};
+    assert_true (util_wait_until (s_file_has, &g2, S_WAIT_MS));
+    //  A tcp:// endpoint is refused with the reason, not left waiting.
+    char out[400];
+    snprintf (out, sizeof out, "%s/tcp.out", env.dir);
+    char *tcp[] = {s_tap_bin (), "tcp://127.0.0.1:1", NULL};
+    assert_int_equal (util_run (tcp, out, S_WAIT_MS), 1);
+    s_grep_t g3 = {out, "needs CURVE keys", 1};
+    assert_true (s_file_has (&g3));
+    s_env_fini (&env);
+}
+
 int
 main (void)
 {
@@ -873,6 +983,8 @@ main (void)
         cmocka_unit_test (test_stalled_subscriber_drops_and_counts),
         cmocka_unit_test (test_reading_subscriber_gets_everything),
         cmocka_unit_test (test_stats_record_replay),
+        cmocka_unit_test (test_name_follows_uids),
+        cmocka_unit_test (test_silent_endpoint_warned),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

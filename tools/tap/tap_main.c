@@ -10,6 +10,10 @@
         basalt-tap [--json] [--type GLOB] [--name NAME] [--service SVC]
                    [--stats] [--record FILE] [--read FILE] ENDPOINT...
 
+    --name follows one object: the messages naming it and, from the first
+    on, those carrying its uid (Commit, CommitResult, Work, WorkResult).
+    An endpoint silent for 5 s gets one warning on stderr.
+
     --stats prints, every second, the count and rate of each message type on
     each link (service, direction, peer), and the messages each service's
     tap dropped (gaps in tap_seq). --record writes a capture
@@ -27,6 +31,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
     bool json;
@@ -55,14 +60,137 @@ typedef struct {
     unsigned long gaps;     // messages it dropped, as seen from here
 } s_seq_t;
 
+//  One endpoint subscribed to.
+typedef struct {
+    const char *endpoint;
+    zsock_t *sock;
+    bool heard;  // a message came from it
+    bool warned; // its silence was reported
+} s_end_t;
+
 typedef struct {
     s_opts_t opts;
     FILE *record;
+    zhashx_t *names;    // --name: the name, and the uids and session ids learnt with it
+    zhashx_t *work_ids; // --name: work_id of each Work that mentions them, until its result
+    bool names_full;    // stopped learning (S_NAMES_MAX)
     zhashx_t *stats;    // "link type" -> s_stat_t
     zhashx_t *seqs;     // "svc epoch" -> s_seq_t
     unsigned long seen;
     unsigned long bad;
 } tap_t;
+
+#define S_NAMES_MAX 100000 // uids and session ids learnt for --name, at most
+#define S_SILENT_MS 5000   // an endpoint silent this long gets a warning
+
+// ------------------------------------------------------------ --name
+
+//  --name NAME matches the messages that mention NAME, and from the first
+//  of them on, those that mention what it carries with it: the object's
+//  uid (a Commit's placements, a CommitResult's rejections and the binder
+//  work name pods by uid), the session_id of a Commit that mentions it (so
+//  its CommitResult), and the work_id of a Work that mentions it (so its
+//  WorkResult).
+typedef struct {
+    tap_t *self;
+    bool hit;
+    const ProtobufCMessage *owners[64]; // messages holding a matched string
+    int nowners;
+} s_scan_t;
+
+static void
+s_scan_string (void *arg, const ProtobufCMessage *owner, const char *field, const char *value)
+{
+    (void) field;
+    s_scan_t *sc = arg;
+    if (!zhashx_lookup (sc->self->names, value))
+        return;
+    sc->hit = true;
+    if (sc->nowners < (int) (sizeof sc->owners / sizeof sc->owners[0]))
+        sc->owners[sc->nowners++] = owner;
+}
+
+static void
+s_learn (tap_t *self, const char *value)
+{
+    if (zhashx_lookup (self->names, value))
+        return;
+    if (zhashx_size (self->names) >= S_NAMES_MAX) {
+        if (!self->names_full)
+            fprintf (stderr, "basalt-tap: --name: %d uids learnt; no more are followed\n",
+                     S_NAMES_MAX);
+        self->names_full = true;
+        return;
+    }
+    zhashx_insert (self->names, value, (void *) "");
+}
+
+static void
+s_learn_string (void *arg, const ProtobufCMessage *owner, const char *field, const char *value)
+{
+    s_scan_t *sc = arg;
+    if (!*value)
+        return;
+    for (int i = 0; i < sc->nowners; i++)
+        if (sc->owners[i] == owner &&
+            (!strcmp (field, "uid") || !strcmp (field, "pod_uid") || !strcmp (field, "job_uid"))) {
+            s_learn (sc->self, value);
+            return;
+        }
+}
+
+//  A top-level uint64 field of m by name, if set.
+static bool
+s_uint64 (const ProtobufCMessage *m, const char *name, uint64_t *v)
+{
+    const ProtobufCFieldDescriptor *f =
+        protobuf_c_message_descriptor_get_field_by_name (m->descriptor, name);
+    if (!f || f->type != PROTOBUF_C_TYPE_UINT64 || f->label == PROTOBUF_C_LABEL_REPEATED)
+        return false;
+    *v = *(const uint64_t *) ((const char *) m + f->offset);
+    return *v != 0;
+}
+
+//  A top-level string field of m by name, if set and not empty.
+static const char *
+s_string (const ProtobufCMessage *m, const char *name)
+{
+    const ProtobufCFieldDescriptor *f =
+        protobuf_c_message_descriptor_get_field_by_name (m->descriptor, name);
+    if (!f || f->type != PROTOBUF_C_TYPE_STRING || f->label == PROTOBUF_C_LABEL_REPEATED)
+        return NULL;
+    const char *v = *(const char *const *) ((const char *) m + f->offset);
+    return v && *v ? v : NULL;
+}
+
+static bool
+s_name_matches (tap_t *self, const ProtobufCMessage *m)
+{
+    char key[32];
+    uint64_t id;
+    bool result = strcmp (m->descriptor->short_name, "WorkResult") == 0;
+    if (result && s_uint64 (m, "work_id", &id)) {
+        snprintf (key, sizeof key, "%llu", (unsigned long long) id);
+        if (zhashx_lookup (self->work_ids, key))
+            return true;  // kept: the result is mirrored by binder and cache
+    }
+    s_scan_t sc = {.self = self};
+    bas_pbjson_strings (m, s_scan_string, &sc);
+    if (!sc.hit)
+        return false;
+    bas_pbjson_strings (m, s_learn_string, &sc);
+    const char *session = s_string (m, "session_id");
+    if (session && strcmp (m->descriptor->short_name, "Commit") == 0)
+        s_learn (self, session);
+    if (strcmp (m->descriptor->short_name, "Work") == 0 && s_uint64 (m, "work_id", &id) &&
+        zhashx_size (self->work_ids) < S_NAMES_MAX) {
+        snprintf (key, sizeof key, "%llu", (unsigned long long) id);
+        zhashx_update (self->work_ids, key, (void *) "");
+    }
+    return true;
+}
+
+// ------------------------------------------------------------ messages
 
 static void
 s_info_field (const char *info, const char *key, char *out, size_t len)
@@ -144,7 +272,7 @@ s_handle (tap_t *self, zmsg_t *msg)
             protobuf_c_message_free_unpacked (m, NULL);
         return -1;
     }
-    if (self->opts.name && !bas_pbjson_has_string (m, self->opts.name)) {
+    if (self->opts.name && !s_name_matches (self, m)) {
         basalt__v1__header__free_unpacked (h, NULL);
         protobuf_c_message_free_unpacked (m, NULL);
         return 0;
@@ -310,18 +438,32 @@ s_replay (tap_t *self, const char *path)
 }
 
 static void
+s_destroy (tap_t *self)
+{
+    zhashx_destroy (&self->stats);
+    zhashx_destroy (&self->seqs);
+    zhashx_destroy (&self->names);
+    zhashx_destroy (&self->work_ids);
+}
+
+static void
 s_usage (FILE *out)
 {
     fprintf (out,
              "Usage: basalt-tap [--json] [--type GLOB] [--name NAME] [--service SVC]\n"
              "                  [--stats] [--record FILE] [--read FILE] ENDPOINT...\n"
              "Watch the messages Basalt's services send and receive, from their --tap\n"
-             "endpoints (e.g. ipc:///tmp/basalt/cache.tap, tcp://127.0.0.1:5601).\n"
+             "endpoints (e.g. ipc:///tmp/basalt/cache.tap). A service's tap on tcp://\n"
+             "would need CURVE keys, which neither the services' --tap nor this tool\n"
+             "takes yet (there is no --curve-cert here): use ipc:// inside the pod.\n"
              "\n"
              "  --json          one JSON object per message: time_us, svc, dir, peer,\n"
              "                  tap_seq, type, header and body (integers as integers)\n"
              "  --type GLOB     only messages whose type matches (Commit, *Result)\n"
-             "  --name NAME     only messages that mention the pod or group NAME\n"
+             "  --name NAME     only messages that mention NAME (a pod, PodGroup, node or\n"
+             "                  queue name, or a uid), and from the first on, those that\n"
+             "                  carry its uid: the Commit placing a pod, that Commit's\n"
+             "                  CommitResult, the Work binding it and its WorkResult\n"
              "  --service SVC   only messages mirrored by service SVC (cache-svc, ...)\n"
              "  --stats         no messages: a count per link and type, and gaps in\n"
              "                  tap_seq (messages the tap dropped), every second\n"
@@ -360,10 +502,13 @@ main (int argc, char **argv)
     zhashx_set_destructor (self.stats, (zhashx_destructor_fn *) zstr_free);
     self.seqs = zhashx_new ();
     zhashx_set_destructor (self.seqs, (zhashx_destructor_fn *) zstr_free);
+    self.names = zhashx_new ();
+    self.work_ids = zhashx_new ();
+    if (self.opts.name)
+        zhashx_insert (self.names, self.opts.name, (void *) "");
     if (self.opts.read) {
         int rc = s_replay (&self, self.opts.read);
-        zhashx_destroy (&self.stats);
-        zhashx_destroy (&self.seqs);
+        s_destroy (&self);
         return rc;
     }
     if (optind >= argc) {
@@ -376,17 +521,34 @@ main (int argc, char **argv)
     }
     zsys_set_logstream (NULL);
     zpoller_t *poller = zpoller_new (NULL);
-    zlistx_t *socks = zlistx_new ();
-    for (int i = optind; i < argc; i++) {
+    int nends = argc - optind;
+    s_end_t *ends = calloc ((size_t) nends, sizeof *ends);
+    if (!ends)
+        abort ();
+    for (int i = 0; i < nends; i++) {
         char err[256];
-        zsock_t *sub = bas_sock_new (ZMQ_SUB, argv[i], false, NULL, err, sizeof err);
-        if (!sub) {
+        const char *endpoint = argv[optind + i];
+        if (strncmp (endpoint, "tcp://", 6) == 0) {
+            fprintf (stderr,
+                     "basalt-tap: %s: a tap on tcp:// needs CURVE keys, which basalt-tap does "
+                     "not take yet; use the service's ipc:// tap\n",
+                     endpoint);
+            return 1;
+        }
+        ends[i].endpoint = endpoint;
+        ends[i].sock = bas_sock_new (ZMQ_SUB, endpoint, false, NULL, err, sizeof err);
+        if (!ends[i].sock) {
             fprintf (stderr, "basalt-tap: %s\n", err);
             return 1;
         }
-        zpoller_add (poller, sub);
-        zlistx_add_end (socks, sub);
+        struct stat st;
+        if (strncmp (endpoint, "ipc://", 6) == 0 && stat (endpoint + 6, &st) != 0)
+            fprintf (stderr, "basalt-tap: %s: no socket file there yet; waiting for a service "
+                             "started with --tap %s\n",
+                     endpoint, endpoint);
+        zpoller_add (poller, ends[i].sock);
     }
+    int64_t started = zclock_mono ();
     int64_t last = zclock_mono ();
     while (!zsys_interrupted) {
         zsock_t *which = zpoller_wait (poller, 1000);
@@ -395,20 +557,32 @@ main (int argc, char **argv)
             if (msg)
                 s_handle (&self, msg);
             zmsg_destroy (&msg);
+            for (int i = 0; i < nends; i++)
+                if (ends[i].sock == which)
+                    ends[i].heard = true;
         }
         else if (zpoller_terminated (poller))
             break;
+        //  Say once when an endpoint stays silent: nothing listening there
+        //  looks the same as nothing to show.
+        for (int i = 0; i < nends && zclock_mono () - started >= S_SILENT_MS; i++)
+            if (!ends[i].heard && !ends[i].warned) {
+                ends[i].warned = true;
+                fprintf (stderr,
+                         "basalt-tap: nothing received from %s in %d s: no service is tapping "
+                         "there, or it is idle; still waiting\n",
+                         ends[i].endpoint, S_SILENT_MS / 1000);
+            }
         if (self.opts.stats && zclock_mono () - last >= 1000) {
             s_print_stats (&self, (double) (zclock_mono () - last) / 1000.0);
             last = zclock_mono ();
         }
     }
-    for (zsock_t *s = zlistx_first (socks); s; s = zlistx_next (socks))
-        zsock_destroy (&s);
-    zlistx_destroy (&socks);
+    for (int i = 0; i < nends; i++)
+        zsock_destroy (&ends[i].sock);
+    free (ends);
     zpoller_destroy (&poller);
-    zhashx_destroy (&self.stats);
-    zhashx_destroy (&self.seqs);
+    s_destroy (&self);
     if (self.record)
         fclose (self.record);
     return 0;
