@@ -840,7 +840,7 @@ struct _cache_commit_t {
     size_t *order;                      // placement indices grouped by job (s_group_by_job)
     size_t *start;                      // each job's range in order
     size_t jobs;                        // number of jobs
-    size_t next_job, next_eviction, next_status, next_condition;  // progress
+    size_t next_job, next_eviction, next_status, next_condition, next_event;  // progress
     int accepted;                       // placements accepted so far
     Basalt__V1__Commit *owned;          // the same commit when its placements are freed
                                         // as their gangs are applied (_consume), or NULL
@@ -1075,6 +1075,33 @@ s_commit_condition (cache_model_t *self, cache_commit_t *cc, size_t i, cache_wor
     }
 }
 
+//  A PodGroup Event the session proposed, for a group the model holds.
+static void
+s_commit_group_event (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work_fn *fn,
+                      void *arg)
+{
+    const Basalt__V1__PodGroupEvent *ge = cc->commit->group_events[i];
+    const Basalt__V1__PodGroup *pg = ge->uid ? bas_store_pod_group (self->store, ge->uid) : NULL;
+    if (!pg || pg->deleting || !ge->reason || !ge->message)
+        return;
+    Basalt__V1__Work *w = s_work_new ();
+    Basalt__V1__EventWork *ev = malloc (sizeof *ev);
+    if (!ev)
+        abort ();
+    basalt__v1__event_work__init (ev);
+    ev->namespace_ = strdup (pg->namespace_ ? pg->namespace_ : "default");
+    ev->kind = strdup ("PodGroup");
+    ev->name = strdup (pg->name ? pg->name : "");
+    ev->uid = strdup (pg->uid);
+    ev->api_version = strdup ("scheduling.volcano.sh/v1beta1");
+    ev->type = strdup (ge->type && *ge->type ? ge->type : "Normal");
+    ev->reason = strdup (ge->reason);
+    ev->message = strdup (ge->message);
+    w->item_case = BASALT__V1__WORK__ITEM_EVENT;
+    w->event = ev;
+    fn (arg, &w);
+}
+
 cache_commit_t *
 cache_model_commit_begin (cache_model_t *self, const Basalt__V1__Commit *commit,
                           Basalt__V1__CommitResult *result)
@@ -1127,9 +1154,14 @@ cache_model_commit_step (cache_model_t *self, cache_commit_t *cc, size_t budget,
         s_commit_condition (self, cc, cc->next_condition++, fn, arg);
         done++;
     }
+    while (cc->next_event < commit->n_group_events && done < budget) {
+        s_commit_group_event (self, cc, cc->next_event++, fn, arg);
+        done++;
+    }
     bool finished = cc->next_job == cc->jobs && cc->next_eviction == commit->n_evictions &&
                     cc->next_status == commit->n_statuses &&
-                    cc->next_condition == commit->n_pod_conditions;
+                    cc->next_condition == commit->n_pod_conditions &&
+                    cc->next_event == commit->n_group_events;
     if (finished) {
         cc->result->has_epoch = 1;
         cc->result->epoch = self->epoch;

@@ -45,8 +45,12 @@ sess_enqueue_execute (sess_session_t *ssn, const cJSON *args)
             sess_job_enqueued (ssn, job);
             job->phase = "Inqueue";
             bas_debug ("sched_job_enqueued", "job=%s queue=%s", job->uid, queue->name);
-        } else
+        } else {
+            //  A closed queue admits nothing and says nothing; an open one
+            //  refused for want of quota (Volcano records an Event).
+            job->enqueue_refused = queue->open;
             bas_debug ("sched_job_not_enqueued", "job=%s queue=%s", job->uid, queue->name);
+        }
         sess_heap_push (&queues, queue);
     }
     for (int q = 0; q < ssn->nqueues; q++)

@@ -93,6 +93,7 @@ typedef struct {
     const char *why;              // static
     int64_t start_ms;
     zhashx_t *conditions;         // lent: pod conditions proposed before (s_filter_conditions)
+    zhashx_t *group_events;       // lent: PodGroup Events proposed before (s_filter_group_events)
     uint64_t base_seq;            // the store's seq
     //  The worker's answer: the Commit packed, NULL when there is nothing
     //  to propose, and its size.
@@ -127,6 +128,7 @@ typedef struct {
     int64_t last_change_ms;       // when the replica last changed
     bool stepping_done;           // --max-sessions sessions have run
     zhashx_t *conditions;         // pod uid -> "reason|message" last proposed
+    zhashx_t *group_events;       // PodGroup uid -> "type|reason|message" last proposed
 } sess_t;
 
 static void s_session (sess_t *self, const char *why);
@@ -482,6 +484,41 @@ s_filter_conditions (zhashx_t *conditions, bas_store_t *store, Basalt__V1__Commi
     commit->n_pod_conditions = kept;
 }
 
+//  Drop PodGroup Events this process already had sent in the same words;
+//  forget groups that are gone or no longer Pending (refused again later,
+//  they are said again).
+static void
+s_filter_group_events (zhashx_t *said, bas_store_t *store, Basalt__V1__Commit *commit)
+{
+    zlistx_t *gone = zlistx_new ();
+    zlistx_set_destructor (gone, (zlistx_destructor_fn *) zstr_free);
+    for (void *v = zhashx_first (said); v; v = zhashx_next (said)) {
+        const char *uid = zhashx_cursor (said);
+        const Basalt__V1__PodGroup *pg = bas_store_pod_group (store, uid);
+        const char *phase = pg && pg->status ? pg->status->phase : NULL;
+        if (!pg || (phase && *phase && strcmp (phase, "Pending") != 0))
+            zlistx_add_end (gone, strdup (uid));
+    }
+    for (char *uid = zlistx_first (gone); uid; uid = zlistx_next (gone))
+        zhashx_delete (said, uid);
+    zlistx_destroy (&gone);
+    size_t kept = 0;
+    for (size_t i = 0; i < commit->n_group_events; i++) {
+        Basalt__V1__PodGroupEvent *e = commit->group_events[i];
+        char key[1024];
+        snprintf (key, sizeof key, "%s|%s|%s", e->type ? e->type : "", e->reason ? e->reason : "",
+                  e->message ? e->message : "");
+        const char *last = e->uid ? zhashx_lookup (said, e->uid) : NULL;
+        if (!e->uid || (last && strcmp (last, key) == 0)) {
+            basalt__v1__pod_group_event__free_unpacked (e, NULL);
+            continue;
+        }
+        zhashx_update (said, e->uid, strdup (key));
+        commit->group_events[kept++] = e;
+    }
+    commit->n_group_events = kept;
+}
+
 static void
 s_session (sess_t *self, const char *why)
 {
@@ -534,6 +571,7 @@ s_session (sess_t *self, const char *why)
     job->params.out_of_sync_nodes = bas_replica_out_of_sync (self->replica);
     job->params.ignored_devices = bas_replica_ignored_devices (self->replica);
     job->conditions = self->conditions;
+    job->group_events = self->group_events;
     job->base_seq = bas_replica_seq (self->replica);
     job->plan = true;
     s_job_send (self, job);
@@ -568,11 +606,13 @@ s_work (s_job_t *job)
     if (!commit)
         return;
     s_filter_conditions (job->conditions, job->store, commit);
+    s_filter_group_events (job->group_events, job->store, commit);
     job->placements = commit->n_placements;
     job->statuses = commit->n_statuses;
     job->pod_conditions = commit->n_pod_conditions;
     job->evictions = commit->n_evictions;
-    if (job->placements || job->statuses || job->pod_conditions || job->evictions) {
+    if (job->placements || job->statuses || job->pod_conditions || job->evictions ||
+        commit->n_group_events) {
         free (commit->session_id);
         commit->session_id = strdup (job->sid);
         commit->has_base_seq = 1;
@@ -765,6 +805,8 @@ main (int argc, char **argv)
     self.trigger_timer = -1;
     self.conditions = zhashx_new ();
     zhashx_set_destructor (self.conditions, (zhashx_destructor_fn *) zstr_free);
+    self.group_events = zhashx_new ();
+    zhashx_set_destructor (self.group_events, (zhashx_destructor_fn *) zstr_free);
     self.config.common.http = SESS_HTTP;
     self.config.snapshot_endpoint = SESS_SNAPSHOT_ENDPOINT;
     self.config.delta_endpoint = SESS_DELTA_ENDPOINT;
@@ -829,6 +871,7 @@ done:
     bas_replica_destroy (&self.replica);
     sess_conf_destroy (&self.conf);
     zhashx_destroy (&self.conditions);
+    zhashx_destroy (&self.group_events);
     bas_svc_destroy (&self.svc);
     return exit_code;
 }

@@ -154,7 +154,12 @@ struct _sess_job_t {
     sess_cond_t new_cond; // condition set in this session (strings owned)
     bool has_new_cond;
     bool unschedulable; // gang wrote Unschedulable this session
+    bool enqueue_refused; // the enqueue action's plugins refused it (queue quota)
 };
+
+//  The message of the Event a group refused by enqueue gets, as Volcano's
+//  proportion and capacity plugins record it.
+#define SESS_QUEUE_QUOTA_INSUFFICIENT "queue resource quota insufficient"
 
 struct _sess_queue_t {
     const char *name;           // borrowed (or static for implicit queues)

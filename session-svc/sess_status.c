@@ -321,6 +321,30 @@ sess_model_commit (sess_session_t *ssn)
             commit->pod_conditions[commit->n_pod_conditions++] = pc;
         }
     }
+    //  A group the enqueue action refused, still Pending, gets the Event
+    //  Volcano's proportion and capacity plugins record: the only word a
+    //  PodGroup created before its pods gets (no condition: DESIGN problem
+    //  2). Proposed every session; session-svc drops the ones it has
+    //  already had written in the same words.
+    size_t nrefused = 0;
+    for (int j = 0; j < ssn->njobs; j++)
+        nrefused += ssn->jobs[j].enqueue_refused;
+    if (nrefused)
+        commit->group_events = s_grow (NULL, nrefused, sizeof *commit->group_events);
+    for (int j = 0; j < ssn->njobs; j++) {
+        const sess_job_t *job = &ssn->jobs[j];
+        if (!job->enqueue_refused || !s_eq (s_phase (job), "Pending") || !job->pg->uid)
+            continue;
+        Basalt__V1__PodGroupEvent *ge = calloc (1, sizeof *ge);
+        if (!ge)
+            abort ();
+        basalt__v1__pod_group_event__init (ge);
+        ge->uid = s_dup (job->pg->uid);
+        ge->type = s_dup ("Normal");
+        ge->reason = s_dup ("Unschedulable");
+        ge->message = s_dup (SESS_QUEUE_QUOTA_INSUFFICIENT);
+        commit->group_events[commit->n_group_events++] = ge;
+    }
     params->jobs_total = ssn->njobs;
     params->pods_placed = ssn->ndispatched;
     params->pods_evicted = (int)commit->n_evictions;

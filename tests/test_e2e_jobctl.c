@@ -7,7 +7,8 @@
       written Inqueue by the scheduler, and carries no gang condition;
     - only then the test creates its 4 pods, and they are bound;
     - PodGroup "toobig" (minResources 100 cpu, more than the cluster) stays
-      Pending.
+      Pending, with the Event Volcano records ("queue resource quota
+      insufficient"), written once, and no condition.
 
     To see it fail, skip jobs with no tasks again in sess_model_commit
     (session-svc/sess_status.c): "vcjob" never becomes Inqueue and the
@@ -81,6 +82,50 @@ s_all_bound (void *arg)
     return l->bound == 4;
 }
 
+//  Events about PodGroup toobig saying the queue has no room for it.
+static int
+s_count_refused_events (util_basalt_t *env)
+{
+    cJSON *list = util_basalt_get (
+        env, "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dtoobig,"
+             "involvedObject.kind%3DPodGroup");
+    int n = 0;
+    const cJSON *ev;
+    cJSON_ArrayForEach (ev, cJSON_GetObjectItem (list, "items"))
+    {
+        const char *reason = cJSON_GetStringValue (cJSON_GetObjectItem (ev, "reason"));
+        const char *type = cJSON_GetStringValue (cJSON_GetObjectItem (ev, "type"));
+        const char *msg = cJSON_GetStringValue (cJSON_GetObjectItem (ev, "message"));
+        const cJSON *count = cJSON_GetObjectItem (ev, "count");
+        if (reason && !strcmp (reason, "Unschedulable") && type && !strcmp (type, "Normal") &&
+            msg && !strcmp (msg, "queue resource quota insufficient"))
+            n += cJSON_IsNumber (count) && count->valueint > 1 ? count->valueint : 1;
+    }
+    cJSON_Delete (list);
+    return n;
+}
+
+static bool
+s_refused_event (void *arg)
+{
+    return s_count_refused_events (arg) > 0;
+}
+
+//  Sessions run by session-svc (each observes its latency once).
+#define S_SESSIONS "volcano_e2e_scheduling_latency_milliseconds_count"
+
+typedef struct {
+    util_basalt_t *env;
+    double until;
+} s_sessions_t;
+
+static bool
+s_sessions_reached (void *arg)
+{
+    s_sessions_t *s = arg;
+    return util_basalt_metric (s->env, UTIL_SESSION, S_SESSIONS) >= s->until;
+}
+
 static void
 test_group_before_pods (void **state)
 {
@@ -93,8 +138,9 @@ test_group_before_pods (void **state)
     fputs (s_cluster, f);
     assert_int_equal (fclose (f), 0);
     assert_true (util_basalt_start_apisim (env, load, NULL));
+    static const char *const session[] = {"--schedule-period-ms", "100", NULL};
     for (int which = 0; which < UTIL_NSVC; which++)
-        util_basalt_start (env, which, NULL);
+        util_basalt_start (env, which, which == UTIL_SESSION ? session : NULL);
 
     //  The job controller waits for Inqueue before it makes any pod.
     s_look_t l = {.env = env, .group = "vcjob"};
@@ -127,10 +173,25 @@ test_group_before_pods (void **state)
         fail_msg ("vcjob's pods: %d of 4 bound", l.bound);
     }
 
-    //  The group whose minResources do not fit is not admitted.
+    //  The group whose minResources do not fit is not admitted, and says
+    //  why as Volcano does: a PodGroup Event (Normal, Unschedulable, "queue
+    //  resource quota insufficient"), once, and no condition (it has no
+    //  tasks: DESIGN problem 2).
     s_look_t big = {.env = env, .group = "toobig"};
     assert_false (s_is_inqueue (&big));
     assert_string_equal (big.phase, "Pending");
+    if (!util_wait_until (s_refused_event, env, S_WAIT_MS)) {
+        util_basalt_dump_logs (env);
+        fail_msg ("no PodGroup Event says why toobig is not admitted");
+    }
+    pg = s_get_pg (env, "toobig");
+    conds = cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "status"), "conditions");
+    assert_int_equal (cJSON_GetArraySize (conds), 0);
+    cJSON_Delete (pg);
+    //  Said once, not every session (sessions run every 100 ms here).
+    s_sessions_t ss = {env, util_basalt_metric (env, UTIL_SESSION, S_SESSIONS) + 5};
+    assert_true (util_wait_until (s_sessions_reached, &ss, S_WAIT_MS));
+    assert_int_equal (s_count_refused_events (env), 1);
     assert_true (util_basalt_destroy (&env));
 }
 
