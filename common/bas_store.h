@@ -78,9 +78,10 @@ void bas_store_apply_delta (bas_store_t *self, Basalt__V1__Delta *delta);
 zframe_t *bas_store_pack_snapshot (bas_store_t *self, const Basalt__V1__Snapshot *extra);
 
 //  A snapshot in parts (DESIGN "a snapshot for a new reader is done in
-//  slices"): a cursor remembers the kinds and keys of the objects present
-//  when it was made; each part packs the next of them still present, as
-//  they are then. A reader that loads the parts and then applies every
+//  slices"): a cursor walks the objects present when it was made (made in
+//  O(1): it is a position in each kind's slots); each part packs the next
+//  of them still present, as they are then (an object created meanwhile
+//  may be packed too). A reader that loads the parts and then applies every
 //  delta published after the cursor was made ends where the store is:
 //  deltas carry whole objects, so a part that is newer than a delta it
 //  precedes is overwritten in order and set right again by the later one.
@@ -93,17 +94,19 @@ bas_store_cursor_t *bas_store_cursor_new (bas_store_t *self);
 //  objects present when it began: changes meanwhile come as callbacks).
 bas_store_cursor_t *bas_store_cursor_new_kind (bas_store_t *self, Basalt__V1__ObjectKind kind);
 
-//  The next key of the cursor (borrowed from it), or NULL at the end; the
-//  object may be gone since: look it up.
+//  The next key of the cursor, or NULL at the end. The key is the
+//  object's own (borrowed from the store: valid until that object is
+//  replaced or deleted); look the object up by it.
 const char *bas_store_cursor_next (bas_store_cursor_t *self, Basalt__V1__ObjectKind *kind_p);
 void bas_store_cursor_destroy (bas_store_cursor_t **self_p);
 
-//  Objects not yet packed.
+//  At most this many objects are left (slots not yet walked; 0 at the end).
 size_t bas_store_cursor_left (const bas_store_cursor_t *self);
 
 //  Pack the cursor's next objects (at most `max`) as a Snapshot body into a
 //  new frame owned by the caller, with `extra`'s other fields (its objects
-//  array is ignored) and `more` set while objects are left after it.
+//  array is ignored) and `more` set while slots are left after it (the
+//  last part may then hold no object).
 zframe_t *bas_store_pack_part (bas_store_t *self, bas_store_cursor_t *cursor, size_t max,
                                const Basalt__V1__Snapshot *extra);
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #define S_TAP_HWM 1000       // default --tap-hwm
+#define S_LONG_TURN_US 200000 // a reactor turn this long is logged (warn)
 #define S_API_BUCKETS 16     // 1 ms .. 32 s, doubling
 #define S_TURN_BUCKETS 16    // 0.5 ms .. 16 s, doubling
 
@@ -358,6 +359,10 @@ bas_svc_turn (bas_svc_t *self, const char *what, int64_t start_us)
 {
     int64_t us = bas_mono_us () - start_us;
     bas_metrics_observe (self->metrics, "basalt_reactor_turn_seconds", NULL, (double) us / 1e6);
+    //  A turn this long held everything else back: say so when it happens
+    //  (the metric keeps only the longest).
+    if (us >= S_LONG_TURN_US)
+        bas_warn ("long_turn", "handler=%s ms=%.1f", what, (double) us / 1e3);
     if (us > self->turn_max_us) {
         self->turn_max_us = us;
         self->turn_max_what = what;

@@ -632,6 +632,61 @@ test_snapshot_in_parts (void **state)
     bas_store_destroy (&store);
 }
 
+//  A cursor walked while the store changes under it (what the cache's
+//  snapshot parts and the controller's slices do): every object present
+//  when it was made and not deleted is met exactly once, though replaced
+//  meanwhile; a deleted one is not met; slots freed and taken again by new
+//  objects do not make it meet anything twice; a store cleared meanwhile
+//  ends the walk. Made in O(1): no copy of the keys.
+static void
+test_cursor_while_changing (void **state)
+{
+    (void) state;
+    bas_store_t *store = bas_store_new ();
+    char name[32];
+    const int n = 300;
+    for (int i = 0; i < n; i++) {
+        snprintf (name, sizeof name, "n%03d", i);
+        s_put (store, s_node (name, i));
+    }
+    bas_store_cursor_t *cursor = bas_store_cursor_new_kind (store, K_NODE);
+    assert_int_equal (bas_store_cursor_left (cursor), (size_t) n);
+    int met[300] = {0};
+    int created = 0, steps = 0;
+    Basalt__V1__ObjectKind kind = 0;
+    for (const char *key; (key = bas_store_cursor_next (cursor, &kind)); steps++) {
+        assert_int_equal (kind, K_NODE);
+        int i = -1;
+        if (sscanf (key, "n%d", &i) == 1 && i >= 0 && i < n)
+            met[i]++;
+        //  Replace what was just met (its key string goes with it), delete
+        //  one not met yet, create a new one (it takes the freed slot).
+        snprintf (name, sizeof name, "%s", key);
+        s_put (store, s_node (name, 1000 + steps));
+        if (steps % 10 == 0 && i >= 0 && i + 50 < n && met[i + 50] == 0) {
+            snprintf (name, sizeof name, "n%03d", i + 50);
+            assert_int_equal (bas_store_delete (store, K_NODE, name), 0);
+            met[i + 50] = -100;  // deleted before being met
+            snprintf (name, sizeof name, "new%03d", created++);
+            s_put (store, s_node (name, 1));
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (met[i] != (met[i] < 0 ? -100 : 1))
+            fail_msg ("node n%03d met %d times", i, met[i]);
+    assert_int_equal (bas_store_cursor_left (cursor), 0);
+    bas_store_cursor_destroy (&cursor);
+
+    //  A store cleared under a cursor: the walk ends.
+    cursor = bas_store_cursor_new (store);
+    assert_non_null (bas_store_cursor_next (cursor, NULL));
+    bas_store_clear (store);
+    assert_null (bas_store_cursor_next (cursor, NULL));
+    assert_int_equal (bas_store_cursor_left (cursor), 0);
+    bas_store_cursor_destroy (&cursor);
+    bas_store_destroy (&store);
+}
+
 int
 main (void)
 {
@@ -641,6 +696,7 @@ main (void)
         cmocka_unit_test (test_pod_group_name_follows_recreation),
         cmocka_unit_test (test_snapshot_round_trip),
         cmocka_unit_test (test_snapshot_in_parts),
+        cmocka_unit_test (test_cursor_while_changing),
         cmocka_unit_test (test_apply_delta),
         cmocka_unit_test (test_upsert_without_key),
         cmocka_unit_test (test_upsert_copy_and_dup),
