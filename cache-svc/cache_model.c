@@ -9,6 +9,8 @@
 */
 #include "cache_model.h"
 
+#include "bas_hash.h"
+
 #include "bas_k8s.h"
 #include "bas_kube.h"
 #include "bas_log.h"
@@ -45,9 +47,9 @@ struct _cache_model_t {
     bas_store_t *store;         // the model
     zlistx_t *scheduler_names;  // char*, pods of these schedulers are ours
     zlistx_t *ignored_devices;  // char*, immutable after start
-    zhashx_t *charges;          // pod uid -> s_charge_t
+    bas_hash_t *charges;        // pod uid -> s_charge_t (grows without an O(n) insert)
     zhashx_t *accounts;         // node name -> s_acct_t
-    zhashx_t *dirty;            // "kind/key" -> s_dirty_t, changes not yet published
+    bas_hash_t *dirty;          // "kind/key" -> s_dirty_t, changes not yet published
     zhashx_t *node_state_dirty; // node name -> "1"/"0": sync state changes not yet published
     zhashx_t *status_previous;  // pod group uid -> packed previous status (zchunk_t*)
     zhashx_t *evicting;         // pod uid -> "1" (marked Releasing by us) or "api" (by the API)
@@ -56,14 +58,11 @@ struct _cache_model_t {
 };
 
 static void
-s_dirty_free (void **item_p)
+s_dirty_free (void *item)
 {
-    s_dirty_t *d = *item_p;
-    if (d) {
-        free (d->key);
-        free (d);
-        *item_p = NULL;
-    }
+    s_dirty_t *d = item;
+    free (d->key);
+    free (d);
 }
 
 static void
@@ -99,12 +98,10 @@ cache_model_new (uint64_t epoch, const char *scheduler_names)
     self->store = bas_store_new ();
     self->scheduler_names = s_split (scheduler_names);
     self->ignored_devices = s_split ("");
-    self->charges = zhashx_new ();
-    zhashx_set_destructor (self->charges, (zhashx_destructor_fn *) zstr_free);
+    self->charges = bas_hash_new (free);
     self->accounts = zhashx_new ();
     zhashx_set_destructor (self->accounts, (zhashx_destructor_fn *) zstr_free);
-    self->dirty = zhashx_new ();
-    zhashx_set_destructor (self->dirty, s_dirty_free);
+    self->dirty = bas_hash_new (s_dirty_free);
     self->node_state_dirty = zhashx_new ();
     self->status_previous = zhashx_new ();
     zhashx_set_destructor (self->status_previous, s_chunk_free);
@@ -126,9 +123,9 @@ cache_model_destroy (cache_model_t **self_p)
     bas_store_destroy (&self->store);
     zlistx_destroy (&self->scheduler_names);
     zlistx_destroy (&self->ignored_devices);
-    zhashx_destroy (&self->charges);
+    bas_hash_destroy (&self->charges);
     zhashx_destroy (&self->accounts);
-    zhashx_destroy (&self->dirty);
+    bas_hash_destroy (&self->dirty);
     zhashx_destroy (&self->node_state_dirty);
     zhashx_destroy (&self->status_previous);
     zhashx_destroy (&self->evicting);
@@ -182,14 +179,14 @@ s_mark (cache_model_t *self, Basalt__V1__ObjectKind kind, const char *key)
 {
     char k[512];
     snprintf (k, sizeof k, "%d/%s", (int) kind, key);
-    if (zhashx_lookup (self->dirty, k))
+    if (bas_hash_lookup (self->dirty, k))
         return;
     s_dirty_t *d = malloc (sizeof *d);
     if (!d)
         abort ();
     d->kind = kind;
     d->key = strdup (key);
-    zhashx_insert (self->dirty, k, d);
+    bas_hash_insert (self->dirty, k, d);
 }
 
 // ------------------------------------------------------------ accounting
@@ -282,14 +279,14 @@ s_pod_node (const Basalt__V1__Pod *pod)
 static void
 s_uncharge (cache_model_t *self, const char *uid)
 {
-    s_charge_t *c = zhashx_lookup (self->charges, uid);
+    s_charge_t *c = bas_hash_lookup (self->charges, uid);
     if (!c)
         return;
     s_acct_t *a = s_account (self, c->node);
     bas_res_sub (&a->used, &c->req);
     char node[256];
     snprintf (node, sizeof node, "%s", c->node);
-    zhashx_delete (self->charges, uid);
+    bas_hash_delete (self->charges, uid);
     s_check_node (self, node);
 }
 
@@ -312,7 +309,7 @@ s_charge (cache_model_t *self, const Basalt__V1__Pod *pod)
     c->req.pods = 1;
     s_acct_t *a = s_account (self, node);
     bas_res_add (&a->used, &c->req);
-    zhashx_update (self->charges, pod->uid, c);
+    bas_hash_update (self->charges, pod->uid, c);
     s_check_node (self, node);
 }
 
@@ -511,13 +508,13 @@ cache_model_api_event (cache_model_t *self, Basalt__V1__ObjectKind kind, int eve
 bool
 cache_model_dirty (cache_model_t *self)
 {
-    return zhashx_size (self->dirty) || zhashx_size (self->node_state_dirty) || self->synced_dirty;
+    return bas_hash_size (self->dirty) || zhashx_size (self->node_state_dirty) || self->synced_dirty;
 }
 
 size_t
 cache_model_dirty_count (cache_model_t *self)
 {
-    return zhashx_size (self->dirty);
+    return bas_hash_size (self->dirty);
 }
 
 static Basalt__V1__NodeSyncState **
@@ -561,7 +558,7 @@ cache_model_flush (cache_model_t *self, uint64_t *seq_p)
     if (!cache_model_dirty (self))
         return NULL;
     Basalt__V1__Delta delta = BASALT__V1__DELTA__INIT;
-    size_t n = zhashx_size (self->dirty);
+    size_t n = bas_hash_size (self->dirty);
     //  Objects are borrowed from the store for packing; nothing is copied.
     if (n > self->flush_cap) {
         self->flush_cap = n * 2;
@@ -577,7 +574,7 @@ cache_model_flush (cache_model_t *self, uint64_t *seq_p)
     Basalt__V1__Object **upserts = self->flush_upserts;
     Basalt__V1__ObjectRef **deletes = self->flush_deletes;
     Basalt__V1__ObjectRef *refs = self->flush_refs;
-    for (s_dirty_t *d = zhashx_first (self->dirty); d; d = zhashx_next (self->dirty)) {
+    for (s_dirty_t *d = bas_hash_first (self->dirty); d; d = bas_hash_next (self->dirty)) {
         Basalt__V1__Object *obj = (Basalt__V1__Object *) bas_store_get (self->store, d->kind, d->key);
         if (obj)
             upserts[delta.n_upserts++] = obj;
@@ -605,7 +602,7 @@ cache_model_flush (cache_model_t *self, uint64_t *seq_p)
     zframe_t *frame = zframe_new (NULL, len);
     basalt__v1__delta__pack (&delta, zframe_data (frame));
     s_free_states (delta.node_states, delta.n_node_states);
-    zhashx_purge (self->dirty);
+    bas_hash_purge (self->dirty);
     zhashx_purge (self->node_state_dirty);
     self->synced_dirty = false;
     if (seq_p)

@@ -1,6 +1,7 @@
 /*  bas_store: see bas_store.h.
 
-    Five zhashx tables, one per kind, map a key to an entry: the
+    Five bas_hash tables (they grow without an O(n) insert), one per kind,
+    map a key to an entry: the
     Basalt__V1__Object and its slot. A sixth maps "namespace/name" of pod
     groups to their uid, because pods name their group, and a name can
     outlive a uid (delete and re-create).
@@ -14,6 +15,7 @@
     may not be met (its callback or delta says so anyway).
 */
 #include "bas_store.h"
+#include "bas_hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,21 +38,18 @@ typedef struct {
 } s_slots_t;
 
 struct _bas_store_t {
-    zhashx_t *tables[S_KINDS];  // kind -> (key -> s_entry_t*)
+    bas_hash_t *tables[S_KINDS]; // kind -> (key -> s_entry_t*)
     s_slots_t slots[S_KINDS];
-    zhashx_t *group_names;      // "ns/name" -> pod group uid (strdup'd)
+    bas_hash_t *group_names;     // "ns/name" -> pod group uid (strdup'd)
 };
 
 static void
-s_entry_destroy (void **item_p)
+s_entry_destroy (void *item)
 {
-    s_entry_t *e = *item_p;
-    if (e) {
-        if (e->obj)
-            protobuf_c_message_free_unpacked (&e->obj->base, NULL);
-        free (e);
-        *item_p = NULL;
-    }
+    s_entry_t *e = item;
+    if (e->obj)
+        protobuf_c_message_free_unpacked (&e->obj->base, NULL);
+    free (e);
 }
 
 static uint32_t
@@ -100,12 +99,9 @@ bas_store_new (void)
     if (!self)
         abort ();
     for (int k = 1; k < S_KINDS; k++) {
-        self->tables[k] = zhashx_new ();
-        zhashx_set_destructor (self->tables[k], s_entry_destroy);
+        self->tables[k] = bas_hash_new (s_entry_destroy);
     }
-    self->group_names = zhashx_new ();
-    zhashx_set_duplicator (self->group_names, (zhashx_duplicator_fn *) strdup);
-    zhashx_set_destructor (self->group_names, (zhashx_destructor_fn *) zstr_free);
+    self->group_names = bas_hash_new (free);
     return self;
 }
 
@@ -116,10 +112,10 @@ bas_store_destroy (bas_store_t **self_p)
         return;
     bas_store_t *self = *self_p;
     for (int k = 1; k < S_KINDS; k++) {
-        zhashx_destroy (&self->tables[k]);
+        bas_hash_destroy (&self->tables[k]);
         s_slots_clear (&self->slots[k]);
     }
-    zhashx_destroy (&self->group_names);
+    bas_hash_destroy (&self->group_names);
     free (self);
     *self_p = NULL;
 }
@@ -128,10 +124,10 @@ void
 bas_store_clear (bas_store_t *self)
 {
     for (int k = 1; k < S_KINDS; k++) {
-        zhashx_purge (self->tables[k]);
+        bas_hash_purge (self->tables[k]);
         s_slots_clear (&self->slots[k]);
     }
-    zhashx_purge (self->group_names);
+    bas_hash_purge (self->group_names);
 }
 
 static Basalt__V1__ObjectKind
@@ -199,9 +195,9 @@ s_group_unindex (bas_store_t *self, const Basalt__V1__Object *obj)
         return;
     char name[512];
     s_group_name (obj->pod_group, name, sizeof name);
-    const char *uid = zhashx_lookup (self->group_names, name);
+    const char *uid = bas_hash_lookup (self->group_names, name);
     if (uid && obj->pod_group->uid && strcmp (uid, obj->pod_group->uid) == 0)
-        zhashx_delete (self->group_names, name);
+        bas_hash_delete (self->group_names, name);
 }
 
 int
@@ -216,7 +212,7 @@ bas_store_upsert (bas_store_t *self, Basalt__V1__Object **obj_p)
             protobuf_c_message_free_unpacked (&obj->base, NULL);
         return -1;
     }
-    s_entry_t *e = zhashx_lookup (self->tables[kind], key);
+    s_entry_t *e = bas_hash_lookup (self->tables[kind], key);
     if (e) {
         //  Replaced in place: the entry keeps its slot.
         s_group_unindex (self, e->obj);
@@ -229,12 +225,15 @@ bas_store_upsert (bas_store_t *self, Basalt__V1__Object **obj_p)
             abort ();
         e->obj = obj;
         e->slot = s_slot_take (&self->slots[kind], e);
-        zhashx_insert (self->tables[kind], key, e);
+        bas_hash_insert (self->tables[kind], key, e);
     }
     if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP) {
         char name[512];
         s_group_name (obj->pod_group, name, sizeof name);
-        zhashx_update (self->group_names, name, (void *) key);
+        char *uid = strdup (key);
+        if (!uid)
+            abort ();
+        bas_hash_update (self->group_names, name, uid);
     }
     return 0;
 }
@@ -268,12 +267,12 @@ bas_store_delete (bas_store_t *self, Basalt__V1__ObjectKind kind, const char *ke
 {
     if (kind <= 0 || kind >= S_KINDS || !key)
         return -1;
-    s_entry_t *e = zhashx_lookup (self->tables[kind], key);
+    s_entry_t *e = bas_hash_lookup (self->tables[kind], key);
     if (!e)
         return -1;
     s_group_unindex (self, e->obj);
     s_slot_free (&self->slots[kind], e->slot);
-    zhashx_delete (self->tables[kind], key);
+    bas_hash_delete (self->tables[kind], key);
     return 0;
 }
 
@@ -282,7 +281,7 @@ bas_store_get (bas_store_t *self, Basalt__V1__ObjectKind kind, const char *key)
 {
     if (kind <= 0 || kind >= S_KINDS || !key)
         return NULL;
-    const s_entry_t *e = zhashx_lookup (self->tables[kind], key);
+    const s_entry_t *e = bas_hash_lookup (self->tables[kind], key);
     return e ? e->obj : NULL;
 }
 
@@ -329,7 +328,7 @@ bas_store_pod_group_by_name (bas_store_t *self, const char *ns, const char *name
 {
     char key[512];
     snprintf (key, sizeof key, "%s/%s", ns ? ns : "", name ? name : "");
-    const char *uid = zhashx_lookup (self->group_names, key);
+    const char *uid = bas_hash_lookup (self->group_names, key);
     return uid ? bas_store_pod_group (self, uid) : NULL;
 }
 
@@ -338,7 +337,7 @@ bas_store_size (bas_store_t *self, Basalt__V1__ObjectKind kind)
 {
     if (kind <= 0 || kind >= S_KINDS)
         return 0;
-    return zhashx_size (self->tables[kind]);
+    return bas_hash_size (self->tables[kind]);
 }
 
 void
@@ -346,11 +345,12 @@ bas_store_foreach (bas_store_t *self, Basalt__V1__ObjectKind kind, bas_store_fn 
 {
     if (kind <= 0 || kind >= S_KINDS)
         return;
-    //  zhashx's cursor is part of the table; a nested foreach on the same
-    //  kind is not allowed (documented: the callback must not change it).
-    for (const s_entry_t *e = zhashx_first (self->tables[kind]); e;
-         e = zhashx_next (self->tables[kind]))
-        fn (arg, e->obj);
+    //  By slot: no iteration state in the table, so the callback may look
+    //  objects up (it must not change the store).
+    const s_slots_t *sl = &self->slots[kind];
+    for (uint32_t i = 0; i < sl->n; i++)
+        if (sl->at[i])
+            fn (arg, sl->at[i]->obj);
 }
 
 void
@@ -396,15 +396,16 @@ bas_store_pack_snapshot (bas_store_t *self, const Basalt__V1__Snapshot *extra)
     Basalt__V1__Snapshot snap = *extra;
     size_t total = 0;
     for (int k = 1; k < S_KINDS; k++)
-        total += zhashx_size (self->tables[k]);
+        total += bas_hash_size (self->tables[k]);
     //  Borrow the store's objects for packing; nothing is copied.
     Basalt__V1__Object **objects = calloc (total ? total : 1, sizeof *objects);
     if (!objects)
         abort ();
     size_t n = 0;
     for (int k = 1; k < S_KINDS; k++)
-        for (s_entry_t *e = zhashx_first (self->tables[k]); e; e = zhashx_next (self->tables[k]))
-            objects[n++] = e->obj;
+        for (uint32_t i = 0; i < self->slots[k].n; i++)
+            if (self->slots[k].at[i])
+                objects[n++] = self->slots[k].at[i]->obj;
     snap.objects = objects;
     snap.n_objects = n;
     size_t len = basalt__v1__snapshot__get_packed_size (&snap);

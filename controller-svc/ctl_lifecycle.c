@@ -14,6 +14,8 @@
 */
 #include "ctl_lifecycle.h"
 
+#include "bas_hash.h"
+
 #include "bas_log.h"
 #include "bas_msg.h"
 #include "ctl_event.h"
@@ -85,7 +87,7 @@ struct _ctl_lifecycle_t {
     zhashx_t *updates;      // PodGroup uid -> generation (as a pointer-sized integer)
     ctl_owners_t *owners;   // owner uid -> owner
     zhashx_t *pods_of;      // owner uid -> zhashx set of pod uids
-    zhashx_t *pod_owner;    // pod uid -> owner uid (char *)
+    bas_hash_t *pod_owner;  // pod uid -> owner uid (char *); grows without an O(n) insert
     zhashx_t *refused;      // PodGroup uid -> resourceVersion a DELETE was refused at
     zhashx_t *warned_queue; // PodGroup uid -> queue warned about
     zhashx_t *warned_ann;   // object uid -> annotation value warned about
@@ -279,9 +281,9 @@ s_index_add (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod)
 {
     if (!pod->uid || !pod->owner || !pod->owner->uid || !*pod->owner->uid)
         return;
-    if (zhashx_lookup (self->pod_owner, pod->uid))
+    if (bas_hash_lookup (self->pod_owner, pod->uid))
         return; // a pod's owner does not change
-    zhashx_insert (self->pod_owner, pod->uid, s_dup (pod->owner->uid));
+    bas_hash_insert (self->pod_owner, pod->uid, s_dup (pod->owner->uid));
     zhashx_t *set = zhashx_lookup (self->pods_of, pod->owner->uid);
     if (!set) {
         set = zhashx_new ();
@@ -293,7 +295,7 @@ s_index_add (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod)
 static void
 s_index_remove (ctl_lifecycle_t *self, const char *pod_uid)
 {
-    const char *owner_uid = zhashx_lookup (self->pod_owner, pod_uid);
+    const char *owner_uid = bas_hash_lookup (self->pod_owner, pod_uid);
     if (!owner_uid)
         return;
     zhashx_t *set = zhashx_lookup (self->pods_of, owner_uid);
@@ -302,7 +304,7 @@ s_index_remove (ctl_lifecycle_t *self, const char *pod_uid)
         if (zhashx_size (set) == 0)
             zhashx_delete (self->pods_of, owner_uid);
     }
-    zhashx_delete (self->pod_owner, pod_uid);
+    bas_hash_delete (self->pod_owner, pod_uid);
 }
 
 //  The delete decision still unresolved (to send or in flight) for the
@@ -955,8 +957,7 @@ ctl_lifecycle_new (const ctl_lifecycle_config_t *config, bas_store_t *store)
     self->owners = ctl_owners_new ();
     self->pods_of = zhashx_new ();
     zhashx_set_destructor (self->pods_of, s_hash_free);
-    self->pod_owner = zhashx_new ();
-    zhashx_set_destructor (self->pod_owner, s_str_free);
+    self->pod_owner = bas_hash_new (free);
     self->refused = zhashx_new ();
     zhashx_set_destructor (self->refused, s_str_free);
     self->warned_queue = zhashx_new ();
@@ -985,7 +986,7 @@ ctl_lifecycle_destroy (ctl_lifecycle_t **self_p)
     zhashx_destroy (&self->updates);
     ctl_owners_destroy (&self->owners);
     zhashx_destroy (&self->pods_of);
-    zhashx_destroy (&self->pod_owner);
+    bas_hash_destroy (&self->pod_owner);
     zhashx_destroy (&self->refused);
     zhashx_destroy (&self->warned_queue);
     zhashx_destroy (&self->warned_ann);
@@ -1123,7 +1124,7 @@ ctl_lifecycle_reset_begin (ctl_lifecycle_t *self)
 {
     bas_store_cursor_destroy (&self->cursor);
     zhashx_purge (self->pods_of);
-    zhashx_purge (self->pod_owner);
+    bas_hash_purge (self->pod_owner);
     self->phase = P_INDEX;
     self->resetting = true;
     self->cursor = bas_store_cursor_new_kind (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD);
@@ -1147,7 +1148,7 @@ ctl_lifecycle_pod_delete (ctl_lifecycle_t *self, const char *uid, const Basalt__
     (void)old;
     if (!uid)
         return;
-    const char *o = zhashx_lookup (self->pod_owner, uid);
+    const char *o = bas_hash_lookup (self->pod_owner, uid);
     char *owner_uid = o ? s_dup (o) : NULL;
     s_index_remove (self, uid);
     //  Keyed by uid: a new pod under the same name is another key.

@@ -9,6 +9,7 @@
 */
 #include "ctl_queue.h"
 
+#include "bas_hash.h"
 #include "bas_log.h"
 #include "bas_msg.h"
 #include "bas_quantity.h"
@@ -22,6 +23,7 @@
 #define S_QUEUE_PATH "/apis/scheduling.volcano.sh/v1beta1/queues"
 #define S_ROOT "root"
 #define S_DEPTH_MAX 64 // a parent chain longer than this is a cycle
+#define S_BUSY_SHARE 20 // a recount takes at most 1/20 of the controller's time
 
 //  The phases Volcano's queue controller counts, in its gauge names.
 static const char *s_phases[] = {"Inqueue", "Pending", "Running", "Unknown", "Completed"};
@@ -64,10 +66,13 @@ struct _ctl_queue_t {
     bool creating[2];  // their POST is in flight
     bool changed;      // a recount is due
     int64_t last_pass; // when the last recount began (ms)
+    int64_t busy_us;   // time spent in this recount's steps
+    int64_t gap_ms;    // the least time between two recounts: interval_ms, or
+                       // S_BUSY_SHARE times what the last one took, if more
     s_pass_t pass;
     bas_store_cursor_t *cursor;
     zhashx_t *tally;     // queue name -> s_tally_t, this pass
-    zhashx_t *group_q;   // "namespace/name" of a PodGroup -> its queue name (borrowed: tally key)
+    bas_hash_t *group_q; // "namespace/name" of a PodGroup -> its queue name
     zhashx_t *in_flight; // queue name -> "" while its status PATCH is out
     zhashx_t *sent;      // queue name -> s_sent_t, the last write that succeeded
     zlistx_t *calls;     // s_call_t in flight (freed at destroy)
@@ -144,10 +149,10 @@ ctl_queue_new (const ctl_queue_config_t *config, bas_store_t *store)
     self->store = store;
     self->changed = true;
     self->last_pass = INT64_MIN / 2;
+    self->gap_ms = self->config.interval_ms;
     self->tally = zhashx_new ();
     zhashx_set_destructor (self->tally, s_tally_free);
-    self->group_q = zhashx_new ();
-    zhashx_set_destructor (self->group_q, s_str_free);
+    self->group_q = bas_hash_new (free);
     self->in_flight = zhashx_new ();
     zhashx_set_destructor (self->in_flight, s_str_free);
     self->sent = zhashx_new ();
@@ -167,7 +172,7 @@ ctl_queue_destroy (ctl_queue_t **self_p)
     zlistx_destroy (&self->calls);
     bas_store_cursor_destroy (&self->cursor);
     zhashx_destroy (&self->tally);
-    zhashx_destroy (&self->group_q);
+    bas_hash_destroy (&self->group_q);
     zhashx_destroy (&self->in_flight);
     zhashx_destroy (&self->sent);
     free (self);
@@ -348,7 +353,7 @@ s_walk_group (ctl_queue_t *self, const Basalt__V1__PodGroup *pg)
             t->phase[i]++;
     char key[512];
     snprintf (key, sizeof key, "%s/%s", pg->namespace_ ? pg->namespace_ : "", pg->name);
-    zhashx_update (self->group_q, key, s_dup (queue));
+    bas_hash_update (self->group_q, key, s_dup (queue));
 }
 
 //  A pod whose resources count as its queue's: placed (bound, or a bind in
@@ -371,7 +376,7 @@ s_walk_pod (ctl_queue_t *self, const Basalt__V1__Pod *pod)
         return;
     char key[512];
     snprintf (key, sizeof key, "%s/%s", pod->namespace_ ? pod->namespace_ : "", pod->group);
-    const char *queue = zhashx_lookup (self->group_q, key);
+    const char *queue = bas_hash_lookup (self->group_q, key);
     if (!queue)
         return;
     bas_res_t req;
@@ -534,7 +539,7 @@ s_pass_end (ctl_queue_t *self)
     zlistx_destroy (&names);
     bas_store_foreach (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, s_write, self);
     zhashx_purge (self->tally);
-    zhashx_purge (self->group_q);
+    bas_hash_purge (self->group_q);
 }
 
 bool
@@ -543,24 +548,35 @@ ctl_queue_step (ctl_queue_t *self, int64_t budget_us)
     s_ensure (self);
     if (self->pass == P_IDLE) {
         int64_t now = s_now (self);
-        if (!self->changed || now - self->last_pass < self->config.interval_ms)
+        if (!self->changed || now - self->last_pass < self->gap_ms)
             return false;
         self->changed = false;
         self->last_pass = now;
+        self->busy_us = 0;
         self->pass = P_GROUPS;
         self->cursor =
             bas_store_cursor_new_kind (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP);
     }
-    int64_t until = s_us () + budget_us;
+    int64_t start = s_us ();
+    int64_t until = start + budget_us;
     for (int n = 0;; n++) {
-        if ((n & 255) == 255 && s_us () >= until)
+        if ((n & 255) == 255 && s_us () >= until) {
+            self->busy_us += s_us () - start;
             return true;
+        }
         Basalt__V1__ObjectKind kind;
         const char *key = bas_store_cursor_next (self->cursor, &kind);
         if (!key) {
             bas_store_cursor_destroy (&self->cursor);
             if (self->pass == P_PODS) {
                 s_pass_end (self);
+                //  A big cluster is recounted less often, so that recounts
+                //  stay a small share of the controller's time.
+                self->busy_us += s_us () - start;
+                int64_t busy_ms = self->busy_us / 1000;
+                self->gap_ms = busy_ms * S_BUSY_SHARE > self->config.interval_ms
+                                   ? busy_ms * S_BUSY_SHARE
+                                   : self->config.interval_ms;
                 return false;
             }
             self->pass = P_PODS;

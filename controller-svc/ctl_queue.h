@@ -17,7 +17,9 @@
       and `allocated` (the requests of the pods bound, binding or running
       in the queue's groups and its descendants', as Volcano's scheduler
       writes it at session close). Writes are coalesced: the queues are
-      recounted at most once per `interval_ms`, and only after a change.
+      recounted only after a change, at most once per `interval_ms`, or
+      per twenty times what the last recount took if that is longer (at
+      150,000 pods a recount is ~50 ms of work: every second or so).
     - the number of PodGroups of each queue in each phase is exported as
       the gauges Volcano's queue controller exports
       (volcano_queue_pod_group_{inqueue,pending,running,unknown,completed}_count,
