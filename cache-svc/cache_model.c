@@ -51,7 +51,7 @@ struct _cache_model_t {
     zhashx_t *accounts;         // node name -> s_acct_t
     bas_hash_t *dirty;          // "kind/key" -> s_dirty_t, changes not yet published
     zhashx_t *node_state_dirty; // node name -> "1"/"0": sync state changes not yet published
-    zhashx_t *status_previous;  // pod group uid -> packed previous status (zchunk_t*)
+    bas_hash_t *status_previous; // pod group uid -> packed previous status (zchunk_t*)
     zhashx_t *evicting;         // pod uid -> "1" (marked Releasing by us) or "api" (by the API)
     zhashx_t *nominated;        // pod uid -> node written as status.nominatedNodeName
     cache_model_stats_t stats;
@@ -66,9 +66,10 @@ s_dirty_free (void *item)
 }
 
 static void
-s_chunk_free (void **item_p)
+s_chunk_free (void *item)
 {
-    zchunk_destroy ((zchunk_t **) item_p);
+    zchunk_t *chunk = (zchunk_t *)item;
+    zchunk_destroy (&chunk);
 }
 
 static zlistx_t *
@@ -103,8 +104,7 @@ cache_model_new (uint64_t epoch, const char *scheduler_names)
     zhashx_set_destructor (self->accounts, (zhashx_destructor_fn *) zstr_free);
     self->dirty = bas_hash_new (s_dirty_free);
     self->node_state_dirty = zhashx_new ();
-    self->status_previous = zhashx_new ();
-    zhashx_set_destructor (self->status_previous, s_chunk_free);
+    self->status_previous = bas_hash_new (s_chunk_free);
     self->evicting = zhashx_new ();
     self->nominated = zhashx_new ();
     zhashx_set_destructor (self->nominated, (zhashx_destructor_fn *) zstr_free);
@@ -127,7 +127,7 @@ cache_model_destroy (cache_model_t **self_p)
     zhashx_destroy (&self->accounts);
     bas_hash_destroy (&self->dirty);
     zhashx_destroy (&self->node_state_dirty);
-    zhashx_destroy (&self->status_previous);
+    bas_hash_destroy (&self->status_previous);
     zhashx_destroy (&self->evicting);
     zhashx_destroy (&self->nominated);
     free (self);
@@ -404,7 +404,7 @@ cache_model_upsert (cache_model_t *self, Basalt__V1__Object **obj_p)
         s_mark (self, kind, keycopy);
         //  The API's status now stands; a failed write must not roll back over it.
         if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP)
-            zhashx_delete (self->status_previous, keycopy);
+            bas_hash_delete (self->status_previous, keycopy);
         if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE) {
             s_account (self, keycopy);
             s_check_node (self, keycopy);
@@ -426,7 +426,7 @@ cache_model_delete (cache_model_t *self, Basalt__V1__ObjectKind kind, const char
     if (bas_store_delete (self->store, kind, key) == 0)
         s_mark (self, kind, key);
     if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP)
-        zhashx_delete (self->status_previous, key);
+        bas_hash_delete (self->status_previous, key);
     if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE) {
         s_acct_t *a = zhashx_lookup (self->accounts, key);
         if (a && a->out_of_sync)
@@ -1002,12 +1002,12 @@ s_commit_status (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work_f
     }
     //  Keep the status the API has, to restore it if the write fails;
     //  apply the proposal now so the next session does not propose it again.
-    if (!zhashx_lookup (self->status_previous, ch->uid) && pg->status) {
+    if (!bas_hash_lookup (self->status_previous, ch->uid) && pg->status) {
         size_t len = basalt__v1__pod_group_status__get_packed_size (pg->status);
         zchunk_t *chunk = zchunk_new (NULL, len);
         basalt__v1__pod_group_status__pack (pg->status, zchunk_data (chunk));
         zchunk_set (chunk, zchunk_data (chunk), len);
-        zhashx_insert (self->status_previous, ch->uid, chunk);
+        bas_hash_insert (self->status_previous, ch->uid, chunk);
     }
     if (pg->status)
         basalt__v1__pod_group_status__free_unpacked (pg->status, NULL);
@@ -1238,7 +1238,7 @@ cache_model_status_result (cache_model_t *self, const Basalt__V1__StatusWork *st
 {
     if (!status->uid)
         return 0;
-    zchunk_t *prev = zhashx_lookup (self->status_previous, status->uid);
+    zchunk_t *prev = bas_hash_lookup (self->status_previous, status->uid);
     if (!ok && prev) {
         Basalt__V1__PodGroup *pg = (Basalt__V1__PodGroup *) bas_store_pod_group (self->store, status->uid);
         if (pg) {
@@ -1248,7 +1248,7 @@ cache_model_status_result (cache_model_t *self, const Basalt__V1__StatusWork *st
             s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, status->uid);
         }
     }
-    zhashx_delete (self->status_previous, status->uid);
+    bas_hash_delete (self->status_previous, status->uid);
     return 0;
 }
 

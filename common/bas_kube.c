@@ -28,6 +28,7 @@
     when the list ends have vanished and are delivered as DELETED.
 */
 #include "bas_kube.h"
+#include "bas_hash.h"
 #include "bas_log.h"
 #include "bas_msg.h"
 #include "bas_yaml.h"
@@ -927,8 +928,8 @@ struct _bas_kube_informer_t {
     char *selector;        // extra query, or NULL
     bas_kube_event_fn *fn; // event callback
     void *arg;             // its argument
-    zhashx_t *index;       // key -> s_entry_t (owned)
-    zhashx_t *names;       // "ns/name" -> key in index (strings, owned)
+    bas_hash_t *index;     // key -> s_entry_t (owned)
+    bas_hash_t *names;     // "ns/name" -> key in index (strings, owned)
     char *rv;              // last seen resourceVersion, NULL before the first list
     char *list_rv;         // resourceVersion of the list in progress
     unsigned gen;          // current list generation
@@ -1581,16 +1582,15 @@ s_write_watch (char *data, size_t size, size_t nmemb, void *userp)
 // ------------------------------------------------------------ informers
 
 static void
-s_entry_destroy (void **item_p)
+s_entry_destroy (void *item)
 {
-    s_entry_t *entry = (s_entry_t *)*item_p;
+    s_entry_t *entry = (s_entry_t *)item;
     if (entry) {
         free (entry->rv);
         free (entry->name);
         free (entry->ns);
         free (entry->uid);
         free (entry);
-        *item_p = NULL;
     }
 }
 
@@ -1645,7 +1645,7 @@ s_entry_name_key (const s_entry_t *entry, char *buf, size_t cap)
 static void
 s_informer_forget (bas_kube_informer_t *inf, const char *key)
 {
-    s_entry_t *entry = (s_entry_t *)zhashx_lookup (inf->index, key);
+    s_entry_t *entry = (s_entry_t *)bas_hash_lookup (inf->index, key);
     if (!entry)
         return;
     cJSON *obj = cJSON_CreateObject ();
@@ -1658,11 +1658,11 @@ s_informer_forget (bas_kube_informer_t *inf, const char *key)
     cJSON_AddStringToObject (meta, "resourceVersion", entry->rv);
     char nbuf[512];
     const char *nkey = s_entry_name_key (entry, nbuf, sizeof nbuf);
-    const char *mapped = (const char *)zhashx_lookup (inf->names, nkey);
+    const char *mapped = (const char *)bas_hash_lookup (inf->names, nkey);
     if (mapped && strcmp (mapped, key) == 0)
-        zhashx_delete (inf->names, nkey);
+        bas_hash_delete (inf->names, nkey);
     char *copy = s_strdup (key);
-    zhashx_delete (inf->index, copy);
+    bas_hash_delete (inf->index, copy);
     inf->fn (inf->arg, BAS_KUBE_DELETED, obj);
     free (copy);
     cJSON_Delete (obj);
@@ -1682,7 +1682,7 @@ s_informer_upsert (bas_kube_informer_t *inf, const cJSON *obj)
         return;
     }
     const char *rv = s_json_str (meta, "resourceVersion");
-    s_entry_t *entry = (s_entry_t *)zhashx_lookup (inf->index, key);
+    s_entry_t *entry = (s_entry_t *)bas_hash_lookup (inf->index, key);
     if (entry && s_streq (entry->rv, rv ? rv : "")) {
         entry->gen = inf->gen;
         return;
@@ -1703,14 +1703,14 @@ s_informer_upsert (bas_kube_informer_t *inf, const cJSON *obj)
         //  add, in the order things happened.
         char nbuf[512];
         const char *nkey = s_entry_name_key (entry, nbuf, sizeof nbuf);
-        const char *old_key = (const char *)zhashx_lookup (inf->names, nkey);
+        const char *old_key = (const char *)bas_hash_lookup (inf->names, nkey);
         if (old_key && strcmp (old_key, key) != 0) {
             char *old_copy = s_strdup (old_key);
             s_informer_forget (inf, old_copy);
             free (old_copy);
         }
-        zhashx_insert (inf->index, key, entry);
-        zhashx_update (inf->names, nkey, s_strdup (key));
+        bas_hash_insert (inf->index, key, entry);
+        bas_hash_update (inf->names, nkey, s_strdup (key));
     }
     free (entry->rv);
     entry->rv = s_strdup (rv ? rv : "");
@@ -1730,15 +1730,15 @@ s_informer_remove (bas_kube_informer_t *inf, const cJSON *obj)
         s_decode_error (inf, "deleted object without metadata.uid or metadata.name");
         return;
     }
-    s_entry_t *entry = (s_entry_t *)zhashx_lookup (inf->index, key);
+    s_entry_t *entry = (s_entry_t *)bas_hash_lookup (inf->index, key);
     if (!entry)
         return;
     char nbuf[512];
     const char *nkey = s_entry_name_key (entry, nbuf, sizeof nbuf);
-    const char *mapped = (const char *)zhashx_lookup (inf->names, nkey);
+    const char *mapped = (const char *)bas_hash_lookup (inf->names, nkey);
     if (mapped && strcmp (mapped, key) == 0)
-        zhashx_delete (inf->names, nkey);
-    zhashx_delete (inf->index, key);
+        bas_hash_delete (inf->names, nkey);
+    bas_hash_delete (inf->index, key);
     inf->fn (inf->arg, BAS_KUBE_DELETED, obj);
 }
 
@@ -1749,10 +1749,10 @@ s_informer_sweep (bas_kube_informer_t *inf)
 {
     zlistx_t *gone = zlistx_new ();
     zlistx_set_destructor (gone, (zlistx_destructor_fn *)zstr_free);
-    for (s_entry_t *entry = (s_entry_t *)zhashx_first (inf->index); entry;
-         entry = (s_entry_t *)zhashx_next (inf->index))
+    for (s_entry_t *entry = (s_entry_t *)bas_hash_first (inf->index); entry;
+         entry = (s_entry_t *)bas_hash_next (inf->index))
         if (entry->gen != inf->gen)
-            zlistx_add_end (gone, s_strdup ((const char *)zhashx_cursor (inf->index)));
+            zlistx_add_end (gone, s_strdup ((const char *)bas_hash_cursor (inf->index)));
     for (char *key = (char *)zlistx_first (gone); key; key = (char *)zlistx_next (gone))
         s_informer_forget (inf, key);
     zlistx_destroy (&gone);
@@ -1959,7 +1959,7 @@ s_list_complete (bas_kube_informer_t *inf, s_req_t *req, CURLcode res, long code
     inf->failures = 0;
     inf->synced = true;
     bas_debug ("kube_synced", "path=%s rv=%s objects=%zu", inf->path, inf->rv,
-               zhashx_size (inf->index));
+               bas_hash_size (inf->index));
     inf->fn (inf->arg, BAS_KUBE_SYNCED, NULL);
     s_informer_watch (inf);
 }
@@ -2184,8 +2184,8 @@ s_informer_destroy (bas_kube_informer_t **inf_p)
         s_req_destroy (&inf->req);
     if (inf->timer_id != -1)
         zloop_timer_end (inf->kube->loop, inf->timer_id);
-    zhashx_destroy (&inf->index);
-    zhashx_destroy (&inf->names);
+    bas_hash_destroy (&inf->index);
+    bas_hash_destroy (&inf->names);
     free (inf->path);
     free (inf->selector);
     free (inf->rv);
@@ -2296,10 +2296,8 @@ bas_kube_watch (bas_kube_t *self, const char *path, const char *selector, bas_ku
     inf->selector = selector && *selector ? s_strdup (selector) : NULL;
     inf->fn = fn;
     inf->arg = arg;
-    inf->index = zhashx_new ();
-    zhashx_set_destructor (inf->index, s_entry_destroy);
-    inf->names = zhashx_new ();
-    zhashx_set_destructor (inf->names, (zhashx_destructor_fn *)zstr_free);
+    inf->index = bas_hash_new (s_entry_destroy);
+    inf->names = bas_hash_new (free);
     inf->timer_id = -1;
     inf->handle = zlistx_add_end (self->informers, inf);
     s_informer_list (inf, NULL);

@@ -92,6 +92,8 @@ bas_msg_strerror (int rc)
         return "bad_body";
     case BAS_MSG_EVERSION:
         return "bad_version";
+    case BAS_MSG_EAGAIN:
+        return "nothing_to_read";
     default:
         return "error";
     }

@@ -31,6 +31,7 @@
 #define BAS_MSG_EHEADER (-4)     // the header frame does not decode
 #define BAS_MSG_EBODY (-5)       // the body frame does not decode as `type`
 #define BAS_MSG_EVERSION (-6)    // the header's protocol version is not ours
+#define BAS_MSG_EAGAIN (-7)      // no message to read (bas_svc_recv never waits)
 
 //  A short name for a decode result ("truncated", "unknown_type", ...).
 const char *bas_msg_strerror (int rc);

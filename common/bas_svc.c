@@ -716,6 +716,10 @@ s_count (bas_svc_t *self, const char *dir, const char *peer, const char *type)
 int
 bas_svc_recv (bas_svc_t *self, zsock_t *sock, bool router, const char *peer, bas_msg_t *out)
 {
+    if (!(zsock_events (sock) & ZMQ_POLLIN)) {
+        memset (out, 0, sizeof *out);
+        return BAS_MSG_EAGAIN;
+    }
     zmsg_t *msg = zmsg_recv (sock);
     if (!msg) {
         memset (out, 0, sizeof *out);

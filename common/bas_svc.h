@@ -170,6 +170,11 @@ void bas_svc_stop (bas_svc_t *self);
 //  (basalt_messages_total{dir="in"}) or as a decode error
 //  (basalt_decode_errors_total{reason=...}), and mirroring it to the tap.
 //  Returns BAS_MSG_OK or a decode error (out then holds only an identity).
+//  It never waits: with no whole message on the socket it returns
+//  BAS_MSG_EAGAIN at once. A reactor handler may be called on a readiness
+//  zmq_poll reported before an earlier handler of the same turn drained the
+//  socket (cache-svc's heartbeat catch-up does); a blocking read there held
+//  the reactor until the next message came, up to a second.
 int bas_svc_recv (bas_svc_t *self, zsock_t *sock, bool router, const char *peer, bas_msg_t *out);
 
 //  Encode and send without blocking, counting and mirroring it. Returns 0

@@ -611,6 +611,10 @@ s_traffic (bas_svc_t *svc, zsock_t *dealer, zsock_t *router, int n)
         commit.base_seq = (uint64_t) i;
         assert_int_equal (bas_svc_send (svc, dealer, &stream, NULL, "cache-svc", &commit.base), 0);
         bas_msg_t msg;
+        //  bas_svc_recv never waits: poll first (a ZeroMQ socket's read
+        //  readiness, as the reactor sees it).
+        zmq_pollitem_t item = {zsock_resolve (router), 0, ZMQ_POLLIN, 0};
+        assert_int_equal (zmq_poll (&item, 1, 10000), 1);
         assert_int_equal (bas_svc_recv (svc, router, true, "session", &msg), BAS_MSG_OK);
         const Basalt__V1__Commit *got = (const Basalt__V1__Commit *) msg.body;
         if (msg.desc == &basalt__v1__commit__descriptor && got->base_seq == (uint64_t) i &&
@@ -677,6 +681,40 @@ test_stalled_subscriber_drops_and_counts (void **state)
 
 //  A subscriber that keeps up gets every message, in order, with the
 //  frames of the real message and tap_seq without a gap.
+//  bas_svc_recv never waits (cache-svc's heartbeat drains the binders'
+//  socket in the turn where zmq_poll had said it was readable; the
+//  workers handler then read with a blocking recv and held the reactor for
+//  ~1 s, until the next heartbeat). On a socket with nothing to read it
+//  answers BAS_MSG_EAGAIN: a read that waited would get the socket's
+//  receive timeout instead, and ETRUNCATED.
+static void
+test_recv_never_waits (void **state)
+{
+    (void) state;
+    s_env_t env;
+    s_env_init (&env, "tap-nowait");
+    bas_svc_t *svc = s_svc_with_tap (env.endpoint, "1000");
+    char err[256], ep[384];
+    snprintf (ep, sizeof ep, "ipc://%s/work.sock", env.dir);
+    zsock_t *router = bas_sock_new (ZMQ_ROUTER, ep, true, NULL, err, sizeof err);
+    zsock_t *dealer = bas_sock_new (ZMQ_DEALER, ep, false, NULL, err, sizeof err);
+    assert_non_null (router);
+    assert_non_null (dealer);
+    zsock_set_rcvtimeo (router, 2000);
+    bas_msg_t msg;
+    assert_int_equal (bas_svc_recv (svc, router, true, "session", &msg), BAS_MSG_EAGAIN);
+    assert_null (msg.identity);
+    bas_msg_clear (&msg);
+    //  One message: read once, then nothing again.
+    assert_int_equal (s_traffic (svc, dealer, router, 1), 1);
+    assert_int_equal (bas_svc_recv (svc, router, true, "session", &msg), BAS_MSG_EAGAIN);
+    bas_msg_clear (&msg);
+    zsock_destroy (&dealer);
+    zsock_destroy (&router);
+    bas_svc_destroy (&svc);
+    s_env_fini (&env);
+}
+
 static void
 test_reading_subscriber_gets_everything (void **state)
 {
@@ -982,6 +1020,7 @@ main (void)
         cmocka_unit_test (test_pbjson_rejects),
         cmocka_unit_test (test_stalled_subscriber_drops_and_counts),
         cmocka_unit_test (test_reading_subscriber_gets_everything),
+        cmocka_unit_test (test_recv_never_waits),
         cmocka_unit_test (test_stats_record_replay),
         cmocka_unit_test (test_name_follows_uids),
         cmocka_unit_test (test_silent_endpoint_warned),
