@@ -12,6 +12,7 @@
 #define SESS_CONF_CHECK_MS 1000
 #define SESS_GAUGES_MS 1000          // queue gauges and PodGroup counts from the replica (a walk
                                      // over every pod: not per session)
+#define SESS_GAUGES_SHARE 20         // ...and at least 20x the last walk's time apart
 #define SESS_STEP_QUIET_MS 300       // --max-sessions: quiet time before the next session      // how often the configuration file is checked
 
 #endif

@@ -101,6 +101,7 @@ typedef struct {
     size_t placements, statuses, pod_conditions, evictions;
     bool plan;                    // a session (else only the usage below)
     bool want_usage;              // compute the usage for the gauges too
+    int64_t usage_us;             // then: how long the walk took
     bas_metrics_t *gauges;        // then: the gauge families, recomputed
 } s_job_t;
 
@@ -111,6 +112,9 @@ typedef struct {
     s_job_t *job;                 // the session out with the worker, or NULL
     bool conf_check_due;          // the file is checked when the session is back
     bool gauges_due;              // and the gauges recomputed
+    int64_t gauges_ms;            // when the gauges were last recomputed
+    int64_t gauges_gap_ms;        // the least time between two recomputations
+    bool commit_moves;            // the commit in flight places or evicts
     int64_t last_end_ms;          // when the last session came back
     int64_t last_run_ms;          // and how long it took
     bas_metrics_t *metrics;
@@ -324,6 +328,8 @@ s_update_gauges (sess_t *self)
                      (double) bas_replica_seq (self->replica));
     if (!bas_replica_has_snapshot (self->replica))
         return;
+    if (bas_mono_ms () - self->gauges_ms < self->gauges_gap_ms)
+        return;
     self->gauges_due = true;
     if (self->job)
         return;  // with the next job
@@ -433,11 +439,13 @@ s_handle_commit_result (void *arg, bas_msg_t *msg)
     self->wait_seq = r->has_seq ? r->seq : 0;
     if (r->has_epoch && r->epoch != bas_replica_epoch (self->replica))
         self->wait_seq = 0;
-    //  Go on soon only when something moved: accepted proposals may let the
-    //  next gang in, rejected placements are retried on a fresher view.
-    //  Otherwise the next period comes soon enough (no busy loop while a
-    //  gang stays pending).
-    if (accepted + rejected > 0) {
+    //  Go on soon only when something moved: accepted placements and
+    //  evictions may let the next gang in, rejected proposals are retried on
+    //  a fresher view. A commit of status writes and reasons only changes
+    //  no decision: the next period comes soon enough (no busy loop while a
+    //  gang stays pending, and none while 50,000 binds come back, each
+    //  session writing the Running of the gangs bound since the last).
+    if ((self->commit_moves && accepted > 0) || rejected > 0) {
         self->new_work = true;
         if (bas_replica_seq (self->replica) >= self->wait_seq)
             s_trigger (self);
@@ -593,12 +601,14 @@ static void
 s_work (s_job_t *job)
 {
     if (job->want_usage) {
+        int64_t start = bas_mono_us ();
         bas_usage_t *usage = bas_usage_new (job->store);
         job->gauges = bas_metrics_new ();
         for (size_t i = 0; i < S_GAUGE_FAMILIES; i++)
             bas_metrics_describe (job->gauges, s_gauge_families[i], BAS_METRIC_GAUGE, "", NULL, 0);
         s_apply_gauges (job->gauges, usage);
         bas_usage_destroy (&usage);
+        job->usage_us = bas_mono_us () - start;
     }
     if (!job->plan)
         return;
@@ -671,6 +681,12 @@ s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
     S_HANDOFF_ACQUIRE (job);
     self->job = NULL;
     if (job->gauges) {
+        //  The walk costs ~0.1 s at 50,000 pods: it takes at most
+        //  1/SESS_GAUGES_SHARE of the worker's time.
+        self->gauges_ms = bas_mono_ms ();
+        self->gauges_gap_ms = SESS_GAUGES_SHARE * job->usage_us / 1000;
+        if (self->gauges_gap_ms < SESS_GAUGES_MS)
+            self->gauges_gap_ms = SESS_GAUGES_MS;
         for (size_t i = 0; i < S_GAUGE_FAMILIES; i++)
             bas_metrics_take_series (self->metrics, job->gauges, s_gauge_families[i]);
         bas_metrics_destroy (&job->gauges);
@@ -689,6 +705,7 @@ s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
         if (bas_replica_send_packed (self->replica, &basalt__v1__commit__descriptor,
                                      &job->commit) == 0) {
             self->commit_in_flight = true;
+            self->commit_moves = job->placements + job->evictions > 0;
             self->commit_sent_ms = bas_mono_ms ();
             self->commit_epoch = bas_replica_epoch (self->replica);
         }
@@ -724,7 +741,15 @@ s_on_period (zloop_t *loop, int timer_id, void *arg)
 {
     (void) loop;
     (void) timer_id;
-    s_session (arg, "period");
+    sess_t *self = arg;
+    //  The spacing holds for the period too: where a session takes longer
+    //  than the period, back-to-back sessions would keep a core planning
+    //  while the binds of the last one wait for CPU.
+    if (bas_mono_ms () < self->last_end_ms + SESS_TRIGGER_SPACING * self->last_run_ms) {
+        s_trigger (self);
+        return 0;
+    }
+    s_session (self, "period");
     return 0;
 }
 

@@ -555,6 +555,27 @@ s_api_writes (s_env_t *env, const char *path_part)
     return n;
 }
 
+//  Print the API writes after the first `skip` (the request lines).
+static void
+s_print_writes (s_env_t *env, long skip)
+{
+    char *log = util_read_file (env->apisim_log, NULL);
+    long n = 0;
+    for (char *line = log, *next; line && *line; line = next) {
+        next = strchr (line, '\n');
+        if (next)
+            *next++ = 0;
+        if (!strstr (line, "event=request"))
+            continue;
+        if (!(strstr (line, "method=POST") || strstr (line, "method=PUT") ||
+              strstr (line, "method=PATCH") || strstr (line, "method=DELETE")))
+            continue;
+        if (n++ >= skip)
+            printf ("write after settling: %s\n", line);
+    }
+    free (log);
+}
+
 static double
 s_sessions (s_env_t *env)
 {
@@ -680,6 +701,8 @@ test_steady_state_writes (void **state)
             S_JOBS, S_EMPTY_JOBS, settle_writes, s0, w1 - w0,
             work1 >= 0 && work0 >= 0 ? work1 - work0 : 0, s1 - s0, (double)(w1 - w0) / (s1 - s0),
             empty_writes);
+    if (w1 != w0)
+        s_print_writes (env, w0);
     assert_int_equal (w1 - w0, 0);
     if (work0 >= 0)
         assert_true (work1 == work0);
