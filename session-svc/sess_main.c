@@ -373,11 +373,21 @@ s_trigger (sess_t *self)
                                         "session");
 }
 
+//  New work for a session: a pod waiting for a node, or a PodGroup still
+//  waiting to be enqueued (a new one, or one whose spec changed while
+//  Pending). A PodGroup further on changes mostly by the status sessions
+//  write themselves (Inqueue, Running, conditions): coming back, those
+//  would trigger one session after another while binds return; the
+//  period sees the rest.
 static bool
 s_pending_pod (const Basalt__V1__Object *obj)
 {
+    if (obj->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP) {
+        const Basalt__V1__PodGroupStatus *st = obj->pod_group->status;
+        return !st || !st->phase || !*st->phase || strcmp (st->phase, "Pending") == 0;
+    }
     if (obj->kind_case != BASALT__V1__OBJECT__KIND_POD)
-        return obj->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP;
+        return false;
     const Basalt__V1__Pod *pod = obj->pod;
     return !(pod->node_name && *pod->node_name) && !(pod->assumed_node && *pod->assumed_node) &&
            !pod->deleting;
