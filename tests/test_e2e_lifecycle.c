@@ -533,8 +533,11 @@ test_scale_1_0_1 (void **state)
 
 //  Lines of the simulator's request log (--v 2) that are API writes;
 //  `path_part` (may be NULL) narrows them to paths containing it.
+//  The API writes (POST, PUT, PATCH, DELETE) in the simulator's request
+//  log whose path contains path_part (all when NULL); with print_after >= 0
+//  the request lines after the first print_after are printed too.
 static long
-s_api_writes (s_env_t *env, const char *path_part)
+s_api_writes_print (s_env_t *env, const char *path_part, long print_after)
 {
     char *log = util_read_file (env->apisim_log, NULL);
     long n = 0;
@@ -549,31 +552,18 @@ s_api_writes (s_env_t *env, const char *path_part)
             continue;
         if (path_part && !strstr (line, path_part))
             continue;
+        if (print_after >= 0 && n >= print_after)
+            printf ("write after settling: %s\n", line);
         n++;
     }
     free (log);
     return n;
 }
 
-//  Print the API writes after the first `skip` (the request lines).
-static void
-s_print_writes (s_env_t *env, long skip)
+static long
+s_api_writes (s_env_t *env, const char *path_part)
 {
-    char *log = util_read_file (env->apisim_log, NULL);
-    long n = 0;
-    for (char *line = log, *next; line && *line; line = next) {
-        next = strchr (line, '\n');
-        if (next)
-            *next++ = 0;
-        if (!strstr (line, "event=request"))
-            continue;
-        if (!(strstr (line, "method=POST") || strstr (line, "method=PUT") ||
-              strstr (line, "method=PATCH") || strstr (line, "method=DELETE")))
-            continue;
-        if (n++ >= skip)
-            printf ("write after settling: %s\n", line);
-    }
-    free (log);
+    return s_api_writes_print (env, path_part, -1);
 }
 
 static double
@@ -702,7 +692,7 @@ test_steady_state_writes (void **state)
             work1 >= 0 && work0 >= 0 ? work1 - work0 : 0, s1 - s0, (double)(w1 - w0) / (s1 - s0),
             empty_writes);
     if (w1 != w0)
-        s_print_writes (env, w0);
+        s_api_writes_print (env, NULL, w0);
     assert_int_equal (w1 - w0, 0);
     if (work0 >= 0)
         assert_true (work1 == work0);

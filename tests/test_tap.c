@@ -625,6 +625,18 @@ s_traffic (bas_svc_t *svc, zsock_t *dealer, zsock_t *router, int n)
     return arrived;
 }
 
+//  A ROUTER bound and a DEALER connected on ipc://DIR/work.sock.
+static void
+s_pair (const s_env_t *env, zsock_t **router, zsock_t **dealer)
+{
+    char err[256], ep[384];
+    snprintf (ep, sizeof ep, "ipc://%s/work.sock", env->dir);
+    *router = bas_sock_new (ZMQ_ROUTER, ep, true, NULL, err, sizeof err);
+    *dealer = bas_sock_new (ZMQ_DEALER, ep, false, NULL, err, sizeof err);
+    assert_non_null (*router);
+    assert_non_null (*dealer);
+}
+
 static void
 test_stalled_subscriber_drops_and_counts (void **state)
 {
@@ -632,12 +644,8 @@ test_stalled_subscriber_drops_and_counts (void **state)
     s_env_t env;
     s_env_init (&env, "tap-stall");
     bas_svc_t *svc = s_svc_with_tap (env.endpoint, "10");
-    char err[256], ep[384];
-    snprintf (ep, sizeof ep, "ipc://%s/work.sock", env.dir);
-    zsock_t *router = bas_sock_new (ZMQ_ROUTER, ep, true, NULL, err, sizeof err);
-    zsock_t *dealer = bas_sock_new (ZMQ_DEALER, ep, false, NULL, err, sizeof err);
-    assert_non_null (router);
-    assert_non_null (dealer);
+    zsock_t *router, *dealer;
+    s_pair (&env, &router, &dealer);
 
     //  No subscriber: nothing is mirrored, nothing dropped.
     assert_int_equal (s_traffic (svc, dealer, router, 100), 100);
@@ -694,12 +702,8 @@ test_recv_never_waits (void **state)
     s_env_t env;
     s_env_init (&env, "tap-nowait");
     bas_svc_t *svc = s_svc_with_tap (env.endpoint, "1000");
-    char err[256], ep[384];
-    snprintf (ep, sizeof ep, "ipc://%s/work.sock", env.dir);
-    zsock_t *router = bas_sock_new (ZMQ_ROUTER, ep, true, NULL, err, sizeof err);
-    zsock_t *dealer = bas_sock_new (ZMQ_DEALER, ep, false, NULL, err, sizeof err);
-    assert_non_null (router);
-    assert_non_null (dealer);
+    zsock_t *router, *dealer;
+    s_pair (&env, &router, &dealer);
     zsock_set_rcvtimeo (router, 2000);
     bas_msg_t msg;
     assert_int_equal (bas_svc_recv (svc, router, true, "session", &msg), BAS_MSG_EAGAIN);
@@ -722,10 +726,9 @@ test_reading_subscriber_gets_everything (void **state)
     s_env_t env;
     s_env_init (&env, "tap-read");
     bas_svc_t *svc = s_svc_with_tap (env.endpoint, "1000");
-    char err[256], ep[384];
-    snprintf (ep, sizeof ep, "ipc://%s/work.sock", env.dir);
-    zsock_t *router = bas_sock_new (ZMQ_ROUTER, ep, true, NULL, err, sizeof err);
-    zsock_t *dealer = bas_sock_new (ZMQ_DEALER, ep, false, NULL, err, sizeof err);
+    char err[256];
+    zsock_t *router, *dealer;
+    s_pair (&env, &router, &dealer);
     zsock_t *sub = bas_sock_new (ZMQ_SUB, env.endpoint, false, NULL, err, sizeof err);
     assert_non_null (sub);
     s_subs_t one = {svc, 1};
