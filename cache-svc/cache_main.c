@@ -497,6 +497,10 @@ s_handle_heartbeat (void *arg, bas_msg_t *msg)
                         "unknown binder: send Ready", msg->desc->name);
         return 0;
     }
+    //  Read before the heartbeat timer after the reactor was held (it fires
+    //  late): the same forgiveness applies to this judgement.
+    if (self->last_beat_ms && now - self->last_beat_ms > 2 * CACHE_HEARTBEAT_MS)
+        cache_work_forgive (self->work, now);
     if (hb->has_last_work_id &&
         cache_work_reconcile (self->work, msg->identity, hb->last_work_id, hb->work_held,
                               hb->n_work_held, now, CACHE_BINDER_TIMEOUT_MS) > 0)
@@ -839,6 +843,8 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
     int64_t now = bas_mono_ms ();
     bool late = self->last_beat_ms && now - self->last_beat_ms > 2 * CACHE_HEARTBEAT_MS;
     self->last_beat_ms = now;
+    if (late)
+        cache_work_forgive (self->work, now);  // before the heartbeats read below are judged
     bool caught_up = true;
     for (int i = 0; zsock_events (self->workers) & ZMQ_POLLIN; i++) {
         if (i == CACHE_CATCH_UP_MAX) {
@@ -851,8 +857,6 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
         //  Nobody could be heard while the reactor was held: silence counts
         //  from now (a binder whose connection dropped meanwhile has a full
         //  timeout to reconnect and be heard).
-        if (late)
-            cache_work_forgive (self->work, now);
         bas_info ("liveness_deferred", "late=%s caught_up=%s", late ? "yes" : "no",
                   caught_up ? "yes" : "no");
     }

@@ -33,6 +33,7 @@ struct _cache_work_t {
     unsigned long lost;        // binders declared lost
     zhashx_t *status_queued;   // pod group uid -> queue handle of its waiting StatusWork
     unsigned long coalesced;   // status items merged into one still waiting
+    int64_t forgiven_ms;       // the caller's reactor was last held until then
 };
 
 //  The pod group a status item writes, or NULL for other work.
@@ -376,10 +377,14 @@ cache_work_reconcile (cache_work_t *self, zframe_t *identity, uint64_t last_work
         uint64_t wid = strtoull (fid, NULL, 10);
         bool received = wid <= last_work_id;
         //  Received and answered before this heartbeat (the connection keeps
-        //  order), yet no result came: the result was lost. Never received
-        //  though later work was, or not after the grace: the work was lost.
-        //  Held: the binder is on it, whatever the time.
-        if (received ? zhashx_lookup (holds, fid) != NULL : now_ms - f->sent_ms <= grace_ms)
+        //  order), yet no result came: the result was lost. Not received
+        //  after the grace: the work was lost. Held: the binder is on it,
+        //  whatever the time. The grace counts from the send or from the end
+        //  of the last time the caller's reactor was held, whichever is
+        //  later: a heartbeat read after a freeze may have been sent before
+        //  the work reached the binder, and the freeze is not the binder's.
+        int64_t since = f->sent_ms > self->forgiven_ms ? f->sent_ms : self->forgiven_ms;
+        if (received ? zhashx_lookup (holds, fid) != NULL : now_ms - since <= grace_ms)
             continue;
         zlistx_add_end (lost, strdup (fid));
     }
@@ -402,6 +407,8 @@ cache_work_reconcile (cache_work_t *self, zframe_t *identity, uint64_t last_work
 void
 cache_work_forgive (cache_work_t *self, int64_t now_ms)
 {
+    if (now_ms > self->forgiven_ms)
+        self->forgiven_ms = now_ms;
     for (s_binder_t *b = zhashx_first (self->binders); b; b = zhashx_next (self->binders))
         if (b->last_seen_ms < now_ms)
             b->last_seen_ms = now_ms;

@@ -57,13 +57,15 @@ int cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms
 //  holds. Work sent to it that it received and no longer holds, but whose
 //  result never arrived (results and heartbeats share one ordered
 //  connection: it was lost when a connection dropped), and work it never
-//  received, sent more than grace_ms ago, is re-queued. Held work never is.
+//  received, sent more than grace_ms ago (and more than grace_ms after the
+//  last cache_work_forgive), is re-queued. Held work never is.
 //  Returns the number of items re-queued.
 int cache_work_reconcile (cache_work_t *self, zframe_t *identity, uint64_t last_work_id,
                           const uint64_t *held, size_t nheld, int64_t now_ms, int grace_ms);
 
 //  The caller could not hear anyone until now (its reactor was held): every
-//  binder counts as heard from now, so silence is measured from here.
+//  binder counts as heard from now, so silence is measured from here, and
+//  so is the grace of work a binder has not yet said it received.
 void cache_work_forgive (cache_work_t *self, int64_t now_ms);
 
 //  Status items merged into a waiting one for the same pod group so far.

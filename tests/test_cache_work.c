@@ -392,6 +392,38 @@ test_reconcile_with_heartbeat (void **state)
     cache_work_destroy (&pool);
 }
 
+//  A heartbeat read after the cache's reactor was held (frozen, or one long
+//  turn) may have been sent before the work reached the binder: work not
+//  yet received gets its grace from the end of the hold, not from its send
+//  (test_e2e_stall once re-issued 68 binds that way, each then sent twice).
+static void
+test_reconcile_after_hold (void **state)
+{
+    (void) state;
+    cache_work_t *pool = cache_work_new ();
+    zframe_t *a = zframe_new ("A", 1);
+    cache_work_ready (pool, a, 2, NULL, 0);
+    s_add (pool, "p0");
+    s_add (pool, "p1");
+    char binder[16];
+    const char *pod;
+    uint64_t ids[2];
+    assert_true (s_next (pool, 0, binder, &pod, &ids[0]));
+    assert_true (s_next (pool, 0, binder, &pod, &ids[1]));
+    //  Held from 0 to 7 s; then a heartbeat sent before either arrived.
+    cache_work_forgive (pool, 7000);
+    assert_int_equal (cache_work_reconcile (pool, a, 0, NULL, 0, 7001, BINDER_TIMEOUT), 0);
+    assert_int_equal (cache_work_in_flight (pool), 2);
+    //  The binder's next heartbeat says it has both: nothing to do.
+    uint64_t held[2] = {ids[0], ids[1]};
+    assert_int_equal (cache_work_reconcile (pool, a, ids[1], held, 2, 7500, BINDER_TIMEOUT), 0);
+    //  Had they really been lost, the grace after the hold still ends.
+    assert_int_equal (
+        cache_work_reconcile (pool, a, 0, NULL, 0, 7000 + BINDER_TIMEOUT + 1, BINDER_TIMEOUT), 2);
+    zframe_destroy (&a);
+    cache_work_destroy (&pool);
+}
+
 int
 main (void)
 {
@@ -404,6 +436,7 @@ main (void)
         cmocka_unit_test_setup (test_slow_work_of_live_binder_kept, s_setup),
         cmocka_unit_test_setup (test_status_coalesced_while_waiting, s_setup),
         cmocka_unit_test_setup (test_reconcile_with_heartbeat, s_setup),
+        cmocka_unit_test_setup (test_reconcile_after_hold, s_setup),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
