@@ -407,7 +407,7 @@ test_reconcile_after_hold (void **state)
     s_add (pool, "p1");
     char binder[16];
     const char *pod;
-    uint64_t ids[2];
+    uint64_t ids[2] = {0, 0};
     assert_true (s_next (pool, 0, binder, &pod, &ids[0]));
     assert_true (s_next (pool, 0, binder, &pod, &ids[1]));
     //  Held from 0 to 7 s; then a heartbeat sent before either arrived.
