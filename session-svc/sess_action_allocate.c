@@ -92,7 +92,7 @@ s_allocate_tasks (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks, sess
             continue;
         }
         sess_node_t *node = sess_best_node (ssn, task, n, true);
-        if (sess_res_fit (&task->resreq, &node->idle, NULL, 0))
+        if (sess_res_fit (task->resreq, &node->idle, NULL, 0))
             sess_stmt_allocate (stmt, task, node);
         else
             sess_stmt_pipeline (stmt, task, node);

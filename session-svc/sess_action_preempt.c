@@ -58,7 +58,7 @@ s_fits (sess_session_t *ssn, sess_task_t *preemptor, sess_node_t *node)
 {
     char reason[128];
     return sess_allocatable (ssn, preemptor->job->queue, preemptor) &&
-           sess_res_fit (&preemptor->resreq, sess_node_future_idle (node), NULL, 0) &&
+           sess_res_fit (preemptor->resreq, sess_node_future_idle (node), NULL, 0) &&
            sess_predicate (ssn, preemptor, node, reason, sizeof reason) == 0;
 }
 
@@ -71,8 +71,8 @@ s_victims_enough (const sess_task_t *preemptor, const sess_node_t *node, sess_ta
         return false;
     bas_res_t future = *sess_node_future_idle (node);
     for (int i = 0; i < n; i++)
-        bas_res_add (&future, &victims[i]->resreq);
-    return sess_res_fit (&preemptor->resreq, &future, NULL, 0);
+        bas_res_add (&future, victims[i]->resreq);
+    return sess_res_fit (preemptor->resreq, &future, NULL, 0);
 }
 
 static bool

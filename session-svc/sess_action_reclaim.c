@@ -53,20 +53,20 @@ s_reclaim_for_task (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *task,
             continue;
         bas_res_t available = *sess_node_future_idle (node);
         for (int v = 0; v < nv; v++)
-            bas_res_add (&available, &victims[v]->resreq);
-        if (!sess_res_fit (&task->resreq, &available, NULL, 0))
+            bas_res_add (&available, victims[v]->resreq);
+        if (!sess_res_fit (task->resreq, &available, NULL, 0))
             continue; // Volcano's ValidateVictims
         sess_victims_sort (ssn, task, victims, nv);
         available = *sess_node_future_idle (node);
         sess_stmt_t local;
         sess_stmt_init (&local, ssn);
-        for (int v = 0; v < nv && !sess_res_fit (&task->resreq, &available, NULL, 0); v++) {
+        for (int v = 0; v < nv && !sess_res_fit (task->resreq, &available, NULL, 0); v++) {
             bas_debug ("sched_reclaim_victim", "reclaimer=%s victim=%s node=%s", task->pod->uid,
                        victims[v]->pod->uid, node->name);
             if (sess_stmt_evict (&local, victims[v], "reclaim") == 0)
-                bas_res_add (&available, &victims[v]->resreq);
+                bas_res_add (&available, victims[v]->resreq);
         }
-        if (!sess_res_fit (&task->resreq, &available, NULL, 0)) {
+        if (!sess_res_fit (task->resreq, &available, NULL, 0)) {
             sess_stmt_discard (&local);
             sess_stmt_fini (&local);
             continue;

@@ -753,13 +753,13 @@ sess_predicate_nodes (sess_session_t *ssn, sess_task_t *task, bool with_resource
             snprintf (reason, sizeof reason, "node(s) were not ready");
         bool fits_idle = false;
         if (ok && with_resources) {
-            ok = sess_res_fit (&task->resreq, sess_node_future_idle (node), reason, sizeof reason);
+            ok = sess_res_fit (task->resreq, sess_node_future_idle (node), reason, sizeof reason);
             //  Idle and FutureIdle only differ on a node with Releasing or
             //  Pipelined tasks: elsewhere one check answers both.
             if (ok)
                 fits_idle = (s_res_is_zero (&node->releasing) && s_res_is_zero (&node->pipelined))
                                 ? true
-                                : sess_res_fit (&task->resreq, &node->idle, NULL, 0);
+                                : sess_res_fit (task->resreq, &node->idle, NULL, 0);
         }
         if (ok)
             ok = sess_predicate (ssn, task, node, reason, sizeof reason) == 0;
@@ -889,9 +889,9 @@ sess_best_node (sess_session_t *ssn, sess_task_t *task, int n, bool with_resourc
     {
         pure = pure && e->pure;
     }
-    if (pure && (ssn->score_sig == 0 || !bas_res_equal (&task->resreq, &ssn->score_req))) {
+    if (pure && (ssn->score_sig == 0 || !bas_res_equal (task->resreq, &ssn->score_req))) {
         ssn->score_sig++;
-        ssn->score_req = task->resreq;
+        ssn->score_req = *task->resreq;
     }
     double best_score = 0;
     for (int i = 0; i < n; i++) {

@@ -281,9 +281,9 @@ sess_task_set_status (sess_task_t *task, int status)
     }
     bool was = (old & SESS_ALLOCATED_CLASS) != 0, is = (status & SESS_ALLOCATED_CLASS) != 0;
     if (was && !is)
-        bas_res_sub (&job->allocated, &task->resreq);
+        bas_res_sub (&job->allocated, task->resreq);
     else if (!was && is)
-        bas_res_add (&job->allocated, &task->resreq);
+        bas_res_add (&job->allocated, task->resreq);
 }
 
 static int64_t
@@ -298,17 +298,17 @@ sess_node_add_task (sess_node_t *node, const sess_task_t *task)
     //  FutureIdle = idle + releasing - pipelined moves with idle except for
     //  Releasing tasks (idle and releasing cancel out) and Pipelined ones.
     if (task->status == SESS_TASK_PIPELINED) {
-        bas_res_add (&node->pipelined, &task->resreq);
-        bas_res_sub (&node->future_idle, &task->resreq);
+        bas_res_add (&node->pipelined, task->resreq);
+        bas_res_sub (&node->future_idle, task->resreq);
     } else {
         if (task->status == SESS_TASK_RELEASING)
-            bas_res_add (&node->releasing, &task->resreq);
+            bas_res_add (&node->releasing, task->resreq);
         else
-            bas_res_sub (&node->future_idle, &task->resreq);
-        bas_res_add (&node->used, &task->resreq);
-        bas_res_sub (&node->idle, &task->resreq);
-        node->nz_milli_cpu += s_nz (task->resreq.milli_cpu, SESS_NONZERO_MILLI_CPU);
-        node->nz_memory += s_nz (task->resreq.memory, SESS_NONZERO_MEMORY);
+            bas_res_sub (&node->future_idle, task->resreq);
+        bas_res_add (&node->used, task->resreq);
+        bas_res_sub (&node->idle, task->resreq);
+        node->nz_milli_cpu += s_nz (task->resreq->milli_cpu, SESS_NONZERO_MILLI_CPU);
+        node->nz_memory += s_nz (task->resreq->memory, SESS_NONZERO_MEMORY);
     }
     node->npods++;
     node->version++;
@@ -318,17 +318,17 @@ void
 sess_node_remove_task (sess_node_t *node, const sess_task_t *task)
 {
     if (task->status == SESS_TASK_PIPELINED) {
-        bas_res_sub (&node->pipelined, &task->resreq);
-        bas_res_add (&node->future_idle, &task->resreq);
+        bas_res_sub (&node->pipelined, task->resreq);
+        bas_res_add (&node->future_idle, task->resreq);
     } else {
         if (task->status == SESS_TASK_RELEASING)
-            bas_res_sub (&node->releasing, &task->resreq);
+            bas_res_sub (&node->releasing, task->resreq);
         else
-            bas_res_add (&node->future_idle, &task->resreq);
-        bas_res_sub (&node->used, &task->resreq);
-        bas_res_add (&node->idle, &task->resreq);
-        node->nz_milli_cpu -= s_nz (task->resreq.milli_cpu, SESS_NONZERO_MILLI_CPU);
-        node->nz_memory -= s_nz (task->resreq.memory, SESS_NONZERO_MEMORY);
+            bas_res_add (&node->future_idle, task->resreq);
+        bas_res_sub (&node->used, task->resreq);
+        bas_res_add (&node->idle, task->resreq);
+        node->nz_milli_cpu -= s_nz (task->resreq->milli_cpu, SESS_NONZERO_MILLI_CPU);
+        node->nz_memory -= s_nz (task->resreq->memory, SESS_NONZERO_MEMORY);
     }
     node->npods--;
     node->version++;
@@ -718,6 +718,11 @@ s_open_jobs (sess_session_t *ssn)
     s_vec_t v = {0};
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, s_collect, &v);
     ssn->jobs = calloc (v.n ? v.n : 1, sizeof *ssn->jobs);
+    ssn->job_mins = calloc (v.n ? v.n : 1, sizeof *ssn->job_mins);
+    if (!ssn->job_mins)
+        abort ();
+    bas_res_zero (&ssn->zero);
+    int nmins = 0;
     if (!ssn->jobs)
         abort ();
     int n = 0;
@@ -744,10 +749,16 @@ s_open_jobs (sess_session_t *ssn)
         job->min_available = pg->min_member > 0 ? pg->min_member : 0;
         job->creation_ms = pg->creation_time_ms;
         job->phase = pg->status && pg->status->phase ? pg->status->phase : "";
-        s_res_or_zero (&job->min_resources, pg->min_resources, &job->has_min_resources,
-                       "minResources", job->uid);
+        //  A request is 608 bytes: only the jobs that have minResources
+        //  get a slot of their own.
+        job->min_resources = &ssn->zero;
+        if (pg->min_resources) {
+            bas_res_t *mins = &ssn->job_mins[nmins++];
+            s_res_or_zero (mins, pg->min_resources, &job->has_min_resources, "minResources",
+                           job->uid);
+            job->min_resources = mins;
+        }
         bas_res_zero (&job->allocated);
-        bas_res_zero (&job->total_request);
         if (pg->n_min_task_member) {
             job->roles = calloc (pg->n_min_task_member, sizeof *job->roles);
             if (!job->roles)
@@ -779,9 +790,14 @@ s_open_jobs (sess_session_t *ssn)
     if (pods.n)
         qsort (pods.items, pods.n, sizeof *pods.items, s_pod_cmp);
     ssn->tasks = calloc (pods.n ? pods.n : 1, sizeof *ssn->tasks);
-    if (!ssn->tasks)
+    //  A request is 608 bytes (eight scalar slots, names inline): a task
+    //  shares the one of the task before it when they are equal (a job's
+    //  pods sort together and mostly ask for the same), else takes the next
+    //  slot. At 150,000 pods a copy per task was 91 MB of each session.
+    ssn->reqs = calloc (pods.n ? pods.n : 1, sizeof *ssn->reqs);
+    if (!ssn->tasks || !ssn->reqs)
         abort ();
-    int nt = 0;
+    int nt = 0, nreqs = 0;
     char key[512];
     for (size_t i = 0; i < pods.n; i++) {
         const Basalt__V1__Pod *pod = pods.items[i];
@@ -802,14 +818,18 @@ s_open_jobs (sess_session_t *ssn)
         task->status = status;
         task->node_name = node_name;
         char err[160];
-        bas_res_zero (&task->resreq);
-        if (pod->requests &&
-            bas_res_from_proto (&task->resreq, pod->requests, err, sizeof err) != 0)
+        bas_res_t *req = &ssn->reqs[nreqs];
+        bas_res_zero (req);
+        if (pod->requests && bas_res_from_proto (req, pod->requests, err, sizeof err) != 0)
             bas_warn ("sched_bad_resources", "pod=%s/%s what=requests msg=\"%s\"",
                       s_str (pod->namespace_), s_str (pod->name), err);
-        s_drop_ignored (ssn, &task->resreq);
-        task->best_effort = bas_res_is_empty (&task->resreq);
-        task->resreq.pods = 1;
+        s_drop_ignored (ssn, req);
+        task->best_effort = bas_res_is_empty (req);
+        req->pods = 1;
+        if (nt > 1 && bas_res_equal (req, ssn->tasks[nt - 2].resreq))
+            task->resreq = ssn->tasks[nt - 2].resreq;
+        else
+            task->resreq = &ssn->reqs[nreqs++];
         if (pod->has_priority)
             task->priority = pod->priority;
         else {
@@ -848,8 +868,7 @@ s_open_jobs (sess_session_t *ssn)
         if (task->best_effort && task->status == SESS_TASK_PENDING)
             job->pending_best_effort++;
         if (task->status & SESS_ALLOCATED_CLASS)
-            bas_res_add (&job->allocated, &task->resreq);
-        bas_res_add (&job->total_request, &task->resreq);
+            bas_res_add (&job->allocated, task->resreq);
     }
     return 0;
 }
@@ -951,6 +970,10 @@ sess_model_close (sess_session_t *ssn)
         sess_fit_destroy (&ssn->tasks[t].fit);
     free (ssn->tasks);
     ssn->tasks = NULL;
+    free (ssn->reqs);
+    ssn->reqs = NULL;
+    free (ssn->job_mins);
+    ssn->job_mins = NULL;
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
         free (job->uid);

@@ -47,13 +47,13 @@ s_score (void *self_, const sess_task_t *task, const sess_node_t *node)
     const s_self_t *self = self_;
     double score = 0;
     int wsum = 0;
-    if (!s_one (task->resreq.milli_cpu, node->used.milli_cpu, node->allocatable.milli_cpu,
+    if (!s_one (task->resreq->milli_cpu, node->used.milli_cpu, node->allocatable.milli_cpu,
                 self->cpu, &score, &wsum) ||
-        !s_one (task->resreq.memory, node->used.memory, node->allocatable.memory, self->memory,
+        !s_one (task->resreq->memory, node->used.memory, node->allocatable.memory, self->memory,
                 &score, &wsum))
         return 0;
     for (int i = 0; i < self->nres; i++)
-        if (!s_one (bas_res_scalar_get (&task->resreq, self->names[i]),
+        if (!s_one (bas_res_scalar_get (task->resreq, self->names[i]),
                     bas_res_scalar_get (&node->used, self->names[i]),
                     bas_res_scalar_get (&node->allocatable, self->names[i]), self->weights[i],
                     &score, &wsum))

@@ -113,18 +113,18 @@ s_job_numbers (const sess_job_t *job, s_attr_t *d)
     for (int t = 0; t < job->ntasks; t++) {
         const sess_task_t *task = job->tasks[t];
         if (task->status & SESS_ALLOCATED_CLASS) {
-            bas_res_add (&d->allocated, &task->resreq);
-            bas_res_add (&d->request, &task->resreq);
+            bas_res_add (&d->allocated, task->resreq);
+            bas_res_add (&d->request, task->resreq);
         } else if (task->status == SESS_TASK_PENDING)
-            bas_res_add (&d->request, &task->resreq);
+            bas_res_add (&d->request, task->resreq);
     }
     if (job->has_min_resources) {
         bool inqueue = strcmp (job->phase, "Inqueue") == 0;
         bool running = strcmp (job->phase, "Running") == 0 &&
                        sess_job_count (job, SESS_ALLOCATED_CLASS) >= job->min_available;
         if (inqueue || running)
-            sess_res_exceeded (&job->min_resources, &job->allocated, &d->inqueue);
-        sess_res_exceeded (&job->allocated, &job->min_resources, &d->elastic);
+            sess_res_exceeded (job->min_resources, &job->allocated, &d->inqueue);
+        sess_res_exceeded (&job->allocated, job->min_resources, &d->elastic);
     }
 }
 
@@ -230,11 +230,11 @@ s_build_flat (s_self_t *self)
 static bool
 s_level_fits (const s_attr_t *a, const sess_job_t *job)
 {
-    bas_res_t want = job->min_resources;
+    bas_res_t want = *job->min_resources;
     bas_res_add (&want, &a->allocated);
     bas_res_add (&want, &a->inqueue);
     bas_res_sub (&want, &a->elastic);
-    return sess_res_le_on (&want, &a->real_capability, &job->min_resources);
+    return sess_res_le_on (&want, &a->real_capability, job->min_resources);
 }
 
 static int
@@ -268,7 +268,7 @@ s_enqueued (void *self_, sess_job_t *job)
     if (!job->has_min_resources)
         return;
     for (const sess_queue_t *q = job->queue; q; q = self->hierarchy ? q->parent : NULL)
-        bas_res_add (&self->attrs[q->index].inqueue, &job->min_resources);
+        bas_res_add (&self->attrs[q->index].inqueue, job->min_resources);
 }
 
 static bool
@@ -280,8 +280,8 @@ s_allocatable (void *self_, const sess_queue_t *queue, const sess_task_t *task)
     for (const sess_queue_t *q = queue; q; q = self->hierarchy ? q->parent : NULL) {
         const s_attr_t *a = &self->attrs[q->index];
         bas_res_t future = a->allocated;
-        bas_res_add (&future, &task->resreq);
-        if (!sess_res_le_on (&future, &a->real_capability, &task->resreq))
+        bas_res_add (&future, task->resreq);
+        if (!sess_res_le_on (&future, &a->real_capability, task->resreq))
             return false;
     }
     return true;
@@ -296,9 +296,9 @@ s_account (s_self_t *self, sess_task_t *task, bool add)
     for (const sess_queue_t *q = leaf; q; q = self->hierarchy ? q->parent : NULL) {
         s_attr_t *a = &self->attrs[q->index];
         if (add)
-            bas_res_add (&a->allocated, &task->resreq);
+            bas_res_add (&a->allocated, task->resreq);
         else
-            bas_res_sub (&a->allocated, &task->resreq);
+            bas_res_sub (&a->allocated, task->resreq);
     }
     //  As Volcano: only the leaf's share follows the session.
     s_update_share (leaf, &self->attrs[leaf->index]);
@@ -440,10 +440,10 @@ s_preemptive (void *self_, const sess_queue_t *queue, const sess_task_t *task)
         return false;
     const s_attr_t *a = &self->attrs[queue->index];
     bas_res_t future = a->allocated;
-    bas_res_add (&future, &task->resreq);
-    if (!sess_res_le_on (&future, &a->real_capability, &task->resreq))
+    bas_res_add (&future, task->resreq);
+    if (!sess_res_le_on (&future, &a->real_capability, task->resreq))
         return false;
-    if (s_under_deserved_partly (&future, &a->deserved, &task->resreq))
+    if (s_under_deserved_partly (&future, &a->deserved, task->resreq))
         return true;
     if (!self->hierarchy)
         return false;
@@ -453,8 +453,8 @@ s_preemptive (void *self_, const sess_queue_t *queue, const sess_task_t *task)
             continue;
         const s_attr_t *aa = &self->attrs[anc->index];
         bas_res_t fa = aa->allocated;
-        bas_res_add (&fa, &task->resreq);
-        if (s_under_deserved_partly (&fa, &aa->deserved, &task->resreq))
+        bas_res_add (&fa, task->resreq);
+        if (s_under_deserved_partly (&fa, &aa->deserved, task->resreq))
             return true;
     }
     return false;
@@ -510,7 +510,7 @@ s_reclaimable (void *self_, const sess_task_t *reclaimer, sess_task_t **cands, i
             continue;
         const sess_queue_t *vq = v->job->queue;
         const s_attr_t *va = &self->attrs[vq->index];
-        if (!s_intersect (&v->resreq, &reclaimer->resreq, false))
+        if (!s_intersect (v->resreq, reclaimer->resreq, false))
             continue;
         if (!have[vq->index]) {
             have[vq->index] = true;
@@ -518,14 +518,14 @@ s_reclaimable (void *self_, const sess_task_t *reclaimer, sess_task_t **cands, i
         }
         bas_res_t *allocated = &alloc[vq->index];
         bas_res_t except = *allocated;
-        bas_res_sub (&except, &v->resreq);
+        bas_res_sub (&except, v->resreq);
         if (!sess_res_le_all (&va->guarantee, &except))
             continue; // would go below its guarantee
-        if (!s_intersect (&v->resreq, &va->deserved, true)) {
+        if (!s_intersect (v->resreq, &va->deserved, true)) {
             if (ancestors && s_share_ancestor (self, rq, vq) &&
-                !s_intersect (&reclaimer->resreq, &ra->deserved, true))
+                !s_intersect (reclaimer->resreq, &ra->deserved, true))
                 continue;
-        } else if (!s_exceeds_deserved (allocated, &va->deserved, &v->resreq))
+        } else if (!s_exceeds_deserved (allocated, &va->deserved, v->resreq))
             continue;
         int nanc = 0;
         bool eligible = true;
@@ -539,18 +539,18 @@ s_reclaimable (void *self_, const sess_task_t *reclaimer, sess_task_t **cands, i
                 alloc[x->index] = xa->allocated;
             }
             anc_used[nanc++] = x;
-            if (!s_intersect (&v->resreq, &xa->deserved, true))
+            if (!s_intersect (v->resreq, &xa->deserved, true))
                 continue;
-            if (!s_exceeds_deserved (&alloc[x->index], &xa->deserved, &v->resreq)) {
+            if (!s_exceeds_deserved (&alloc[x->index], &xa->deserved, v->resreq)) {
                 eligible = false;
                 break;
             }
         }
         if (!eligible)
             continue;
-        bas_res_sub (allocated, &v->resreq);
+        bas_res_sub (allocated, v->resreq);
         for (int j = 0; j < nanc; j++)
-            bas_res_sub (&alloc[anc_used[j]->index], &v->resreq);
+            bas_res_sub (&alloc[anc_used[j]->index], v->resreq);
         out[k++] = v;
     }
     free (order);

@@ -64,7 +64,7 @@ s_on_allocate (void *self_, sess_task_t *task)
     if (!task->job)
         return;
     int j = task->job->index;
-    bas_res_add (&self->alloc[j], &task->resreq);
+    bas_res_add (&self->alloc[j], task->resreq);
     self->share[j] = s_share_of (&self->alloc[j], &self->ssn->total);
 }
 
@@ -75,7 +75,7 @@ s_on_deallocate (void *self_, sess_task_t *task)
     if (!task->job)
         return;
     int j = task->job->index;
-    bas_res_sub (&self->alloc[j], &task->resreq);
+    bas_res_sub (&self->alloc[j], task->resreq);
     self->share[j] = s_share_of (&self->alloc[j], &self->ssn->total);
 }
 
@@ -87,7 +87,7 @@ s_preemptable (void *self_, const sess_task_t *preemptor, sess_task_t **cands, i
     if (!preemptor->job)
         return 0;
     bas_res_t mine = self->alloc[preemptor->job->index];
-    bas_res_add (&mine, &preemptor->resreq);
+    bas_res_add (&mine, preemptor->resreq);
     double ls = s_share_of (&mine, &self->ssn->total);
     //  Per victim job, its allocation as the candidates are taken away: as
     //  in Volcano, every candidate considered is subtracted, chosen or not.
@@ -107,7 +107,7 @@ s_preemptable (void *self_, const sess_task_t *preemptor, sess_task_t **cands, i
             seen[nseen] = vj;
             left[nseen++] = self->alloc[vj->index];
         }
-        bas_res_sub (&left[s], &cands[i]->resreq);
+        bas_res_sub (&left[s], cands[i]->resreq);
         double rs = s_share_of (&left[s], &self->ssn->total);
         if (ls < rs || ls - rs <= 1e-6)
             out[k++] = cands[i];

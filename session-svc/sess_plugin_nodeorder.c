@@ -61,8 +61,8 @@ static double
 s_score (void *self_, const sess_task_t *task, const sess_node_t *node)
 {
     const s_self_t *self = self_;
-    int64_t cpu = node->nz_milli_cpu + s_nz (task->resreq.milli_cpu, SESS_NONZERO_MILLI_CPU);
-    int64_t mem = node->nz_memory + s_nz (task->resreq.memory, SESS_NONZERO_MEMORY);
+    int64_t cpu = node->nz_milli_cpu + s_nz (task->resreq->milli_cpu, SESS_NONZERO_MILLI_CPU);
+    int64_t mem = node->nz_memory + s_nz (task->resreq->memory, SESS_NONZERO_MEMORY);
     double score = 0;
     if (self->least)
         score += (double)((s_least (cpu, node->allocatable.milli_cpu) +
@@ -76,8 +76,8 @@ s_score (void *self_, const sess_task_t *task, const sess_node_t *node)
                  self->most;
     if (self->balanced) {
         double fc =
-            s_fraction (node->used.milli_cpu + task->resreq.milli_cpu, node->allocatable.milli_cpu);
-        double fm = s_fraction (node->used.memory + task->resreq.memory, node->allocatable.memory);
+            s_fraction (node->used.milli_cpu + task->resreq->milli_cpu, node->allocatable.milli_cpu);
+        double fm = s_fraction (node->used.memory + task->resreq->memory, node->allocatable.memory);
         double std = fabs (fc - fm) / 2;
         score += (double)(int64_t)((1 - std) * 100) * self->balanced;
     }

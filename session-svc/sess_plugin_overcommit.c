@@ -29,7 +29,7 @@ s_scale (int64_t v, double f)
 static void
 s_inqueue_of (const sess_job_t *job, bas_res_t *out)
 {
-    sess_res_exceeded (&job->min_resources, &job->allocated, out);
+    sess_res_exceeded (job->min_resources, &job->allocated, out);
 }
 
 static int
@@ -39,8 +39,8 @@ s_enqueueable (void *self_, const sess_job_t *job)
     if (!job->has_min_resources)
         return 1;
     bas_res_t want = self->inqueue;
-    bas_res_add (&want, &job->min_resources);
-    if (sess_res_le_on (&want, &self->idle, &job->min_resources))
+    bas_res_add (&want, job->min_resources);
+    if (sess_res_le_on (&want, &self->idle, job->min_resources))
         return 1;
     bas_debug ("sched_overcommit_refused", "job=%s msg=\"resource in cluster is overused\"",
                job->uid);
@@ -52,7 +52,7 @@ s_enqueued (void *self_, sess_job_t *job)
 {
     s_self_t *self = self_;
     if (job->has_min_resources)
-        bas_res_add (&self->inqueue, &job->min_resources);
+        bas_res_add (&self->inqueue, job->min_resources);
 }
 
 int
@@ -78,7 +78,7 @@ sess_overcommit_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void 
         if (!job->has_min_resources)
             continue;
         if (strcmp (job->phase, "Inqueue") == 0)
-            bas_res_add (&self->inqueue, &job->min_resources);
+            bas_res_add (&self->inqueue, job->min_resources);
         else if (strcmp (job->phase, "Running") == 0 &&
                  sess_job_count (job, SESS_ALLOCATED_CLASS) >= job->min_available) {
             bas_res_t need;

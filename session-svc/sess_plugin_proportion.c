@@ -164,8 +164,8 @@ s_allocatable (void *self_, const sess_queue_t *queue, const sess_task_t *task)
         return false;
     const s_attr_t *a = &self->attrs[queue->index];
     bas_res_t future = a->allocated;
-    bas_res_add (&future, &task->resreq);
-    return sess_res_le_on (&future, &a->deserved, &task->resreq);
+    bas_res_add (&future, task->resreq);
+    return sess_res_le_on (&future, &a->deserved, task->resreq);
 }
 
 static int
@@ -177,11 +177,11 @@ s_enqueueable (void *self_, const sess_job_t *job)
     if (!job->has_min_resources)
         return 1;
     const s_attr_t *a = &self->attrs[job->queue->index];
-    bas_res_t want = job->min_resources;
+    bas_res_t want = *job->min_resources;
     bas_res_add (&want, &a->allocated);
     bas_res_add (&want, &a->inqueue);
     bas_res_sub (&want, &a->elastic);
-    if (sess_res_le_on (&want, &a->real_capability, &job->min_resources))
+    if (sess_res_le_on (&want, &a->real_capability, job->min_resources))
         return 1;
     bas_debug ("sched_queue_refused", "job=%s queue=%s msg=\"queue resource quota insufficient\"",
                job->uid, job->queue->name);
@@ -193,7 +193,7 @@ s_enqueued (void *self_, sess_job_t *job)
 {
     s_self_t *self = self_;
     if (job->has_min_resources)
-        bas_res_add (&self->attrs[job->queue->index].inqueue, &job->min_resources);
+        bas_res_add (&self->attrs[job->queue->index].inqueue, job->min_resources);
 }
 
 //  Exists a dimension (cpu, memory, pods, any scalar) where l < r.
@@ -236,10 +236,10 @@ s_reclaimable (void *self_, const sess_task_t *reclaimer, sess_task_t **cands, i
             have[q] = true;
             alloc[q] = a->allocated;
         }
-        if (s_less_partly (&alloc[q], &reclaimer->resreq))
+        if (s_less_partly (&alloc[q], reclaimer->resreq))
             continue;
         if (!sess_res_le_all (&alloc[q], &a->deserved)) {
-            bas_res_sub (&alloc[q], &cands[i]->resreq);
+            bas_res_sub (&alloc[q], cands[i]->resreq);
             out[k++] = cands[i];
         }
     }
@@ -255,7 +255,7 @@ s_on_allocate (void *self_, sess_task_t *task)
     if (!task->job)
         return;
     s_attr_t *a = &self->attrs[task->job->queue->index];
-    bas_res_add (&a->allocated, &task->resreq);
+    bas_res_add (&a->allocated, task->resreq);
     s_update_share (a);
 }
 
@@ -266,7 +266,7 @@ s_on_deallocate (void *self_, sess_task_t *task)
     if (!task->job)
         return;
     s_attr_t *a = &self->attrs[task->job->queue->index];
-    bas_res_sub (&a->allocated, &task->resreq);
+    bas_res_sub (&a->allocated, task->resreq);
     s_update_share (a);
 }
 
@@ -296,22 +296,22 @@ sess_proportion_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void 
         for (int t = 0; t < job->ntasks; t++) {
             const sess_task_t *task = job->tasks[t];
             if (task->status & SESS_ALLOCATED_CLASS) {
-                bas_res_add (&a->allocated, &task->resreq);
-                bas_res_add (&a->request, &task->resreq);
+                bas_res_add (&a->allocated, task->resreq);
+                bas_res_add (&a->request, task->resreq);
             } else if (task->status == SESS_TASK_PENDING)
-                bas_res_add (&a->request, &task->resreq);
+                bas_res_add (&a->request, task->resreq);
         }
         if (job->has_min_resources) {
             if (strcmp (job->phase, "Inqueue") == 0)
-                bas_res_add (&a->inqueue, &job->min_resources);
+                bas_res_add (&a->inqueue, job->min_resources);
             else if (strcmp (job->phase, "Running") == 0 &&
                      sess_job_count (job, SESS_ALLOCATED_CLASS) >= job->min_available) {
                 bas_res_t need;
-                sess_res_exceeded (&job->min_resources, &job->allocated, &need);
+                sess_res_exceeded (job->min_resources, &job->allocated, &need);
                 bas_res_add (&a->inqueue, &need);
             }
             bas_res_t elastic;
-            sess_res_exceeded (&job->allocated, &job->min_resources, &elastic);
+            sess_res_exceeded (&job->allocated, job->min_resources, &elastic);
             bas_res_add (&a->elastic, &elastic);
         }
     }

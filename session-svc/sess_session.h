@@ -98,7 +98,8 @@ struct _sess_task_t {
     sess_job_t *job;            // owning job, NULL for pods of no job
     sess_node_t *node;          // node it is on or placed on, or NULL
     const char *node_name;      // name of the node (may be unknown to the session)
-    bas_res_t resreq;           // request, pods = 1
+    const bas_res_t *resreq;    // request, pods = 1 (in the session's reqs, shared
+                                // with the task before it when equal)
     int status;                 // one sess_task_status_t bit
     int priority;               // pod priority
     int name_suffix;            // numeric suffix of the pod name, -1 if none
@@ -140,8 +141,8 @@ struct _sess_job_t {
     int nstatus[SESS_TASK_NSTATUS]; // tasks per status bit
     int pending_best_effort;        // Pending tasks requesting nothing
     bas_res_t allocated;            // Σ requests of allocated-class tasks
-    bas_res_t total_request;        // Σ requests of all tasks
-    bas_res_t min_resources;        // spec.minResources (zero if none)
+    const bas_res_t *min_resources; // spec.minResources (zero if none; in the
+                                    // session's job_mins, or its zero)
     bool has_min_resources;         // spec.minResources set
     sess_role_min_t *roles;         // per-role minimums, owned
     int nroles;
@@ -450,6 +451,11 @@ struct _sess_session_t {
     sess_node_t *nodes;      // schedulable nodes in name order, owned
     int nnodes;
     sess_task_t *tasks; // every task (pods of jobs and others), owned
+    bas_res_t *job_mins; // the jobs' minResources, one slot per job that has
+                         // them (untouched slots cost no memory), owned
+    bas_res_t zero;      // what min_resources points at for the others
+    bas_res_t *reqs;    // the tasks' distinct requests (one slot per task at
+                        // most; untouched slots cost no memory), owned
     int ntasks;
     sess_job_t *jobs; // jobs in (creation, uid) order, owned
     int njobs;
