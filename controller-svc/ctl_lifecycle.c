@@ -28,6 +28,7 @@
 
 #define S_PG_PATH "/apis/scheduling.volcano.sh/v1beta1/namespaces"
 #define S_PREFIX "podgroup-"
+#define S_JOIN_RETRY_MS 100 // a pod whose group another pod is creating looks again after this
 
 typedef enum {
     S_OWNER_GET = 1, // GET of the pod's owner in flight
@@ -76,6 +77,7 @@ typedef struct {
     char *key;       // the record's uid
     uint64_t gen;    // the record's generation when sent
     char *owner_uid; // C_ACTION during S_OWNER_GET: the owner asked for
+    char *group_key; // C_ACTION during S_CREATING: "namespace/group" in self->creating
     void *handle;    // in self->calls
 } s_call_t;
 
@@ -91,6 +93,7 @@ struct _ctl_lifecycle_t {
     zhashx_t *refused;      // PodGroup uid -> resourceVersion a DELETE was refused at
     zhashx_t *warned_queue; // PodGroup uid -> queue warned about
     zhashx_t *warned_ann;   // object uid -> annotation value warned about
+    zhashx_t *creating;     // "namespace/group" -> uid of the pod whose POST of it is out
     zlistx_t *calls;        // s_call_t in flight (freed at destroy)
     const char *removing;   // uid of the group the model is removing right now, or NULL
     uint64_t gen;           // last generation handed out
@@ -194,6 +197,7 @@ s_call_free (s_call_t *call)
 {
     free (call->key);
     free (call->owner_uid);
+    free (call->group_key);
     free (call);
 }
 
@@ -489,12 +493,25 @@ s_annotate (ctl_lifecycle_t *self, s_action_t *a)
     cJSON_Delete (patch);
 }
 
+//  This call's POST of its group is over (or was never sent): the next pod
+//  of the group may send one again.
+static void
+s_creating_end (ctl_lifecycle_t *self, const s_call_t *call)
+{
+    if (!call->group_key)
+        return;
+    const char *by = zhashx_lookup (self->creating, call->group_key);
+    if (by && s_eq (by, call->key))
+        zhashx_delete (self->creating, call->group_key);
+}
+
 static void
 s_on_created (void *arg, const bas_kube_response_t *resp)
 {
     s_call_t *call = arg;
     ctl_lifecycle_t *self = call->self;
     s_count_request (self, "create_podgroup", resp->code);
+    s_creating_end (self, call);
     s_action_t *a = s_call_action (call);
     if (a) {
         bool exists = resp->code == 409 && s_eq (resp->reason, "AlreadyExists");
@@ -543,14 +560,34 @@ s_create (ctl_lifecycle_t *self, s_action_t *a, const Basalt__V1__Pod *pod,
         }
         s_warn_event (self, self->warned_ann, value, &obj, "InvalidAnnotation", warn);
     }
+    //  The pods of one owner arrive together and name the same group: one
+    //  POST at a time; the others look again shortly (by then the group is
+    //  there, or the POST failed and one of them sends it). Each sent its
+    //  own, answered 409 but one, before.
+    char key[640];
+    snprintf (key, sizeof key, "%s/%s", a->ns, a->group);
+    const char *by = zhashx_lookup (self->creating, key);
+    if (by && !s_eq (by, a->uid)) {
+        a->state = S_FAILED;
+        a->retry_at = s_now (self) + S_JOIN_RETRY_MS;
+        a->gen = ++self->gen;
+        self->stats.joined++;
+        cJSON_Delete (pg);
+        return;
+    }
+    zhashx_update (self->creating, key, s_dup (a->uid));
     char path[512];
     snprintf (path, sizeof path, S_PG_PATH "/%s/podgroups", a->ns);
     a->state = S_CREATING;
     a->gen = ++self->gen;
     self->stats.creates++;
-    if (s_send (self, "POST", path, NULL, pg, s_on_created,
-                s_call_new (self, C_ACTION, a->uid, a->gen)) != 0)
+    s_call_t *call = s_call_new (self, C_ACTION, a->uid, a->gen);
+    call->group_key = s_dup (key);
+    if (s_send (self, "POST", path, NULL, pg, s_on_created, call) != 0) {
+        //  Not queued (the call is freed): nobody's POST is out.
+        zhashx_delete (self->creating, key);
         s_fail (self, a);
+    }
     cJSON_Delete (pg);
 }
 
@@ -964,6 +1001,8 @@ ctl_lifecycle_new (const ctl_lifecycle_config_t *config, bas_store_t *store)
     zhashx_set_destructor (self->warned_queue, s_str_free);
     self->warned_ann = zhashx_new ();
     zhashx_set_destructor (self->warned_ann, s_str_free);
+    self->creating = zhashx_new ();
+    zhashx_set_destructor (self->creating, s_str_free);
     self->calls = zlistx_new ();
     self->deferred = zlistx_new ();
     zlistx_set_destructor (self->deferred, s_str_free);
@@ -990,6 +1029,7 @@ ctl_lifecycle_destroy (ctl_lifecycle_t **self_p)
     zhashx_destroy (&self->refused);
     zhashx_destroy (&self->warned_queue);
     zhashx_destroy (&self->warned_ann);
+    zhashx_destroy (&self->creating);
     free (self);
     *self_p = NULL;
 }

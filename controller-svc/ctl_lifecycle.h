@@ -70,6 +70,7 @@ typedef struct {
     unsigned long deletes_retried; // DELETEs sent again after a failure
     unsigned long events;          // Events POSTed
     unsigned long waits;           // times a pod waited for its group's delete to resolve
+    unsigned long joined;          // creates not sent: another pod's POST of the group was out
 } ctl_lifecycle_stats_t;
 
 typedef struct _ctl_lifecycle_t ctl_lifecycle_t;

@@ -5,7 +5,8 @@
     - creation: a pod of a watched owner gets the group its owner's
       annotations say, then is annotated; an owner the informers do not
       hold is read with a GET (its uid checked), the pod's own annotation
-      as the fallback;
+      as the fallback; the pods of one owner send one POST of their group,
+      not one each;
     - the deferred clean-up keyed by uid (DESIGN problem 5): a delete
       decided for group uid A, retried later, never touches the group B
       that now has A's name;
@@ -318,6 +319,44 @@ test_create_from_owner_annotations (void **state)
     assert_int_equal (f->n, 4);
     assert_string_equal (f->req[3].method, "PATCH");
     s_answer (f, 3, 200, NULL, "{}");
+    assert_int_equal (ctl_lifecycle_pending (f->life), 0);
+}
+
+//  The pods of one owner arrive together: one POST of their group, not one
+//  each (the others were answered 409); the others are annotated once the
+//  group is there. If that POST fails, another pod sends it.
+static void
+test_create_once_per_group (void **state)
+{
+    s_fake_t *f = *state;
+    s_queue (f, "default");
+    s_rs (f, 4, NULL);
+    s_pod (f, "p1", "rs1-a", "ReplicaSet", "rs-uid", NULL, false, NULL);
+    s_pod (f, "p2", "rs1-b", "ReplicaSet", "rs-uid", NULL, false, NULL);
+    s_pod (f, "p3", "rs1-c", "ReplicaSet", "rs-uid", NULL, false, NULL);
+    assert_int_equal (s_count (f, "POST"), 1);
+    ctl_lifecycle_stats_t st;
+    ctl_lifecycle_stats (f->life, &st);
+    assert_int_equal (st.joined, 2);
+    //  It fails: the next pod to look again sends it.
+    s_answer (f, 0, 500, "InternalError", "{}");
+    f->now += S_RETRY_MS + 1;
+    ctl_lifecycle_tick (f->life);
+    assert_int_equal (s_count (f, "POST"), 2);
+    int post = f->n - 1;
+    assert_string_equal (f->req[post].method, "POST");
+    //  It succeeds; the group comes into the model; a fourth pod arrives.
+    s_answer (f, post, 201, NULL, "{}");
+    s_group (f, "pg-1", "podgroup-rs-uid", "1", "default");
+    s_pod (f, "p4", "rs1-d", "ReplicaSet", "rs-uid", NULL, false, NULL);
+    f->now += S_RETRY_MS + 1;
+    ctl_lifecycle_tick (f->life);
+    //  Every pod annotated once, still one successful POST.
+    assert_int_equal (s_count (f, "POST"), 2);
+    assert_int_equal (s_count (f, "PATCH"), 4);
+    for (int i = 0; i < f->n; i++)
+        if (!f->req[i].answered && strcmp (f->req[i].method, "PATCH") == 0)
+            s_answer (f, i, 200, NULL, "{}");
     assert_int_equal (ctl_lifecycle_pending (f->life), 0);
 }
 
@@ -672,6 +711,7 @@ main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown (test_create_from_owner_annotations, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_create_reads_owner, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_create_once_per_group, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_cleanup_keyed_by_uid, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_cleanup_forgotten_with_its_group, s_setup,
                                          s_teardown),
