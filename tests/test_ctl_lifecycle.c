@@ -30,66 +30,32 @@
 #include "bas_k8s.h"
 #include "bas_store.h"
 #include "ctl_lifecycle.h"
+#include "util_fakeapi.h"
 
 #define S_RETRY_MS 1000
-#define S_MAX_REQ 64
-
-//  One request the lifecycle sent.
-typedef struct {
-    char method[16];
-    char path[512];
-    cJSON *body; // parsed body, or NULL
-    bas_kube_done_fn *done;
-    void *done_arg;
-    bool answered;
-} s_req_t;
 
 typedef struct {
-    s_req_t req[S_MAX_REQ];
-    int n;       // requests sent
-    int64_t now; // the clock
+    util_fakeapi_t api; // the requests and the clock
     bas_store_t *store;
     ctl_lifecycle_t *life;
 } s_fake_t;
 
 static int
-s_request (void *arg, const char *method, const char *path, const char *content_type,
-           const char *body, bas_kube_done_fn *done, void *done_arg)
-{
-    (void)content_type;
-    s_fake_t *f = arg;
-    assert_true (f->n < S_MAX_REQ);
-    s_req_t *r = &f->req[f->n++];
-    snprintf (r->method, sizeof r->method, "%s", method);
-    snprintf (r->path, sizeof r->path, "%s", path);
-    r->body = body ? cJSON_Parse (body) : NULL;
-    r->done = done;
-    r->done_arg = done_arg;
-    return 0;
-}
-
-static int64_t
-s_clock (void *arg)
-{
-    return ((s_fake_t *)arg)->now;
-}
-
-static int
 s_setup (void **state)
 {
     s_fake_t *f = calloc (1, sizeof *f);
-    f->now = 1000000;
+    f->api.now = 1000000;
     f->store = bas_store_new ();
     ctl_lifecycle_config_t cfg = {
         .scheduler_names = "basalt,volcano",
         .default_queue = "default",
         .component = "test",
         .retry_ms = S_RETRY_MS,
-        .request = s_request,
-        .request_arg = f,
-        .clock = s_clock,
-        .wall_clock = s_clock,
-        .clock_arg = f,
+        .request = util_fakeapi_request,
+        .request_arg = &f->api,
+        .clock = util_fakeapi_clock,
+        .wall_clock = util_fakeapi_clock,
+        .clock_arg = &f->api,
     };
     f->life = ctl_lifecycle_new (&cfg, f->store);
     *state = f;
@@ -102,8 +68,7 @@ s_teardown (void **state)
     s_fake_t *f = *state;
     ctl_lifecycle_destroy (&f->life);
     bas_store_destroy (&f->store);
-    for (int i = 0; i < f->n; i++)
-        cJSON_Delete (f->req[i].body);
+    util_fakeapi_clear (&f->api);
     free (f);
     return 0;
 }
@@ -112,12 +77,7 @@ s_teardown (void **state)
 static void
 s_answer (s_fake_t *f, int i, long code, const char *reason, const char *body)
 {
-    assert_true (i < f->n);
-    s_req_t *r = &f->req[i];
-    assert_false (r->answered);
-    r->answered = true;
-    bas_kube_response_t resp = {code, body, body ? strlen (body) : 0, reason, reason};
-    r->done (r->done_arg, &resp);
+    util_fakeapi_answer (&f->api, i, code, reason, body);
 }
 
 static const char *
@@ -255,7 +215,7 @@ s_rs (s_fake_t *f, int replicas, const char *min_member)
 static void
 s_assert_delete (s_fake_t *f, int i, const char *uid, const char *rv)
 {
-    s_req_t *r = &f->req[i];
+    util_fakeapi_req_t *r = &f->api.req[i];
     assert_string_equal (r->method, "DELETE");
     assert_string_equal (
         r->path, "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/podgroup-rs-uid");
@@ -272,10 +232,7 @@ s_assert_delete (s_fake_t *f, int i, const char *uid, const char *rv)
 static int
 s_count (s_fake_t *f, const char *method)
 {
-    int n = 0;
-    for (int i = 0; i < f->n; i++)
-        n += strcmp (f->req[i].method, method) == 0;
-    return n;
+    return util_fakeapi_count (&f->api, method);
 }
 
 // ------------------------------------------------------------ creation
@@ -288,36 +245,36 @@ test_create_from_owner_annotations (void **state)
     s_rs (f, 2, "2");
     //  The pod's own annotation says 5; the owner's (2) is the one.
     s_pod (f, "p1", "rs1-a", "ReplicaSet", "rs-uid", NULL, false, "5");
-    assert_int_equal (f->n, 1);
-    assert_string_equal (f->req[0].method, "POST");
-    assert_string_equal (f->req[0].path,
+    assert_int_equal (f->api.n, 1);
+    assert_string_equal (f->api.req[0].method, "POST");
+    assert_string_equal (f->api.req[0].path,
                          "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups");
-    cJSON *pg = f->req[0].body;
+    cJSON *pg = f->api.req[0].body;
     assert_string_equal (s_at_str (pg, "metadata", "name", NULL), "podgroup-rs-uid");
     assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "spec"), "minMember")->valueint,
                       2);
     assert_string_equal (s_at_str (pg, "spec", "minResources", "cpu"), "200m");
     //  A second event of the same pod while the POST is in flight sends nothing.
     ctl_lifecycle_pod_upsert (f->life, bas_store_pod (f->store, "p1"));
-    assert_int_equal (f->n, 1);
+    assert_int_equal (f->api.n, 1);
 
     s_answer (f, 0, 201, NULL, "{}");
-    assert_int_equal (f->n, 2);
-    assert_string_equal (f->req[1].method, "PATCH");
-    assert_string_equal (f->req[1].path, "/api/v1/namespaces/ns/pods/rs1-a");
-    assert_string_equal (s_at_str (f->req[1].body, "metadata", "uid", NULL), "p1");
+    assert_int_equal (f->api.n, 2);
+    assert_string_equal (f->api.req[1].method, "PATCH");
+    assert_string_equal (f->api.req[1].path, "/api/v1/namespaces/ns/pods/rs1-a");
+    assert_string_equal (s_at_str (f->api.req[1].body, "metadata", "uid", NULL), "p1");
     assert_string_equal (
-        s_at_str (f->req[1].body, "metadata", "annotations", "scheduling.k8s.io/group-name"),
+        s_at_str (f->api.req[1].body, "metadata", "annotations", "scheduling.k8s.io/group-name"),
         "podgroup-rs-uid");
     s_answer (f, 1, 200, NULL, "{}");
     assert_int_equal (ctl_lifecycle_pending (f->life), 0);
 
     //  A second pod of the same owner finds the group (AlreadyExists is success).
     s_pod (f, "p2", "rs1-b", "ReplicaSet", "rs-uid", NULL, false, NULL);
-    assert_int_equal (f->n, 3);
+    assert_int_equal (f->api.n, 3);
     s_answer (f, 2, 409, "AlreadyExists", "{}");
-    assert_int_equal (f->n, 4);
-    assert_string_equal (f->req[3].method, "PATCH");
+    assert_int_equal (f->api.n, 4);
+    assert_string_equal (f->api.req[3].method, "PATCH");
     s_answer (f, 3, 200, NULL, "{}");
     assert_int_equal (ctl_lifecycle_pending (f->life), 0);
 }
@@ -340,22 +297,22 @@ test_create_once_per_group (void **state)
     assert_int_equal (st.joined, 2);
     //  It fails: the next pod to look again sends it.
     s_answer (f, 0, 500, "InternalError", "{}");
-    f->now += S_RETRY_MS + 1;
+    f->api.now += S_RETRY_MS + 1;
     ctl_lifecycle_tick (f->life);
     assert_int_equal (s_count (f, "POST"), 2);
-    int post = f->n - 1;
-    assert_string_equal (f->req[post].method, "POST");
+    int post = f->api.n - 1;
+    assert_string_equal (f->api.req[post].method, "POST");
     //  It succeeds; the group comes into the model; a fourth pod arrives.
     s_answer (f, post, 201, NULL, "{}");
     s_group (f, "pg-1", "podgroup-rs-uid", "1", "default");
     s_pod (f, "p4", "rs1-d", "ReplicaSet", "rs-uid", NULL, false, NULL);
-    f->now += S_RETRY_MS + 1;
+    f->api.now += S_RETRY_MS + 1;
     ctl_lifecycle_tick (f->life);
     //  Every pod annotated once, still one successful POST.
     assert_int_equal (s_count (f, "POST"), 2);
     assert_int_equal (s_count (f, "PATCH"), 4);
-    for (int i = 0; i < f->n; i++)
-        if (!f->req[i].answered && strcmp (f->req[i].method, "PATCH") == 0)
+    for (int i = 0; i < f->api.n; i++)
+        if (!f->api.req[i].answered && strcmp (f->api.req[i].method, "PATCH") == 0)
             s_answer (f, i, 200, NULL, "{}");
     assert_int_equal (ctl_lifecycle_pending (f->life), 0);
 }
@@ -368,23 +325,23 @@ test_create_reads_owner (void **state)
     s_fake_t *f = *state;
     s_queue (f, "default");
     s_pod (f, "p1", "job1-x", "Job", "job-uid", NULL, false, "3");
-    assert_int_equal (f->n, 1);
-    assert_string_equal (f->req[0].method, "GET");
-    assert_string_equal (f->req[0].path, "/apis/batch/v1/namespaces/ns/jobs/job1");
+    assert_int_equal (f->api.n, 1);
+    assert_string_equal (f->api.req[0].method, "GET");
+    assert_string_equal (f->api.req[0].path, "/apis/batch/v1/namespaces/ns/jobs/job1");
     //  A transient failure: tried again after the retry time, not before.
     s_answer (f, 0, 503, "ServiceUnavailable", NULL);
     ctl_lifecycle_tick (f->life);
-    assert_int_equal (f->n, 1);
-    f->now += S_RETRY_MS;
+    assert_int_equal (f->api.n, 1);
+    f->api.now += S_RETRY_MS;
     ctl_lifecycle_tick (f->life);
-    assert_int_equal (f->n, 2);
-    assert_string_equal (f->req[1].method, "GET");
+    assert_int_equal (f->api.n, 2);
+    assert_string_equal (f->api.req[1].method, "GET");
     s_answer (
         f, 1, 200, NULL,
         "{\"metadata\":{\"name\":\"job1\",\"uid\":\"job-uid\",\"annotations\":{"
         "\"scheduling.volcano.sh/group-min-member\":\"4\",\"volcano.sh/preemptable\":\"true\"}}}");
-    assert_int_equal (f->n, 3);
-    cJSON *pg = f->req[2].body;
+    assert_int_equal (f->api.n, 3);
+    cJSON *pg = f->api.req[2].body;
     assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "spec"), "minMember")->valueint,
                       4);
     assert_string_equal (s_at_str (pg, "metadata", "annotations", "volcano.sh/preemptable"),
@@ -394,12 +351,12 @@ test_create_reads_owner (void **state)
     //  Another pod whose owner's name now belongs to another object (uid
     //  differs): the pod's own annotation is the fallback.
     s_pod (f, "p2", "job1-y", "Job", "job-uid-2", NULL, false, "3");
-    assert_int_equal (f->n, 4);
+    assert_int_equal (f->api.n, 4);
     s_answer (f, 3, 200, NULL,
               "{\"metadata\":{\"name\":\"job1\",\"uid\":\"job-uid\",\"annotations\":{"
               "\"scheduling.volcano.sh/group-min-member\":\"4\"}}}");
-    assert_int_equal (f->n, 5);
-    pg = f->req[4].body;
+    assert_int_equal (f->api.n, 5);
+    pg = f->api.req[4].body;
     assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "spec"), "minMember")->valueint,
                       3);
 }
@@ -418,7 +375,7 @@ test_cleanup_keyed_by_uid (void **state)
     s_queue (f, "default");
     s_rs (f, 0, NULL);
     s_group (f, "pg-A", "podgroup-rs-uid", "10", "default");
-    assert_int_equal (f->n, 1);
+    assert_int_equal (f->api.n, 1);
     s_assert_delete (f, 0, "pg-A", "10");
     s_answer (f, 0, 503, "ServiceUnavailable", NULL); // (after the client's own retries)
 
@@ -428,21 +385,21 @@ test_cleanup_keyed_by_uid (void **state)
     s_pod (f, "p2", "rs1-b", "ReplicaSet", "rs-uid", "podgroup-rs-uid", false, NULL);
     s_group (f, "pg-B", "podgroup-rs-uid", "20", "default");
     //  B is not deleted: its owner has a live pod.
-    assert_int_equal (f->n, 1);
+    assert_int_equal (f->api.n, 1);
 
-    f->now += S_RETRY_MS;
+    f->api.now += S_RETRY_MS;
     ctl_lifecycle_tick (f->life);
-    f->now += 10 * S_RETRY_MS;
+    f->api.now += 10 * S_RETRY_MS;
     ctl_lifecycle_tick (f->life);
-    assert_int_equal (f->n, 1); // nothing sent: not for A, and never for B
+    assert_int_equal (f->api.n, 1); // nothing sent: not for A, and never for B
     assert_int_equal (s_count (f, "DELETE"), 1);
     ctl_lifecycle_stats_t st;
     ctl_lifecycle_stats (f->life, &st);
     assert_int_equal (st.deletes_sent, 1);
     assert_int_equal (st.deletes_dropped, 1);
     assert_int_equal (ctl_lifecycle_pending (f->life), 0);
-    for (int i = 0; i < f->n; i++) {
-        char *text = f->req[i].body ? cJSON_PrintUnformatted (f->req[i].body) : NULL;
+    for (int i = 0; i < f->api.n; i++) {
+        char *text = f->api.req[i].body ? cJSON_PrintUnformatted (f->api.req[i].body) : NULL;
         bool names_b = text && strstr (text, "pg-B");
         free (text);
         assert_false (names_b);
@@ -462,9 +419,9 @@ test_cleanup_forgotten_with_its_group (void **state)
     s_group_gone (f, "pg-A", true);
     s_pod (f, "p2", "rs1-b", "ReplicaSet", "rs-uid", "podgroup-rs-uid", false, NULL);
     s_group (f, "pg-B", "podgroup-rs-uid", "20", "default");
-    f->now += 5 * S_RETRY_MS;
+    f->api.now += 5 * S_RETRY_MS;
     ctl_lifecycle_tick (f->life);
-    assert_int_equal (f->n, 1);
+    assert_int_equal (f->api.n, 1);
     assert_int_equal (ctl_lifecycle_pending (f->life), 0);
 }
 
@@ -477,7 +434,7 @@ test_precondition_409_not_retried (void **state)
     s_queue (f, "default");
     s_rs (f, 0, NULL);
     s_group (f, "pg-A", "podgroup-rs-uid", "10", "default");
-    assert_int_equal (f->n, 1);
+    assert_int_equal (f->api.n, 1);
     s_assert_delete (f, 0, "pg-A", "10");
     s_answer (
         f, 0, 409, "Conflict",
@@ -486,13 +443,13 @@ test_precondition_409_not_retried (void **state)
         "ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ResourceVersion in "
         "precondition: 10, ResourceVersion in object meta: 11");
     for (int i = 0; i < 20; i++) {
-        f->now += S_RETRY_MS;
+        f->api.now += S_RETRY_MS;
         ctl_lifecycle_tick (f->life);
     }
     //  The model (still behind the API) shows A at 10 again: no new DELETE.
     ctl_lifecycle_group_upsert (f->life, bas_store_pod_group (f->store, "pg-A"));
     ctl_lifecycle_scan (f->life);
-    assert_int_equal (f->n, 1);
+    assert_int_equal (f->api.n, 1);
     ctl_lifecycle_stats_t st;
     ctl_lifecycle_stats (f->life, &st);
     assert_int_equal (st.deletes_sent, 1);
@@ -502,7 +459,7 @@ test_precondition_409_not_retried (void **state)
     //  The model catches up (A at 11) and the owner is still at 0: a fresh
     //  decision on the fresh version (not the old one again).
     s_group (f, "pg-A", "podgroup-rs-uid", "11", "default");
-    assert_int_equal (f->n, 2);
+    assert_int_equal (f->api.n, 2);
     s_assert_delete (f, 1, "pg-A", "11");
     s_answer (f, 1, 200, NULL, "{}");
     s_group_gone (f, "pg-A", true);
@@ -510,11 +467,11 @@ test_precondition_409_not_retried (void **state)
 
     //  404: already gone, dropped too.
     s_group (f, "pg-C", "podgroup-rs-uid", "30", "default");
-    assert_int_equal (f->n, 3);
+    assert_int_equal (f->api.n, 3);
     s_answer (f, 2, 404, "NotFound", NULL);
-    f->now += 5 * S_RETRY_MS;
+    f->api.now += 5 * S_RETRY_MS;
     ctl_lifecycle_tick (f->life);
-    assert_int_equal (f->n, 3);
+    assert_int_equal (f->api.n, 3);
 }
 
 //  A 5xx is retried with the same preconditions after the retry time;
@@ -527,18 +484,18 @@ test_5xx_retried_until_stale (void **state)
     s_rs (f, 0, NULL);
     s_group (f, "pg-A", "podgroup-rs-uid", "10", "default");
     s_answer (f, 0, 500, "InternalError", NULL);
-    f->now += S_RETRY_MS - 1;
+    f->api.now += S_RETRY_MS - 1;
     ctl_lifecycle_tick (f->life);
-    assert_int_equal (f->n, 1);
-    f->now += 1;
+    assert_int_equal (f->api.n, 1);
+    f->api.now += 1;
     ctl_lifecycle_tick (f->life);
-    assert_int_equal (f->n, 2);
+    assert_int_equal (f->api.n, 2);
     s_assert_delete (f, 1, "pg-A", "10");
     s_answer (f, 1, 0, "TransportError", NULL);
     s_rs (f, 1, NULL); // scaled up again
-    f->now += 5 * S_RETRY_MS;
+    f->api.now += 5 * S_RETRY_MS;
     ctl_lifecycle_tick (f->life);
-    assert_int_equal (f->n, 2);
+    assert_int_equal (f->api.n, 2);
     ctl_lifecycle_stats_t st;
     ctl_lifecycle_stats (f->life, &st);
     assert_int_equal (st.deletes_retried, 1);
@@ -555,12 +512,12 @@ test_delete_waits_for_live_pods (void **state)
     s_rs (f, 1, NULL);
     s_group (f, "pg-A", "podgroup-rs-uid", "10", "default");
     s_pod (f, "p1", "rs1-a", "ReplicaSet", "rs-uid", "podgroup-rs-uid", false, NULL);
-    int sent = f->n;
+    int sent = f->api.n;
     s_rs (f, 0, NULL);
-    assert_int_equal (f->n, sent);
+    assert_int_equal (f->api.n, sent);
     //  The ReplicaSet controller deletes the pod (graceful: deletionTimestamp).
     s_pod (f, "p1", "rs1-a", "ReplicaSet", "rs-uid", "podgroup-rs-uid", true, NULL);
-    assert_int_equal (f->n, sent + 1);
+    assert_int_equal (f->api.n, sent + 1);
     s_assert_delete (f, sent, "pg-A", "10");
 }
 
@@ -574,18 +531,18 @@ test_pod_waits_for_unresolved_delete (void **state)
     s_queue (f, "default");
     s_rs (f, 0, NULL);
     s_group (f, "pg-A", "podgroup-rs-uid", "10", "default");
-    assert_int_equal (f->n, 1); // DELETE A in flight
+    assert_int_equal (f->api.n, 1); // DELETE A in flight
     s_rs (f, 1, NULL);
     s_pod (f, "p2", "rs1-b", "ReplicaSet", "rs-uid", NULL, false, NULL);
-    assert_int_equal (f->n, 1); // no PATCH to A's name
+    assert_int_equal (f->api.n, 1); // no PATCH to A's name
     s_answer (f, 0, 200, NULL, "{}");
-    assert_int_equal (f->n, 1); // the model still shows A
+    assert_int_equal (f->api.n, 1); // the model still shows A
     s_group_gone (f, "pg-A", true);
-    assert_int_equal (f->n, 2);
-    assert_string_equal (f->req[1].method, "POST");
+    assert_int_equal (f->api.n, 2);
+    assert_string_equal (f->api.req[1].method, "POST");
     s_answer (f, 1, 201, NULL, "{}");
-    assert_int_equal (f->n, 3);
-    assert_string_equal (f->req[2].method, "PATCH");
+    assert_int_equal (f->api.n, 3);
+    assert_string_equal (f->api.req[2].method, "PATCH");
     s_answer (f, 2, 200, NULL, "{}");
     ctl_lifecycle_stats_t st;
     ctl_lifecycle_stats (f->life, &st);
@@ -596,15 +553,15 @@ test_pod_waits_for_unresolved_delete (void **state)
     s_group (f, "pg-B", "podgroup-rs-uid", "20", "default");
     s_rs (f, 0, NULL);
     s_pod_gone (f, "p2");
-    int del = f->n - 1;
-    assert_string_equal (f->req[del].method, "DELETE");
+    int del = f->api.n - 1;
+    assert_string_equal (f->api.req[del].method, "DELETE");
     s_rs (f, 1, NULL);
     s_pod (f, "p3", "rs1-c", "ReplicaSet", "rs-uid", NULL, false, NULL);
-    assert_int_equal (f->n, del + 1);
+    assert_int_equal (f->api.n, del + 1);
     s_answer (f, del, 409, "Conflict", "Precondition failed");
-    assert_int_equal (f->n, del + 2);
-    assert_string_equal (f->req[del + 1].method, "PATCH");
-    assert_string_equal (f->req[del + 1].path, "/api/v1/namespaces/ns/pods/rs1-c");
+    assert_int_equal (f->api.n, del + 2);
+    assert_string_equal (f->api.req[del + 1].method, "PATCH");
+    assert_string_equal (f->api.req[del + 1].path, "/api/v1/namespaces/ns/pods/rs1-c");
 }
 
 // ------------------------------------------------------------ bad input
@@ -612,9 +569,9 @@ test_pod_waits_for_unresolved_delete (void **state)
 static const cJSON *
 s_event (s_fake_t *f, int i)
 {
-    assert_string_equal (f->req[i].method, "POST");
-    assert_string_equal (f->req[i].path, "/api/v1/namespaces/ns/events");
-    return f->req[i].body;
+    assert_string_equal (f->api.req[i].method, "POST");
+    assert_string_equal (f->api.req[i].path, "/api/v1/namespaces/ns/events");
+    return f->api.req[i].body;
 }
 
 static void
@@ -623,7 +580,7 @@ test_queue_not_found_event (void **state)
     s_fake_t *f = *state;
     s_queue (f, "default");
     s_group (f, "pg-X", "my-job", "5", "no-such-queue");
-    assert_int_equal (f->n, 1);
+    assert_int_equal (f->api.n, 1);
     const cJSON *ev = s_event (f, 0);
     assert_string_equal (s_at_str (ev, "reason", NULL, NULL), "QueueNotFound");
     assert_string_equal (s_at_str (ev, "type", NULL, NULL), "Warning");
@@ -634,19 +591,19 @@ test_queue_not_found_event (void **state)
     s_answer (f, 0, 201, NULL, "{}");
     //  Once per group and queue, not on every update.
     s_group (f, "pg-X", "my-job", "6", "no-such-queue");
-    assert_int_equal (f->n, 1);
+    assert_int_equal (f->api.n, 1);
     //  Nothing else stops: a pod still gets its group.
     s_pod (f, "p1", "solo", NULL, NULL, NULL, false, NULL);
-    assert_int_equal (f->n, 2);
-    assert_string_equal (f->req[1].method, "POST");
-    assert_non_null (strstr (f->req[1].path, "/podgroups"));
+    assert_int_equal (f->api.n, 2);
+    assert_string_equal (f->api.req[1].method, "POST");
+    assert_non_null (strstr (f->api.req[1].path, "/podgroups"));
     //  The queue exists now, is deleted again: warned again.
     s_queue (f, "no-such-queue");
     s_group (f, "pg-X", "my-job", "7", "no-such-queue");
-    assert_int_equal (f->n, 2);
+    assert_int_equal (f->api.n, 2);
     bas_store_delete (f->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, "no-such-queue");
     ctl_lifecycle_queue_delete (f->life, "no-such-queue");
-    assert_int_equal (f->n, 3);
+    assert_int_equal (f->api.n, 3);
     s_event (f, 2);
 }
 
@@ -658,28 +615,28 @@ test_invalid_min_member_event (void **state)
     s_rs (f, 1, "two");
     s_pod (f, "p1", "rs1-a", "ReplicaSet", "rs-uid", NULL, false, NULL);
     //  An Event about the ReplicaSet, then the group anyway, with minMember 1.
-    assert_int_equal (f->n, 2);
+    assert_int_equal (f->api.n, 2);
     const cJSON *ev = s_event (f, 0);
     assert_string_equal (s_at_str (ev, "reason", NULL, NULL), "InvalidAnnotation");
     assert_string_equal (s_at_str (ev, "involvedObject", "kind", NULL), "ReplicaSet");
     assert_string_equal (s_at_str (ev, "involvedObject", "uid", NULL), "rs-uid");
     assert_non_null (strstr (s_at_str (ev, "message", NULL, NULL), "\"two\""));
     s_answer (f, 0, 404, "NotFound", NULL); // an API without events: nothing breaks
-    assert_string_equal (f->req[1].method, "POST");
-    cJSON *pg = f->req[1].body;
+    assert_string_equal (f->api.req[1].method, "POST");
+    cJSON *pg = f->api.req[1].body;
     assert_int_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "spec"), "minMember")->valueint,
                       1);
     s_answer (f, 1, 500, "InternalError", NULL);
     //  The retry builds again, but does not warn again.
-    f->now += S_RETRY_MS;
+    f->api.now += S_RETRY_MS;
     ctl_lifecycle_tick (f->life);
-    assert_int_equal (f->n, 3);
-    assert_string_equal (f->req[2].method, "POST");
-    assert_non_null (strstr (f->req[2].path, "/podgroups"));
+    assert_int_equal (f->api.n, 3);
+    assert_string_equal (f->api.req[2].method, "POST");
+    assert_non_null (strstr (f->api.req[2].path, "/podgroups"));
 
     //  A bare pod's own malformed annotation: an Event about the pod.
     s_pod (f, "p9", "solo", NULL, NULL, NULL, false, "-3");
-    assert_int_equal (f->n, 5);
+    assert_int_equal (f->api.n, 5);
     ev = s_event (f, 3);
     assert_string_equal (s_at_str (ev, "involvedObject", "kind", NULL), "Pod");
     assert_string_equal (s_at_str (ev, "involvedObject", "name", NULL), "solo");
@@ -697,12 +654,12 @@ test_invalid_owner (void **state)
     json = cJSON_Parse ("{\"metadata\":{\"name\":\"rs1\"},\"spec\":{\"replicas\":0}}");
     ctl_lifecycle_owner_event (f->life, "ReplicaSet", "apps/v1", BAS_KUBE_ADDED, json);
     cJSON_Delete (json);
-    assert_int_equal (f->n, 0);
+    assert_int_equal (f->api.n, 0);
     //  And the lifecycle goes on.
     s_queue (f, "default");
     s_rs (f, 0, NULL);
     s_group (f, "pg-A", "podgroup-rs-uid", "10", "default");
-    assert_int_equal (f->n, 1);
+    assert_int_equal (f->api.n, 1);
 }
 
 int

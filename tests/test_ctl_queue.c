@@ -27,67 +27,33 @@
 #include "bas_metrics.h"
 #include "bas_store.h"
 #include "ctl_queue.h"
+#include "util_fakeapi.h"
 
 #define S_INTERVAL_MS 1000
-#define S_MAX_REQ 64
 #define S_BUDGET_US 1000000
 
 typedef struct {
-    char method[16];
-    char path[512];
-    char content_type[64];
-    cJSON *body;
-    bas_kube_done_fn *done;
-    void *done_arg;
-    bool answered;
-} s_req_t;
-
-typedef struct {
-    s_req_t req[S_MAX_REQ];
-    int n;
-    int64_t now;
+    util_fakeapi_t api; // the requests and the clock
     bas_store_t *store;
     bas_metrics_t *metrics;
     ctl_queue_t *queues;
 } s_fake_t;
 
 static int
-s_request (void *arg, const char *method, const char *path, const char *content_type,
-           const char *body, bas_kube_done_fn *done, void *done_arg)
-{
-    s_fake_t *f = arg;
-    assert_true (f->n < S_MAX_REQ);
-    s_req_t *r = &f->req[f->n++];
-    snprintf (r->method, sizeof r->method, "%s", method);
-    snprintf (r->path, sizeof r->path, "%s", path);
-    snprintf (r->content_type, sizeof r->content_type, "%s", content_type ? content_type : "");
-    r->body = body ? cJSON_Parse (body) : NULL;
-    r->done = done;
-    r->done_arg = done_arg;
-    return 0;
-}
-
-static int64_t
-s_clock (void *arg)
-{
-    return ((s_fake_t *)arg)->now;
-}
-
-static int
 s_setup (void **state)
 {
     s_fake_t *f = calloc (1, sizeof *f);
-    f->now = 1000000;
+    f->api.now = 1000000;
     f->store = bas_store_new ();
     f->metrics = bas_metrics_new ();
     ctl_queue_describe_metrics (f->metrics);
     ctl_queue_config_t cfg = {
         .default_queue = "default",
         .interval_ms = S_INTERVAL_MS,
-        .request = s_request,
-        .request_arg = f,
-        .clock = s_clock,
-        .clock_arg = f,
+        .request = util_fakeapi_request,
+        .request_arg = &f->api,
+        .clock = util_fakeapi_clock,
+        .clock_arg = &f->api,
         .metrics = f->metrics,
     };
     f->queues = ctl_queue_new (&cfg, f->store);
@@ -102,8 +68,7 @@ s_teardown (void **state)
     ctl_queue_destroy (&f->queues);
     bas_store_destroy (&f->store);
     bas_metrics_destroy (&f->metrics);
-    for (int i = 0; i < f->n; i++)
-        cJSON_Delete (f->req[i].body);
+    util_fakeapi_clear (&f->api);
     free (f);
     return 0;
 }
@@ -111,12 +76,7 @@ s_teardown (void **state)
 static void
 s_answer (s_fake_t *f, int i, long code)
 {
-    assert_true (i < f->n);
-    s_req_t *r = &f->req[i];
-    assert_false (r->answered);
-    r->answered = true;
-    bas_kube_response_t resp = {code, "{}", 2, NULL, NULL};
-    r->done (r->done_arg, &resp);
+    util_fakeapi_answer (&f->api, i, code, NULL, "{}");
 }
 
 //  Run a whole recount (the budget is large; a slice returns true).
@@ -229,8 +189,8 @@ s_at (const cJSON *obj, const char *a, const char *b, const char *c)
 static int
 s_find (s_fake_t *f, int from, const char *method, const char *path)
 {
-    for (int i = from; i < f->n; i++)
-        if (strcmp (f->req[i].method, method) == 0 && strcmp (f->req[i].path, path) == 0)
+    for (int i = from; i < f->api.n; i++)
+        if (strcmp (f->api.req[i].method, method) == 0 && strcmp (f->api.req[i].path, path) == 0)
             return i;
     return -1;
 }
@@ -244,32 +204,32 @@ test_creates_root_and_default (void **state)
 {
     s_fake_t *f = *state;
     ctl_queue_step (f->queues, S_BUDGET_US);
-    assert_int_equal (f->n, 2);
+    assert_int_equal (f->api.n, 2);
     for (int i = 0; i < 2; i++) {
-        assert_string_equal (f->req[i].method, "POST");
-        assert_string_equal (f->req[i].path, S_QUEUES);
-        assert_string_equal (s_at (f->req[i].body, "kind", NULL, NULL), "Queue");
-        const cJSON *spec = cJSON_GetObjectItemCaseSensitive (f->req[i].body, "spec");
+        assert_string_equal (f->api.req[i].method, "POST");
+        assert_string_equal (f->api.req[i].path, S_QUEUES);
+        assert_string_equal (s_at (f->api.req[i].body, "kind", NULL, NULL), "Queue");
+        const cJSON *spec = cJSON_GetObjectItemCaseSensitive (f->api.req[i].body, "spec");
         assert_int_equal (cJSON_GetObjectItemCaseSensitive (spec, "weight")->valueint, 1);
     }
-    assert_string_equal (s_at (f->req[0].body, "metadata", "name", NULL), "root");
+    assert_string_equal (s_at (f->api.req[0].body, "metadata", "name", NULL), "root");
     assert_true (cJSON_IsFalse (cJSON_GetObjectItemCaseSensitive (
-        cJSON_GetObjectItemCaseSensitive (f->req[0].body, "spec"), "reclaimable")));
-    assert_string_equal (s_at (f->req[1].body, "metadata", "name", NULL), "default");
+        cJSON_GetObjectItemCaseSensitive (f->api.req[0].body, "spec"), "reclaimable")));
+    assert_string_equal (s_at (f->api.req[1].body, "metadata", "name", NULL), "default");
     assert_true (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (
-        cJSON_GetObjectItemCaseSensitive (f->req[1].body, "spec"), "reclaimable")));
+        cJSON_GetObjectItemCaseSensitive (f->api.req[1].body, "spec"), "reclaimable")));
     //  Not again while they are in flight.
-    f->now += 10 * S_INTERVAL_MS;
+    f->api.now += 10 * S_INTERVAL_MS;
     s_step (f);
-    assert_int_equal (f->n, 2);
+    assert_int_equal (f->api.n, 2);
     //  root made; default refused (a 500 is tried again), then 409: done.
     s_answer (f, 0, 201);
     s_answer (f, 1, 500);
     s_step (f);
-    assert_int_equal (f->n, 3);
-    assert_string_equal (s_at (f->req[2].body, "metadata", "name", NULL), "default");
+    assert_int_equal (f->api.n, 3);
+    assert_string_equal (s_at (f->api.req[2].body, "metadata", "name", NULL), "default");
     s_answer (f, 2, 409);
-    f->now += 10 * S_INTERVAL_MS;
+    f->api.now += 10 * S_INTERVAL_MS;
     s_step (f);
     assert_int_equal (s_find (f, 3, "POST", S_QUEUES), -1);
     ctl_queue_stats_t st;
@@ -287,7 +247,7 @@ test_existing_queues_left (void **state)
              "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"0\",\"memory\":\"0\"}}");
     s_step (f);
     //  Both exist and their status is what the pass finds: nothing at all.
-    assert_int_equal (f->n, 0);
+    assert_int_equal (f->api.n, 0);
 }
 
 // ------------------------------------------------------------ status
@@ -314,7 +274,7 @@ s_hierarchy (s_fake_t *f)
 static const char *
 s_alloc (s_fake_t *f, int i, const char *res)
 {
-    return s_at (f->req[i].body, "status", "allocated", res);
+    return s_at (f->api.req[i].body, "status", "allocated", res);
 }
 
 static void
@@ -323,15 +283,15 @@ test_status_written (void **state)
     s_fake_t *f = *state;
     s_hierarchy (f);
     s_step (f);
-    assert_int_equal (f->n, 4);
+    assert_int_equal (f->api.n, 4);
     int root = s_find (f, 0, "PATCH", S_QUEUES "/root/status");
     int def = s_find (f, 0, "PATCH", S_QUEUES "/default/status");
     int q1 = s_find (f, 0, "PATCH", S_QUEUES "/q1/status");
     int q2 = s_find (f, 0, "PATCH", S_QUEUES "/q2/status");
     assert_true (root >= 0 && def >= 0 && q1 >= 0 && q2 >= 0);
     for (int i = 0; i < 4; i++) {
-        assert_string_equal (f->req[i].content_type, "application/merge-patch+json");
-        assert_string_equal (s_at (f->req[i].body, "status", "state", NULL), "Open");
+        assert_string_equal (f->api.req[i].content_type, "application/merge-patch+json");
+        assert_string_equal (s_at (f->api.req[i].body, "status", "state", NULL), "Open");
     }
     //  q2 holds d; q1 holds a and q2's; root holds everything.
     assert_string_equal (s_alloc (f, q2, "cpu"), "500m");
@@ -354,10 +314,10 @@ test_status_written (void **state)
     free (text);
 
     //  In flight: a change does not send the same write again.
-    f->now += S_INTERVAL_MS;
+    f->api.now += S_INTERVAL_MS;
     s_pod (f, "g", "g3", "1", NULL, "Pending", false);
     s_step (f);
-    assert_int_equal (f->n, 4);
+    assert_int_equal (f->api.n, 4);
     for (int i = 0; i < 4; i++)
         s_answer (f, i, 200);
     //  The model catches up (the watch brings the written statuses): quiet.
@@ -365,17 +325,17 @@ test_status_written (void **state)
     s_queue (f, "default", NULL, "12", "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"0\",\"memory\":\"0\"}}");
     s_queue (f, "q1", NULL, "13", "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"1500m\",\"memory\":\"2Gi\"}}");
     s_queue (f, "q2", "q1", "14", "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}");
-    f->now += S_INTERVAL_MS;
+    f->api.now += S_INTERVAL_MS;
     s_step (f);
-    assert_int_equal (f->n, 4);
+    assert_int_equal (f->api.n, 4);
 
     //  A pod of q2 is bound: not before the interval, then q2, q1, root.
     s_pod (f, "e", "g2", "8", "n3", "Pending", false);
     s_step (f);
-    assert_int_equal (f->n, 4);
-    f->now += S_INTERVAL_MS;
+    assert_int_equal (f->api.n, 4);
+    f->api.now += S_INTERVAL_MS;
     s_step (f);
-    assert_int_equal (f->n, 7);
+    assert_int_equal (f->api.n, 7);
     assert_string_equal (s_alloc (f, s_find (f, 4, "PATCH", S_QUEUES "/q2/status"), "cpu"),
                          "8500m");
     assert_string_equal (s_alloc (f, s_find (f, 4, "PATCH", S_QUEUES "/q1/status"), "cpu"),
@@ -386,10 +346,10 @@ test_status_written (void **state)
     //  A failed write is sent again at the next pass.
     int q2w = s_find (f, 4, "PATCH", S_QUEUES "/q2/status");
     s_answer (f, q2w, 500);
-    f->now += S_INTERVAL_MS;
+    f->api.now += S_INTERVAL_MS;
     s_step (f);
     assert_int_equal (s_find (f, 7, "PATCH", S_QUEUES "/q2/status"), 7);
-    assert_int_equal (f->n, 8);
+    assert_int_equal (f->api.n, 8);
 }
 
 static void
@@ -405,9 +365,9 @@ test_closing_becomes_closed (void **state)
     s_step (f);
     //  busy still has a group: it stays Closing (nothing to write); idle
     //  has none: Closed.
-    assert_int_equal (f->n, 1);
-    assert_string_equal (f->req[0].path, S_QUEUES "/idle/status");
-    assert_string_equal (s_at (f->req[0].body, "status", "state", NULL), "Closed");
+    assert_int_equal (f->api.n, 1);
+    assert_string_equal (f->api.req[0].path, S_QUEUES "/idle/status");
+    assert_string_equal (s_at (f->api.req[0].body, "status", "state", NULL), "Closed");
 }
 
 int
