@@ -486,6 +486,14 @@ s_handle_result (void *arg, bas_msg_t *msg)
     return 0;
 }
 
+//  The heartbeat timer has not run for two beats: the reactor was held
+//  (a long turn, a freeze), and nobody could be heard meanwhile.
+static bool
+s_beat_late (const cache_t *self, int64_t now)
+{
+    return self->last_beat_ms && now - self->last_beat_ms > 2 * CACHE_HEARTBEAT_MS;
+}
+
 static int
 s_handle_heartbeat (void *arg, bas_msg_t *msg)
 {
@@ -499,7 +507,7 @@ s_handle_heartbeat (void *arg, bas_msg_t *msg)
     }
     //  Read before the heartbeat timer after the reactor was held (it fires
     //  late): the same forgiveness applies to this judgement.
-    if (self->last_beat_ms && now - self->last_beat_ms > 2 * CACHE_HEARTBEAT_MS)
+    if (s_beat_late (self, now))
         cache_work_forgive (self->work, now);
     if (hb->has_last_work_id &&
         cache_work_reconcile (self->work, msg->identity, hb->last_work_id, hb->work_held,
@@ -841,7 +849,7 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
     //  one catch-up reads, or this timer itself fires late (the reactor was
     //  held), nobody is judged this time; the next beat decides.
     int64_t now = bas_mono_ms ();
-    bool late = self->last_beat_ms && now - self->last_beat_ms > 2 * CACHE_HEARTBEAT_MS;
+    bool late = s_beat_late (self, now);
     self->last_beat_ms = now;
     if (late)
         cache_work_forgive (self->work, now);  // before the heartbeats read below are judged

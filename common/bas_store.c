@@ -1,10 +1,9 @@
 /*  bas_store: see bas_store.h.
 
     Five bas_hash tables (they grow without an O(n) insert), one per kind,
-    map a key to an entry: the
-    Basalt__V1__Object and its slot. A sixth maps "namespace/name" of pod
-    groups to their uid, because pods name their group, and a name can
-    outlive a uid (delete and re-create).
+    map a key to an entry: the Basalt__V1__Object and its slot. A sixth
+    maps "namespace/name" of pod groups to their uid, because pods name
+    their group, and a name can outlive a uid (delete and re-create).
 
     Design note (DESIGN: no reactor turn over 50 ms): each kind also keeps
     its entries in a slot array (a freed slot is reused first), so that a

@@ -360,13 +360,19 @@ s_on_trigger (zloop_t *loop, int timer_id, void *arg)
 //  after bind, status after status) would otherwise keep a core planning
 //  sessions that find nothing new, while the cache and the binders that
 //  carry out the last one wait for CPU. The period runs them regardless.
+static int64_t
+s_spaced_until (const sess_t *self)
+{
+    return self->last_end_ms + SESS_TRIGGER_SPACING * self->last_run_ms;
+}
+
 static void
 s_trigger (sess_t *self)
 {
     if (self->trigger_timer != -1)
         return;
     int64_t delay = SESS_TRIGGER_MS;
-    int64_t next = self->last_end_ms + SESS_TRIGGER_SPACING * self->last_run_ms;
+    int64_t next = s_spaced_until (self);
     if (next - bas_mono_ms () > delay)
         delay = next - bas_mono_ms ();
     self->trigger_timer = bas_svc_timer (self->svc, (size_t) delay, 1, s_on_trigger, self,
@@ -380,7 +386,7 @@ s_trigger (sess_t *self)
 //  would trigger one session after another while binds return; the
 //  period sees the rest.
 static bool
-s_pending_pod (const Basalt__V1__Object *obj)
+s_new_work (const Basalt__V1__Object *obj)
 {
     if (obj->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP) {
         const Basalt__V1__PodGroupStatus *st = obj->pod_group->status;
@@ -397,7 +403,7 @@ static void
 s_on_upsert (void *arg, const Basalt__V1__Object *obj)
 {
     sess_t *self = arg;
-    if (s_pending_pod (obj))
+    if (s_new_work (obj))
         self->new_work = true;
 }
 
@@ -755,7 +761,7 @@ s_on_period (zloop_t *loop, int timer_id, void *arg)
     //  The spacing holds for the period too: where a session takes longer
     //  than the period, back-to-back sessions would keep a core planning
     //  while the binds of the last one wait for CPU.
-    if (bas_mono_ms () < self->last_end_ms + SESS_TRIGGER_SPACING * self->last_run_ms) {
+    if (bas_mono_ms () < s_spaced_until (self)) {
         s_trigger (self);
         return 0;
     }

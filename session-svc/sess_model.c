@@ -719,12 +719,10 @@ s_open_jobs (sess_session_t *ssn)
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, s_collect, &v);
     ssn->jobs = calloc (v.n ? v.n : 1, sizeof *ssn->jobs);
     ssn->job_mins = calloc (v.n ? v.n : 1, sizeof *ssn->job_mins);
-    if (!ssn->job_mins)
+    if (!ssn->jobs || !ssn->job_mins)
         abort ();
     bas_res_zero (&ssn->zero);
     int nmins = 0;
-    if (!ssn->jobs)
-        abort ();
     int n = 0;
     for (size_t i = 0; i < v.n; i++) {
         const Basalt__V1__PodGroup *pg = v.items[i];
