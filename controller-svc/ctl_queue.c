@@ -542,8 +542,24 @@ s_pass_end (ctl_queue_t *self)
     bas_hash_purge (self->group_q);
 }
 
+static bool s_step (ctl_queue_t *self, int64_t budget_us);
+
 bool
 ctl_queue_step (ctl_queue_t *self, int64_t budget_us)
+{
+    bool more = s_step (self, budget_us);
+    //  Whether the queues' statuses may still change without anything new
+    //  happening: a recount due or under way, a write or a create out.
+    bool pending = self->changed || self->pass != P_IDLE || zhashx_size (self->in_flight) > 0 ||
+                   self->creating[0] || self->creating[1];
+    if (self->config.metrics)
+        bas_metrics_set (self->config.metrics, "basalt_controller_queue_work_pending", NULL,
+                         pending ? 1 : 0);
+    return more;
+}
+
+static bool
+s_step (ctl_queue_t *self, int64_t budget_us)
 {
     s_ensure (self);
     if (self->pass == P_IDLE) {
@@ -609,4 +625,7 @@ ctl_queue_describe_metrics (bas_metrics_t *m)
         bas_metrics_describe (m, s_gauges[i], BAS_METRIC_GAUGE, help[i], NULL, 0);
     bas_metrics_describe (m, "basalt_controller_queue_requests_total", BAS_METRIC_COUNTER,
                           "Queue creates and status writes by HTTP code", NULL, 0);
+    bas_metrics_describe (m, "basalt_controller_queue_work_pending", BAS_METRIC_GAUGE,
+                          "1 while a queue recount is due or running, or a queue write is out",
+                          NULL, 0);
 }

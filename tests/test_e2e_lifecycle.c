@@ -578,7 +578,10 @@ typedef struct {
     long writes;     // API writes then
 } s_quiet_t;
 
-//  True once S_STEADY_SESSIONS / 4 sessions ran without an API write.
+//  True once S_STEADY_SESSIONS / 4 sessions ran without an API write and
+//  controller-svc has no queue status left to write (a recount of the
+//  last changes may come more than that many sessions later: it waits for
+//  its interval, and longer on a busy machine).
 static bool
 s_quiet (void *arg)
 {
@@ -590,7 +593,8 @@ s_quiet (void *arg)
         q->sessions = s;
         return false;
     }
-    return s >= q->sessions + S_STEADY_SESSIONS / 4;
+    return s >= q->sessions + S_STEADY_SESSIONS / 4 &&
+           s_metric (q->env, P_CONTROLLER, "basalt_controller_queue_work_pending") == 0;
 }
 
 typedef struct {
