@@ -802,11 +802,146 @@ s_requirements (s_ctx_t *ctx, const cJSON *list, const char *path,
     return 0;
 }
 
-//  spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
-//  .nodeSelectorTerms to NodeSelectorTerm messages.
+//  A LabelSelector object (absent or null: *out stays NULL; {} is an empty
+//  selector, which selects everything).
+static int
+s_label_selector (s_ctx_t *ctx, const cJSON *item, const char *path,
+                  Basalt__V1__LabelSelector **out)
+{
+    const cJSON *sel, *labels, *exprs;
+    if (s_object (ctx, item, path, &sel) != 0)
+        return -1;
+    if (!sel)
+        return 0;
+    *out = s_alloc (ctx, sizeof **out);
+    if (!*out)
+        return -1;
+    basalt__v1__label_selector__init (*out);
+    if (s_object (ctx, s_get (sel, "matchLabels"), path, &labels) != 0 ||
+        s_kv_list (ctx, labels, path, NULL, &(*out)->match_labels, &(*out)->n_match_labels) != 0 ||
+        s_array (ctx, s_get (sel, "matchExpressions"), path, &exprs) != 0 ||
+        s_requirements (ctx, exprs, path, &(*out)->match_expressions,
+                        &(*out)->n_match_expressions) != 0)
+        return -1;
+    return 0;
+}
+
+//  spec.affinity.<which>.requiredDuringSchedulingIgnoredDuringExecution (a
+//  list of PodAffinityTerms) to messages.
+static int
+s_pod_terms (s_ctx_t *ctx, const cJSON *affinity, const char *which,
+             Basalt__V1__PodAffinityTerm ***out, size_t *n_out)
+{
+    char path[128];
+    snprintf (path, sizeof path, "spec.affinity.%s.requiredDuringSchedulingIgnoredDuringExecution",
+              which);
+    const cJSON *pa, *terms;
+    if (s_object (ctx, s_get (affinity, which), path, &pa) != 0 ||
+        s_array (ctx, s_get (pa, "requiredDuringSchedulingIgnoredDuringExecution"), path, &terms) !=
+            0)
+        return -1;
+    size_t n = s_count (terms);
+    if (n == 0)
+        return 0;
+    *out = s_alloc_array (ctx, n, sizeof **out);
+    if (!*out)
+        return -1;
+    for (const cJSON *t = terms->child; t; t = t->next) {
+        if (!cJSON_IsObject (t)) {
+            s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (t));
+            return -1;
+        }
+        Basalt__V1__PodAffinityTerm *term = s_alloc (ctx, sizeof *term);
+        if (!term)
+            return -1;
+        basalt__v1__pod_affinity_term__init (term);
+        (*out)[(*n_out)++] = term;
+        const cJSON *namespaces;
+        if (s_label_selector (ctx, s_get (t, "labelSelector"), path, &term->label_selector) != 0 ||
+            s_label_selector (ctx, s_get (t, "namespaceSelector"), path,
+                              &term->namespace_selector) != 0 ||
+            s_str (ctx, s_get (t, "topologyKey"), path, &term->topology_key) != 0 ||
+            s_array (ctx, s_get (t, "namespaces"), path, &namespaces) != 0)
+            return -1;
+        if (!term->topology_key || !*term->topology_key) {
+            s_fail (ctx, "%s: topologyKey: required", path);
+            return -1;
+        }
+        size_t nn = s_count (namespaces);
+        if (nn == 0)
+            continue;
+        term->namespaces = s_alloc_array (ctx, nn, sizeof *term->namespaces);
+        if (!term->namespaces)
+            return -1;
+        for (const cJSON *v = namespaces->child; v; v = v->next) {
+            const char *text;
+            if (s_peek_str (ctx, v, path, &text) != 0)
+                return -1;
+            if (!text) {
+                s_fail (ctx, "%s: namespaces: expected a string, got null", path);
+                return -1;
+            }
+            if (s_set_str (ctx, &term->namespaces[term->n_namespaces], text) != 0)
+                return -1;
+            term->n_namespaces++;
+        }
+    }
+    return 0;
+}
+
+//  The hostPorts of the containers' ports (kube-scheduler's NodePorts looks
+//  at spec.containers only).
+static int
+s_host_ports (s_ctx_t *ctx, const cJSON *containers, Basalt__V1__Pod *pod)
+{
+    size_t n = 0;
+    for (const cJSON *c = containers ? containers->child : NULL; c; c = c->next)
+        for (const cJSON *p = cJSON_IsArray (s_get (c, "ports")) ? s_get (c, "ports")->child : NULL;
+             p; p = p->next)
+            if (cJSON_IsNumber (s_get (p, "hostPort")) && s_get (p, "hostPort")->valuedouble > 0)
+                n++;
+    if (n == 0)
+        return 0;
+    pod->host_ports = s_alloc_array (ctx, n, sizeof *pod->host_ports);
+    if (!pod->host_ports)
+        return -1;
+    for (const cJSON *c = containers->child; c; c = c->next)
+        for (const cJSON *p = cJSON_IsArray (s_get (c, "ports")) ? s_get (c, "ports")->child : NULL;
+             p; p = p->next) {
+            const cJSON *hp = s_get (p, "hostPort");
+            if (!cJSON_IsNumber (hp) || hp->valuedouble <= 0)
+                continue;
+            if (hp->valuedouble > 65535) {
+                s_fail (ctx, "spec.containers[].ports[].hostPort: %g is not a port number",
+                        hp->valuedouble);
+                return -1;
+            }
+            Basalt__V1__HostPort *port = s_alloc (ctx, sizeof *port);
+            if (!port)
+                return -1;
+            basalt__v1__host_port__init (port);
+            pod->host_ports[pod->n_host_ports++] = port;
+            port->has_port = 1;
+            port->port = (int32_t)hp->valuedouble;
+            if (s_str (ctx, s_get (p, "protocol"), "spec.containers[].ports[].protocol",
+                       &port->protocol) != 0 ||
+                s_str (ctx, s_get (p, "hostIP"), "spec.containers[].ports[].hostIP",
+                       &port->host_ip) != 0)
+                return -1;
+        }
+    return 0;
+}
+
+//  spec.affinity: nodeAffinity's required nodeSelectorTerms to
+//  NodeSelectorTerm messages, podAffinity's and podAntiAffinity's required
+//  terms to PodAffinityTerms.
 static int
 s_affinity (s_ctx_t *ctx, const cJSON *affinity, Basalt__V1__Pod *pod)
 {
+    if (s_pod_terms (ctx, affinity, "podAffinity", &pod->pod_affinity, &pod->n_pod_affinity) != 0 ||
+        s_pod_terms (ctx, affinity, "podAntiAffinity", &pod->pod_anti_affinity,
+                     &pod->n_pod_anti_affinity) != 0)
+        return -1;
     static const char path[] = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"
                                "Execution.nodeSelectorTerms";
     const cJSON *na, *req, *terms;
@@ -886,7 +1021,8 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
     pod->creation_time_ms = m.created_ms;
     pod->has_deleting = 1;
     pod->deleting = m.deleting;
-    if (s_pod_annotations (&ctx, &m, pod) != 0 || s_controller_owner (&ctx, m.owners, &pod->owner))
+    if (s_pod_annotations (&ctx, &m, pod) != 0 || s_controller_owner (&ctx, m.owners, &pod->owner) ||
+        s_kv_list (&ctx, m.labels, "metadata.labels", NULL, &pod->labels, &pod->n_labels))
         goto error;
 
     const cJSON *spec, *status;
@@ -926,6 +1062,7 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
             goto error;
     }
     if (s_pod_requests (&ctx, containers, inits, overhead, &pod->requests) != 0 ||
+        s_host_ports (&ctx, containers, pod) != 0 ||
         s_str (&ctx, s_get (status, "phase"), "status.phase", &pod->phase) != 0)
         goto error;
     return pod;

@@ -9,11 +9,18 @@
       - NodeAffinity: nodeSelector labels, then required node affinity
         terms (ORed terms of ANDed In/NotIn/Exists/DoesNotExist/Gt/Lt
         requirements; matchFields on metadata.name);
-      - TaintToleration: every NoSchedule / NoExecute taint tolerated.
+      - NodePorts: no pod on the node (counted as for the pod limit, those
+        placed earlier in the session included) holds a hostPort the pod
+        asks for, on a clashing address and the same protocol ("node(s)
+        didn't have free ports for the requested pod ports");
+      - TaintToleration: every NoSchedule / NoExecute taint tolerated;
+      - InterPodAffinity: required pod affinity and anti-affinity, the
+        pod's own and the existing pods' (sess_interpod.c).
     Resource fit is not done here: actions check request <= FutureIdle.
-    The pod limit is a resolvable failure (evicting a pod frees a slot, so
-    preempt and reclaim still consider the node); the others are not, as
-    their Kubernetes filters answer UnschedulableAndUnresolvable.
+    The pod limit, NodePorts and the anti-affinity checks are resolvable
+    failures (evicting a pod can help, so preempt and reclaim still
+    consider the node); the others are not, as their Kubernetes filters
+    answer UnschedulableAndUnresolvable.
 
     Design note: these run for every (task, node) pair of a scan, so they
     allocate nothing; node labels were sorted at session open and are
@@ -27,8 +34,19 @@
 #include <string.h>
 
 typedef struct {
+    const sess_task_t **v;
+    int n, cap;
+} s_tasks_t;
+
+typedef struct {
+    sess_session_t *ssn;
     bool node_affinity;    // predicate.NodeAffinityEnable
     bool taint_toleration; // predicate.TaintTolerationEnable
+    bool pod_affinity;     // predicate.PodAffinityEnable
+    bool node_ports;       // predicate.NodePortsEnable
+    sess_interpod_t *interpod; // NULL when no pod has (anti-)affinity terms
+    s_tasks_t *port_users;     // per node index: counted tasks with host ports,
+                               // NULL when no pod asks for one
 } s_self_t;
 
 static const char *
@@ -37,9 +55,8 @@ s_or (const char *s)
     return s ? s : "";
 }
 
-//  The value of label `key` on the node, or NULL.
-static const char *
-s_label (const sess_node_t *node, const char *key)
+const char *
+sess_node_label (const sess_node_t *node, const char *key)
 {
     size_t lo = 0, hi = node->nlabels;
     while (lo < hi) {
@@ -68,9 +85,8 @@ s_parse_i64 (const char *s, long long *out)
     return true;
 }
 
-//  One requirement against a value (NULL = label absent).
-static bool
-s_requirement (const Basalt__V1__NodeSelectorRequirement *req, const char *value)
+bool
+sess_requirement_match (const Basalt__V1__NodeSelectorRequirement *req, const char *value)
 {
     const char *op = s_or (req->operator_);
     if (strcmp (op, "In") == 0 || strcmp (op, "NotIn") == 0) {
@@ -101,13 +117,13 @@ s_term (const Basalt__V1__NodeSelectorTerm *term, const sess_node_t *node)
         return false;
     for (size_t i = 0; i < term->n_match_expressions; i++) {
         const Basalt__V1__NodeSelectorRequirement *req = term->match_expressions[i];
-        if (!s_requirement (req, s_label (node, s_or (req->key))))
+        if (!sess_requirement_match (req, sess_node_label (node, s_or (req->key))))
             return false;
     }
     for (size_t i = 0; i < term->n_match_fields; i++) {
         const Basalt__V1__NodeSelectorRequirement *req = term->match_fields[i];
         const char *value = strcmp (s_or (req->key), "metadata.name") == 0 ? node->name : NULL;
-        if (!s_requirement (req, value))
+        if (!sess_requirement_match (req, value))
             return false;
     }
     return true;
@@ -117,7 +133,7 @@ static bool
 s_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node)
 {
     for (size_t i = 0; i < pod->n_node_selector; i++) {
-        const char *v = s_label (node, s_or (pod->node_selector[i]->key));
+        const char *v = sess_node_label (node, s_or (pod->node_selector[i]->key));
         if (!v || strcmp (v, s_or (pod->node_selector[i]->value)) != 0)
             return false;
     }
@@ -157,6 +173,111 @@ s_pod_tolerates (const Basalt__V1__Pod *pod, const char *key, const char *value,
     return false;
 }
 
+// ------------------------------------------------------------ NodePorts
+
+static const char *
+s_protocol (const Basalt__V1__HostPort *p)
+{
+    return p->protocol && *p->protocol ? p->protocol : "TCP";
+}
+
+static bool
+s_any_ip (const Basalt__V1__HostPort *p)
+{
+    return !p->host_ip || !*p->host_ip || strcmp (p->host_ip, "0.0.0.0") == 0;
+}
+
+//  Kubernetes' HostPortInfo conflict: same port and protocol, and the same
+//  address or either one every address.
+static bool
+s_ports_clash (const Basalt__V1__HostPort *a, const Basalt__V1__HostPort *b)
+{
+    if (a->port != b->port || strcmp (s_protocol (a), s_protocol (b)) != 0)
+        return false;
+    return s_any_ip (a) || s_any_ip (b) || strcmp (a->host_ip, b->host_ip) == 0;
+}
+
+static bool
+s_ports_free (const s_self_t *self, const sess_task_t *task, const sess_node_t *node)
+{
+    const s_tasks_t *users = &self->port_users[node->index];
+    const Basalt__V1__Pod *pod = task->pod;
+    for (int u = 0; u < users->n; u++) {
+        const Basalt__V1__Pod *other = users->v[u]->pod;
+        if (users->v[u] == task)
+            continue;
+        for (size_t i = 0; i < pod->n_host_ports; i++)
+            for (size_t j = 0; j < other->n_host_ports; j++)
+                if (s_ports_clash (pod->host_ports[i], other->host_ports[j]))
+                    return false;
+    }
+    return true;
+}
+
+static void
+s_port_user (s_self_t *self, const sess_task_t *task, bool counted)
+{
+    if (!self->port_users || !task->node || task->pod->n_host_ports == 0)
+        return;
+    s_tasks_t *users = &self->port_users[task->node->index];
+    for (int i = 0; i < users->n; i++)
+        if (users->v[i] == task) {
+            if (!counted)
+                users->v[i] = users->v[--users->n];
+            return;
+        }
+    if (!counted)
+        return;
+    if (users->n == users->cap) {
+        users->cap = users->cap ? users->cap * 2 : 4;
+        users->v = realloc (users->v, (size_t)users->cap * sizeof *users->v);
+        if (!users->v)
+            abort ();
+    }
+    users->v[users->n++] = task;
+}
+
+static void
+s_ports_open (s_self_t *self)
+{
+    sess_session_t *ssn = self->ssn;
+    bool any = false;
+    for (int i = 0; i < ssn->ntasks && !any; i++)
+        any = ssn->tasks[i].pod->n_host_ports > 0;
+    if (!any)
+        return;
+    self->port_users = calloc ((size_t)ssn->nnodes + 1, sizeof *self->port_users);
+    if (!self->port_users)
+        abort ();
+    for (int i = 0; i < ssn->ntasks; i++) {
+        const sess_task_t *t = &ssn->tasks[i];
+        if (t->node && !(t->status & SESS_COMPLETED_CLASS))
+            s_port_user (self, t, true);
+    }
+}
+
+// ------------------------------------------------------------ events
+
+//  Allocated or pipelined: the pod holds its ports and counts for pod
+//  affinity from now on; deallocated or evicted: no longer.
+static void
+s_on_allocate (void *self_, sess_task_t *task)
+{
+    s_self_t *self = self_;
+    s_port_user (self, task, true);
+    sess_interpod_placed (self->interpod, task, true);
+}
+
+static void
+s_on_deallocate (void *self_, sess_task_t *task)
+{
+    s_self_t *self = self_;
+    s_port_user (self, task, false);
+    sess_interpod_placed (self->interpod, task, false);
+}
+
+// ------------------------------------------------------------ filter
+
 static int
 s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char *reason,
              size_t rlen)
@@ -177,6 +298,11 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
         snprintf (reason, rlen, "node(s) didn't match Pod's node affinity/selector");
         return SESS_PRED_UNRESOLVABLE;
     }
+    if (self->port_users && self->node_ports && pod->n_host_ports &&
+        !s_ports_free (self, task, node)) {
+        snprintf (reason, rlen, "node(s) didn't have free ports for the requested pod ports");
+        return SESS_PRED_UNSCHEDULABLE;
+    }
     if (self->taint_toleration && node->hard_taints)
         for (size_t i = 0; i < node->node->n_taints; i++) {
             const Basalt__V1__Taint *taint = node->node->taints[i];
@@ -189,6 +315,8 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
                 return SESS_PRED_UNRESOLVABLE;
             }
         }
+    if (self->pod_affinity)
+        return sess_interpod_check (self->interpod, task, node, reason, rlen);
     return 0;
 }
 
@@ -198,16 +326,31 @@ sess_predicates_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void 
     s_self_t *self = calloc (1, sizeof *self);
     if (!self)
         abort ();
+    self->ssn = ssn;
     self->node_affinity = sess_arg_bool (conf, "predicate.NodeAffinityEnable", true);
     self->taint_toleration = sess_arg_bool (conf, "predicate.TaintTolerationEnable", true);
+    self->pod_affinity = sess_arg_bool (conf, "predicate.PodAffinityEnable", true);
+    self->node_ports = sess_arg_bool (conf, "predicate.NodePortsEnable", true);
+    if (self->pod_affinity)
+        self->interpod = sess_interpod_new (ssn);
+    if (self->node_ports)
+        s_ports_open (self);
     *self_p = self;
     sess_add_predicate_fn (ssn, self, s_predicate);
+    if (self->interpod || self->port_users)
+        sess_add_event_handler (ssn, self, s_on_allocate, s_on_deallocate);
     return 0;
 }
 
 void
-sess_predicates_close (sess_session_t *ssn, void *self)
+sess_predicates_close (sess_session_t *ssn, void *self_)
 {
-    (void)ssn;
+    s_self_t *self = self_;
+    if (!self)
+        return;
+    sess_interpod_destroy (&self->interpod);
+    for (int i = 0; self->port_users && i <= ssn->nnodes; i++)
+        free (self->port_users[i].v);
+    free (self->port_users);
     free (self);
 }

@@ -25,8 +25,9 @@ static const sess_action_def_t s_actions[] = {
 //  such as predicate.GPUSharingEnable or capacity.DynamicResourceAllocationEnable,
 //  are warned about when given, as unimplemented plugins are.
 static const char *const s_no_args[] = {NULL};
-static const char *const s_predicates_args[] = {"predicate.NodeAffinityEnable",
-                                                "predicate.TaintTolerationEnable", NULL};
+static const char *const s_predicates_args[] = {
+    "predicate.NodeAffinityEnable", "predicate.TaintTolerationEnable",
+    "predicate.PodAffinityEnable", "predicate.NodePortsEnable", NULL};
 static const char *const s_nodeorder_args[] = {"leastrequested.weight", "mostrequested.weight",
                                                "balancedresource.weight", NULL};
 static const char *const s_binpack_args[] = {"binpack.weight", "binpack.cpu", "binpack.memory",

@@ -595,6 +595,30 @@ void sess_allocate_direct (sess_session_t *ssn, sess_task_t *task, sess_node_t *
 //  Record a task as dispatched (placement in the commit); status Binding.
 void sess_dispatch (sess_session_t *ssn, sess_task_t *task);
 
+// ------------------------------------------------------------ labels
+
+//  The value of label `key` on the node (labels sorted at open), or NULL.
+const char *sess_node_label (const sess_node_t *node, const char *key);
+//  One In/NotIn/Exists/DoesNotExist/Gt/Lt requirement against a label
+//  value (NULL: the label is absent). An unknown operator matches nothing.
+bool sess_requirement_match (const Basalt__V1__NodeSelectorRequirement *req, const char *value);
+
+// ------------------------------------------------------------ inter-pod affinity
+
+//  kube-scheduler's InterPodAffinity filter (sess_interpod.c), used by the
+//  predicates plugin. NULL (and nothing built) when no task of the session
+//  has a required pod affinity or anti-affinity term; every function takes
+//  NULL.
+typedef struct _sess_interpod_t sess_interpod_t;
+sess_interpod_t *sess_interpod_new (sess_session_t *ssn);
+void sess_interpod_destroy (sess_interpod_t **self_p);
+//  The task was allocated or pipelined (counted) or deallocated or evicted
+//  (not counted) in this session.
+void sess_interpod_placed (sess_interpod_t *self, const sess_task_t *task, bool counted);
+//  0, or SESS_PRED_UNSCHEDULABLE / SESS_PRED_UNRESOLVABLE with the reason.
+int sess_interpod_check (sess_interpod_t *self, const sess_task_t *task, const sess_node_t *node,
+                         char *reason, size_t rlen);
+
 // ------------------------------------------------------------ predicates / nodes
 
 //  Scan nodes for a task (§5.7 scan size, rotating start): with_resources

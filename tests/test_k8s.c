@@ -21,12 +21,19 @@
 
 #define FIXTURES BASALT_SHARED_DIR "/k8s-fixtures/"
 
-//  Parse a fixture file; fails the test if it cannot be read.
+#define OWN_FIXTURES BASALT_SOURCE_DIR "/tests/fixtures/"
+
+//  Parse a fixture file (relative to the shared fixtures, or with a "./"
+//  prefix to Basalt's own in tests/fixtures/); fails the test if it cannot
+//  be read.
 static cJSON *
 s_load (const char *relpath)
 {
     char path[512];
-    snprintf (path, sizeof path, "%s%s", FIXTURES, relpath);
+    if (strncmp (relpath, "./", 2) == 0)
+        snprintf (path, sizeof path, "%s%s", OWN_FIXTURES, relpath + 2);
+    else
+        snprintf (path, sizeof path, "%s%s", FIXTURES, relpath);
     FILE *f = fopen (path, "rb");
     if (!f)
         print_error ("cannot open %s\n", path);
@@ -167,6 +174,75 @@ test_pod_fixture (void **state)
     assert_non_null (pod);
     assert_string_equal (pod->owner->kind, "Deployment");
     assert_string_equal (pod->owner->uid, "6f6143bc-a5f3-11e9-990f-42010a800218");
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+}
+
+//  Pod labels, required pod (anti-)affinity terms and host ports: the
+//  documentation's example (preferred terms are not filters: not decoded),
+//  then a pod with every form of term.
+static void
+test_pod_affinity (void **state)
+{
+    (void)state;
+    cJSON *json = s_load ("./pod-with-pod-affinity.json");
+    char err[512] = "";
+    Basalt__V1__Pod *pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    if (!pod)
+        print_error ("%s\n", err);
+    assert_non_null (pod);
+    assert_int_equal (pod->n_pod_affinity, 1);
+    const Basalt__V1__PodAffinityTerm *t = pod->pod_affinity[0];
+    assert_string_equal (t->topology_key, "topology.kubernetes.io/zone");
+    assert_non_null (t->label_selector);
+    assert_int_equal (t->label_selector->n_match_labels, 0);
+    assert_int_equal (t->label_selector->n_match_expressions, 1);
+    assert_string_equal (t->label_selector->match_expressions[0]->key, "security");
+    assert_string_equal (t->label_selector->match_expressions[0]->operator_, "In");
+    assert_int_equal (t->label_selector->match_expressions[0]->n_values, 1);
+    assert_string_equal (t->label_selector->match_expressions[0]->values[0], "S1");
+    assert_null (t->namespace_selector);
+    assert_int_equal (t->n_namespaces, 0);
+    assert_int_equal (pod->n_pod_anti_affinity, 0); // preferred only
+    assert_int_equal (pod->n_labels, 0);
+    assert_int_equal (pod->n_host_ports, 0);
+    s_wire_check (&pod->base);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+
+    json = s_json (
+        "{\"metadata\":{\"name\":\"w\",\"namespace\":\"ml\",\"labels\":{\"app\":\"mpi\","
+        "\"role\":\"worker\"}},\"spec\":{\"affinity\":{\"podAntiAffinity\":{\"required"
+        "DuringSchedulingIgnoredDuringExecution\":[{\"labelSelector\":{\"matchLabels\":"
+        "{\"app\":\"mpi\"}},\"topologyKey\":\"kubernetes.io/hostname\"},{\"labelSelector\":"
+        "{},\"namespaces\":[\"a\",\"b\"],\"namespaceSelector\":{},\"topologyKey\":\"zone\"}]}},"
+        "\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":80},{\"containerPort\":"
+        "8080,\"hostPort\":8080,\"protocol\":\"UDP\",\"hostIP\":\"10.0.0.1\"}]}]}}");
+    pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    if (!pod)
+        print_error ("%s\n", err);
+    assert_non_null (pod);
+    assert_int_equal (pod->n_labels, 2);
+    assert_string_equal (s_kv (pod->labels, pod->n_labels, "role"), "worker");
+    assert_int_equal (pod->n_pod_affinity, 0);
+    assert_int_equal (pod->n_pod_anti_affinity, 2);
+    t = pod->pod_anti_affinity[0];
+    assert_string_equal (t->topology_key, "kubernetes.io/hostname");
+    assert_string_equal (s_kv (t->label_selector->match_labels, t->label_selector->n_match_labels,
+                               "app"),
+                         "mpi");
+    t = pod->pod_anti_affinity[1];
+    //  An empty selector is there (selects every pod), unlike an absent one.
+    assert_non_null (t->label_selector);
+    assert_int_equal (t->label_selector->n_match_labels + t->label_selector->n_match_expressions, 0);
+    assert_non_null (t->namespace_selector);
+    assert_int_equal (t->n_namespaces, 2);
+    assert_string_equal (t->namespaces[1], "b");
+    assert_int_equal (pod->n_host_ports, 1); // the port without a hostPort asks the node nothing
+    assert_int_equal (pod->host_ports[0]->port, 8080);
+    assert_string_equal (pod->host_ports[0]->protocol, "UDP");
+    assert_string_equal (pod->host_ports[0]->host_ip, "10.0.0.1");
+    s_wire_check (&pod->base);
     protobuf_c_message_free_unpacked (&pod->base, NULL);
     cJSON_Delete (json);
 }
@@ -396,6 +472,21 @@ test_pod_errors (void **state)
          "{\"name\":\"b\",\"resources\":{\"requests\":{\"a.io/3\":\"1\",\"a.io/4\":\"1\","
          "\"a.io/5\":\"1\",\"a.io/6\":\"1\",\"a.io/7\":\"1\",\"a.io/8\":\"1\",\"a.io/9\":\"1\"}}}]}}",
          "pod ns/p1: too many scalar resources"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"affinity\":"
+         "{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
+         "\"labelSelector\":{\"matchLabels\":{\"app\":\"x\"}}}]}}}}",
+         "pod ns/p1: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution:"
+         " topologyKey: required"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"affinity\":"
+         "{\"podAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
+         "\"labelSelector\":[],\"topologyKey\":\"zone\"}]}}}}",
+         "pod ns/p1: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
+         "expected an object, got an array"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\",\"labels\":{\"a\":1}}}",
+         "pod ns/p1: metadata.labels[\"a\"]: expected a string, got a number"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"containers\":["
+         "{\"name\":\"c\",\"ports\":[{\"hostPort\":70000}]}]}}",
+         "pod ns/p1: spec.containers[].ports[].hostPort: 70000 is not a port number"},
         {"{\"metadata\":5}", "pod: metadata: expected an object, got a number"},
         {"[]", "pod: expected a JSON object, got an array"},
     };
@@ -851,6 +942,7 @@ main (void)
         cmocka_unit_test (test_pod_fixture),   cmocka_unit_test (test_pod_watch_stream),
         cmocka_unit_test (test_pod_requests),  cmocka_unit_test (test_pod_volcano),
         cmocka_unit_test (test_pod_errors),    cmocka_unit_test (test_nodes),
+        cmocka_unit_test (test_pod_affinity),
         cmocka_unit_test (test_podgroup),      cmocka_unit_test (test_queue),
         cmocka_unit_test (test_priorityclass), cmocka_unit_test (test_time),
         cmocka_unit_test (test_garbage),

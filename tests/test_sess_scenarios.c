@@ -311,6 +311,20 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
             s_fail (r, "expected podgroup %s condition %s=True, found none", it->string,
                     cJSON_GetStringValue (it));
     }
+    cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "podgroupMessage"))
+    {
+        s_uid ("pg", it->string, uid, sizeof uid);
+        const Basalt__V1__PodGroup *pg = bas_store_pod_group (store, uid);
+        const char *want = cJSON_GetStringValue (it);
+        bool found = false;
+        for (size_t i = 0; want && pg && pg->status && i < pg->status->n_conditions; i++) {
+            const char *m = pg->status->conditions[i]->message;
+            found = found || (m && strstr (m, want));
+        }
+        if (!found)
+            s_fail (r, "expected podgroup %s message containing \"%s\", found none", it->string,
+                    want ? want : "?");
+    }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "noStatusUpdate"))
     {
         s_uid ("pg", cJSON_GetStringValue (it), uid, sizeof uid);

@@ -7,6 +7,8 @@
 */
 #include "util_model.h"
 
+#include "bas_k8s.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,6 +344,66 @@ typedef struct {
     size_t errlen;
 } s_pod_ctx_t;
 
+//  labels, affinity and hostPorts, through the cache's own decoder: the
+//  fields are written into a pod object as the scenario runner writes them
+//  and decoded by bas_k8s_pod_from_json, whose results replace the pod's.
+static int
+s_pod_placement_fields (Basalt__V1__Pod *pod, const cJSON *p, const char *name, char *err,
+                        size_t errlen)
+{
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive (p, "labels");
+    const cJSON *affinity = cJSON_GetObjectItemCaseSensitive (p, "affinity");
+    const cJSON *ports = cJSON_GetObjectItemCaseSensitive (p, "hostPorts");
+    if (!labels && !affinity && !ports)
+        return 0;
+    cJSON *obj = cJSON_CreateObject ();
+    cJSON *meta = cJSON_AddObjectToObject (obj, "metadata");
+    cJSON_AddStringToObject (meta, "name", name);
+    cJSON_AddStringToObject (meta, "namespace", pod->namespace_ ? pod->namespace_ : "default");
+    if (labels) {
+        cJSON *l = cJSON_AddObjectToObject (meta, "labels");
+        const cJSON *it;
+        cJSON_ArrayForEach (it, labels)
+        {
+            char num[32];
+            snprintf (num, sizeof num, "%g", it->valuedouble);
+            cJSON_AddStringToObject (l, it->string, cJSON_IsString (it) ? it->valuestring : num);
+        }
+    }
+    cJSON *spec = cJSON_AddObjectToObject (obj, "spec");
+    if (affinity)
+        cJSON_AddItemToObject (spec, "affinity", cJSON_Duplicate (affinity, true));
+    cJSON *c = cJSON_CreateObject ();
+    cJSON *cports = cJSON_AddArrayToObject (c, "ports");
+    const cJSON *it;
+    cJSON_ArrayForEach (it, ports)
+    {
+        cJSON *cp = cJSON_CreateObject ();
+        cJSON_AddNumberToObject (cp, "containerPort", it->valuedouble);
+        cJSON_AddNumberToObject (cp, "hostPort", it->valuedouble);
+        cJSON_AddItemToArray (cports, cp);
+    }
+    cJSON_AddItemToArray (cJSON_AddArrayToObject (spec, "containers"), c);
+    Basalt__V1__Pod *d = bas_k8s_pod_from_json (obj, err, errlen);
+    cJSON_Delete (obj);
+    if (!d)
+        return -1;
+#define S_MOVE(field)                                                                              \
+    do {                                                                                           \
+        pod->n_##field = d->n_##field;                                                             \
+        pod->field = d->field;                                                                     \
+        d->n_##field = 0;                                                                          \
+        d->field = NULL;                                                                           \
+    } while (0)
+    S_MOVE (labels);
+    S_MOVE (pod_affinity);
+    S_MOVE (pod_anti_affinity);
+    S_MOVE (host_ports);
+#undef S_MOVE
+    protobuf_c_message_free_unpacked (&d->base, NULL);
+    return 0;
+}
+
 static int
 s_add_pod (void *arg, const char *name)
 {
@@ -388,7 +450,7 @@ s_add_pod (void *arg, const char *name)
         util_model_toleration (pod, s_str (it, "key"), s_str (it, "operator"), s_str (it, "value"),
                                s_str (it, "effect"));
     }
-    return 0;
+    return s_pod_placement_fields (pod, p, name, ctx->err, ctx->errlen);
 }
 
 //  The keys the scenario format allows (shared/scenarios/README.md):
@@ -410,11 +472,13 @@ static const char *const s_pc_keys[] = {"name", "value", "globalDefault", "preem
 static const char *const s_pod_keys[] = {"name",         "namespace",   "group",      "task",
                                          "requests",     "node",        "phase",      "nodeSelector",
                                          "tolerations",  "priorityClassName", "priority",
-                                         "preemptable",  "preemptionPolicy", NULL};
+                                         "preemptable",  "preemptionPolicy", "labels",
+                                         "affinity",     "hostPorts",   NULL};
 static const char *const s_expect_keys[] = {"bound",          "boundCount",   "boundTotal",
                                             "pending",        "pipelined",    "evicted",
                                             "evictedCount",   "podgroupPhase", "podgroupCondition",
-                                            "noStatusUpdate", "nodeState",    NULL};
+                                            "podgroupMessage", "noStatusUpdate", "nodeState",
+                                            NULL};
 
 static int
 s_keys_in (const cJSON *obj, const char *const *allowed, const char *where, char *err,
@@ -507,11 +571,16 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
         if (!node->allocatable)
             goto done;
         const cJSON *kv;
-        cJSON_ArrayForEach (kv, cJSON_GetObjectItemCaseSensitive (it, "labels"))
+        const cJSON *labels = cJSON_GetObjectItemCaseSensitive (it, "labels");
+        cJSON_ArrayForEach (kv, labels)
         {
             if (cJSON_IsString (kv))
                 util_model_label (node, kv->string, kv->valuestring);
         }
+        //  Every node has its hostname label (the kubelet sets it), as
+        //  basalt-scenario's nodes do.
+        if (!cJSON_GetObjectItemCaseSensitive (labels, "kubernetes.io/hostname"))
+            util_model_label (node, "kubernetes.io/hostname", node->name);
         cJSON_ArrayForEach (kv, cJSON_GetObjectItemCaseSensitive (it, "taints"))
         {
             util_model_taint (node, s_str (kv, "key"), s_str (kv, "value"), s_str (kv, "effect"));

@@ -27,6 +27,7 @@ s_group_free (void **item_p)
     if (g) {
         free (g->phase);
         free (g->conditions);
+        free (g->messages);
         free (g->write_note);
         free (g);
         *item_p = NULL;
@@ -90,6 +91,7 @@ scn_outcome_group (scn_outcome_t *self, const char *key)
         if (!g)
             abort ();
         g->conditions = strdup ("");
+        g->messages = strdup ("");
         zhashx_insert (self->groups, key, g);
     }
     return g;
@@ -334,6 +336,27 @@ s_condition (s_check_t *c, const cJSON *map)
     }
 }
 
+//  podgroupMessage (a Basalt extension): some condition's message contains
+//  the text (the reason a gang waits, as kubectl describe shows it).
+static void
+s_message (s_check_t *c, const cJSON *map)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach (it, map)
+    {
+        char vb[300];
+        const char *want = s_text (it, vb, sizeof vb);
+        scn_group_t *g = s_group (c, it->string);
+        if (!g)
+            s_failed (c, "expected podgroup %s message \"%s\", found no such podgroup", it->string,
+                      want);
+        else if (!strstr (g->messages, want))
+            s_failed (c, "expected podgroup %s message containing \"%s\", found %s%s%s",
+                      it->string, want, *g->messages ? "\"" : "no message", g->messages,
+                      *g->messages ? "\"" : "");
+    }
+}
+
 static void
 s_no_status (s_check_t *c, const cJSON *list)
 {
@@ -404,6 +427,8 @@ scn_outcome_check (scn_outcome_t *self, const cJSON *expect, const char *name, c
             s_phase (&c, it);
         else if (strcmp (k, "podgroupCondition") == 0)
             s_condition (&c, it);
+        else if (strcmp (k, "podgroupMessage") == 0)
+            s_message (&c, it);
         else if (strcmp (k, "noStatusUpdate") == 0)
             s_no_status (&c, it);
         else if (strcmp (k, "nodeState") == 0)
@@ -475,8 +500,8 @@ s_group_from_api (scn_outcome_t *self, const cJSON *pg)
     s_key_of (pg, key, sizeof key);
     scn_group_t *g = scn_outcome_group (self, key);
     scn_outcome_set (&g->phase, s_str (pg, "status", "phase"));
-    char conds[1024] = "";
-    size_t n = 0;
+    char conds[1024] = "", msgs[4096] = "";
+    size_t n = 0, nm = 0;
     const cJSON *c;
     cJSON_ArrayForEach (c, cJSON_GetObjectItemCaseSensitive (
                                cJSON_GetObjectItemCaseSensitive (pg, "status"), "conditions"))
@@ -486,8 +511,12 @@ s_group_from_api (scn_outcome_t *self, const cJSON *pg)
         if (n < sizeof conds)
             n += (size_t)snprintf (conds + n, sizeof conds - n, "%s%s=%s", n ? "," : "",
                                    type ? type : "?", st ? st : "?");
+        const char *msg = s_str (c, "message", NULL);
+        if (msg && *msg && nm < sizeof msgs)
+            nm += (size_t)snprintf (msgs + nm, sizeof msgs - nm, "%s%s", nm ? "; " : "", msg);
     }
     scn_outcome_set (&g->conditions, conds);
+    scn_outcome_set (&g->messages, msgs);
 }
 
 void

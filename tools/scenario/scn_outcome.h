@@ -26,6 +26,7 @@ typedef struct {
 typedef struct {
     char *phase;       // status.phase, or NULL
     char *conditions;  // "Type=Status,Type=Status" of status.conditions ("" if none)
+    char *messages;    // the conditions' messages, "; "-separated ("" if none)
     int status_writes; // PodGroup status writes seen (in process: StatusWork items)
     char *write_note;  // e2e: how the write was seen ("resourceVersion 3 -> 7"), or NULL
 } scn_group_t;

@@ -92,6 +92,9 @@ static const s_key_t s_pod_keys[] = {{"name", S_STR, NULL, true},
                                      {"priority", S_INT, NULL, false},
                                      {"preemptable", S_BOOL, NULL, false},
                                      {"preemptionPolicy", S_STR, NULL, false},
+                                     {"labels", S_STRMAP, NULL, false},
+                                     {"affinity", S_ANY, NULL, false},
+                                     {"hostPorts", S_ANY, NULL, false},
                                      {NULL}};
 static const s_key_t s_expect_keys[] = {{"bound", S_STRMAP, NULL, false},
                                         {"boundCount", S_INTMAP, NULL, false},
@@ -102,6 +105,7 @@ static const s_key_t s_expect_keys[] = {{"bound", S_STRMAP, NULL, false},
                                         {"evictedCount", S_INT, NULL, false},
                                         {"podgroupPhase", S_STRMAP, NULL, false},
                                         {"podgroupCondition", S_STRMAP, NULL, false},
+                                        {"podgroupMessage", S_STRMAP, NULL, false},
                                         {"noStatusUpdate", S_STRLIST, NULL, false},
                                         {"nodeState", S_STRMAP, NULL, false},
                                         {NULL}};
@@ -593,7 +597,25 @@ s_add_pod (s_ctx_t *ctx, const cJSON *p, const char *path, const char *name)
             cJSON_AddStringToObject (ann, BAS_ANN_PREEMPTABLE,
                                      cJSON_IsTrue (preempt) ? "true" : "false");
     }
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive (p, "labels");
+    if (labels)
+        cJSON_AddItemToObject (meta, "labels", s_string_map (labels));
     cJSON *spec = s_obj (o, "spec");
+    //  The Kubernetes Affinity object, as a pod spec has it (the cache's
+    //  decoder checks its fields and reports them by path).
+    const cJSON *affinity = cJSON_GetObjectItemCaseSensitive (p, "affinity");
+    if (affinity) {
+        if (!cJSON_IsObject (affinity)) {
+            cJSON_Delete (o);
+            return s_fail (ctx, path, "affinity: expected a map (a Kubernetes Affinity)");
+        }
+        cJSON_AddItemToObject (spec, "affinity", cJSON_Duplicate (affinity, true));
+    }
+    const cJSON *host_ports = cJSON_GetObjectItemCaseSensitive (p, "hostPorts");
+    if (host_ports && !cJSON_IsArray (host_ports)) {
+        cJSON_Delete (o);
+        return s_fail (ctx, path, "hostPorts: expected a list of port numbers");
+    }
     //  Pods of a group are Basalt's; pods without one were placed outside
     //  the scheduler and must not get a PodGroup from the controller.
     cJSON_AddStringToObject (spec, "schedulerName", group ? "volcano" : "default-scheduler");
@@ -639,6 +661,23 @@ s_add_pod (s_ctx_t *ctx, const cJSON *p, const char *path, const char *name)
     const cJSON *req = cJSON_GetObjectItemCaseSensitive (p, "requests");
     if (cJSON_GetArraySize (req) > 0)
         cJSON_AddItemToObject (res, "requests", s_string_map (req));
+    const cJSON *hp;
+    cJSON_ArrayForEach (hp, host_ports)
+    {
+        double port = cJSON_IsNumber (hp) ? hp->valuedouble : -1;
+        if (port < 1 || port > 65535 || port != (double)(int)port) {
+            cJSON_Delete (o);
+            return s_fail (ctx, path, "hostPorts: expected port numbers 1-65535");
+        }
+        cJSON *ports = cJSON_GetObjectItemCaseSensitive (c, "ports");
+        if (!ports)
+            ports = cJSON_AddArrayToObject (c, "ports");
+        cJSON *cp = cJSON_CreateObject ();
+        cJSON_AddNumberToObject (cp, "containerPort", port);
+        cJSON_AddNumberToObject (cp, "hostPort", port);
+        cJSON_AddStringToObject (cp, "protocol", "TCP");
+        cJSON_AddItemToArray (ports, cp);
+    }
     cJSON_AddItemToArray (containers, c);
     const char *phase = s_get_str (p, "phase", b7, sizeof b7);
     cJSON_AddStringToObject (s_obj (o, "status"), "phase",

@@ -1,0 +1,537 @@
+/*  sess_interpod: kube-scheduler's InterPodAffinity filter, for the
+    predicates plugin (Volcano's predicates plugin wraps the same filter).
+
+    For a task T and a node N, in kube-scheduler's order:
+      1. existing pods' anti-affinity: a pod P on a node M, with a required
+         anti-affinity term that selects T (T's labels, T's namespace among
+         the term's), forbids every node sharing M's value of the term's
+         topologyKey ("node(s) didn't satisfy existing pods anti-affinity
+         rules", resolvable);
+      2. T's own anti-affinity: for each of T's required anti-affinity
+         terms, no pod it selects may be in N's domain of its topologyKey
+         ("node(s) didn't match pod anti-affinity rules", resolvable);
+      3. T's own affinity: N must carry every term's topologyKey, and for
+         every term some pod selected by all of T's terms must be in N's
+         domain — unless no such pod exists anywhere and T is selected by
+         all its own terms (the first pod of a set that attracts itself)
+         ("node(s) didn't match pod affinity rules", unresolvable).
+    Counted pods are those on a node of the session that have not finished
+    and were not evicted in this session; a task allocated or pipelined
+    earlier in the session counts from then on (a gang's own members too),
+    and stops counting when its statement is discarded.
+
+    Namespaces of a term: its `namespaces`, plus those its
+    namespaceSelector selects (an empty selector selects all); neither
+    given, the namespace of the pod that has the term. The session knows
+    no Namespace objects, so a namespaceSelector can only be evaluated on
+    the label every namespace carries, kubernetes.io/metadata.name (its
+    name); a selector on any other namespace label fails the task with a
+    reason saying so rather than place it on a guess.
+
+    Design note: the filter runs for every (task, node) pair of a scan.
+    Per task (and again after every allocate or deallocate event) a memo
+    is computed from two indexes built at open — tasks by "key=value"
+    label, and existing anti-affinity terms by one of their matchLabels —
+    so a term only looks at the pods that carry its rarest label; the
+    per-node check is then a few label look-ups. Nothing is built when no
+    task in the session has a pod (anti-)affinity term.
+*/
+#include "sess_session.h"
+
+#include "bas_hash.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define S_NS_NAME_LABEL "kubernetes.io/metadata.name"
+
+typedef struct {
+    const sess_task_t *task;
+    int term; // index into its pod_anti_affinity, or -1
+} s_ref_t;
+
+typedef struct {
+    s_ref_t *v;
+    int n, cap;
+} s_refs_t;
+
+//  Domains forbidden (or present) per topology key: keys "key\x1fvalue".
+typedef struct {
+    bas_hash_t *pairs;
+    const char **keys; // distinct topology keys in pairs
+    int nkeys, keys_cap;
+} s_domains_t;
+
+struct _sess_interpod_t {
+    sess_session_t *ssn;
+    uint8_t *in_view;       // per task index: counted on its node
+    bas_hash_t *by_label;   // "key=value" -> s_refs_t* (tasks with that label)
+    bas_hash_t *anti_by_label; // a term's first "key=value" -> s_refs_t* (task, term)
+    s_refs_t anti_any;      // anti-affinity terms without matchLabels
+    uint64_t version;       // bumped by every allocate / deallocate event
+    //  Memo for one task.
+    const sess_task_t *memo_task;
+    uint64_t memo_version;
+    s_domains_t existing;   // forbidden by existing pods' anti-affinity
+    s_domains_t anti;       // forbidden by the task's anti-affinity terms
+    s_domains_t affinity;   // "i\x1fkey\x1fvalue" present for affinity term i
+    bool affinity_any;      // some pod matches all affinity terms
+    bool affinity_self;     // the task matches all its own affinity terms
+    char unsupported[160];  // a term Basalt cannot evaluate, or ""
+};
+
+static const char *
+s_or (const char *s)
+{
+    return s ? s : "";
+}
+
+static void
+s_refs_push (s_refs_t *r, const sess_task_t *task, int term)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 4;
+        r->v = realloc (r->v, (size_t)r->cap * sizeof *r->v);
+        if (!r->v)
+            abort ();
+    }
+    r->v[r->n++] = (s_ref_t){task, term};
+}
+
+static void
+s_refs_free (void *item)
+{
+    s_refs_t *r = item;
+    if (r) {
+        free (r->v);
+        free (r);
+    }
+}
+
+static s_refs_t *
+s_refs_at (bas_hash_t *index, const char *key)
+{
+    s_refs_t *r = bas_hash_lookup (index, key);
+    if (!r) {
+        r = calloc (1, sizeof *r);
+        if (!r)
+            abort ();
+        bas_hash_insert (index, key, r);
+    }
+    return r;
+}
+
+static void
+s_domains_init (s_domains_t *d)
+{
+    memset (d, 0, sizeof *d);
+    d->pairs = bas_hash_new (NULL);
+}
+
+static void
+s_domains_fini (s_domains_t *d)
+{
+    bas_hash_destroy (&d->pairs);
+    free (d->keys);
+}
+
+static void
+s_domains_clear (s_domains_t *d)
+{
+    bas_hash_purge (d->pairs);
+    d->nkeys = 0;
+}
+
+static void
+s_domains_add (s_domains_t *d, const char *prefix, const char *key, const char *value)
+{
+    char pair[768];
+    snprintf (pair, sizeof pair, "%s%s\x1f%s", prefix, key, value);
+    bas_hash_update (d->pairs, pair, (void *)d);
+    for (int i = 0; i < d->nkeys; i++)
+        if (strcmp (d->keys[i], key) == 0)
+            return;
+    if (d->nkeys == d->keys_cap) {
+        d->keys_cap = d->keys_cap ? d->keys_cap * 2 : 4;
+        d->keys = realloc (d->keys, (size_t)d->keys_cap * sizeof *d->keys);
+        if (!d->keys)
+            abort ();
+    }
+    d->keys[d->nkeys++] = key;
+}
+
+static bool
+s_domains_has (const s_domains_t *d, const char *prefix, const char *key, const char *value)
+{
+    char pair[768];
+    snprintf (pair, sizeof pair, "%s%s\x1f%s", prefix, key, value);
+    return bas_hash_lookup (d->pairs, pair) != NULL;
+}
+
+//  The node's domain of one of the forbidden keys is forbidden.
+static bool
+s_domains_hit (const s_domains_t *d, const sess_node_t *node)
+{
+    for (int i = 0; i < d->nkeys; i++) {
+        const char *v = sess_node_label (node, d->keys[i]);
+        if (v && s_domains_has (d, "", d->keys[i], v))
+            return true;
+    }
+    return false;
+}
+
+// ------------------------------------------------------------ matching
+
+static const char *
+s_pod_label (const Basalt__V1__Pod *pod, const char *key)
+{
+    for (size_t i = 0; i < pod->n_labels; i++)
+        if (strcmp (s_or (pod->labels[i]->key), key) == 0)
+            return s_or (pod->labels[i]->value);
+    return NULL;
+}
+
+typedef const char *(s_label_fn) (const void *obj, const char *key);
+
+static const char *
+s_pod_label_fn (const void *pod, const char *key)
+{
+    return s_pod_label (pod, key);
+}
+
+//  A namespace's labels as far as the session knows them: its name.
+static const char *
+s_ns_label_fn (const void *ns, const char *key)
+{
+    return strcmp (key, S_NS_NAME_LABEL) == 0 ? ns : NULL;
+}
+
+//  Kubernetes' LabelSelector: NULL selects nothing, an empty one everything.
+static bool
+s_selects (const Basalt__V1__LabelSelector *sel, s_label_fn *label, const void *obj)
+{
+    if (!sel)
+        return false;
+    for (size_t i = 0; i < sel->n_match_labels; i++) {
+        const char *v = label (obj, s_or (sel->match_labels[i]->key));
+        if (!v || strcmp (v, s_or (sel->match_labels[i]->value)) != 0)
+            return false;
+    }
+    for (size_t i = 0; i < sel->n_match_expressions; i++) {
+        const Basalt__V1__NodeSelectorRequirement *req = sel->match_expressions[i];
+        if (!sess_requirement_match (req, label (obj, s_or (req->key))))
+            return false;
+    }
+    return true;
+}
+
+//  A namespaceSelector the session can evaluate: on the name label only.
+static bool
+s_ns_selector_supported (const Basalt__V1__LabelSelector *sel)
+{
+    if (!sel)
+        return true;
+    for (size_t i = 0; i < sel->n_match_labels; i++)
+        if (strcmp (s_or (sel->match_labels[i]->key), S_NS_NAME_LABEL) != 0)
+            return false;
+    for (size_t i = 0; i < sel->n_match_expressions; i++)
+        if (strcmp (s_or (sel->match_expressions[i]->key), S_NS_NAME_LABEL) != 0)
+            return false;
+    return true;
+}
+
+//  The term (of a pod in namespace `owner_ns`) covers namespace `ns`.
+static bool
+s_term_ns (const Basalt__V1__PodAffinityTerm *term, const char *owner_ns, const char *ns)
+{
+    if (term->n_namespaces == 0 && !term->namespace_selector)
+        return strcmp (owner_ns, ns) == 0;
+    for (size_t i = 0; i < term->n_namespaces; i++)
+        if (strcmp (s_or (term->namespaces[i]), ns) == 0)
+            return true;
+    return s_selects (term->namespace_selector, s_ns_label_fn, ns);
+}
+
+//  The term of a pod in `owner_ns` selects pod q.
+static bool
+s_term_selects (const Basalt__V1__PodAffinityTerm *term, const char *owner_ns,
+                const Basalt__V1__Pod *q)
+{
+    return s_term_ns (term, owner_ns, s_or (q->namespace_)) &&
+           s_selects (term->label_selector, s_pod_label_fn, q);
+}
+
+static bool
+s_has_terms (const Basalt__V1__Pod *pod)
+{
+    return pod->n_pod_affinity > 0 || pod->n_pod_anti_affinity > 0;
+}
+
+static bool
+s_counted (const sess_interpod_t *self, const sess_task_t *t)
+{
+    return self->in_view[t - self->ssn->tasks] && t->node;
+}
+
+// ------------------------------------------------------------ open / events
+
+sess_interpod_t *
+sess_interpod_new (sess_session_t *ssn)
+{
+    bool any = false;
+    for (int i = 0; i < ssn->ntasks && !any; i++)
+        any = s_has_terms (ssn->tasks[i].pod);
+    if (!any)
+        return NULL;
+    sess_interpod_t *self = calloc (1, sizeof *self);
+    if (!self)
+        abort ();
+    self->ssn = ssn;
+    self->in_view = calloc ((size_t)(ssn->ntasks ? ssn->ntasks : 1), 1);
+    if (!self->in_view)
+        abort ();
+    self->by_label = bas_hash_new (s_refs_free);
+    self->anti_by_label = bas_hash_new (s_refs_free);
+    s_domains_init (&self->existing);
+    s_domains_init (&self->anti);
+    s_domains_init (&self->affinity);
+    char key[768];
+    for (int i = 0; i < ssn->ntasks; i++) {
+        const sess_task_t *t = &ssn->tasks[i];
+        const Basalt__V1__Pod *pod = t->pod;
+        self->in_view[i] = t->node && !(t->status & SESS_COMPLETED_CLASS);
+        for (size_t l = 0; l < pod->n_labels; l++) {
+            snprintf (key, sizeof key, "%s=%s", s_or (pod->labels[l]->key),
+                      s_or (pod->labels[l]->value));
+            s_refs_push (s_refs_at (self->by_label, key), t, -1);
+        }
+        for (size_t j = 0; j < pod->n_pod_anti_affinity; j++) {
+            const Basalt__V1__LabelSelector *sel = pod->pod_anti_affinity[j]->label_selector;
+            if (!sel)
+                continue; // selects nothing
+            if (sel->n_match_labels) {
+                snprintf (key, sizeof key, "%s=%s", s_or (sel->match_labels[0]->key),
+                          s_or (sel->match_labels[0]->value));
+                s_refs_push (s_refs_at (self->anti_by_label, key), t, (int)j);
+            } else
+                s_refs_push (&self->anti_any, t, (int)j);
+        }
+    }
+    return self;
+}
+
+void
+sess_interpod_destroy (sess_interpod_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sess_interpod_t *self = *self_p;
+    free (self->in_view);
+    bas_hash_destroy (&self->by_label);
+    bas_hash_destroy (&self->anti_by_label);
+    free (self->anti_any.v);
+    s_domains_fini (&self->existing);
+    s_domains_fini (&self->anti);
+    s_domains_fini (&self->affinity);
+    free (self);
+    *self_p = NULL;
+}
+
+void
+sess_interpod_placed (sess_interpod_t *self, const sess_task_t *task, bool counted)
+{
+    if (!self)
+        return;
+    self->in_view[task - self->ssn->tasks] = counted;
+    self->version++;
+}
+
+// ------------------------------------------------------------ memo
+
+//  The tasks a selector may select: those with its rarest matchLabel, or
+//  all (returns NULL and sets *all).
+static const s_refs_t *
+s_candidates (const sess_interpod_t *self, const Basalt__V1__LabelSelector *sel, bool *all)
+{
+    *all = false;
+    if (!sel || sel->n_match_labels == 0) {
+        *all = sel != NULL;
+        return NULL;
+    }
+    const s_refs_t *best = NULL;
+    char key[768];
+    for (size_t i = 0; i < sel->n_match_labels; i++) {
+        snprintf (key, sizeof key, "%s=%s", s_or (sel->match_labels[i]->key),
+                  s_or (sel->match_labels[i]->value));
+        const s_refs_t *r = bas_hash_lookup (self->by_label, key);
+        if (!r)
+            return NULL; // nobody has it
+        if (!best || r->n < best->n)
+            best = r;
+    }
+    return best;
+}
+
+//  Calls fn for every counted task the selector may select.
+typedef void (s_visit_fn) (sess_interpod_t *self, const sess_task_t *q, void *arg);
+
+static void
+s_each_candidate (sess_interpod_t *self, const Basalt__V1__LabelSelector *sel, s_visit_fn *fn,
+                  void *arg)
+{
+    bool all;
+    const s_refs_t *r = s_candidates (self, sel, &all);
+    if (all) {
+        for (int i = 0; i < self->ssn->ntasks; i++)
+            if (s_counted (self, &self->ssn->tasks[i]))
+                fn (self, &self->ssn->tasks[i], arg);
+    } else
+        for (int i = 0; r && i < r->n; i++)
+            if (s_counted (self, r->v[i].task))
+                fn (self, r->v[i].task, arg);
+}
+
+static void
+s_existing (sess_interpod_t *self, const sess_task_t *task, const s_ref_t *ref)
+{
+    const sess_task_t *p = ref->task;
+    if (p == task || !s_counted (self, p))
+        return;
+    const Basalt__V1__PodAffinityTerm *term = p->pod->pod_anti_affinity[ref->term];
+    if (!s_ns_selector_supported (term->namespace_selector))
+        return; // reported when that pod is scheduled; here it counts as selecting nobody
+    if (!s_term_selects (term, s_or (p->pod->namespace_), task->pod))
+        return;
+    const char *v = sess_node_label (p->node, s_or (term->topology_key));
+    if (v)
+        s_domains_add (&self->existing, "", s_or (term->topology_key), v);
+}
+
+typedef struct {
+    const Basalt__V1__PodAffinityTerm *term;
+    const sess_task_t *task;
+} s_anti_arg_t;
+
+static void
+s_anti_visit (sess_interpod_t *self, const sess_task_t *q, void *arg_)
+{
+    s_anti_arg_t *arg = arg_;
+    if (q == arg->task || !s_term_selects (arg->term, s_or (arg->task->pod->namespace_), q->pod))
+        return;
+    const char *v = sess_node_label (q->node, s_or (arg->term->topology_key));
+    if (v)
+        s_domains_add (&self->anti, "", s_or (arg->term->topology_key), v);
+}
+
+static void
+s_affinity_visit (sess_interpod_t *self, const sess_task_t *q, void *arg_)
+{
+    const sess_task_t *task = arg_;
+    const Basalt__V1__Pod *pod = task->pod;
+    if (q == task)
+        return;
+    for (size_t i = 0; i < pod->n_pod_affinity; i++)
+        if (!s_term_selects (pod->pod_affinity[i], s_or (pod->namespace_), q->pod))
+            return;
+    for (size_t i = 0; i < pod->n_pod_affinity; i++) {
+        const char *key = s_or (pod->pod_affinity[i]->topology_key);
+        const char *v = sess_node_label (q->node, key);
+        if (!v)
+            continue;
+        char prefix[24];
+        snprintf (prefix, sizeof prefix, "%zu\x1f", i);
+        s_domains_add (&self->affinity, prefix, key, v);
+        self->affinity_any = true;
+    }
+}
+
+static void
+s_memo (sess_interpod_t *self, const sess_task_t *task)
+{
+    if (self->memo_task == task && self->memo_version == self->version)
+        return;
+    self->memo_task = task;
+    self->memo_version = self->version;
+    s_domains_clear (&self->existing);
+    s_domains_clear (&self->anti);
+    s_domains_clear (&self->affinity);
+    self->affinity_any = false;
+    self->unsupported[0] = 0;
+    const Basalt__V1__Pod *pod = task->pod;
+    for (size_t i = 0; i < pod->n_pod_affinity + pod->n_pod_anti_affinity; i++) {
+        const Basalt__V1__PodAffinityTerm *term =
+            i < pod->n_pod_affinity ? pod->pod_affinity[i]
+                                    : pod->pod_anti_affinity[i - pod->n_pod_affinity];
+        if (!s_ns_selector_supported (term->namespace_selector)) {
+            snprintf (self->unsupported, sizeof self->unsupported,
+                      "pod affinity term's namespaceSelector selects on namespace labels other "
+                      "than " S_NS_NAME_LABEL ", which Basalt does not evaluate yet");
+            return;
+        }
+    }
+    //  1. Existing pods' anti-affinity terms that may select this pod.
+    char key[768];
+    for (size_t l = 0; l < pod->n_labels; l++) {
+        snprintf (key, sizeof key, "%s=%s", s_or (pod->labels[l]->key),
+                  s_or (pod->labels[l]->value));
+        const s_refs_t *r = bas_hash_lookup (self->anti_by_label, key);
+        for (int i = 0; r && i < r->n; i++)
+            s_existing (self, task, &r->v[i]);
+    }
+    for (int i = 0; i < self->anti_any.n; i++)
+        s_existing (self, task, &self->anti_any.v[i]);
+    //  2. Its own anti-affinity terms, each on its own.
+    for (size_t i = 0; i < pod->n_pod_anti_affinity; i++) {
+        s_anti_arg_t arg = {pod->pod_anti_affinity[i], task};
+        s_each_candidate (self, arg.term->label_selector, s_anti_visit, &arg);
+    }
+    //  3. Its affinity terms: pods selected by all of them.
+    if (pod->n_pod_affinity) {
+        s_each_candidate (self, pod->pod_affinity[0]->label_selector, s_affinity_visit,
+                          (void *)task);
+        self->affinity_self = true;
+        for (size_t i = 0; i < pod->n_pod_affinity; i++)
+            if (!s_term_selects (pod->pod_affinity[i], s_or (pod->namespace_), pod))
+                self->affinity_self = false;
+    }
+}
+
+int
+sess_interpod_check (sess_interpod_t *self, const sess_task_t *task, const sess_node_t *node,
+                     char *reason, size_t rlen)
+{
+    if (!self)
+        return 0;
+    s_memo (self, task);
+    if (self->unsupported[0]) {
+        snprintf (reason, rlen, "%s", self->unsupported);
+        return SESS_PRED_UNRESOLVABLE;
+    }
+    if (s_domains_hit (&self->existing, node)) {
+        snprintf (reason, rlen, "node(s) didn't satisfy existing pods anti-affinity rules");
+        return SESS_PRED_UNSCHEDULABLE;
+    }
+    if (s_domains_hit (&self->anti, node)) {
+        snprintf (reason, rlen, "node(s) didn't match pod anti-affinity rules");
+        return SESS_PRED_UNSCHEDULABLE;
+    }
+    const Basalt__V1__Pod *pod = task->pod;
+    bool exist = true;
+    for (size_t i = 0; i < pod->n_pod_affinity; i++) {
+        const char *key = s_or (pod->pod_affinity[i]->topology_key);
+        const char *v = sess_node_label (node, key);
+        if (!v) { // every topology key must be on the node
+            snprintf (reason, rlen, "node(s) didn't match pod affinity rules");
+            return SESS_PRED_UNRESOLVABLE;
+        }
+        char prefix[24];
+        snprintf (prefix, sizeof prefix, "%zu\x1f", i);
+        if (!s_domains_has (&self->affinity, prefix, key, v))
+            exist = false;
+    }
+    if (!exist && !(!self->affinity_any && self->affinity_self)) {
+        snprintf (reason, rlen, "node(s) didn't match pod affinity rules");
+        return SESS_PRED_UNRESOLVABLE;
+    }
+    return 0;
+}
