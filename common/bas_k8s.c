@@ -802,6 +802,9 @@ s_requirements (s_ctx_t *ctx, const cJSON *list, const char *path,
     return 0;
 }
 
+static int s_str_list (s_ctx_t *ctx, const cJSON *list, const char *path, char ***out,
+                       size_t *n_out);
+
 //  A LabelSelector object (absent or null: *out stays NULL; {} is an empty
 //  selector, which selects everything).
 static int
@@ -867,23 +870,83 @@ s_pod_terms (s_ctx_t *ctx, const cJSON *affinity, const char *which,
             s_fail (ctx, "%s: topologyKey: required", path);
             return -1;
         }
-        size_t nn = s_count (namespaces);
-        if (nn == 0)
-            continue;
-        term->namespaces = s_alloc_array (ctx, nn, sizeof *term->namespaces);
-        if (!term->namespaces)
+        if (s_str_list (ctx, namespaces, path, &term->namespaces, &term->n_namespaces) != 0)
             return -1;
-        for (const cJSON *v = namespaces->child; v; v = v->next) {
-            const char *text;
-            if (s_peek_str (ctx, v, path, &text) != 0)
-                return -1;
-            if (!text) {
-                s_fail (ctx, "%s: namespaces: expected a string, got null", path);
-                return -1;
-            }
-            if (s_set_str (ctx, &term->namespaces[term->n_namespaces], text) != 0)
-                return -1;
-            term->n_namespaces++;
+    }
+    return 0;
+}
+
+//  A list of strings into a repeated string field.
+static int
+s_str_list (s_ctx_t *ctx, const cJSON *list, const char *path, char ***out, size_t *n_out)
+{
+    size_t n = s_count (list);
+    if (n == 0)
+        return 0;
+    *out = s_alloc_array (ctx, n, sizeof **out);
+    if (!*out)
+        return -1;
+    for (const cJSON *v = list->child; v; v = v->next) {
+        const char *text;
+        if (s_peek_str (ctx, v, path, &text) != 0)
+            return -1;
+        if (!text) {
+            s_fail (ctx, "%s: expected a string, got null", path);
+            return -1;
+        }
+        if (s_set_str (ctx, &(*out)[*n_out], text) != 0)
+            return -1;
+        (*n_out)++;
+    }
+    return 0;
+}
+
+//  spec.topologySpreadConstraints to messages.
+static int
+s_spread (s_ctx_t *ctx, const cJSON *list, Basalt__V1__Pod *pod)
+{
+    size_t n = s_count (list);
+    if (n == 0)
+        return 0;
+    pod->topology_spread = s_alloc_array (ctx, n, sizeof *pod->topology_spread);
+    if (!pod->topology_spread)
+        return -1;
+    size_t i = 0;
+    for (const cJSON *e = list->child; e; e = e->next, i++) {
+        char path[64];
+        snprintf (path, sizeof path, "spec.topologySpreadConstraints[%zu]", i);
+        if (!cJSON_IsObject (e)) {
+            s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (e));
+            return -1;
+        }
+        Basalt__V1__TopologySpreadConstraint *c = s_alloc (ctx, sizeof *c);
+        if (!c)
+            return -1;
+        basalt__v1__topology_spread_constraint__init (c);
+        pod->topology_spread[pod->n_topology_spread++] = c;
+        const cJSON *keys;
+        if (s_int32 (ctx, s_get (e, "maxSkew"), path, &c->max_skew, &c->has_max_skew) != 0 ||
+            s_str (ctx, s_get (e, "topologyKey"), path, &c->topology_key) != 0 ||
+            s_str (ctx, s_get (e, "whenUnsatisfiable"), path, &c->when_unsatisfiable) != 0 ||
+            s_label_selector (ctx, s_get (e, "labelSelector"), path, &c->label_selector) != 0 ||
+            s_int32 (ctx, s_get (e, "minDomains"), path, &c->min_domains, &c->has_min_domains) !=
+                0 ||
+            s_str (ctx, s_get (e, "nodeAffinityPolicy"), path, &c->node_affinity_policy) != 0 ||
+            s_str (ctx, s_get (e, "nodeTaintsPolicy"), path, &c->node_taints_policy) != 0 ||
+            s_array (ctx, s_get (e, "matchLabelKeys"), path, &keys) != 0 ||
+            s_str_list (ctx, keys, path, &c->match_label_keys, &c->n_match_label_keys) != 0)
+            return -1;
+        if (!c->topology_key || !*c->topology_key) {
+            s_fail (ctx, "%s: topologyKey: required", path);
+            return -1;
+        }
+        if (!c->has_max_skew || c->max_skew < 1) {
+            s_fail (ctx, "%s: maxSkew: must be at least 1", path);
+            return -1;
+        }
+        if (c->has_min_domains && c->min_domains < 1) {
+            s_fail (ctx, "%s: minDomains: must be at least 1", path);
+            return -1;
         }
     }
     return 0;
@@ -1052,6 +1115,9 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
             rc = s_array (&ctx, c, "spec.tolerations", &sub) || s_tolerations (&ctx, sub, pod);
         else if (strcmp (k, "affinity") == 0)
             rc = s_object (&ctx, c, "spec.affinity", &sub) || (sub && s_affinity (&ctx, sub, pod));
+        else if (strcmp (k, "topologySpreadConstraints") == 0)
+            rc = s_array (&ctx, c, "spec.topologySpreadConstraints", &sub) ||
+                 s_spread (&ctx, sub, pod);
         else if (strcmp (k, "containers") == 0)
             rc = s_array (&ctx, c, "spec.containers", &containers);
         else if (strcmp (k, "initContainers") == 0)

@@ -1,5 +1,8 @@
-/*  sess_interpod: kube-scheduler's InterPodAffinity filter, for the
-    predicates plugin (Volcano's predicates plugin wraps the same filter).
+/*  sess_interpod: the filters that depend on where other pods are, for
+    the predicates plugin (Volcano's predicates plugin wraps kube-
+    scheduler's): InterPodAffinity and PodTopologySpread.
+
+    InterPodAffinity.
 
     For a task T and a node N, in kube-scheduler's order:
       1. existing pods' anti-affinity: a pod P on a node M, with a required
@@ -28,6 +31,22 @@
     name); a selector on any other namespace label fails the task with a
     reason saying so rather than place it on a guess.
 
+    PodTopologySpread, for the task's DoNotSchedule constraints (an absent
+    whenUnsatisfiable is DoNotSchedule). Eligible nodes carry every such
+    constraint's topologyKey and, per constraint, pass the task's node
+    selector and required node affinity (nodeAffinityPolicy Honor, the
+    default) and its tolerations (nodeTaintsPolicy Honor; Ignore is the
+    default). A constraint counts, per domain of eligible nodes, the pods
+    of the task's namespace that its labelSelector (plus matchLabelKeys:
+    the task's own values of those keys) selects and that are not being
+    deleted. A node fails when it lacks a topologyKey ("node(s) didn't
+    match pod topology spread constraints (missing required label)",
+    unresolvable) or when, for some constraint, its domain's count plus
+    one if the task itself is selected, minus the smallest count over all
+    eligible domains (0 while fewer domains than minDomains exist),
+    exceeds maxSkew ("node(s) didn't match pod topology spread
+    constraints", resolvable).
+
     Design note: the filter runs for every (task, node) pair of a scan.
     Per task (and again after every allocate or deallocate event) a memo
     is computed from two indexes built at open — tasks by "key=value"
@@ -40,6 +59,7 @@
 
 #include "bas_hash.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +82,15 @@ typedef struct {
     int nkeys, keys_cap;
 } s_domains_t;
 
+//  One DoNotSchedule constraint of the memo's task.
+typedef struct {
+    const Basalt__V1__TopologySpreadConstraint *c;
+    bas_hash_t *counts; // domain value -> (intptr_t) selected pods, only counts >= 1
+    int nonzero;        // domains in counts
+    int ndomains;       // distinct values among the eligible nodes
+    int min;            // smallest count over the eligible domains
+} s_spread_t;
+
 struct _sess_interpod_t {
     sess_session_t *ssn;
     uint8_t *in_view;       // per task index: counted on its node
@@ -78,6 +107,13 @@ struct _sess_interpod_t {
     bool affinity_any;      // some pod matches all affinity terms
     bool affinity_self;     // the task matches all its own affinity terms
     char unsupported[160];  // a term Basalt cannot evaluate, or ""
+    //  Spread memo for one task.
+    const sess_task_t *spread_task;
+    uint64_t spread_version;
+    s_spread_t *spread;     // its DoNotSchedule constraints
+    int nspread, spread_cap;
+    char *domains_sig;      // what domains_n was counted for (NULL: nothing)
+    int *domains_n;         // per constraint of that signature: ndomains
 };
 
 static const char *
@@ -268,6 +304,22 @@ s_has_terms (const Basalt__V1__Pod *pod)
 }
 
 static bool
+s_hard_spread (const Basalt__V1__TopologySpreadConstraint *c)
+{
+    return !c->when_unsatisfiable || !*c->when_unsatisfiable ||
+           strcmp (c->when_unsatisfiable, "DoNotSchedule") == 0;
+}
+
+static bool
+s_has_hard_spread (const Basalt__V1__Pod *pod)
+{
+    for (size_t i = 0; i < pod->n_topology_spread; i++)
+        if (s_hard_spread (pod->topology_spread[i]))
+            return true;
+    return false;
+}
+
+static bool
 s_counted (const sess_interpod_t *self, const sess_task_t *t)
 {
     return self->in_view[t - self->ssn->tasks] && t->node;
@@ -280,7 +332,7 @@ sess_interpod_new (sess_session_t *ssn)
 {
     bool any = false;
     for (int i = 0; i < ssn->ntasks && !any; i++)
-        any = s_has_terms (ssn->tasks[i].pod);
+        any = s_has_terms (ssn->tasks[i].pod) || s_has_hard_spread (ssn->tasks[i].pod);
     if (!any)
         return NULL;
     sess_interpod_t *self = calloc (1, sizeof *self);
@@ -333,6 +385,11 @@ sess_interpod_destroy (sess_interpod_t **self_p)
     s_domains_fini (&self->existing);
     s_domains_fini (&self->anti);
     s_domains_fini (&self->affinity);
+    for (int i = 0; i < self->spread_cap; i++)
+        bas_hash_destroy (&self->spread[i].counts);
+    free (self->spread);
+    free (self->domains_sig);
+    free (self->domains_n);
     free (self);
     *self_p = NULL;
 }
@@ -532,6 +589,220 @@ sess_interpod_check (sess_interpod_t *self, const sess_task_t *task, const sess_
     if (!exist && !(!self->affinity_any && self->affinity_self)) {
         snprintf (reason, rlen, "node(s) didn't match pod affinity rules");
         return SESS_PRED_UNRESOLVABLE;
+    }
+    return 0;
+}
+
+// ------------------------------------------------------------ topology spread
+
+static bool
+s_honors_affinity (const Basalt__V1__TopologySpreadConstraint *c)
+{
+    return !c->node_affinity_policy || strcmp (c->node_affinity_policy, "Ignore") != 0;
+}
+
+static bool
+s_honors_taints (const Basalt__V1__TopologySpreadConstraint *c)
+{
+    return c->node_taints_policy && strcmp (c->node_taints_policy, "Honor") == 0;
+}
+
+//  The node carries every DoNotSchedule constraint's key.
+static bool
+s_has_keys (const sess_interpod_t *self, const sess_node_t *node)
+{
+    for (int i = 0; i < self->nspread; i++)
+        if (!sess_node_label (node, s_or (self->spread[i].c->topology_key)))
+            return false;
+    return true;
+}
+
+//  kube-scheduler's node inclusion for one constraint of the task.
+static bool
+s_eligible (const sess_interpod_t *self, const sess_task_t *task,
+            const Basalt__V1__TopologySpreadConstraint *c, const sess_node_t *node)
+{
+    if (!s_has_keys (self, node))
+        return false;
+    if (s_honors_affinity (c) && (task->pod->n_node_selector || task->pod->n_affinity_terms) &&
+        !sess_pod_node_affinity (task->pod, node))
+        return false;
+    if (s_honors_taints (c) && sess_pod_untolerated_taint (task->pod, node))
+        return false;
+    return true;
+}
+
+//  The constraint selects pod q (for the task): its labelSelector, and the
+//  task's own values of the matchLabelKeys.
+static bool
+s_spread_selects (const Basalt__V1__TopologySpreadConstraint *c, const Basalt__V1__Pod *task,
+                  const Basalt__V1__Pod *q)
+{
+    if (!s_selects (c->label_selector, s_pod_label_fn, q))
+        return false;
+    for (size_t i = 0; i < c->n_match_label_keys; i++) {
+        const char *want = s_pod_label (task, s_or (c->match_label_keys[i]));
+        if (!want)
+            continue; // a key the task lacks is left out
+        const char *have = s_pod_label (q, s_or (c->match_label_keys[i]));
+        if (!have || strcmp (have, want) != 0)
+            return false;
+    }
+    return true;
+}
+
+//  How many domains the eligible nodes form, per constraint: counted over
+//  every node, and kept for the next task when the answer cannot depend on
+//  the task (no node affinity of its own to honor, no taint policy).
+static void
+s_count_domains (sess_interpod_t *self, const sess_task_t *task)
+{
+    bool per_task = false;
+    size_t siglen = 1;
+    for (int i = 0; i < self->nspread; i++) {
+        const Basalt__V1__TopologySpreadConstraint *c = self->spread[i].c;
+        per_task = per_task || s_honors_taints (c) ||
+                   (s_honors_affinity (c) &&
+                    (task->pod->n_node_selector || task->pod->n_affinity_terms));
+        siglen += strlen (s_or (c->topology_key)) + 1;
+    }
+    char *sig = NULL;
+    if (!per_task) {
+        sig = malloc (siglen);
+        if (!sig)
+            abort ();
+        sig[0] = 0;
+        for (int i = 0; i < self->nspread; i++) {
+            strcat (sig, s_or (self->spread[i].c->topology_key));
+            strcat (sig, "\x1f");
+        }
+        if (self->domains_sig && strcmp (sig, self->domains_sig) == 0) {
+            for (int i = 0; i < self->nspread; i++)
+                self->spread[i].ndomains = self->domains_n[i];
+            free (sig);
+            return;
+        }
+    }
+    sess_session_t *ssn = self->ssn;
+    bas_hash_t *seen = bas_hash_new (NULL);
+    for (int i = 0; i < self->nspread; i++) {
+        s_spread_t *sp = &self->spread[i];
+        bas_hash_purge (seen);
+        sp->ndomains = 0;
+        for (int n = 0; n < ssn->nnodes; n++) {
+            const sess_node_t *node = &ssn->nodes[n];
+            if (!s_eligible (self, task, sp->c, node))
+                continue;
+            const char *v = sess_node_label (node, s_or (sp->c->topology_key));
+            if (bas_hash_insert (seen, v, (void *)node) == 0)
+                sp->ndomains++;
+        }
+    }
+    bas_hash_destroy (&seen);
+    free (self->domains_sig);
+    self->domains_sig = sig;
+    if (sig) {
+        free (self->domains_n);
+        self->domains_n = malloc ((size_t)self->nspread * sizeof *self->domains_n);
+        if (!self->domains_n)
+            abort ();
+        for (int i = 0; i < self->nspread; i++)
+            self->domains_n[i] = self->spread[i].ndomains;
+    }
+}
+
+typedef struct {
+    s_spread_t *sp;
+    const sess_task_t *task;
+} s_spread_arg_t;
+
+static void
+s_spread_visit (sess_interpod_t *self, const sess_task_t *q, void *arg_)
+{
+    s_spread_arg_t *arg = arg_;
+    const Basalt__V1__Pod *pod = arg->task->pod;
+    if (q == arg->task || q->pod->deleting ||
+        strcmp (s_or (q->pod->namespace_), s_or (pod->namespace_)) != 0 ||
+        !s_eligible (self, arg->task, arg->sp->c, q->node) ||
+        !s_spread_selects (arg->sp->c, pod, q->pod))
+        return;
+    const char *v = sess_node_label (q->node, s_or (arg->sp->c->topology_key));
+    intptr_t n = (intptr_t)bas_hash_lookup (arg->sp->counts, v);
+    if (n == 0)
+        arg->sp->nonzero++;
+    bas_hash_update (arg->sp->counts, v, (void *)(n + 1));
+}
+
+static void
+s_spread_memo (sess_interpod_t *self, const sess_task_t *task)
+{
+    if (self->spread_task == task && self->spread_version == self->version)
+        return;
+    self->spread_task = task;
+    self->spread_version = self->version;
+    const Basalt__V1__Pod *pod = task->pod;
+    self->nspread = 0;
+    for (size_t i = 0; i < pod->n_topology_spread; i++) {
+        if (!s_hard_spread (pod->topology_spread[i]))
+            continue;
+        if (self->nspread == self->spread_cap) {
+            int cap = self->spread_cap ? self->spread_cap * 2 : 4;
+            self->spread = realloc (self->spread, (size_t)cap * sizeof *self->spread);
+            if (!self->spread)
+                abort ();
+            for (int k = self->spread_cap; k < cap; k++)
+                self->spread[k].counts = bas_hash_new (NULL);
+            self->spread_cap = cap;
+        }
+        s_spread_t *sp = &self->spread[self->nspread++];
+        sp->c = pod->topology_spread[i];
+        bas_hash_purge (sp->counts);
+        sp->nonzero = 0;
+    }
+    if (self->nspread == 0)
+        return;
+    s_count_domains (self, task);
+    for (int i = 0; i < self->nspread; i++) {
+        s_spread_t *sp = &self->spread[i];
+        s_spread_arg_t arg = {sp, task};
+        s_each_candidate (self, sp->c->label_selector, s_spread_visit, &arg);
+        //  kube-scheduler's critical path: the smallest count, 0 while
+        //  some eligible domain has no selected pod.
+        sp->min = 0;
+        if (sp->nonzero >= sp->ndomains && sp->nonzero > 0) {
+            sp->min = -1;
+            for (void *v = bas_hash_first (sp->counts); v; v = bas_hash_next (sp->counts))
+                if (sp->min < 0 || (intptr_t)v < sp->min)
+                    sp->min = (int)(intptr_t)v;
+        }
+        if (sp->c->has_min_domains && sp->ndomains < sp->c->min_domains)
+            sp->min = 0;
+    }
+}
+
+int
+sess_spread_check (sess_interpod_t *self, const sess_task_t *task, const sess_node_t *node,
+                   char *reason, size_t rlen)
+{
+    if (!self || task->pod->n_topology_spread == 0)
+        return 0;
+    s_spread_memo (self, task);
+    if (self->nspread == 0)
+        return 0;
+    if (!s_has_keys (self, node)) {
+        snprintf (reason, rlen,
+                  "node(s) didn't match pod topology spread constraints (missing required label)");
+        return SESS_PRED_UNRESOLVABLE;
+    }
+    for (int i = 0; i < self->nspread; i++) {
+        const s_spread_t *sp = &self->spread[i];
+        const char *v = sess_node_label (node, s_or (sp->c->topology_key));
+        intptr_t match = (intptr_t)bas_hash_lookup (sp->counts, v);
+        int self_match = s_spread_selects (sp->c, task->pod, task->pod) ? 1 : 0;
+        if (match + self_match - sp->min > sp->c->max_skew) {
+            snprintf (reason, rlen, "node(s) didn't match pod topology spread constraints");
+            return SESS_PRED_UNSCHEDULABLE;
+        }
     }
     return 0;
 }

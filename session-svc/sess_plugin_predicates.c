@@ -15,7 +15,8 @@
         didn't have free ports for the requested pod ports");
       - TaintToleration: every NoSchedule / NoExecute taint tolerated;
       - InterPodAffinity: required pod affinity and anti-affinity, the
-        pod's own and the existing pods' (sess_interpod.c).
+        pod's own and the existing pods' (sess_interpod.c);
+      - PodTopologySpread: the DoNotSchedule constraints (sess_interpod.c).
     Resource fit is not done here: actions check request <= FutureIdle.
     The pod limit, NodePorts and the anti-affinity checks are resolvable
     failures (evicting a pod can help, so preempt and reclaim still
@@ -44,6 +45,7 @@ typedef struct {
     bool taint_toleration; // predicate.TaintTolerationEnable
     bool pod_affinity;     // predicate.PodAffinityEnable
     bool node_ports;       // predicate.NodePortsEnable
+    bool spread;           // predicate.PodTopologySpreadEnable
     sess_interpod_t *interpod; // NULL when no pod has (anti-)affinity terms
     s_tasks_t *port_users;     // per node index: counted tasks with host ports,
                                // NULL when no pod asks for one
@@ -129,8 +131,8 @@ s_term (const Basalt__V1__NodeSelectorTerm *term, const sess_node_t *node)
     return true;
 }
 
-static bool
-s_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node)
+bool
+sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node)
 {
     for (size_t i = 0; i < pod->n_node_selector; i++) {
         const char *v = sess_node_label (node, s_or (pod->node_selector[i]->key));
@@ -171,6 +173,20 @@ s_pod_tolerates (const Basalt__V1__Pod *pod, const char *key, const char *value,
         if (s_tolerates (pod->tolerations[i], key, value, effect))
             return true;
     return false;
+}
+
+const Basalt__V1__Taint *
+sess_pod_untolerated_taint (const Basalt__V1__Pod *pod, const sess_node_t *node)
+{
+    for (size_t i = 0; node->hard_taints && i < node->node->n_taints; i++) {
+        const Basalt__V1__Taint *taint = node->node->taints[i];
+        const char *effect = s_or (taint->effect);
+        if (strcmp (effect, "NoSchedule") != 0 && strcmp (effect, "NoExecute") != 0)
+            continue;
+        if (!s_pod_tolerates (pod, s_or (taint->key), s_or (taint->value), effect))
+            return taint;
+    }
+    return NULL;
 }
 
 // ------------------------------------------------------------ NodePorts
@@ -294,7 +310,7 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
         return SESS_PRED_UNRESOLVABLE;
     }
     if (self->node_affinity && (pod->n_node_selector || pod->n_affinity_terms) &&
-        !s_affinity (pod, node)) {
+        !sess_pod_node_affinity (pod, node)) {
         snprintf (reason, rlen, "node(s) didn't match Pod's node affinity/selector");
         return SESS_PRED_UNRESOLVABLE;
     }
@@ -303,20 +319,18 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
         snprintf (reason, rlen, "node(s) didn't have free ports for the requested pod ports");
         return SESS_PRED_UNSCHEDULABLE;
     }
-    if (self->taint_toleration && node->hard_taints)
-        for (size_t i = 0; i < node->node->n_taints; i++) {
-            const Basalt__V1__Taint *taint = node->node->taints[i];
-            const char *effect = s_or (taint->effect);
-            if (strcmp (effect, "NoSchedule") != 0 && strcmp (effect, "NoExecute") != 0)
-                continue;
-            if (!s_pod_tolerates (pod, s_or (taint->key), s_or (taint->value), effect)) {
-                snprintf (reason, rlen, "node(s) had untolerated taint {%s: %s}", s_or (taint->key),
-                          s_or (taint->value));
-                return SESS_PRED_UNRESOLVABLE;
-            }
-        }
-    if (self->pod_affinity)
-        return sess_interpod_check (self->interpod, task, node, reason, rlen);
+    const Basalt__V1__Taint *taint;
+    if (self->taint_toleration && (taint = sess_pod_untolerated_taint (pod, node))) {
+        snprintf (reason, rlen, "node(s) had untolerated taint {%s: %s}", s_or (taint->key),
+                  s_or (taint->value));
+        return SESS_PRED_UNRESOLVABLE;
+    }
+    int rc;
+    if (self->pod_affinity &&
+        (rc = sess_interpod_check (self->interpod, task, node, reason, rlen)) != 0)
+        return rc;
+    if (self->spread)
+        return sess_spread_check (self->interpod, task, node, reason, rlen);
     return 0;
 }
 
@@ -331,7 +345,8 @@ sess_predicates_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void 
     self->taint_toleration = sess_arg_bool (conf, "predicate.TaintTolerationEnable", true);
     self->pod_affinity = sess_arg_bool (conf, "predicate.PodAffinityEnable", true);
     self->node_ports = sess_arg_bool (conf, "predicate.NodePortsEnable", true);
-    if (self->pod_affinity)
+    self->spread = sess_arg_bool (conf, "predicate.PodTopologySpreadEnable", true);
+    if (self->pod_affinity || self->spread)
         self->interpod = sess_interpod_new (ssn);
     if (self->node_ports)
         s_ports_open (self);

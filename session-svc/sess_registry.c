@@ -27,7 +27,8 @@ static const sess_action_def_t s_actions[] = {
 static const char *const s_no_args[] = {NULL};
 static const char *const s_predicates_args[] = {
     "predicate.NodeAffinityEnable", "predicate.TaintTolerationEnable",
-    "predicate.PodAffinityEnable", "predicate.NodePortsEnable", NULL};
+    "predicate.PodAffinityEnable", "predicate.NodePortsEnable",
+    "predicate.PodTopologySpreadEnable", NULL};
 static const char *const s_nodeorder_args[] = {"leastrequested.weight", "mostrequested.weight",
                                                "balancedresource.weight", NULL};
 static const char *const s_binpack_args[] = {"binpack.weight", "binpack.cpu", "binpack.memory",

@@ -602,13 +602,20 @@ const char *sess_node_label (const sess_node_t *node, const char *key);
 //  One In/NotIn/Exists/DoesNotExist/Gt/Lt requirement against a label
 //  value (NULL: the label is absent). An unknown operator matches nothing.
 bool sess_requirement_match (const Basalt__V1__NodeSelectorRequirement *req, const char *value);
+//  The pod's nodeSelector and required node affinity accept the node.
+bool sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node);
+//  The first NoSchedule / NoExecute taint of the node the pod does not
+//  tolerate, or NULL.
+const Basalt__V1__Taint *sess_pod_untolerated_taint (const Basalt__V1__Pod *pod,
+                                                     const sess_node_t *node);
 
 // ------------------------------------------------------------ inter-pod affinity
 
-//  kube-scheduler's InterPodAffinity filter (sess_interpod.c), used by the
-//  predicates plugin. NULL (and nothing built) when no task of the session
-//  has a required pod affinity or anti-affinity term; every function takes
-//  NULL.
+//  The filters that depend on where other pods are (sess_interpod.c),
+//  used by the predicates plugin: kube-scheduler's InterPodAffinity and
+//  PodTopologySpread. NULL (and nothing built) when no task of the session
+//  has a required pod affinity or anti-affinity term or a DoNotSchedule
+//  spread constraint; every function takes NULL.
 typedef struct _sess_interpod_t sess_interpod_t;
 sess_interpod_t *sess_interpod_new (sess_session_t *ssn);
 void sess_interpod_destroy (sess_interpod_t **self_p);
@@ -618,6 +625,10 @@ void sess_interpod_placed (sess_interpod_t *self, const sess_task_t *task, bool 
 //  0, or SESS_PRED_UNSCHEDULABLE / SESS_PRED_UNRESOLVABLE with the reason.
 int sess_interpod_check (sess_interpod_t *self, const sess_task_t *task, const sess_node_t *node,
                          char *reason, size_t rlen);
+//  kube-scheduler's PodTopologySpread filter (the task's DoNotSchedule
+//  constraints), on the same view of where pods are. Same results.
+int sess_spread_check (sess_interpod_t *self, const sess_task_t *task, const sess_node_t *node,
+                       char *reason, size_t rlen);
 
 // ------------------------------------------------------------ predicates / nodes
 

@@ -238,10 +238,52 @@ test_pod_affinity (void **state)
     assert_non_null (t->namespace_selector);
     assert_int_equal (t->n_namespaces, 2);
     assert_string_equal (t->namespaces[1], "b");
+    assert_int_equal (pod->n_topology_spread, 0);
     assert_int_equal (pod->n_host_ports, 1); // the port without a hostPort asks the node nothing
     assert_int_equal (pod->host_ports[0]->port, 8080);
     assert_string_equal (pod->host_ports[0]->protocol, "UDP");
     assert_string_equal (pod->host_ports[0]->host_ip, "10.0.0.1");
+    s_wire_check (&pod->base);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+}
+
+//  spec.topologySpreadConstraints: every field, and the defaults left absent.
+static void
+test_pod_spread (void **state)
+{
+    (void)state;
+    cJSON *json = s_json (
+        "{\"metadata\":{\"name\":\"s\",\"namespace\":\"ml\"},\"spec\":{\"topologySpread"
+        "Constraints\":[{\"maxSkew\":1,\"topologyKey\":\"topology.kubernetes.io/zone\","
+        "\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":{\"app\":"
+        "\"s\"}},\"minDomains\":3,\"nodeAffinityPolicy\":\"Ignore\",\"nodeTaintsPolicy\":"
+        "\"Honor\",\"matchLabelKeys\":[\"pod-template-hash\"]},{\"maxSkew\":2,\"topologyKey\":"
+        "\"kubernetes.io/hostname\",\"whenUnsatisfiable\":\"ScheduleAnyway\"}]}}");
+    char err[512] = "";
+    Basalt__V1__Pod *pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    if (!pod)
+        print_error ("%s\n", err);
+    assert_non_null (pod);
+    assert_int_equal (pod->n_topology_spread, 2);
+    const Basalt__V1__TopologySpreadConstraint *c = pod->topology_spread[0];
+    assert_int_equal (c->max_skew, 1);
+    assert_string_equal (c->topology_key, "topology.kubernetes.io/zone");
+    assert_string_equal (c->when_unsatisfiable, "DoNotSchedule");
+    assert_string_equal (s_kv (c->label_selector->match_labels, c->label_selector->n_match_labels,
+                               "app"),
+                         "s");
+    assert_true (c->has_min_domains);
+    assert_int_equal (c->min_domains, 3);
+    assert_string_equal (c->node_affinity_policy, "Ignore");
+    assert_string_equal (c->node_taints_policy, "Honor");
+    assert_int_equal (c->n_match_label_keys, 1);
+    assert_string_equal (c->match_label_keys[0], "pod-template-hash");
+    c = pod->topology_spread[1];
+    assert_string_equal (c->when_unsatisfiable, "ScheduleAnyway");
+    assert_null (c->label_selector); // selects no pod
+    assert_false (c->has_min_domains);
+    assert_null (c->node_affinity_policy);
     s_wire_check (&pod->base);
     protobuf_c_message_free_unpacked (&pod->base, NULL);
     cJSON_Delete (json);
@@ -487,6 +529,15 @@ test_pod_errors (void **state)
         {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"containers\":["
          "{\"name\":\"c\",\"ports\":[{\"hostPort\":70000}]}]}}",
          "pod ns/p1: spec.containers[].ports[].hostPort: 70000 is not a port number"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"topologySpread"
+         "Constraints\":[{\"topologyKey\":\"zone\",\"maxSkew\":0}]}}",
+         "pod ns/p1: spec.topologySpreadConstraints[0]: maxSkew: must be at least 1"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"topologySpread"
+         "Constraints\":[{\"maxSkew\":1}]}}",
+         "pod ns/p1: spec.topologySpreadConstraints[0]: topologyKey: required"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"topologySpread"
+         "Constraints\":[{\"maxSkew\":1,\"topologyKey\":\"z\",\"matchLabelKeys\":[3]}]}}",
+         "pod ns/p1: spec.topologySpreadConstraints[0]: expected a string, got a number"},
         {"{\"metadata\":5}", "pod: metadata: expected an object, got a number"},
         {"[]", "pod: expected a JSON object, got an array"},
     };
@@ -942,7 +993,7 @@ main (void)
         cmocka_unit_test (test_pod_fixture),   cmocka_unit_test (test_pod_watch_stream),
         cmocka_unit_test (test_pod_requests),  cmocka_unit_test (test_pod_volcano),
         cmocka_unit_test (test_pod_errors),    cmocka_unit_test (test_nodes),
-        cmocka_unit_test (test_pod_affinity),
+        cmocka_unit_test (test_pod_affinity),  cmocka_unit_test (test_pod_spread),
         cmocka_unit_test (test_podgroup),      cmocka_unit_test (test_queue),
         cmocka_unit_test (test_priorityclass), cmocka_unit_test (test_time),
         cmocka_unit_test (test_garbage),

@@ -89,6 +89,7 @@ s_str (const cJSON *obj, const char *key)
 
 typedef struct {
     const char *group_uid; // count pods of this group (NULL: all)
+    const char *node;      // count pods on this node (NULL: any)
     int n;
 } s_count_ctx_t;
 
@@ -98,6 +99,8 @@ s_count_bound (void *arg, const Basalt__V1__Object *obj)
     s_count_ctx_t *ctx = arg;
     const Basalt__V1__Pod *pod = obj->pod;
     if (!pod->node_name || !pod->node_name[0])
+        return;
+    if (ctx->node && strcmp (pod->node_name, ctx->node) != 0)
         return;
     if (ctx->group_uid) {
         char uid[512];
@@ -239,14 +242,22 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "boundCount"))
     {
         s_uid ("pg", it->string, uid, sizeof uid);
-        s_count_ctx_t ctx = {uid, 0};
+        s_count_ctx_t ctx = {uid, NULL, 0};
         bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_count_bound, &ctx);
         if (ctx.n != it->valueint)
             s_fail (r, "expected %d pods of %s bound, found %d", it->valueint, it->string, ctx.n);
     }
+    cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "nodePods"))
+    {
+        s_count_ctx_t ctx = {NULL, it->string, 0};
+        bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_count_bound, &ctx);
+        if (ctx.n != it->valueint)
+            s_fail (r, "expected %d pods bound on node %s, found %d", it->valueint, it->string,
+                    ctx.n);
+    }
     const cJSON *total = cJSON_GetObjectItemCaseSensitive (expect, "boundTotal");
     if (total) {
-        s_count_ctx_t ctx = {NULL, 0};
+        s_count_ctx_t ctx = {NULL, NULL, 0};
         bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_count_bound, &ctx);
         if (ctx.n != total->valueint)
             s_fail (r, "expected %d pods bound in all, found %d", total->valueint, ctx.n);

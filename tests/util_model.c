@@ -344,7 +344,7 @@ typedef struct {
     size_t errlen;
 } s_pod_ctx_t;
 
-//  labels, affinity and hostPorts, through the cache's own decoder: the
+//  labels, affinity, hostPorts and topologySpreadConstraints, through the cache's own decoder: the
 //  fields are written into a pod object as the scenario runner writes them
 //  and decoded by bas_k8s_pod_from_json, whose results replace the pod's.
 static int
@@ -354,7 +354,8 @@ s_pod_placement_fields (Basalt__V1__Pod *pod, const cJSON *p, const char *name, 
     const cJSON *labels = cJSON_GetObjectItemCaseSensitive (p, "labels");
     const cJSON *affinity = cJSON_GetObjectItemCaseSensitive (p, "affinity");
     const cJSON *ports = cJSON_GetObjectItemCaseSensitive (p, "hostPorts");
-    if (!labels && !affinity && !ports)
+    const cJSON *spread = cJSON_GetObjectItemCaseSensitive (p, "topologySpreadConstraints");
+    if (!labels && !affinity && !ports && !spread)
         return 0;
     cJSON *obj = cJSON_CreateObject ();
     cJSON *meta = cJSON_AddObjectToObject (obj, "metadata");
@@ -373,6 +374,8 @@ s_pod_placement_fields (Basalt__V1__Pod *pod, const cJSON *p, const char *name, 
     cJSON *spec = cJSON_AddObjectToObject (obj, "spec");
     if (affinity)
         cJSON_AddItemToObject (spec, "affinity", cJSON_Duplicate (affinity, true));
+    if (spread)
+        cJSON_AddItemToObject (spec, "topologySpreadConstraints", cJSON_Duplicate (spread, true));
     cJSON *c = cJSON_CreateObject ();
     cJSON *cports = cJSON_AddArrayToObject (c, "ports");
     const cJSON *it;
@@ -399,6 +402,7 @@ s_pod_placement_fields (Basalt__V1__Pod *pod, const cJSON *p, const char *name, 
     S_MOVE (pod_affinity);
     S_MOVE (pod_anti_affinity);
     S_MOVE (host_ports);
+    S_MOVE (topology_spread);
 #undef S_MOVE
     protobuf_c_message_free_unpacked (&d->base, NULL);
     return 0;
@@ -473,11 +477,13 @@ static const char *const s_pod_keys[] = {"name",         "namespace",   "group",
                                          "requests",     "node",        "phase",      "nodeSelector",
                                          "tolerations",  "priorityClassName", "priority",
                                          "preemptable",  "preemptionPolicy", "labels",
-                                         "affinity",     "hostPorts",   NULL};
+                                         "affinity",     "hostPorts",   "topologySpreadConstraints",
+                                         NULL};
 static const char *const s_expect_keys[] = {"bound",          "boundCount",   "boundTotal",
                                             "pending",        "pipelined",    "evicted",
                                             "evictedCount",   "podgroupPhase", "podgroupCondition",
                                             "podgroupMessage", "noStatusUpdate", "nodeState",
+                                            "nodePods",
                                             NULL};
 
 static int

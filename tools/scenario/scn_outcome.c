@@ -219,6 +219,23 @@ s_count_bound (s_check_t *c, const char *group)
     return n;
 }
 
+//  nodePods (a Basalt extension): pods bound on each node listed, those
+//  placed before the run included.
+static void
+s_node_pods (s_check_t *c, const cJSON *map)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach (it, map)
+    {
+        int n = 0;
+        for (scn_pod_t *p = zhashx_first (c->o->pods); p; p = zhashx_next (c->o->pods))
+            if (p->node && !p->evicted && strcmp (p->node, it->string) == 0)
+                n++;
+        if (n != it->valueint)
+            s_failed (c, "expected %d pods bound on node %s, found %d", it->valueint, it->string, n);
+    }
+}
+
 static bool
 s_group_known (s_check_t *c, const char *group)
 {
@@ -429,6 +446,8 @@ scn_outcome_check (scn_outcome_t *self, const cJSON *expect, const char *name, c
             s_condition (&c, it);
         else if (strcmp (k, "podgroupMessage") == 0)
             s_message (&c, it);
+        else if (strcmp (k, "nodePods") == 0)
+            s_node_pods (&c, it);
         else if (strcmp (k, "noStatusUpdate") == 0)
             s_no_status (&c, it);
         else if (strcmp (k, "nodeState") == 0)

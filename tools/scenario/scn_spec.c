@@ -95,6 +95,7 @@ static const s_key_t s_pod_keys[] = {{"name", S_STR, NULL, true},
                                      {"labels", S_STRMAP, NULL, false},
                                      {"affinity", S_ANY, NULL, false},
                                      {"hostPorts", S_ANY, NULL, false},
+                                     {"topologySpreadConstraints", S_ANY, NULL, false},
                                      {NULL}};
 static const s_key_t s_expect_keys[] = {{"bound", S_STRMAP, NULL, false},
                                         {"boundCount", S_INTMAP, NULL, false},
@@ -106,6 +107,7 @@ static const s_key_t s_expect_keys[] = {{"bound", S_STRMAP, NULL, false},
                                         {"podgroupPhase", S_STRMAP, NULL, false},
                                         {"podgroupCondition", S_STRMAP, NULL, false},
                                         {"podgroupMessage", S_STRMAP, NULL, false},
+                                        {"nodePods", S_INTMAP, NULL, false},
                                         {"noStatusUpdate", S_STRLIST, NULL, false},
                                         {"nodeState", S_STRMAP, NULL, false},
                                         {NULL}};
@@ -610,6 +612,14 @@ s_add_pod (s_ctx_t *ctx, const cJSON *p, const char *path, const char *name)
             return s_fail (ctx, path, "affinity: expected a map (a Kubernetes Affinity)");
         }
         cJSON_AddItemToObject (spec, "affinity", cJSON_Duplicate (affinity, true));
+    }
+    const cJSON *spread = cJSON_GetObjectItemCaseSensitive (p, "topologySpreadConstraints");
+    if (spread) {
+        if (!cJSON_IsArray (spread)) {
+            cJSON_Delete (o);
+            return s_fail (ctx, path, "topologySpreadConstraints: expected a list");
+        }
+        cJSON_AddItemToObject (spec, "topologySpreadConstraints", cJSON_Duplicate (spread, true));
     }
     const cJSON *host_ports = cJSON_GetObjectItemCaseSensitive (p, "hostPorts");
     if (host_ports && !cJSON_IsArray (host_ports)) {
