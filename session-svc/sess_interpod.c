@@ -75,20 +75,42 @@ typedef struct {
     int n, cap;
 } s_refs_t;
 
-//  Domains forbidden (or present) per topology key: keys "key\x1fvalue".
+//  The domains of one topology key: every node's value of it as a small
+//  number, so a domain check is an array look-up.
 typedef struct {
-    bas_hash_t *pairs;
-    const char **keys; // distinct topology keys in pairs
-    int nkeys, keys_cap;
-} s_domains_t;
+    const char *key; // borrowed from the term that first asked
+    int *dom;        // per node index: domain number, -1 when the node lacks the key
+    int ndoms;
+} s_topo_t;
+
+//  A set of domains, per (slot, topology key): the slot tells terms apart
+//  (an affinity term's index), 0 otherwise. Emptied by moving to the next
+//  generation; a domain is in the set when its stamp is the generation.
+typedef struct {
+    int slot;
+    const s_topo_t *topo;
+    uint32_t *stamp; // per domain
+    uint32_t active; // generation the entry was last used in
+} s_dset_entry_t;
+
+typedef struct {
+    s_dset_entry_t *e;
+    int n, cap;
+    uint32_t gen;
+} s_dset_t;
 
 //  One DoNotSchedule constraint of the memo's task.
 typedef struct {
     const Basalt__V1__TopologySpreadConstraint *c;
-    bas_hash_t *counts; // domain value -> (intptr_t) selected pods, only counts >= 1
-    int nonzero;        // domains in counts
-    int ndomains;       // distinct values among the eligible nodes
-    int min;            // smallest count over the eligible domains
+    const s_topo_t *topo; // its key's domains
+    int *count;           // per domain: selected pods (valid where stamp == gen)
+    uint32_t *stamp;
+    int cap;              // domains count and stamp have room for
+    int *touched;         // domains with a count, in the order first counted
+    int ntouched;
+    int ndomains;         // distinct values among the eligible nodes
+    int min;              // smallest count over the eligible domains
+    int self_match;       // 1 when the constraint selects the task itself
 } s_spread_t;
 
 struct _sess_interpod_t {
@@ -101,9 +123,11 @@ struct _sess_interpod_t {
     //  Memo for one task.
     const sess_task_t *memo_task;
     uint64_t memo_version;
-    s_domains_t existing;   // forbidden by existing pods' anti-affinity
-    s_domains_t anti;       // forbidden by the task's anti-affinity terms
-    s_domains_t affinity;   // "i\x1fkey\x1fvalue" present for affinity term i
+    s_topo_t **topos;       // interned topology keys (a few)
+    int ntopos;
+    s_dset_t existing;      // forbidden by existing pods' anti-affinity
+    s_dset_t anti;          // forbidden by the task's anti-affinity terms
+    s_dset_t affinity;      // domains (slot = term) with pods matching all terms
     bool affinity_any;      // some pod matches all affinity terms
     bool affinity_self;     // the task matches all its own affinity terms
     char unsupported[160];  // a term Basalt cannot evaluate, or ""
@@ -112,6 +136,7 @@ struct _sess_interpod_t {
     uint64_t spread_version;
     s_spread_t *spread;     // its DoNotSchedule constraints
     int nspread, spread_cap;
+    uint32_t spread_gen;    // generation of the counts
     char *domains_sig;      // what domains_n was counted for (NULL: nothing)
     int *domains_n;         // per constraint of that signature: ndomains
 };
@@ -157,62 +182,123 @@ s_refs_at (bas_hash_t *index, const char *key)
     return r;
 }
 
-static void
-s_domains_init (s_domains_t *d)
+//  The interned domains of `key` (built over every node on first use).
+static const s_topo_t *
+s_topo (sess_interpod_t *self, const char *key)
 {
-    memset (d, 0, sizeof *d);
-    d->pairs = bas_hash_new (NULL);
+    for (int i = 0; i < self->ntopos; i++)
+        if (strcmp (self->topos[i]->key, key) == 0)
+            return self->topos[i];
+    sess_session_t *ssn = self->ssn;
+    s_topo_t *t = calloc (1, sizeof *t);
+    self->topos = realloc (self->topos, (size_t)(self->ntopos + 1) * sizeof *self->topos);
+    if (!t || !self->topos)
+        abort ();
+    self->topos[self->ntopos++] = t;
+    t->key = key;
+    t->dom = malloc ((size_t)(ssn->nnodes ? ssn->nnodes : 1) * sizeof *t->dom);
+    if (!t->dom)
+        abort ();
+    bas_hash_t *ids = bas_hash_new (NULL);
+    for (int n = 0; n < ssn->nnodes; n++) {
+        const char *v = sess_node_label (&ssn->nodes[n], key);
+        t->dom[n] = -1;
+        if (!v)
+            continue;
+        intptr_t id = (intptr_t)bas_hash_lookup (ids, v);
+        if (!id) {
+            id = ++t->ndoms; // stored one up: NULL is "absent"
+            bas_hash_insert (ids, v, (void *)id);
+        }
+        t->dom[n] = (int)id - 1;
+    }
+    bas_hash_destroy (&ids);
+    return t;
 }
 
 static void
-s_domains_fini (s_domains_t *d)
+s_dset_fini (s_dset_t *d)
 {
-    bas_hash_destroy (&d->pairs);
-    free (d->keys);
+    for (int i = 0; i < d->n; i++)
+        free (d->e[i].stamp);
+    free (d->e);
 }
 
 static void
-s_domains_clear (s_domains_t *d)
+s_dset_clear (s_dset_t *d)
 {
-    bas_hash_purge (d->pairs);
-    d->nkeys = 0;
+    if (++d->gen == 0) { // wrapped: forget every stamp
+        for (int i = 0; i < d->n; i++) {
+            memset (d->e[i].stamp, 0, (size_t)d->e[i].topo->ndoms * sizeof *d->e[i].stamp);
+            d->e[i].active = 0;
+        }
+        d->gen = 1;
+    }
 }
 
-static void
-s_domains_add (s_domains_t *d, const char *prefix, const char *key, const char *value)
+static s_dset_entry_t *
+s_dset_entry (s_dset_t *d, int slot, const s_topo_t *topo, bool create)
 {
-    char pair[768];
-    snprintf (pair, sizeof pair, "%s%s\x1f%s", prefix, key, value);
-    bas_hash_update (d->pairs, pair, (void *)d);
-    for (int i = 0; i < d->nkeys; i++)
-        if (strcmp (d->keys[i], key) == 0)
-            return;
-    if (d->nkeys == d->keys_cap) {
-        d->keys_cap = d->keys_cap ? d->keys_cap * 2 : 4;
-        d->keys = realloc (d->keys, (size_t)d->keys_cap * sizeof *d->keys);
-        if (!d->keys)
+    for (int i = 0; i < d->n; i++)
+        if (d->e[i].slot == slot && d->e[i].topo == topo)
+            return &d->e[i];
+    if (!create)
+        return NULL;
+    if (d->n == d->cap) {
+        d->cap = d->cap ? d->cap * 2 : 4;
+        d->e = realloc (d->e, (size_t)d->cap * sizeof *d->e);
+        if (!d->e)
             abort ();
     }
-    d->keys[d->nkeys++] = key;
+    s_dset_entry_t *e = &d->e[d->n++];
+    e->slot = slot;
+    e->topo = topo;
+    e->active = 0;
+    e->stamp = calloc ((size_t)(topo->ndoms ? topo->ndoms : 1), sizeof *e->stamp);
+    if (!e->stamp)
+        abort ();
+    return e;
+}
+
+//  Adds the domain of `node` (nothing when it lacks the key).
+static void
+s_dset_add (s_dset_t *d, int slot, const s_topo_t *topo, const sess_node_t *node)
+{
+    int dom = topo->dom[node->index];
+    if (dom < 0)
+        return;
+    s_dset_entry_t *e = s_dset_entry (d, slot, topo, true);
+    e->active = d->gen;
+    e->stamp[dom] = d->gen;
 }
 
 static bool
-s_domains_has (const s_domains_t *d, const char *prefix, const char *key, const char *value)
+s_dset_has (s_dset_t *d, int slot, const s_topo_t *topo, const sess_node_t *node)
 {
-    char pair[768];
-    snprintf (pair, sizeof pair, "%s%s\x1f%s", prefix, key, value);
-    return bas_hash_lookup (d->pairs, pair) != NULL;
+    int dom = topo->dom[node->index];
+    s_dset_entry_t *e = dom < 0 ? NULL : s_dset_entry (d, slot, topo, false);
+    return e && e->active == d->gen && e->stamp[dom] == d->gen;
 }
 
-//  The node's domain of one of the forbidden keys is forbidden.
+//  The node's domain of some key in the set is in it.
 static bool
-s_domains_hit (const s_domains_t *d, const sess_node_t *node)
+s_dset_hit (const s_dset_t *d, const sess_node_t *node)
 {
-    for (int i = 0; i < d->nkeys; i++) {
-        const char *v = sess_node_label (node, d->keys[i]);
-        if (v && s_domains_has (d, "", d->keys[i], v))
+    for (int i = 0; i < d->n; i++) {
+        const s_dset_entry_t *e = &d->e[i];
+        int dom = e->topo->dom[node->index];
+        if (e->active == d->gen && dom >= 0 && e->stamp[dom] == d->gen)
             return true;
     }
+    return false;
+}
+
+static bool
+s_dset_any (const s_dset_t *d)
+{
+    for (int i = 0; i < d->n; i++)
+        if (d->e[i].active == d->gen)
+            return true;
     return false;
 }
 
@@ -344,9 +430,6 @@ sess_interpod_new (sess_session_t *ssn)
         abort ();
     self->by_label = bas_hash_new (s_refs_free);
     self->anti_by_label = bas_hash_new (s_refs_free);
-    s_domains_init (&self->existing);
-    s_domains_init (&self->anti);
-    s_domains_init (&self->affinity);
     char key[768];
     for (int i = 0; i < ssn->ntasks; i++) {
         const sess_task_t *t = &ssn->tasks[i];
@@ -382,11 +465,19 @@ sess_interpod_destroy (sess_interpod_t **self_p)
     bas_hash_destroy (&self->by_label);
     bas_hash_destroy (&self->anti_by_label);
     free (self->anti_any.v);
-    s_domains_fini (&self->existing);
-    s_domains_fini (&self->anti);
-    s_domains_fini (&self->affinity);
-    for (int i = 0; i < self->spread_cap; i++)
-        bas_hash_destroy (&self->spread[i].counts);
+    s_dset_fini (&self->existing);
+    s_dset_fini (&self->anti);
+    s_dset_fini (&self->affinity);
+    for (int i = 0; i < self->ntopos; i++) {
+        free (self->topos[i]->dom);
+        free (self->topos[i]);
+    }
+    free (self->topos);
+    for (int i = 0; i < self->spread_cap; i++) {
+        free (self->spread[i].count);
+        free (self->spread[i].stamp);
+        free (self->spread[i].touched);
+    }
     free (self->spread);
     free (self->domains_sig);
     free (self->domains_n);
@@ -459,9 +550,7 @@ s_existing (sess_interpod_t *self, const sess_task_t *task, const s_ref_t *ref)
         return; // reported when that pod is scheduled; here it counts as selecting nobody
     if (!s_term_selects (term, s_or (p->pod->namespace_), task->pod))
         return;
-    const char *v = sess_node_label (p->node, s_or (term->topology_key));
-    if (v)
-        s_domains_add (&self->existing, "", s_or (term->topology_key), v);
+    s_dset_add (&self->existing, 0, s_topo (self, s_or (term->topology_key)), p->node);
 }
 
 typedef struct {
@@ -475,9 +564,7 @@ s_anti_visit (sess_interpod_t *self, const sess_task_t *q, void *arg_)
     s_anti_arg_t *arg = arg_;
     if (q == arg->task || !s_term_selects (arg->term, s_or (arg->task->pod->namespace_), q->pod))
         return;
-    const char *v = sess_node_label (q->node, s_or (arg->term->topology_key));
-    if (v)
-        s_domains_add (&self->anti, "", s_or (arg->term->topology_key), v);
+    s_dset_add (&self->anti, 0, s_topo (self, s_or (arg->term->topology_key)), q->node);
 }
 
 static void
@@ -490,16 +577,9 @@ s_affinity_visit (sess_interpod_t *self, const sess_task_t *q, void *arg_)
     for (size_t i = 0; i < pod->n_pod_affinity; i++)
         if (!s_term_selects (pod->pod_affinity[i], s_or (pod->namespace_), q->pod))
             return;
-    for (size_t i = 0; i < pod->n_pod_affinity; i++) {
-        const char *key = s_or (pod->pod_affinity[i]->topology_key);
-        const char *v = sess_node_label (q->node, key);
-        if (!v)
-            continue;
-        char prefix[24];
-        snprintf (prefix, sizeof prefix, "%zu\x1f", i);
-        s_domains_add (&self->affinity, prefix, key, v);
-        self->affinity_any = true;
-    }
+    for (size_t i = 0; i < pod->n_pod_affinity; i++)
+        s_dset_add (&self->affinity, (int)i, s_topo (self, s_or (pod->pod_affinity[i]->topology_key)),
+                    q->node);
 }
 
 static void
@@ -509,10 +589,9 @@ s_memo (sess_interpod_t *self, const sess_task_t *task)
         return;
     self->memo_task = task;
     self->memo_version = self->version;
-    s_domains_clear (&self->existing);
-    s_domains_clear (&self->anti);
-    s_domains_clear (&self->affinity);
-    self->affinity_any = false;
+    s_dset_clear (&self->existing);
+    s_dset_clear (&self->anti);
+    s_dset_clear (&self->affinity);
     self->unsupported[0] = 0;
     const Basalt__V1__Pod *pod = task->pod;
     for (size_t i = 0; i < pod->n_pod_affinity + pod->n_pod_anti_affinity; i++) {
@@ -546,6 +625,7 @@ s_memo (sess_interpod_t *self, const sess_task_t *task)
     if (pod->n_pod_affinity) {
         s_each_candidate (self, pod->pod_affinity[0]->label_selector, s_affinity_visit,
                           (void *)task);
+        self->affinity_any = s_dset_any (&self->affinity);
         self->affinity_self = true;
         for (size_t i = 0; i < pod->n_pod_affinity; i++)
             if (!s_term_selects (pod->pod_affinity[i], s_or (pod->namespace_), pod))
@@ -564,26 +644,23 @@ sess_interpod_check (sess_interpod_t *self, const sess_task_t *task, const sess_
         snprintf (reason, rlen, "%s", self->unsupported);
         return SESS_PRED_UNRESOLVABLE;
     }
-    if (s_domains_hit (&self->existing, node)) {
+    if (s_dset_hit (&self->existing, node)) {
         snprintf (reason, rlen, "node(s) didn't satisfy existing pods anti-affinity rules");
         return SESS_PRED_UNSCHEDULABLE;
     }
-    if (s_domains_hit (&self->anti, node)) {
+    if (s_dset_hit (&self->anti, node)) {
         snprintf (reason, rlen, "node(s) didn't match pod anti-affinity rules");
         return SESS_PRED_UNSCHEDULABLE;
     }
     const Basalt__V1__Pod *pod = task->pod;
     bool exist = true;
     for (size_t i = 0; i < pod->n_pod_affinity; i++) {
-        const char *key = s_or (pod->pod_affinity[i]->topology_key);
-        const char *v = sess_node_label (node, key);
-        if (!v) { // every topology key must be on the node
+        const s_topo_t *topo = s_topo (self, s_or (pod->pod_affinity[i]->topology_key));
+        if (topo->dom[node->index] < 0) { // every topology key must be on the node
             snprintf (reason, rlen, "node(s) didn't match pod affinity rules");
             return SESS_PRED_UNRESOLVABLE;
         }
-        char prefix[24];
-        snprintf (prefix, sizeof prefix, "%zu\x1f", i);
-        if (!s_domains_has (&self->affinity, prefix, key, v))
+        if (!s_dset_has (&self->affinity, (int)i, topo, node))
             exist = false;
     }
     if (!exist && !(!self->affinity_any && self->affinity_self)) {
@@ -612,7 +689,7 @@ static bool
 s_has_keys (const sess_interpod_t *self, const sess_node_t *node)
 {
     for (int i = 0; i < self->nspread; i++)
-        if (!sess_node_label (node, s_or (self->spread[i].c->topology_key)))
+        if (self->spread[i].topo->dom[node->index] < 0)
             return false;
     return true;
 }
@@ -684,21 +761,24 @@ s_count_domains (sess_interpod_t *self, const sess_task_t *task)
         }
     }
     sess_session_t *ssn = self->ssn;
-    bas_hash_t *seen = bas_hash_new (NULL);
     for (int i = 0; i < self->nspread; i++) {
         s_spread_t *sp = &self->spread[i];
-        bas_hash_purge (seen);
+        uint8_t *seen = calloc ((size_t)(sp->topo->ndoms ? sp->topo->ndoms : 1), 1);
+        if (!seen)
+            abort ();
         sp->ndomains = 0;
         for (int n = 0; n < ssn->nnodes; n++) {
             const sess_node_t *node = &ssn->nodes[n];
             if (!s_eligible (self, task, sp->c, node))
                 continue;
-            const char *v = sess_node_label (node, s_or (sp->c->topology_key));
-            if (bas_hash_insert (seen, v, (void *)node) == 0)
+            int dom = sp->topo->dom[n];
+            if (!seen[dom]) {
+                seen[dom] = 1;
                 sp->ndomains++;
+            }
         }
+        free (seen);
     }
-    bas_hash_destroy (&seen);
     free (self->domains_sig);
     self->domains_sig = sig;
     if (sig) {
@@ -720,17 +800,37 @@ static void
 s_spread_visit (sess_interpod_t *self, const sess_task_t *q, void *arg_)
 {
     s_spread_arg_t *arg = arg_;
+    s_spread_t *sp = arg->sp;
     const Basalt__V1__Pod *pod = arg->task->pod;
     if (q == arg->task || q->pod->deleting ||
         strcmp (s_or (q->pod->namespace_), s_or (pod->namespace_)) != 0 ||
-        !s_eligible (self, arg->task, arg->sp->c, q->node) ||
-        !s_spread_selects (arg->sp->c, pod, q->pod))
+        !s_eligible (self, arg->task, sp->c, q->node) || !s_spread_selects (sp->c, pod, q->pod))
         return;
-    const char *v = sess_node_label (q->node, s_or (arg->sp->c->topology_key));
-    intptr_t n = (intptr_t)bas_hash_lookup (arg->sp->counts, v);
-    if (n == 0)
-        arg->sp->nonzero++;
-    bas_hash_update (arg->sp->counts, v, (void *)(n + 1));
+    int dom = sp->topo->dom[q->node->index]; // >= 0: eligible nodes have the key
+    if (sp->stamp[dom] != self->spread_gen) {
+        sp->stamp[dom] = self->spread_gen;
+        sp->count[dom] = 0;
+        sp->touched[sp->ntouched++] = dom;
+    }
+    sp->count[dom]++;
+}
+
+//  Room in the constraint's arrays for its key's domains.
+static void
+s_spread_room (s_spread_t *sp)
+{
+    int need = sp->topo->ndoms ? sp->topo->ndoms : 1;
+    if (sp->cap >= need)
+        return;
+    free (sp->count);
+    free (sp->stamp);
+    free (sp->touched);
+    sp->count = calloc ((size_t)need, sizeof *sp->count);
+    sp->stamp = calloc ((size_t)need, sizeof *sp->stamp);
+    sp->touched = calloc ((size_t)need, sizeof *sp->touched);
+    if (!sp->count || !sp->stamp || !sp->touched)
+        abort ();
+    sp->cap = need;
 }
 
 static void
@@ -740,6 +840,13 @@ s_spread_memo (sess_interpod_t *self, const sess_task_t *task)
         return;
     self->spread_task = task;
     self->spread_version = self->version;
+    if (++self->spread_gen == 0) { // wrapped: forget every stamp
+        for (int k = 0; k < self->spread_cap; k++)
+            if (self->spread[k].stamp)
+                memset (self->spread[k].stamp, 0,
+                        (size_t)self->spread[k].cap * sizeof *self->spread[k].stamp);
+        self->spread_gen = 1;
+    }
     const Basalt__V1__Pod *pod = task->pod;
     self->nspread = 0;
     for (size_t i = 0; i < pod->n_topology_spread; i++) {
@@ -750,14 +857,16 @@ s_spread_memo (sess_interpod_t *self, const sess_task_t *task)
             self->spread = realloc (self->spread, (size_t)cap * sizeof *self->spread);
             if (!self->spread)
                 abort ();
-            for (int k = self->spread_cap; k < cap; k++)
-                self->spread[k].counts = bas_hash_new (NULL);
+            memset (self->spread + self->spread_cap, 0,
+                    (size_t)(cap - self->spread_cap) * sizeof *self->spread);
             self->spread_cap = cap;
         }
         s_spread_t *sp = &self->spread[self->nspread++];
         sp->c = pod->topology_spread[i];
-        bas_hash_purge (sp->counts);
-        sp->nonzero = 0;
+        sp->topo = s_topo (self, s_or (sp->c->topology_key));
+        s_spread_room (sp);
+        sp->ntouched = 0;
+        sp->self_match = s_spread_selects (sp->c, pod, pod) ? 1 : 0;
     }
     if (self->nspread == 0)
         return;
@@ -769,11 +878,11 @@ s_spread_memo (sess_interpod_t *self, const sess_task_t *task)
         //  kube-scheduler's critical path: the smallest count, 0 while
         //  some eligible domain has no selected pod.
         sp->min = 0;
-        if (sp->nonzero >= sp->ndomains && sp->nonzero > 0) {
-            sp->min = -1;
-            for (void *v = bas_hash_first (sp->counts); v; v = bas_hash_next (sp->counts))
-                if (sp->min < 0 || (intptr_t)v < sp->min)
-                    sp->min = (int)(intptr_t)v;
+        if (sp->ntouched >= sp->ndomains && sp->ntouched > 0) {
+            sp->min = sp->count[sp->touched[0]];
+            for (int k = 1; k < sp->ntouched; k++)
+                if (sp->count[sp->touched[k]] < sp->min)
+                    sp->min = sp->count[sp->touched[k]];
         }
         if (sp->c->has_min_domains && sp->ndomains < sp->c->min_domains)
             sp->min = 0;
@@ -787,19 +896,17 @@ sess_spread_check (sess_interpod_t *self, const sess_task_t *task, const sess_no
     if (!self || task->pod->n_topology_spread == 0)
         return 0;
     s_spread_memo (self, task);
-    if (self->nspread == 0)
-        return 0;
-    if (!s_has_keys (self, node)) {
-        snprintf (reason, rlen,
-                  "node(s) didn't match pod topology spread constraints (missing required label)");
-        return SESS_PRED_UNRESOLVABLE;
-    }
+    for (int i = 0; i < self->nspread; i++)
+        if (self->spread[i].topo->dom[node->index] < 0) {
+            snprintf (reason, rlen, "node(s) didn't match pod topology spread constraints "
+                                    "(missing required label)");
+            return SESS_PRED_UNRESOLVABLE;
+        }
     for (int i = 0; i < self->nspread; i++) {
         const s_spread_t *sp = &self->spread[i];
-        const char *v = sess_node_label (node, s_or (sp->c->topology_key));
-        intptr_t match = (intptr_t)bas_hash_lookup (sp->counts, v);
-        int self_match = s_spread_selects (sp->c, task->pod, task->pod) ? 1 : 0;
-        if (match + self_match - sp->min > sp->c->max_skew) {
+        int dom = sp->topo->dom[node->index];
+        int match = sp->stamp[dom] == self->spread_gen ? sp->count[dom] : 0;
+        if (match + sp->self_match - sp->min > sp->c->max_skew) {
             snprintf (reason, rlen, "node(s) didn't match pod topology spread constraints");
             return SESS_PRED_UNSCHEDULABLE;
         }

@@ -3,6 +3,7 @@
         basalt-bench-session [--nodes N] [--pods N] [--gang N] [--node-cpu Q]
                              [--node-memory Q] [--node-pods N] [--pod-cpu Q]
                              [--pod-memory Q] [--conf FILE] [--no-baseline]
+                             [--constraints]
 
     Builds a replica like the one session-svc keeps (N nodes, one default
     queue, pending pods in gangs of --gang with minMember = gang size) and
@@ -14,6 +15,13 @@
 
         nodes=5000 pods=50000 gangs=16667 session_ms=… pods_per_s=…
         ms_per_gang=… placed=… firstfit_ms=… firstfit_placed=… ratio_vs_firstfit=…
+
+    With --constraints every gang's pods repel each other per node (required
+    pod anti-affinity on kubernetes.io/hostname, selecting the gang's own
+    label) and every second gang also spreads over the zones (maxSkew 1,
+    DoNotSchedule; nodes are in 10 zones); the same cluster without them is
+    timed in the same invocation and the line adds plain_ms and
+    ratio_vs_plain.
 
     Design note: this is a measurement, not a test; nothing here asserts a
     time. The model is built with the same wire objects cache-svc sends.
@@ -40,6 +48,7 @@ typedef struct {
     const char *pod_memory;
     const char *conf_file; // scheduler configuration, NULL = default
     bool baseline;         // also time first-fit
+    bool constraints;      // anti-affinity on every gang, spread on half
 } bench_opts_t;
 
 static double
@@ -93,6 +102,57 @@ s_object (Basalt__V1__Object__KindCase kind)
     return obj;
 }
 
+static Basalt__V1__KeyValue *
+s_kv (const char *key, const char *value)
+{
+    Basalt__V1__KeyValue *kv = s_new (sizeof *kv);
+    basalt__v1__key_value__init (kv);
+    kv->key = s_dup (key);
+    kv->value = s_dup (value);
+    return kv;
+}
+
+//  A selector of the pods labelled gang=<name>.
+static Basalt__V1__LabelSelector *
+s_gang_selector (const char *gang)
+{
+    Basalt__V1__LabelSelector *sel = s_new (sizeof *sel);
+    basalt__v1__label_selector__init (sel);
+    sel->match_labels = s_new (sizeof *sel->match_labels);
+    sel->match_labels[0] = s_kv ("gang", gang);
+    sel->n_match_labels = 1;
+    return sel;
+}
+
+//  --constraints: the gang label, one-per-node anti-affinity, and on every
+//  second gang a zone spread.
+static void
+s_constrain (Basalt__V1__Pod *pod, const char *gang, long g)
+{
+    pod->labels = s_new (sizeof *pod->labels);
+    pod->labels[0] = s_kv ("gang", gang);
+    pod->n_labels = 1;
+    Basalt__V1__PodAffinityTerm *term = s_new (sizeof *term);
+    basalt__v1__pod_affinity_term__init (term);
+    term->label_selector = s_gang_selector (gang);
+    term->topology_key = s_dup ("kubernetes.io/hostname");
+    pod->pod_anti_affinity = s_new (sizeof *pod->pod_anti_affinity);
+    pod->pod_anti_affinity[0] = term;
+    pod->n_pod_anti_affinity = 1;
+    if (g % 2)
+        return;
+    Basalt__V1__TopologySpreadConstraint *c = s_new (sizeof *c);
+    basalt__v1__topology_spread_constraint__init (c);
+    c->has_max_skew = true;
+    c->max_skew = 1;
+    c->topology_key = s_dup ("topology.kubernetes.io/zone");
+    c->when_unsatisfiable = s_dup ("DoNotSchedule");
+    c->label_selector = s_gang_selector (gang);
+    pod->topology_spread = s_new (sizeof *pod->topology_spread);
+    pod->topology_spread[0] = c;
+    pod->n_topology_spread = 1;
+}
+
 static int
 s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, size_t errlen)
 {
@@ -111,6 +171,12 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
         }
         node->has_ready = node->ready = true;
         node->has_unschedulable = true;
+        char zone[32];
+        snprintf (zone, sizeof zone, "zone-%ld", i % 10);
+        node->labels = s_new (2 * sizeof *node->labels);
+        node->labels[0] = s_kv ("kubernetes.io/hostname", name);
+        node->labels[1] = s_kv ("topology.kubernetes.io/zone", zone);
+        node->n_labels = 2;
         Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_NODE);
         obj->node = node;
         bas_store_upsert (store, &obj);
@@ -170,6 +236,8 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
             }
             pod->has_creation_time_ms = true;
             pod->creation_time_ms = clock++;
+            if (o->constraints)
+                s_constrain (pod, name, g);
             Basalt__V1__Object *pobj = s_object (BASALT__V1__OBJECT__KIND_POD);
             pobj->pod = pod;
             bas_store_upsert (store, &pobj);
@@ -286,6 +354,8 @@ s_usage (FILE *out)
                   "  --pod-memory Q     pod request memory (default 1Gi)\n"
                   "  --conf FILE        scheduler configuration (default: Volcano's default)\n"
                   "  --no-baseline      skip the first-fit comparison\n"
+                  "  --constraints      anti-affinity on every gang, zone spread on half; also\n"
+                  "                     time the same cluster without them\n"
                   "  --help             this text\n");
 }
 
@@ -335,7 +405,7 @@ s_load_conf (const char *path, bool *bad)
 int
 main (int argc, char **argv)
 {
-    bench_opts_t o = {5000, 50000, 3, "32", "256Gi", 110, "1", "1Gi", NULL, true};
+    bench_opts_t o = {5000, 50000, 3, "32", "256Gi", 110, "1", "1Gi", NULL, true, false};
     enum {
         OPT_NODES = 1,
         OPT_PODS,
@@ -348,6 +418,7 @@ main (int argc, char **argv)
         OPT_CONF,
         OPT_BASELINE,
         OPT_NO_BASELINE,
+        OPT_CONSTRAINTS,
         OPT_HELP
     };
     static const struct option options[] = {
@@ -362,6 +433,7 @@ main (int argc, char **argv)
         {"conf", required_argument, NULL, OPT_CONF},
         {"baseline", no_argument, NULL, OPT_BASELINE},
         {"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
+        {"constraints", no_argument, NULL, OPT_CONSTRAINTS},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -401,6 +473,9 @@ main (int argc, char **argv)
             break;
         case OPT_NO_BASELINE:
             o.baseline = false;
+            break;
+        case OPT_CONSTRAINTS:
+            o.constraints = true;
             break;
         case OPT_HELP:
             s_usage (stdout);
@@ -443,6 +518,25 @@ main (int argc, char **argv)
             "placed=%ld",
             o.nodes, o.pods, gangs, session_ms, session_ms > 0 ? placed * 1000.0 / session_ms : 0,
             session_ms / (double)gangs, placed);
+    if (o.constraints) {
+        //  The same cluster without the constraints, timed the same way.
+        bench_opts_t plain = o;
+        plain.constraints = false;
+        bas_store_t *pstore = bas_store_new ();
+        long pgangs = 0;
+        if (s_build (pstore, &plain, &pgangs, err, sizeof err) != 0) {
+            fprintf (stderr, "basalt-bench-session: %s\n", err);
+            return 2;
+        }
+        t0 = s_now_ms ();
+        Basalt__V1__Commit *pc = sess_run (pstore, conf, &params);
+        double plain_ms = s_now_ms () - t0;
+        printf (" plain_ms=%.1f plain_placed=%ld ratio_vs_plain=%.2f", plain_ms,
+                pc ? (long)pc->n_placements : 0L, plain_ms > 0 ? session_ms / plain_ms : 0);
+        if (pc)
+            protobuf_c_message_free_unpacked (&pc->base, NULL);
+        bas_store_destroy (&pstore);
+    }
     if (o.baseline) {
         t0 = s_now_ms ();
         long ff_placed = s_first_fit (store);
