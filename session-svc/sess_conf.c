@@ -221,7 +221,7 @@ s_parse_plugin (sess_plugin_conf_t *p, const cJSON *item, const char *text, size
     cJSON_ArrayForEach (field, item)
     {
         const char *key = field->string;
-        if (!key || strcmp (key, "name") == 0)
+        if (!key || strcmp (key, "name") == 0 || strcmp (key, "optional") == 0)
             continue;
         if (strcmp (key, "arguments") == 0) {
             if (cJSON_IsNull (field))
@@ -253,8 +253,27 @@ s_parse_plugin (sess_plugin_conf_t *p, const cJSON *item, const char *text, size
         }
         p->flags[s_flag_keys[f].flag] = cJSON_IsTrue (field);
     }
+    //  A plugin Volcano has and Basalt does not: skipping it would schedule
+    //  differently from Volcano without telling anyone, so only a
+    //  configuration that says `optional: true` (a Basalt key Volcano's
+    //  loader ignores) runs without it.
+    const cJSON *optional = cJSON_GetObjectItemCaseSensitive (item, "optional");
+    if (optional && !cJSON_IsBool (optional)) {
+        snprintf (reason, sizeof reason, "plugin %s: optional must be true or false",
+                  name->valuestring);
+        s_fail (err, errlen, text, len, "optional", reason);
+        return -1;
+    }
     if (!def || !def->on_session_open) {
-        bas_warn ("sched_conf_plugin_unimplemented", "plugin=%s msg=\"skipped\"",
+        if (!cJSON_IsTrue (optional)) {
+            snprintf (reason, sizeof reason,
+                      "plugin \"%s\" is Volcano's but Basalt does not implement it yet: remove "
+                      "it, or add \"optional: true\" to its entry to schedule without it",
+                      name->valuestring);
+            s_fail (err, errlen, text, len, name->valuestring, reason);
+            return -1;
+        }
+        bas_warn ("sched_conf_plugin_unimplemented", "plugin=%s msg=\"optional: skipped\"",
                   name->valuestring);
         return 1;
     }

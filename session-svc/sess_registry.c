@@ -47,7 +47,8 @@ static const sess_plugin_def_t s_plugins[] = {
     {"proportion", sess_proportion_open, sess_proportion_close, s_no_args},
     {"capacity", sess_capacity_open, sess_capacity_close, s_capacity_args},
     {"overcommit", sess_overcommit_open, sess_overcommit_close, s_overcommit_args},
-    //  Volcano plugins not implemented yet: accepted, skipped.
+    //  Volcano plugins not implemented yet: a configuration naming one is
+    //  refused unless the entry says optional: true (sess_conf.c).
     {"deviceshare", NULL, NULL, NULL},
     {"resource-strategy-fit", NULL, NULL, NULL},
     {"tdm", NULL, NULL, NULL},

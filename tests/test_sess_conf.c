@@ -48,6 +48,7 @@ test_good (void **state)
                        "    enablePreemptable: false\n"
                        "  - name: conformance\n"
                        "  - name: sla\n"
+                       "    optional: true\n"
                        "    arguments:\n"
                        "      sla-waiting-time: 1h\n"
                        "- plugins:\n"
@@ -105,6 +106,19 @@ test_bad (void **state)
                     "  - name: gang\n"
                     "  - name: gnag\n",
                     "line 5: unknown plugin \"gnag\"");
+    //  Volcano's plugin that Basalt lacks: refused by name, unless optional.
+    s_expect_error ("actions: \"allocate\"\n"
+                    "tiers:\n"
+                    "- plugins:\n"
+                    "  - name: gang\n"
+                    "  - name: usage\n",
+                    "line 5: plugin \"usage\" is Volcano's but Basalt does not implement it yet");
+    s_expect_error ("actions: \"allocate\"\n"
+                    "tiers:\n"
+                    "- plugins:\n"
+                    "  - name: usage\n"
+                    "    optional: no-thanks\n",
+                    "plugin usage: optional must be true or false");
     s_expect_error ("actions: \"allocate\"\n"
                     "tiers:\n"
                     "- plugins:\n"
