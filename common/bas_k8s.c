@@ -829,48 +829,120 @@ s_label_selector (s_ctx_t *ctx, const cJSON *item, const char *path,
     return 0;
 }
 
+//  One NodeSelectorTerm object to a message.
+static int
+s_node_term (s_ctx_t *ctx, const cJSON *t, const char *path, Basalt__V1__NodeSelectorTerm **out)
+{
+    if (!cJSON_IsObject (t)) {
+        s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (t));
+        return -1;
+    }
+    Basalt__V1__NodeSelectorTerm *term = s_alloc (ctx, sizeof *term);
+    if (!term)
+        return -1;
+    basalt__v1__node_selector_term__init (term);
+    *out = term;
+    const cJSON *exprs, *fields;
+    if (s_array (ctx, s_get (t, "matchExpressions"), path, &exprs) != 0 ||
+        s_array (ctx, s_get (t, "matchFields"), path, &fields) != 0 ||
+        s_requirements (ctx, exprs, path, &term->match_expressions, &term->n_match_expressions) !=
+            0 ||
+        s_requirements (ctx, fields, path, &term->match_fields, &term->n_match_fields) != 0)
+        return -1;
+    return 0;
+}
+
+//  One PodAffinityTerm object to a message.
+static int
+s_pod_term (s_ctx_t *ctx, const cJSON *t, const char *path, Basalt__V1__PodAffinityTerm **out)
+{
+    if (!cJSON_IsObject (t)) {
+        s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (t));
+        return -1;
+    }
+    Basalt__V1__PodAffinityTerm *term = s_alloc (ctx, sizeof *term);
+    if (!term)
+        return -1;
+    basalt__v1__pod_affinity_term__init (term);
+    *out = term;
+    const cJSON *namespaces;
+    if (s_label_selector (ctx, s_get (t, "labelSelector"), path, &term->label_selector) != 0 ||
+        s_label_selector (ctx, s_get (t, "namespaceSelector"), path, &term->namespace_selector) !=
+            0 ||
+        s_str (ctx, s_get (t, "topologyKey"), path, &term->topology_key) != 0 ||
+        s_array (ctx, s_get (t, "namespaces"), path, &namespaces) != 0 ||
+        s_str_list (ctx, namespaces, path, &term->namespaces, &term->n_namespaces) != 0)
+        return -1;
+    if (!term->topology_key || !*term->topology_key) {
+        s_fail (ctx, "%s: topologyKey: required", path);
+        return -1;
+    }
+    return 0;
+}
+
+//  A weight of a preferred term: 1-100.
+static int
+s_weight (s_ctx_t *ctx, const cJSON *item, const char *path, int32_t *out)
+{
+    protobuf_c_boolean has = 0;
+    if (s_int32 (ctx, item, path, out, &has) != 0)
+        return -1;
+    if (!has || *out < 1 || *out > 100) {
+        s_fail (ctx, "%s: weight: must be from 1 to 100", path);
+        return -1;
+    }
+    return 0;
+}
+
 //  spec.affinity.<which>.requiredDuringSchedulingIgnoredDuringExecution (a
-//  list of PodAffinityTerms) to messages.
+//  list of PodAffinityTerms) and .preferredDuringScheduling... (weighted
+//  ones) to messages.
 static int
 s_pod_terms (s_ctx_t *ctx, const cJSON *affinity, const char *which,
-             Basalt__V1__PodAffinityTerm ***out, size_t *n_out)
+             Basalt__V1__PodAffinityTerm ***out, size_t *n_out,
+             Basalt__V1__WeightedPodAffinityTerm ***pref, size_t *n_pref)
 {
     char path[128];
     snprintf (path, sizeof path, "spec.affinity.%s.requiredDuringSchedulingIgnoredDuringExecution",
               which);
-    const cJSON *pa, *terms;
+    const cJSON *pa, *terms, *preferred;
     if (s_object (ctx, s_get (affinity, which), path, &pa) != 0 ||
         s_array (ctx, s_get (pa, "requiredDuringSchedulingIgnoredDuringExecution"), path, &terms) !=
             0)
         return -1;
     size_t n = s_count (terms);
+    if (n) {
+        *out = s_alloc_array (ctx, n, sizeof **out);
+        if (!*out)
+            return -1;
+        for (const cJSON *t = terms->child; t; t = t->next)
+            if (s_pod_term (ctx, t, path, &(*out)[(*n_out)++]) != 0)
+                return -1;
+    }
+    snprintf (path, sizeof path, "spec.affinity.%s.preferredDuringSchedulingIgnoredDuringExecution",
+              which);
+    if (s_array (ctx, s_get (pa, "preferredDuringSchedulingIgnoredDuringExecution"), path,
+                 &preferred) != 0)
+        return -1;
+    n = s_count (preferred);
     if (n == 0)
         return 0;
-    *out = s_alloc_array (ctx, n, sizeof **out);
-    if (!*out)
+    *pref = s_alloc_array (ctx, n, sizeof **pref);
+    if (!*pref)
         return -1;
-    for (const cJSON *t = terms->child; t; t = t->next) {
+    for (const cJSON *t = preferred->child; t; t = t->next) {
         if (!cJSON_IsObject (t)) {
             s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (t));
             return -1;
         }
-        Basalt__V1__PodAffinityTerm *term = s_alloc (ctx, sizeof *term);
-        if (!term)
+        Basalt__V1__WeightedPodAffinityTerm *w = s_alloc (ctx, sizeof *w);
+        if (!w)
             return -1;
-        basalt__v1__pod_affinity_term__init (term);
-        (*out)[(*n_out)++] = term;
-        const cJSON *namespaces;
-        if (s_label_selector (ctx, s_get (t, "labelSelector"), path, &term->label_selector) != 0 ||
-            s_label_selector (ctx, s_get (t, "namespaceSelector"), path,
-                              &term->namespace_selector) != 0 ||
-            s_str (ctx, s_get (t, "topologyKey"), path, &term->topology_key) != 0 ||
-            s_array (ctx, s_get (t, "namespaces"), path, &namespaces) != 0)
-            return -1;
-        if (!term->topology_key || !*term->topology_key) {
-            s_fail (ctx, "%s: topologyKey: required", path);
-            return -1;
-        }
-        if (s_str_list (ctx, namespaces, path, &term->namespaces, &term->n_namespaces) != 0)
+        basalt__v1__weighted_pod_affinity_term__init (w);
+        (*pref)[(*n_pref)++] = w;
+        w->has_weight = 1;
+        if (s_weight (ctx, s_get (t, "weight"), path, &w->weight) != 0 ||
+            s_pod_term (ctx, s_get (t, "podAffinityTerm"), path, &w->term) != 0)
             return -1;
     }
     return 0;
@@ -1001,40 +1073,52 @@ s_host_ports (s_ctx_t *ctx, const cJSON *containers, Basalt__V1__Pod *pod)
 static int
 s_affinity (s_ctx_t *ctx, const cJSON *affinity, Basalt__V1__Pod *pod)
 {
-    if (s_pod_terms (ctx, affinity, "podAffinity", &pod->pod_affinity, &pod->n_pod_affinity) != 0 ||
+    if (s_pod_terms (ctx, affinity, "podAffinity", &pod->pod_affinity, &pod->n_pod_affinity,
+                     &pod->preferred_pod_affinity, &pod->n_preferred_pod_affinity) != 0 ||
         s_pod_terms (ctx, affinity, "podAntiAffinity", &pod->pod_anti_affinity,
-                     &pod->n_pod_anti_affinity) != 0)
+                     &pod->n_pod_anti_affinity, &pod->preferred_pod_anti_affinity,
+                     &pod->n_preferred_pod_anti_affinity) != 0)
         return -1;
     static const char path[] = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"
                                "Execution.nodeSelectorTerms";
-    const cJSON *na, *req, *terms;
+    static const char ppath[] = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnored"
+                                "DuringExecution";
+    const cJSON *na, *req, *terms, *preferred;
     if (s_object (ctx, s_get (affinity, "nodeAffinity"), "spec.affinity.nodeAffinity", &na) != 0 ||
         s_object (ctx, s_get (na, "requiredDuringSchedulingIgnoredDuringExecution"), path, &req) !=
             0 ||
-        s_array (ctx, s_get (req, "nodeSelectorTerms"), path, &terms) != 0)
+        s_array (ctx, s_get (req, "nodeSelectorTerms"), path, &terms) != 0 ||
+        s_array (ctx, s_get (na, "preferredDuringSchedulingIgnoredDuringExecution"), ppath,
+                 &preferred) != 0)
         return -1;
     size_t n = s_count (terms);
+    if (n) {
+        pod->affinity_terms = s_alloc_array (ctx, n, sizeof *pod->affinity_terms);
+        if (!pod->affinity_terms)
+            return -1;
+        for (const cJSON *t = terms->child; t; t = t->next)
+            if (s_node_term (ctx, t, path, &pod->affinity_terms[pod->n_affinity_terms++]) != 0)
+                return -1;
+    }
+    n = s_count (preferred);
     if (n == 0)
         return 0;
-    pod->affinity_terms = s_alloc_array (ctx, n, sizeof *pod->affinity_terms);
-    if (!pod->affinity_terms)
+    pod->preferred_node_affinity = s_alloc_array (ctx, n, sizeof *pod->preferred_node_affinity);
+    if (!pod->preferred_node_affinity)
         return -1;
-    for (const cJSON *t = terms->child; t; t = t->next) {
+    for (const cJSON *t = preferred->child; t; t = t->next) {
         if (!cJSON_IsObject (t)) {
-            s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (t));
+            s_fail (ctx, "%s: expected an object, got %s", ppath, s_type_name (t));
             return -1;
         }
-        Basalt__V1__NodeSelectorTerm *term = s_alloc (ctx, sizeof *term);
-        if (!term)
+        Basalt__V1__PreferredSchedulingTerm *p = s_alloc (ctx, sizeof *p);
+        if (!p)
             return -1;
-        basalt__v1__node_selector_term__init (term);
-        pod->affinity_terms[pod->n_affinity_terms++] = term;
-        const cJSON *exprs, *fields;
-        if (s_array (ctx, s_get (t, "matchExpressions"), path, &exprs) != 0 ||
-            s_array (ctx, s_get (t, "matchFields"), path, &fields) != 0 ||
-            s_requirements (ctx, exprs, path, &term->match_expressions,
-                            &term->n_match_expressions) != 0 ||
-            s_requirements (ctx, fields, path, &term->match_fields, &term->n_match_fields) != 0)
+        basalt__v1__preferred_scheduling_term__init (p);
+        pod->preferred_node_affinity[pod->n_preferred_node_affinity++] = p;
+        p->has_weight = 1;
+        if (s_weight (ctx, s_get (t, "weight"), ppath, &p->weight) != 0 ||
+            s_node_term (ctx, s_get (t, "preference"), ppath, &p->preference) != 0)
             return -1;
     }
     return 0;

@@ -44,6 +44,7 @@ static const int s_kind_flag[SESS_FN_COUNT] = {
     [SESS_FN_ALLOCATE_EVENT] = -1,
     [SESS_FN_DEALLOCATE_EVENT] = -1,
     [SESS_FN_VICTIM_QUEUE_ORDER] = -1,
+    [SESS_FN_BATCH_NODE_ORDER] = SESS_FLAG_NODE_ORDER,
 };
 
 typedef void (*s_any_fn) (void);
@@ -75,6 +76,7 @@ S_ADDER (sess_add_queue_order_fn, SESS_FN_QUEUE_ORDER, sess_queue_order_fn)
 S_ADDER (sess_add_task_order_fn, SESS_FN_TASK_ORDER, sess_task_order_fn)
 S_ADDER (sess_add_predicate_fn, SESS_FN_PREDICATE, sess_predicate_fn)
 S_ADDER (sess_add_node_order_fn, SESS_FN_NODE_ORDER, sess_node_order_fn)
+S_ADDER (sess_add_batch_node_order_fn, SESS_FN_BATCH_NODE_ORDER, sess_batch_node_order_fn)
 
 void
 sess_add_node_order_fn_pure (sess_session_t *ssn, void *self, sess_node_order_fn *fn)
@@ -245,7 +247,7 @@ sess_predicate (sess_session_t *ssn, const sess_task_t *task, const sess_node_t 
 bool
 sess_has_node_order (sess_session_t *ssn)
 {
-    return ssn->nfns[SESS_FN_NODE_ORDER] > 0;
+    return ssn->nfns[SESS_FN_NODE_ORDER] > 0 || ssn->nfns[SESS_FN_BATCH_NODE_ORDER] > 0;
 }
 
 double
@@ -556,8 +558,9 @@ sess_stmt_evict (sess_stmt_t *stmt, sess_task_t *task, const char *reason)
     int old = task->status;
     s_update_on_node (task, SESS_TASK_RELEASING);
     //  The predicates plugin drops an evicted pod from its node view: it no
-    //  longer counts against the node's pod limit.
+    //  longer counts against the node's pod limit, nor for pod affinity.
     task->node->npods--;
+    sess_interpod_placed (stmt->ssn->interpod, task, false);
     s_fire (stmt->ssn, SESS_FN_DEALLOCATE_EVENT, task);
     sess_op_t *op = s_stmt_push (stmt, SESS_OP_EVICT, task, task->node);
     op->old_status = old;
@@ -595,6 +598,7 @@ s_place (sess_session_t *ssn, sess_task_t *task, sess_node_t *node, int status)
     task->node_name = node->name;
     sess_task_set_status (task, status);
     sess_node_add_task (node, task);
+    sess_interpod_placed (ssn->interpod, task, true);
     s_fire (ssn, SESS_FN_ALLOCATE_EVENT, task);
 }
 
@@ -657,6 +661,7 @@ sess_stmt_discard (sess_stmt_t *stmt)
             //  Back to what it was (Running or Bound) on the same node.
             s_update_on_node (task, op->old_status);
             task->node->npods++;
+            sess_interpod_placed (stmt->ssn->interpod, task, true);
             s_fire (stmt->ssn, SESS_FN_ALLOCATE_EVENT, task);
             continue;
         }
@@ -665,6 +670,7 @@ sess_stmt_discard (sess_stmt_t *stmt)
         sess_task_set_status (task, SESS_TASK_PENDING);
         task->node = NULL;
         task->node_name = NULL;
+        sess_interpod_placed (stmt->ssn->interpod, task, false);
         s_fire (stmt->ssn, SESS_FN_DEALLOCATE_EVENT, task);
     }
     stmt->nops = 0;
@@ -816,10 +822,13 @@ sess_preempt_nodes (sess_session_t *ssn, sess_task_t *task, sess_node_t **out)
     if (n < 2 || !sess_has_node_order (ssn))
         return n;
     s_scored_t *scored = malloc ((size_t)n * sizeof *scored);
-    if (!scored)
+    double *scores = malloc ((size_t)n * sizeof *scores);
+    if (!scored || !scores)
         abort ();
+    sess_node_scores (ssn, task, out, n, scores);
     for (int i = 0; i < n; i++)
-        scored[i] = (s_scored_t){out[i], sess_node_score (ssn, task, out[i])};
+        scored[i] = (s_scored_t){out[i], scores[i]};
+    free (scores);
     qsort (scored, (size_t)n, sizeof *scored, s_scored_cmp);
     for (int i = 0; i < n; i++)
         out[i] = scored[i].node;
@@ -883,7 +892,25 @@ sess_best_node (sess_session_t *ssn, sess_task_t *task, int n, bool with_resourc
                 best = cand[i];
         return best;
     }
-    //  Memoised scores when every scorer is pure (see sess_session.h).
+    double *scores = ssn->scratch_scores;
+    sess_node_scores (ssn, task, cand, n, scores);
+    double best_score = scores[0];
+    for (int i = 1; i < n; i++) {
+        sess_node_t *node = cand[i];
+        double s = scores[i];
+        if (s > best_score || (s == best_score && node->index < best->index)) {
+            best = node;
+            best_score = s;
+        }
+    }
+    return best;
+}
+
+void
+sess_node_scores (sess_session_t *ssn, const sess_task_t *task, sess_node_t *const *nodes, int n,
+                  double *scores)
+{
+    //  Memoised scores when every per-node scorer is pure (see sess_session.h).
     bool pure = true;
     S_EACH (SESS_FN_NODE_ORDER, e)
     {
@@ -893,26 +920,23 @@ sess_best_node (sess_session_t *ssn, sess_task_t *task, int n, bool with_resourc
         ssn->score_sig++;
         ssn->score_req = *task->resreq;
     }
-    double best_score = 0;
     for (int i = 0; i < n; i++) {
-        sess_node_t *node = cand[i];
-        double s;
+        sess_node_t *node = nodes[i];
         if (pure && node->memo_sig == ssn->score_sig && node->memo_version == node->version)
-            s = node->memo_score;
+            scores[i] = node->memo_score;
         else {
-            s = sess_node_score (ssn, task, node);
+            scores[i] = sess_node_score (ssn, task, node);
             if (pure) {
                 node->memo_sig = ssn->score_sig;
                 node->memo_version = node->version;
-                node->memo_score = s;
+                node->memo_score = scores[i];
             }
         }
-        if (i == 0 || s > best_score || (s == best_score && node->index < best->index)) {
-            best = node;
-            best_score = s;
-        }
     }
-    return best;
+    S_EACH (SESS_FN_BATCH_NODE_ORDER, e)
+    {
+        ((sess_batch_node_order_fn *)e->fn) (e->self, task, nodes, n, scores);
+    }
 }
 
 // ------------------------------------------------------------ heap

@@ -99,6 +99,14 @@ typedef struct {
     uint32_t gen;
 } s_dset_t;
 
+//  Sums per domain of one topology key (the score's topologyScore).
+typedef struct {
+    const s_topo_t *topo;
+    int64_t *val;    // per domain (valid where stamp == gen)
+    uint32_t *stamp;
+    uint32_t active; // generation it was last used in
+} s_dsum_t;
+
 //  One DoNotSchedule constraint of the memo's task.
 typedef struct {
     const Basalt__V1__TopologySpreadConstraint *c;
@@ -119,6 +127,7 @@ struct _sess_interpod_t {
     bas_hash_t *by_label;   // "key=value" -> s_refs_t* (tasks with that label)
     bas_hash_t *anti_by_label; // a term's first "key=value" -> s_refs_t* (task, term)
     s_refs_t anti_any;      // anti-affinity terms without matchLabels
+    s_refs_t scorers;       // tasks whose terms may score others (s_scores_others)
     uint64_t version;       // bumped by every allocate / deallocate event
     //  Memo for one task.
     const sess_task_t *memo_task;
@@ -139,6 +148,10 @@ struct _sess_interpod_t {
     uint32_t spread_gen;    // generation of the counts
     char *domains_sig;      // what domains_n was counted for (NULL: nothing)
     int *domains_n;         // per constraint of that signature: ndomains
+    //  Score: weights per domain, per topology key.
+    s_dsum_t *sums;
+    int nsums;
+    uint32_t sums_gen;
 };
 
 static const char *
@@ -386,7 +399,17 @@ s_term_selects (const Basalt__V1__PodAffinityTerm *term, const char *owner_ns,
 static bool
 s_has_terms (const Basalt__V1__Pod *pod)
 {
-    return pod->n_pod_affinity > 0 || pod->n_pod_anti_affinity > 0;
+    return pod->n_pod_affinity > 0 || pod->n_pod_anti_affinity > 0 ||
+           pod->n_preferred_pod_affinity > 0 || pod->n_preferred_pod_anti_affinity > 0;
+}
+
+//  A pod whose own terms may score an incoming pod: required affinity
+//  (kube-scheduler's hardPodAffinityWeight) or any preferred term.
+static bool
+s_scores_others (const Basalt__V1__Pod *pod)
+{
+    return (SESS_HARD_POD_AFFINITY_WEIGHT > 0 && pod->n_pod_affinity > 0) ||
+           pod->n_preferred_pod_affinity > 0 || pod->n_preferred_pod_anti_affinity > 0;
 }
 
 static bool
@@ -440,6 +463,8 @@ sess_interpod_new (sess_session_t *ssn)
                       s_or (pod->labels[l]->value));
             s_refs_push (s_refs_at (self->by_label, key), t, -1);
         }
+        if (s_scores_others (pod))
+            s_refs_push (&self->scorers, t, -1);
         for (size_t j = 0; j < pod->n_pod_anti_affinity; j++) {
             const Basalt__V1__LabelSelector *sel = pod->pod_anti_affinity[j]->label_selector;
             if (!sel)
@@ -465,6 +490,12 @@ sess_interpod_destroy (sess_interpod_t **self_p)
     bas_hash_destroy (&self->by_label);
     bas_hash_destroy (&self->anti_by_label);
     free (self->anti_any.v);
+    free (self->scorers.v);
+    for (int i = 0; i < self->nsums; i++) {
+        free (self->sums[i].val);
+        free (self->sums[i].stamp);
+    }
+    free (self->sums);
     s_dset_fini (&self->existing);
     s_dset_fini (&self->anti);
     s_dset_fini (&self->affinity);
@@ -912,4 +943,140 @@ sess_spread_check (sess_interpod_t *self, const sess_task_t *task, const sess_no
         }
     }
     return 0;
+}
+
+// ------------------------------------------------------------ score
+
+static void
+s_sum_add (sess_interpod_t *self, const char *key, const sess_node_t *node, int64_t delta)
+{
+    const s_topo_t *topo = s_topo (self, key);
+    int dom = topo->dom[node->index];
+    if (dom < 0)
+        return;
+    s_dsum_t *e = NULL;
+    for (int i = 0; i < self->nsums && !e; i++)
+        if (self->sums[i].topo == topo)
+            e = &self->sums[i];
+    if (!e) {
+        self->sums = realloc (self->sums, (size_t)(self->nsums + 1) * sizeof *self->sums);
+        if (!self->sums)
+            abort ();
+        e = &self->sums[self->nsums++];
+        e->topo = topo;
+        e->active = 0;
+        e->val = calloc ((size_t)(topo->ndoms ? topo->ndoms : 1), sizeof *e->val);
+        e->stamp = calloc ((size_t)(topo->ndoms ? topo->ndoms : 1), sizeof *e->stamp);
+        if (!e->val || !e->stamp)
+            abort ();
+    }
+    e->active = self->sums_gen;
+    if (e->stamp[dom] != self->sums_gen) {
+        e->stamp[dom] = self->sums_gen;
+        e->val[dom] = 0;
+    }
+    e->val[dom] += delta;
+}
+
+typedef struct {
+    const Basalt__V1__PodAffinityTerm *term;
+    const sess_task_t *task;
+    int64_t weight; // negative for anti-affinity
+} s_pref_arg_t;
+
+//  The incoming task's preferred term selects a placed pod: its domain
+//  gains (or loses) the term's weight.
+static void
+s_pref_visit (sess_interpod_t *self, const sess_task_t *q, void *arg_)
+{
+    s_pref_arg_t *arg = arg_;
+    if (q == arg->task || !s_term_selects (arg->term, s_or (arg->task->pod->namespace_), q->pod))
+        return;
+    s_sum_add (self, s_or (arg->term->topology_key), q->node, arg->weight);
+}
+
+//  A placed pod's own terms that select the incoming task.
+static void
+s_scorer (sess_interpod_t *self, const sess_task_t *task, const sess_task_t *p)
+{
+    const Basalt__V1__Pod *pod = p->pod;
+    const char *ns = s_or (pod->namespace_);
+    for (size_t i = 0; SESS_HARD_POD_AFFINITY_WEIGHT > 0 && i < pod->n_pod_affinity; i++) {
+        const Basalt__V1__PodAffinityTerm *t = pod->pod_affinity[i];
+        if (s_ns_selector_supported (t->namespace_selector) && s_term_selects (t, ns, task->pod))
+            s_sum_add (self, s_or (t->topology_key), p->node, SESS_HARD_POD_AFFINITY_WEIGHT);
+    }
+    for (int anti = 0; anti < 2; anti++) {
+        size_t n = anti ? pod->n_preferred_pod_anti_affinity : pod->n_preferred_pod_affinity;
+        for (size_t i = 0; i < n; i++) {
+            const Basalt__V1__WeightedPodAffinityTerm *w =
+                anti ? pod->preferred_pod_anti_affinity[i] : pod->preferred_pod_affinity[i];
+            if (!w->term || !s_ns_selector_supported (w->term->namespace_selector) ||
+                !s_term_selects (w->term, ns, task->pod))
+                continue;
+            s_sum_add (self, s_or (w->term->topology_key), p->node, anti ? -w->weight : w->weight);
+        }
+    }
+}
+
+void
+sess_interpod_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t *const *nodes,
+                     int n, int weight, double *scores)
+{
+    if (!self || n <= 0 || weight == 0)
+        return;
+    const Basalt__V1__Pod *pod = task->pod;
+    if (self->scorers.n == 0 && pod->n_preferred_pod_affinity == 0 &&
+        pod->n_preferred_pod_anti_affinity == 0)
+        return; // every candidate would score the same
+    if (++self->sums_gen == 0) { // wrapped: forget every stamp
+        for (int i = 0; i < self->nsums; i++) {
+            memset (self->sums[i].stamp, 0,
+                    (size_t)(self->sums[i].topo->ndoms ? self->sums[i].topo->ndoms : 1) *
+                        sizeof *self->sums[i].stamp);
+            self->sums[i].active = 0;
+        }
+        self->sums_gen = 1;
+    }
+    for (int anti = 0; anti < 2; anti++) {
+        size_t np = anti ? pod->n_preferred_pod_anti_affinity : pod->n_preferred_pod_affinity;
+        for (size_t i = 0; i < np; i++) {
+            const Basalt__V1__WeightedPodAffinityTerm *w =
+                anti ? pod->preferred_pod_anti_affinity[i] : pod->preferred_pod_affinity[i];
+            if (!w->term || !s_ns_selector_supported (w->term->namespace_selector))
+                continue;
+            s_pref_arg_t arg = {w->term, task, anti ? -w->weight : w->weight};
+            s_each_candidate (self, w->term->label_selector, s_pref_visit, &arg);
+        }
+    }
+    for (int i = 0; i < self->scorers.n; i++) {
+        const sess_task_t *p = self->scorers.v[i].task;
+        if (p != task && s_counted (self, p))
+            s_scorer (self, task, p);
+    }
+    //  Each candidate's raw score, then kube-scheduler's normalisation to
+    //  0-100 between the smallest and the largest (all 0 when equal).
+    int64_t min = 0, max = 0;
+    int64_t *raw = malloc ((size_t)n * sizeof *raw);
+    if (!raw)
+        abort ();
+    for (int k = 0; k < n; k++) {
+        int64_t sum = 0;
+        for (int i = 0; i < self->nsums; i++) {
+            const s_dsum_t *e = &self->sums[i];
+            int dom = e->topo->dom[nodes[k]->index];
+            if (e->active == self->sums_gen && dom >= 0 && e->stamp[dom] == self->sums_gen)
+                sum += e->val[dom];
+        }
+        raw[k] = sum;
+        if (k == 0 || sum < min)
+            min = sum;
+        if (k == 0 || sum > max)
+            max = sum;
+    }
+    if (max > min)
+        for (int k = 0; k < n; k++)
+            scores[k] += (double)((int64_t)(100.0 * (double)(raw[k] - min) / (double)(max - min)) *
+                                  weight);
+    free (raw);
 }

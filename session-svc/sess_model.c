@@ -954,12 +954,14 @@ sess_model_open (sess_session_t *ssn)
     ssn->scratch_fits_idle = calloc (n ? (size_t)n : 1, sizeof *ssn->scratch_fits_idle);
     if (!ssn->scratch_nodes || !ssn->scratch_scores || !ssn->scratch_fits_idle)
         abort ();
+    ssn->interpod = sess_interpod_new (ssn);
     return 0;
 }
 
 void
 sess_model_close (sess_session_t *ssn)
 {
+    sess_interpod_destroy (&ssn->interpod);
     for (int i = 0; i < ssn->nnodes; i++)
         free (ssn->nodes[i].labels);
     free (ssn->nodes);

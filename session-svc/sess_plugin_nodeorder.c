@@ -9,19 +9,40 @@
     capacity. BalancedAllocation (balancedresource.weight, 1): 100 * (1 -
     standard deviation of the cpu and memory utilisation fractions). All in
     integers as Kubernetes computes them. A plugin with weight 0 is not run.
-    Not yet: nodeaffinity (preferred terms), tainttoleration
-    (PreferNoSchedule), podaffinity, podtopologyspread, imagelocality — the
-    wire model does not carry their inputs yet.
+
+    As Volcano combines them: NodeAffinity (nodeaffinity.weight, 2) per node
+    and not normalised, the sum of the weights of the pod's preferred node
+    affinity terms the node matches; and over the candidate nodes at once
+    (Volcano's batch node order), each normalised to 0-100 before its
+    weight: TaintToleration (tainttoleration.weight, 3), fewer untolerated
+    PreferNoSchedule taints scoring higher (reversed, the most-tainted
+    candidate 0); InterPodAffinity (podaffinity.weight, 2), the pod's
+    preferred affinity and anti-affinity terms against the placed pods and
+    theirs against it (sess_interpod.c), between the smallest and largest.
+
+    Design note: the resource scores depend only on the node's accounting
+    and the request, so they are registered pure (memoised per node); the
+    others depend on the pod and are registered only when some pod of the
+    session or some node gives them something to say (a preferred term, a
+    PreferNoSchedule taint): otherwise every candidate would get the same
+    score from them, which changes no choice.
+    Not yet: podtopologyspread (ScheduleAnyway constraints and Kubernetes'
+    system default spreading), imagelocality (no image data on the wire).
 */
 #include "sess_session.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
+    sess_session_t *ssn;
     int least;    // leastrequested.weight
     int most;     // mostrequested.weight
     int balanced; // balancedresource.weight
+    int node_affinity; // nodeaffinity.weight
+    int taint;         // tainttoleration.weight
+    int pod_affinity;  // podaffinity.weight
 } s_self_t;
 
 static int64_t
@@ -84,6 +105,96 @@ s_score (void *self_, const sess_task_t *task, const sess_node_t *node)
     return score;
 }
 
+//  NodeAffinity: Σ weights of the preferred terms the node matches, times
+//  the weight (Volcano does not normalise it).
+static double
+s_node_affinity (void *self_, const sess_task_t *task, const sess_node_t *node)
+{
+    const s_self_t *self = self_;
+    const Basalt__V1__Pod *pod = task->pod;
+    int64_t sum = 0;
+    for (size_t i = 0; i < pod->n_preferred_node_affinity; i++) {
+        const Basalt__V1__PreferredSchedulingTerm *t = pod->preferred_node_affinity[i];
+        if (t->preference && sess_node_term_match (t->preference, node))
+            sum += t->weight;
+    }
+    return (double)(sum * self->node_affinity);
+}
+
+//  Kubernetes' Toleration.ToleratesTaint for a PreferNoSchedule taint: the
+//  tolerations that count are those of effect PreferNoSchedule or none.
+static bool
+s_tolerates_prefer (const Basalt__V1__Pod *pod, const Basalt__V1__Taint *taint)
+{
+    for (size_t i = 0; i < pod->n_tolerations; i++) {
+        const Basalt__V1__Toleration *tol = pod->tolerations[i];
+        const char *effect = tol->effect ? tol->effect : "";
+        if (*effect && strcmp (effect, "PreferNoSchedule") != 0)
+            continue;
+        const char *key = tol->key ? tol->key : "";
+        if (*key && strcmp (key, taint->key ? taint->key : "") != 0)
+            continue;
+        const char *op = tol->operator_ ? tol->operator_ : "";
+        if (strcmp (op, "Exists") == 0)
+            return true;
+        if ((!*op || strcmp (op, "Equal") == 0) &&
+            strcmp (tol->value ? tol->value : "", taint->value ? taint->value : "") == 0)
+            return true;
+    }
+    return false;
+}
+
+//  TaintToleration: untolerated PreferNoSchedule taints per candidate,
+//  normalised reversed (Kubernetes' DefaultNormalizeScore: 100 - 100 *
+//  count / max, all 100 when no candidate has one), times the weight.
+static void
+s_taint_batch (void *self_, const sess_task_t *task, sess_node_t *const *nodes, int n,
+               double *scores)
+{
+    const s_self_t *self = self_;
+    int64_t max = 0;
+    int64_t *count = calloc ((size_t)(n ? n : 1), sizeof *count);
+    if (!count)
+        abort ();
+    for (int k = 0; k < n; k++) {
+        const Basalt__V1__Node *node = nodes[k]->node;
+        for (size_t i = 0; i < node->n_taints; i++) {
+            const Basalt__V1__Taint *t = node->taints[i];
+            if (t->effect && strcmp (t->effect, "PreferNoSchedule") == 0 &&
+                !s_tolerates_prefer (task->pod, t))
+                count[k]++;
+        }
+        if (count[k] > max)
+            max = count[k];
+    }
+    for (int k = 0; k < n; k++) {
+        int64_t score = max ? 100 - 100 * count[k] / max : 100;
+        scores[k] += (double)(score * self->taint);
+    }
+    free (count);
+}
+
+static void
+s_pod_affinity_batch (void *self_, const sess_task_t *task, sess_node_t *const *nodes, int n,
+                      double *scores)
+{
+    const s_self_t *self = self_;
+    sess_interpod_score (self->ssn->interpod, task, nodes, n, self->pod_affinity, scores);
+}
+
+static bool
+s_any_prefer_taint (const sess_session_t *ssn)
+{
+    for (int i = 0; i < ssn->nnodes; i++) {
+        const Basalt__V1__Node *node = ssn->nodes[i].node;
+        for (size_t t = 0; t < node->n_taints; t++)
+            if (node->taints[t]->effect &&
+                strcmp (node->taints[t]->effect, "PreferNoSchedule") == 0)
+                return true;
+    }
+    return false;
+}
+
 int
 sess_nodeorder_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_p)
 {
@@ -93,9 +204,22 @@ sess_nodeorder_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void *
     self->least = sess_arg_int (conf, "leastrequested.weight", 1);
     self->most = sess_arg_int (conf, "mostrequested.weight", 0);
     self->balanced = sess_arg_int (conf, "balancedresource.weight", 1);
+    self->node_affinity = sess_arg_int (conf, "nodeaffinity.weight", 2);
+    self->taint = sess_arg_int (conf, "tainttoleration.weight", 3);
+    self->pod_affinity = sess_arg_int (conf, "podaffinity.weight", 2);
+    self->ssn = ssn;
     *self_p = self;
     if (self->least || self->most || self->balanced)
         sess_add_node_order_fn_pure (ssn, self, s_score);
+    bool preferred = false;
+    for (int i = 0; i < ssn->ntasks && !preferred; i++)
+        preferred = ssn->tasks[i].pod->n_preferred_node_affinity > 0;
+    if (self->node_affinity && preferred)
+        sess_add_node_order_fn (ssn, self, s_node_affinity);
+    if (self->taint && s_any_prefer_taint (ssn))
+        sess_add_batch_node_order_fn (ssn, self, s_taint_batch);
+    if (self->pod_affinity && ssn->interpod)
+        sess_add_batch_node_order_fn (ssn, self, s_pod_affinity_batch);
     return 0;
 }
 

@@ -46,7 +46,6 @@ typedef struct {
     bool pod_affinity;     // predicate.PodAffinityEnable
     bool node_ports;       // predicate.NodePortsEnable
     bool spread;           // predicate.PodTopologySpreadEnable
-    sess_interpod_t *interpod; // NULL when no pod has (anti-)affinity terms
     s_tasks_t *port_users;     // per node index: counted tasks with host ports,
                                // NULL when no pod asks for one
 } s_self_t;
@@ -112,8 +111,8 @@ sess_requirement_match (const Basalt__V1__NodeSelectorRequirement *req, const ch
     return false; // unknown operator matches nothing
 }
 
-static bool
-s_term (const Basalt__V1__NodeSelectorTerm *term, const sess_node_t *node)
+bool
+sess_node_term_match (const Basalt__V1__NodeSelectorTerm *term, const sess_node_t *node)
 {
     if (term->n_match_expressions == 0 && term->n_match_fields == 0)
         return false;
@@ -142,7 +141,7 @@ sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node)
     if (pod->n_affinity_terms == 0)
         return true;
     for (size_t i = 0; i < pod->n_affinity_terms; i++)
-        if (s_term (pod->affinity_terms[i], node))
+        if (sess_node_term_match (pod->affinity_terms[i], node))
             return true;
     return false;
 }
@@ -274,22 +273,19 @@ s_ports_open (s_self_t *self)
 
 // ------------------------------------------------------------ events
 
-//  Allocated or pipelined: the pod holds its ports and counts for pod
-//  affinity from now on; deallocated or evicted: no longer.
+//  Allocated or pipelined: the pod holds its ports from now on;
+//  deallocated or evicted: no longer. (Where pods are for pod affinity and
+//  spread is the session's: ssn->interpod.)
 static void
 s_on_allocate (void *self_, sess_task_t *task)
 {
-    s_self_t *self = self_;
-    s_port_user (self, task, true);
-    sess_interpod_placed (self->interpod, task, true);
+    s_port_user (self_, task, true);
 }
 
 static void
 s_on_deallocate (void *self_, sess_task_t *task)
 {
-    s_self_t *self = self_;
-    s_port_user (self, task, false);
-    sess_interpod_placed (self->interpod, task, false);
+    s_port_user (self_, task, false);
 }
 
 // ------------------------------------------------------------ filter
@@ -327,10 +323,10 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
     }
     int rc;
     if (self->pod_affinity &&
-        (rc = sess_interpod_check (self->interpod, task, node, reason, rlen)) != 0)
+        (rc = sess_interpod_check (self->ssn->interpod, task, node, reason, rlen)) != 0)
         return rc;
     if (self->spread)
-        return sess_spread_check (self->interpod, task, node, reason, rlen);
+        return sess_spread_check (self->ssn->interpod, task, node, reason, rlen);
     return 0;
 }
 
@@ -346,13 +342,11 @@ sess_predicates_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void 
     self->pod_affinity = sess_arg_bool (conf, "predicate.PodAffinityEnable", true);
     self->node_ports = sess_arg_bool (conf, "predicate.NodePortsEnable", true);
     self->spread = sess_arg_bool (conf, "predicate.PodTopologySpreadEnable", true);
-    if (self->pod_affinity || self->spread)
-        self->interpod = sess_interpod_new (ssn);
     if (self->node_ports)
         s_ports_open (self);
     *self_p = self;
     sess_add_predicate_fn (ssn, self, s_predicate);
-    if (self->interpod || self->port_users)
+    if (self->port_users)
         sess_add_event_handler (ssn, self, s_on_allocate, s_on_deallocate);
     return 0;
 }
@@ -363,7 +357,6 @@ sess_predicates_close (sess_session_t *ssn, void *self_)
     s_self_t *self = self_;
     if (!self)
         return;
-    sess_interpod_destroy (&self->interpod);
     for (int i = 0; self->port_users && i <= ssn->nnodes; i++)
         free (self->port_users[i].v);
     free (self->port_users);

@@ -39,6 +39,13 @@
 //  loops until nothing changes; integer rounding makes a cap prudent).
 #define SESS_PROPORTION_MAX_ROUNDS 64
 
+//  kube-scheduler's InterPodAffinity hardPodAffinityWeight: how much a
+//  placed pod's required affinity term that selects the incoming pod adds
+//  to its domain's score. Volcano's nodeorder builds the plugin with empty
+//  arguments (InterPodAffinityArgs{}), so it is 0 there, not Kubernetes'
+//  default 1; Basalt does as Volcano.
+#define SESS_HARD_POD_AFFINITY_WEIGHT 0
+
 //  Kubernetes' non-zero request defaults used in scoring (100m CPU, 200Mi).
 #define SESS_NONZERO_MILLI_CPU 100
 #define SESS_NONZERO_MEMORY (200LL * 1024 * 1024)

@@ -303,6 +303,10 @@ typedef int (sess_predicate_fn) (void *self, const sess_task_t *task, const sess
                                  char *reason, size_t rlen);
 //  A node's score for a task (higher is better).
 typedef double (sess_node_order_fn) (void *self, const sess_task_t *task, const sess_node_t *node);
+//  Scores of all candidate nodes at once (Volcano's BatchNodeOrderFn: a
+//  score normalised over the candidates): adds each node's into scores[i].
+typedef void (sess_batch_node_order_fn) (void *self, const sess_task_t *task,
+                                         sess_node_t *const *nodes, int n, double *scores);
 typedef bool (sess_job_bool_fn) (void *self, const sess_job_t *job);
 //  Votes: 1 permit, 0 abstain, -1 reject.
 typedef int (sess_job_vote_fn) (void *self, const sess_job_t *job);
@@ -344,6 +348,7 @@ typedef enum {
     SESS_FN_ALLOCATE_EVENT,
     SESS_FN_DEALLOCATE_EVENT,
     SESS_FN_VICTIM_QUEUE_ORDER,
+    SESS_FN_BATCH_NODE_ORDER,
     SESS_FN_COUNT
 } sess_fn_kind_t;
 
@@ -361,6 +366,7 @@ void sess_add_node_order_fn (sess_session_t *ssn, void *self, sess_node_order_fn
 //  per (node accounting version, request) — a task of the same request on
 //  a node nobody touched since gets the same score without recomputing.
 void sess_add_node_order_fn_pure (sess_session_t *ssn, void *self, sess_node_order_fn *fn);
+void sess_add_batch_node_order_fn (sess_session_t *ssn, void *self, sess_batch_node_order_fn *fn);
 void sess_add_job_ready_fn (sess_session_t *ssn, void *self, sess_job_bool_fn *fn);
 void sess_add_job_pipelined_fn (sess_session_t *ssn, void *self, sess_job_vote_fn *fn);
 void sess_add_job_valid_fn (sess_session_t *ssn, void *self, sess_job_valid_fn *fn);
@@ -386,8 +392,13 @@ int sess_task_order (sess_session_t *ssn, const sess_task_t *l, const sess_task_
 //  SESS_PRED_UNRESOLVABLE with the reason.
 int sess_predicate (sess_session_t *ssn, const sess_task_t *task, const sess_node_t *node,
                     char *reason, size_t rlen);
-//  Σ of node order scores.
+//  Σ of node order scores (the per-node ones; sess_node_scores adds the
+//  batch ones over a candidate set).
 double sess_node_score (sess_session_t *ssn, const sess_task_t *task, const sess_node_t *node);
+//  Scores of candidates nodes[0..n) into scores: per-node ones (memoised
+//  when pure) plus the batch ones, as Volcano's PrioritizeNodes sums them.
+void sess_node_scores (sess_session_t *ssn, const sess_task_t *task, sess_node_t *const *nodes,
+                       int n, double *scores);
 bool sess_has_node_order (sess_session_t *ssn);
 bool sess_job_ready (sess_session_t *ssn, const sess_job_t *job);     // AND
 bool sess_job_pipelined (sess_session_t *ssn, const sess_job_t *job); // tier vote
@@ -482,6 +493,8 @@ struct _sess_session_t {
     int ndispatched, dispatched_cap;
     sess_eviction_t *evictions;  // evictions committed, owned array
     int nevictions, evictions_cap;
+    struct _sess_interpod_t *interpod; // where pods are, for the inter-pod filters and
+                                       // scores (sess_interpod.c), NULL when no pod asks
     sess_task_t ***node_tasks;   // per node index: tasks on it, or NULL (sess_node_tasks)
     int *node_ntasks;            // per node index: entries in node_tasks
 };
@@ -602,6 +615,9 @@ const char *sess_node_label (const sess_node_t *node, const char *key);
 //  One In/NotIn/Exists/DoesNotExist/Gt/Lt requirement against a label
 //  value (NULL: the label is absent). An unknown operator matches nothing.
 bool sess_requirement_match (const Basalt__V1__NodeSelectorRequirement *req, const char *value);
+//  A NodeSelectorTerm (ANDed requirements on labels, matchFields on
+//  metadata.name) matches the node; an empty term matches none.
+bool sess_node_term_match (const Basalt__V1__NodeSelectorTerm *term, const sess_node_t *node);
 //  The pod's nodeSelector and required node affinity accept the node.
 bool sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node);
 //  The first NoSchedule / NoExecute taint of the node the pod does not
@@ -611,17 +627,24 @@ const Basalt__V1__Taint *sess_pod_untolerated_taint (const Basalt__V1__Pod *pod,
 
 // ------------------------------------------------------------ inter-pod affinity
 
-//  The filters that depend on where other pods are (sess_interpod.c),
-//  used by the predicates plugin: kube-scheduler's InterPodAffinity and
-//  PodTopologySpread. NULL (and nothing built) when no task of the session
-//  has a required pod affinity or anti-affinity term or a DoNotSchedule
-//  spread constraint; every function takes NULL.
+//  The filters and scores that depend on where other pods are
+//  (sess_interpod.c): kube-scheduler's InterPodAffinity and
+//  PodTopologySpread, for the predicates and nodeorder plugins. Made at
+//  model open as ssn->interpod; NULL (and nothing built) when no task of
+//  the session has a pod affinity or anti-affinity term (required or
+//  preferred) or a DoNotSchedule spread constraint; every function takes
+//  NULL.
 typedef struct _sess_interpod_t sess_interpod_t;
 sess_interpod_t *sess_interpod_new (sess_session_t *ssn);
 void sess_interpod_destroy (sess_interpod_t **self_p);
 //  The task was allocated or pipelined (counted) or deallocated or evicted
-//  (not counted) in this session.
+//  (not counted) in this session: called by the statement operations.
 void sess_interpod_placed (sess_interpod_t *self, const sess_task_t *task, bool counted);
+//  kube-scheduler's InterPodAffinity score (the task's preferred terms, the
+//  placed pods' required affinity and preferred terms that select it),
+//  normalised over the candidates to 0-100, times weight, added to scores.
+void sess_interpod_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t *const *nodes,
+                          int n, int weight, double *scores);
 //  0, or SESS_PRED_UNSCHEDULABLE / SESS_PRED_UNRESOLVABLE with the reason.
 int sess_interpod_check (sess_interpod_t *self, const sess_task_t *task, const sess_node_t *node,
                          char *reason, size_t rlen);

@@ -204,6 +204,13 @@ test_pod_affinity (void **state)
     assert_null (t->namespace_selector);
     assert_int_equal (t->n_namespaces, 0);
     assert_int_equal (pod->n_pod_anti_affinity, 0); // preferred only
+    assert_int_equal (pod->n_preferred_pod_anti_affinity, 1);
+    assert_int_equal (pod->preferred_pod_anti_affinity[0]->weight, 100);
+    t = pod->preferred_pod_anti_affinity[0]->term;
+    assert_string_equal (t->topology_key, "topology.kubernetes.io/zone");
+    assert_string_equal (t->label_selector->match_expressions[0]->values[0], "S2");
+    assert_int_equal (pod->n_preferred_pod_affinity, 0);
+    assert_int_equal (pod->n_preferred_node_affinity, 0);
     assert_int_equal (pod->n_labels, 0);
     assert_int_equal (pod->n_host_ports, 0);
     s_wire_check (&pod->base);
@@ -239,10 +246,39 @@ test_pod_affinity (void **state)
     assert_int_equal (t->n_namespaces, 2);
     assert_string_equal (t->namespaces[1], "b");
     assert_int_equal (pod->n_topology_spread, 0);
+    assert_int_equal (pod->n_preferred_node_affinity, 0);
     assert_int_equal (pod->n_host_ports, 1); // the port without a hostPort asks the node nothing
     assert_int_equal (pod->host_ports[0]->port, 8080);
     assert_string_equal (pod->host_ports[0]->protocol, "UDP");
     assert_string_equal (pod->host_ports[0]->host_ip, "10.0.0.1");
+    s_wire_check (&pod->base);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+}
+
+//  Preferred node affinity: weights and preferences.
+static void
+test_pod_preferred (void **state)
+{
+    (void)state;
+    cJSON *json = s_json (
+        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\"},\"spec\":{\"affinity\":{"
+        "\"nodeAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":"
+        "30,\"preference\":{\"matchExpressions\":[{\"key\":\"disk\",\"operator\":\"In\","
+        "\"values\":[\"ssd\"]}]}}],\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+        "\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":"
+        "\"In\",\"values\":[\"n1\"]}]}]}}}}}");
+    char err[512] = "";
+    Basalt__V1__Pod *pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    if (!pod)
+        print_error ("%s\n", err);
+    assert_non_null (pod);
+    assert_int_equal (pod->n_preferred_node_affinity, 1);
+    assert_int_equal (pod->preferred_node_affinity[0]->weight, 30);
+    assert_string_equal (pod->preferred_node_affinity[0]->preference->match_expressions[0]->key,
+                         "disk");
+    assert_int_equal (pod->n_affinity_terms, 1);
+    assert_string_equal (pod->affinity_terms[0]->match_fields[0]->values[0], "n1");
     s_wire_check (&pod->base);
     protobuf_c_message_free_unpacked (&pod->base, NULL);
     cJSON_Delete (json);
@@ -538,6 +574,21 @@ test_pod_errors (void **state)
         {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"topologySpread"
          "Constraints\":[{\"maxSkew\":1,\"topologyKey\":\"z\",\"matchLabelKeys\":[3]}]}}",
          "pod ns/p1: spec.topologySpreadConstraints[0]: expected a string, got a number"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"affinity\":{"
+         "\"nodeAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":0,"
+         "\"preference\":{}}]}}}}",
+         "pod ns/p1: spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution: "
+         "weight: must be from 1 to 100"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"affinity\":{"
+         "\"nodeAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":5,"
+         "\"preference\":7}]}}}}",
+         "pod ns/p1: spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution: "
+         "expected an object, got a number"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"affinity\":{"
+         "\"podAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":5,"
+         "\"podAffinityTerm\":{\"labelSelector\":{}}}]}}}}",
+         "pod ns/p1: spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution: "
+         "topologyKey: required"},
         {"{\"metadata\":5}", "pod: metadata: expected an object, got a number"},
         {"[]", "pod: expected a JSON object, got an array"},
     };
@@ -994,6 +1045,7 @@ main (void)
         cmocka_unit_test (test_pod_requests),  cmocka_unit_test (test_pod_volcano),
         cmocka_unit_test (test_pod_errors),    cmocka_unit_test (test_nodes),
         cmocka_unit_test (test_pod_affinity),  cmocka_unit_test (test_pod_spread),
+        cmocka_unit_test (test_pod_preferred),
         cmocka_unit_test (test_podgroup),      cmocka_unit_test (test_queue),
         cmocka_unit_test (test_priorityclass), cmocka_unit_test (test_time),
         cmocka_unit_test (test_garbage),

@@ -403,6 +403,10 @@ s_pod_placement_fields (Basalt__V1__Pod *pod, const cJSON *p, const char *name, 
     S_MOVE (pod_anti_affinity);
     S_MOVE (host_ports);
     S_MOVE (topology_spread);
+    S_MOVE (affinity_terms);
+    S_MOVE (preferred_node_affinity);
+    S_MOVE (preferred_pod_affinity);
+    S_MOVE (preferred_pod_anti_affinity);
 #undef S_MOVE
     protobuf_c_message_free_unpacked (&d->base, NULL);
     return 0;
