@@ -215,6 +215,7 @@ test_unimplemented_arguments (void **state)
                        "      predicate.DynamicResourceAllocationEnable: true\n"
                        "  - name: nodeorder\n"
                        "    arguments:\n"
+                       "      imagelocality.weight: 2\n"
                        "      podaffinity.weight: 2\n"
                        "      leastrequested.weight: 1\n"
                        "  - name: binpack\n"
@@ -241,7 +242,7 @@ test_unimplemented_arguments (void **state)
     static const char *const warned[] = {
         "plugin=predicates argument=predicate.GPUSharingEnable",
         "plugin=predicates argument=predicate.DynamicResourceAllocationEnable",
-        "plugin=nodeorder argument=podaffinity.weight", "plugin=binpack argument=binpack.madeup",
+        "plugin=nodeorder argument=imagelocality.weight", "plugin=binpack argument=binpack.madeup",
         "plugin=capacity argument=capacity.DynamicResourceAllocationEnable"};
     for (size_t i = 0; i < sizeof warned / sizeof warned[0]; i++) {
         const char *at = strstr (text, warned[i]);
@@ -251,6 +252,7 @@ test_unimplemented_arguments (void **state)
     }
     static const char *const read[] = {"argument=predicate.NodeAffinityEnable",
                                        "argument=leastrequested.weight",
+                                       "argument=podaffinity.weight",
                                        "argument=binpack.resources ",
                                        "argument=binpack.resources.nvidia.com/gpu"};
     for (size_t i = 0; i < sizeof read / sizeof read[0]; i++)
