@@ -980,8 +980,9 @@ s_spread (s_ctx_t *ctx, const cJSON *list, Basalt__V1__Pod *pod)
     size_t n = s_count (list);
     if (n == 0)
         return 0;
-    pod->topology_spread = s_alloc_array (ctx, n, sizeof *pod->topology_spread);
-    if (!pod->topology_spread)
+    pod->placement->topology_spread =
+        s_alloc_array (ctx, n, sizeof *pod->placement->topology_spread);
+    if (!pod->placement->topology_spread)
         return -1;
     size_t i = 0;
     for (const cJSON *e = list->child; e; e = e->next, i++) {
@@ -995,7 +996,7 @@ s_spread (s_ctx_t *ctx, const cJSON *list, Basalt__V1__Pod *pod)
         if (!c)
             return -1;
         basalt__v1__topology_spread_constraint__init (c);
-        pod->topology_spread[pod->n_topology_spread++] = c;
+        pod->placement->topology_spread[pod->placement->n_topology_spread++] = c;
         const cJSON *keys;
         if (s_int32 (ctx, s_get (e, "maxSkew"), path, &c->max_skew, &c->has_max_skew) != 0 ||
             s_str (ctx, s_get (e, "topologyKey"), path, &c->topology_key) != 0 ||
@@ -1037,8 +1038,8 @@ s_host_ports (s_ctx_t *ctx, const cJSON *containers, Basalt__V1__Pod *pod)
                 n++;
     if (n == 0)
         return 0;
-    pod->host_ports = s_alloc_array (ctx, n, sizeof *pod->host_ports);
-    if (!pod->host_ports)
+    pod->placement->host_ports = s_alloc_array (ctx, n, sizeof *pod->placement->host_ports);
+    if (!pod->placement->host_ports)
         return -1;
     for (const cJSON *c = containers->child; c; c = c->next)
         for (const cJSON *p = cJSON_IsArray (s_get (c, "ports")) ? s_get (c, "ports")->child : NULL;
@@ -1055,7 +1056,7 @@ s_host_ports (s_ctx_t *ctx, const cJSON *containers, Basalt__V1__Pod *pod)
             if (!port)
                 return -1;
             basalt__v1__host_port__init (port);
-            pod->host_ports[pod->n_host_ports++] = port;
+            pod->placement->host_ports[pod->placement->n_host_ports++] = port;
             port->has_port = 1;
             port->port = (int32_t)hp->valuedouble;
             if (s_str (ctx, s_get (p, "protocol"), "spec.containers[].ports[].protocol",
@@ -1073,11 +1074,13 @@ s_host_ports (s_ctx_t *ctx, const cJSON *containers, Basalt__V1__Pod *pod)
 static int
 s_affinity (s_ctx_t *ctx, const cJSON *affinity, Basalt__V1__Pod *pod)
 {
-    if (s_pod_terms (ctx, affinity, "podAffinity", &pod->pod_affinity, &pod->n_pod_affinity,
-                     &pod->preferred_pod_affinity, &pod->n_preferred_pod_affinity) != 0 ||
-        s_pod_terms (ctx, affinity, "podAntiAffinity", &pod->pod_anti_affinity,
-                     &pod->n_pod_anti_affinity, &pod->preferred_pod_anti_affinity,
-                     &pod->n_preferred_pod_anti_affinity) != 0)
+    if (s_pod_terms (ctx, affinity, "podAffinity", &pod->placement->pod_affinity,
+                     &pod->placement->n_pod_affinity, &pod->placement->preferred_pod_affinity,
+                     &pod->placement->n_preferred_pod_affinity) != 0 ||
+        s_pod_terms (ctx, affinity, "podAntiAffinity", &pod->placement->pod_anti_affinity,
+                     &pod->placement->n_pod_anti_affinity,
+                     &pod->placement->preferred_pod_anti_affinity,
+                     &pod->placement->n_preferred_pod_anti_affinity) != 0)
         return -1;
     static const char path[] = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"
                                "Execution.nodeSelectorTerms";
@@ -1103,8 +1106,9 @@ s_affinity (s_ctx_t *ctx, const cJSON *affinity, Basalt__V1__Pod *pod)
     n = s_count (preferred);
     if (n == 0)
         return 0;
-    pod->preferred_node_affinity = s_alloc_array (ctx, n, sizeof *pod->preferred_node_affinity);
-    if (!pod->preferred_node_affinity)
+    pod->placement->preferred_node_affinity =
+        s_alloc_array (ctx, n, sizeof *pod->placement->preferred_node_affinity);
+    if (!pod->placement->preferred_node_affinity)
         return -1;
     for (const cJSON *t = preferred->child; t; t = t->next) {
         if (!cJSON_IsObject (t)) {
@@ -1115,12 +1119,65 @@ s_affinity (s_ctx_t *ctx, const cJSON *affinity, Basalt__V1__Pod *pod)
         if (!p)
             return -1;
         basalt__v1__preferred_scheduling_term__init (p);
-        pod->preferred_node_affinity[pod->n_preferred_node_affinity++] = p;
+        pod->placement->preferred_node_affinity[pod->placement->n_preferred_node_affinity++] = p;
         p->has_weight = 1;
         if (s_weight (ctx, s_get (t, "weight"), ppath, &p->weight) != 0 ||
             s_node_term (ctx, s_get (t, "preference"), ppath, &p->preference) != 0)
             return -1;
     }
+    return 0;
+}
+
+static int
+s_label_cmp (const void *a, const void *b)
+{
+    return strcmp ((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+//  metadata.labels to "key=value" lines sorted by key (see the Pod message).
+//  A key with '=' or a line break, or a value with a line break, is not a
+//  Kubernetes label and is refused.
+static int
+s_labels_packed (s_ctx_t *ctx, const cJSON *map, char **out)
+{
+    size_t n = 0, len = 0;
+    for (const cJSON *c = map ? map->child : NULL; c; c = c->next) {
+        if (!c->string)
+            continue;
+        char q[S_QUOTE_MAX * 4 + 8];
+        if (!cJSON_IsString (c) || !c->valuestring) {
+            s_quote (c->string, q, sizeof q);
+            s_fail (ctx, "metadata.labels[\"%s\"]: expected a string, got %s", q, s_type_name (c));
+            return -1;
+        }
+        if (!*c->string || strpbrk (c->string, "=\n") || strchr (c->valuestring, '\n')) {
+            s_quote (c->string, q, sizeof q);
+            s_fail (ctx, "metadata.labels[\"%s\"]: not a valid label", q);
+            return -1;
+        }
+        n++;
+        len += strlen (c->string) + strlen (c->valuestring) + 2;
+    }
+    if (n == 0)
+        return 0;
+    const cJSON **items = malloc (n * sizeof *items);
+    char *text = malloc (len);
+    if (!items || !text) {
+        free (items);
+        free (text);
+        s_fail (ctx, "out of memory");
+        return -1;
+    }
+    size_t i = 0;
+    for (const cJSON *c = map->child; c; c = c->next)
+        if (c->string)
+            items[i++] = c;
+    qsort (items, n, sizeof *items, s_label_cmp);
+    char *at = text;
+    for (i = 0; i < n; i++)
+        at += sprintf (at, "%s%s=%s", i ? "\n" : "", items[i]->string, items[i]->valuestring);
+    free (items);
+    *out = text;
     return 0;
 }
 
@@ -1168,14 +1225,26 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
     pod->creation_time_ms = m.created_ms;
     pod->has_deleting = 1;
     pod->deleting = m.deleting;
-    if (s_pod_annotations (&ctx, &m, pod) != 0 || s_controller_owner (&ctx, m.owners, &pod->owner) ||
-        s_kv_list (&ctx, m.labels, "metadata.labels", NULL, &pod->labels, &pod->n_labels))
+    if (s_pod_annotations (&ctx, &m, pod) != 0 ||
+        s_controller_owner (&ctx, m.owners, &pod->owner) ||
+        s_labels_packed (&ctx, m.labels, &pod->labels))
         goto error;
-
     const cJSON *spec, *status;
     if (s_object (&ctx, s_get (obj, "spec"), "spec", &spec) != 0 ||
         s_object (&ctx, s_get (obj, "status"), "status", &status) != 0)
         goto error;
+    //  The placement message only for pods that may fill it (affinity,
+    //  spread, a container with ports); the decoders below write into it.
+    bool placement = s_get (spec, "affinity") || s_get (spec, "topologySpreadConstraints");
+    const cJSON *cs = s_get (spec, "containers");
+    for (const cJSON *c = cJSON_IsArray (cs) ? cs->child : NULL; c && !placement; c = c->next)
+        placement = cJSON_GetArraySize (s_get (c, "ports")) > 0;
+    if (placement) {
+        pod->placement = s_alloc (&ctx, sizeof *pod->placement);
+        if (!pod->placement)
+            goto error;
+        basalt__v1__pod_placement__init (pod->placement);
+    }
     const cJSON *containers = NULL, *inits = NULL, *overhead = NULL;
     for (const cJSON *c = spec ? spec->child : NULL; c; c = c->next) {
         const char *k = c->string ? c->string : "";
@@ -1215,6 +1284,13 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
         s_host_ports (&ctx, containers, pod) != 0 ||
         s_str (&ctx, s_get (status, "phase"), "status.phase", &pod->phase) != 0)
         goto error;
+    const Basalt__V1__PodPlacement *pl = pod->placement;
+    if (pl && !pl->n_pod_affinity && !pl->n_pod_anti_affinity && !pl->n_host_ports &&
+        !pl->n_topology_spread && !pl->n_preferred_node_affinity && !pl->n_preferred_pod_affinity &&
+        !pl->n_preferred_pod_anti_affinity) {
+        protobuf_c_message_free_unpacked (&pod->placement->base, NULL);
+        pod->placement = NULL; // most pods: nothing to carry
+    }
     return pod;
 error:
     protobuf_c_message_free_unpacked (&pod->base, NULL);

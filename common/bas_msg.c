@@ -26,6 +26,7 @@ static const ProtobufCMessageDescriptor *const s_types[] = {
     &basalt__v1__topology_spread_constraint__descriptor,
     &basalt__v1__preferred_scheduling_term__descriptor,
     &basalt__v1__weighted_pod_affinity_term__descriptor,
+    &basalt__v1__pod_placement__descriptor,
     &basalt__v1__node__descriptor,
     &basalt__v1__owner_ref__descriptor,
     &basalt__v1__pod__descriptor,

@@ -102,7 +102,7 @@ typedef struct {
 //  Sums per domain of one topology key (the score's topologyScore).
 typedef struct {
     const s_topo_t *topo;
-    int64_t *val;    // per domain (valid where stamp == gen)
+    int64_t *val; // per domain (valid where stamp == gen)
     uint32_t *stamp;
     uint32_t active; // generation it was last used in
 } s_dsum_t;
@@ -113,51 +113,75 @@ typedef struct {
     const s_topo_t *topo; // its key's domains
     int *count;           // per domain: selected pods (valid where stamp == gen)
     uint32_t *stamp;
-    int cap;              // domains count and stamp have room for
-    int *touched;         // domains with a count, in the order first counted
+    int cap;      // domains count and stamp have room for
+    int *touched; // domains with a count, in the order first counted
     int ntouched;
-    int ndomains;         // distinct values among the eligible nodes
-    int min;              // smallest count over the eligible domains
-    int self_match;       // 1 when the constraint selects the task itself
+    int ndomains;   // distinct values among the eligible nodes
+    int min;        // smallest count over the eligible domains
+    int self_match; // 1 when the constraint selects the task itself
 } s_spread_t;
 
 struct _sess_interpod_t {
     sess_session_t *ssn;
-    uint8_t *in_view;       // per task index: counted on its node
-    bas_hash_t *by_label;   // "key=value" -> s_refs_t* (tasks with that label)
+    uint8_t *in_view;          // per task index: counted on its node
+    bas_hash_t *by_label;      // "key=value" -> s_refs_t* (tasks with that label)
     bas_hash_t *anti_by_label; // a term's first "key=value" -> s_refs_t* (task, term)
-    s_refs_t anti_any;      // anti-affinity terms without matchLabels
-    s_refs_t scorers;       // tasks whose terms may score others (s_scores_others)
-    uint64_t version;       // bumped by every allocate / deallocate event
+    s_refs_t anti_any;         // anti-affinity terms without matchLabels
+    s_refs_t scorers;          // tasks whose terms may score others (s_scores_others)
+    uint64_t version;          // bumped by every allocate / deallocate event
     //  Memo for one task.
     const sess_task_t *memo_task;
     uint64_t memo_version;
-    s_topo_t **topos;       // interned topology keys (a few)
+    s_topo_t **topos; // interned topology keys (a few)
     int ntopos;
-    s_dset_t existing;      // forbidden by existing pods' anti-affinity
-    s_dset_t anti;          // forbidden by the task's anti-affinity terms
-    s_dset_t affinity;      // domains (slot = term) with pods matching all terms
-    bool affinity_any;      // some pod matches all affinity terms
-    bool affinity_self;     // the task matches all its own affinity terms
-    char unsupported[160];  // a term Basalt cannot evaluate, or ""
+    s_dset_t existing;     // forbidden by existing pods' anti-affinity
+    s_dset_t anti;         // forbidden by the task's anti-affinity terms
+    s_dset_t affinity;     // domains (slot = term) with pods matching all terms
+    bool affinity_any;     // some pod matches all affinity terms
+    bool affinity_self;    // the task matches all its own affinity terms
+    char unsupported[160]; // a term Basalt cannot evaluate, or ""
     //  Spread memo for one task.
     const sess_task_t *spread_task;
     uint64_t spread_version;
-    s_spread_t *spread;     // its DoNotSchedule constraints
+    s_spread_t *spread; // its DoNotSchedule constraints
     int nspread, spread_cap;
-    uint32_t spread_gen;    // generation of the counts
-    char *domains_sig;      // what domains_n was counted for (NULL: nothing)
-    int *domains_n;         // per constraint of that signature: ndomains
+    uint32_t spread_gen; // generation of the counts
+    char *domains_sig;   // what domains_n was counted for (NULL: nothing)
+    int *domains_n;      // per constraint of that signature: ndomains
     //  Score: weights per domain, per topology key.
     s_dsum_t *sums;
     int nsums;
     uint32_t sums_gen;
 };
 
+//  Longest label value kept (Kubernetes allows 63 characters).
+#define S_LABEL_MAX 256
+
 static const char *
 s_or (const char *s)
 {
     return s ? s : "";
+}
+
+const Basalt__V1__PodPlacement *
+sess_placement (const Basalt__V1__Pod *pod)
+{
+    static const Basalt__V1__PodPlacement none = BASALT__V1__POD_PLACEMENT__INIT;
+    return pod->placement ? pod->placement : &none;
+}
+
+//  Copies the "key=value" line at `line` of a pod's labels into buf and
+//  returns where the next one starts (NULL after the last).
+static const char *
+s_line (const char *line, char *buf, size_t len)
+{
+    const char *end = strchr (line, '\n');
+    size_t n = end ? (size_t)(end - line) : strlen (line);
+    if (n >= len)
+        n = len - 1;
+    memcpy (buf, line, n);
+    buf[n] = 0;
+    return end ? end + 1 : NULL;
 }
 
 static void
@@ -318,26 +342,40 @@ s_dset_any (const s_dset_t *d)
 // ------------------------------------------------------------ matching
 
 static const char *
-s_pod_label (const Basalt__V1__Pod *pod, const char *key)
+s_pod_label (const Basalt__V1__Pod *pod, const char *key, char *buf, size_t len)
 {
-    for (size_t i = 0; i < pod->n_labels; i++)
-        if (strcmp (s_or (pod->labels[i]->key), key) == 0)
-            return s_or (pod->labels[i]->value);
+    size_t klen = strlen (key);
+    for (const char *line = pod->labels; line && *line;) {
+        const char *end = strchr (line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen (line);
+        if (n > klen && line[klen] == '=' && strncmp (line, key, klen) == 0) {
+            size_t vlen = n - klen - 1;
+            if (vlen >= len)
+                vlen = len - 1; // values are at most 63 characters
+            memcpy (buf, line + klen + 1, vlen);
+            buf[vlen] = 0;
+            return buf;
+        }
+        line = end ? end + 1 : NULL;
+    }
     return NULL;
 }
 
-typedef const char *(s_label_fn) (const void *obj, const char *key);
+//  The value of label `key` of obj, copied into buf[len], or NULL.
+typedef const char *(s_label_fn)(const void *obj, const char *key, char *buf, size_t len);
 
 static const char *
-s_pod_label_fn (const void *pod, const char *key)
+s_pod_label_fn (const void *pod, const char *key, char *buf, size_t len)
 {
-    return s_pod_label (pod, key);
+    return s_pod_label (pod, key, buf, len);
 }
 
 //  A namespace's labels as far as the session knows them: its name.
 static const char *
-s_ns_label_fn (const void *ns, const char *key)
+s_ns_label_fn (const void *ns, const char *key, char *buf, size_t len)
 {
+    (void)buf;
+    (void)len;
     return strcmp (key, S_NS_NAME_LABEL) == 0 ? ns : NULL;
 }
 
@@ -347,14 +385,15 @@ s_selects (const Basalt__V1__LabelSelector *sel, s_label_fn *label, const void *
 {
     if (!sel)
         return false;
+    char buf[S_LABEL_MAX];
     for (size_t i = 0; i < sel->n_match_labels; i++) {
-        const char *v = label (obj, s_or (sel->match_labels[i]->key));
+        const char *v = label (obj, s_or (sel->match_labels[i]->key), buf, sizeof buf);
         if (!v || strcmp (v, s_or (sel->match_labels[i]->value)) != 0)
             return false;
     }
     for (size_t i = 0; i < sel->n_match_expressions; i++) {
         const Basalt__V1__NodeSelectorRequirement *req = sel->match_expressions[i];
-        if (!sess_requirement_match (req, label (obj, s_or (req->key))))
+        if (!sess_requirement_match (req, label (obj, s_or (req->key), buf, sizeof buf)))
             return false;
     }
     return true;
@@ -399,8 +438,10 @@ s_term_selects (const Basalt__V1__PodAffinityTerm *term, const char *owner_ns,
 static bool
 s_has_terms (const Basalt__V1__Pod *pod)
 {
-    return pod->n_pod_affinity > 0 || pod->n_pod_anti_affinity > 0 ||
-           pod->n_preferred_pod_affinity > 0 || pod->n_preferred_pod_anti_affinity > 0;
+    return sess_placement (pod)->n_pod_affinity > 0 ||
+           sess_placement (pod)->n_pod_anti_affinity > 0 ||
+           sess_placement (pod)->n_preferred_pod_affinity > 0 ||
+           sess_placement (pod)->n_preferred_pod_anti_affinity > 0;
 }
 
 //  A pod whose own terms may score an incoming pod: required affinity
@@ -408,8 +449,9 @@ s_has_terms (const Basalt__V1__Pod *pod)
 static bool
 s_scores_others (const Basalt__V1__Pod *pod)
 {
-    return (SESS_HARD_POD_AFFINITY_WEIGHT > 0 && pod->n_pod_affinity > 0) ||
-           pod->n_preferred_pod_affinity > 0 || pod->n_preferred_pod_anti_affinity > 0;
+    return (SESS_HARD_POD_AFFINITY_WEIGHT > 0 && sess_placement (pod)->n_pod_affinity > 0) ||
+           sess_placement (pod)->n_preferred_pod_affinity > 0 ||
+           sess_placement (pod)->n_preferred_pod_anti_affinity > 0;
 }
 
 static bool
@@ -422,8 +464,8 @@ s_hard_spread (const Basalt__V1__TopologySpreadConstraint *c)
 static bool
 s_has_hard_spread (const Basalt__V1__Pod *pod)
 {
-    for (size_t i = 0; i < pod->n_topology_spread; i++)
-        if (s_hard_spread (pod->topology_spread[i]))
+    for (size_t i = 0; i < sess_placement (pod)->n_topology_spread; i++)
+        if (s_hard_spread (sess_placement (pod)->topology_spread[i]))
             return true;
     return false;
 }
@@ -458,15 +500,15 @@ sess_interpod_new (sess_session_t *ssn)
         const sess_task_t *t = &ssn->tasks[i];
         const Basalt__V1__Pod *pod = t->pod;
         self->in_view[i] = t->node && !(t->status & SESS_COMPLETED_CLASS);
-        for (size_t l = 0; l < pod->n_labels; l++) {
-            snprintf (key, sizeof key, "%s=%s", s_or (pod->labels[l]->key),
-                      s_or (pod->labels[l]->value));
+        for (const char *line = pod->labels; line && *line;) {
+            line = s_line (line, key, sizeof key); // key: "name=value"
             s_refs_push (s_refs_at (self->by_label, key), t, -1);
         }
         if (s_scores_others (pod))
             s_refs_push (&self->scorers, t, -1);
-        for (size_t j = 0; j < pod->n_pod_anti_affinity; j++) {
-            const Basalt__V1__LabelSelector *sel = pod->pod_anti_affinity[j]->label_selector;
+        for (size_t j = 0; j < sess_placement (pod)->n_pod_anti_affinity; j++) {
+            const Basalt__V1__LabelSelector *sel =
+                sess_placement (pod)->pod_anti_affinity[j]->label_selector;
             if (!sel)
                 continue; // selects nothing
             if (sel->n_match_labels) {
@@ -576,7 +618,7 @@ s_existing (sess_interpod_t *self, const sess_task_t *task, const s_ref_t *ref)
     const sess_task_t *p = ref->task;
     if (p == task || !s_counted (self, p))
         return;
-    const Basalt__V1__PodAffinityTerm *term = p->pod->pod_anti_affinity[ref->term];
+    const Basalt__V1__PodAffinityTerm *term = sess_placement (p->pod)->pod_anti_affinity[ref->term];
     if (!s_ns_selector_supported (term->namespace_selector))
         return; // reported when that pod is scheduled; here it counts as selecting nobody
     if (!s_term_selects (term, s_or (p->pod->namespace_), task->pod))
@@ -605,11 +647,12 @@ s_affinity_visit (sess_interpod_t *self, const sess_task_t *q, void *arg_)
     const Basalt__V1__Pod *pod = task->pod;
     if (q == task)
         return;
-    for (size_t i = 0; i < pod->n_pod_affinity; i++)
-        if (!s_term_selects (pod->pod_affinity[i], s_or (pod->namespace_), q->pod))
+    for (size_t i = 0; i < sess_placement (pod)->n_pod_affinity; i++)
+        if (!s_term_selects (sess_placement (pod)->pod_affinity[i], s_or (pod->namespace_), q->pod))
             return;
-    for (size_t i = 0; i < pod->n_pod_affinity; i++)
-        s_dset_add (&self->affinity, (int)i, s_topo (self, s_or (pod->pod_affinity[i]->topology_key)),
+    for (size_t i = 0; i < sess_placement (pod)->n_pod_affinity; i++)
+        s_dset_add (&self->affinity, (int)i,
+                    s_topo (self, s_or (sess_placement (pod)->pod_affinity[i]->topology_key)),
                     q->node);
 }
 
@@ -625,10 +668,13 @@ s_memo (sess_interpod_t *self, const sess_task_t *task)
     s_dset_clear (&self->affinity);
     self->unsupported[0] = 0;
     const Basalt__V1__Pod *pod = task->pod;
-    for (size_t i = 0; i < pod->n_pod_affinity + pod->n_pod_anti_affinity; i++) {
+    for (size_t i = 0;
+         i < sess_placement (pod)->n_pod_affinity + sess_placement (pod)->n_pod_anti_affinity;
+         i++) {
         const Basalt__V1__PodAffinityTerm *term =
-            i < pod->n_pod_affinity ? pod->pod_affinity[i]
-                                    : pod->pod_anti_affinity[i - pod->n_pod_affinity];
+            i < sess_placement (pod)->n_pod_affinity
+                ? sess_placement (pod)->pod_affinity[i]
+                : sess_placement (pod)->pod_anti_affinity[i - sess_placement (pod)->n_pod_affinity];
         if (!s_ns_selector_supported (term->namespace_selector)) {
             snprintf (self->unsupported, sizeof self->unsupported,
                       "pod affinity term's namespaceSelector selects on namespace labels other "
@@ -638,9 +684,8 @@ s_memo (sess_interpod_t *self, const sess_task_t *task)
     }
     //  1. Existing pods' anti-affinity terms that may select this pod.
     char key[768];
-    for (size_t l = 0; l < pod->n_labels; l++) {
-        snprintf (key, sizeof key, "%s=%s", s_or (pod->labels[l]->key),
-                  s_or (pod->labels[l]->value));
+    for (const char *line = pod->labels; line && *line;) {
+        line = s_line (line, key, sizeof key); // key: "name=value"
         const s_refs_t *r = bas_hash_lookup (self->anti_by_label, key);
         for (int i = 0; r && i < r->n; i++)
             s_existing (self, task, &r->v[i]);
@@ -648,18 +693,19 @@ s_memo (sess_interpod_t *self, const sess_task_t *task)
     for (int i = 0; i < self->anti_any.n; i++)
         s_existing (self, task, &self->anti_any.v[i]);
     //  2. Its own anti-affinity terms, each on its own.
-    for (size_t i = 0; i < pod->n_pod_anti_affinity; i++) {
-        s_anti_arg_t arg = {pod->pod_anti_affinity[i], task};
+    for (size_t i = 0; i < sess_placement (pod)->n_pod_anti_affinity; i++) {
+        s_anti_arg_t arg = {sess_placement (pod)->pod_anti_affinity[i], task};
         s_each_candidate (self, arg.term->label_selector, s_anti_visit, &arg);
     }
     //  3. Its affinity terms: pods selected by all of them.
-    if (pod->n_pod_affinity) {
-        s_each_candidate (self, pod->pod_affinity[0]->label_selector, s_affinity_visit,
-                          (void *)task);
+    if (sess_placement (pod)->n_pod_affinity) {
+        s_each_candidate (self, sess_placement (pod)->pod_affinity[0]->label_selector,
+                          s_affinity_visit, (void *)task);
         self->affinity_any = s_dset_any (&self->affinity);
         self->affinity_self = true;
-        for (size_t i = 0; i < pod->n_pod_affinity; i++)
-            if (!s_term_selects (pod->pod_affinity[i], s_or (pod->namespace_), pod))
+        for (size_t i = 0; i < sess_placement (pod)->n_pod_affinity; i++)
+            if (!s_term_selects (sess_placement (pod)->pod_affinity[i], s_or (pod->namespace_),
+                                 pod))
                 self->affinity_self = false;
     }
 }
@@ -685,8 +731,9 @@ sess_interpod_check (sess_interpod_t *self, const sess_task_t *task, const sess_
     }
     const Basalt__V1__Pod *pod = task->pod;
     bool exist = true;
-    for (size_t i = 0; i < pod->n_pod_affinity; i++) {
-        const s_topo_t *topo = s_topo (self, s_or (pod->pod_affinity[i]->topology_key));
+    for (size_t i = 0; i < sess_placement (pod)->n_pod_affinity; i++) {
+        const s_topo_t *topo =
+            s_topo (self, s_or (sess_placement (pod)->pod_affinity[i]->topology_key));
         if (topo->dom[node->index] < 0) { // every topology key must be on the node
             snprintf (reason, rlen, "node(s) didn't match pod affinity rules");
             return SESS_PRED_UNRESOLVABLE;
@@ -749,10 +796,11 @@ s_spread_selects (const Basalt__V1__TopologySpreadConstraint *c, const Basalt__V
     if (!s_selects (c->label_selector, s_pod_label_fn, q))
         return false;
     for (size_t i = 0; i < c->n_match_label_keys; i++) {
-        const char *want = s_pod_label (task, s_or (c->match_label_keys[i]));
+        char wbuf[S_LABEL_MAX], hbuf[S_LABEL_MAX];
+        const char *want = s_pod_label (task, s_or (c->match_label_keys[i]), wbuf, sizeof wbuf);
         if (!want)
             continue; // a key the task lacks is left out
-        const char *have = s_pod_label (q, s_or (c->match_label_keys[i]));
+        const char *have = s_pod_label (q, s_or (c->match_label_keys[i]), hbuf, sizeof hbuf);
         if (!have || strcmp (have, want) != 0)
             return false;
     }
@@ -769,9 +817,9 @@ s_count_domains (sess_interpod_t *self, const sess_task_t *task)
     size_t siglen = 1;
     for (int i = 0; i < self->nspread; i++) {
         const Basalt__V1__TopologySpreadConstraint *c = self->spread[i].c;
-        per_task = per_task || s_honors_taints (c) ||
-                   (s_honors_affinity (c) &&
-                    (task->pod->n_node_selector || task->pod->n_affinity_terms));
+        per_task =
+            per_task || s_honors_taints (c) ||
+            (s_honors_affinity (c) && (task->pod->n_node_selector || task->pod->n_affinity_terms));
         siglen += strlen (s_or (c->topology_key)) + 1;
     }
     char *sig = NULL;
@@ -880,8 +928,8 @@ s_spread_memo (sess_interpod_t *self, const sess_task_t *task)
     }
     const Basalt__V1__Pod *pod = task->pod;
     self->nspread = 0;
-    for (size_t i = 0; i < pod->n_topology_spread; i++) {
-        if (!s_hard_spread (pod->topology_spread[i]))
+    for (size_t i = 0; i < sess_placement (pod)->n_topology_spread; i++) {
+        if (!s_hard_spread (sess_placement (pod)->topology_spread[i]))
             continue;
         if (self->nspread == self->spread_cap) {
             int cap = self->spread_cap ? self->spread_cap * 2 : 4;
@@ -893,7 +941,7 @@ s_spread_memo (sess_interpod_t *self, const sess_task_t *task)
             self->spread_cap = cap;
         }
         s_spread_t *sp = &self->spread[self->nspread++];
-        sp->c = pod->topology_spread[i];
+        sp->c = sess_placement (pod)->topology_spread[i];
         sp->topo = s_topo (self, s_or (sp->c->topology_key));
         s_spread_room (sp);
         sp->ntouched = 0;
@@ -924,13 +972,14 @@ int
 sess_spread_check (sess_interpod_t *self, const sess_task_t *task, const sess_node_t *node,
                    char *reason, size_t rlen)
 {
-    if (!self || task->pod->n_topology_spread == 0)
+    if (!self || sess_placement (task->pod)->n_topology_spread == 0)
         return 0;
     s_spread_memo (self, task);
     for (int i = 0; i < self->nspread; i++)
         if (self->spread[i].topo->dom[node->index] < 0) {
-            snprintf (reason, rlen, "node(s) didn't match pod topology spread constraints "
-                                    "(missing required label)");
+            snprintf (reason, rlen,
+                      "node(s) didn't match pod topology spread constraints "
+                      "(missing required label)");
             return SESS_PRED_UNRESOLVABLE;
         }
     for (int i = 0; i < self->nspread; i++) {
@@ -1001,16 +1050,19 @@ s_scorer (sess_interpod_t *self, const sess_task_t *task, const sess_task_t *p)
 {
     const Basalt__V1__Pod *pod = p->pod;
     const char *ns = s_or (pod->namespace_);
-    for (size_t i = 0; SESS_HARD_POD_AFFINITY_WEIGHT > 0 && i < pod->n_pod_affinity; i++) {
-        const Basalt__V1__PodAffinityTerm *t = pod->pod_affinity[i];
+    for (size_t i = 0;
+         SESS_HARD_POD_AFFINITY_WEIGHT > 0 && i < sess_placement (pod)->n_pod_affinity; i++) {
+        const Basalt__V1__PodAffinityTerm *t = sess_placement (pod)->pod_affinity[i];
         if (s_ns_selector_supported (t->namespace_selector) && s_term_selects (t, ns, task->pod))
             s_sum_add (self, s_or (t->topology_key), p->node, SESS_HARD_POD_AFFINITY_WEIGHT);
     }
     for (int anti = 0; anti < 2; anti++) {
-        size_t n = anti ? pod->n_preferred_pod_anti_affinity : pod->n_preferred_pod_affinity;
+        size_t n = anti ? sess_placement (pod)->n_preferred_pod_anti_affinity
+                        : sess_placement (pod)->n_preferred_pod_affinity;
         for (size_t i = 0; i < n; i++) {
             const Basalt__V1__WeightedPodAffinityTerm *w =
-                anti ? pod->preferred_pod_anti_affinity[i] : pod->preferred_pod_affinity[i];
+                anti ? sess_placement (pod)->preferred_pod_anti_affinity[i]
+                     : sess_placement (pod)->preferred_pod_affinity[i];
             if (!w->term || !s_ns_selector_supported (w->term->namespace_selector) ||
                 !s_term_selects (w->term, ns, task->pod))
                 continue;
@@ -1026,9 +1078,9 @@ sess_interpod_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t
     if (!self || n <= 0 || weight == 0)
         return;
     const Basalt__V1__Pod *pod = task->pod;
-    if (self->scorers.n == 0 && pod->n_preferred_pod_affinity == 0 &&
-        pod->n_preferred_pod_anti_affinity == 0)
-        return; // every candidate would score the same
+    if (self->scorers.n == 0 && sess_placement (pod)->n_preferred_pod_affinity == 0 &&
+        sess_placement (pod)->n_preferred_pod_anti_affinity == 0)
+        return;                  // every candidate would score the same
     if (++self->sums_gen == 0) { // wrapped: forget every stamp
         for (int i = 0; i < self->nsums; i++) {
             memset (self->sums[i].stamp, 0,
@@ -1039,10 +1091,12 @@ sess_interpod_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t
         self->sums_gen = 1;
     }
     for (int anti = 0; anti < 2; anti++) {
-        size_t np = anti ? pod->n_preferred_pod_anti_affinity : pod->n_preferred_pod_affinity;
+        size_t np = anti ? sess_placement (pod)->n_preferred_pod_anti_affinity
+                         : sess_placement (pod)->n_preferred_pod_affinity;
         for (size_t i = 0; i < np; i++) {
             const Basalt__V1__WeightedPodAffinityTerm *w =
-                anti ? pod->preferred_pod_anti_affinity[i] : pod->preferred_pod_affinity[i];
+                anti ? sess_placement (pod)->preferred_pod_anti_affinity[i]
+                     : sess_placement (pod)->preferred_pod_affinity[i];
             if (!w->term || !s_ns_selector_supported (w->term->namespace_selector))
                 continue;
             s_pref_arg_t arg = {w->term, task, anti ? -w->weight : w->weight};
@@ -1076,7 +1130,7 @@ sess_interpod_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t
     }
     if (max > min)
         for (int k = 0; k < n; k++)
-            scores[k] += (double)((int64_t)(100.0 * (double)(raw[k] - min) / (double)(max - min)) *
-                                  weight);
+            scores[k] +=
+                (double)((int64_t)(100.0 * (double)(raw[k] - min) / (double)(max - min)) * weight);
     free (raw);
 }

@@ -37,9 +37,9 @@
 
 typedef struct {
     sess_session_t *ssn;
-    int least;    // leastrequested.weight
-    int most;     // mostrequested.weight
-    int balanced; // balancedresource.weight
+    int least;         // leastrequested.weight
+    int most;          // mostrequested.weight
+    int balanced;      // balancedresource.weight
     int node_affinity; // nodeaffinity.weight
     int taint;         // tainttoleration.weight
     int pod_affinity;  // podaffinity.weight
@@ -96,8 +96,8 @@ s_score (void *self_, const sess_task_t *task, const sess_node_t *node)
                           2) *
                  self->most;
     if (self->balanced) {
-        double fc =
-            s_fraction (node->used.milli_cpu + task->resreq->milli_cpu, node->allocatable.milli_cpu);
+        double fc = s_fraction (node->used.milli_cpu + task->resreq->milli_cpu,
+                                node->allocatable.milli_cpu);
         double fm = s_fraction (node->used.memory + task->resreq->memory, node->allocatable.memory);
         double std = fabs (fc - fm) / 2;
         score += (double)(int64_t)((1 - std) * 100) * self->balanced;
@@ -113,8 +113,9 @@ s_node_affinity (void *self_, const sess_task_t *task, const sess_node_t *node)
     const s_self_t *self = self_;
     const Basalt__V1__Pod *pod = task->pod;
     int64_t sum = 0;
-    for (size_t i = 0; i < pod->n_preferred_node_affinity; i++) {
-        const Basalt__V1__PreferredSchedulingTerm *t = pod->preferred_node_affinity[i];
+    const Basalt__V1__PodPlacement *pl = sess_placement (pod);
+    for (size_t i = 0; i < pl->n_preferred_node_affinity; i++) {
+        const Basalt__V1__PreferredSchedulingTerm *t = pl->preferred_node_affinity[i];
         if (t->preference && sess_node_term_match (t->preference, node))
             sum += t->weight;
     }
@@ -213,7 +214,7 @@ sess_nodeorder_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void *
         sess_add_node_order_fn_pure (ssn, self, s_score);
     bool preferred = false;
     for (int i = 0; i < ssn->ntasks && !preferred; i++)
-        preferred = ssn->tasks[i].pod->n_preferred_node_affinity > 0;
+        preferred = sess_placement (ssn->tasks[i].pod)->n_preferred_node_affinity > 0;
     if (self->node_affinity && preferred)
         sess_add_node_order_fn (ssn, self, s_node_affinity);
     if (self->taint && s_any_prefer_taint (ssn))

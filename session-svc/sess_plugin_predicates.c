@@ -46,8 +46,8 @@ typedef struct {
     bool pod_affinity;     // predicate.PodAffinityEnable
     bool node_ports;       // predicate.NodePortsEnable
     bool spread;           // predicate.PodTopologySpreadEnable
-    s_tasks_t *port_users;     // per node index: counted tasks with host ports,
-                               // NULL when no pod asks for one
+    s_tasks_t *port_users; // per node index: counted tasks with host ports,
+                           // NULL when no pod asks for one
 } s_self_t;
 
 static const char *
@@ -221,9 +221,11 @@ s_ports_free (const s_self_t *self, const sess_task_t *task, const sess_node_t *
         const Basalt__V1__Pod *other = users->v[u]->pod;
         if (users->v[u] == task)
             continue;
-        for (size_t i = 0; i < pod->n_host_ports; i++)
-            for (size_t j = 0; j < other->n_host_ports; j++)
-                if (s_ports_clash (pod->host_ports[i], other->host_ports[j]))
+        const Basalt__V1__PodPlacement *mine = sess_placement (pod),
+                                       *theirs = sess_placement (other);
+        for (size_t i = 0; i < mine->n_host_ports; i++)
+            for (size_t j = 0; j < theirs->n_host_ports; j++)
+                if (s_ports_clash (mine->host_ports[i], theirs->host_ports[j]))
                     return false;
     }
     return true;
@@ -232,7 +234,7 @@ s_ports_free (const s_self_t *self, const sess_task_t *task, const sess_node_t *
 static void
 s_port_user (s_self_t *self, const sess_task_t *task, bool counted)
 {
-    if (!self->port_users || !task->node || task->pod->n_host_ports == 0)
+    if (!self->port_users || !task->node || sess_placement (task->pod)->n_host_ports == 0)
         return;
     s_tasks_t *users = &self->port_users[task->node->index];
     for (int i = 0; i < users->n; i++)
@@ -258,7 +260,7 @@ s_ports_open (s_self_t *self)
     sess_session_t *ssn = self->ssn;
     bool any = false;
     for (int i = 0; i < ssn->ntasks && !any; i++)
-        any = ssn->tasks[i].pod->n_host_ports > 0;
+        any = sess_placement (ssn->tasks[i].pod)->n_host_ports > 0;
     if (!any)
         return;
     self->port_users = calloc ((size_t)ssn->nnodes + 1, sizeof *self->port_users);
@@ -310,7 +312,7 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
         snprintf (reason, rlen, "node(s) didn't match Pod's node affinity/selector");
         return SESS_PRED_UNRESOLVABLE;
     }
-    if (self->port_users && self->node_ports && pod->n_host_ports &&
+    if (self->port_users && self->node_ports && sess_placement (pod)->n_host_ports &&
         !s_ports_free (self, task, node)) {
         snprintf (reason, rlen, "node(s) didn't have free ports for the requested pod ports");
         return SESS_PRED_UNSCHEDULABLE;

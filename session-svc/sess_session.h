@@ -625,6 +625,10 @@ bool sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node
 const Basalt__V1__Taint *sess_pod_untolerated_taint (const Basalt__V1__Pod *pod,
                                                      const sess_node_t *node);
 
+//  The pod's placement fields (pod affinity terms, host ports, spread
+//  constraints, preferences): an empty set when it has none.
+const Basalt__V1__PodPlacement *sess_placement (const Basalt__V1__Pod *pod);
+
 // ------------------------------------------------------------ inter-pod affinity
 
 //  The filters and scores that depend on where other pods are

@@ -145,6 +145,11 @@ test_pod_fixture (void **state)
     assert_string_equal (pod->node_selector[0]->key, "node-role.kubernetes.io/sdi");
     assert_string_equal (pod->node_selector[0]->value, "");
     assert_int_equal (pod->n_affinity_terms, 0);
+    assert_null (pod->placement); // no pod terms, ports, spread or preferences
+    //  Labels: one line each, sorted by key ("app" < "datahub..." < "pod-..." < "vora-...").
+    assert_string_equal (pod->labels, "app=vora\ndatahub.sap.com/app=vsystem\n"
+                                      "datahub.sap.com/app-component=vsystem\n"
+                                      "pod-template-hash=867f4b77cc\nvora-component=vsystem");
     //  Requests: 500m + 200m, 256Mi + 128Mi; the init container asks nothing.
     bas_res_t r = s_res (pod->requests);
     assert_int_equal (r.milli_cpu, 700);
@@ -178,9 +183,9 @@ test_pod_fixture (void **state)
     cJSON_Delete (json);
 }
 
-//  Pod labels, required pod (anti-)affinity terms and host ports: the
-//  documentation's example (preferred terms are not filters: not decoded),
-//  then a pod with every form of term.
+//  Pod labels, pod (anti-)affinity terms and host ports: the
+//  documentation's example (a required affinity term, a preferred
+//  anti-affinity one), then a pod with every form of required term.
 static void
 test_pod_affinity (void **state)
 {
@@ -191,8 +196,8 @@ test_pod_affinity (void **state)
     if (!pod)
         print_error ("%s\n", err);
     assert_non_null (pod);
-    assert_int_equal (pod->n_pod_affinity, 1);
-    const Basalt__V1__PodAffinityTerm *t = pod->pod_affinity[0];
+    assert_int_equal (pod->placement->n_pod_affinity, 1);
+    const Basalt__V1__PodAffinityTerm *t = pod->placement->pod_affinity[0];
     assert_string_equal (t->topology_key, "topology.kubernetes.io/zone");
     assert_non_null (t->label_selector);
     assert_int_equal (t->label_selector->n_match_labels, 0);
@@ -203,23 +208,23 @@ test_pod_affinity (void **state)
     assert_string_equal (t->label_selector->match_expressions[0]->values[0], "S1");
     assert_null (t->namespace_selector);
     assert_int_equal (t->n_namespaces, 0);
-    assert_int_equal (pod->n_pod_anti_affinity, 0); // preferred only
-    assert_int_equal (pod->n_preferred_pod_anti_affinity, 1);
-    assert_int_equal (pod->preferred_pod_anti_affinity[0]->weight, 100);
-    t = pod->preferred_pod_anti_affinity[0]->term;
+    assert_int_equal (pod->placement->n_pod_anti_affinity, 0); // preferred only
+    assert_int_equal (pod->placement->n_preferred_pod_anti_affinity, 1);
+    assert_int_equal (pod->placement->preferred_pod_anti_affinity[0]->weight, 100);
+    t = pod->placement->preferred_pod_anti_affinity[0]->term;
     assert_string_equal (t->topology_key, "topology.kubernetes.io/zone");
     assert_string_equal (t->label_selector->match_expressions[0]->values[0], "S2");
-    assert_int_equal (pod->n_preferred_pod_affinity, 0);
-    assert_int_equal (pod->n_preferred_node_affinity, 0);
-    assert_int_equal (pod->n_labels, 0);
-    assert_int_equal (pod->n_host_ports, 0);
+    assert_int_equal (pod->placement->n_preferred_pod_affinity, 0);
+    assert_int_equal (pod->placement->n_preferred_node_affinity, 0);
+    assert_null (pod->labels);
+    assert_int_equal (pod->placement->n_host_ports, 0);
     s_wire_check (&pod->base);
     protobuf_c_message_free_unpacked (&pod->base, NULL);
     cJSON_Delete (json);
 
     json = s_json (
-        "{\"metadata\":{\"name\":\"w\",\"namespace\":\"ml\",\"labels\":{\"app\":\"mpi\","
-        "\"role\":\"worker\"}},\"spec\":{\"affinity\":{\"podAntiAffinity\":{\"required"
+        "{\"metadata\":{\"name\":\"w\",\"namespace\":\"ml\",\"labels\":{\"role\":\"worker\","
+        "\"app\":\"mpi\"}},\"spec\":{\"affinity\":{\"podAntiAffinity\":{\"required"
         "DuringSchedulingIgnoredDuringExecution\":[{\"labelSelector\":{\"matchLabels\":"
         "{\"app\":\"mpi\"}},\"topologyKey\":\"kubernetes.io/hostname\"},{\"labelSelector\":"
         "{},\"namespaces\":[\"a\",\"b\"],\"namespaceSelector\":{},\"topologyKey\":\"zone\"}]}},"
@@ -229,28 +234,28 @@ test_pod_affinity (void **state)
     if (!pod)
         print_error ("%s\n", err);
     assert_non_null (pod);
-    assert_int_equal (pod->n_labels, 2);
-    assert_string_equal (s_kv (pod->labels, pod->n_labels, "role"), "worker");
-    assert_int_equal (pod->n_pod_affinity, 0);
-    assert_int_equal (pod->n_pod_anti_affinity, 2);
-    t = pod->pod_anti_affinity[0];
+    assert_string_equal (pod->labels, "app=mpi\nrole=worker"); // sorted by key
+    assert_int_equal (pod->placement->n_pod_affinity, 0);
+    assert_int_equal (pod->placement->n_pod_anti_affinity, 2);
+    t = pod->placement->pod_anti_affinity[0];
     assert_string_equal (t->topology_key, "kubernetes.io/hostname");
-    assert_string_equal (s_kv (t->label_selector->match_labels, t->label_selector->n_match_labels,
-                               "app"),
-                         "mpi");
-    t = pod->pod_anti_affinity[1];
+    assert_string_equal (
+        s_kv (t->label_selector->match_labels, t->label_selector->n_match_labels, "app"), "mpi");
+    t = pod->placement->pod_anti_affinity[1];
     //  An empty selector is there (selects every pod), unlike an absent one.
     assert_non_null (t->label_selector);
-    assert_int_equal (t->label_selector->n_match_labels + t->label_selector->n_match_expressions, 0);
+    assert_int_equal (t->label_selector->n_match_labels + t->label_selector->n_match_expressions,
+                      0);
     assert_non_null (t->namespace_selector);
     assert_int_equal (t->n_namespaces, 2);
     assert_string_equal (t->namespaces[1], "b");
-    assert_int_equal (pod->n_topology_spread, 0);
-    assert_int_equal (pod->n_preferred_node_affinity, 0);
-    assert_int_equal (pod->n_host_ports, 1); // the port without a hostPort asks the node nothing
-    assert_int_equal (pod->host_ports[0]->port, 8080);
-    assert_string_equal (pod->host_ports[0]->protocol, "UDP");
-    assert_string_equal (pod->host_ports[0]->host_ip, "10.0.0.1");
+    assert_int_equal (pod->placement->n_topology_spread, 0);
+    assert_int_equal (pod->placement->n_preferred_node_affinity, 0);
+    assert_int_equal (pod->placement->n_host_ports,
+                      1); // the port without a hostPort asks the node nothing
+    assert_int_equal (pod->placement->host_ports[0]->port, 8080);
+    assert_string_equal (pod->placement->host_ports[0]->protocol, "UDP");
+    assert_string_equal (pod->placement->host_ports[0]->host_ip, "10.0.0.1");
     s_wire_check (&pod->base);
     protobuf_c_message_free_unpacked (&pod->base, NULL);
     cJSON_Delete (json);
@@ -273,10 +278,10 @@ test_pod_preferred (void **state)
     if (!pod)
         print_error ("%s\n", err);
     assert_non_null (pod);
-    assert_int_equal (pod->n_preferred_node_affinity, 1);
-    assert_int_equal (pod->preferred_node_affinity[0]->weight, 30);
-    assert_string_equal (pod->preferred_node_affinity[0]->preference->match_expressions[0]->key,
-                         "disk");
+    assert_int_equal (pod->placement->n_preferred_node_affinity, 1);
+    assert_int_equal (pod->placement->preferred_node_affinity[0]->weight, 30);
+    assert_string_equal (
+        pod->placement->preferred_node_affinity[0]->preference->match_expressions[0]->key, "disk");
     assert_int_equal (pod->n_affinity_terms, 1);
     assert_string_equal (pod->affinity_terms[0]->match_fields[0]->values[0], "n1");
     s_wire_check (&pod->base);
@@ -301,21 +306,20 @@ test_pod_spread (void **state)
     if (!pod)
         print_error ("%s\n", err);
     assert_non_null (pod);
-    assert_int_equal (pod->n_topology_spread, 2);
-    const Basalt__V1__TopologySpreadConstraint *c = pod->topology_spread[0];
+    assert_int_equal (pod->placement->n_topology_spread, 2);
+    const Basalt__V1__TopologySpreadConstraint *c = pod->placement->topology_spread[0];
     assert_int_equal (c->max_skew, 1);
     assert_string_equal (c->topology_key, "topology.kubernetes.io/zone");
     assert_string_equal (c->when_unsatisfiable, "DoNotSchedule");
-    assert_string_equal (s_kv (c->label_selector->match_labels, c->label_selector->n_match_labels,
-                               "app"),
-                         "s");
+    assert_string_equal (
+        s_kv (c->label_selector->match_labels, c->label_selector->n_match_labels, "app"), "s");
     assert_true (c->has_min_domains);
     assert_int_equal (c->min_domains, 3);
     assert_string_equal (c->node_affinity_policy, "Ignore");
     assert_string_equal (c->node_taints_policy, "Honor");
     assert_int_equal (c->n_match_label_keys, 1);
     assert_string_equal (c->match_label_keys[0], "pod-template-hash");
-    c = pod->topology_spread[1];
+    c = pod->placement->topology_spread[1];
     assert_string_equal (c->when_unsatisfiable, "ScheduleAnyway");
     assert_null (c->label_selector); // selects no pod
     assert_false (c->has_min_domains);
@@ -548,7 +552,8 @@ test_pod_errors (void **state)
         {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"containers\":["
          "{\"name\":\"a\",\"resources\":{\"requests\":{\"a.io/1\":\"1\",\"a.io/2\":\"1\"}}},"
          "{\"name\":\"b\",\"resources\":{\"requests\":{\"a.io/3\":\"1\",\"a.io/4\":\"1\","
-         "\"a.io/5\":\"1\",\"a.io/6\":\"1\",\"a.io/7\":\"1\",\"a.io/8\":\"1\",\"a.io/9\":\"1\"}}}]}}",
+         "\"a.io/5\":\"1\",\"a.io/6\":\"1\",\"a.io/7\":\"1\",\"a.io/8\":\"1\",\"a.io/"
+         "9\":\"1\"}}}]}}",
          "pod ns/p1: too many scalar resources"},
         {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"affinity\":"
          "{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
@@ -589,6 +594,8 @@ test_pod_errors (void **state)
          "\"podAffinityTerm\":{\"labelSelector\":{}}}]}}}}",
          "pod ns/p1: spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution: "
          "topologyKey: required"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\",\"labels\":{\"a=b\":\"c\"}}}",
+         "pod ns/p1: metadata.labels[\"a=b\"]: not a valid label"},
         {"{\"metadata\":5}", "pod: metadata: expected an object, got a number"},
         {"[]", "pod: expected a JSON object, got an array"},
     };
@@ -1045,10 +1052,9 @@ main (void)
         cmocka_unit_test (test_pod_requests),  cmocka_unit_test (test_pod_volcano),
         cmocka_unit_test (test_pod_errors),    cmocka_unit_test (test_nodes),
         cmocka_unit_test (test_pod_affinity),  cmocka_unit_test (test_pod_spread),
-        cmocka_unit_test (test_pod_preferred),
-        cmocka_unit_test (test_podgroup),      cmocka_unit_test (test_queue),
-        cmocka_unit_test (test_priorityclass), cmocka_unit_test (test_time),
-        cmocka_unit_test (test_garbage),
+        cmocka_unit_test (test_pod_preferred), cmocka_unit_test (test_podgroup),
+        cmocka_unit_test (test_queue),         cmocka_unit_test (test_priorityclass),
+        cmocka_unit_test (test_time),          cmocka_unit_test (test_garbage),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

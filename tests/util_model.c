@@ -398,16 +398,15 @@ s_pod_placement_fields (Basalt__V1__Pod *pod, const cJSON *p, const char *name, 
         d->n_##field = 0;                                                                          \
         d->field = NULL;                                                                           \
     } while (0)
-    S_MOVE (labels);
-    S_MOVE (pod_affinity);
-    S_MOVE (pod_anti_affinity);
-    S_MOVE (host_ports);
-    S_MOVE (topology_spread);
     S_MOVE (affinity_terms);
-    S_MOVE (preferred_node_affinity);
-    S_MOVE (preferred_pod_affinity);
-    S_MOVE (preferred_pod_anti_affinity);
 #undef S_MOVE
+    free (pod->labels);
+    pod->labels = d->labels;
+    d->labels = NULL;
+    if (pod->placement)
+        protobuf_c_message_free_unpacked (&pod->placement->base, NULL);
+    pod->placement = d->placement;
+    d->placement = NULL;
     protobuf_c_message_free_unpacked (&d->base, NULL);
     return 0;
 }
@@ -463,30 +462,49 @@ s_add_pod (void *arg, const char *name)
 
 //  The keys the scenario format allows (shared/scenarios/README.md):
 //  anything else is an error, so a typo cannot pass silently.
-static const char *const s_top_keys[] = {"name",      "description",     "config", "sessions",
-                                         "nodes",     "queues",          "podgroups",
-                                         "priorityClasses", "pods",      "manifests", "expect",
-                                         NULL};
-static const char *const s_node_keys[] = {"name", "allocatable", "labels", "taints", "unschedulable",
-                                          NULL};
-static const char *const s_queue_keys[] = {"name",      "parent",      "weight",   "capability",
-                                           "deserved",  "guarantee",   "reclaimable", "priority",
-                                           "state",     NULL};
-static const char *const s_pg_keys[] = {"name",         "namespace",        "queue",
-                                        "minMember",    "minTaskMember",    "minResources",
-                                        "priorityClassName", "phase",       NULL};
-static const char *const s_pc_keys[] = {"name", "value", "globalDefault", "preemptionPolicy",
+static const char *const s_top_keys[] = {"name",  "description", "config",    "sessions",
+                                         "nodes", "queues",      "podgroups", "priorityClasses",
+                                         "pods",  "manifests",   "expect",    NULL};
+static const char *const s_node_keys[] = {"name",   "allocatable",   "labels",
+                                          "taints", "unschedulable", NULL};
+static const char *const s_queue_keys[] = {"name",     "parent",    "weight",      "capability",
+                                           "deserved", "guarantee", "reclaimable", "priority",
+                                           "state",    NULL};
+static const char *const s_pg_keys[] = {
+    "name",         "namespace",         "queue", "minMember", "minTaskMember",
+    "minResources", "priorityClassName", "phase", NULL};
+static const char *const s_pc_keys[] = {"name",        "value", "globalDefault", "preemptionPolicy",
                                         "description", NULL};
-static const char *const s_pod_keys[] = {"name",         "namespace",   "group",      "task",
-                                         "requests",     "node",        "phase",      "nodeSelector",
-                                         "tolerations",  "priorityClassName", "priority",
-                                         "preemptable",  "preemptionPolicy", "labels",
-                                         "affinity",     "hostPorts",   "topologySpreadConstraints",
+static const char *const s_pod_keys[] = {"name",
+                                         "namespace",
+                                         "group",
+                                         "task",
+                                         "requests",
+                                         "node",
+                                         "phase",
+                                         "nodeSelector",
+                                         "tolerations",
+                                         "priorityClassName",
+                                         "priority",
+                                         "preemptable",
+                                         "preemptionPolicy",
+                                         "labels",
+                                         "affinity",
+                                         "hostPorts",
+                                         "topologySpreadConstraints",
                                          NULL};
-static const char *const s_expect_keys[] = {"bound",          "boundCount",   "boundTotal",
-                                            "pending",        "pipelined",    "evicted",
-                                            "evictedCount",   "podgroupPhase", "podgroupCondition",
-                                            "podgroupMessage", "noStatusUpdate", "nodeState",
+static const char *const s_expect_keys[] = {"bound",
+                                            "boundCount",
+                                            "boundTotal",
+                                            "pending",
+                                            "pipelined",
+                                            "evicted",
+                                            "evictedCount",
+                                            "podgroupPhase",
+                                            "podgroupCondition",
+                                            "podgroupMessage",
+                                            "noStatusUpdate",
+                                            "nodeState",
                                             "nodePods",
                                             NULL};
 
@@ -620,7 +638,7 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
         if (s_str (it, "state"))
             q->state = s_dup (s_str (it, "state"));
     }
-    s_default_queue (store);  // the format: "default" exists unless listed
+    s_default_queue (store); // the format: "default" exists unless listed
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "podgroups"))
     {
         Basalt__V1__PodGroup *pg =
@@ -769,4 +787,3 @@ util_model_feed_back (bas_store_t *store, const Basalt__V1__Commit *commit, bool
         }
     return 0;
 }
-

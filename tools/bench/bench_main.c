@@ -129,16 +129,19 @@ s_gang_selector (const char *gang)
 static void
 s_constrain (Basalt__V1__Pod *pod, const char *gang, long g)
 {
-    pod->labels = s_new (sizeof *pod->labels);
-    pod->labels[0] = s_kv ("gang", gang);
-    pod->n_labels = 1;
+    char labels[96];
+    snprintf (labels, sizeof labels, "gang=%s", gang);
+    pod->labels = s_dup (labels);
+    Basalt__V1__PodPlacement *pl = s_new (sizeof *pl);
+    basalt__v1__pod_placement__init (pl);
+    pod->placement = pl;
     Basalt__V1__PodAffinityTerm *term = s_new (sizeof *term);
     basalt__v1__pod_affinity_term__init (term);
     term->label_selector = s_gang_selector (gang);
     term->topology_key = s_dup ("kubernetes.io/hostname");
-    pod->pod_anti_affinity = s_new (sizeof *pod->pod_anti_affinity);
-    pod->pod_anti_affinity[0] = term;
-    pod->n_pod_anti_affinity = 1;
+    pl->pod_anti_affinity = s_new (sizeof *pl->pod_anti_affinity);
+    pl->pod_anti_affinity[0] = term;
+    pl->n_pod_anti_affinity = 1;
     if (g % 2)
         return;
     Basalt__V1__TopologySpreadConstraint *c = s_new (sizeof *c);
@@ -148,9 +151,9 @@ s_constrain (Basalt__V1__Pod *pod, const char *gang, long g)
     c->topology_key = s_dup ("topology.kubernetes.io/zone");
     c->when_unsatisfiable = s_dup ("DoNotSchedule");
     c->label_selector = s_gang_selector (gang);
-    pod->topology_spread = s_new (sizeof *pod->topology_spread);
-    pod->topology_spread[0] = c;
-    pod->n_topology_spread = 1;
+    pl->topology_spread = s_new (sizeof *pl->topology_spread);
+    pl->topology_spread[0] = c;
+    pl->n_topology_spread = 1;
 }
 
 static int
