@@ -1527,6 +1527,47 @@ error:
 
 // ------------------------------------------------------------ queues
 
+//  spec.affinity of a queue: nodeGroupAffinity and nodeGroupAntiAffinity,
+//  each with required and preferred lists of node group names. An affinity
+//  object, even one naming no group, is kept (Volcano's nodegroup plugin
+//  tells "no affinity" from an empty one).
+static int
+s_queue_affinity (s_ctx_t *ctx, const cJSON *item, Basalt__V1__Queue *q)
+{
+    const cJSON *aff;
+    if (s_object (ctx, item, "spec.affinity", &aff) != 0)
+        return -1;
+    if (!aff)
+        return 0;
+    q->affinity = s_alloc (ctx, sizeof *q->affinity);
+    if (!q->affinity)
+        return -1;
+    basalt__v1__queue_affinity__init (q->affinity);
+    Basalt__V1__QueueAffinity *a = q->affinity;
+    static const struct {
+        const char *kind, *when;
+    } lists[] = {
+        {"nodeGroupAffinity", "requiredDuringSchedulingIgnoredDuringExecution"},
+        {"nodeGroupAffinity", "preferredDuringSchedulingIgnoredDuringExecution"},
+        {"nodeGroupAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"},
+        {"nodeGroupAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution"},
+    };
+    char ***out[] = {&a->group_required, &a->group_preferred, &a->anti_required,
+                     &a->anti_preferred};
+    size_t *n_out[] = {&a->n_group_required, &a->n_group_preferred, &a->n_anti_required,
+                       &a->n_anti_preferred};
+    for (size_t i = 0; i < 4; i++) {
+        char path[128];
+        snprintf (path, sizeof path, "spec.affinity.%s.%s", lists[i].kind, lists[i].when);
+        const cJSON *kind, *list;
+        if (s_object (ctx, s_get (aff, lists[i].kind), path, &kind) != 0 ||
+            s_array (ctx, s_get (kind, lists[i].when), path, &list) != 0 ||
+            s_str_list (ctx, list, path, out[i], n_out[i]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 Basalt__V1__Queue *
 bas_k8s_queue_from_json (const cJSON *obj, char *err, size_t errlen)
 {
@@ -1568,6 +1609,8 @@ bas_k8s_queue_from_json (const cJSON *obj, char *err, size_t errlen)
         s_peek_str (&ctx, s_get (status, "state"), "status.state", &state) != 0 ||
         s_set_str (&ctx, &q->state, state && *state ? state : S_DEFAULT_QUEUE_STATE) != 0 ||
         s_resources (&ctx, s_get (status, "allocated"), "status.allocated", &q->allocated) != 0)
+        goto error;
+    if (s_queue_affinity (&ctx, s_get (spec, "affinity"), q) != 0)
         goto error;
     const char *hierarchy, *weights;
     if (s_map_str (&ctx, m.annotations, "metadata.annotations", "volcano.sh/hierarchy",

@@ -48,6 +48,7 @@ static const sess_plugin_def_t s_plugins[] = {
     {"proportion", sess_proportion_open, sess_proportion_close, s_no_args},
     {"capacity", sess_capacity_open, sess_capacity_close, s_capacity_args},
     {"overcommit", sess_overcommit_open, sess_overcommit_close, s_overcommit_args},
+    {"nodegroup", sess_nodegroup_open, sess_nodegroup_close, s_no_args},
     //  Volcano plugins not implemented yet: a configuration naming one is
     //  refused unless the entry says optional: true (sess_conf.c).
     {"deviceshare", NULL, NULL, NULL},
@@ -60,7 +61,6 @@ static const sess_plugin_def_t s_plugins[] = {
     {"rescheduling", NULL, NULL, NULL},
     {"usage", NULL, NULL, NULL},
     {"pdb", NULL, NULL, NULL},
-    {"nodegroup", NULL, NULL, NULL},
     {"network-topology-aware", NULL, NULL, NULL},
     {"extender", NULL, NULL, NULL},
     {"resourcequota", NULL, NULL, NULL},

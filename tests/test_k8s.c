@@ -889,6 +889,38 @@ test_queue (void **state)
     protobuf_c_message_free_unpacked (&q->base, NULL);
     cJSON_Delete (json);
 
+    //  spec.affinity: node groups (the Queue CRD's four lists); an affinity
+    //  naming no group is kept (not the same as none for the nodegroup plugin).
+    json = s_json ("{\"metadata\":{\"name\":\"ng\"},\"spec\":{\"affinity\":{"
+                   "\"nodeGroupAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+                   "[\"a\",\"b\"],\"preferredDuringSchedulingIgnoredDuringExecution\":[\"c\"]},"
+                   "\"nodeGroupAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+                   "[\"d\"]}}}}");
+    q = bas_k8s_queue_from_json (json, err, sizeof err);
+    assert_non_null (q);
+    assert_non_null (q->affinity);
+    assert_int_equal (q->affinity->n_group_required, 2);
+    assert_string_equal (q->affinity->group_required[1], "b");
+    assert_int_equal (q->affinity->n_group_preferred, 1);
+    assert_string_equal (q->affinity->group_preferred[0], "c");
+    assert_int_equal (q->affinity->n_anti_required, 1);
+    assert_int_equal (q->affinity->n_anti_preferred, 0);
+    s_wire_check (&q->base);
+    protobuf_c_message_free_unpacked (&q->base, NULL);
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"ng\"},\"spec\":{\"affinity\":{}}}");
+    q = bas_k8s_queue_from_json (json, err, sizeof err);
+    assert_non_null (q);
+    assert_non_null (q->affinity);
+    protobuf_c_message_free_unpacked (&q->base, NULL);
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"bad\"},\"spec\":{\"affinity\":{"
+                   "\"nodeGroupAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+                   "\"a\"}}}}");
+    assert_null (bas_k8s_queue_from_json (json, err, sizeof err));
+    assert_string_equal (err, "queue bad: spec.affinity.nodeGroupAffinity.requiredDuringScheduling"
+                              "IgnoredDuringExecution: expected an array, got a string");
+    cJSON_Delete (json);
     json = s_json ("{\"metadata\":{\"name\":\"bad\"},\"spec\":{\"reclaimable\":\"yes\"}}");
     assert_null (bas_k8s_queue_from_json (json, err, sizeof err));
     assert_string_equal (err, "queue bad: spec.reclaimable: expected a boolean, got a string");

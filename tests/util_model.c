@@ -469,7 +469,7 @@ static const char *const s_node_keys[] = {"name",   "allocatable",   "labels",
                                           "taints", "unschedulable", NULL};
 static const char *const s_queue_keys[] = {"name",     "parent",    "weight",      "capability",
                                            "deserved", "guarantee", "reclaimable", "priority",
-                                           "state",    NULL};
+                                           "state",    "affinity",  NULL};
 static const char *const s_pg_keys[] = {
     "name",         "namespace",         "queue", "minMember", "minTaskMember",
     "minResources", "priorityClassName", "phase", NULL};
@@ -637,6 +637,21 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
         }
         if (s_str (it, "state"))
             q->state = s_dup (s_str (it, "state"));
+        //  spec.affinity through the cache's own decoder.
+        const cJSON *aff = cJSON_GetObjectItemCaseSensitive (it, "affinity");
+        if (aff) {
+            cJSON *obj = cJSON_CreateObject ();
+            cJSON_AddStringToObject (cJSON_AddObjectToObject (obj, "metadata"), "name", q->name);
+            cJSON_AddItemToObject (cJSON_AddObjectToObject (obj, "spec"), "affinity",
+                                   cJSON_Duplicate (aff, true));
+            Basalt__V1__Queue *d = bas_k8s_queue_from_json (obj, err, errlen);
+            cJSON_Delete (obj);
+            if (!d)
+                goto done;
+            q->affinity = d->affinity;
+            d->affinity = NULL;
+            protobuf_c_message_free_unpacked (&d->base, NULL);
+        }
     }
     s_default_queue (store); // the format: "default" exists unless listed
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "podgroups"))

@@ -63,7 +63,8 @@ static const s_key_t s_queue_keys[] = {
     {"weight", S_INT, NULL, false},       {"capability", S_RES, NULL, false},
     {"deserved", S_RES, NULL, false},     {"guarantee", S_RES, NULL, false},
     {"reclaimable", S_BOOL, NULL, false}, {"priority", S_INT, NULL, false},
-    {"state", S_STR, NULL, false},        {NULL}};
+    {"state", S_STR, NULL, false},        {"affinity", S_ANY, NULL, false},
+    {NULL}};
 static const s_key_t s_podgroup_keys[] = {{"name", S_STR, NULL, true},
                                           {"namespace", S_STR, NULL, false},
                                           {"queue", S_STR, NULL, false},
@@ -525,6 +526,16 @@ s_add_queue (s_ctx_t *ctx, const cJSON *q, const char *path, const char *name)
     const cJSON *prio = cJSON_GetObjectItemCaseSensitive (q, "priority");
     if (prio)
         cJSON_AddNumberToObject (spec, "priority", prio->valuedouble);
+    //  The Queue CRD's spec.affinity (node groups), as written.
+    const cJSON *aff = cJSON_GetObjectItemCaseSensitive (q, "affinity");
+    if (aff) {
+        if (!cJSON_IsObject (aff)) {
+            cJSON_Delete (o);
+            return s_fail (ctx, path, "affinity: expected a map (nodeGroupAffinity, "
+                                      "nodeGroupAntiAffinity)");
+        }
+        cJSON_AddItemToObject (spec, "affinity", cJSON_Duplicate (aff, true));
+    }
     const char *state = s_get_str (q, "state", buf, sizeof buf);
     cJSON_AddStringToObject (s_obj (o, "status"), "state", state ? state : "Open");
     return s_add (ctx, o, path, "Queue", NULL, name);
