@@ -59,6 +59,7 @@
 
 #include "bas_hash.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,6 +463,21 @@ s_hard_spread (const Basalt__V1__TopologySpreadConstraint *c)
 }
 
 static bool
+s_soft_spread (const Basalt__V1__TopologySpreadConstraint *c)
+{
+    return c->when_unsatisfiable && strcmp (c->when_unsatisfiable, "ScheduleAnyway") == 0;
+}
+
+static bool
+s_has_soft_spread (const Basalt__V1__Pod *pod)
+{
+    for (size_t i = 0; i < sess_placement (pod)->n_topology_spread; i++)
+        if (s_soft_spread (sess_placement (pod)->topology_spread[i]))
+            return true;
+    return false;
+}
+
+static bool
 s_has_hard_spread (const Basalt__V1__Pod *pod)
 {
     for (size_t i = 0; i < sess_placement (pod)->n_topology_spread; i++)
@@ -483,7 +499,8 @@ sess_interpod_new (sess_session_t *ssn)
 {
     bool any = false;
     for (int i = 0; i < ssn->ntasks && !any; i++)
-        any = s_has_terms (ssn->tasks[i].pod) || s_has_hard_spread (ssn->tasks[i].pod);
+        any = s_has_terms (ssn->tasks[i].pod) || s_has_hard_spread (ssn->tasks[i].pod) ||
+              s_has_soft_spread (ssn->tasks[i].pod);
     if (!any)
         return NULL;
     sess_interpod_t *self = calloc (1, sizeof *self);
@@ -772,19 +789,25 @@ s_has_keys (const sess_interpod_t *self, const sess_node_t *node)
     return true;
 }
 
-//  kube-scheduler's node inclusion for one constraint of the task.
+//  kube-scheduler's node inclusion policies of one constraint of the task.
 static bool
-s_eligible (const sess_interpod_t *self, const sess_task_t *task,
-            const Basalt__V1__TopologySpreadConstraint *c, const sess_node_t *node)
+s_included (const sess_task_t *task, const Basalt__V1__TopologySpreadConstraint *c,
+            const sess_node_t *node)
 {
-    if (!s_has_keys (self, node))
-        return false;
     if (s_honors_affinity (c) && (task->pod->n_node_selector || task->pod->n_affinity_terms) &&
         !sess_pod_node_affinity (task->pod, node))
         return false;
     if (s_honors_taints (c) && sess_pod_untolerated_taint (task->pod, node))
         return false;
     return true;
+}
+
+//  ... and the node carries every DoNotSchedule constraint's key.
+static bool
+s_eligible (const sess_interpod_t *self, const sess_task_t *task,
+            const Basalt__V1__TopologySpreadConstraint *c, const sess_node_t *node)
+{
+    return s_has_keys (self, node) && s_included (task, c, node);
 }
 
 //  The constraint selects pod q (for the task): its labelSelector, and the
@@ -1132,5 +1155,136 @@ sess_interpod_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t
         for (int k = 0; k < n; k++)
             scores[k] +=
                 (double)((int64_t)(100.0 * (double)(raw[k] - min) / (double)(max - min)) * weight);
+    free (raw);
+}
+
+// ------------------------------------------------------------ spread score
+
+#define S_HOSTNAME "kubernetes.io/hostname"
+#define S_SOFT_MAX 8 // ScheduleAnyway constraints of one pod looked at
+
+typedef struct {
+    const Basalt__V1__TopologySpreadConstraint *c;
+    const s_topo_t *topo;
+    int64_t *count; // per domain: selected pods
+    uint8_t *pair;  // per domain: a candidate lies in it (kube's topology pairs)
+    int size;       // domains among the candidates (nodes, for the hostname key)
+} s_soft_t;
+
+typedef struct {
+    s_soft_t *soft; // all the pod's ScheduleAnyway constraints
+    int nsoft;
+    int which;      // the one being counted
+    const sess_task_t *task;
+} s_soft_arg_t;
+
+static void
+s_soft_visit (sess_interpod_t *self, const sess_task_t *q, void *arg_)
+{
+    (void)self;
+    s_soft_arg_t *arg = arg_;
+    const Basalt__V1__Pod *pod = arg->task->pod;
+    if (q == arg->task || q->pod->deleting ||
+        strcmp (s_or (q->pod->namespace_), s_or (pod->namespace_)) != 0)
+        return;
+    s_soft_t *sp = &arg->soft[arg->which];
+    int dom = sp->topo->dom[q->node->index];
+    if (dom < 0 || !s_spread_selects (sp->c, pod, q->pod))
+        return;
+    //  By hostname a candidate's own pods count; in a wider domain, pods on
+    //  nodes that carry every key and pass the inclusion policies, in the
+    //  domains of candidates.
+    bool keys = true;
+    for (int k = 0; k < arg->nsoft && keys; k++)
+        keys = arg->soft[k].topo->dom[q->node->index] >= 0;
+    bool hostname = strcmp (s_or (sp->c->topology_key), S_HOSTNAME) == 0;
+    if (hostname || (keys && sp->pair[dom] && s_included (arg->task, sp->c, q->node)))
+        sp->count[dom]++;
+}
+
+void
+sess_spread_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t *const *nodes,
+                   int n, int weight, double *scores)
+{
+    if (!self || n <= 0 || weight == 0)
+        return;
+    const Basalt__V1__PodPlacement *pl = sess_placement (task->pod);
+    s_soft_t soft[S_SOFT_MAX];
+    int nsoft = 0;
+    for (size_t i = 0; i < pl->n_topology_spread && nsoft < S_SOFT_MAX; i++)
+        if (s_soft_spread (pl->topology_spread[i])) {
+            soft[nsoft].c = pl->topology_spread[i];
+            soft[nsoft].topo = s_topo (self, s_or (pl->topology_spread[i]->topology_key));
+            nsoft++;
+        }
+    if (nsoft == 0)
+        return; // Kubernetes' system default spreading needs Services and ReplicaSets
+    //  Candidates without every key are ignored (score 0).
+    uint8_t *ignored = calloc ((size_t)n, 1);
+    int64_t *raw = calloc ((size_t)n, sizeof *raw);
+    if (!ignored || !raw)
+        abort ();
+    int nignored = 0;
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < nsoft && !ignored[k]; i++)
+            if (soft[i].topo->dom[nodes[k]->index] < 0) {
+                ignored[k] = 1;
+                nignored++;
+            }
+    for (int i = 0; i < nsoft; i++) {
+        s_soft_t *sp = &soft[i];
+        size_t nd = (size_t)(sp->topo->ndoms ? sp->topo->ndoms : 1);
+        sp->count = calloc (nd, sizeof *sp->count);
+        sp->pair = calloc (nd, 1);
+        if (!sp->count || !sp->pair)
+            abort ();
+        sp->size = 0;
+        for (int k = 0; k < n; k++) {
+            if (ignored[k])
+                continue;
+            int dom = sp->topo->dom[nodes[k]->index];
+            if (!sp->pair[dom]) {
+                sp->pair[dom] = 1;
+                sp->size++;
+            }
+        }
+        if (strcmp (s_or (sp->c->topology_key), S_HOSTNAME) == 0)
+            sp->size = n - nignored;
+    }
+    for (int i = 0; i < nsoft; i++) {
+        //  Each constraint's selected pods (its own selector's candidates).
+        s_soft_arg_t arg = {soft, nsoft, i, task};
+        s_each_candidate (self, soft[i].c->label_selector, s_soft_visit, &arg);
+    }
+    //  kube-scheduler's score: per constraint, count x log(size + 2) +
+    //  (maxSkew - 1), rounded; then fewer is better, normalised over the
+    //  candidates not ignored: 100 x (max + min - score) / max.
+    int64_t min = INT64_MAX, max = 0;
+    for (int k = 0; k < n; k++) {
+        if (ignored[k])
+            continue;
+        double score = 0;
+        for (int i = 0; i < nsoft; i++) {
+            int dom = soft[i].topo->dom[nodes[k]->index];
+            score += (double)soft[i].count[dom] * log ((double)soft[i].size + 2) +
+                     (double)(soft[i].c->max_skew - 1);
+        }
+        raw[k] = (int64_t)llround (score);
+        if (raw[k] < min)
+            min = raw[k];
+        if (raw[k] > max)
+            max = raw[k];
+    }
+    for (int k = 0; k < n; k++) {
+        int64_t s = 0;
+        if (!ignored[k])
+            s = max == 0 ? 100 : 100 * (max + min - raw[k]) / max;
+        scores[k] += (double)(s * weight);
+    }
+    for (int i = 0; i < nsoft; i++) {
+        free (soft[i].count);
+        free (soft[i].pair);
+    }
+    free (ignored);
     free (raw);
 }

@@ -26,8 +26,14 @@
     session or some node gives them something to say (a preferred term, a
     PreferNoSchedule taint): otherwise every candidate would get the same
     score from them, which changes no choice.
-    Not yet: podtopologyspread (ScheduleAnyway constraints and Kubernetes'
-    system default spreading), imagelocality (no image data on the wire).
+    PodTopologySpread (podtopologyspread.weight, 2), the pod's
+    ScheduleAnyway constraints: per constraint, the selected pods in the
+    candidate's domain times log(domains among the candidates + 2), plus
+    maxSkew - 1; fewer is better, normalised as Kubernetes does
+    (sess_interpod.c).
+    Not yet: Kubernetes' system default spreading for pods without
+    constraints (it selects by the pod's Services and ReplicaSets, which
+    the session does not have), imagelocality (no image data on the wire).
 */
 #include "sess_session.h"
 
@@ -43,6 +49,7 @@ typedef struct {
     int node_affinity; // nodeaffinity.weight
     int taint;         // tainttoleration.weight
     int pod_affinity;  // podaffinity.weight
+    int spread;        // podtopologyspread.weight
 } s_self_t;
 
 static int64_t
@@ -183,6 +190,14 @@ s_pod_affinity_batch (void *self_, const sess_task_t *task, sess_node_t *const *
     sess_interpod_score (self->ssn->interpod, task, nodes, n, self->pod_affinity, scores);
 }
 
+static void
+s_spread_batch (void *self_, const sess_task_t *task, sess_node_t *const *nodes, int n,
+                double *scores)
+{
+    const s_self_t *self = self_;
+    sess_spread_score (self->ssn->interpod, task, nodes, n, self->spread, scores);
+}
+
 static bool
 s_any_prefer_taint (const sess_session_t *ssn)
 {
@@ -208,6 +223,7 @@ sess_nodeorder_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void *
     self->node_affinity = sess_arg_int (conf, "nodeaffinity.weight", 2);
     self->taint = sess_arg_int (conf, "tainttoleration.weight", 3);
     self->pod_affinity = sess_arg_int (conf, "podaffinity.weight", 2);
+    self->spread = sess_arg_int (conf, "podtopologyspread.weight", 2);
     self->ssn = ssn;
     *self_p = self;
     if (self->least || self->most || self->balanced)
@@ -221,6 +237,8 @@ sess_nodeorder_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void *
         sess_add_batch_node_order_fn (ssn, self, s_taint_batch);
     if (self->pod_affinity && ssn->interpod)
         sess_add_batch_node_order_fn (ssn, self, s_pod_affinity_batch);
+    if (self->spread && ssn->interpod)
+        sess_add_batch_node_order_fn (ssn, self, s_spread_batch);
     return 0;
 }
 

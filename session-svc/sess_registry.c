@@ -31,7 +31,8 @@ static const char *const s_predicates_args[] = {
     "predicate.PodTopologySpreadEnable", NULL};
 static const char *const s_nodeorder_args[] = {
     "leastrequested.weight", "mostrequested.weight", "balancedresource.weight",
-    "nodeaffinity.weight",   "tainttoleration.weight", "podaffinity.weight", NULL};
+    "nodeaffinity.weight",   "tainttoleration.weight", "podaffinity.weight",
+    "podtopologyspread.weight", NULL};
 static const char *const s_binpack_args[] = {"binpack.weight", "binpack.cpu", "binpack.memory",
                                              "binpack.resources", "binpack.resources.", NULL};
 static const char *const s_capacity_args[] = {"ancestorReclaimLevel", NULL};

@@ -649,6 +649,11 @@ void sess_interpod_placed (sess_interpod_t *self, const sess_task_t *task, bool 
 //  normalised over the candidates to 0-100, times weight, added to scores.
 void sess_interpod_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t *const *nodes,
                           int n, int weight, double *scores);
+//  kube-scheduler's PodTopologySpread score for the task's ScheduleAnyway
+//  constraints (fewer selected pods in a candidate's domains is better),
+//  normalised over the candidates, times weight, added to scores.
+void sess_spread_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t *const *nodes,
+                        int n, int weight, double *scores);
 //  0, or SESS_PRED_UNSCHEDULABLE / SESS_PRED_UNRESOLVABLE with the reason.
 int sess_interpod_check (sess_interpod_t *self, const sess_task_t *task, const sess_node_t *node,
                          char *reason, size_t rlen);
