@@ -1488,6 +1488,10 @@ bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen)
     pg->creation_time_ms = m.created_ms;
     pg->has_deleting = 1;
     pg->deleting = m.deleting;
+    const char *sla;
+    if (s_map_str (&ctx, m.annotations, "metadata.annotations", "sla-waiting-time", &sla) != 0 ||
+        s_set_str (&ctx, &pg->sla_waiting_time, sla) != 0)
+        goto error;
 
     const cJSON *spec, *status, *mtm, *conditions;
     const char *queue;

@@ -486,3 +486,85 @@ bas_quantity_format_bytes (int64_t bytes, char *buf, size_t len)
     }
     return s_emit (buf, len, bytes < 0, mag, binary[i]);
 }
+
+// ------------------------------------------------------------ Go durations
+
+int
+bas_duration_parse (const char *text, int64_t *ns, char *err, size_t errlen)
+{
+    static const struct {
+        const char *unit;
+        int64_t ns;
+    } units[] = {
+        {"ns", 1LL},
+        {"us", 1000LL},
+        {"\xc2\xb5s", 1000LL}, // U+00B5 micro sign
+        {"\xce\xbcs", 1000LL}, // U+03BC Greek mu
+        {"ms", 1000000LL},
+        {"s", 1000000000LL},
+        {"m", 60LL * 1000000000LL},
+        {"h", 3600LL * 1000000000LL},
+    };
+    const char *p = text ? text : "";
+    bool neg = false;
+    if (*p == '-' || *p == '+')
+        neg = *p++ == '-';
+    if (strcmp (p, "0") == 0) {
+        *ns = 0;
+        return 0;
+    }
+    if (!*p) {
+        if (err)
+            snprintf (err, errlen, "duration \"%s\": empty", text ? text : "");
+        return -1;
+    }
+    double total = 0;
+    while (*p) {
+        //  A decimal number: digits, optionally a '.' and more digits.
+        const char *start = p;
+        double v = 0, scale = 1;
+        bool digits = false, dot = false;
+        while ((*p >= '0' && *p <= '9') || (*p == '.' && !dot)) {
+            if (*p == '.')
+                dot = true;
+            else {
+                digits = true;
+                if (dot) {
+                    scale /= 10;
+                    v += (*p - '0') * scale;
+                } else
+                    v = v * 10 + (*p - '0');
+            }
+            p++;
+        }
+        if (!digits) {
+            if (err)
+                snprintf (err, errlen, "duration \"%s\": expected a number at \"%s\"", text, start);
+            return -1;
+        }
+        size_t best = 0;
+        int64_t mult = 0;
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+            size_t n = strlen (units[i].unit);
+            if (n > best && strncmp (p, units[i].unit, n) == 0) {
+                best = n;
+                mult = units[i].ns;
+            }
+        }
+        if (!best) {
+            if (err)
+                snprintf (err, errlen, "duration \"%s\": %s \"%s\"", text,
+                          *p ? "unknown unit at" : "missing unit after", *p ? p : start);
+            return -1;
+        }
+        p += best;
+        total += v * (double)mult;
+        if (total > 9.2e18) {
+            if (err)
+                snprintf (err, errlen, "duration \"%s\": out of range", text);
+            return -1;
+        }
+    }
+    *ns = (int64_t)(neg ? -total : total);
+    return 0;
+}

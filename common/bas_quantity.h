@@ -49,4 +49,11 @@ int bas_quantity_format_milli (int64_t milli, char *buf, size_t len);
 //  digits ("1000"). Returns the length like bas_quantity_format_milli.
 int bas_quantity_format_bytes (int64_t bytes, char *buf, size_t len);
 
+//  Parse a Go duration ("300ms", "-1.5h", "2h45m", "1h2m3s4ms5us6ns"; units
+//  ns, us, µs, μs, ms, s, m, h; "0" alone) as Volcano's arguments and
+//  annotations hold them (sla-waiting-time), into nanoseconds. Returns 0,
+//  or -1 with err naming the text and what is wrong (no unit, an unknown
+//  unit, no digits, out of range).
+int bas_duration_parse (const char *text, int64_t *ns, char *err, size_t errlen);
+
 #endif

@@ -14,6 +14,8 @@
 */
 #include "sess_session.h"
 
+#include "bas_quantity.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +288,25 @@ s_parse_plugin (sess_plugin_conf_t *p, const cJSON *item, const char *text, size
         p->arguments = cJSON_Duplicate (args, true);
         if (!p->arguments)
             abort ();
+        //  sla's waiting time: Volcano logs a bad one and runs without it;
+        //  refusing the file says so where it is seen.
+        const cJSON *sla = cJSON_GetObjectItemCaseSensitive (args, "sla-waiting-time");
+        int64_t ns = 0;
+        char derr[160] = "";
+        if (strcmp (name->valuestring, "sla") == 0 && sla &&
+            (!cJSON_IsString (sla) ||
+             bas_duration_parse (sla->valuestring, &ns, derr, sizeof derr) != 0 || ns <= 0)) {
+            snprintf (reason, sizeof reason, "plugin sla: sla-waiting-time: %s",
+                      !cJSON_IsString (sla) ? "expected a duration such as \"1h30m\""
+                      : derr[0]             ? derr
+                                            : "must be positive");
+            s_fail (err, errlen, text, len, "sla-waiting-time", reason);
+            cJSON_Delete (p->arguments);
+            free (p->name);
+            p->arguments = NULL;
+            p->name = NULL;
+            return -1;
+        }
         const cJSON *arg;
         cJSON_ArrayForEach (arg, args)
         {

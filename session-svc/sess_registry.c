@@ -37,6 +37,7 @@ static const char *const s_binpack_args[] = {"binpack.weight", "binpack.cpu", "b
                                              "binpack.resources", "binpack.resources.", NULL};
 static const char *const s_capacity_args[] = {"ancestorReclaimLevel", NULL};
 static const char *const s_overcommit_args[] = {"overcommit-factor", NULL};
+static const char *const s_sla_args[] = {"sla-waiting-time", NULL};
 
 static const sess_plugin_def_t s_plugins[] = {
     {"priority", sess_priority_open, sess_priority_close, s_no_args},
@@ -50,12 +51,12 @@ static const sess_plugin_def_t s_plugins[] = {
     {"capacity", sess_capacity_open, sess_capacity_close, s_capacity_args},
     {"overcommit", sess_overcommit_open, sess_overcommit_close, s_overcommit_args},
     {"nodegroup", sess_nodegroup_open, sess_nodegroup_close, s_no_args},
+    {"sla", sess_sla_open, sess_sla_close, s_sla_args},
     //  Volcano plugins not implemented yet: a configuration naming one is
     //  refused unless the entry says optional: true (sess_conf.c).
     {"deviceshare", NULL, NULL, NULL},
     {"resource-strategy-fit", NULL, NULL, NULL},
     {"tdm", NULL, NULL, NULL},
-    {"sla", NULL, NULL, NULL},
     {"task-topology", NULL, NULL, NULL},
     {"numa-aware", NULL, NULL, NULL},
     {"cdp", NULL, NULL, NULL},

@@ -374,6 +374,54 @@ test_round_trip (void **state)
     }
 }
 
+//  Go durations (Volcano's sla-waiting-time): forms time.ParseDuration
+//  accepts, and the ones it refuses.
+static void
+test_duration (void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int64_t ns;
+    } good[] = {
+        {"0", 0},
+        {"300ms", 300000000LL},
+        {"-1.5h", -5400000000000LL},
+        {"2h45m", 9900000000000LL},
+        {"1h2m3s4ms5us6ns", 3723004005006LL},
+        {"1h2m3s4ms5\xc2\xb5s6ns", 3723004005006LL},
+        {".5s", 500000000LL},
+        {"10s", 10000000000LL},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        int64_t ns = -1;
+        char err[128] = "";
+        if (bas_duration_parse (good[i].text, &ns, err, sizeof err) != 0)
+            fail_msg ("%s: %s", good[i].text, err);
+        if (ns != good[i].ns)
+            fail_msg ("%s: %lld, want %lld", good[i].text, (long long)ns, (long long)good[i].ns);
+    }
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"", "duration \"\": empty"},
+        {"10", "duration \"10\": missing unit after \"10\""},
+        {"1d", "duration \"1d\": unknown unit at \"d\""},
+        {"h", "duration \"h\": expected a number at \"h\""},
+        {"1h-5m", "duration \"1h-5m\": expected a number at \"-5m\""},
+        {"9999999999h", "duration \"9999999999h\": out of range"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t ns = 0;
+        char err[128] = "";
+        assert_int_equal (bas_duration_parse (bad[i].text, &ns, err, sizeof err), -1);
+        if (strcmp (err, bad[i].want) != 0)
+            fail_msg ("%s: \"%s\", want \"%s\"", bad[i].text, err, bad[i].want);
+    }
+    int64_t ns;
+    assert_int_equal (bas_duration_parse (NULL, &ns, NULL, 0), -1);
+}
+
 int
 main (void)
 {
@@ -381,6 +429,7 @@ main (void)
         cmocka_unit_test (test_valid_forms),   cmocka_unit_test (test_exact),
         cmocka_unit_test (test_invalid_forms), cmocka_unit_test (test_range),
         cmocka_unit_test (test_format),        cmocka_unit_test (test_round_trip),
+        cmocka_unit_test (test_duration),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -48,7 +48,6 @@ test_good (void **state)
                        "    enablePreemptable: false\n"
                        "  - name: conformance\n"
                        "  - name: sla\n"
-                       "    optional: true\n"
                        "    arguments:\n"
                        "      sla-waiting-time: 1h\n"
                        "- plugins:\n"
@@ -119,6 +118,21 @@ test_bad (void **state)
                     "  - name: usage\n"
                     "    optional: no-thanks\n",
                     "plugin usage: optional must be true or false");
+    //  sla's waiting time must be a positive Go duration.
+    s_expect_error ("actions: \"enqueue, allocate\"\n"
+                    "tiers:\n"
+                    "- plugins:\n"
+                    "  - name: sla\n"
+                    "    arguments:\n"
+                    "      sla-waiting-time: 2d\n",
+                    "line 6: plugin sla: sla-waiting-time: duration \"2d\": unknown unit at \"d\"");
+    s_expect_error ("actions: \"enqueue, allocate\"\n"
+                    "tiers:\n"
+                    "- plugins:\n"
+                    "  - name: sla\n"
+                    "    arguments:\n"
+                    "      sla-waiting-time: 0s\n",
+                    "plugin sla: sla-waiting-time: must be positive");
     s_expect_error ("actions: \"allocate\"\n"
                     "tiers:\n"
                     "- plugins:\n"

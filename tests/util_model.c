@@ -472,7 +472,7 @@ static const char *const s_queue_keys[] = {"name",     "parent",    "weight",   
                                            "state",    "affinity",  NULL};
 static const char *const s_pg_keys[] = {
     "name",         "namespace",         "queue", "minMember", "minTaskMember",
-    "minResources", "priorityClassName", "phase", NULL};
+    "minResources", "priorityClassName", "phase", "annotations", NULL};
 static const char *const s_pc_keys[] = {"name",        "value", "globalDefault", "preemptionPolicy",
                                         "description", NULL};
 static const char *const s_pod_keys[] = {"name",
@@ -664,6 +664,11 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
             goto done;
         if (s_str (it, "priorityClassName"))
             pg->priority_class_name = s_dup (s_str (it, "priorityClassName"));
+        //  The one PodGroup annotation the scheduler reads.
+        const char *sla = s_str (cJSON_GetObjectItemCaseSensitive (it, "annotations"),
+                                 "sla-waiting-time");
+        if (sla)
+            pg->sla_waiting_time = s_dup (sla);
         if (s_str (it, "phase"))
             util_model_phase (pg, s_str (it, "phase"));
         const cJSON *kv;

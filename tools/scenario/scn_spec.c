@@ -73,6 +73,7 @@ static const s_key_t s_podgroup_keys[] = {{"name", S_STR, NULL, true},
                                           {"minResources", S_RES, NULL, false},
                                           {"priorityClassName", S_STR, NULL, false},
                                           {"phase", S_STR, NULL, false},
+                                          {"annotations", S_STRMAP, NULL, false},
                                           {NULL}};
 static const s_key_t s_pc_keys[] = {{"name", S_STR, NULL, true},
                                     {"value", S_INT, NULL, true},
@@ -566,6 +567,19 @@ s_add_podgroup (s_ctx_t *ctx, const cJSON *g, const char *path, const char *name
     //  Volcano's controllers create PodGroups Pending; so do we unless told.
     const char *phase = s_get_str (g, "phase", b4, sizeof b4);
     cJSON_AddStringToObject (s_obj (o, "status"), "phase", phase ? phase : "Pending");
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive (g, "annotations");
+    if (ann) {
+        cJSON *meta = s_obj (o, "metadata");
+        cJSON *a = cJSON_GetObjectItemCaseSensitive (meta, "annotations");
+        if (!a)
+            a = cJSON_AddObjectToObject (meta, "annotations");
+        const cJSON *it;
+        cJSON_ArrayForEach (it, ann)
+        {
+            char vb[256];
+            cJSON_AddStringToObject (a, it->string, s_text (it, vb, sizeof vb));
+        }
+    }
     return s_add (ctx, o, path, "PodGroup", ns, name);
 }
 
