@@ -118,11 +118,13 @@ test_project_scenarios (void **state)
     const char *dir = BASALT_SOURCE_DIR "/tests/scenarios";
     if (!s_has_scenarios (dir))
         fail_msg ("no scenario files in %s", dir);  // they are part of the repository
-    const char *in_process[] = {dir, NULL};
+    //  With Volcano's own cases (tests/scenarios/volcano/README.md).
+    const char *volcano = BASALT_SOURCE_DIR "/tests/scenarios/volcano";
+    const char *in_process[] = {dir, volcano, NULL};
     s_expect_pass (*state, in_process);
     //  End to end too: session-svc runs exactly the file's sessions
     //  (--max-sessions), each once the cache reports no binder work pending.
-    const char *e2e[] = {"--e2e", "--jobs", "4", dir, NULL};
+    const char *e2e[] = {"--e2e", "--jobs", "4", dir, volcano, NULL};
     s_expect_pass (*state, e2e);
 }
 

@@ -483,6 +483,17 @@ test_own_scenarios (void **state)
     assert_true (n >= 40);
 }
 
+//  Volcano's own unit-test cases (tests/scenarios/volcano/README.md).
+static void
+test_volcano_scenarios (void **state)
+{
+    (void)state;
+    int n = 0;
+    int bad = s_run_dir (BASALT_SOURCE_DIR "/tests/scenarios/volcano", &n);
+    assert_int_equal (bad, 0);
+    assert_true (n >= 11);
+}
+
 static void
 test_shared_scenarios (void **state)
 {
@@ -533,6 +544,7 @@ main (void)
         cmocka_unit_test (test_checker_fails),
         cmocka_unit_test (test_shared_scenarios),
         cmocka_unit_test (test_own_scenarios),
+        cmocka_unit_test (test_volcano_scenarios),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
