@@ -440,10 +440,8 @@ cache_model_upsert (cache_model_t *self, Basalt__V1__Object **obj_p)
         s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, keycopy);
     }
     else {
-        Basalt__V1__ObjectKind kind = obj->kind_case == BASALT__V1__OBJECT__KIND_NODE ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE
-                                      : obj->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP
-                                      : obj->kind_case == BASALT__V1__OBJECT__KIND_QUEUE ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE
-                                                                                        : BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS;
+        //  Known: bas_store_key found its key above.
+        Basalt__V1__ObjectKind kind = bas_store_kind (obj);
         bas_store_upsert (self->store, obj_p);
         s_mark (self, kind, keycopy);
         //  The API's status now stands; a failed write must not roll back over it.

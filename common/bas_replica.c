@@ -116,15 +116,11 @@ s_apply (bas_replica_t *self, Basalt__V1__Delta *delta, bool notify)
         const char *key = bas_store_key (delta->upserts[i]);
         keys[i] = key ? strdup (key) : NULL;
         const Basalt__V1__Object *o = delta->upserts[i];
-        kinds[i] = o->kind_case == BASALT__V1__OBJECT__KIND_NODE         ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE
-                   : o->kind_case == BASALT__V1__OBJECT__KIND_POD        ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD
-                   : o->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP  ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP
-                   : o->kind_case == BASALT__V1__OBJECT__KIND_QUEUE      ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE
-                                                                         : BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS;
+        kinds[i] = bas_store_kind (o); // 0 for a kind this build does not know
     }
     bas_store_apply_delta (self->store, delta);
     for (size_t i = 0; i < n; i++) {
-        if (keys[i] && notify && self->fns.on_upsert) {
+        if (keys[i] && kinds[i] && notify && self->fns.on_upsert) {
             const Basalt__V1__Object *o = bas_store_get (self->store, kinds[i], keys[i]);
             if (o)
                 self->fns.on_upsert (self->arg, o);

@@ -129,8 +129,8 @@ bas_store_clear (bas_store_t *self)
     bas_hash_purge (self->group_names);
 }
 
-static Basalt__V1__ObjectKind
-s_kind (const Basalt__V1__Object *obj)
+Basalt__V1__ObjectKind
+bas_store_kind (const Basalt__V1__Object *obj)
 {
     switch (obj->kind_case) {
     case BASALT__V1__OBJECT__KIND_NODE:
@@ -158,7 +158,7 @@ const char *
 bas_store_key (const Basalt__V1__Object *obj)
 {
     const char *key = NULL;
-    switch (s_kind (obj)) {
+    switch (bas_store_kind (obj)) {
     case BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE:
         key = obj->node->name;
         break;
@@ -190,7 +190,7 @@ s_group_name (const Basalt__V1__PodGroup *pg, char *buf, size_t len)
 static void
 s_group_unindex (bas_store_t *self, const Basalt__V1__Object *obj)
 {
-    if (s_kind (obj) != BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP)
+    if (bas_store_kind (obj) != BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP)
         return;
     char name[512];
     s_group_name (obj->pod_group, name, sizeof name);
@@ -204,7 +204,7 @@ bas_store_upsert (bas_store_t *self, Basalt__V1__Object **obj_p)
 {
     Basalt__V1__Object *obj = *obj_p;
     *obj_p = NULL;
-    Basalt__V1__ObjectKind kind = obj ? s_kind (obj) : 0;
+    Basalt__V1__ObjectKind kind = obj ? bas_store_kind (obj) : 0;
     const char *key = obj ? bas_store_key (obj) : NULL;
     if (!kind || !key) {
         if (obj)

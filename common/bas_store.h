@@ -33,6 +33,9 @@ void bas_store_clear (bas_store_t *self);
 //  The key of an object ("n1", a pod uid, ...) or NULL when the object has
 //  no key (not stored). Borrowed from the object.
 const char *bas_store_key (const Basalt__V1__Object *obj);
+//  The kind of the object (its oneof, with the payload present), or
+//  OBJECT_KIND_UNSPECIFIED (0) for none Basalt knows.
+Basalt__V1__ObjectKind bas_store_kind (const Basalt__V1__Object *obj);
 
 //  Insert or replace. Takes ownership of *obj_p and nulls it. Returns 0, or
 //  -1 when the object has no kind or no key (it is freed).
