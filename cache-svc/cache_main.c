@@ -136,8 +136,8 @@ struct _cache_t {
     bas_stream_t router_stream;
     bas_stream_t pub_stream;
     bas_stream_t work_stream;
-    bas_kube_informer_t *informers[5];
-    s_informer_arg_t informer_args[5];
+    bas_kube_informer_t *informers[CACHE_INFORMERS];
+    s_informer_arg_t informer_args[CACHE_INFORMERS];
     bool stopping;
 };
 
@@ -188,7 +188,7 @@ static void
 s_check_synced (cache_t *self)
 {
     bool all = true;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < CACHE_INFORMERS; i++)
         all = all && self->informers[i] && bas_kube_informer_synced (self->informers[i]);
     if (all && !cache_model_synced (self->model))
         bas_info ("synced", "nodes=%zu pods=%zu podgroups=%zu queues=%zu",
@@ -593,6 +593,7 @@ s_update_metrics (cache_t *self)
         {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, "kind=\"podgroup\""},
         {BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, "kind=\"queue\""},
         {BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS, "kind=\"priorityclass\""},
+        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA, "kind=\"resourcequota\""},
     };
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         bas_metrics_set (m, "basalt_cache_objects", kinds[i].label,
@@ -973,14 +974,15 @@ main (int argc, char **argv)
     static const struct {
         Basalt__V1__ObjectKind kind;
         const char *path;
-    } watches[5] = {
+    } watches[CACHE_INFORMERS] = {
         {BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS, "/apis/scheduling.k8s.io/v1/priorityclasses"},
+        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA, "/api/v1/resourcequotas"},
         {BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, "/apis/scheduling.volcano.sh/v1beta1/queues"},
         {BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, "/api/v1/nodes"},
         {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, "/apis/scheduling.volcano.sh/v1beta1/podgroups"},
         {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, "/api/v1/pods"},
     };
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < CACHE_INFORMERS; i++) {
         self.informer_args[i] = (s_informer_arg_t) {&self, watches[i].kind, watches[i].path};
         self.informers[i] = bas_kube_watch (self.kube, watches[i].path, NULL, s_on_api_event,
                                             &self.informer_args[i]);

@@ -493,7 +493,8 @@ cache_model_api_event (cache_model_t *self, Basalt__V1__ObjectKind kind, int eve
 {
     if (event == BAS_KUBE_DELETED) {
         bool by_uid = kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD ||
-                      kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP;
+                      kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP ||
+                      kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA;
         const char *key = s_json_str (object, "metadata", by_uid ? "uid" : "name");
         if (!key) {
             self->stats.decode_errors++;
@@ -528,6 +529,10 @@ cache_model_api_event (cache_model_t *self, Basalt__V1__ObjectKind kind, int eve
     case BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS:
         obj->priority_class = bas_k8s_priorityclass_from_json (object, err, sizeof err);
         obj->kind_case = obj->priority_class ? BASALT__V1__OBJECT__KIND_PRIORITY_CLASS : 0;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA:
+        obj->resource_quota = bas_k8s_resourcequota_from_json (object, err, sizeof err);
+        obj->kind_case = obj->resource_quota ? BASALT__V1__OBJECT__KIND_RESOURCE_QUOTA : 0;
         break;
     default:
         break;

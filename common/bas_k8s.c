@@ -21,6 +21,8 @@
 */
 #include "bas_k8s.h"
 
+#include "bas_quantity.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -1623,6 +1625,73 @@ bas_k8s_queue_from_json (const cJSON *obj, char *err, size_t errlen)
                    &weights) != 0 ||
         s_set_str (&ctx, &q->hierarchy, hierarchy) != 0 ||
         s_set_str (&ctx, &q->hierarchy_weights, weights) != 0)
+        goto error;
+    return q;
+error:
+    protobuf_c_message_free_unpacked (&q->base, NULL);
+    return NULL;
+}
+
+// ------------------------------------------------------------ resource quotas
+
+//  A ResourceList by name into QuotaItems of milli-units (any name: the
+//  quota's "requests.cpu", "count/pods", ...).
+static int
+s_quota_items (s_ctx_t *ctx, const cJSON *list, const char *path, Basalt__V1__QuotaItem ***out,
+               size_t *n_out)
+{
+    const cJSON *map;
+    if (s_object (ctx, list, path, &map) != 0)
+        return -1;
+    size_t n = s_count (map);
+    if (n == 0)
+        return 0;
+    *out = s_alloc_array (ctx, n, sizeof **out);
+    if (!*out)
+        return -1;
+    for (const cJSON *c = map->child; c; c = c->next) {
+        const char *text;
+        if (s_peek_str (ctx, c, path, &text) != 0)
+            return -1;
+        int64_t milli = 0;
+        char qerr[160];
+        if (!text || bas_quantity_parse_milli (text, &milli, qerr, sizeof qerr) != BAS_QTY_OK) {
+            s_fail (ctx, "%s[\"%s\"]: %s", path, c->string ? c->string : "",
+                    text ? qerr : "expected a quantity");
+            return -1;
+        }
+        Basalt__V1__QuotaItem *it = s_alloc (ctx, sizeof *it);
+        if (!it)
+            return -1;
+        basalt__v1__quota_item__init (it);
+        (*out)[(*n_out)++] = it;
+        it->has_milli_value = 1;
+        it->milli_value = milli;
+        if (s_set_str (ctx, &it->name, c->string) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+Basalt__V1__ResourceQuota *
+bas_k8s_resourcequota_from_json (const cJSON *obj, char *err, size_t errlen)
+{
+    s_ctx_t ctx;
+    s_ctx_init (&ctx, err, errlen, "resourcequota");
+    s_meta_t m;
+    if (s_meta (&ctx, obj, "resourcequota", &m) != 0)
+        return NULL;
+    Basalt__V1__ResourceQuota *q = s_alloc (&ctx, sizeof *q);
+    if (!q)
+        return NULL;
+    basalt__v1__resource_quota__init (q);
+    const cJSON *spec, *status;
+    if (s_set_str (&ctx, &q->uid, m.uid) || s_set_str (&ctx, &q->namespace_, m.ns) ||
+        s_set_str (&ctx, &q->name, m.name) || s_set_str (&ctx, &q->resource_version, m.rv) ||
+        s_object (&ctx, s_get (obj, "spec"), "spec", &spec) != 0 ||
+        s_object (&ctx, s_get (obj, "status"), "status", &status) != 0 ||
+        s_quota_items (&ctx, s_get (spec, "hard"), "spec.hard", &q->hard, &q->n_hard) != 0 ||
+        s_quota_items (&ctx, s_get (status, "used"), "status.used", &q->used, &q->n_used) != 0)
         goto error;
     return q;
 error:

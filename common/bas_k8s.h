@@ -49,6 +49,10 @@ Basalt__V1__Node *bas_k8s_node_from_json (const cJSON *obj, char *err, size_t er
 Basalt__V1__Pod *bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen);
 Basalt__V1__PodGroup *bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen);
 Basalt__V1__Queue *bas_k8s_queue_from_json (const cJSON *obj, char *err, size_t errlen);
+//  A v1 ResourceQuota (spec.hard, status.used, each by resource name in
+//  milli-units); NULL with err on a bad object or quantity.
+Basalt__V1__ResourceQuota *bas_k8s_resourcequota_from_json (const cJSON *obj, char *err,
+                                                            size_t errlen);
 Basalt__V1__PriorityClass *bas_k8s_priorityclass_from_json (const cJSON *obj, char *err,
                                                             size_t errlen);
 

@@ -35,6 +35,8 @@ static const ProtobufCMessageDescriptor *const s_types[] = {
     &basalt__v1__pod_group__descriptor,
     &basalt__v1__queue__descriptor,
     &basalt__v1__queue_affinity__descriptor,
+    &basalt__v1__quota_item__descriptor,
+    &basalt__v1__resource_quota__descriptor,
     &basalt__v1__priority_class__descriptor,
     &basalt__v1__object__descriptor,
     &basalt__v1__object_ref__descriptor,

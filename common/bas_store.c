@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_KINDS 6
+#define S_KINDS 7
 
 //  One object and where it sits in its kind's slot array.
 typedef struct {
@@ -143,6 +143,8 @@ bas_store_kind (const Basalt__V1__Object *obj)
         return obj->queue ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE : 0;
     case BASALT__V1__OBJECT__KIND_PRIORITY_CLASS:
         return obj->priority_class ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS : 0;
+    case BASALT__V1__OBJECT__KIND_RESOURCE_QUOTA:
+        return obj->resource_quota ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA : 0;
     default:
         return 0;
     }
@@ -173,6 +175,9 @@ bas_store_key (const Basalt__V1__Object *obj)
         break;
     case BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS:
         key = obj->priority_class->name;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA:
+        key = obj->resource_quota->uid;
         break;
     default:
         break;

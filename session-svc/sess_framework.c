@@ -329,6 +329,17 @@ sess_job_enqueued (sess_session_t *ssn, sess_job_t *job)
     }
 }
 
+void
+sess_job_note_refusal (sess_session_t *ssn, const sess_job_t *job, const char *message)
+{
+    sess_job_t *j = &ssn->jobs[job->index];
+    if (j->enqueue_message || !message)
+        return;
+    j->enqueue_message = strdup (message);
+    if (!j->enqueue_message)
+        abort ();
+}
+
 bool
 sess_job_starving (sess_session_t *ssn, const sess_job_t *job)
 {

@@ -980,6 +980,7 @@ sess_model_close (sess_session_t *ssn)
         free (job->tasks);
         free (job->roles);
         free (job->invalid);
+        free (job->enqueue_message);
         free (job->failed_roles);
         free ((char *)job->new_cond.message);
         free ((char *)job->new_cond.transition_id);

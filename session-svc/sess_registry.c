@@ -52,6 +52,7 @@ static const sess_plugin_def_t s_plugins[] = {
     {"overcommit", sess_overcommit_open, sess_overcommit_close, s_overcommit_args},
     {"nodegroup", sess_nodegroup_open, sess_nodegroup_close, s_no_args},
     {"sla", sess_sla_open, sess_sla_close, s_sla_args},
+    {"resourcequota", sess_resourcequota_open, sess_resourcequota_close, s_no_args},
     //  Volcano plugins not implemented yet: a configuration naming one is
     //  refused unless the entry says optional: true (sess_conf.c).
     {"deviceshare", NULL, NULL, NULL},
@@ -65,7 +66,6 @@ static const sess_plugin_def_t s_plugins[] = {
     {"pdb", NULL, NULL, NULL},
     {"network-topology-aware", NULL, NULL, NULL},
     {"extender", NULL, NULL, NULL},
-    {"resourcequota", NULL, NULL, NULL},
 };
 
 const sess_action_def_t *

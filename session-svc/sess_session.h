@@ -156,6 +156,8 @@ struct _sess_job_t {
     bool has_new_cond;
     bool unschedulable; // gang wrote Unschedulable this session
     bool enqueue_refused; // the enqueue action's plugins refused it (queue quota)
+    char *enqueue_message; // the Event message the refusing plugin gave, owned, or
+                           // NULL (then SESS_QUEUE_QUOTA_INSUFFICIENT)
 };
 
 //  The message of the Event a group refused by enqueue gets, as Volcano's
@@ -277,11 +279,11 @@ const sess_action_def_t *sess_registry_action (const char *name);
 //  Plugin entry points (one file each).
 sess_plugin_open_fn sess_priority_open, sess_gang_open, sess_conformance_open, sess_predicates_open,
     sess_nodeorder_open, sess_binpack_open, sess_drf_open, sess_proportion_open, sess_capacity_open,
-    sess_overcommit_open, sess_nodegroup_open, sess_sla_open;
+    sess_overcommit_open, sess_nodegroup_open, sess_sla_open, sess_resourcequota_open;
 sess_plugin_close_fn sess_priority_close, sess_gang_close, sess_conformance_close,
     sess_predicates_close, sess_nodeorder_close, sess_binpack_close, sess_drf_close,
     sess_proportion_close, sess_capacity_close, sess_overcommit_close, sess_nodegroup_close,
-    sess_sla_close;
+    sess_sla_close, sess_resourcequota_close;
 
 //  Action entry points.
 sess_action_fn sess_enqueue_execute, sess_allocate_execute, sess_backfill_execute,
@@ -408,6 +410,9 @@ int sess_job_valid (sess_session_t *ssn, const sess_job_t *job, const char **rea
                     size_t mlen);
 bool sess_job_enqueueable (sess_session_t *ssn, const sess_job_t *job); // tier vote
 void sess_job_enqueued (sess_session_t *ssn, sess_job_t *job);          // all
+//  A plugin refusing a job's enqueue says why, in the words of the Event
+//  Volcano records on its PodGroup; the first word of a session stands.
+void sess_job_note_refusal (sess_session_t *ssn, const sess_job_t *job, const char *message);
 bool sess_job_starving (sess_session_t *ssn, const sess_job_t *job);    // first tier, AND
 bool sess_allocatable (sess_session_t *ssn, const sess_queue_t *queue, const sess_task_t *task);
 bool sess_overused (sess_session_t *ssn, const sess_queue_t *queue); // OR

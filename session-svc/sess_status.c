@@ -342,7 +342,8 @@ sess_model_commit (sess_session_t *ssn)
         ge->uid = s_dup (job->pg->uid);
         ge->type = s_dup ("Normal");
         ge->reason = s_dup ("Unschedulable");
-        ge->message = s_dup (SESS_QUEUE_QUOTA_INSUFFICIENT);
+        ge->message = s_dup (job->enqueue_message ? job->enqueue_message
+                                                   : SESS_QUEUE_QUOTA_INSUFFICIENT);
         commit->group_events[commit->n_group_events++] = ge;
     }
     params->jobs_total = ssn->njobs;

@@ -932,6 +932,46 @@ test_queue (void **state)
     cJSON_Delete (json);
 }
 
+//  A ResourceQuota: spec.hard and status.used by name, in milli-units; a
+//  bad quantity is named with its place.
+static void
+test_resourcequota (void **state)
+{
+    (void)state;
+    cJSON *json = s_load ("./resourcequota-mem-cpu.json");
+    char err[512] = "";
+    Basalt__V1__ResourceQuota *q = bas_k8s_resourcequota_from_json (json, err, sizeof err);
+    if (!q)
+        print_error ("%s\n", err);
+    assert_non_null (q);
+    assert_string_equal (q->name, "mem-cpu-demo");
+    assert_string_equal (q->namespace_, "quota-mem-cpu-example");
+    assert_int_equal (q->n_hard, 4);
+    static const struct {
+        const char *name;
+        int64_t milli;
+    } hard[] = {{"requests.cpu", 1000},
+                {"requests.memory", 1024LL * 1024 * 1024 * 1000},
+                {"limits.cpu", 2000},
+                {"limits.memory", 2048LL * 1024 * 1024 * 1000}};
+    for (size_t i = 0; i < 4; i++) {
+        size_t k = 0;
+        while (k < q->n_hard && strcmp (q->hard[k]->name, hard[i].name) != 0)
+            k++;
+        assert_true (k < q->n_hard);
+        assert_true (q->hard[k]->milli_value == hard[i].milli);
+    }
+    assert_int_equal (q->n_used, 4);
+    s_wire_check (&q->base);
+    protobuf_c_message_free_unpacked (&q->base, NULL);
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"q\",\"namespace\":\"ns\"},\"spec\":{\"hard\":"
+                   "{\"cpu\":\"2Qi\"}}}");
+    assert_null (bas_k8s_resourcequota_from_json (json, err, sizeof err));
+    assert_non_null (strstr (err, "resourcequota ns/q: spec.hard[\"cpu\"]:"));
+    cJSON_Delete (json);
+}
+
 static void
 test_priorityclass (void **state)
 {
@@ -1084,7 +1124,7 @@ main (void)
         cmocka_unit_test (test_pod_requests),  cmocka_unit_test (test_pod_volcano),
         cmocka_unit_test (test_pod_errors),    cmocka_unit_test (test_nodes),
         cmocka_unit_test (test_pod_affinity),  cmocka_unit_test (test_pod_spread),
-        cmocka_unit_test (test_pod_preferred), cmocka_unit_test (test_podgroup),
+        cmocka_unit_test (test_pod_preferred), cmocka_unit_test (test_resourcequota), cmocka_unit_test (test_podgroup),
         cmocka_unit_test (test_queue),         cmocka_unit_test (test_priorityclass),
         cmocka_unit_test (test_time),          cmocka_unit_test (test_garbage),
     };

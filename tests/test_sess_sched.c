@@ -764,6 +764,28 @@ test_ignored_devices (void **state)
     }
 }
 
+//  resourcequota refuses "over" with Volcano's Event words, naming the
+//  resource, what the job asks, what is in use and the limit; the group
+//  refused for a queue's room keeps the old words (no Event for the others).
+static void
+test_resourcequota_event (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_scenario (&run, BASALT_SOURCE_DIR "/tests/scenarios/resourcequota-refuses-over-quota.yaml");
+    const Basalt__V1__PodGroupEvent *ev = NULL;
+    for (size_t i = 0; i < run.commit->n_group_events; i++) {
+        const Basalt__V1__PodGroupEvent *e = run.commit->group_events[i];
+        assert_non_null (strstr (e->uid, "over")); // only "over" was refused
+        ev = e;
+    }
+    assert_non_null (ev);
+    assert_string_equal (ev->reason, "Unschedulable");
+    assert_string_equal (ev->message, "resource quota insufficient, requested: cpu=2, used: cpu=1, "
+                                      "limited: cpu=4");
+    s_done (&run);
+}
+
 int
 main (void)
 {
@@ -789,6 +811,7 @@ main (void)
         cmocka_unit_test (test_enqueue_overcommit),
         cmocka_unit_test (test_pipelined_not_bound),
         cmocka_unit_test (test_odd_model),
+        cmocka_unit_test (test_resourcequota_event),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

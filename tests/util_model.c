@@ -464,7 +464,9 @@ s_add_pod (void *arg, const char *name)
 //  anything else is an error, so a typo cannot pass silently.
 static const char *const s_top_keys[] = {"name",  "description", "config",    "sessions",
                                          "nodes", "queues",      "podgroups", "priorityClasses",
-                                         "pods",  "manifests",   "expect",    NULL};
+                                         "pods",  "manifests",   "expect",    "resourceQuotas",
+                                         NULL};
+static const char *const s_quota_keys[] = {"name", "namespace", "hard", "used", NULL};
 static const char *const s_node_keys[] = {"name",   "allocatable",   "labels",
                                           "taints", "unschedulable", NULL};
 static const char *const s_queue_keys[] = {"name",     "parent",    "weight",      "capability",
@@ -551,7 +553,8 @@ s_check_keys (const cJSON *doc, char *err, size_t errlen)
         s_list_keys (doc, "queues", s_queue_keys, err, errlen) != 0 ||
         s_list_keys (doc, "podgroups", s_pg_keys, err, errlen) != 0 ||
         s_list_keys (doc, "priorityClasses", s_pc_keys, err, errlen) != 0 ||
-        s_list_keys (doc, "pods", s_pod_keys, err, errlen) != 0)
+        s_list_keys (doc, "pods", s_pod_keys, err, errlen) != 0 ||
+        s_list_keys (doc, "resourceQuotas", s_quota_keys, err, errlen) != 0)
         return -1;
     const cJSON *expect = cJSON_GetObjectItemCaseSensitive (doc, "expect");
     if (expect && s_keys_in (expect, s_expect_keys, "expect", err, errlen) != 0)
@@ -654,6 +657,33 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
         }
     }
     s_default_queue (store); // the format: "default" exists unless listed
+    //  ResourceQuotas, through the cache's own decoder.
+    int nquota = 0;
+    cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "resourceQuotas"))
+    {
+        cJSON *obj = cJSON_CreateObject ();
+        cJSON *meta = cJSON_AddObjectToObject (obj, "metadata");
+        char uid[64];
+        snprintf (uid, sizeof uid, "quota-%d", ++nquota);
+        cJSON_AddStringToObject (meta, "uid", uid);
+        cJSON_AddStringToObject (meta, "name", s_str (it, "name") ? s_str (it, "name") : uid);
+        cJSON_AddStringToObject (meta, "namespace",
+                                 s_str (it, "namespace") ? s_str (it, "namespace") : "default");
+        cJSON_AddItemToObject (cJSON_AddObjectToObject (obj, "spec"), "hard",
+                               cJSON_Duplicate (cJSON_GetObjectItemCaseSensitive (it, "hard"), 1));
+        const cJSON *used = cJSON_GetObjectItemCaseSensitive (it, "used");
+        cJSON_AddItemToObject (cJSON_AddObjectToObject (obj, "status"), "used",
+                               used ? cJSON_Duplicate (used, 1) : cJSON_CreateObject ());
+        Basalt__V1__ResourceQuota *q = bas_k8s_resourcequota_from_json (obj, err, errlen);
+        cJSON_Delete (obj);
+        if (!q)
+            goto done;
+        Basalt__V1__Object *o = s_new (sizeof *o);
+        basalt__v1__object__init (o);
+        o->kind_case = BASALT__V1__OBJECT__KIND_RESOURCE_QUOTA;
+        o->resource_quota = q;
+        s_upsert (store, o);
+    }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "podgroups"))
     {
         Basalt__V1__PodGroup *pg =
@@ -697,7 +727,10 @@ util_model_load_scenario (bas_store_t *store, const char *file, char **config_ou
                           int *sessions_out, char *err, size_t errlen)
 {
     char path[1024];
-    snprintf (path, sizeof path, "%s/scenarios/%s", BASALT_SHARED_DIR, file);
+    if (file[0] == '/')
+        snprintf (path, sizeof path, "%s", file); // a path, not a shared scenario's name
+    else
+        snprintf (path, sizeof path, "%s/scenarios/%s", BASALT_SHARED_DIR, file);
     FILE *f = fopen (path, "rb");
     if (!f) {
         snprintf (err, errlen, "cannot open %s", path);

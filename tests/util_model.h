@@ -55,7 +55,8 @@ void util_model_bind (Basalt__V1__Pod *pod, const char *node, const char *phase)
 //  with a reason in err.
 int util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config_out,
                      int *sessions_out, char *err, size_t errlen);
-//  Same from a file under shared/scenarios (name without directory).
+//  Same from a file under shared/scenarios (name without directory), or
+//  from an absolute path.
 int util_model_load_scenario (bas_store_t *store, const char *file, char **config_out,
                               int *sessions_out, char *err, size_t errlen);
 

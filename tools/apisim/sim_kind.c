@@ -32,6 +32,10 @@ static const sim_kind_t s_kinds[SIM_KIND_COUNT] = {
      true, true},
     {SIM_KIND_EVENTS, "events", "event", "Event", "EventList", "", "v1", "v1", "ev", true, false,
      true, false},
+    //  Stored only: status.used is what the file or the client says (there
+    //  is no quota controller counting pods).
+    {SIM_KIND_RESOURCEQUOTAS, "resourcequotas", "resourcequota", "ResourceQuota",
+     "ResourceQuotaList", "", "v1", "v1", "quota", true, true, true, false},
 };
 
 const sim_kind_t *

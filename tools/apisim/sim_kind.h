@@ -24,6 +24,7 @@ typedef enum {
     SIM_KIND_STATEFULSETS,
     SIM_KIND_JOBS,
     SIM_KIND_EVENTS,
+    SIM_KIND_RESOURCEQUOTAS,
     SIM_KIND_COUNT
 } sim_kind_id_t;
 

@@ -51,6 +51,8 @@ s_kind (const cJSON *obj)
         return BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE;
     if (strcmp (k, "PriorityClass") == 0)
         return BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS;
+    if (strcmp (k, "ResourceQuota") == 0)
+        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA;
     return BASALT__V1__OBJECT_KIND__OBJECT_KIND_UNSPECIFIED;
 }
 

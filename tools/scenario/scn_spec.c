@@ -99,6 +99,11 @@ static const s_key_t s_pod_keys[] = {{"name", S_STR, NULL, true},
                                      {"hostPorts", S_ANY, NULL, false},
                                      {"topologySpreadConstraints", S_ANY, NULL, false},
                                      {NULL}};
+static const s_key_t s_quota_keys[] = {{"name", S_STR, NULL, true},
+                                       {"namespace", S_STR, NULL, false},
+                                       {"hard", S_STRMAP, NULL, true},
+                                       {"used", S_STRMAP, NULL, false},
+                                       {NULL}};
 static const s_key_t s_expect_keys[] = {{"bound", S_STRMAP, NULL, false},
                                         {"boundCount", S_INTMAP, NULL, false},
                                         {"boundTotal", S_INT, NULL, false},
@@ -122,6 +127,7 @@ static const s_key_t s_top_keys[] = {{"name", S_STR, NULL, false},
                                      {"podgroups", S_LIST, s_podgroup_keys, false},
                                      {"priorityClasses", S_LIST, s_pc_keys, false},
                                      {"pods", S_LIST, s_pod_keys, false},
+                                     {"resourceQuotas", S_LIST, s_quota_keys, false},
                                      {"manifests", S_ANY, NULL, false},
                                      {"expect", S_MAP, s_expect_keys, true},
                                      {NULL}};
@@ -583,6 +589,25 @@ s_add_podgroup (s_ctx_t *ctx, const cJSON *g, const char *path, const char *name
     return s_add (ctx, o, path, "PodGroup", ns, name);
 }
 
+//  A v1 ResourceQuota: spec.hard, and status.used as given (no quota
+//  controller counts the pods here, in process or in basalt-apisim).
+static int
+s_add_quota (s_ctx_t *ctx, const cJSON *q, const char *path, const char *name)
+{
+    char b1[64];
+    const char *ns = s_get_str (q, "namespace", b1, sizeof b1);
+    ns = ns ? ns : "default";
+    cJSON *o = s_new_object ("v1", "ResourceQuota");
+    s_meta (ctx, o, name, ns);
+    const cJSON *hard = cJSON_GetObjectItemCaseSensitive (q, "hard");
+    cJSON_AddItemToObject (s_obj (o, "spec"), "hard", s_string_map (hard));
+    cJSON *status = s_obj (o, "status");
+    cJSON_AddItemToObject (status, "hard", s_string_map (hard));
+    const cJSON *used = cJSON_GetObjectItemCaseSensitive (q, "used");
+    cJSON_AddItemToObject (status, "used", used ? s_string_map (used) : cJSON_CreateObject ());
+    return s_add (ctx, o, path, "ResourceQuota", ns, name);
+}
+
 static int
 s_add_pc (s_ctx_t *ctx, const cJSON *p, const char *path, const char *name)
 {
@@ -734,6 +759,7 @@ static const s_section_t s_sections[] = {
     {"nodes", s_add_node, true},
     {"podgroups", s_add_podgroup, false},
     {"pods", s_add_pod, true},
+    {"resourceQuotas", s_add_quota, false},
     {NULL, NULL, false},
 };
 
@@ -749,6 +775,7 @@ static const struct {
     {"scheduling.volcano.sh/v1beta1", "PodGroup", true},
     {"scheduling.volcano.sh/v1beta1", "Queue", false},
     {"scheduling.k8s.io/v1", "PriorityClass", false},
+    {"v1", "ResourceQuota", true},
     {NULL, NULL, false},
 };
 
@@ -766,8 +793,14 @@ s_decodes (const char *kind, const cJSON *obj, char *err, size_t errlen)
         m = (ProtobufCMessage *)bas_k8s_podgroup_from_json (obj, err, errlen);
     else if (strcmp (kind, "Queue") == 0)
         m = (ProtobufCMessage *)bas_k8s_queue_from_json (obj, err, errlen);
-    else
+    else if (strcmp (kind, "ResourceQuota") == 0)
+        m = (ProtobufCMessage *)bas_k8s_resourcequota_from_json (obj, err, errlen);
+    else if (strcmp (kind, "PriorityClass") == 0)
         m = (ProtobufCMessage *)bas_k8s_priorityclass_from_json (obj, err, errlen);
+    else {
+        snprintf (err, errlen, "%s: not a kind the scheduler reads", kind);
+        return -1;
+    }
     if (!m)
         return -1;
     protobuf_c_message_free_unpacked (m, NULL);
