@@ -28,7 +28,9 @@ s_role_count (const sess_job_t *job, const char *role, int mask, bool pending_be
     int n = 0;
     for (int t = 0; t < job->ntasks; t++) {
         const sess_task_t *task = job->tasks[t];
-        if (!task->pod->task_role || strcmp (task->pod->task_role, role) != 0)
+        //  A pod without volcano.sh/task-spec has the task name "" (as in
+        //  Volcano), which a minTaskMember entry may name.
+        if (strcmp (task->pod->task_role ? task->pod->task_role : "", role) != 0)
             continue;
         if ((task->status & mask) ||
             (pending_be && task->best_effort && task->status == SESS_TASK_PENDING))

@@ -118,13 +118,26 @@ test_project_scenarios (void **state)
     const char *dir = BASALT_SOURCE_DIR "/tests/scenarios";
     if (!s_has_scenarios (dir))
         fail_msg ("no scenario files in %s", dir);  // they are part of the repository
-    //  With Volcano's own cases (tests/scenarios/volcano/README.md).
-    const char *volcano = BASALT_SOURCE_DIR "/tests/scenarios/volcano";
-    const char *in_process[] = {dir, volcano, NULL};
+    const char *in_process[] = {dir, NULL};
     s_expect_pass (*state, in_process);
     //  End to end too: session-svc runs exactly the file's sessions
     //  (--max-sessions), each once the cache reports no binder work pending.
-    const char *e2e[] = {"--e2e", "--jobs", "4", dir, volcano, NULL};
+    const char *e2e[] = {"--e2e", "--jobs", "4", dir, NULL};
+    s_expect_pass (*state, e2e);
+}
+
+//  Volcano's own unit-test cases (tests/scenarios/volcano/README.md), in
+//  both modes: run as the CTest test test_scenarios_volcano (this program
+//  with the argument "volcano"), beside the others under ctest -j.
+static void
+test_volcano_scenarios (void **state)
+{
+    const char *dir = BASALT_SOURCE_DIR "/tests/scenarios/volcano";
+    if (!s_has_scenarios (dir))
+        fail_msg ("no scenario files in %s", dir);
+    const char *in_process[] = {dir, NULL};
+    s_expect_pass (*state, in_process);
+    const char *e2e[] = {"--e2e", "--jobs", "4", dir, NULL};
     s_expect_pass (*state, e2e);
 }
 
@@ -234,8 +247,12 @@ s_teardown (void **state)
 }
 
 int
-main (void)
+main (int argc, char **argv)
 {
+    if (argc > 1 && strcmp (argv[1], "volcano") == 0) {
+        const struct CMUnitTest volcano[] = {cmocka_unit_test (test_volcano_scenarios)};
+        return cmocka_run_group_tests (volcano, s_setup, s_teardown);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_shared_in_process),
         cmocka_unit_test (test_wrong_expectation_fails),

@@ -403,6 +403,16 @@ s_pod_placement_fields (Basalt__V1__Pod *pod, const cJSON *p, const char *name, 
     free (pod->labels);
     pod->labels = d->labels;
     d->labels = NULL;
+    //  What the decoder reads from labels when no annotation says it
+    //  (volcano.sh/preemptable, volcano.sh/task-spec), as the cache sees it.
+    if (!pod->preemptable) {
+        pod->preemptable = d->preemptable;
+        d->preemptable = NULL;
+    }
+    if (!pod->task_role) {
+        pod->task_role = d->task_role;
+        d->task_role = NULL;
+    }
     if (pod->placement)
         protobuf_c_message_free_unpacked (&pod->placement->base, NULL);
     pod->placement = d->placement;
