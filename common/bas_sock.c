@@ -74,6 +74,16 @@ bas_sock_new (int type, const char *endpoint, bool bind, const bas_sock_opts_t *
         }
         zcert_apply (own, sock);
         if (bind) {
+            //  Without an allow-list no ZAP handler runs, and a CURVE
+            //  server then lets in any client with any key.
+            if (!opts->curve_clients) {
+                snprintf (err, errlen,
+                          "endpoint %s is tcp:// and binding it needs the allowed clients' "
+                          "public certificates (--curve-clients DIR): without them any CURVE "
+                          "key would be let in",
+                          endpoint);
+                goto error;
+            }
             zsock_set_curve_server (sock, 1);
             zsock_set_zap_domain (sock, "basalt");
         }
