@@ -5,6 +5,8 @@
 #include "bas_msg.h"
 
 #include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -16,6 +18,7 @@ typedef struct {
     char path[64];      // exact path matched
     bas_http_fn *fn;    // handler
     void *arg;          // handler argument
+    bool local;         // served to loopback clients only (unless exposed)
 } s_route_t;
 
 struct _bas_http_t {
@@ -28,7 +31,26 @@ struct _bas_http_t {
     int nroutes;
     bas_turn_fn *turn_fn;             // reactor-turn timing hook, or NULL
     void *turn_arg;
+    bool expose_local;                // local routes served to every client
 };
+
+bool
+bas_http_is_loopback (const struct sockaddr *sa)
+{
+    if (!sa)
+        return false;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
+        return (ntohl (in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) sa;
+        if (IN6_IS_ADDR_LOOPBACK (&in6->sin6_addr))
+            return true;
+        return IN6_IS_ADDR_V4MAPPED (&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127;
+    }
+    return false;
+}
 
 
 //  One MHD pass: requests are answered (and routes run) inside MHD_run.
@@ -63,6 +85,19 @@ s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *m
     else {
         for (int i = 0; i < self->nroutes; i++)
             if (strcmp (self->routes[i].path, url) == 0) {
+                const union MHD_ConnectionInfo *ci =
+                    MHD_get_connection_info (conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+                if (self->routes[i].local && !self->expose_local &&
+                    !bas_http_is_loopback (ci ? ci->client_addr : NULL)) {
+                    status = 403;
+                    if (asprintf (&body,
+                                  "%s is served to localhost only: it shows the scheduler's whole "
+                                  "view of the cluster. Start the service with --http-debug-public "
+                                  "to serve it on its --http address.\n",
+                                  url) < 0)
+                        body = NULL;
+                    break;
+                }
                 status = self->routes[i].fn (self->routes[i].arg, url, &body, &ctype);
                 break;
             }
@@ -190,6 +225,21 @@ bas_http_route (bas_http_t *self, const char *path, bas_http_fn *fn, void *arg)
     r->fn = fn;
     r->arg = arg;
     return 0;
+}
+
+int
+bas_http_route_local (bas_http_t *self, const char *path, bas_http_fn *fn, void *arg)
+{
+    if (bas_http_route (self, path, fn, arg) != 0)
+        return -1;
+    self->routes[self->nroutes - 1].local = true;
+    return 0;
+}
+
+void
+bas_http_set_expose_local (bas_http_t *self, bool expose)
+{
+    self->expose_local = expose;
 }
 
 int

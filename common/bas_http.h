@@ -8,6 +8,7 @@
 #ifndef BAS_HTTP_H
 #define BAS_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,16 @@ void bas_http_destroy (bas_http_t **self_p);
 
 //  Serve GET `path` with fn. Returns 0, or -1 when the table is full.
 int bas_http_route (bas_http_t *self, const char *path, bas_http_fn *fn, void *arg);
+
+//  The same for a page that shows the scheduler's state (/debug/state): it
+//  is answered to loopback clients only (others get 403 saying why) unless
+//  bas_http_set_expose_local says otherwise (--http-debug-public).
+int bas_http_route_local (bas_http_t *self, const char *path, bas_http_fn *fn, void *arg);
+void bas_http_set_expose_local (bas_http_t *self, bool expose);
+
+//  The address is 127.0.0.0/8, ::1 or an IPv4-mapped 127.x address.
+struct sockaddr;
+bool bas_http_is_loopback (const struct sockaddr *sa);
 
 //  The port actually listened on.
 int bas_http_port (bas_http_t *self);

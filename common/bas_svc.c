@@ -288,6 +288,7 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
             return NULL;
         }
         bas_http_set_turn_observer (self->http, s_turn_observed, self);
+        bas_http_set_expose_local (self->http, common->http_debug_public);
         bas_http_route (self->http, "/healthz", s_healthz, self);
         bas_http_route (self->http, "/readyz", s_readyz, self);
         bas_http_route (self->http, "/metrics", s_metrics, self);
@@ -543,7 +544,7 @@ bas_svc_set_stop (bas_svc_t *self, bas_svc_stop_fn *fn, void *arg)
 int
 bas_svc_route (bas_svc_t *self, const char *path, bas_http_fn *fn, void *arg)
 {
-    return self->http ? bas_http_route (self->http, path, fn, arg) : 0;
+    return self->http ? bas_http_route_local (self->http, path, fn, arg) : 0;
 }
 
 static void

@@ -50,6 +50,7 @@ typedef struct {
     const char *tap;         // XPUB endpoint mirroring every message, or NULL
     int tap_hwm;             // messages queued per tap subscriber before drops (<= 0: default)
     int tap_sndbuf;          // kernel send buffer of the tap socket in bytes (<= 0: the OS's)
+    bool http_debug_public;  // serve /debug/* on the --http address to every client
 } bas_svc_flags_t;
 
 #define BAS_SVC_FLAGS(type)                                                                        \
@@ -63,7 +64,9 @@ typedef struct {
         {"tap-hwm", BAS_FLAG_INT, offsetof (type, common.tap_hwm), "N",                           \
          "tap messages queued for subscribers before the tap drops (and counts) them"},              \
         {"tap-sndbuf", BAS_FLAG_INT, offsetof (type, common.tap_sndbuf), "BYTES",                 \
-         "kernel send buffer of the tap socket (default: the OS's)"}
+         "kernel send buffer of the tap socket (default: the OS's)"},                              \
+        {"http-debug-public", BAS_FLAG_BOOL, offsetof (type, common.http_debug_public), NULL,     \
+         "serve /debug/state to every client of --http, not to localhost only"}
 
 //  Flags of every service that talks to the Kubernetes API; embed as the
 //  member `kube` and list BAS_KUBE_FLAGS (type) in the table.
@@ -112,6 +115,8 @@ void bas_svc_set_ready (bas_svc_t *self, bas_svc_ready_fn *fn, void *arg);
 void bas_svc_set_stop (bas_svc_t *self, bas_svc_stop_fn *fn, void *arg);
 
 //  Serve an extra GET route (e.g. /debug/state).
+//  A debugging page on the --http server (bas_http_route_local: localhost
+//  only unless --http-debug-public).
 int bas_svc_route (bas_svc_t *self, const char *path, bas_http_fn *fn, void *arg);
 
 //  Load the API client configuration as `flags` say (cfg is filled and
