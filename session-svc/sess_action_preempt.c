@@ -24,7 +24,10 @@
     FutureIdle, predicates pass — and then it is Pipelined there: reserved,
     not bound; allocate binds it in a later session once the victims are
     gone. A node where it still does not fit leaves no trace (its own
-    statement is discarded).
+    statement is discarded). With the action's enableTopologyAwarePreemption
+    the victims on a node are a minimal set instead, chosen as
+    kube-scheduler chooses them (all go, then each is given back if the
+    preemptor still fits without it: s_evict_minimal).
 
     Design note: Volcano scans a rotating window of nodes and breaks score
     ties at random; here every node is considered and ties go by node
@@ -33,6 +36,7 @@
 #include "sess_session.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef enum { S_BETWEEN_JOBS, S_WITHIN_JOB } s_scope_t;
 
@@ -75,9 +79,34 @@ s_victims_enough (const sess_task_t *preemptor, const sess_node_t *node, sess_ta
     return sess_res_fit (preemptor->resreq, &future, NULL, 0);
 }
 
+//  Topology-aware preemption (Volcano's enableTopologyAwarePreemption, as
+//  kube-scheduler selects victims on a node): every victim goes; if the
+//  preemptor then fits, each is given back in turn, the one evicted last
+//  (the most worth keeping) first, and stays if the preemptor still fits
+//  without it. The victims left are a minimal set for this node.
+static bool
+s_evict_minimal (sess_session_t *ssn, sess_stmt_t *local, sess_task_t *preemptor,
+                 sess_node_t *node, sess_task_t **victims, int nv)
+{
+    for (int v = 0; v < nv; v++)
+        sess_stmt_evict (local, victims[v], "preempt");
+    if (!s_fits (ssn, preemptor, node))
+        return false;
+    for (int v = nv - 1; v >= 0; v--) {
+        sess_stmt_unevict (local, victims[v]);
+        if (!s_fits (ssn, preemptor, node))
+            sess_stmt_evict (local, victims[v], "preempt");
+    }
+    for (int v = 0; v < nv; v++)
+        if (victims[v]->status == SESS_TASK_RELEASING)
+            bas_debug ("sched_preempt_victim", "preemptor=%s victim=%s node=%s",
+                       preemptor->pod->uid, victims[v]->pod->uid, node->name);
+    return true;
+}
+
 static bool
 s_preempt (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *preemptor, s_scope_t scope,
-           sess_node_t **nodes, sess_task_t **cands, sess_task_t **victims)
+           bool topology_aware, sess_node_t **nodes, sess_task_t **cands, sess_task_t **victims)
 {
     if (preemptor->preempt_never) {
         bas_debug ("sched_preempt_never", "task=%s", preemptor->pod->uid);
@@ -97,11 +126,14 @@ s_preempt (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *preemptor, s_sco
         sess_victims_sort (ssn, preemptor, victims, nv);
         sess_stmt_t local;
         sess_stmt_init (&local, ssn);
-        for (int v = 0; v < nv && !s_fits (ssn, preemptor, node); v++) {
-            bas_debug ("sched_preempt_victim", "preemptor=%s victim=%s node=%s",
-                       preemptor->pod->uid, victims[v]->pod->uid, node->name);
-            sess_stmt_evict (&local, victims[v], "preempt");
-        }
+        if (topology_aware)
+            s_evict_minimal (ssn, &local, preemptor, node, victims, nv);
+        else
+            for (int v = 0; v < nv && !s_fits (ssn, preemptor, node); v++) {
+                bas_debug ("sched_preempt_victim", "preemptor=%s victim=%s node=%s",
+                           preemptor->pod->uid, victims[v]->pod->uid, node->name);
+                sess_stmt_evict (&local, victims[v], "preempt");
+            }
         if (s_fits (ssn, preemptor, node)) {
             sess_stmt_pipeline (&local, preemptor, node);
             sess_stmt_merge (stmt, &local);
@@ -125,7 +157,12 @@ s_push_pending (sess_heap_t *heap, const sess_job_t *job)
 void
 sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
 {
-    (void)args; // Volcano's topology-aware preemption arguments are not used
+    //  Volcano's enableTopologyAwarePreemption: minimal victims per node
+    //  (its other topology-aware arguments, such as minCandidateNodes, are
+    //  about which nodes to try; every node is tried here).
+    const cJSON *ta = cJSON_GetObjectItemCaseSensitive (args, "enableTopologyAwarePreemption");
+    bool topology_aware = cJSON_IsTrue (ta) ||
+                          (cJSON_IsString (ta) && strcmp (ta->valuestring, "true") == 0);
     sess_heap_t queues;
     sess_heap_init (&queues, sess_cmp_queues, ssn);
     sess_heap_t *jobs = calloc ((size_t)ssn->nqueues + 1, sizeof *jobs);
@@ -170,7 +207,8 @@ sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
             bool assigned = false;
             while (sess_job_starving (ssn, job) && !sess_heap_empty (&tasks[job->index])) {
                 sess_task_t *task = sess_heap_pop (&tasks[job->index]);
-                if (s_preempt (ssn, &stmt, task, S_BETWEEN_JOBS, nodes, cands, victims))
+                if (s_preempt (ssn, &stmt, task, S_BETWEEN_JOBS, topology_aware, nodes, cands,
+                               victims))
                     assigned = true;
             }
             if (sess_job_pipelined (ssn, job)) {
@@ -193,7 +231,8 @@ sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
                 sess_task_t *task = sess_heap_pop (th);
                 sess_stmt_t stmt;
                 sess_stmt_init (&stmt, ssn);
-                bool assigned = s_preempt (ssn, &stmt, task, S_WITHIN_JOB, nodes, cands, victims);
+                bool assigned = s_preempt (ssn, &stmt, task, S_WITHIN_JOB, topology_aware, nodes,
+                                           cands, victims);
                 sess_stmt_commit (&stmt);
                 sess_stmt_fini (&stmt);
                 if (!assigned)

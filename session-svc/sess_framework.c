@@ -662,6 +662,33 @@ sess_stmt_commit (sess_stmt_t *stmt)
     stmt->nops = 0;
 }
 
+//  An eviction undone: the task is back to what it was (Running or Bound)
+//  on the same node, counted again.
+static void
+s_unevict (sess_stmt_t *stmt, const sess_op_t *op)
+{
+    sess_task_t *task = op->task;
+    s_update_on_node (task, op->old_status);
+    task->node->npods++;
+    sess_interpod_placed (stmt->ssn->interpod, task, true);
+    s_fire (stmt->ssn, SESS_FN_ALLOCATE_EVENT, task);
+}
+
+int
+sess_stmt_unevict (sess_stmt_t *stmt, sess_task_t *task)
+{
+    for (int i = stmt->nops - 1; i >= 0; i--) {
+        if (stmt->ops[i].kind != SESS_OP_EVICT || stmt->ops[i].task != task)
+            continue;
+        s_unevict (stmt, &stmt->ops[i]);
+        memmove (&stmt->ops[i], &stmt->ops[i + 1],
+                 (size_t)(stmt->nops - i - 1) * sizeof *stmt->ops);
+        stmt->nops--;
+        return 0;
+    }
+    return -1;
+}
+
 void
 sess_stmt_discard (sess_stmt_t *stmt)
 {
@@ -669,11 +696,7 @@ sess_stmt_discard (sess_stmt_t *stmt)
         sess_op_t *op = &stmt->ops[i];
         sess_task_t *task = op->task;
         if (op->kind == SESS_OP_EVICT) {
-            //  Back to what it was (Running or Bound) on the same node.
-            s_update_on_node (task, op->old_status);
-            task->node->npods++;
-            sess_interpod_placed (stmt->ssn->interpod, task, true);
-            s_fire (stmt->ssn, SESS_FN_ALLOCATE_EVENT, task);
+            s_unevict (stmt, op);
             continue;
         }
         task->last_tx = task->status;

@@ -599,6 +599,9 @@ int sess_stmt_pipeline (sess_stmt_t *stmt, sess_task_t *task, sess_node_t *node)
 //  no longer counts against the pod limit) and deallocate handlers fire.
 //  `reason` is static. Returns 0, or -1 when the task is on no node.
 int sess_stmt_evict (sess_stmt_t *stmt, sess_task_t *task, const char *reason);
+//  Undo the statement's eviction of task (it is back on its node, counted);
+//  -1 when the statement does not evict it.
+int sess_stmt_unevict (sess_stmt_t *stmt, sess_task_t *task);
 //  Move every operation of src to the end of dst (src is left empty).
 void sess_stmt_merge (sess_stmt_t *dst, sess_stmt_t *src);
 //  Make the operations real: Allocated tasks become Binding and are
