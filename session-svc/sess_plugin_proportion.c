@@ -196,29 +196,17 @@ s_enqueued (void *self_, sess_job_t *job)
         bas_res_add (&self->attrs[job->queue->index].inqueue, job->min_resources);
 }
 
-//  Exists a dimension (cpu, memory, pods, any scalar) where l < r.
-static bool
-s_less_partly (const bas_res_t *l, const bas_res_t *r)
-{
-    if (l->milli_cpu < r->milli_cpu || l->memory < r->memory || l->pods < r->pods)
-        return true;
-    for (int i = 0; i < r->nscalars; i++)
-        if (bas_res_scalar_get (l, r->scalars[i].name) < r->scalars[i].value)
-            return true;
-    for (int i = 0; i < l->nscalars; i++)
-        if (l->scalars[i].value < bas_res_scalar_get (r, l->scalars[i].name))
-            return true;
-    return false;
-}
-
 //  Victims of reclaim: tasks of queues above their deserved share, the
-//  queue's allocation going down with every victim taken. A queue whose
-//  allocation is below the reclaimer's request on some dimension gives
-//  nothing (Volcano's LessPartly check).
+//  queue's allocation going down with every victim taken. (Volcano once
+//  skipped a queue whose allocation was below the reclaimer's request on
+//  some dimension; it no longer does: the node's idle resources count with
+//  the victims, and its TestReclaim case "Node available resources should
+//  be included in reclaimed resources" reclaims there.)
 static int
 s_reclaimable (void *self_, const sess_task_t *reclaimer, sess_task_t **cands, int n,
                sess_task_t **out)
 {
+    (void)reclaimer;
     const s_self_t *self = self_;
     sess_session_t *ssn = self->ssn;
     bas_res_t *alloc = calloc ((size_t)ssn->nqueues + 1, sizeof *alloc);
@@ -236,8 +224,6 @@ s_reclaimable (void *self_, const sess_task_t *reclaimer, sess_task_t **cands, i
             have[q] = true;
             alloc[q] = a->allocated;
         }
-        if (s_less_partly (&alloc[q], reclaimer->resreq))
-            continue;
         if (!sess_res_le_all (&alloc[q], &a->deserved)) {
             bas_res_sub (&alloc[q], cands[i]->resreq);
             out[k++] = cands[i];
