@@ -1050,7 +1050,9 @@ test_curve_bind_needs_clients (void **state)
     if (!router)
         fail_msg ("%s", err);
     char endpoint[128];
-    snprintf (endpoint, sizeof endpoint, "%s", zsock_last_endpoint (router));
+    char *last = zsock_last_endpoint (router); // the caller's to free
+    snprintf (endpoint, sizeof endpoint, "%s", last);
+    zstr_free (&last);
 
     bas_sock_opts_t copts = bas_sock_opts_default ();
     copts.curve_cert = client_path;
