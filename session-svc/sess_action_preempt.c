@@ -85,8 +85,8 @@ s_victims_enough (const sess_task_t *preemptor, const sess_node_t *node, sess_ta
 //  (the most worth keeping) first, and stays if the preemptor still fits
 //  without it. The victims left are a minimal set for this node.
 static bool
-s_evict_minimal (sess_session_t *ssn, sess_stmt_t *local, sess_task_t *preemptor,
-                 sess_node_t *node, sess_task_t **victims, int nv)
+s_evict_minimal (sess_session_t *ssn, sess_stmt_t *local, sess_task_t *preemptor, sess_node_t *node,
+                 sess_task_t **victims, int nv)
 {
     for (int v = 0; v < nv; v++)
         sess_stmt_evict (local, victims[v], "preempt");
@@ -161,8 +161,8 @@ sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
     //  (its other topology-aware arguments, such as minCandidateNodes, are
     //  about which nodes to try; every node is tried here).
     const cJSON *ta = cJSON_GetObjectItemCaseSensitive (args, "enableTopologyAwarePreemption");
-    bool topology_aware = cJSON_IsTrue (ta) ||
-                          (cJSON_IsString (ta) && strcmp (ta->valuestring, "true") == 0);
+    bool topology_aware =
+        cJSON_IsTrue (ta) || (cJSON_IsString (ta) && strcmp (ta->valuestring, "true") == 0);
     sess_heap_t queues;
     sess_heap_init (&queues, sess_cmp_queues, ssn);
     sess_heap_t *jobs = calloc ((size_t)ssn->nqueues + 1, sizeof *jobs);

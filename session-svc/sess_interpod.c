@@ -1174,7 +1174,7 @@ typedef struct {
 typedef struct {
     s_soft_t *soft; // all the pod's ScheduleAnyway constraints
     int nsoft;
-    int which;      // the one being counted
+    int which; // the one being counted
     const sess_task_t *task;
 } s_soft_arg_t;
 
@@ -1203,8 +1203,8 @@ s_soft_visit (sess_interpod_t *self, const sess_task_t *q, void *arg_)
 }
 
 void
-sess_spread_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t *const *nodes,
-                   int n, int weight, double *scores)
+sess_spread_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t *const *nodes, int n,
+                   int weight, double *scores)
 {
     if (!self || n <= 0 || weight == 0)
         return;
