@@ -40,6 +40,7 @@ struct _bas_store_t {
     bas_hash_t *tables[S_KINDS]; // kind -> (key -> s_entry_t*)
     s_slots_t slots[S_KINDS];
     bas_hash_t *group_names;     // "ns/name" -> pod group uid (strdup'd)
+    bool drop_pod_placement;     // pods kept without labels and placement
 };
 
 static void
@@ -216,6 +217,13 @@ bas_store_upsert (bas_store_t *self, Basalt__V1__Object **obj_p)
             protobuf_c_message_free_unpacked (&obj->base, NULL);
         return -1;
     }
+    if (self->drop_pod_placement && kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD) {
+        free (obj->pod->labels);
+        obj->pod->labels = NULL;
+        if (obj->pod->placement)
+            protobuf_c_message_free_unpacked (&obj->pod->placement->base, NULL);
+        obj->pod->placement = NULL;
+    }
     s_entry_t *e = bas_hash_lookup (self->tables[kind], key);
     if (e) {
         //  Replaced in place: the entry keeps its slot.
@@ -255,6 +263,12 @@ bas_msg_dup (const ProtobufCMessage *msg)
     if (buf != stackbuf)
         free (buf);
     return copy;
+}
+
+void
+bas_store_drop_pod_placement (bas_store_t *self, bool drop)
+{
+    self->drop_pod_placement = drop;
 }
 
 int

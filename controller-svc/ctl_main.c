@@ -322,6 +322,8 @@ main (int argc, char **argv)
         exit_code = 1;
         goto done;
     }
+    //  The controller reads no pod labels, affinity, ports or spread.
+    bas_store_drop_pod_placement (bas_replica_store (self.replica), true);
     self.life = ctl_lifecycle_new (&lcfg, bas_replica_store (self.replica));
     ctl_queue_config_t qcfg = {
         .default_queue = self.config.default_queue,

@@ -687,10 +687,62 @@ test_cursor_while_changing (void **state)
     bas_store_destroy (&store);
 }
 
+//  A pod with labels and a placement message (one host port).
+static Basalt__V1__Object *
+s_placed_pod (const char *uid)
+{
+    Basalt__V1__Object *obj = s_pod (uid, "ns", uid);
+    obj->pod->labels = s_dup ("app=web\nrole=worker");
+    Basalt__V1__PodPlacement *pl = malloc (sizeof *pl);
+    basalt__v1__pod_placement__init (pl);
+    Basalt__V1__HostPort *hp = malloc (sizeof *hp);
+    basalt__v1__host_port__init (hp);
+    hp->has_port = 1;
+    hp->port = 8080;
+    pl->host_ports = malloc (sizeof *pl->host_ports);
+    pl->host_ports[0] = hp;
+    pl->n_host_ports = 1;
+    obj->pod->placement = pl;
+    return obj;
+}
+
+//  A store told to drop pods' placement fields keeps pods without labels
+//  and placement (the rest intact, from the first upsert and on
+//  replacement); by default they are kept.
+static void
+test_drop_pod_placement (void **state)
+{
+    (void) state;
+    bas_store_t *keep = bas_store_new ();
+    Basalt__V1__Object *obj = s_placed_pod ("p1");
+    assert_int_equal (bas_store_upsert (keep, &obj), 0);
+    const Basalt__V1__Pod *pod = bas_store_pod (keep, "p1");
+    assert_string_equal (pod->labels, "app=web\nrole=worker");
+    assert_non_null (pod->placement);
+    assert_int_equal (pod->placement->host_ports[0]->port, 8080);
+    bas_store_destroy (&keep);
+
+    bas_store_t *drop = bas_store_new ();
+    bas_store_drop_pod_placement (drop, true);
+    obj = s_placed_pod ("p1");
+    assert_int_equal (bas_store_upsert (drop, &obj), 0);
+    pod = bas_store_pod (drop, "p1");
+    assert_null (pod->labels);
+    assert_null (pod->placement);
+    assert_string_equal (pod->name, "p1");
+    assert_string_equal (pod->phase, "Pending");
+    obj = s_placed_pod ("p1"); // replaced
+    assert_int_equal (bas_store_upsert (drop, &obj), 0);
+    assert_null (bas_store_pod (drop, "p1")->labels);
+    assert_null (bas_store_pod (drop, "p1")->placement);
+    bas_store_destroy (&drop);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_drop_pod_placement),
         cmocka_unit_test (test_upsert_replace_delete),
         cmocka_unit_test (test_pods_keyed_by_uid),
         cmocka_unit_test (test_pod_group_name_follows_recreation),
