@@ -6,18 +6,26 @@
     nodeGroupAntiAffinity, each required or preferred. With the plugin's
     enableHierarchy, a queue without affinity takes its nearest ancestor's.
 
-    Predicate, for the tasks of jobs (all unresolvable, Volcano's reasons):
-    a node without the label ("node group label not found"); a queue
-    without affinity ("node group affinity not specified": with the plugin
-    on, such a queue's pods go nowhere, as in Volcano); otherwise the node
-    passes when its group is required or preferred by the affinity, not
-    when the anti-affinity requires it away, and again when the
-    anti-affinity only prefers it away (Volcano's order of those four
-    tests) — else "node does not satisfy the node group affinity".
+    Predicate, for the tasks of jobs (all unresolvable, Volcano's reasons).
+    A queue "without affinity" has none or names no group in any list.
+    A node without the label: refused ("node group label not found"),
+    unless the plugin's `strict` argument is false and the queue is without
+    affinity. A node with the label, for a queue without affinity: refused
+    ("node group affinity not specified": with the plugin on, strict, such a
+    queue's pods go nowhere, as in Volcano). Otherwise the node passes when
+    its group is required or preferred by the affinity, not when the
+    anti-affinity requires it away, and again when the anti-affinity only
+    prefers it away (Volcano's order of those four tests) — else "node
+    does not satisfy the node group affinity".
 
-    Score: 100 for a required group, plus 50 for a preferred one; -1 when
-    the anti-affinity prefers the group away (replacing the rest); 0 for a
-    node without the label or a queue without affinity.
+    Score: 100 for a required group, plus 50 for a preferred one (with
+    `enablePreferredOrder`, 50 x (n - i) / n for the i-th of n preferred
+    groups, the earlier the higher); -1 when the anti-affinity prefers the
+    group away (replacing the rest); 0 for a node without the label or a
+    queue without affinity.
+
+    Not yet: the queue annotation volcano.sh/nodegroup-resource-limits
+    (per-group resource caps), which newer Volcano reads.
 */
 #include "sess_session.h"
 
@@ -28,7 +36,17 @@
 
 typedef struct {
     const Basalt__V1__QueueAffinity **affinity; // per queue index, NULL: none
+    bool strict;           // strict (default true)
+    bool preferred_order;  // enablePreferredOrder (default false)
 } s_self_t;
+
+//  No affinity, or one that names no group.
+static bool
+s_unset (const Basalt__V1__QueueAffinity *a)
+{
+    return !a || (a->n_group_required == 0 && a->n_group_preferred == 0 &&
+                  a->n_anti_required == 0 && a->n_anti_preferred == 0);
+}
 
 static bool
 s_has (char **names, size_t n, const char *group)
@@ -53,12 +71,14 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
     if (!task->job)
         return 0;
     const char *group = sess_node_label (node, S_GROUP_LABEL);
+    const Basalt__V1__QueueAffinity *a = s_affinity_of (self, task);
     if (!group) {
+        if (!self->strict && s_unset (a))
+            return 0;
         snprintf (reason, rlen, "node group label not found");
         return SESS_PRED_UNRESOLVABLE;
     }
-    const Basalt__V1__QueueAffinity *a = s_affinity_of (self, task);
-    if (!a) {
+    if (s_unset (a)) {
         snprintf (reason, rlen, "node group affinity not specified");
         return SESS_PRED_UNRESOLVABLE;
     }
@@ -86,7 +106,14 @@ s_score (void *self_, const sess_task_t *task, const sess_node_t *node)
     double score = 0;
     if (s_has (a->group_required, a->n_group_required, group))
         score += 100;
-    if (s_has (a->group_preferred, a->n_group_preferred, group))
+    if (self->preferred_order) {
+        size_t n = a->n_group_preferred;
+        for (size_t i = 0; i < n; i++)
+            if (a->group_preferred[i] && strcmp (a->group_preferred[i], group) == 0) {
+                score += 50.0 * (double)(n - i) / (double)n;
+                break;
+            }
+    } else if (s_has (a->group_preferred, a->n_group_preferred, group))
         score += 50;
     if (s_has (a->anti_preferred, a->n_anti_preferred, group))
         score = -1;
@@ -103,6 +130,8 @@ sess_nodegroup_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void *
     if (!self->affinity)
         abort ();
     bool hierarchy = conf->flags[SESS_FLAG_HIERARCHY];
+    self->strict = sess_arg_bool (conf, "strict", true);
+    self->preferred_order = sess_arg_bool (conf, "enablePreferredOrder", false);
     for (int i = 0; i < ssn->nqueues; i++) {
         const sess_queue_t *q = &ssn->queues[i];
         //  Its own affinity, or (with enableHierarchy) the nearest ancestor's.

@@ -38,6 +38,7 @@ static const char *const s_binpack_args[] = {"binpack.weight", "binpack.cpu", "b
 static const char *const s_capacity_args[] = {"ancestorReclaimLevel", NULL};
 static const char *const s_overcommit_args[] = {"overcommit-factor", NULL};
 static const char *const s_sla_args[] = {"sla-waiting-time", NULL};
+static const char *const s_nodegroup_args[] = {"strict", "enablePreferredOrder", NULL};
 
 static const sess_plugin_def_t s_plugins[] = {
     {"priority", sess_priority_open, sess_priority_close, s_no_args},
@@ -50,7 +51,7 @@ static const sess_plugin_def_t s_plugins[] = {
     {"proportion", sess_proportion_open, sess_proportion_close, s_no_args},
     {"capacity", sess_capacity_open, sess_capacity_close, s_capacity_args},
     {"overcommit", sess_overcommit_open, sess_overcommit_close, s_overcommit_args},
-    {"nodegroup", sess_nodegroup_open, sess_nodegroup_close, s_no_args},
+    {"nodegroup", sess_nodegroup_open, sess_nodegroup_close, s_nodegroup_args},
     {"sla", sess_sla_open, sess_sla_close, s_sla_args},
     {"resourcequota", sess_resourcequota_open, sess_resourcequota_close, s_no_args},
     //  Volcano plugins not implemented yet: a configuration naming one is

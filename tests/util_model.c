@@ -555,6 +555,55 @@ s_list_keys (const cJSON *doc, const char *list, const char *const *allowed, cha
     return 0;
 }
 
+//  One manifest (Node, Pod, PodGroup, Queue, PriorityClass, ResourceQuota)
+//  into the store.
+static int
+s_add_manifest (bas_store_t *store, const cJSON *m, int n, char *err, size_t errlen)
+{
+    cJSON *obj = cJSON_Duplicate (m, 1);
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive (obj, "metadata");
+    if (!cJSON_IsObject (meta))
+        meta = cJSON_AddObjectToObject (obj, "metadata");
+    if (!cJSON_GetObjectItemCaseSensitive (meta, "uid")) {
+        char uid[64];
+        snprintf (uid, sizeof uid, "manifest-%d", n);
+        cJSON_AddStringToObject (meta, "uid", uid);
+    }
+    const char *kind = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "kind"));
+    Basalt__V1__Object *o = s_new (sizeof *o);
+    basalt__v1__object__init (o);
+    if (!kind)
+        snprintf (err, errlen, "manifest %d: no kind", n);
+    else if (strcmp (kind, "Node") == 0 && (o->node = bas_k8s_node_from_json (obj, err, errlen)))
+        o->kind_case = BASALT__V1__OBJECT__KIND_NODE;
+    else if (strcmp (kind, "Pod") == 0 && (o->pod = bas_k8s_pod_from_json (obj, err, errlen)))
+        o->kind_case = BASALT__V1__OBJECT__KIND_POD;
+    else if (strcmp (kind, "PodGroup") == 0 &&
+             (o->pod_group = bas_k8s_podgroup_from_json (obj, err, errlen)))
+        o->kind_case = BASALT__V1__OBJECT__KIND_POD_GROUP;
+    else if (strcmp (kind, "Queue") == 0 && (o->queue = bas_k8s_queue_from_json (obj, err, errlen)))
+        o->kind_case = BASALT__V1__OBJECT__KIND_QUEUE;
+    else if (strcmp (kind, "PriorityClass") == 0 &&
+             (o->priority_class = bas_k8s_priorityclass_from_json (obj, err, errlen)))
+        o->kind_case = BASALT__V1__OBJECT__KIND_PRIORITY_CLASS;
+    else if (strcmp (kind, "ResourceQuota") == 0 &&
+             (o->resource_quota = bas_k8s_resourcequota_from_json (obj, err, errlen)))
+        o->kind_case = BASALT__V1__OBJECT__KIND_RESOURCE_QUOTA;
+    else if (!*err)
+        snprintf (err, errlen, "manifest %d: kind %s is not one the scheduler reads", n, kind);
+    cJSON_Delete (obj);
+    if (o->kind_case == BASALT__V1__OBJECT__KIND__NOT_SET) {
+        free (o);
+        return -1;
+    }
+    if (o->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP && !o->pod_group->has_creation_time_ms) {
+        o->pod_group->has_creation_time_ms = true;
+        o->pod_group->creation_time_ms = s_next_time (store);
+    }
+    s_upsert (store, o);
+    return 0;
+}
+
 static int
 s_check_keys (const cJSON *doc, char *err, size_t errlen)
 {
@@ -569,11 +618,6 @@ s_check_keys (const cJSON *doc, char *err, size_t errlen)
     const cJSON *expect = cJSON_GetObjectItemCaseSensitive (doc, "expect");
     if (expect && s_keys_in (expect, s_expect_keys, "expect", err, errlen) != 0)
         return -1;
-    const cJSON *manifests = cJSON_GetObjectItemCaseSensitive (doc, "manifests");
-    if (manifests && cJSON_GetArraySize (manifests) > 0) {
-        snprintf (err, errlen, "manifests are not supported by util_model's loader");
-        return -1;
-    }
     return 0;
 }
 
@@ -665,6 +709,14 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
             d->affinity = NULL;
             protobuf_c_message_free_unpacked (&d->base, NULL);
         }
+    }
+    //  Manifests: whole API objects, through the cache's own decoders, with
+    //  a uid and a creation time when they have none (as an API server gives).
+    int nmanifest = 0;
+    cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "manifests"))
+    {
+        if (s_add_manifest (store, it, ++nmanifest, err, errlen) != 0)
+            goto done;
     }
     s_default_queue (store); // the format: "default" exists unless listed
     //  ResourceQuotas, through the cache's own decoder.
