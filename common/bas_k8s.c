@@ -1618,8 +1618,11 @@ bas_k8s_queue_from_json (const cJSON *obj, char *err, size_t errlen)
         goto error;
     if (s_queue_affinity (&ctx, s_get (spec, "affinity"), q) != 0)
         goto error;
-    const char *hierarchy, *weights;
-    if (s_map_str (&ctx, m.annotations, "metadata.annotations", "volcano.sh/hierarchy",
+    const char *hierarchy, *weights, *limits;
+    if (s_map_str (&ctx, m.annotations, "metadata.annotations",
+                   "volcano.sh/nodegroup-resource-limits", &limits) != 0 ||
+        s_set_str (&ctx, &q->nodegroup_resource_limits, limits) != 0 ||
+        s_map_str (&ctx, m.annotations, "metadata.annotations", "volcano.sh/hierarchy",
                    &hierarchy) != 0 ||
         s_map_str (&ctx, m.annotations, "metadata.annotations", "volcano.sh/hierarchy-weights",
                    &weights) != 0 ||

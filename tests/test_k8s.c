@@ -908,6 +908,17 @@ test_queue (void **state)
     s_wire_check (&q->base);
     protobuf_c_message_free_unpacked (&q->base, NULL);
     cJSON_Delete (json);
+    //  The node group caps annotation is carried as written (the plugin
+    //  parses it and says when it does not).
+    json = s_json ("{\"metadata\":{\"name\":\"caps\",\"annotations\":{\"volcano.sh/"
+                   "nodegroup-resource-limits\":\"{\\\"g1\\\":{\\\"cpu\\\":\\\"1\\\"}}\"}}}");
+    q = bas_k8s_queue_from_json (json, err, sizeof err);
+    if (!q)
+        print_error ("%s\n", err);
+    assert_non_null (q);
+    assert_string_equal (q->nodegroup_resource_limits, "{\"g1\":{\"cpu\":\"1\"}}");
+    protobuf_c_message_free_unpacked (&q->base, NULL);
+    cJSON_Delete (json);
     json = s_json ("{\"metadata\":{\"name\":\"ng\"},\"spec\":{\"affinity\":{}}}");
     q = bas_k8s_queue_from_json (json, err, sizeof err);
     assert_non_null (q);
