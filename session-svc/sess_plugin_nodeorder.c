@@ -129,29 +129,6 @@ s_node_affinity (void *self_, const sess_task_t *task, const sess_node_t *node)
     return (double)(sum * self->node_affinity);
 }
 
-//  Kubernetes' Toleration.ToleratesTaint for a PreferNoSchedule taint: the
-//  tolerations that count are those of effect PreferNoSchedule or none.
-static bool
-s_tolerates_prefer (const Basalt__V1__Pod *pod, const Basalt__V1__Taint *taint)
-{
-    for (size_t i = 0; i < pod->n_tolerations; i++) {
-        const Basalt__V1__Toleration *tol = pod->tolerations[i];
-        const char *effect = tol->effect ? tol->effect : "";
-        if (*effect && strcmp (effect, "PreferNoSchedule") != 0)
-            continue;
-        const char *key = tol->key ? tol->key : "";
-        if (*key && strcmp (key, taint->key ? taint->key : "") != 0)
-            continue;
-        const char *op = tol->operator_ ? tol->operator_ : "";
-        if (strcmp (op, "Exists") == 0)
-            return true;
-        if ((!*op || strcmp (op, "Equal") == 0) &&
-            strcmp (tol->value ? tol->value : "", taint->value ? taint->value : "") == 0)
-            return true;
-    }
-    return false;
-}
-
 //  TaintToleration: untolerated PreferNoSchedule taints per candidate,
 //  normalised reversed (Kubernetes' DefaultNormalizeScore: 100 - 100 *
 //  count / max, all 100 when no candidate has one), times the weight.
@@ -168,8 +145,10 @@ s_taint_batch (void *self_, const sess_task_t *task, sess_node_t *const *nodes, 
         const Basalt__V1__Node *node = nodes[k]->node;
         for (size_t i = 0; i < node->n_taints; i++) {
             const Basalt__V1__Taint *t = node->taints[i];
+            //  Only tolerations of effect PreferNoSchedule or none count.
             if (t->effect && strcmp (t->effect, "PreferNoSchedule") == 0 &&
-                !s_tolerates_prefer (task->pod, t))
+                !sess_pod_tolerates (task->pod, t->key ? t->key : "", t->value ? t->value : "",
+                                     "PreferNoSchedule"))
                 count[k]++;
         }
         if (count[k] > max)

@@ -165,8 +165,9 @@ s_tolerates (const Basalt__V1__Toleration *tol, const char *key, const char *val
     return false;
 }
 
-static bool
-s_pod_tolerates (const Basalt__V1__Pod *pod, const char *key, const char *value, const char *effect)
+bool
+sess_pod_tolerates (const Basalt__V1__Pod *pod, const char *key, const char *value,
+                    const char *effect)
 {
     for (size_t i = 0; i < pod->n_tolerations; i++)
         if (s_tolerates (pod->tolerations[i], key, value, effect))
@@ -182,7 +183,7 @@ sess_pod_untolerated_taint (const Basalt__V1__Pod *pod, const sess_node_t *node)
         const char *effect = s_or (taint->effect);
         if (strcmp (effect, "NoSchedule") != 0 && strcmp (effect, "NoExecute") != 0)
             continue;
-        if (!s_pod_tolerates (pod, s_or (taint->key), s_or (taint->value), effect))
+        if (!sess_pod_tolerates (pod, s_or (taint->key), s_or (taint->value), effect))
             return taint;
     }
     return NULL;
@@ -303,7 +304,7 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
         return SESS_PRED_UNSCHEDULABLE; // an eviction frees a slot
     }
     if (node->unschedulable &&
-        !s_pod_tolerates (pod, "node.kubernetes.io/unschedulable", "", "NoSchedule")) {
+        !sess_pod_tolerates (pod, "node.kubernetes.io/unschedulable", "", "NoSchedule")) {
         snprintf (reason, rlen, "node(s) were unschedulable");
         return SESS_PRED_UNRESOLVABLE;
     }

@@ -629,6 +629,11 @@ bool sess_requirement_match (const Basalt__V1__NodeSelectorRequirement *req, con
 bool sess_node_term_match (const Basalt__V1__NodeSelectorTerm *term, const sess_node_t *node);
 //  The pod's nodeSelector and required node affinity accept the node.
 bool sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node);
+//  Kubernetes' Toleration.ToleratesTaint over the pod's tolerations: one
+//  tolerates the taint (key, value, effect), a toleration without effect
+//  matching every effect.
+bool sess_pod_tolerates (const Basalt__V1__Pod *pod, const char *key, const char *value,
+                         const char *effect);
 //  The first NoSchedule / NoExecute taint of the node the pod does not
 //  tolerate, or NULL.
 const Basalt__V1__Taint *sess_pod_untolerated_taint (const Basalt__V1__Pod *pod,
