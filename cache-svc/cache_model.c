@@ -505,40 +505,8 @@ cache_model_api_event (cache_model_t *self, Basalt__V1__ObjectKind kind, int eve
         return 0;
     }
     char err[512] = "";
-    Basalt__V1__Object *obj = malloc (sizeof *obj);
-    if (!obj)
-        abort ();
-    basalt__v1__object__init (obj);
-    switch (kind) {
-    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE:
-        obj->node = bas_k8s_node_from_json (object, err, sizeof err);
-        obj->kind_case = obj->node ? BASALT__V1__OBJECT__KIND_NODE : 0;
-        break;
-    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD:
-        obj->pod = bas_k8s_pod_from_json (object, err, sizeof err);
-        obj->kind_case = obj->pod ? BASALT__V1__OBJECT__KIND_POD : 0;
-        break;
-    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP:
-        obj->pod_group = bas_k8s_podgroup_from_json (object, err, sizeof err);
-        obj->kind_case = obj->pod_group ? BASALT__V1__OBJECT__KIND_POD_GROUP : 0;
-        break;
-    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE:
-        obj->queue = bas_k8s_queue_from_json (object, err, sizeof err);
-        obj->kind_case = obj->queue ? BASALT__V1__OBJECT__KIND_QUEUE : 0;
-        break;
-    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS:
-        obj->priority_class = bas_k8s_priorityclass_from_json (object, err, sizeof err);
-        obj->kind_case = obj->priority_class ? BASALT__V1__OBJECT__KIND_PRIORITY_CLASS : 0;
-        break;
-    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA:
-        obj->resource_quota = bas_k8s_resourcequota_from_json (object, err, sizeof err);
-        obj->kind_case = obj->resource_quota ? BASALT__V1__OBJECT__KIND_RESOURCE_QUOTA : 0;
-        break;
-    default:
-        break;
-    }
-    if (obj->kind_case == BASALT__V1__OBJECT__KIND__NOT_SET) {
-        free (obj);
+    Basalt__V1__Object *obj = bas_k8s_object_from_json (kind, object, err, sizeof err);
+    if (!obj) {
         self->stats.decode_errors++;
         const char *ns = s_json_str (object, "metadata", "namespace");
         const char *name = s_json_str (object, "metadata", "name");

@@ -1863,3 +1863,74 @@ bas_k8s_time_parse_ms (const char *text)
         return -1;
     return secs * 1000 + ms;
 }
+
+// ------------------------------------------------------------ any kind
+
+//  The API kinds the scheduler reads, by the Kind name objects carry.
+static const struct {
+    const char *name;
+    Basalt__V1__ObjectKind kind;
+} s_kind_names[] = {
+    {"Node", BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE},
+    {"Pod", BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD},
+    {"PodGroup", BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP},
+    {"Queue", BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE},
+    {"PriorityClass", BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS},
+    {"ResourceQuota", BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA},
+};
+
+Basalt__V1__ObjectKind
+bas_k8s_kind_named (const char *name)
+{
+    for (size_t i = 0; name && i < sizeof s_kind_names / sizeof s_kind_names[0]; i++)
+        if (strcmp (s_kind_names[i].name, name) == 0)
+            return s_kind_names[i].kind;
+    return BASALT__V1__OBJECT_KIND__OBJECT_KIND_UNSPECIFIED;
+}
+
+Basalt__V1__Object *
+bas_k8s_object_from_json (Basalt__V1__ObjectKind kind, const cJSON *json, char *err, size_t errlen)
+{
+    Basalt__V1__Object *obj = malloc (sizeof *obj);
+    if (!obj) {
+        if (err)
+            snprintf (err, errlen, "out of memory");
+        return NULL;
+    }
+    basalt__v1__object__init (obj);
+    switch (kind) {
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE:
+        if ((obj->node = bas_k8s_node_from_json (json, err, errlen)))
+            obj->kind_case = BASALT__V1__OBJECT__KIND_NODE;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD:
+        if ((obj->pod = bas_k8s_pod_from_json (json, err, errlen)))
+            obj->kind_case = BASALT__V1__OBJECT__KIND_POD;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP:
+        if ((obj->pod_group = bas_k8s_podgroup_from_json (json, err, errlen)))
+            obj->kind_case = BASALT__V1__OBJECT__KIND_POD_GROUP;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE:
+        if ((obj->queue = bas_k8s_queue_from_json (json, err, errlen)))
+            obj->kind_case = BASALT__V1__OBJECT__KIND_QUEUE;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS:
+        if ((obj->priority_class = bas_k8s_priorityclass_from_json (json, err, errlen)))
+            obj->kind_case = BASALT__V1__OBJECT__KIND_PRIORITY_CLASS;
+        break;
+    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA:
+        if ((obj->resource_quota = bas_k8s_resourcequota_from_json (json, err, errlen)))
+            obj->kind_case = BASALT__V1__OBJECT__KIND_RESOURCE_QUOTA;
+        break;
+    default:
+        if (err)
+            snprintf (err, errlen, "not a kind the scheduler reads");
+        break;
+    }
+    if (obj->kind_case == BASALT__V1__OBJECT__KIND__NOT_SET) {
+        free (obj);
+        return NULL;
+    }
+    return obj;
+}

@@ -56,6 +56,15 @@ Basalt__V1__ResourceQuota *bas_k8s_resourcequota_from_json (const cJSON *obj, ch
 Basalt__V1__PriorityClass *bas_k8s_priorityclass_from_json (const cJSON *obj, char *err,
                                                             size_t errlen);
 
+//  The kind of an object by its Kind name ("Pod", "ResourceQuota", ...), or
+//  OBJECT_KIND_UNSPECIFIED for one the scheduler does not read.
+Basalt__V1__ObjectKind bas_k8s_kind_named (const char *name);
+//  Decode an API object of `kind` into a new Object (the one dispatch from a
+//  kind to its decoder above); NULL with err on a bad object or a kind the
+//  scheduler does not read.
+Basalt__V1__Object *bas_k8s_object_from_json (Basalt__V1__ObjectKind kind, const cJSON *json,
+                                              char *err, size_t errlen);
+
 //  The PodGroup status as JSON {"phase":…,"running":…,"conditions":[…]}:
 //  a new cJSON owned by the caller (NULL when out of memory). Volcano's
 //  field names (transitionID, lastTransitionTime). running, succeeded,

@@ -483,7 +483,7 @@ static const char *const s_queue_keys[] = {"name",     "parent",    "weight",   
                                            "deserved", "guarantee", "reclaimable", "priority",
                                            "state",    "affinity",  NULL};
 static const char *const s_pg_keys[] = {
-    "name",         "namespace",         "queue", "minMember", "minTaskMember",
+    "name",         "namespace",         "queue", "minMember",   "minTaskMember",
     "minResources", "priorityClassName", "phase", "annotations", NULL};
 static const char *const s_pc_keys[] = {"name",        "value", "globalDefault", "preemptionPolicy",
                                         "description", NULL};
@@ -570,32 +570,15 @@ s_add_manifest (bas_store_t *store, const cJSON *m, int n, char *err, size_t err
         cJSON_AddStringToObject (meta, "uid", uid);
     }
     const char *kind = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "kind"));
-    Basalt__V1__Object *o = s_new (sizeof *o);
-    basalt__v1__object__init (o);
-    if (!kind)
-        snprintf (err, errlen, "manifest %d: no kind", n);
-    else if (strcmp (kind, "Node") == 0 && (o->node = bas_k8s_node_from_json (obj, err, errlen)))
-        o->kind_case = BASALT__V1__OBJECT__KIND_NODE;
-    else if (strcmp (kind, "Pod") == 0 && (o->pod = bas_k8s_pod_from_json (obj, err, errlen)))
-        o->kind_case = BASALT__V1__OBJECT__KIND_POD;
-    else if (strcmp (kind, "PodGroup") == 0 &&
-             (o->pod_group = bas_k8s_podgroup_from_json (obj, err, errlen)))
-        o->kind_case = BASALT__V1__OBJECT__KIND_POD_GROUP;
-    else if (strcmp (kind, "Queue") == 0 && (o->queue = bas_k8s_queue_from_json (obj, err, errlen)))
-        o->kind_case = BASALT__V1__OBJECT__KIND_QUEUE;
-    else if (strcmp (kind, "PriorityClass") == 0 &&
-             (o->priority_class = bas_k8s_priorityclass_from_json (obj, err, errlen)))
-        o->kind_case = BASALT__V1__OBJECT__KIND_PRIORITY_CLASS;
-    else if (strcmp (kind, "ResourceQuota") == 0 &&
-             (o->resource_quota = bas_k8s_resourcequota_from_json (obj, err, errlen)))
-        o->kind_case = BASALT__V1__OBJECT__KIND_RESOURCE_QUOTA;
-    else if (!*err)
-        snprintf (err, errlen, "manifest %d: kind %s is not one the scheduler reads", n, kind);
-    cJSON_Delete (obj);
-    if (o->kind_case == BASALT__V1__OBJECT__KIND__NOT_SET) {
-        free (o);
-        return -1;
+    Basalt__V1__Object *o = bas_k8s_object_from_json (bas_k8s_kind_named (kind), obj, err, errlen);
+    if (!o) {
+        char why[256];
+        snprintf (why, sizeof why, "%s", err);
+        snprintf (err, errlen, "manifest %d (%s): %s", n, kind ? kind : "no kind", why);
     }
+    cJSON_Delete (obj); // kind points into it
+    if (!o)
+        return -1;
     if (o->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP && !o->pod_group->has_creation_time_ms) {
         o->pod_group->has_creation_time_ms = true;
         o->pod_group->creation_time_ms = s_next_time (store);
@@ -757,8 +740,8 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
         if (s_str (it, "priorityClassName"))
             pg->priority_class_name = s_dup (s_str (it, "priorityClassName"));
         //  The one PodGroup annotation the scheduler reads.
-        const char *sla = s_str (cJSON_GetObjectItemCaseSensitive (it, "annotations"),
-                                 "sla-waiting-time");
+        const char *sla =
+            s_str (cJSON_GetObjectItemCaseSensitive (it, "annotations"), "sla-waiting-time");
         if (sla)
             pg->sla_waiting_time = s_dup (sla);
         if (s_str (it, "phase"))

@@ -38,22 +38,8 @@ typedef struct {
 static Basalt__V1__ObjectKind
 s_kind (const cJSON *obj)
 {
-    const char *k = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "kind"));
-    if (!k)
-        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_UNSPECIFIED;
-    if (strcmp (k, "Node") == 0)
-        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE;
-    if (strcmp (k, "Pod") == 0)
-        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD;
-    if (strcmp (k, "PodGroup") == 0)
-        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP;
-    if (strcmp (k, "Queue") == 0)
-        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE;
-    if (strcmp (k, "PriorityClass") == 0)
-        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS;
-    if (strcmp (k, "ResourceQuota") == 0)
-        return BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA;
-    return BASALT__V1__OBJECT_KIND__OBJECT_KIND_UNSPECIFIED;
+    return bas_k8s_kind_named (
+        cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "kind")));
 }
 
 static cJSON *

@@ -58,13 +58,17 @@ static const s_key_t s_node_keys[] = {{"name", S_STR, NULL, true},
                                       {"taints", S_LIST, s_taint_keys, false},
                                       {"unschedulable", S_BOOL, NULL, false},
                                       {NULL}};
-static const s_key_t s_queue_keys[] = {
-    {"name", S_STR, NULL, true},          {"parent", S_STR, NULL, false},
-    {"weight", S_INT, NULL, false},       {"capability", S_RES, NULL, false},
-    {"deserved", S_RES, NULL, false},     {"guarantee", S_RES, NULL, false},
-    {"reclaimable", S_BOOL, NULL, false}, {"priority", S_INT, NULL, false},
-    {"state", S_STR, NULL, false},        {"affinity", S_ANY, NULL, false},
-    {NULL}};
+static const s_key_t s_queue_keys[] = {{"name", S_STR, NULL, true},
+                                       {"parent", S_STR, NULL, false},
+                                       {"weight", S_INT, NULL, false},
+                                       {"capability", S_RES, NULL, false},
+                                       {"deserved", S_RES, NULL, false},
+                                       {"guarantee", S_RES, NULL, false},
+                                       {"reclaimable", S_BOOL, NULL, false},
+                                       {"priority", S_INT, NULL, false},
+                                       {"state", S_STR, NULL, false},
+                                       {"affinity", S_ANY, NULL, false},
+                                       {NULL}};
 static const s_key_t s_podgroup_keys[] = {{"name", S_STR, NULL, true},
                                           {"namespace", S_STR, NULL, false},
                                           {"queue", S_STR, NULL, false},
@@ -538,8 +542,9 @@ s_add_queue (s_ctx_t *ctx, const cJSON *q, const char *path, const char *name)
     if (aff) {
         if (!cJSON_IsObject (aff)) {
             cJSON_Delete (o);
-            return s_fail (ctx, path, "affinity: expected a map (nodeGroupAffinity, "
-                                      "nodeGroupAntiAffinity)");
+            return s_fail (ctx, path,
+                           "affinity: expected a map (nodeGroupAffinity, "
+                           "nodeGroupAntiAffinity)");
         }
         cJSON_AddItemToObject (spec, "affinity", cJSON_Duplicate (aff, true));
     }
@@ -784,26 +789,10 @@ static const struct {
 static int
 s_decodes (const char *kind, const cJSON *obj, char *err, size_t errlen)
 {
-    ProtobufCMessage *m = NULL;
-    if (strcmp (kind, "Node") == 0)
-        m = (ProtobufCMessage *)bas_k8s_node_from_json (obj, err, errlen);
-    else if (strcmp (kind, "Pod") == 0)
-        m = (ProtobufCMessage *)bas_k8s_pod_from_json (obj, err, errlen);
-    else if (strcmp (kind, "PodGroup") == 0)
-        m = (ProtobufCMessage *)bas_k8s_podgroup_from_json (obj, err, errlen);
-    else if (strcmp (kind, "Queue") == 0)
-        m = (ProtobufCMessage *)bas_k8s_queue_from_json (obj, err, errlen);
-    else if (strcmp (kind, "ResourceQuota") == 0)
-        m = (ProtobufCMessage *)bas_k8s_resourcequota_from_json (obj, err, errlen);
-    else if (strcmp (kind, "PriorityClass") == 0)
-        m = (ProtobufCMessage *)bas_k8s_priorityclass_from_json (obj, err, errlen);
-    else {
-        snprintf (err, errlen, "%s: not a kind the scheduler reads", kind);
-        return -1;
-    }
+    Basalt__V1__Object *m = bas_k8s_object_from_json (bas_k8s_kind_named (kind), obj, err, errlen);
     if (!m)
         return -1;
-    protobuf_c_message_free_unpacked (m, NULL);
+    protobuf_c_message_free_unpacked (&m->base, NULL);
     return 0;
 }
 
