@@ -14,8 +14,6 @@
 */
 #include "sess_session.h"
 
-#include "bas_quantity.h"
-
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,19 +286,14 @@ s_parse_plugin (sess_plugin_conf_t *p, const cJSON *item, const char *text, size
         p->arguments = cJSON_Duplicate (args, true);
         if (!p->arguments)
             abort ();
-        //  sla's waiting time: Volcano logs a bad one and runs without it;
-        //  refusing the file says so where it is seen.
-        const cJSON *sla = cJSON_GetObjectItemCaseSensitive (args, "sla-waiting-time");
-        int64_t ns = 0;
-        char derr[160] = "";
-        if (strcmp (name->valuestring, "sla") == 0 && sla &&
-            (!cJSON_IsString (sla) ||
-             bas_duration_parse (sla->valuestring, &ns, derr, sizeof derr) != 0 || ns <= 0)) {
-            snprintf (reason, sizeof reason, "plugin sla: sla-waiting-time: %s",
-                      !cJSON_IsString (sla) ? "expected a duration such as \"1h30m\""
-                      : derr[0]             ? derr
-                                            : "must be positive");
-            s_fail (err, errlen, text, len, "sla-waiting-time", reason);
+        //  A plugin that checks its arguments refuses the file with the
+        //  argument's line (sla's waiting time).
+        const char *bad = NULL;
+        char why[200] = "";
+        if (def->check_args && def->check_args (args, &bad, why, sizeof why) != 0) {
+            snprintf (reason, sizeof reason, "plugin %s: %s: %s", name->valuestring,
+                      bad ? bad : "arguments", why);
+            s_fail (err, errlen, text, len, bad ? bad : "arguments", reason);
             cJSON_Delete (p->arguments);
             free (p->name);
             p->arguments = NULL;

@@ -15,8 +15,9 @@
     (the cluster then keeps resources for it), and its partial allocation
     is kept as pipelined.
 
-    The argument is checked when the configuration is loaded (sess_conf.c):
-    a value that is no positive duration refuses the file.
+    The argument is checked when the configuration is loaded
+    (sess_sla_check_args, through the registry): a value that is no
+    positive duration refuses the file.
 */
 #include "sess_session.h"
 
@@ -53,6 +54,29 @@ s_overdue (void *self_, const sess_job_t *job)
     if (self->wait_ms[job->index] < 0)
         return 0;
     return self->ssn->params->now_ms >= s_deadline (self, job) ? 1 : 0;
+}
+
+int
+sess_sla_check_args (const cJSON *args, const char **key, char *why, size_t len)
+{
+    //  Volcano logs a bad waiting time and runs without it; refusing the
+    //  file says so where it is seen.
+    const cJSON *sla = cJSON_GetObjectItemCaseSensitive (args, "sla-waiting-time");
+    if (!sla)
+        return 0;
+    *key = "sla-waiting-time";
+    int64_t ns = 0;
+    if (!cJSON_IsString (sla)) {
+        snprintf (why, len, "expected a duration such as \"1h30m\"");
+        return -1;
+    }
+    if (bas_duration_parse (sla->valuestring, &ns, why, len) != 0)
+        return -1;
+    if (ns <= 0) {
+        snprintf (why, len, "must be positive");
+        return -1;
+    }
+    return 0;
 }
 
 int

@@ -261,6 +261,10 @@ struct _sess_plugin_def_t {
     //  for every argument it begins: binpack.resources.<name>); any other
     //  argument given to it is ignored with a warning (sess_conf.c).
     const char *const *args;
+    //  Checks the arguments at configuration load, or NULL: 0, or -1 with
+    //  *key set to the bad argument's name and why[0..len) saying why (the
+    //  file is then refused).
+    int (*check_args) (const cJSON *args, const char **key, char *why, size_t len);
 };
 
 //  An action; execute NULL = known to Volcano, not implemented yet.
@@ -280,6 +284,7 @@ const sess_action_def_t *sess_registry_action (const char *name);
 sess_plugin_open_fn sess_priority_open, sess_gang_open, sess_conformance_open, sess_predicates_open,
     sess_nodeorder_open, sess_binpack_open, sess_drf_open, sess_proportion_open, sess_capacity_open,
     sess_overcommit_open, sess_nodegroup_open, sess_sla_open, sess_resourcequota_open;
+int sess_sla_check_args (const cJSON *args, const char **key, char *why, size_t len);
 sess_plugin_close_fn sess_priority_close, sess_gang_close, sess_conformance_close,
     sess_predicates_close, sess_nodeorder_close, sess_binpack_close, sess_drf_close,
     sess_proportion_close, sess_capacity_close, sess_overcommit_close, sess_nodegroup_close,
