@@ -998,13 +998,12 @@ sess_spread_check (sess_interpod_t *self, const sess_task_t *task, const sess_no
     if (!self || sess_placement (task->pod)->n_topology_spread == 0)
         return 0;
     s_spread_memo (self, task);
-    for (int i = 0; i < self->nspread; i++)
-        if (self->spread[i].topo->dom[node->index] < 0) {
-            snprintf (reason, rlen,
-                      "node(s) didn't match pod topology spread constraints "
-                      "(missing required label)");
-            return SESS_PRED_UNRESOLVABLE;
-        }
+    if (!s_has_keys (self, node)) {
+        snprintf (reason, rlen,
+                  "node(s) didn't match pod topology spread constraints "
+                  "(missing required label)");
+        return SESS_PRED_UNRESOLVABLE;
+    }
     for (int i = 0; i < self->nspread; i++) {
         const s_spread_t *sp = &self->spread[i];
         int dom = sp->topo->dom[node->index];
