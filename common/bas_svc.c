@@ -8,11 +8,30 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
+#ifdef BASALT_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
 
 #define S_TAP_HWM 1000       // default --tap-hwm
 #define S_LONG_TURN_US 200000 // a reactor turn this long is logged (warn)
 #define S_API_BUCKETS 16     // 1 ms .. 32 s, doubling
 #define S_TURN_BUCKETS 16    // 0.5 ms .. 16 s, doubling
+
+//  The allocator this program runs on, as "jemalloc-5.3.0" or "libc".
+static void
+s_allocator (char *buf, size_t size)
+{
+#ifdef BASALT_JEMALLOC
+    const char *version = NULL;
+    size_t len = sizeof version;
+    if (mallctl ("version", (void *)&version, &len, NULL, 0) == 0 && version)
+        snprintf (buf, size, "jemalloc-%.*s", (int)strcspn (version, "-"), version);
+    else
+        snprintf (buf, size, "jemalloc");
+#else
+    snprintf (buf, size, "libc");
+#endif
+}
 
 //  One handler put on the reactor through bas_svc_reader/poller/timer: the
 //  trampoline calls it and times the call. Readers and pollers live until
@@ -293,8 +312,11 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
         bas_http_route (self->http, "/readyz", s_readyz, self);
         bas_http_route (self->http, "/metrics", s_metrics, self);
     }
-    char labels[96];
-    snprintf (labels, sizeof labels, "version=\"%s\",service=\"%s\"", BASALT_VERSION, name);
+    char allocator[48];
+    s_allocator (allocator, sizeof allocator);
+    char labels[160];
+    snprintf (labels, sizeof labels, "version=\"%s\",service=\"%s\",allocator=\"%s\"", BASALT_VERSION,
+              name, allocator);
     bas_metrics_set (self->metrics, "basalt_build_info", labels, 1);
     bas_metrics_set (self->metrics, "basalt_process_start_time_seconds", NULL,
                      (double) self->epoch / 1e6);
@@ -329,7 +351,7 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
         bas_metrics_add (self->metrics, "basalt_tap_messages_total", NULL, 0);
         bas_svc_reader (self, self->tap, s_on_tap_subscription, self, "tap");
     }
-    bas_info ("starting", "version=%s http=%s port=%d", BASALT_VERSION,
+    bas_info ("starting", "version=%s allocator=%s http=%s port=%d", BASALT_VERSION, allocator,
               common->http ? common->http : "-", self->http ? bas_http_port (self->http) : 0);
     return self;
 }

@@ -13,6 +13,8 @@ PACKAGES=(
     libcjson-dev
     libyaml-dev
     libmicrohttpd-dev
+    # the allocator (CMakeLists.txt says why)
+    libjemalloc-dev
     curl
     # test_kube_tls and test_apisim_ctl make their TLS certificates with it.
     openssl
