@@ -16,10 +16,10 @@
 //  results queued on it). A binder's liveness is judged by the application
 //  (CACHE_BINDER_TIMEOUT_MS on its heartbeats), not by this.
 #define CACHE_WORK_ZMTP_TIMEOUT_MS 60000
-#define CACHE_COMMIT_SLICE_US 10000    // a commit slice holds the reactor about this long
+#define CACHE_COMMIT_SLICE_US 5000     // a commit slice holds the reactor about this long
 #define CACHE_SNAPSHOT_PART 1000       // objects in one part of a snapshot
 #define CACHE_INFORMERS 6              // API resources listed and watched (cache_main.c)
-#define CACHE_COMMIT_STEP_ITEMS 256     // items between two looks at the clock
+#define CACHE_COMMIT_STEP_ITEMS 32      // items between two looks at the clock
 #define CACHE_CATCH_UP_MAX 10000        // binder messages read before judging liveness
 #define CACHE_KUBE_QPS 200.0
 #define CACHE_KUBE_BURST 400
