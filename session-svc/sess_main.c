@@ -95,9 +95,10 @@ typedef struct {
     zhashx_t *conditions;         // lent: pod conditions proposed before (s_filter_conditions)
     zhashx_t *group_events;       // lent: PodGroup Events proposed before (s_filter_group_events)
     uint64_t base_seq;            // the store's seq
-    //  The worker's answer: the Commit packed, NULL when there is nothing
-    //  to propose, and its size.
-    zframe_t *commit;
+    //  The worker's answer: the Commit packed in parts (sess_commit_pack),
+    //  NULL when there is nothing to propose, and its size.
+    zframe_t **parts;
+    size_t n_parts;
     size_t placements, statuses, pod_conditions, evictions;
     bool plan;                    // a session (else only the usage below)
     bool want_usage;              // compute the usage for the gauges too
@@ -121,7 +122,10 @@ typedef struct {
     bas_replica_t *replica;
     sess_conf_t *conf;            // configuration in force
     struct timespec conf_mtime;   // of the file it came from
-    bool commit_in_flight;        // waiting for a CommitResult
+    size_t parts_in_flight;       // parts of the commit not answered yet
+    size_t commit_accepted;       // proposals accepted in the parts answered so far
+    size_t commit_rejected;       // and rejected
+    uint64_t commit_seq;          // the greatest cache seq a part was answered at
     int64_t commit_sent_ms;
     char session_id[64];          // of the commit in flight
     uint64_t wait_seq;            // replica must reach this before the next session
@@ -417,7 +421,7 @@ s_on_reset (void *arg)
     //  afresh, so a seq of the old epoch to wait for would stop sessions
     //  until the new cache happens to publish that many changes.
     if (bas_replica_epoch (self->replica) != self->commit_epoch) {
-        self->commit_in_flight = false;
+        self->parts_in_flight = 0;
         self->wait_seq = 0;
     }
 }
@@ -436,9 +440,9 @@ s_handle_commit_result (void *arg, bas_msg_t *msg)
 {
     sess_t *self = arg;
     const Basalt__V1__CommitResult *r = (const Basalt__V1__CommitResult *) msg->body;
-    if (!self->commit_in_flight || !r->session_id || strcmp (r->session_id, self->session_id) != 0)
+    if (!self->parts_in_flight || !r->session_id || strcmp (r->session_id, self->session_id) != 0)
         return 0;  // an answer to a commit we gave up on
-    self->commit_in_flight = false;
+    self->parts_in_flight--;
     //  The cache counts the accepted proposals and lists the rejected.
     size_t accepted = r->has_accepted ? r->accepted : 0, rejected = 0;
     for (size_t i = 0; i < r->n_results; i++) {
@@ -452,7 +456,15 @@ s_handle_commit_result (void *arg, bas_msg_t *msg)
     }
     bas_metrics_add (self->metrics, "basalt_commit_items_total", "result=\"accepted\"", (double) accepted);
     bas_metrics_add (self->metrics, "basalt_commit_items_total", "result=\"rejected\"", (double) rejected);
-    self->wait_seq = r->has_seq ? r->seq : 0;
+    self->commit_accepted += accepted;
+    self->commit_rejected += rejected;
+    if (r->has_seq && r->seq > self->commit_seq)
+        self->commit_seq = r->seq;
+    if (self->parts_in_flight > 0)
+        return 0;  // the cache applies the parts in order: the last answer comes last
+    accepted = self->commit_accepted;
+    rejected = self->commit_rejected;
+    self->wait_seq = self->commit_seq;
     if (r->has_epoch && r->epoch != bas_replica_epoch (self->replica))
         self->wait_seq = 0;
     //  Go on soon only when something moved: accepted placements and
@@ -477,6 +489,17 @@ static const bas_handler_t s_handlers[] = {
 //  Drop pod conditions this process already proposed in the same words:
 //  the API has them, and re-sending them every period would be a write per
 //  pending pod per session. Forget pods that are gone or placed.
+//  The commit parts a job still holds (sending takes each it sends).
+static void
+s_job_parts_free (s_job_t *job)
+{
+    for (size_t i = 0; i < job->n_parts; i++)
+        zframe_destroy (&job->parts[i]);
+    free (job->parts);
+    job->parts = NULL;
+    job->n_parts = 0;
+}
+
 static void
 s_filter_conditions (zhashx_t *conditions, bas_store_t *store, Basalt__V1__Commit *commit)
 {
@@ -548,11 +571,12 @@ s_session (sess_t *self, const char *why)
 {
     if (self->job || !bas_replica_ready (self->replica) || bas_replica_busy (self->replica))
         return;
-    if (self->commit_in_flight) {
+    if (self->parts_in_flight) {
         if (bas_mono_ms () - self->commit_sent_ms < SESS_COMMIT_TIMEOUT_MS)
             return;
-        bas_warn ("commit_timeout", "session=%s", self->session_id);
-        self->commit_in_flight = false;
+        bas_warn ("commit_timeout", "session=%s parts_unanswered=%zu", self->session_id,
+                  self->parts_in_flight);
+        self->parts_in_flight = 0;
         bas_replica_resync (self->replica, "commit answer lost");
         return;
     }
@@ -643,8 +667,7 @@ s_work (s_job_t *job)
         commit->session_id = strdup (job->sid);
         commit->has_base_seq = 1;
         commit->base_seq = job->base_seq;
-        job->commit = zframe_new (NULL, basalt__v1__commit__get_packed_size (commit));
-        basalt__v1__commit__pack (commit, zframe_data (job->commit));
+        job->parts = sess_commit_pack (commit, SESS_COMMIT_PART_PLACEMENTS, &job->n_parts);
     }
     protobuf_c_message_free_unpacked (&commit->base, NULL);
 }
@@ -710,29 +733,39 @@ s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
     double ms = (double) (bas_mono_ms () - job->start_ms);
     const char *sid = job->sid;
     if (job->plan) {
-        s_session_metrics (self, &job->params, job->commit != NULL, ms);
+        s_session_metrics (self, &job->params, job->parts != NULL, ms);
         self->last_end_ms = bas_mono_ms ();
         self->last_run_ms = (int64_t) ms;
     }
     if (!job->plan)
         ;  // the gauges only
-    else if (job->commit) {
+    else if (job->parts) {
         snprintf (self->session_id, sizeof self->session_id, "%s", sid);
-        if (bas_replica_send_packed (self->replica, &basalt__v1__commit__descriptor,
-                                     &job->commit) == 0) {
-            self->commit_in_flight = true;
+        //  Parts not sent (the socket refused one) are dropped with the
+        //  rest: the next session proposes their gangs again.
+        size_t sent = 0;
+        while (sent < job->n_parts &&
+               bas_replica_send_packed (self->replica, &basalt__v1__commit__descriptor,
+                                        &job->parts[sent]) == 0)
+            sent++;
+        if (sent > 0) {
+            self->parts_in_flight = sent;
+            self->commit_accepted = self->commit_rejected = 0;
+            self->commit_seq = 0;
             self->commit_moves = job->placements + job->evictions > 0;
             self->commit_sent_ms = bas_mono_ms ();
             self->commit_epoch = bas_replica_epoch (self->replica);
         }
         bas_info ("session",
-                  "id=%s why=%s ms=%.0f jobs=%d ready=%d placed=%zu statuses=%zu pending=%d", sid,
-                  job->why, ms, job->params.jobs_total, job->params.jobs_ready, job->placements,
-                  job->statuses, job->params.pods_pending);
+                  "id=%s why=%s ms=%.0f jobs=%d ready=%d placed=%zu statuses=%zu pending=%d "
+                  "parts=%zu",
+                  sid, job->why, ms, job->params.jobs_total, job->params.jobs_ready,
+                  job->placements, job->statuses, job->params.pods_pending, job->n_parts);
     }
     else
         bas_debug ("session", "id=%s why=%s ms=%.0f jobs=%d nothing=to-commit", sid, job->why, ms,
                    job->params.jobs_total);
+    s_job_parts_free (job);
     free (job);
     //  The deltas buffered meanwhile are applied from here on, in slices.
     bas_replica_release (self->replica);
@@ -905,7 +938,7 @@ done:
         zactor_destroy (&self.worker);
     }
     if (self.job) {
-        zframe_destroy (&self.job->commit);
+        s_job_parts_free (self.job);
         bas_metrics_destroy (&self.job->gauges);
         free (self.job);
     }
