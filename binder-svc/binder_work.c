@@ -101,6 +101,10 @@ binder_request_build (const Basalt__V1__Work *work, binder_request_t *req, char 
         snprintf (req->path, sizeof req->path, "/api/v1/namespaces/%s/pods/%s/status",
                   c->namespace_, c->name);
         req->content_type = "application/strategic-merge-patch+json";
+        //  metadata.uid, as on the PodGroup status: a pod deleted and
+        //  re-created under the same name since refuses the write (409).
+        if (c->pod_uid && *c->pod_uid)
+            cJSON_AddStringToObject (cJSON_AddObjectToObject (body, "metadata"), "uid", c->pod_uid);
         cJSON *status = cJSON_AddObjectToObject (body, "status");
         //  A pipelined pod is nominated to the node it waits for, as
         //  kube-scheduler and Volcano do; "" clears the nomination.

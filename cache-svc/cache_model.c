@@ -918,6 +918,7 @@ s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn 
                 basalt__v1__pod_condition_work__init (cw);
                 cw->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
                 cw->name = strdup (pod->name ? pod->name : "");
+                cw->pod_uid = strdup (pod->uid);
                 cw->nominated_node_name = strdup (pl->node);
                 w->item_case = BASALT__V1__WORK__ITEM_POD_CONDITION;
                 w->pod_condition = cw;
@@ -1059,6 +1060,7 @@ s_commit_condition (cache_model_t *self, cache_commit_t *cc, size_t i, cache_wor
     basalt__v1__pod_condition_work__init (cw);
     cw->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
     cw->name = strdup (pod->name ? pod->name : "");
+    cw->pod_uid = strdup (pod->uid);
     cw->condition = (Basalt__V1__PodCondition *) bas_msg_dup (&pc->base);
     w->item_case = BASALT__V1__WORK__ITEM_POD_CONDITION;
     w->pod_condition = cw;

@@ -628,6 +628,20 @@ test_patch (void **state)
               uid);
     assert_string_equal (s_str (st, "message"), msg);
     cJSON_Delete (st);
+    //  The same on the status subresource, as binder-svc writes a pod's
+    //  condition: another uid is refused, the pod's own is taken.
+    char status_path[300];
+    snprintf (status_path, sizeof status_path, "%s/status", path);
+    st = s_send (&sim, "PATCH", status_path, "application/strategic-merge-patch+json", patch, 409);
+    assert_string_equal (s_str (st, "message"), msg);
+    cJSON_Delete (st);
+    snprintf (patch, sizeof patch,
+              "{\"metadata\":{\"uid\":\"%s\"},\"status\":{\"conditions\":[{\"type\":"
+              "\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\"}]}}",
+              uid);
+    p = s_send (&sim, "PATCH", status_path, "application/strategic-merge-patch+json", patch, 200);
+    assert_string_equal (s_str (p, "metadata.uid"), uid);
+    cJSON_Delete (p);
     //  A stale resourceVersion in a patch is a Conflict.
     st = s_send (&sim, "PATCH", path, "application/merge-patch+json",
                  "{\"metadata\":{\"resourceVersion\":\"1\"}}", 409);

@@ -260,6 +260,7 @@ test_pod_condition (void **state)
     w.cond.message = "0/3 nodes are available: 3 Insufficient cpu.";
     w.cond_work.namespace_ = "default";
     w.cond_work.name = "p1";
+    w.cond_work.pod_uid = "uid-p1";
     w.cond_work.condition = &w.cond;
     w.work.item_case = BASALT__V1__WORK__ITEM_POD_CONDITION;
     w.work.pod_condition = &w.cond_work;
@@ -272,6 +273,8 @@ test_pod_condition (void **state)
     cJSON *body = cJSON_Parse (req.body);
     free (req.body);
     assert_non_null (body);
+    //  The uid it was decided on: a re-created pod refuses the write.
+    assert_string_equal (s_str (body, "metadata.uid"), "uid-p1");
     const cJSON *conds = cJSON_GetObjectItemCaseSensitive (
         cJSON_GetObjectItemCaseSensitive (body, "status"), "conditions");
     assert_true (cJSON_IsArray (conds));

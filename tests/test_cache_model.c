@@ -1193,6 +1193,7 @@ test_pipelined_placement (void **state)
     assert_int_equal (works.n, 1);
     assert_int_equal (works.items[0]->item_case, BASALT__V1__WORK__ITEM_POD_CONDITION);
     assert_string_equal (works.items[0]->pod_condition->nominated_node_name, "n1");
+    assert_string_equal (works.items[0]->pod_condition->pod_uid, "uid-a");
     r = s_run (model, &c, &works, NULL);
     s_result_free (r);
     assert_int_equal (works.n, 1);
@@ -1230,6 +1231,8 @@ test_unschedulable_condition_and_event (void **state)
     assert_int_equal (works.n, 2);
     assert_int_equal (works.items[0]->item_case, BASALT__V1__WORK__ITEM_POD_CONDITION);
     assert_int_equal (works.items[1]->item_case, BASALT__V1__WORK__ITEM_EVENT);
+    //  The condition's PATCH is bound to the pod it was decided on.
+    assert_string_equal (works.items[0]->pod_condition->pod_uid, "uid-a");
     const Basalt__V1__EventWork *ev = works.items[1]->event;
     assert_string_equal (ev->kind, "Pod");
     assert_string_equal (ev->name, "a");
