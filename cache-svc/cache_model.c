@@ -14,6 +14,7 @@
 #include "bas_k8s.h"
 #include "bas_kube.h"
 #include "bas_log.h"
+#include "bas_msg.h"
 
 #include <string.h>
 
@@ -802,54 +803,12 @@ s_work_new (void)
     return w;
 }
 
-//  The placements' indices grouped by job, each job's in commit order, the
-//  jobs in the order of their first placement: `order` holds the indices and
-//  `start[g]`..`start[g+1]` the g-th job's range. One hash pass and a counting
-//  sort, so a commit of 50,000 placements costs linear time (comparing every
-//  placement with every job's first was quadratic: tens of seconds).
-//  Returns the number of jobs; the caller frees `*order_p` and `*start_p`.
-static size_t
-s_group_by_job (const Basalt__V1__Commit *commit, size_t **order_p, size_t **start_p)
-{
-    size_t n = commit->n_placements;
-    size_t *group = calloc (n ? n : 1, sizeof *group);
-    size_t *start = calloc (n + 2, sizeof *start);
-    size_t *order = calloc (n ? n : 1, sizeof *order);
-    if (!group || !start || !order)
-        abort ();
-    zhashx_t *jobs = zhashx_new ();  // job uid -> group number + 1
-    size_t groups = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *job = commit->placements[i]->job_uid ? commit->placements[i]->job_uid : "";
-        uintptr_t g = (uintptr_t) zhashx_lookup (jobs, job);
-        if (!g) {
-            g = ++groups;
-            zhashx_insert (jobs, job, (void *) g);
-        }
-        group[i] = (size_t) g - 1;
-        start[group[i] + 1]++;
-    }
-    zhashx_destroy (&jobs);
-    for (size_t g = 0; g < groups; g++)
-        start[g + 1] += start[g];
-    size_t *fill = calloc (groups ? groups : 1, sizeof *fill);
-    if (!fill)
-        abort ();
-    for (size_t i = 0; i < n; i++)
-        order[start[group[i]] + fill[group[i]]++] = i;
-    free (fill);
-    free (group);
-    *order_p = order;
-    *start_p = start;
-    return groups;
-}
-
 //  A commit being applied in slices (cache_model_commit_begin/step/end).
 struct _cache_commit_t {
     const Basalt__V1__Commit *commit;   // borrowed: the caller keeps it until _end
     Basalt__V1__CommitResult *result;   // borrowed: filled here
     size_t cap;                         // room in result->results
-    size_t *order;                      // placement indices grouped by job (s_group_by_job)
+    size_t *order;                      // placement indices grouped by job (bas_msg_commit_gangs)
     size_t *start;                      // each job's range in order
     size_t jobs;                        // number of jobs
     size_t next_job, next_eviction, next_status, next_condition, next_event;  // progress
@@ -1126,7 +1085,7 @@ cache_model_commit_begin (cache_model_t *self, const Basalt__V1__Commit *commit,
         abort ();
     cc->commit = commit;
     cc->result = result;
-    cc->jobs = s_group_by_job (commit, &cc->order, &cc->start);
+    cc->jobs = bas_msg_commit_gangs (commit, &cc->order, &cc->start);
     return cc;
 }
 

@@ -288,3 +288,45 @@ bas_handler_find (const bas_handler_t *table, const ProtobufCMessageDescriptor *
             return h;
     return NULL;
 }
+
+//  The placements' indices grouped by job, each job's in commit order, the
+//  jobs in the order of their first placement: `order` holds the indices and
+//  `start[g]`..`start[g+1]` the g-th job's range. One hash pass and a counting
+//  sort, so a commit of 50,000 placements costs linear time (comparing every
+//  placement with every job's first was quadratic: tens of seconds).
+//  Returns the number of jobs; the caller frees `*order_p` and `*start_p`.
+size_t
+bas_msg_commit_gangs (const Basalt__V1__Commit *commit, size_t **order_p, size_t **start_p)
+{
+    size_t n = commit->n_placements;
+    size_t *group = calloc (n ? n : 1, sizeof *group);
+    size_t *start = calloc (n + 2, sizeof *start);
+    size_t *order = calloc (n ? n : 1, sizeof *order);
+    if (!group || !start || !order)
+        abort ();
+    zhashx_t *jobs = zhashx_new ();  // job uid -> group number + 1
+    size_t groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *job = commit->placements[i]->job_uid ? commit->placements[i]->job_uid : "";
+        uintptr_t g = (uintptr_t) zhashx_lookup (jobs, job);
+        if (!g) {
+            g = ++groups;
+            zhashx_insert (jobs, job, (void *) g);
+        }
+        group[i] = (size_t) g - 1;
+        start[group[i] + 1]++;
+    }
+    zhashx_destroy (&jobs);
+    for (size_t g = 0; g < groups; g++)
+        start[g + 1] += start[g];
+    size_t *fill = calloc (groups ? groups : 1, sizeof *fill);
+    if (!fill)
+        abort ();
+    for (size_t i = 0; i < n; i++)
+        order[start[group[i]] + fill[group[i]]++] = i;
+    free (fill);
+    free (group);
+    *order_p = order;
+    *start_p = start;
+    return groups;
+}

@@ -87,6 +87,15 @@ int bas_msg_send (zsock_t *sock, bas_stream_t *stream, zframe_t *identity,
 //  Send an already encoded message without blocking; takes *msg_p.
 int bas_msg_send_raw (zsock_t *sock, zmsg_t **msg_p);
 
+//  A commit's placements gang by gang (a gang: the placements with one
+//  job_uid; none counts as ""), gangs in the order they first appear.
+//  Returns the number of gangs G; *order_p gets the placement indices
+//  grouped (malloc'd, one per placement), *start_p (malloc'd, G + 2
+//  entries) where each gang begins in it: gang g is order[start[g]] up to
+//  order[start[g + 1]]. cache-svc applies a commit gang by gang, and
+//  session-svc cuts a big commit into parts between gangs.
+size_t bas_msg_commit_gangs (const Basalt__V1__Commit *commit, size_t **order_p, size_t **start_p);
+
 //  Handler table entry: one per message type a socket accepts.
 typedef int(bas_handler_fn) (void *self, bas_msg_t *msg);
 typedef struct {

@@ -7,6 +7,7 @@
     call but the Commit; the replica is never changed.
 */
 #include "sess_session.h"
+#include "bas_msg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -109,41 +110,6 @@ sess_run (bas_store_t *replica, const sess_conf_t *conf, sess_params_t *params)
     return commit;
 }
 
-//  The placements of each gang in a row, gangs in the order they first
-//  appear; group_end[g] is one past gang g's last index in `sorted`.
-static size_t
-s_gangs (const Basalt__V1__Commit *commit, Basalt__V1__Placement **sorted, size_t *group_end)
-{
-    size_t n = commit->n_placements;
-    size_t *group = calloc (n ? n : 1, sizeof *group);
-    size_t *fill = calloc (n + 1, sizeof *fill);
-    zhashx_t *index = zhashx_new ();  // job uid -> gang number + 1
-    if (!group || !fill || !index)
-        abort ();
-    size_t gangs = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *job = commit->placements[i]->job_uid ? commit->placements[i]->job_uid : "";
-        uintptr_t g = (uintptr_t) zhashx_lookup (index, job);
-        if (!g) {
-            g = ++gangs;
-            zhashx_insert (index, job, (void *) g);
-        }
-        group[i] = (size_t) g - 1;
-        group_end[group[i]]++;
-    }
-    zhashx_destroy (&index);
-    for (size_t g = 1; g < gangs; g++)
-        group_end[g] += group_end[g - 1];
-    for (size_t i = 0; i < n; i++) {
-        size_t g = group[i];
-        size_t start = g ? group_end[g - 1] : 0;
-        sorted[start + fill[g]++] = commit->placements[i];
-    }
-    free (fill);
-    free (group);
-    return gangs;
-}
-
 static zframe_t *
 s_pack (const Basalt__V1__Commit *commit)
 {
@@ -166,24 +132,25 @@ sess_commit_pack (const Basalt__V1__Commit *commit, size_t part_placements, size
         *n_parts = 1;
         return parts;
     }
+    size_t *order = NULL, *start = NULL;
+    size_t gangs = bas_msg_commit_gangs (commit, &order, &start);
     Basalt__V1__Placement **sorted = malloc (n * sizeof *sorted);
-    size_t *group_end = calloc (n + 1, sizeof *group_end);
     //  A part is closed only when the next gang does not fit in it, so two
     //  neighbouring parts hold more than part_placements together: at most
     //  2 n/part_placements + 1 parts.
     size_t cap = 2 * (n / part_placements) + 2;
     zframe_t **parts = calloc (cap, sizeof *parts);
-    if (!sorted || !group_end || !parts)
+    if (!sorted || !parts)
         abort ();
-    size_t gangs = s_gangs (commit, sorted, group_end);
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = commit->placements[order[i]];
     size_t count = 0, from = 0;
     for (size_t g = 0; g < gangs; g++) {
-        size_t end = group_end[g];
+        size_t end = start[g + 1];
         bool last = g + 1 == gangs;
         //  Close the part before a gang that would overflow it, or after
         //  the last gang.
-        size_t next_end = last ? end : group_end[g + 1];
-        if (!last && next_end - from <= part_placements)
+        if (!last && start[g + 2] - from <= part_placements)
             continue;
         Basalt__V1__Commit part = *commit;
         part.placements = sorted + from;
@@ -200,7 +167,8 @@ sess_commit_pack (const Basalt__V1__Commit *commit, size_t part_placements, size
         parts[count++] = s_pack (&part);
         from = end;
     }
-    free (group_end);
+    free (start);
+    free (order);
     free (sorted);
     *n_parts = count;
     return parts;
