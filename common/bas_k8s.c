@@ -180,12 +180,15 @@ s_dup (s_ctx_t *ctx, const char *text)
     return copy;
 }
 
-//  Set *out to a copy of text; returns -1 only when out of memory.
+//  Set *out to a copy of text; returns -1 only when out of memory. A key
+//  given twice in one JSON object replaces the first value (the last wins,
+//  as in Go's encoding/json), so the old copy is freed.
 static int
 s_set_str (s_ctx_t *ctx, char **out, const char *text)
 {
     if (!text)
         return 0;
+    free (*out);
     *out = s_dup (ctx, text);
     return *out ? 0 : -1;
 }
@@ -476,6 +479,56 @@ s_owners (s_ctx_t *ctx, const cJSON *owners, Basalt__V1__OwnerRef ***out, size_t
 
 //  Read metadata in one pass and name the object in ctx ("pod ns/name").
 static int
+s_key_cmp (const void *a, const void *b)
+{
+    return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+//  0 when no JSON object in the tree under `item` names a key twice; else
+//  -1 with an error naming the key and the object's own key. cJSON keeps
+//  both members of a repeated key, and the decoders here fill each field
+//  once: a list given twice (two "tolerations") would be written past the
+//  room counted for the first. No API server writes such an object (Go's
+//  encoder cannot), so it is refused, in O(n log n) of its keys.
+static int
+s_unique_keys (s_ctx_t *ctx, const cJSON *item)
+{
+    size_t n = 0;
+    for (const cJSON *c = item->child; c; c = c->next) {
+        if ((cJSON_IsObject (c) || cJSON_IsArray (c)) && s_unique_keys (ctx, c) != 0)
+            return -1;
+        n++;
+    }
+    if (!cJSON_IsObject (item) || n < 2)
+        return 0;
+    const char *inside = item->string ? item->string : "the object";
+    if (n <= 16) {
+        for (const cJSON *a = item->child; a; a = a->next)
+            for (const cJSON *b = a->next; b; b = b->next)
+                if (a->string && b->string && strcmp (a->string, b->string) == 0) {
+                    s_fail (ctx, "%s: key \"%s\" is given twice", inside, a->string);
+                    return -1;
+                }
+        return 0;
+    }
+    const char **keys = s_alloc_array (ctx, n, sizeof *keys);
+    if (!keys)
+        return -1;
+    size_t k = 0;
+    for (const cJSON *c = item->child; c; c = c->next)
+        keys[k++] = c->string ? c->string : "";
+    qsort (keys, n, sizeof *keys, s_key_cmp);
+    int rc = 0;
+    for (size_t i = 1; i < n && rc == 0; i++)
+        if (strcmp (keys[i - 1], keys[i]) == 0) {
+            s_fail (ctx, "%s: key \"%s\" is given twice", inside, keys[i]);
+            rc = -1;
+        }
+    free (keys);
+    return rc;
+}
+
+static int
 s_meta (s_ctx_t *ctx, const cJSON *obj, const char *kind, s_meta_t *m)
 {
     memset (m, 0, sizeof *m);
@@ -483,6 +536,8 @@ s_meta (s_ctx_t *ctx, const cJSON *obj, const char *kind, s_meta_t *m)
         s_fail (ctx, "expected a JSON object, got %s", obj ? s_type_name (obj) : "nothing");
         return -1;
     }
+    if (s_unique_keys (ctx, obj) != 0)
+        return -1;
     const cJSON *meta;
     if (s_object (ctx, s_get (obj, "metadata"), "metadata", &meta) != 0)
         return -1;

@@ -1056,6 +1056,53 @@ test_time (void **state)
 
 //  Garbage must never crash a decoder: every fixture fed to every decoder,
 //  and every prefix of a pod document that still parses.
+//  A key given twice in one JSON object (cJSON keeps both): the object is
+//  refused with the key named, at any depth, with few keys or many; before,
+//  two "tolerations" lists wrote past the first one's room (found by
+//  fuzz/fuzz_k8s_json; the input is in fuzz/regress).
+static void
+test_key_given_twice (void **state)
+{
+    (void) state;
+    static const char *const cases[][2] = {
+        {"{\"metadata\":{\"name\":\"p\",\"uid\":\"u\"},\"spec\":{\"tolerations\":[{\"key\":\"a\"}],"
+         "\"tolerations\":[{\"key\":\"b\"},{\"key\":\"c\"}]}}",
+         "pod: spec: key \"tolerations\" is given twice"},
+        {"{\"metadata\":{\"name\":\"p\",\"uid\":\"u\"},\"spec\":{\"tolerations\":[{\"key\":\"a\","
+         "\"key\":\"b\"}]}}",
+         "pod: the object: key \"key\" is given twice"},
+        {"{\"metadata\":{\"name\":\"p\",\"name\":\"q\",\"uid\":\"u\"}}",
+         "pod: metadata: key \"name\" is given twice"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *json = cJSON_Parse (cases[i][0]);
+        assert_non_null (json);
+        char err[256];
+        assert_null (bas_k8s_pod_from_json (json, err, sizeof err));
+        assert_string_equal (err, cases[i][1]);
+        cJSON_Delete (json);
+    }
+    //  Many labels (the sorted path), one repeated far apart.
+    char text[8192];
+    int n = snprintf (text, sizeof text, "{\"metadata\":{\"name\":\"p\",\"uid\":\"u\",\"labels\":{");
+    for (int k = 0; k < 100; k++)
+        n += snprintf (text + n, sizeof text - (size_t) n, "\"l%d\":\"v\",", k);
+    snprintf (text + n, sizeof text - (size_t) n, "\"l7\":\"w\"}}}");
+    cJSON *json = cJSON_Parse (text);
+    assert_non_null (json);
+    char err[256];
+    assert_null (bas_k8s_pod_from_json (json, err, sizeof err));
+    assert_string_equal (err, "pod: labels: key \"l7\" is given twice");
+    //  The same labels without the repeat decode.
+    cJSON_DeleteItemFromArray (cJSON_GetObjectItemCaseSensitive (
+                                   cJSON_GetObjectItemCaseSensitive (json, "metadata"), "labels"),
+                               100);
+    Basalt__V1__Pod *pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    assert_non_null (pod);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+}
+
 static void
 test_garbage (void **state)
 {
@@ -1138,6 +1185,7 @@ main (void)
         cmocka_unit_test (test_pod_preferred), cmocka_unit_test (test_resourcequota), cmocka_unit_test (test_podgroup),
         cmocka_unit_test (test_queue),         cmocka_unit_test (test_priorityclass),
         cmocka_unit_test (test_time),          cmocka_unit_test (test_garbage),
+        cmocka_unit_test (test_key_given_twice),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
