@@ -7,9 +7,12 @@ BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
+# make fuzz: seconds per libFuzzer target (CI runs 30)
+FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build demo test test-asan test-tsan bench clean
+.PHONY: all deps configure build demo test test-asan test-tsan fuzz bench clean
 
 all: build
 
@@ -42,8 +45,16 @@ test-tsan: deps
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)
 	@scripts/ctest.sh $(TSAN_BUILD) -j $(JOBS) $(CTEST_ARGS)
 
+# The libFuzzer targets of fuzz/ (clang, ASan + UBSan), FUZZ_SECONDS each;
+# fails on any crash, leak or timeout (scripts/fuzz.sh, fuzz/README.md).
+fuzz: deps
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DBASALT_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz-targets
+	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 bench: build
 	@scripts/bench.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

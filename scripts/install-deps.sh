@@ -15,6 +15,8 @@ PACKAGES=(
     libmicrohttpd-dev
     # the allocator (CMakeLists.txt says why)
     libjemalloc-dev
+    # make fuzz: clang and its libFuzzer runtime (fuzz/README.md)
+    clang libclang-rt-14-dev
     curl
     # test_kube_tls and test_apisim_ctl make their TLS certificates with it.
     openssl

@@ -1,0 +1,14 @@
+/*  fuzz_sched_conf: Volcano's scheduler configuration (actions and plugin
+    tiers, as in volcano-scheduler.conf) through session-svc's parser.
+*/
+#include "sess_sched.h"
+#include "fuzz_util.h"
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+    char err[512];
+    sess_conf_t *conf = sess_conf_parse ((const char *) data, size, err, sizeof err);
+    sess_conf_destroy (&conf);
+    return 0;
+}
