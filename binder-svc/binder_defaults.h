@@ -3,11 +3,11 @@
 #define BINDER_DEFAULTS_H
 
 #define BINDER_WORK_ENDPOINT "ipc:///tmp/basalt/work.sock"
-#define BINDER_HTTP ""                  // off by default: several binders share a host
-#define BINDER_CONCURRENCY 64           // API writes in flight at once
+#define BINDER_HTTP ""        // off by default: several binders share a host
+#define BINDER_CONCURRENCY 64 // API writes in flight at once
 #define BINDER_HEARTBEAT_MS 1000
-#define BINDER_ZMTP_TIMEOUT_MS 60000    // the cache link's ZMTP heartbeat timeout
-#define BINDER_DRAIN_MS 10000           // on SIGTERM, wait this long for writes in flight
+#define BINDER_ZMTP_TIMEOUT_MS 60000 // the cache link's ZMTP heartbeat timeout
+#define BINDER_DRAIN_MS 10000        // on SIGTERM, wait this long for writes in flight
 //  Binds are the scheduler's output: a client limit of 200/s per binder capped
 //  the whole scheduler at 400 pods/s with two binders (basalt-bench-e2e) while
 //  the API took more than ten times that. Volcano ships its scheduler with

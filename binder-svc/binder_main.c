@@ -51,19 +51,19 @@ typedef struct {
     zsock_t *dealer;
     bas_stream_t stream;
     char id[64];
-    int in_flight;              // requests sent, not yet answered
-    zlistx_t *calls;            // s_call_t in flight (borrowed: each call owns itself)
-    uint64_t last_work_id;      // the highest work id received (reported in heartbeats)
-    bool draining;              // SIGTERM: take no more work
+    int in_flight;         // requests sent, not yet answered
+    zlistx_t *calls;       // s_call_t in flight (borrowed: each call owns itself)
+    uint64_t last_work_id; // the highest work id received (reported in heartbeats)
+    bool draining;         // SIGTERM: take no more work
     int64_t drain_deadline_ms;
 } binder_t;
 
 typedef struct {
     binder_t *binder;
-    Basalt__V1__Work *work;     // owned
+    Basalt__V1__Work *work; // owned
     int64_t start_ms;
-    const char *method;         // HTTP method of the request (static)
-    void *handle;               // its place in binder_t.calls
+    const char *method; // HTTP method of the request (static)
+    void *handle;       // its place in binder_t.calls
 } s_call_t;
 
 static void
@@ -107,9 +107,9 @@ s_answer (binder_t *self, const Basalt__V1__Work *work, bool ok, long code, cons
     r.has_ok = 1;
     r.ok = ok;
     r.has_http_code = 1;
-    r.http_code = (int32_t) code;
-    r.reason = (char *) reason;
-    r.message = (char *) message;
+    r.http_code = (int32_t)code;
+    r.reason = (char *)reason;
+    r.message = (char *)message;
     bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", &r.base);
     char labels[96];
     snprintf (labels, sizeof labels, "kind=\"%s\",code=\"%ld\"", s_kind (work), code);
@@ -122,22 +122,23 @@ s_on_done (void *arg, const bas_kube_response_t *resp)
     s_call_t *call = arg;
     binder_t *self = call->binder;
     bool ok = binder_result_ok (call->work, resp->code, resp->message);
-    double ms = (double) (bas_mono_ms () - call->start_ms);
+    double ms = (double)(bas_mono_ms () - call->start_ms);
     char labels[64];
     snprintf (labels, sizeof labels, "kind=\"%s\"", s_kind (call->work));
     bas_metrics_observe (self->metrics, "basalt_binder_request_duration_milliseconds", labels, ms);
     if (call->work->item_case == BASALT__V1__WORK__ITEM_BIND) {
         const Basalt__V1__BindWork *b = call->work->bind;
         if (ok)
-            bas_debug ("bound", "pod=%s/%s node=%s code=%ld", b->namespace_, b->name, b->node, resp->code);
+            bas_debug ("bound", "pod=%s/%s node=%s code=%ld", b->namespace_, b->name, b->node,
+                       resp->code);
         else
-            bas_warn ("bind_failed", "pod=%s/%s node=%s code=%ld reason=%s msg=\"%s\"", b->namespace_,
-                      b->name, b->node, resp->code, resp->reason ? resp->reason : "-",
-                      resp->message ? resp->message : "");
-    }
-    else if (!ok)
+            bas_warn ("bind_failed", "pod=%s/%s node=%s code=%ld reason=%s msg=\"%s\"",
+                      b->namespace_, b->name, b->node, resp->code,
+                      resp->reason ? resp->reason : "-", resp->message ? resp->message : "");
+    } else if (!ok)
         bas_warn ("write_failed", "kind=%s code=%ld reason=%s msg=\"%s\"", s_kind (call->work),
-                  resp->code, resp->reason ? resp->reason : "-", resp->message ? resp->message : "");
+                  resp->code, resp->reason ? resp->reason : "-",
+                  resp->message ? resp->message : "");
     s_answer (self, call->work, ok, resp->code, resp->reason, resp->message);
     if (call->handle)
         zlistx_delete (self->calls, call->handle);
@@ -164,13 +165,14 @@ static int
 s_handle_work (void *arg, bas_msg_t *msg)
 {
     binder_t *self = arg;
-    Basalt__V1__Work *work = (Basalt__V1__Work *) msg->body;
+    Basalt__V1__Work *work = (Basalt__V1__Work *)msg->body;
     if (work->work_id > self->last_work_id)
         self->last_work_id = work->work_id;
     char err[256];
     binder_request_t req;
     if (binder_request_build (work, &req, err, sizeof err) != 0) {
-        bas_warn ("work_invalid", "work_id=%llu msg=\"%s\"", (unsigned long long) work->work_id, err);
+        bas_warn ("work_invalid", "work_id=%llu msg=\"%s\"", (unsigned long long)work->work_id,
+                  err);
         s_answer (self, work, false, 0, "BadWork", err);
         return 0;
     }
@@ -181,7 +183,7 @@ s_handle_work (void *arg, bas_msg_t *msg)
     call->work = work;
     call->start_ms = bas_mono_ms ();
     call->method = s_method (req.method);
-    msg->body = NULL;  // the call owns the work now
+    msg->body = NULL; // the call owns the work now
     call->handle = zlistx_add_end (self->calls, call);
     self->in_flight++;
     bas_metrics_set (self->metrics, "basalt_binder_in_flight", NULL, self->in_flight);
@@ -198,13 +200,12 @@ static int
 s_handle_error (void *arg, bas_msg_t *msg)
 {
     binder_t *self = arg;
-    const Basalt__V1__Error *e = (const Basalt__V1__Error *) msg->body;
+    const Basalt__V1__Error *e = (const Basalt__V1__Error *)msg->body;
     if (e->code == 410) {
         //  The cache does not know us (it restarted): announce ourselves again.
         bas_info ("rejoin", "reason=\"%s\"", e->message ? e->message : "");
         s_send_ready (self);
-    }
-    else
+    } else
         bas_warn ("cache_error", "code=%d msg=\"%s\"", e->code, e->message ? e->message : "");
     return 0;
 }
@@ -218,7 +219,7 @@ static const bas_handler_t s_handlers[] = {
 static int
 s_on_dealer (zloop_t *loop, zsock_t *sock, void *arg)
 {
-    (void) loop;
+    (void)loop;
     binder_t *self = arg;
     bas_msg_t msg;
     if (bas_svc_recv (self->svc, sock, false, "cache-svc", &msg) != BAS_MSG_OK) {
@@ -237,8 +238,8 @@ s_on_dealer (zloop_t *loop, zsock_t *sock, void *arg)
 static int
 s_on_heartbeat (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     binder_t *self = arg;
     //  The heartbeat says which work this binder holds: the cache re-issues
     //  what it sent here, that this binder received (id <= last_work_id) and
@@ -281,7 +282,7 @@ s_on_stop (void *arg)
     binder_t *self = arg;
     self->draining = true;
     self->drain_deadline_ms = bas_mono_ms () + BINDER_DRAIN_MS;
-    s_send_ready (self);  // zero credits: send no more
+    s_send_ready (self); // zero credits: send no more
     bas_info ("draining", "in_flight=%d", self->in_flight);
     return self->in_flight > 0 ? 1 : 0;
 }
@@ -321,7 +322,7 @@ main (int argc, char **argv)
     else {
         char host[48] = "binder";
         gethostname (host, sizeof host - 1);
-        snprintf (self.id, sizeof self.id, "%s-%d", host, (int) getpid ());
+        snprintf (self.id, sizeof self.id, "%s-%d", host, (int)getpid ());
     }
     bas_stream_init (&self.stream, "binder-svc", bas_svc_epoch (self.svc));
 
@@ -336,7 +337,7 @@ main (int argc, char **argv)
     //  it holds, instead of seeing a new binder and declaring this one lost.
     char identity[160];
     snprintf (identity, sizeof identity, "%s/%llu", self.id,
-              (unsigned long long) bas_svc_epoch (self.svc));
+              (unsigned long long)bas_svc_epoch (self.svc));
     opts.identity = identity;
     //  ZMTP heartbeats drop the connection only after a long silence: a
     //  cache whose reactor is held for seconds must find the results queued
@@ -345,13 +346,15 @@ main (int argc, char **argv)
     //  holds in every heartbeat).
     opts.heartbeat_timeout_ms = BINDER_ZMTP_TIMEOUT_MS;
     self.calls = zlistx_new ();
-    self.dealer = bas_sock_new (ZMQ_DEALER, self.config.work_endpoint, false, &opts, err, sizeof err);
+    self.dealer =
+        bas_sock_new (ZMQ_DEALER, self.config.work_endpoint, false, &opts, err, sizeof err);
     if (!self.dealer) {
         bas_error ("socket_failed", "msg=\"%s\"", err);
         exit_code = 1;
         goto done;
     }
-    self.kube = bas_svc_kube_new (self.svc, &self.config.kube, "basalt-binder/" BASALT_VERSION, &kcfg);
+    self.kube =
+        bas_svc_kube_new (self.svc, &self.config.kube, "basalt-binder/" BASALT_VERSION, &kcfg);
     if (!self.kube) {
         exit_code = 1;
         goto done;
@@ -361,12 +364,12 @@ main (int argc, char **argv)
     bas_svc_set_stop (self.svc, s_on_stop, &self);
     bas_svc_set_ready (self.svc, s_ready, &self);
     s_send_ready (&self);
-    bas_info ("listening", "binder=%s work=%s credits=%d api=%s", self.id, self.config.work_endpoint,
-              self.config.concurrency, kcfg.server);
+    bas_info ("listening", "binder=%s work=%s credits=%d api=%s", self.id,
+              self.config.work_endpoint, self.config.concurrency, kcfg.server);
     exit_code = bas_svc_run (self.svc);
 done:
     bas_kube_destroy (&self.kube);
-    zlistx_destroy (&self.calls);  // the list only: each call is freed when its request ends
+    zlistx_destroy (&self.calls); // the list only: each call is freed when its request ends
     bas_kube_config_clear (&kcfg);
     zsock_destroy (&self.dealer);
     bas_svc_destroy (&self.svc);

@@ -24,7 +24,7 @@ binder_request_build (const Basalt__V1__Work *work, binder_request_t *req, char 
         const Basalt__V1__BindWork *b = work->bind;
         if (!s_name_ok (b->namespace_) || !s_name_ok (b->name) || !s_name_ok (b->node)) {
             snprintf (err, errlen, "bind work %llu lacks a namespace, name or node",
-                      (unsigned long long) work->work_id);
+                      (unsigned long long)work->work_id);
             goto error;
         }
         snprintf (req->method, sizeof req->method, "POST");
@@ -49,7 +49,7 @@ binder_request_build (const Basalt__V1__Work *work, binder_request_t *req, char 
         const Basalt__V1__EvictWork *e = work->evict;
         if (!s_name_ok (e->namespace_) || !s_name_ok (e->name)) {
             snprintf (err, errlen, "evict work %llu lacks a namespace or name",
-                      (unsigned long long) work->work_id);
+                      (unsigned long long)work->work_id);
             goto error;
         }
         snprintf (req->method, sizeof req->method, "POST");
@@ -71,7 +71,7 @@ binder_request_build (const Basalt__V1__Work *work, binder_request_t *req, char 
         const Basalt__V1__StatusWork *s = work->status;
         if (!s_name_ok (s->namespace_) || !s_name_ok (s->name) || !s->status) {
             snprintf (err, errlen, "status work %llu lacks a namespace, name or status",
-                      (unsigned long long) work->work_id);
+                      (unsigned long long)work->work_id);
             goto error;
         }
         //  The PodGroup CRD has no status subresource: status is written
@@ -94,7 +94,7 @@ binder_request_build (const Basalt__V1__Work *work, binder_request_t *req, char 
             (!c->condition && !c->nominated_node_name)) {
             snprintf (err, errlen,
                       "pod condition work %llu lacks a namespace, name, condition or nomination",
-                      (unsigned long long) work->work_id);
+                      (unsigned long long)work->work_id);
             goto error;
         }
         snprintf (req->method, sizeof req->method, "PATCH");
@@ -118,8 +118,10 @@ binder_request_build (const Basalt__V1__Work *work, binder_request_t *req, char 
             break;
         cJSON *conds = cJSON_AddArrayToObject (status, "conditions");
         cJSON *cond = cJSON_CreateObject ();
-        cJSON_AddStringToObject (cond, "type", c->condition->type ? c->condition->type : "PodScheduled");
-        cJSON_AddStringToObject (cond, "status", c->condition->status ? c->condition->status : "False");
+        cJSON_AddStringToObject (cond, "type",
+                                 c->condition->type ? c->condition->type : "PodScheduled");
+        cJSON_AddStringToObject (cond, "status",
+                                 c->condition->status ? c->condition->status : "False");
         if (c->condition->reason)
             cJSON_AddStringToObject (cond, "reason", c->condition->reason);
         if (c->condition->message)
@@ -134,7 +136,7 @@ binder_request_build (const Basalt__V1__Work *work, binder_request_t *req, char 
         const Basalt__V1__EventWork *e = work->event;
         if (!s_name_ok (e->namespace_) || !s_name_ok (e->name) || !e->kind || !e->reason) {
             snprintf (err, errlen, "event work %llu lacks a namespace, object, kind or reason",
-                      (unsigned long long) work->work_id);
+                      (unsigned long long)work->work_id);
             goto error;
         }
         snprintf (req->method, sizeof req->method, "POST");
@@ -146,7 +148,7 @@ binder_request_build (const Basalt__V1__Work *work, binder_request_t *req, char 
         gmtime_r (&ts.tv_sec, &tm);
         strftime (now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
         snprintf (name, sizeof name, "%s.%llx", e->name,
-                  (unsigned long long) ts.tv_sec * 1000000000ull + (unsigned long long) ts.tv_nsec);
+                  (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
         cJSON_AddStringToObject (body, "kind", "Event");
         cJSON_AddStringToObject (body, "apiVersion", "v1");
         cJSON *meta = cJSON_AddObjectToObject (body, "metadata");
@@ -171,7 +173,7 @@ binder_request_build (const Basalt__V1__Work *work, binder_request_t *req, char 
         break;
     }
     default:
-        snprintf (err, errlen, "work %llu has no item", (unsigned long long) work->work_id);
+        snprintf (err, errlen, "work %llu has no item", (unsigned long long)work->work_id);
         goto error;
     }
     req->body = cJSON_PrintUnformatted (body);

@@ -10,10 +10,10 @@
 #include "basalt.pb-c.h"
 
 typedef struct {
-    char method[8];          // POST, PATCH
-    char path[768];          // API path
+    char method[8]; // POST, PATCH
+    char path[768]; // API path
     const char *content_type;
-    char *body;              // malloc'd JSON, owned by the caller
+    char *body; // malloc'd JSON, owned by the caller
 } binder_request_t;
 
 //  Build the API request for `work`. Returns 0, or -1 (with a message in

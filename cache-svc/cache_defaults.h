@@ -7,20 +7,20 @@
 #define CACHE_WORK_ENDPOINT "ipc:///tmp/basalt/work.sock"
 #define CACHE_HTTP "127.0.0.1:8481"
 #define CACHE_SCHEDULER_NAMES "basalt,volcano"
-#define CACHE_FLUSH_MS 2                // delta batching window
-#define CACHE_DELTA_MAX_OBJECTS 2000    // flush early when a batch grows this big
-#define CACHE_HEARTBEAT_MS 1000         // heartbeat on the delta stream
-#define CACHE_BINDER_TIMEOUT_MS 5000    // a binder silent this long is gone
+#define CACHE_FLUSH_MS 2             // delta batching window
+#define CACHE_DELTA_MAX_OBJECTS 2000 // flush early when a batch grows this big
+#define CACHE_HEARTBEAT_MS 1000      // heartbeat on the delta stream
+#define CACHE_BINDER_TIMEOUT_MS 5000 // a binder silent this long is gone
 //  The binder link's ZMTP heartbeat timeout: far above any reactor stall, so
 //  that a held reactor does not make libzmq drop the connection (and the
 //  results queued on it). A binder's liveness is judged by the application
 //  (CACHE_BINDER_TIMEOUT_MS on its heartbeats), not by this.
 #define CACHE_WORK_ZMTP_TIMEOUT_MS 60000
-#define CACHE_COMMIT_SLICE_US 5000     // a commit slice holds the reactor about this long
-#define CACHE_SNAPSHOT_PART 1000       // objects in one part of a snapshot
-#define CACHE_INFORMERS 6              // API resources listed and watched (cache_main.c)
-#define CACHE_COMMIT_STEP_ITEMS 32      // items between two looks at the clock
-#define CACHE_CATCH_UP_MAX 10000        // binder messages read before judging liveness
+#define CACHE_COMMIT_SLICE_US 5000 // a commit slice holds the reactor about this long
+#define CACHE_SNAPSHOT_PART 1000   // objects in one part of a snapshot
+#define CACHE_INFORMERS 6          // API resources listed and watched (cache_main.c)
+#define CACHE_COMMIT_STEP_ITEMS 32 // items between two looks at the clock
+#define CACHE_CATCH_UP_MAX 10000   // binder messages read before judging liveness
 #define CACHE_KUBE_QPS 200.0
 #define CACHE_KUBE_BURST 400
 

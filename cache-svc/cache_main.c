@@ -68,10 +68,10 @@ typedef struct _cache_t cache_t;
 
 //  A session's commit being applied in slices (cache_model_commit_step).
 typedef struct {
-    bas_msg_t msg;                       // the Commit and its sender (owned)
-    Basalt__V1__CommitResult *result;    // the answer being built (owned)
-    cache_commit_t *cc;                  // progress, NULL before the first slice
-    int64_t started_us;                  // when it arrived
+    bas_msg_t msg;                    // the Commit and its sender (owned)
+    Basalt__V1__CommitResult *result; // the answer being built (owned)
+    cache_commit_t *cc;               // progress, NULL before the first slice
+    int64_t started_us;               // when it arrived
 } s_commit_job_t;
 
 static void
@@ -90,10 +90,10 @@ s_commit_job_free (void **item_p)
 
 //  A snapshot being sent to one reader in parts, a slice per turn.
 typedef struct {
-    char *requester;                     // its name, for logs and the tap
-    zframe_t *identity;                  // its ROUTER identity (owned)
-    cache_snapshot_t *snap;              // progress
-    size_t parts;                        // sent so far
+    char *requester;        // its name, for logs and the tap
+    zframe_t *identity;     // its ROUTER identity (owned)
+    cache_snapshot_t *snap; // progress
+    size_t parts;           // sent so far
     int64_t started_us;
 } s_snap_job_t;
 
@@ -123,16 +123,16 @@ struct _cache_t {
     bas_metrics_t *metrics;
     cache_model_t *model;
     cache_work_t *work;
-    int64_t last_beat_ms;            // when the heartbeat timer last ran (liveness)
-    zlistx_t *commits;               // s_commit_job_t being applied, oldest first
-    int commit_timer;                // the next slice's timer, or -1
-    zlistx_t *snapshots;             // s_snap_job_t being sent, in turn
-    int snapshot_timer;              // the next slice's timer, or -1
+    int64_t last_beat_ms; // when the heartbeat timer last ran (liveness)
+    zlistx_t *commits;    // s_commit_job_t being applied, oldest first
+    int commit_timer;     // the next slice's timer, or -1
+    zlistx_t *snapshots;  // s_snap_job_t being sent, in turn
+    int snapshot_timer;   // the next slice's timer, or -1
     bas_kube_t *kube;
     zactor_t *auth;
-    zsock_t *router;                 // snapshots and commits
-    zsock_t *pub;                    // deltas
-    zsock_t *workers;                // binders
+    zsock_t *router;  // snapshots and commits
+    zsock_t *pub;     // deltas
+    zsock_t *workers; // binders
     bas_stream_t router_stream;
     bas_stream_t pub_stream;
     bas_stream_t work_stream;
@@ -150,10 +150,10 @@ s_flush (cache_t *self)
     zframe_t *body = cache_model_flush (self->model, &seq);
     if (!body)
         return;
-    zmsg_t *msg = bas_msg_encode_packed (&self->pub_stream, NULL, &basalt__v1__delta__descriptor,
-                                         &body, seq);
+    zmsg_t *msg =
+        bas_msg_encode_packed (&self->pub_stream, NULL, &basalt__v1__delta__descriptor, &body, seq);
     bas_svc_send_msg (self->svc, self->pub, "subscribers", &basalt__v1__delta__descriptor, &msg);
-    bas_metrics_set (self->metrics, "basalt_cache_seq", NULL, (double) seq);
+    bas_metrics_set (self->metrics, "basalt_cache_seq", NULL, (double)seq);
 }
 
 static void
@@ -170,9 +170,9 @@ s_dispatch_work (cache_t *self)
         }
     }
     bas_metrics_set (self->metrics, "basalt_binder_work_in_flight", NULL,
-                     (double) cache_work_in_flight (self->work));
+                     (double)cache_work_in_flight (self->work));
     bas_metrics_set (self->metrics, "basalt_binder_work_queued", NULL,
-                     (double) cache_work_queued (self->work));
+                     (double)cache_work_queued (self->work));
 }
 
 static void
@@ -192,10 +192,14 @@ s_check_synced (cache_t *self)
         all = all && self->informers[i] && bas_kube_informer_synced (self->informers[i]);
     if (all && !cache_model_synced (self->model))
         bas_info ("synced", "nodes=%zu pods=%zu podgroups=%zu queues=%zu",
-                  bas_store_size (cache_model_store (self->model), BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE),
-                  bas_store_size (cache_model_store (self->model), BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD),
-                  bas_store_size (cache_model_store (self->model), BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP),
-                  bas_store_size (cache_model_store (self->model), BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE));
+                  bas_store_size (cache_model_store (self->model),
+                                  BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE),
+                  bas_store_size (cache_model_store (self->model),
+                                  BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD),
+                  bas_store_size (cache_model_store (self->model),
+                                  BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP),
+                  bas_store_size (cache_model_store (self->model),
+                                  BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE));
     cache_model_set_synced (self->model, all);
 }
 
@@ -208,7 +212,7 @@ s_on_api_event (void *arg, bas_kube_event_t type, const cJSON *object)
         s_check_synced (self);
         return;
     }
-    if (cache_model_api_event (self->model, ia->kind, (int) type, object) != 0)
+    if (cache_model_api_event (self->model, ia->kind, (int)type, object) != 0)
         bas_metrics_add (self->metrics, "basalt_api_decode_errors_total", NULL, 1);
     if (cache_model_dirty_count (self->model) >= CACHE_DELTA_MAX_OBJECTS)
         s_flush (self);
@@ -225,8 +229,8 @@ static void s_snapshot_arm (cache_t *self);
 static int
 s_on_snapshot_timer (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     cache_t *self = arg;
     self->snapshot_timer = -1;
     s_flush (self);
@@ -234,8 +238,8 @@ s_on_snapshot_timer (zloop_t *loop, int timer_id, void *arg)
     s_snap_job_t *job = zlistx_first (self->snapshots);
     while (job && bas_mono_us () - start < CACHE_COMMIT_SLICE_US) {
         bool more = false;
-        zframe_t *body = cache_model_snapshot_part (self->model, job->snap, CACHE_SNAPSHOT_PART,
-                                                    &more);
+        zframe_t *body =
+            cache_model_snapshot_part (self->model, job->snap, CACHE_SNAPSHOT_PART, &more);
         zmsg_t *out = bas_msg_encode_packed (&self->router_stream, job->identity,
                                              &basalt__v1__snapshot__descriptor, &body, 0);
         bas_svc_send_msg (self->svc, self->router, job->requester,
@@ -243,11 +247,10 @@ s_on_snapshot_timer (zloop_t *loop, int timer_id, void *arg)
         job->parts++;
         if (!more) {
             bas_info ("snapshot_served", "requester=%s parts=%zu ms=%.1f", job->requester,
-                      job->parts, (double) (bas_mono_us () - job->started_us) / 1000.0);
+                      job->parts, (double)(bas_mono_us () - job->started_us) / 1000.0);
             zlistx_delete (self->snapshots, zlistx_cursor (self->snapshots));
             job = zlistx_first (self->snapshots);
-        }
-        else if (zlistx_size (self->snapshots) > 1) {
+        } else if (zlistx_size (self->snapshots) > 1) {
             //  Readers take turns: the next one, and this one later.
             zlistx_move_end (self->snapshots, zlistx_cursor (self->snapshots));
             job = zlistx_first (self->snapshots);
@@ -272,7 +275,7 @@ static int
 s_handle_snapshot_request (void *arg, bas_msg_t *msg)
 {
     cache_t *self = arg;
-    const Basalt__V1__SnapshotRequest *req = (const Basalt__V1__SnapshotRequest *) msg->body;
+    const Basalt__V1__SnapshotRequest *req = (const Basalt__V1__SnapshotRequest *)msg->body;
     const char *requester = req->requester && *req->requester ? req->requester : "-";
     for (s_snap_job_t *job = zlistx_first (self->snapshots); job;
          job = zlistx_next (self->snapshots))
@@ -290,7 +293,7 @@ s_handle_snapshot_request (void *arg, bas_msg_t *msg)
     job->started_us = bas_mono_us ();
     zlistx_add_end (self->snapshots, job);
     bas_info ("snapshot_started", "requester=%s seq=%llu", requester,
-              (unsigned long long) cache_model_seq (self->model));
+              (unsigned long long)cache_model_seq (self->model));
     s_snapshot_arm (self);
     return 0;
 }
@@ -302,7 +305,7 @@ static void s_commit_arm (cache_t *self);
 static void
 s_commit_finish (cache_t *self, s_commit_job_t *job)
 {
-    const Basalt__V1__Commit *commit = (const Basalt__V1__Commit *) job->msg.body;
+    const Basalt__V1__Commit *commit = (const Basalt__V1__Commit *)job->msg.body;
     Basalt__V1__CommitResult *result = job->result;
     int accepted = cache_model_commit_end (&job->cc);
     s_flush (self);
@@ -311,12 +314,13 @@ s_commit_finish (cache_t *self, s_commit_job_t *job)
     bas_svc_send (self->svc, self->router, &self->router_stream, job->msg.identity, "session",
                   &result->base);
     size_t rejected = result->n_results;
-    bas_metrics_add (self->metrics, "basalt_commit_placements_total", "result=\"accepted\"", accepted);
+    bas_metrics_add (self->metrics, "basalt_commit_placements_total", "result=\"accepted\"",
+                     accepted);
     bas_metrics_add (self->metrics, "basalt_commit_rejections_total", NULL,
-                     (double) (commit->n_placements - (size_t) accepted));
+                     (double)(commit->n_placements - (size_t)accepted));
     bas_debug ("commit", "session=%s placements=%zu accepted=%d statuses=%zu results=%zu ms=%.1f",
                commit->session_id ? commit->session_id : "-", commit->n_placements, accepted,
-               commit->n_statuses, rejected, (double) (bas_mono_us () - job->started_us) / 1000.0);
+               commit->n_statuses, rejected, (double)(bas_mono_us () - job->started_us) / 1000.0);
 }
 
 //  One slice of the oldest commit: whole gangs for at most CACHE_COMMIT_SLICE_US,
@@ -325,15 +329,15 @@ s_commit_finish (cache_t *self, s_commit_job_t *job)
 static int
 s_on_commit_timer (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     cache_t *self = arg;
     self->commit_timer = -1;
     s_commit_job_t *job = zlistx_first (self->commits);
     if (!job)
         return 0;
     if (!job->cc) {
-        Basalt__V1__Commit *commit = (Basalt__V1__Commit *) job->msg.body;
+        Basalt__V1__Commit *commit = (Basalt__V1__Commit *)job->msg.body;
         job->cc = cache_model_commit_begin (self->model, commit, job->result);
         cache_model_commit_consume (job->cc, commit);
     }
@@ -345,8 +349,7 @@ s_on_commit_timer (zloop_t *loop, int timer_id, void *arg)
     if (done) {
         s_commit_finish (self, job);
         zlistx_delete (self->commits, zlistx_cursor (self->commits));
-    }
-    else
+    } else
         s_flush (self);
     s_dispatch_work (self);
     s_commit_arm (self);
@@ -366,7 +369,7 @@ static int
 s_handle_commit (void *arg, bas_msg_t *msg)
 {
     cache_t *self = arg;
-    const Basalt__V1__Commit *commit = (const Basalt__V1__Commit *) msg->body;
+    const Basalt__V1__Commit *commit = (const Basalt__V1__Commit *)msg->body;
     s_commit_job_t *job = calloc (1, sizeof *job);
     if (!job)
         abort ();
@@ -377,7 +380,7 @@ s_handle_commit (void *arg, bas_msg_t *msg)
     job->result->session_id = commit->session_id ? strdup (commit->session_id) : NULL;
     job->started_us = bas_mono_us ();
     job->msg = *msg;
-    *msg = (bas_msg_t) {0};  // the job owns the message now
+    *msg = (bas_msg_t){0}; // the job owns the message now
     zlistx_add_end (self->commits, job);
     s_commit_arm (self);
     return 0;
@@ -398,20 +401,21 @@ s_answer_error (cache_t *self, zsock_t *sock, bas_stream_t *stream, zframe_t *id
     Basalt__V1__Error e = BASALT__V1__ERROR__INIT;
     e.has_code = 1;
     e.code = code;
-    e.message = (char *) text;
-    e.about_type = (char *) about;
+    e.message = (char *)text;
+    e.about_type = (char *)about;
     bas_svc_send (self->svc, sock, stream, identity, "peer", &e.base);
 }
 
 static int
 s_on_router (zloop_t *loop, zsock_t *sock, void *arg)
 {
-    (void) loop;
+    (void)loop;
     cache_t *self = arg;
     bas_msg_t msg;
     int rc = bas_svc_recv (self->svc, sock, true, "session", &msg);
     if (rc != BAS_MSG_OK) {
-        s_answer_error (self, sock, &self->router_stream, msg.identity, 400, bas_msg_strerror (rc), NULL);
+        s_answer_error (self, sock, &self->router_stream, msg.identity, 400, bas_msg_strerror (rc),
+                        NULL);
         bas_msg_clear (&msg);
         return 0;
     }
@@ -433,10 +437,11 @@ static int
 s_handle_ready (void *arg, bas_msg_t *msg)
 {
     cache_t *self = arg;
-    const Basalt__V1__Ready *ready = (const Basalt__V1__Ready *) msg->body;
+    const Basalt__V1__Ready *ready = (const Basalt__V1__Ready *)msg->body;
     cache_work_ready (self->work, msg->identity, ready->has_credits ? ready->credits : 0,
                       ready->binder_id, bas_mono_ms ());
-    bas_metrics_set (self->metrics, "basalt_binders", NULL, (double) cache_work_binders (self->work));
+    bas_metrics_set (self->metrics, "basalt_binders", NULL,
+                     (double)cache_work_binders (self->work));
     s_dispatch_work (self);
     return 0;
 }
@@ -453,7 +458,7 @@ static int
 s_handle_result (void *arg, bas_msg_t *msg)
 {
     cache_t *self = arg;
-    const Basalt__V1__WorkResult *r = (const Basalt__V1__WorkResult *) msg->body;
+    const Basalt__V1__WorkResult *r = (const Basalt__V1__WorkResult *)msg->body;
     if (!cache_work_seen (self->work, msg->identity, bas_mono_ms ())) {
         s_answer_error (self, self->workers, &self->work_stream, msg->identity, 410,
                         "unknown binder: send Ready", msg->desc->name);
@@ -463,18 +468,16 @@ s_handle_result (void *arg, bas_msg_t *msg)
     if (work) {
         bool ok = r->has_ok && r->ok;
         if (work->item_case == BASALT__V1__WORK__ITEM_BIND) {
-            cache_model_bind_result (self->model, work->bind, ok, r->message ? r->message : r->reason);
+            cache_model_bind_result (self->model, work->bind, ok,
+                                     r->message ? r->message : r->reason);
             s_count_result (self, "bind", ok);
-        }
-        else if (work->item_case == BASALT__V1__WORK__ITEM_STATUS) {
+        } else if (work->item_case == BASALT__V1__WORK__ITEM_STATUS) {
             cache_model_status_result (self->model, work->status, ok);
             s_count_result (self, "status", ok);
-        }
-        else if (work->item_case == BASALT__V1__WORK__ITEM_EVICT) {
+        } else if (work->item_case == BASALT__V1__WORK__ITEM_EVICT) {
             cache_model_evict_result (self->model, work->evict, ok);
             s_count_result (self, "evict", ok);
-        }
-        else if (work->item_case == BASALT__V1__WORK__ITEM_POD_CONDITION)
+        } else if (work->item_case == BASALT__V1__WORK__ITEM_POD_CONDITION)
             s_count_result (self, "pod_condition", ok);
         else if (work->item_case == BASALT__V1__WORK__ITEM_EVENT)
             s_count_result (self, "event", ok);
@@ -498,7 +501,7 @@ static int
 s_handle_heartbeat (void *arg, bas_msg_t *msg)
 {
     cache_t *self = arg;
-    const Basalt__V1__Heartbeat *hb = (const Basalt__V1__Heartbeat *) msg->body;
+    const Basalt__V1__Heartbeat *hb = (const Basalt__V1__Heartbeat *)msg->body;
     int64_t now = bas_mono_ms ();
     if (!cache_work_seen (self->work, msg->identity, now)) {
         s_answer_error (self, self->workers, &self->work_stream, msg->identity, 410,
@@ -526,12 +529,13 @@ static const bas_handler_t s_work_handlers[] = {
 static int
 s_on_workers (zloop_t *loop, zsock_t *sock, void *arg)
 {
-    (void) loop;
+    (void)loop;
     cache_t *self = arg;
     bas_msg_t msg;
     int rc = bas_svc_recv (self->svc, sock, true, "binder", &msg);
     if (rc != BAS_MSG_OK) {
-        s_answer_error (self, sock, &self->work_stream, msg.identity, 400, bas_msg_strerror (rc), NULL);
+        s_answer_error (self, sock, &self->work_stream, msg.identity, 400, bas_msg_strerror (rc),
+                        NULL);
         bas_msg_clear (&msg);
         return 0;
     }
@@ -552,8 +556,8 @@ s_on_workers (zloop_t *loop, zsock_t *sock, void *arg)
 static int
 s_on_flush_timer (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     s_flush (arg);
     return 0;
 }
@@ -565,24 +569,24 @@ s_update_metrics (cache_t *self)
     cache_model_stats_t st;
     cache_model_stats (self->model, &st);
     bas_metrics_set (m, "basalt_nodes_out_of_sync", NULL,
-                     (double) cache_model_nodes_out_of_sync (self->model));
+                     (double)cache_model_nodes_out_of_sync (self->model));
     bas_metrics_set_total (m, "basalt_node_out_of_sync_events_total", NULL,
-                           (double) st.out_of_sync_events);
-    bas_metrics_set_total (m, "basalt_bind_failures_total", NULL, (double) st.bind_failures);
+                           (double)st.out_of_sync_events);
+    bas_metrics_set_total (m, "basalt_bind_failures_total", NULL, (double)st.bind_failures);
     bas_metrics_set_total (m, "basalt_commit_statuses_total", "result=\"accepted\"",
-                           (double) st.statuses_accepted);
+                           (double)st.statuses_accepted);
     bas_metrics_set_total (m, "basalt_commit_statuses_total", "result=\"rejected\"",
-                           (double) st.statuses_rejected);
+                           (double)st.statuses_rejected);
     bas_metrics_set_total (m, "basalt_commit_evictions_total", "result=\"accepted\"",
-                           (double) st.evictions_accepted);
+                           (double)st.evictions_accepted);
     bas_metrics_set_total (m, "basalt_commit_evictions_total", "result=\"rejected\"",
-                           (double) st.evictions_rejected);
+                           (double)st.evictions_rejected);
     bas_metrics_set_total (m, "basalt_work_reissued_total", NULL,
-                           (double) cache_work_reissued (self->work));
+                           (double)cache_work_reissued (self->work));
     bas_metrics_set_total (m, "basalt_binders_lost_total", NULL,
-                           (double) cache_work_lost (self->work));
+                           (double)cache_work_lost (self->work));
     bas_metrics_set_total (m, "basalt_work_coalesced_total", NULL,
-                           (double) cache_work_coalesced (self->work));
+                           (double)cache_work_coalesced (self->work));
     bas_metrics_set (m, "basalt_cache_synced", NULL, cache_model_synced (self->model) ? 1 : 0);
     static const struct {
         Basalt__V1__ObjectKind kind;
@@ -597,7 +601,7 @@ s_update_metrics (cache_t *self)
     };
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         bas_metrics_set (m, "basalt_cache_objects", kinds[i].label,
-                         (double) bas_store_size (cache_model_store (self->model), kinds[i].kind));
+                         (double)bas_store_size (cache_model_store (self->model), kinds[i].kind));
 }
 
 // ------------------------------------------------------------ /debug/state
@@ -606,12 +610,12 @@ static cJSON *
 s_res_json (const bas_res_t *r)
 {
     cJSON *o = cJSON_CreateObject ();
-    cJSON_AddNumberToObject (o, "milli_cpu", (double) r->milli_cpu);
-    cJSON_AddNumberToObject (o, "memory", (double) r->memory);
-    cJSON_AddNumberToObject (o, "pods", (double) r->pods);
+    cJSON_AddNumberToObject (o, "milli_cpu", (double)r->milli_cpu);
+    cJSON_AddNumberToObject (o, "memory", (double)r->memory);
+    cJSON_AddNumberToObject (o, "pods", (double)r->pods);
     cJSON *sc = cJSON_AddObjectToObject (o, "scalars");
     for (int i = 0; i < r->nscalars; i++)
-        cJSON_AddNumberToObject (sc, r->scalars[i].name, (double) r->scalars[i].value);
+        cJSON_AddNumberToObject (sc, r->scalars[i].name, (double)r->scalars[i].value);
     return o;
 }
 
@@ -638,11 +642,12 @@ s_waiting (const bas_usage_job_t *j, const char *phase)
         const Basalt__V1__PodGroupCondition *c = st->conditions[i];
         if (c->type && strcmp (c->type, "Unschedulable") == 0 && c->status &&
             strcmp (c->status, "True") == 0)
-            return c->message && *c->message ? c->message : (c->reason ? c->reason : "Unschedulable");
+            return c->message && *c->message ? c->message
+                                             : (c->reason ? c->reason : "Unschedulable");
     }
     if (j->pending == 0)
         return phase && strcmp (phase, "Pending") == 0 ? "waiting to be enqueued" : NULL;
-    return j->pods < (size_t) (j->group->has_min_member ? j->group->min_member : 0)
+    return j->pods < (size_t)(j->group->has_min_member ? j->group->min_member : 0)
                ? "waiting for its pods to be created (fewer than minMember)"
                : "not yet placed by a session";
 }
@@ -656,20 +661,21 @@ s_state_queues (bas_usage_t *usage)
         cJSON *o = cJSON_CreateObject ();
         cJSON_AddStringToObject (o, "name", q->name);
         s_add_str (o, "parent", q->queue ? q->queue->parent : NULL);
-        cJSON_AddNumberToObject (o, "weight", q->queue && q->queue->has_weight ? q->queue->weight : 1);
+        cJSON_AddNumberToObject (o, "weight",
+                                 q->queue && q->queue->has_weight ? q->queue->weight : 1);
         s_add_str (o, "state", q->queue ? q->queue->state : NULL);
         cJSON_AddBoolToObject (o, "exists", q->queue != NULL);
-        cJSON_AddItemToObject (o, "capability", q->has_capability ? s_res_json (&q->capability)
-                                                                  : cJSON_CreateNull ());
-        cJSON_AddItemToObject (o, "deserved", q->has_deserved ? s_res_json (&q->deserved)
-                                                              : cJSON_CreateNull ());
+        cJSON_AddItemToObject (
+            o, "capability", q->has_capability ? s_res_json (&q->capability) : cJSON_CreateNull ());
+        cJSON_AddItemToObject (o, "deserved",
+                               q->has_deserved ? s_res_json (&q->deserved) : cJSON_CreateNull ());
         cJSON_AddItemToObject (o, "allocated", s_res_json (&q->allocated));
         cJSON_AddItemToObject (o, "request", s_res_json (&q->request));
         cJSON_AddItemToObject (o, "inqueue", s_res_json (&q->inqueue));
-        cJSON_AddNumberToObject (o, "jobs", (double) q->jobs);
+        cJSON_AddNumberToObject (o, "jobs", (double)q->jobs);
         cJSON *ph = cJSON_AddObjectToObject (o, "phases");
         for (size_t p = 0; p < BAS_USAGE_PHASES; p++)
-            cJSON_AddNumberToObject (ph, bas_usage_phase_names[p], (double) q->phases[p]);
+            cJSON_AddNumberToObject (ph, bas_usage_phase_names[p], (double)q->phases[p]);
         cJSON_AddItemToArray (arr, o);
     }
     return arr;
@@ -690,11 +696,11 @@ s_state_jobs (bas_usage_t *usage)
         cJSON_AddStringToObject (o, "queue", j->queue);
         cJSON_AddStringToObject (o, "phase", phase);
         cJSON_AddNumberToObject (o, "min_member", pg->has_min_member ? pg->min_member : 0);
-        cJSON_AddNumberToObject (o, "pods", (double) j->pods);
-        cJSON_AddNumberToObject (o, "bound", (double) j->bound);
-        cJSON_AddNumberToObject (o, "assumed", (double) j->assumed);
-        cJSON_AddNumberToObject (o, "pending", (double) j->pending);
-        cJSON_AddNumberToObject (o, "terminated", (double) j->terminated);
+        cJSON_AddNumberToObject (o, "pods", (double)j->pods);
+        cJSON_AddNumberToObject (o, "bound", (double)j->bound);
+        cJSON_AddNumberToObject (o, "assumed", (double)j->assumed);
+        cJSON_AddNumberToObject (o, "pending", (double)j->pending);
+        cJSON_AddNumberToObject (o, "terminated", (double)j->terminated);
         cJSON_AddItemToObject (o, "allocated", s_res_json (&j->allocated));
         cJSON *conds = cJSON_AddArrayToObject (o, "conditions");
         for (size_t c = 0; pg->status && c < pg->status->n_conditions; c++) {
@@ -715,7 +721,7 @@ s_state_jobs (bas_usage_t *usage)
 
 typedef struct {
     cache_t *cache;
-    zlistx_t *names;    // node names, sorted (borrowed strings)
+    zlistx_t *names; // node names, sorted (borrowed strings)
 } s_nodes_arg_t;
 
 static void
@@ -729,7 +735,7 @@ s_collect_node (void *arg, const Basalt__V1__Object *obj)
 static int
 s_strcmp (const void *a, const void *b)
 {
-    return strcmp ((const char *) a, (const char *) b);
+    return strcmp ((const char *)a, (const char *)b);
 }
 
 static cJSON *
@@ -754,7 +760,7 @@ s_state_nodes (cache_t *self)
         idle = alloc;
         bas_res_t charged = used;
         if (alloc.pods == 0)
-            charged.pods = 0;  // as the model: a node that states no pod limit has none
+            charged.pods = 0; // as the model: a node that states no pod limit has none
         bas_res_sub (&idle, &charged);
         bool out = cache_model_node_out_of_sync (self->model, name);
         cJSON *o = cJSON_CreateObject ();
@@ -781,43 +787,45 @@ s_state_nodes (cache_t *self)
 static int
 s_debug_state (void *arg, const char *path, char **body_p, const char **ctype)
 {
-    (void) path;
+    (void)path;
     cache_t *self = arg;
     bas_store_t *store = cache_model_store (self->model);
     cJSON *root = cJSON_CreateObject ();
     cJSON_AddStringToObject (root, "service", "cache-svc");
-    cJSON_AddNumberToObject (root, "epoch", (double) cache_model_epoch (self->model));
-    cJSON_AddNumberToObject (root, "seq", (double) cache_model_seq (self->model));
+    cJSON_AddNumberToObject (root, "epoch", (double)cache_model_epoch (self->model));
+    cJSON_AddNumberToObject (root, "seq", (double)cache_model_seq (self->model));
     cJSON_AddBoolToObject (root, "synced", cache_model_synced (self->model));
     //  Changes in the model not yet published in a Delta (they have no seq yet).
-    cJSON_AddNumberToObject (root, "unpublished", (double) cache_model_dirty_count (self->model));
+    cJSON_AddNumberToObject (root, "unpublished", (double)cache_model_dirty_count (self->model));
     cJSON *counts = cJSON_AddObjectToObject (root, "counts");
-    cJSON_AddNumberToObject (counts, "nodes",
-                             (double) bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE));
-    cJSON_AddNumberToObject (counts, "pods",
-                             (double) bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD));
-    cJSON_AddNumberToObject (counts, "podgroups",
-                             (double) bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP));
-    cJSON_AddNumberToObject (counts, "queues",
-                             (double) bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE));
+    cJSON_AddNumberToObject (
+        counts, "nodes", (double)bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE));
+    cJSON_AddNumberToObject (
+        counts, "pods", (double)bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD));
+    cJSON_AddNumberToObject (
+        counts, "podgroups",
+        (double)bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP));
+    cJSON_AddNumberToObject (
+        counts, "queues",
+        (double)bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE));
     cJSON_AddNumberToObject (counts, "nodes_out_of_sync",
-                             (double) cache_model_nodes_out_of_sync (self->model));
+                             (double)cache_model_nodes_out_of_sync (self->model));
     bas_usage_t *usage = bas_usage_new (store);
     cJSON_AddItemToObject (root, "queues", s_state_queues (usage));
     cJSON_AddItemToObject (root, "jobs", s_state_jobs (usage));
     bas_usage_destroy (&usage);
     cJSON_AddItemToObject (root, "nodes", s_state_nodes (self));
     cJSON *binders = cJSON_AddObjectToObject (root, "binders");
-    cJSON_AddNumberToObject (binders, "connected", (double) cache_work_binders (self->work));
-    cJSON_AddNumberToObject (binders, "in_flight", (double) cache_work_in_flight (self->work));
-    cJSON_AddNumberToObject (binders, "queued", (double) cache_work_queued (self->work));
-    cJSON_AddNumberToObject (binders, "reissued", (double) cache_work_reissued (self->work));
-    cJSON_AddNumberToObject (binders, "lost", (double) cache_work_lost (self->work));
+    cJSON_AddNumberToObject (binders, "connected", (double)cache_work_binders (self->work));
+    cJSON_AddNumberToObject (binders, "in_flight", (double)cache_work_in_flight (self->work));
+    cJSON_AddNumberToObject (binders, "queued", (double)cache_work_queued (self->work));
+    cJSON_AddNumberToObject (binders, "reissued", (double)cache_work_reissued (self->work));
+    cJSON_AddNumberToObject (binders, "lost", (double)cache_work_lost (self->work));
     //  The longest reactor turn so far (DESIGN budget: 50 ms) and whose it was.
     const char *what = NULL;
     int64_t max_us = bas_svc_turn_max (self->svc, &what);
     cJSON *reactor = cJSON_AddObjectToObject (root, "reactor");
-    cJSON_AddNumberToObject (reactor, "max_turn_ms", (double) max_us / 1000.0);
+    cJSON_AddNumberToObject (reactor, "max_turn_ms", (double)max_us / 1000.0);
     cJSON_AddStringToObject (reactor, "max_turn_handler", what);
     *body_p = cJSON_PrintUnformatted (root);
     cJSON_Delete (root);
@@ -828,8 +836,8 @@ s_debug_state (void *arg, const char *path, char **body_p, const char **ctype)
 static int
 s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     cache_t *self = arg;
     s_flush (self);
     //  Readers compare the heartbeat's seq with theirs to find lost deltas.
@@ -839,9 +847,12 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
         Basalt__V1__Heartbeat hb = BASALT__V1__HEARTBEAT__INIT;
         hb.service = "cache-svc";
         hb.has_work_pending = 1;
-        hb.work_pending = (uint32_t) (cache_work_queued (self->work) + cache_work_in_flight (self->work));
-        zmsg_t *msg = bas_msg_encode (&self->pub_stream, NULL, &hb.base, cache_model_seq (self->model));
-        bas_svc_send_msg (self->svc, self->pub, "subscribers", &basalt__v1__heartbeat__descriptor, &msg);
+        hb.work_pending =
+            (uint32_t)(cache_work_queued (self->work) + cache_work_in_flight (self->work));
+        zmsg_t *msg =
+            bas_msg_encode (&self->pub_stream, NULL, &hb.base, cache_model_seq (self->model));
+        bas_svc_send_msg (self->svc, self->pub, "subscribers", &basalt__v1__heartbeat__descriptor,
+                          &msg);
     }
     //  Binder liveness is judged on the binders' traffic as this reactor
     //  sees it once it has caught up. After a long turn elsewhere (a big
@@ -853,7 +864,7 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
     bool late = s_beat_late (self, now);
     self->last_beat_ms = now;
     if (late)
-        cache_work_forgive (self->work, now);  // before the heartbeats read below are judged
+        cache_work_forgive (self->work, now); // before the heartbeats read below are judged
     bool caught_up = true;
     for (int i = 0; zsock_events (self->workers) & ZMQ_POLLIN; i++) {
         if (i == CACHE_CATCH_UP_MAX) {
@@ -868,13 +879,13 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
         //  timeout to reconnect and be heard).
         bas_info ("liveness_deferred", "late=%s caught_up=%s", late ? "yes" : "no",
                   caught_up ? "yes" : "no");
-    }
-    else {
+    } else {
         int requeued = cache_work_expire (self->work, bas_mono_ms (), CACHE_BINDER_TIMEOUT_MS);
         if (requeued)
             bas_warn ("work_reissued", "items=%d", requeued);
     }
-    bas_metrics_set (self->metrics, "basalt_binders", NULL, (double) cache_work_binders (self->work));
+    bas_metrics_set (self->metrics, "basalt_binders", NULL,
+                     (double)cache_work_binders (self->work));
     s_dispatch_work (self);
     s_update_metrics (self);
     return 0;
@@ -894,24 +905,44 @@ s_ready (void *arg, const char **reason)
 static void
 s_describe (bas_metrics_t *m)
 {
-    bas_metrics_describe (m, "basalt_cache_seq", BAS_METRIC_GAUGE, "Last published delta sequence number", NULL, 0);
-    bas_metrics_describe (m, "basalt_binder_work_in_flight", BAS_METRIC_GAUGE, "Work items sent to binders without a result", NULL, 0);
-    bas_metrics_describe (m, "basalt_binder_work_queued", BAS_METRIC_GAUGE, "Work items waiting for a binder", NULL, 0);
+    bas_metrics_describe (m, "basalt_cache_seq", BAS_METRIC_GAUGE,
+                          "Last published delta sequence number", NULL, 0);
+    bas_metrics_describe (m, "basalt_binder_work_in_flight", BAS_METRIC_GAUGE,
+                          "Work items sent to binders without a result", NULL, 0);
+    bas_metrics_describe (m, "basalt_binder_work_queued", BAS_METRIC_GAUGE,
+                          "Work items waiting for a binder", NULL, 0);
     bas_metrics_describe (m, "basalt_binders", BAS_METRIC_GAUGE, "Binders connected", NULL, 0);
-    bas_metrics_describe (m, "basalt_work_results_total", BAS_METRIC_COUNTER, "Work results by kind and outcome", NULL, 0);
-    bas_metrics_describe (m, "basalt_work_coalesced_total", BAS_METRIC_COUNTER, "PodGroup status writes merged into a newer one before a binder took them", NULL, 0);
-    bas_metrics_describe (m, "basalt_binders_lost_total", BAS_METRIC_COUNTER, "Binders declared lost (silent past the binder timeout) and their work re-issued", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_placements_total", BAS_METRIC_COUNTER, "Placements accepted from session commits", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_rejections_total", BAS_METRIC_COUNTER, "Placements rejected as stale or not fitting", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_statuses_total", BAS_METRIC_COUNTER, "PodGroup status changes from session commits, by result", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_evictions_total", BAS_METRIC_COUNTER, "Evictions from session commits, by result", NULL, 0);
-    bas_metrics_describe (m, "basalt_api_decode_errors_total", BAS_METRIC_COUNTER, "API objects that did not decode", NULL, 0);
-    bas_metrics_describe (m, "basalt_nodes_out_of_sync", BAS_METRIC_GAUGE, "Nodes whose accounted idle is negative", NULL, 0);
-    bas_metrics_describe (m, "basalt_node_out_of_sync_events_total", BAS_METRIC_COUNTER, "Times a node went out of sync", NULL, 0);
-    bas_metrics_describe (m, "basalt_bind_failures_total", BAS_METRIC_COUNTER, "Binds that failed and were released", NULL, 0);
-    bas_metrics_describe (m, "basalt_work_reissued_total", BAS_METRIC_COUNTER, "Work items re-issued after a binder went silent or a result was overdue", NULL, 0);
-    bas_metrics_describe (m, "basalt_cache_synced", BAS_METRIC_GAUGE, "1 once every informer has listed", NULL, 0);
-    bas_metrics_describe (m, "basalt_cache_objects", BAS_METRIC_GAUGE, "Objects in the model, by kind", NULL, 0);
+    bas_metrics_describe (m, "basalt_work_results_total", BAS_METRIC_COUNTER,
+                          "Work results by kind and outcome", NULL, 0);
+    bas_metrics_describe (
+        m, "basalt_work_coalesced_total", BAS_METRIC_COUNTER,
+        "PodGroup status writes merged into a newer one before a binder took them", NULL, 0);
+    bas_metrics_describe (
+        m, "basalt_binders_lost_total", BAS_METRIC_COUNTER,
+        "Binders declared lost (silent past the binder timeout) and their work re-issued", NULL, 0);
+    bas_metrics_describe (m, "basalt_commit_placements_total", BAS_METRIC_COUNTER,
+                          "Placements accepted from session commits", NULL, 0);
+    bas_metrics_describe (m, "basalt_commit_rejections_total", BAS_METRIC_COUNTER,
+                          "Placements rejected as stale or not fitting", NULL, 0);
+    bas_metrics_describe (m, "basalt_commit_statuses_total", BAS_METRIC_COUNTER,
+                          "PodGroup status changes from session commits, by result", NULL, 0);
+    bas_metrics_describe (m, "basalt_commit_evictions_total", BAS_METRIC_COUNTER,
+                          "Evictions from session commits, by result", NULL, 0);
+    bas_metrics_describe (m, "basalt_api_decode_errors_total", BAS_METRIC_COUNTER,
+                          "API objects that did not decode", NULL, 0);
+    bas_metrics_describe (m, "basalt_nodes_out_of_sync", BAS_METRIC_GAUGE,
+                          "Nodes whose accounted idle is negative", NULL, 0);
+    bas_metrics_describe (m, "basalt_node_out_of_sync_events_total", BAS_METRIC_COUNTER,
+                          "Times a node went out of sync", NULL, 0);
+    bas_metrics_describe (m, "basalt_bind_failures_total", BAS_METRIC_COUNTER,
+                          "Binds that failed and were released", NULL, 0);
+    bas_metrics_describe (m, "basalt_work_reissued_total", BAS_METRIC_COUNTER,
+                          "Work items re-issued after a binder went silent or a result was overdue",
+                          NULL, 0);
+    bas_metrics_describe (m, "basalt_cache_synced", BAS_METRIC_GAUGE,
+                          "1 once every informer has listed", NULL, 0);
+    bas_metrics_describe (m, "basalt_cache_objects", BAS_METRIC_GAUGE,
+                          "Objects in the model, by kind", NULL, 0);
 }
 
 int
@@ -953,20 +984,26 @@ main (int argc, char **argv)
     opts.curve_cert = self.config.curve_cert;
     opts.curve_clients = self.config.curve_clients;
     self.auth = bas_sock_auth_new (self.config.curve_clients);
-    self.router = bas_sock_new (ZMQ_ROUTER, self.config.snapshot_endpoint, true, &opts, err, sizeof err);
-    self.pub = self.router ? bas_sock_new (ZMQ_PUB, self.config.delta_endpoint, true, &opts, err, sizeof err) : NULL;
+    self.router =
+        bas_sock_new (ZMQ_ROUTER, self.config.snapshot_endpoint, true, &opts, err, sizeof err);
+    self.pub = self.router ? bas_sock_new (ZMQ_PUB, self.config.delta_endpoint, true, &opts, err,
+                                           sizeof err)
+                           : NULL;
     //  Binders keep one identity across reconnects (binder_main.c): the new
     //  connection of a known binder takes its identity over.
     bas_sock_opts_t work_opts = opts;
     work_opts.router_handover = true;
     work_opts.heartbeat_timeout_ms = CACHE_WORK_ZMTP_TIMEOUT_MS;
-    self.workers = self.pub ? bas_sock_new (ZMQ_ROUTER, self.config.work_endpoint, true, &work_opts, err, sizeof err) : NULL;
+    self.workers = self.pub ? bas_sock_new (ZMQ_ROUTER, self.config.work_endpoint, true, &work_opts,
+                                            err, sizeof err)
+                            : NULL;
     if (!self.workers) {
         bas_error ("socket_failed", "msg=\"%s\"", err);
         exit_code = 1;
         goto done;
     }
-    self.kube = bas_svc_kube_new (self.svc, &self.config.kube, "basalt-cache/" BASALT_VERSION, &kcfg);
+    self.kube =
+        bas_svc_kube_new (self.svc, &self.config.kube, "basalt-cache/" BASALT_VERSION, &kcfg);
     if (!self.kube) {
         exit_code = 1;
         goto done;
@@ -975,15 +1012,17 @@ main (int argc, char **argv)
         Basalt__V1__ObjectKind kind;
         const char *path;
     } watches[CACHE_INFORMERS] = {
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS, "/apis/scheduling.k8s.io/v1/priorityclasses"},
+        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS,
+         "/apis/scheduling.k8s.io/v1/priorityclasses"},
         {BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA, "/api/v1/resourcequotas"},
         {BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, "/apis/scheduling.volcano.sh/v1beta1/queues"},
         {BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, "/api/v1/nodes"},
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, "/apis/scheduling.volcano.sh/v1beta1/podgroups"},
+        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP,
+         "/apis/scheduling.volcano.sh/v1beta1/podgroups"},
         {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, "/api/v1/pods"},
     };
     for (int i = 0; i < CACHE_INFORMERS; i++) {
-        self.informer_args[i] = (s_informer_arg_t) {&self, watches[i].kind, watches[i].path};
+        self.informer_args[i] = (s_informer_arg_t){&self, watches[i].kind, watches[i].path};
         self.informers[i] = bas_kube_watch (self.kube, watches[i].path, NULL, s_on_api_event,
                                             &self.informer_args[i]);
     }

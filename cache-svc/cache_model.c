@@ -22,12 +22,12 @@
 //  scalar slots with their names inline) and the cache holds one charge per
 //  placed pod (150,000 at the restart benchmark's size: ~130 MB as it was).
 typedef struct {
-    int64_t milli_cpu;          // what was counted (pods = 1)
+    int64_t milli_cpu; // what was counted (pods = 1)
     int64_t memory;
     int64_t pods;
     int nscalars;
-    bas_scalar_t *scalars;      // nscalars of them, or NULL
-    char node[];                // node the pod is counted on
+    bas_scalar_t *scalars; // nscalars of them, or NULL
+    char node[];           // node the pod is counted on
 } s_charge_t;
 
 static void
@@ -49,12 +49,12 @@ s_charge_res (const s_charge_t *c, bas_res_t *r)
     r->pods = c->pods;
     r->nscalars = c->nscalars;
     if (c->nscalars)
-        memcpy (r->scalars, c->scalars, (size_t) c->nscalars * sizeof *c->scalars);
+        memcpy (r->scalars, c->scalars, (size_t)c->nscalars * sizeof *c->scalars);
 }
 
 typedef struct {
-    bas_res_t used;             // sum of charges on the node
-    bool out_of_sync;           // accounted idle is negative
+    bas_res_t used;   // sum of charges on the node
+    bool out_of_sync; // accounted idle is negative
 } s_acct_t;
 
 typedef struct {
@@ -70,20 +70,20 @@ struct _cache_model_t {
     Basalt__V1__ObjectRef **flush_deletes;
     Basalt__V1__ObjectRef *flush_refs;
     size_t flush_cap;
-    uint64_t epoch;             // this run of the cache
-    uint64_t seq;               // last published delta
-    bool synced;                // every informer listed once
-    bool synced_dirty;          // synced changed since the last flush
-    bas_store_t *store;         // the model
-    zlistx_t *scheduler_names;  // char*, pods of these schedulers are ours
-    zlistx_t *ignored_devices;  // char*, immutable after start
-    bas_hash_t *charges;        // pod uid -> s_charge_t (grows without an O(n) insert)
-    zhashx_t *accounts;         // node name -> s_acct_t
-    bas_hash_t *dirty;          // "kind/key" -> s_dirty_t, changes not yet published
-    zhashx_t *node_state_dirty; // node name -> "1"/"0": sync state changes not yet published
+    uint64_t epoch;              // this run of the cache
+    uint64_t seq;                // last published delta
+    bool synced;                 // every informer listed once
+    bool synced_dirty;           // synced changed since the last flush
+    bas_store_t *store;          // the model
+    zlistx_t *scheduler_names;   // char*, pods of these schedulers are ours
+    zlistx_t *ignored_devices;   // char*, immutable after start
+    bas_hash_t *charges;         // pod uid -> s_charge_t (grows without an O(n) insert)
+    zhashx_t *accounts;          // node name -> s_acct_t
+    bas_hash_t *dirty;           // "kind/key" -> s_dirty_t, changes not yet published
+    zhashx_t *node_state_dirty;  // node name -> "1"/"0": sync state changes not yet published
     bas_hash_t *status_previous; // pod group uid -> packed previous status (zchunk_t*)
-    zhashx_t *evicting;         // pod uid -> "1" (marked Releasing by us) or "api" (by the API)
-    zhashx_t *nominated;        // pod uid -> node written as status.nominatedNodeName
+    zhashx_t *evicting;          // pod uid -> "1" (marked Releasing by us) or "api" (by the API)
+    zhashx_t *nominated;         // pod uid -> node written as status.nominatedNodeName
     cache_model_stats_t stats;
 };
 
@@ -106,7 +106,7 @@ static zlistx_t *
 s_split (const char *list)
 {
     zlistx_t *out = zlistx_new ();
-    zlistx_set_destructor (out, (zlistx_destructor_fn *) zstr_free);
+    zlistx_set_destructor (out, (zlistx_destructor_fn *)zstr_free);
     char *copy = strdup (list ? list : "");
     char *save = NULL;
     for (char *tok = strtok_r (copy, ",", &save); tok; tok = strtok_r (NULL, ",", &save)) {
@@ -131,13 +131,13 @@ cache_model_new (uint64_t epoch, const char *scheduler_names)
     self->ignored_devices = s_split ("");
     self->charges = bas_hash_new (s_charge_free);
     self->accounts = zhashx_new ();
-    zhashx_set_destructor (self->accounts, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_destructor (self->accounts, (zhashx_destructor_fn *)zstr_free);
     self->dirty = bas_hash_new (s_dirty_free);
     self->node_state_dirty = zhashx_new ();
     self->status_previous = bas_hash_new (s_chunk_free);
     self->evicting = zhashx_new ();
     self->nominated = zhashx_new ();
-    zhashx_set_destructor (self->nominated, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_destructor (self->nominated, (zhashx_destructor_fn *)zstr_free);
     return self;
 }
 
@@ -208,7 +208,7 @@ static void
 s_mark (cache_model_t *self, Basalt__V1__ObjectKind kind, const char *key)
 {
     char k[512];
-    snprintf (k, sizeof k, "%d/%s", (int) kind, key);
+    snprintf (k, sizeof k, "%d/%s", (int)kind, key);
     if (bas_hash_lookup (self->dirty, k))
         return;
     s_dirty_t *d = malloc (sizeof *d);
@@ -266,7 +266,7 @@ s_check_node (cache_model_t *self, const char *name)
         s_drop_ignored (self, &idle);
         bas_res_t used = a->used;
         if (idle.pods == 0)
-            used.pods = 0;  // a node that states no pod limit has none
+            used.pods = 0; // a node that states no pod limit has none
         out = bas_res_sub (&idle, &used) == BAS_RES_NEGATIVE;
         if (out)
             bas_res_is_negative (&idle, &which);
@@ -285,8 +285,7 @@ s_check_node (cache_model_t *self, const char *name)
         self->stats.out_of_sync_events++;
         bas_warn ("node_out_of_sync", "node=%s resource=%s used=\"%s\" allocatable=\"%s\"", name,
                   which ? which : "?", used_s, alloc_s);
-    }
-    else
+    } else
         bas_info ("node_in_sync", "node=%s", name);
 }
 
@@ -326,7 +325,7 @@ static void
 s_charge (cache_model_t *self, const Basalt__V1__Pod *pod)
 {
     if (pod->uid)
-        s_uncharge (self, pod->uid);  // a pod counts once, on one node
+        s_uncharge (self, pod->uid); // a pod counts once, on one node
     const char *node = s_pod_node (pod);
     if (!node || s_terminal (pod->phase) || !pod->uid)
         return;
@@ -347,10 +346,10 @@ s_charge (cache_model_t *self, const Basalt__V1__Pod *pod)
     c->nscalars = req.nscalars;
     c->scalars = NULL;
     if (req.nscalars) {
-        c->scalars = malloc ((size_t) req.nscalars * sizeof *c->scalars);
+        c->scalars = malloc ((size_t)req.nscalars * sizeof *c->scalars);
         if (!c->scalars)
             abort ();
-        memcpy (c->scalars, req.scalars, (size_t) req.nscalars * sizeof *c->scalars);
+        memcpy (c->scalars, req.scalars, (size_t)req.nscalars * sizeof *c->scalars);
     }
     s_acct_t *a = s_account (self, node);
     bas_res_add (&a->used, &req);
@@ -387,7 +386,7 @@ static bool
 s_ours (cache_model_t *self, const Basalt__V1__Pod *pod)
 {
     if (pod->node_name && *pod->node_name)
-        return true;  // counts against its node whoever placed it
+        return true; // counts against its node whoever placed it
     for (const char *n = zlistx_first (self->scheduler_names); n;
          n = zlistx_next (self->scheduler_names))
         if (pod->scheduler_name && strcmp (n, pod->scheduler_name) == 0)
@@ -422,7 +421,7 @@ cache_model_upsert (cache_model_t *self, Basalt__V1__Object **obj_p)
         //  evict more for the same preemptor before the API's delete comes.
         if (zhashx_lookup (self->evicting, keycopy)) {
             if (pod->deleting)
-                zhashx_update (self->evicting, keycopy, (void *) "api");  // the API says so itself
+                zhashx_update (self->evicting, keycopy, (void *)"api"); // the API says so itself
             else {
                 pod->has_deleting = 1;
                 pod->deleting = 1;
@@ -439,8 +438,7 @@ cache_model_upsert (cache_model_t *self, Basalt__V1__Object **obj_p)
         bas_store_upsert (self->store, obj_p);
         s_charge (self, bas_store_pod (self->store, keycopy));
         s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, keycopy);
-    }
-    else {
+    } else {
         //  Known: bas_store_key found its key above.
         Basalt__V1__ObjectKind kind = bas_store_kind (obj);
         bas_store_upsert (self->store, obj_p);
@@ -499,7 +497,7 @@ cache_model_api_event (cache_model_t *self, Basalt__V1__ObjectKind kind, int eve
         const char *key = s_json_str (object, "metadata", by_uid ? "uid" : "name");
         if (!key) {
             self->stats.decode_errors++;
-            bas_warn ("api_delete_without_key", "kind=%d", (int) kind);
+            bas_warn ("api_delete_without_key", "kind=%d", (int)kind);
             return -1;
         }
         cache_model_delete (self, kind, key);
@@ -511,8 +509,8 @@ cache_model_api_event (cache_model_t *self, Basalt__V1__ObjectKind kind, int eve
         self->stats.decode_errors++;
         const char *ns = s_json_str (object, "metadata", "namespace");
         const char *name = s_json_str (object, "metadata", "name");
-        bas_warn ("api_object_invalid", "kind=%d object=%s%s%s msg=\"%s\"", (int) kind,
-                  ns ? ns : "", ns ? "/" : "", name ? name : "?", err);
+        bas_warn ("api_object_invalid", "kind=%d object=%s%s%s msg=\"%s\"", (int)kind, ns ? ns : "",
+                  ns ? "/" : "", name ? name : "?", err);
         return -1;
     }
     cache_model_upsert (self, &obj);
@@ -524,7 +522,8 @@ cache_model_api_event (cache_model_t *self, Basalt__V1__ObjectKind kind, int eve
 bool
 cache_model_dirty (cache_model_t *self)
 {
-    return bas_hash_size (self->dirty) || zhashx_size (self->node_state_dirty) || self->synced_dirty;
+    return bas_hash_size (self->dirty) || zhashx_size (self->node_state_dirty) ||
+           self->synced_dirty;
 }
 
 size_t
@@ -540,17 +539,17 @@ s_node_states (cache_model_t *self, zhashx_t *source, size_t *n_p, bool only_out
     Basalt__V1__NodeSyncState **states = calloc (cap ? cap : 1, sizeof *states);
     if (!states)
         abort ();
-    (void) self;
+    (void)self;
     for (void *v = zhashx_first (source); v; v = zhashx_next (source)) {
         const char *name = zhashx_cursor (source);
-        bool out = only_out ? ((s_acct_t *) v)->out_of_sync : strcmp ((char *) v, "1") == 0;
+        bool out = only_out ? ((s_acct_t *)v)->out_of_sync : strcmp ((char *)v, "1") == 0;
         if (only_out && !out)
             continue;
         Basalt__V1__NodeSyncState *s = malloc (sizeof *s);
         if (!s)
             abort ();
         basalt__v1__node_sync_state__init (s);
-        s->node = (char *) name;
+        s->node = (char *)name;
         s->has_out_of_sync = 1;
         s->out_of_sync = out;
         s->reason = out ? "accounted idle is negative" : NULL;
@@ -591,7 +590,8 @@ cache_model_flush (cache_model_t *self, uint64_t *seq_p)
     Basalt__V1__ObjectRef **deletes = self->flush_deletes;
     Basalt__V1__ObjectRef *refs = self->flush_refs;
     for (s_dirty_t *d = bas_hash_first (self->dirty); d; d = bas_hash_next (self->dirty)) {
-        Basalt__V1__Object *obj = (Basalt__V1__Object *) bas_store_get (self->store, d->kind, d->key);
+        Basalt__V1__Object *obj =
+            (Basalt__V1__Object *)bas_store_get (self->store, d->kind, d->key);
         if (obj)
             upserts[delta.n_upserts++] = obj;
         else {
@@ -628,10 +628,10 @@ cache_model_flush (cache_model_t *self, uint64_t *seq_p)
 
 struct _cache_snapshot_t {
     bas_store_cursor_t *cursor;
-    uint64_t seq;                 // deltas after this one follow the parts
+    uint64_t seq; // deltas after this one follow the parts
     uint64_t request_id;
-    bool synced;                  // at the seq
-    bool started;                 // part 0 is out
+    bool synced;  // at the seq
+    bool started; // part 0 is out
 };
 
 cache_snapshot_t *
@@ -766,7 +766,8 @@ s_check_placement (cache_model_t *self, const Basalt__V1__Placement *pl, const b
     if (!bas_res_fits (&req, &idle)) {
         const char *names[4];
         int n = bas_res_insufficient (&req, &idle, names, 4);
-        snprintf (buf, len, "node %s has insufficient %s", pl->node, n > 0 ? names[0] : "resources");
+        snprintf (buf, len, "node %s has insufficient %s", pl->node,
+                  n > 0 ? names[0] : "resources");
         return buf;
     }
     *req_out = req;
@@ -805,16 +806,16 @@ s_work_new (void)
 
 //  A commit being applied in slices (cache_model_commit_begin/step/end).
 struct _cache_commit_t {
-    const Basalt__V1__Commit *commit;   // borrowed: the caller keeps it until _end
-    Basalt__V1__CommitResult *result;   // borrowed: filled here
-    size_t cap;                         // room in result->results
-    size_t *order;                      // placement indices grouped by job (bas_msg_commit_gangs)
-    size_t *start;                      // each job's range in order
-    size_t jobs;                        // number of jobs
-    size_t next_job, next_eviction, next_status, next_condition, next_event;  // progress
-    int accepted;                       // placements accepted so far
-    Basalt__V1__Commit *owned;          // the same commit when its placements are freed
-                                        // as their gangs are applied (_consume), or NULL
+    const Basalt__V1__Commit *commit; // borrowed: the caller keeps it until _end
+    Basalt__V1__CommitResult *result; // borrowed: filled here
+    size_t cap;                       // room in result->results
+    size_t *order;                    // placement indices grouped by job (bas_msg_commit_gangs)
+    size_t *start;                    // each job's range in order
+    size_t jobs;                      // number of jobs
+    size_t next_job, next_eviction, next_status, next_condition, next_event; // progress
+    int accepted;              // placements accepted so far
+    Basalt__V1__Commit *owned; // the same commit when its placements are freed
+                               // as their gangs are applied (_consume), or NULL
 };
 
 //  One gang, all of its placements or none (the g-th job of the commit).
@@ -826,15 +827,15 @@ s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn 
     const Basalt__V1__Placement *first = commit->placements[cc->order[cc->start[g]]];
     const char *reason = NULL;
     char buf[256];
-    zhashx_t *tentative = zhashx_new ();  // node -> bas_res_t for this job
-    zhashx_set_destructor (tentative, (zhashx_destructor_fn *) zstr_free);
-    zhashx_t *seen = zhashx_new ();       // pod uids of this job so far
+    zhashx_t *tentative = zhashx_new (); // node -> bas_res_t for this job
+    zhashx_set_destructor (tentative, (zhashx_destructor_fn *)zstr_free);
+    zhashx_t *seen = zhashx_new (); // pod uids of this job so far
     for (size_t k = cc->start[g]; k < cc->start[g + 1] && !reason; k++) {
         const Basalt__V1__Placement *pl = commit->placements[cc->order[k]];
         if (pl->pipelined)
             continue;
         //  A pod proposed twice would be bound twice: refuse the gang.
-        if (pl->pod_uid && zhashx_insert (seen, pl->pod_uid, (void *) "1") != 0) {
+        if (pl->pod_uid && zhashx_insert (seen, pl->pod_uid, (void *)"1") != 0) {
             reason = "pod proposed twice in one gang";
             break;
         }
@@ -866,7 +867,8 @@ s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn 
             //  The pod is nominated to the node (status.nominatedNodeName),
             //  written only when the nomination changes.
             s_accept (result);
-            const Basalt__V1__Pod *pod = pl->pod_uid ? bas_store_pod (self->store, pl->pod_uid) : NULL;
+            const Basalt__V1__Pod *pod =
+                pl->pod_uid ? bas_store_pod (self->store, pl->pod_uid) : NULL;
             const char *was = pod ? zhashx_lookup (self->nominated, pod->uid) : NULL;
             if (pod && pl->node && (!was || strcmp (was, pl->node) != 0)) {
                 zhashx_update (self->nominated, pod->uid, strdup (pl->node));
@@ -890,7 +892,7 @@ s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn 
             s_add_result (result, &cc->cap, s_item (pl->pod_uid, false, reason));
             continue;
         }
-        Basalt__V1__Pod *pod = (Basalt__V1__Pod *) bas_store_pod (self->store, pl->pod_uid);
+        Basalt__V1__Pod *pod = (Basalt__V1__Pod *)bas_store_pod (self->store, pl->pod_uid);
         free (pod->assumed_node);
         pod->assumed_node = strdup (pl->node);
         s_charge (self, pod);
@@ -913,14 +915,13 @@ s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn 
     }
     if (reason)
         bas_debug ("gang_rejected", "job=%s reason=\"%s\"", first->job_uid ? first->job_uid : "-",
-                  reason);
+                   reason);
     zhashx_destroy (&tentative);
     zhashx_destroy (&seen);
 }
 
 static void
-s_commit_eviction (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work_fn *fn,
-                   void *arg)
+s_commit_eviction (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work_fn *fn, void *arg)
 {
     Basalt__V1__CommitResult *result = cc->result;
     const Basalt__V1__Eviction *ev = cc->commit->evictions[i];
@@ -940,15 +941,15 @@ s_commit_eviction (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work
         s_add_result (result, &cc->cap, s_item (ev->pod_uid, false, why));
         return;
     }
-    zhashx_insert (self->evicting, ev->pod_uid, (void *) "1");
-    Basalt__V1__Pod *victim = (Basalt__V1__Pod *) pod;
+    zhashx_insert (self->evicting, ev->pod_uid, (void *)"1");
+    Basalt__V1__Pod *victim = (Basalt__V1__Pod *)pod;
     victim->has_deleting = 1;
     victim->deleting = 1;
     s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, victim->uid);
     self->stats.evictions_accepted++;
     s_accept (result);
     bas_debug ("evicting", "pod=%s/%s node=%s reason=\"%s\"", pod->namespace_, pod->name,
-              pod->node_name ? pod->node_name : "-", ev->reason ? ev->reason : "");
+               pod->node_name ? pod->node_name : "-", ev->reason ? ev->reason : "");
     Basalt__V1__Work *w = s_work_new ();
     Basalt__V1__EvictWork *e = malloc (sizeof *e);
     if (!e)
@@ -969,7 +970,7 @@ s_commit_status (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work_f
     Basalt__V1__CommitResult *result = cc->result;
     const Basalt__V1__PodGroupStatusChange *ch = cc->commit->statuses[i];
     Basalt__V1__PodGroup *pg =
-        ch->uid ? (Basalt__V1__PodGroup *) bas_store_pod_group (self->store, ch->uid) : NULL;
+        ch->uid ? (Basalt__V1__PodGroup *)bas_store_pod_group (self->store, ch->uid) : NULL;
     if (!pg || !ch->status) {
         self->stats.statuses_rejected++;
         s_add_result (result, &cc->cap, s_item (ch->uid, false, "pod group no longer exists"));
@@ -986,7 +987,7 @@ s_commit_status (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work_f
     }
     if (pg->status)
         basalt__v1__pod_group_status__free_unpacked (pg->status, NULL);
-    pg->status = (Basalt__V1__PodGroupStatus *) bas_msg_dup (&ch->status->base);
+    pg->status = (Basalt__V1__PodGroupStatus *)bas_msg_dup (&ch->status->base);
     s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, ch->uid);
     self->stats.statuses_accepted++;
     s_accept (result);
@@ -998,15 +999,14 @@ s_commit_status (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work_f
     sw->uid = strdup (pg->uid);
     sw->namespace_ = strdup (pg->namespace_ ? pg->namespace_ : "default");
     sw->name = strdup (pg->name ? pg->name : "");
-    sw->status = (Basalt__V1__PodGroupStatus *) bas_msg_dup (&ch->status->base);
+    sw->status = (Basalt__V1__PodGroupStatus *)bas_msg_dup (&ch->status->base);
     w->item_case = BASALT__V1__WORK__ITEM_STATUS;
     w->status = sw;
     fn (arg, &w);
 }
 
 static void
-s_commit_condition (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work_fn *fn,
-                    void *arg)
+s_commit_condition (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work_fn *fn, void *arg)
 {
     const Basalt__V1__PodCondition *pc = cc->commit->pod_conditions[i];
     const Basalt__V1__Pod *pod = pc->pod_uid ? bas_store_pod (self->store, pc->pod_uid) : NULL;
@@ -1020,7 +1020,7 @@ s_commit_condition (cache_model_t *self, cache_commit_t *cc, size_t i, cache_wor
     cw->namespace_ = strdup (pod->namespace_ ? pod->namespace_ : "default");
     cw->name = strdup (pod->name ? pod->name : "");
     cw->pod_uid = strdup (pod->uid);
-    cw->condition = (Basalt__V1__PodCondition *) bas_msg_dup (&pc->base);
+    cw->condition = (Basalt__V1__PodCondition *)bas_msg_dup (&pc->base);
     w->item_case = BASALT__V1__WORK__ITEM_POD_CONDITION;
     w->pod_condition = cw;
     fn (arg, &w);
@@ -1079,7 +1079,7 @@ cache_commit_t *
 cache_model_commit_begin (cache_model_t *self, const Basalt__V1__Commit *commit,
                           Basalt__V1__CommitResult *result)
 {
-    (void) self;
+    (void)self;
     cache_commit_t *cc = calloc (1, sizeof *cc);
     if (!cc)
         abort ();
@@ -1097,8 +1097,8 @@ cache_model_commit_consume (cache_commit_t *cc, Basalt__V1__Commit *commit)
 }
 
 bool
-cache_model_commit_step (cache_model_t *self, cache_commit_t *cc, size_t budget,
-                         cache_work_fn *fn, void *arg)
+cache_model_commit_step (cache_model_t *self, cache_commit_t *cc, size_t budget, cache_work_fn *fn,
+                         void *arg)
 {
     const Basalt__V1__Commit *commit = cc->commit;
     size_t done = 0;
@@ -1110,8 +1110,7 @@ cache_model_commit_step (cache_model_t *self, cache_commit_t *cc, size_t budget,
         done += cc->start[g + 1] - cc->start[g];
         if (cc->owned)
             for (size_t k = cc->start[g]; k < cc->start[g + 1]; k++) {
-                protobuf_c_message_free_unpacked (&cc->owned->placements[cc->order[k]]->base,
-                                                  NULL);
+                protobuf_c_message_free_unpacked (&cc->owned->placements[cc->order[k]]->base, NULL);
                 cc->owned->placements[cc->order[k]] = NULL;
             }
     }
@@ -1172,7 +1171,7 @@ cache_model_bind_result (cache_model_t *self, const Basalt__V1__BindWork *bind, 
 {
     if (ok || !bind->pod_uid)
         return 0;
-    Basalt__V1__Pod *pod = (Basalt__V1__Pod *) bas_store_pod (self->store, bind->pod_uid);
+    Basalt__V1__Pod *pod = (Basalt__V1__Pod *)bas_store_pod (self->store, bind->pod_uid);
     self->stats.bind_failures++;
     bas_warn ("bind_failed", "pod=%s/%s node=%s reason=\"%s\"", bind->namespace_, bind->name,
               bind->node, reason ? reason : "");
@@ -1197,10 +1196,10 @@ cache_model_evict_result (cache_model_t *self, const Basalt__V1__EvictWork *evic
         bool api = strcmp (mark, "api") == 0;
         zhashx_delete (self->evicting, evict->pod_uid);
         if (api)
-            return 0;  // the API itself is deleting it: that stands
+            return 0; // the API itself is deleting it: that stands
         //  The eviction did not happen: the pod is not Releasing after all
         //  (if the API has deleted it meanwhile, its events say so).
-        Basalt__V1__Pod *pod = (Basalt__V1__Pod *) bas_store_pod (self->store, evict->pod_uid);
+        Basalt__V1__Pod *pod = (Basalt__V1__Pod *)bas_store_pod (self->store, evict->pod_uid);
         if (pod && pod->deleting) {
             pod->deleting = 0;
             s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, pod->uid);
@@ -1216,11 +1215,13 @@ cache_model_status_result (cache_model_t *self, const Basalt__V1__StatusWork *st
         return 0;
     zchunk_t *prev = bas_hash_lookup (self->status_previous, status->uid);
     if (!ok && prev) {
-        Basalt__V1__PodGroup *pg = (Basalt__V1__PodGroup *) bas_store_pod_group (self->store, status->uid);
+        Basalt__V1__PodGroup *pg =
+            (Basalt__V1__PodGroup *)bas_store_pod_group (self->store, status->uid);
         if (pg) {
             if (pg->status)
                 basalt__v1__pod_group_status__free_unpacked (pg->status, NULL);
-            pg->status = basalt__v1__pod_group_status__unpack (NULL, zchunk_size (prev), zchunk_data (prev));
+            pg->status =
+                basalt__v1__pod_group_status__unpack (NULL, zchunk_size (prev), zchunk_data (prev));
             s_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, status->uid);
         }
     }

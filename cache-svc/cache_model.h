@@ -97,7 +97,7 @@ void cache_snapshot_destroy (cache_snapshot_t **self_p);
 // ------------------------------------------------------------ commits
 
 //  Called for every work item an accepted commit produces (taken).
-typedef void(cache_work_fn) (void *arg, Basalt__V1__Work **work_p);
+typedef void (cache_work_fn) (void *arg, Basalt__V1__Work **work_p);
 
 //  Check a session's commit against the model. Fills `result` (the
 //  proposals rejected, each with its reason, in its results array,
@@ -139,20 +139,19 @@ int cache_model_evict_result (cache_model_t *self, const Basalt__V1__EvictWork *
 
 //  A binder's result for a status write: on failure the proposed status is
 //  rolled back to `previous` if the group has not changed since.
-int cache_model_status_result (cache_model_t *self, const Basalt__V1__StatusWork *status,
-                               bool ok);
+int cache_model_status_result (cache_model_t *self, const Basalt__V1__StatusWork *status, bool ok);
 
 //  Counters for metrics.
 typedef struct {
-    unsigned long decode_errors;        // API objects that did not decode
+    unsigned long decode_errors; // API objects that did not decode
     unsigned long placements_accepted;
     unsigned long placements_rejected;
     unsigned long statuses_accepted;
     unsigned long statuses_rejected;
-    unsigned long bind_failures;        // binds that failed and were released
+    unsigned long bind_failures; // binds that failed and were released
     unsigned long evictions_accepted;
     unsigned long evictions_rejected;
-    unsigned long out_of_sync_events;   // times a node went out of sync
+    unsigned long out_of_sync_events; // times a node went out of sync
 } cache_model_stats_t;
 void cache_model_stats (cache_model_t *self, cache_model_stats_t *stats);
 

@@ -10,30 +10,30 @@
 #include <string.h>
 
 typedef struct {
-    char key[64];              // hex identity
-    zframe_t *identity;        // ROUTER identity
-    char id[64];               // binder's own name
-    int credits;               // work it can still take
-    int64_t last_seen_ms;      // last message from it
+    char key[64];         // hex identity
+    zframe_t *identity;   // ROUTER identity
+    char id[64];          // binder's own name
+    int credits;          // work it can still take
+    int64_t last_seen_ms; // last message from it
 } s_binder_t;
 
 typedef struct {
-    Basalt__V1__Work *work;    // owned
-    char binder[64];           // key of the binder it was sent to
-    int64_t sent_ms;           // when
+    Basalt__V1__Work *work; // owned
+    char binder[64];        // key of the binder it was sent to
+    int64_t sent_ms;        // when
 } s_flight_t;
 
 struct _cache_work_t {
-    uint64_t next_id;          // work ids
-    zlistx_t *queue;           // Basalt__V1__Work* waiting (owned)
-    zhashx_t *binders;         // key -> s_binder_t
-    zlistx_t *lru;             // keys (char*), least recently served first
-    zhashx_t *flight;          // work id (decimal) -> s_flight_t
-    unsigned long reissued;    // items re-queued after a loss
-    unsigned long lost;        // binders declared lost
-    zhashx_t *status_queued;   // pod group uid -> queue handle of its waiting StatusWork
-    unsigned long coalesced;   // status items merged into one still waiting
-    int64_t forgiven_ms;       // the caller's reactor was last held until then
+    uint64_t next_id;        // work ids
+    zlistx_t *queue;         // Basalt__V1__Work* waiting (owned)
+    zhashx_t *binders;       // key -> s_binder_t
+    zlistx_t *lru;           // keys (char*), least recently served first
+    zhashx_t *flight;        // work id (decimal) -> s_flight_t
+    unsigned long reissued;  // items re-queued after a loss
+    unsigned long lost;      // binders declared lost
+    zhashx_t *status_queued; // pod group uid -> queue handle of its waiting StatusWork
+    unsigned long coalesced; // status items merged into one still waiting
+    int64_t forgiven_ms;     // the caller's reactor was last held until then
 };
 
 //  The pod group a status item writes, or NULL for other work.
@@ -114,8 +114,8 @@ cache_work_new (void)
     self->binders = zhashx_new ();
     zhashx_set_destructor (self->binders, s_binder_free);
     self->lru = zlistx_new ();
-    zlistx_set_destructor (self->lru, (zlistx_destructor_fn *) zstr_free);
-    zlistx_set_comparator (self->lru, (zlistx_comparator_fn *) strcmp);
+    zlistx_set_destructor (self->lru, (zlistx_destructor_fn *)zstr_free);
+    zlistx_set_comparator (self->lru, (zlistx_comparator_fn *)strcmp);
     self->flight = zhashx_new ();
     zhashx_set_destructor (self->flight, s_flight_free);
     self->status_queued = zhashx_new ();
@@ -213,7 +213,7 @@ cache_work_next (cache_work_t *self, zframe_t **identity_p, Basalt__V1__Work **w
         s_binder_t *b = zhashx_lookup (self->binders, key);
         if (!b || b->credits <= 0)
             continue;
-        Basalt__V1__Work *w = zlistx_detach (self->queue, NULL);  // NULL: the first item
+        Basalt__V1__Work *w = zlistx_detach (self->queue, NULL); // NULL: the first item
         if (s_status_uid (w))
             zhashx_delete (self->status_queued, s_status_uid (w));
         s_flight_t *f = calloc (1, sizeof *f);
@@ -223,7 +223,7 @@ cache_work_next (cache_work_t *self, zframe_t **identity_p, Basalt__V1__Work **w
         snprintf (f->binder, sizeof f->binder, "%s", key);
         f->sent_ms = now_ms;
         char id[32];
-        snprintf (id, sizeof id, "%llu", (unsigned long long) w->work_id);
+        snprintf (id, sizeof id, "%llu", (unsigned long long)w->work_id);
         zhashx_update (self->flight, id, f);
         b->credits--;
         //  Least recently used first: the binder just served goes last.
@@ -244,7 +244,7 @@ cache_work_done (cache_work_t *self, zframe_t *identity, uint64_t work_id)
     if (b)
         b->credits++;
     char id[32];
-    snprintf (id, sizeof id, "%llu", (unsigned long long) work_id);
+    snprintf (id, sizeof id, "%llu", (unsigned long long)work_id);
     s_flight_t *f = zhashx_lookup (self->flight, id);
     if (!f)
         return NULL;
@@ -258,7 +258,7 @@ void
 cache_work_unsend (cache_work_t *self, uint64_t work_id)
 {
     char id[32];
-    snprintf (id, sizeof id, "%llu", (unsigned long long) work_id);
+    snprintf (id, sizeof id, "%llu", (unsigned long long)work_id);
     s_flight_t *f = zhashx_lookup (self->flight, id);
     if (!f)
         return;
@@ -274,7 +274,7 @@ int
 cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms)
 {
     zlistx_t *gone = zlistx_new ();
-    zlistx_set_destructor (gone, (zlistx_destructor_fn *) zstr_free);
+    zlistx_set_destructor (gone, (zlistx_destructor_fn *)zstr_free);
     for (s_binder_t *b = zhashx_first (self->binders); b; b = zhashx_next (self->binders))
         if (now_ms - b->last_seen_ms > binder_timeout_ms)
             zlistx_add_end (gone, strdup (b->key));
@@ -287,10 +287,10 @@ cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms)
     //  slow the API is, and sending the item again would bind twice.
     zhashx_t *lost = zhashx_new ();
     for (char *k = zlistx_first (gone); k; k = zlistx_next (gone))
-        zhashx_insert (lost, k, (void *) "1");
+        zhashx_insert (lost, k, (void *)"1");
     int requeued = 0;
     zlistx_t *ids = zlistx_new ();
-    zlistx_set_destructor (ids, (zlistx_destructor_fn *) zstr_free);
+    zlistx_set_destructor (ids, (zlistx_destructor_fn *)zstr_free);
     for (s_flight_t *f = zhashx_first (self->flight); f; f = zhashx_next (self->flight))
         if (zhashx_lookup (lost, f->binder))
             zlistx_add_end (ids, strdup (zhashx_cursor (self->flight)));
@@ -302,14 +302,15 @@ cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms)
         requeued++;
     }
     for (char *k = zlistx_first (gone); k; k = zlistx_next (gone)) {
-        bas_warn ("binder_lost", "binder=%s silent_ms=%lld", k,
-                  (long long) (now_ms - ((s_binder_t *) zhashx_lookup (self->binders, k))->last_seen_ms));
+        bas_warn (
+            "binder_lost", "binder=%s silent_ms=%lld", k,
+            (long long)(now_ms - ((s_binder_t *)zhashx_lookup (self->binders, k))->last_seen_ms));
         zhashx_delete (self->binders, k);
         void *handle = zlistx_find (self->lru, k);
         if (handle)
             zlistx_delete (self->lru, handle);
     }
-    self->reissued += (unsigned long) requeued;
+    self->reissued += (unsigned long)requeued;
     self->lost += zlistx_size (gone);
     zhashx_destroy (&lost);
     zlistx_destroy (&ids);
@@ -365,11 +366,11 @@ cache_work_reconcile (cache_work_t *self, zframe_t *identity, uint64_t last_work
     zhashx_t *holds = zhashx_new ();
     char id[32];
     for (size_t i = 0; i < nheld; i++) {
-        snprintf (id, sizeof id, "%llu", (unsigned long long) held[i]);
-        zhashx_insert (holds, id, (void *) "1");
+        snprintf (id, sizeof id, "%llu", (unsigned long long)held[i]);
+        zhashx_insert (holds, id, (void *)"1");
     }
     zlistx_t *lost = zlistx_new ();
-    zlistx_set_destructor (lost, (zlistx_destructor_fn *) zstr_free);
+    zlistx_set_destructor (lost, (zlistx_destructor_fn *)zstr_free);
     for (s_flight_t *f = zhashx_first (self->flight); f; f = zhashx_next (self->flight)) {
         if (strcmp (f->binder, key) != 0)
             continue;
@@ -395,10 +396,10 @@ cache_work_reconcile (cache_work_t *self, zframe_t *identity, uint64_t last_work
         s_enqueue (self, f->work, true, true);
         f->work = NULL;
         zhashx_delete (self->flight, fid);
-        b->credits++;  // the binder does not hold it
+        b->credits++; // the binder does not hold it
         requeued++;
     }
-    self->reissued += (unsigned long) requeued;
+    self->reissued += (unsigned long)requeued;
     zlistx_destroy (&lost);
     zhashx_destroy (&holds);
     return requeued;

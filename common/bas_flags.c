@@ -19,11 +19,11 @@ static int
 s_set (const bas_flag_t *f, void *config, const char *value, const char *source, char *err,
        size_t errlen)
 {
-    char *field = (char *) config + f->offset;
+    char *field = (char *)config + f->offset;
     char *end = NULL;
     switch (f->type) {
     case BAS_FLAG_STRING:
-        *(const char **) field = value;
+        *(const char **)field = value;
         return 0;
     case BAS_FLAG_INT: {
         errno = 0;
@@ -33,7 +33,7 @@ s_set (const bas_flag_t *f, void *config, const char *value, const char *source,
                       value ? value : "");
             return -1;
         }
-        *(int *) field = (int) v;
+        *(int *)field = (int)v;
         return 0;
     }
     case BAS_FLAG_DOUBLE: {
@@ -44,14 +44,14 @@ s_set (const bas_flag_t *f, void *config, const char *value, const char *source,
                       value ? value : "");
             return -1;
         }
-        *(double *) field = v;
+        *(double *)field = v;
         return 0;
     }
     case BAS_FLAG_BOOL:
         if (!value || strcmp (value, "true") == 0 || strcmp (value, "1") == 0)
-            *(bool *) field = true;
+            *(bool *)field = true;
         else if (strcmp (value, "false") == 0 || strcmp (value, "0") == 0)
-            *(bool *) field = false;
+            *(bool *)field = false;
         else {
             snprintf (err, errlen, "%s --%s: \"%s\" is not true or false", source, f->name, value);
             return -1;
@@ -65,9 +65,9 @@ s_set (const bas_flag_t *f, void *config, const char *value, const char *source,
 static void
 s_env_name (const char *flag, char *buf, size_t len)
 {
-    size_t n = (size_t) snprintf (buf, len, "BASALT_");
+    size_t n = (size_t)snprintf (buf, len, "BASALT_");
     for (const char *p = flag; *p && n + 1 < len; p++)
-        buf[n++] = *p == '-' ? '_' : (char) toupper ((unsigned char) *p);
+        buf[n++] = *p == '-' ? '_' : (char)toupper ((unsigned char)*p);
     buf[n] = 0;
 }
 
@@ -84,20 +84,20 @@ bas_flags_usage (const bas_flag_t *table, const void *config, const char *progra
         else
             snprintf (left, sizeof left, "--%s %s", f->name, f->metavar ? f->metavar : "VALUE");
         char def[128] = "";
-        const char *field = (const char *) config + f->offset;
+        const char *field = (const char *)config + f->offset;
         switch (f->type) {
         case BAS_FLAG_STRING:
-            if (*(const char *const *) field)
-                snprintf (def, sizeof def, " (default %s)", *(const char *const *) field);
+            if (*(const char *const *)field)
+                snprintf (def, sizeof def, " (default %s)", *(const char *const *)field);
             break;
         case BAS_FLAG_INT:
-            snprintf (def, sizeof def, " (default %d)", *(const int *) field);
+            snprintf (def, sizeof def, " (default %d)", *(const int *)field);
             break;
         case BAS_FLAG_DOUBLE:
-            snprintf (def, sizeof def, " (default %g)", *(const double *) field);
+            snprintf (def, sizeof def, " (default %g)", *(const double *)field);
             break;
         case BAS_FLAG_BOOL:
-            if (*(const bool *) field)
+            if (*(const bool *)field)
                 snprintf (def, sizeof def, " (default true)");
             break;
         }
@@ -108,8 +108,8 @@ bas_flags_usage (const bas_flag_t *table, const void *config, const char *progra
 }
 
 int
-bas_flags_parse (const bas_flag_t *table, void *config, int argc, char **argv,
-                 const char *program, const char *summary, char *err, size_t errlen)
+bas_flags_parse (const bas_flag_t *table, void *config, int argc, char **argv, const char *program,
+                 const char *summary, char *err, size_t errlen)
 {
     struct option options[S_MAX_FLAGS + 3];
     int n = 0;
@@ -119,9 +119,9 @@ bas_flags_parse (const bas_flag_t *table, void *config, int argc, char **argv,
         options[n].flag = NULL;
         options[n].val = n;
     }
-    options[n++] = (struct option) {"help", no_argument, NULL, S_OPT_HELP};
-    options[n++] = (struct option) {"version", no_argument, NULL, S_OPT_VERSION};
-    options[n] = (struct option) {NULL, 0, NULL, 0};
+    options[n++] = (struct option){"help", no_argument, NULL, S_OPT_HELP};
+    options[n++] = (struct option){"version", no_argument, NULL, S_OPT_VERSION};
+    options[n] = (struct option){NULL, 0, NULL, 0};
 
     //  Environment first, so the command line overrides it.
     for (const bas_flag_t *f = table; f->name; f++) {
@@ -132,7 +132,7 @@ bas_flags_parse (const bas_flag_t *table, void *config, int argc, char **argv,
             return BAS_FLAGS_ERROR;
     }
 
-    optind = 0;  // glibc: 0 re-initialises getopt for a new argv
+    optind = 0; // glibc: 0 re-initialises getopt for a new argv
     opterr = 0;
     int c;
     int index = 0;

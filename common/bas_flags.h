@@ -16,24 +16,24 @@
 #include <stdio.h>
 
 typedef enum {
-    BAS_FLAG_STRING = 1,  // const char * (borrowed from argv or environ)
-    BAS_FLAG_INT,         // int
-    BAS_FLAG_DOUBLE,      // double
-    BAS_FLAG_BOOL,        // bool; --name sets true, --name=false sets false
+    BAS_FLAG_STRING = 1, // const char * (borrowed from argv or environ)
+    BAS_FLAG_INT,        // int
+    BAS_FLAG_DOUBLE,     // double
+    BAS_FLAG_BOOL,       // bool; --name sets true, --name=false sets false
 } bas_flag_type_t;
 
 typedef struct {
-    const char *name;      // long name without dashes, e.g. "schedule-period-ms"
-    bas_flag_type_t type;  // how to parse the value
-    size_t offset;         // offsetof (config struct, field)
-    const char *metavar;   // shown in usage, e.g. "ENDPOINT"
-    const char *help;      // one line
+    const char *name;     // long name without dashes, e.g. "schedule-period-ms"
+    bas_flag_type_t type; // how to parse the value
+    size_t offset;        // offsetof (config struct, field)
+    const char *metavar;  // shown in usage, e.g. "ENDPOINT"
+    const char *help;     // one line
 } bas_flag_t;
 
 //  Results of bas_flags_parse.
 #define BAS_FLAGS_OK 0
-#define BAS_FLAGS_EXIT 1      // --help or --version was printed: exit 0
-#define BAS_FLAGS_ERROR (-1)  // message in err: print it and the usage hint, exit 2
+#define BAS_FLAGS_EXIT 1     // --help or --version was printed: exit 0
+#define BAS_FLAGS_ERROR (-1) // message in err: print it and the usage hint, exit 2
 
 //  Parse argv into `config` per `table` (ends with {NULL}). `program` and
 //  `summary` head the usage text. Positional arguments are an error.

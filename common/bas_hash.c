@@ -32,8 +32,8 @@ typedef struct {
 } s_table_t;
 
 struct _bas_hash_t {
-    s_table_t t[2];   // t[1] is in use while growing
-    size_t moved;     // buckets of t[0] moved so far, while growing
+    s_table_t t[2]; // t[1] is in use while growing
+    size_t moved;   // buckets of t[0] moved so far, while growing
     bas_hash_free_fn *destructor;
     //  Iteration.
     int it_table;
@@ -45,7 +45,7 @@ static uint64_t
 s_hash (const char *key)
 {
     uint64_t h = 1469598103934665603ULL;
-    for (const unsigned char *p = (const unsigned char *) key; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
         h ^= *p;
         h *= 1099511628211ULL;
     }
@@ -131,7 +131,7 @@ s_move_some (bas_hash_t *self)
         }
         while (it) {
             s_item_t *next = it->next;
-            size_t i = (size_t) (it->hash & (to->n - 1));
+            size_t i = (size_t)(it->hash & (to->n - 1));
             it->next = to->b[i];
             to->b[i] = it;
             from->used--;
@@ -194,7 +194,7 @@ s_add (bas_hash_t *self, const char *key, uint64_t hash, void *value)
     it->hash = hash;
     it->value = value;
     s_table_t *t = s_growing (self) ? &self->t[1] : &self->t[0];
-    size_t i = (size_t) (hash & (t->n - 1));
+    size_t i = (size_t)(hash & (t->n - 1));
     it->next = t->b[i];
     t->b[i] = it;
     t->used++;

@@ -15,23 +15,23 @@
 #define S_MAX_ROUTES 16
 
 typedef struct {
-    char path[64];      // exact path matched
-    bas_http_fn *fn;    // handler
-    void *arg;          // handler argument
-    bool local;         // served to loopback clients only (unless exposed)
+    char path[64];   // exact path matched
+    bas_http_fn *fn; // handler
+    void *arg;       // handler argument
+    bool local;      // served to loopback clients only (unless exposed)
 } s_route_t;
 
 struct _bas_http_t {
-    zloop_t *loop;                    // borrowed reactor
-    struct MHD_Daemon *daemon;        // owned
-    zmq_pollitem_t item;              // MHD's epoll fd as a poller
-    int timer_id;                     // pending MHD timeout timer, or -1
-    int port;                         // bound port
-    s_route_t routes[S_MAX_ROUTES];   // GET routes
+    zloop_t *loop;                  // borrowed reactor
+    struct MHD_Daemon *daemon;      // owned
+    zmq_pollitem_t item;            // MHD's epoll fd as a poller
+    int timer_id;                   // pending MHD timeout timer, or -1
+    int port;                       // bound port
+    s_route_t routes[S_MAX_ROUTES]; // GET routes
     int nroutes;
-    bas_turn_fn *turn_fn;             // reactor-turn timing hook, or NULL
+    bas_turn_fn *turn_fn; // reactor-turn timing hook, or NULL
     void *turn_arg;
-    bool expose_local;                // local routes served to every client
+    bool expose_local; // local routes served to every client
 };
 
 bool
@@ -40,18 +40,17 @@ bas_http_is_loopback (const struct sockaddr *sa)
     if (!sa)
         return false;
     if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
         return (ntohl (in->sin_addr.s_addr) >> 24) == 127;
     }
     if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) sa;
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
         if (IN6_IS_ADDR_LOOPBACK (&in6->sin6_addr))
             return true;
         return IN6_IS_ADDR_V4MAPPED (&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127;
     }
     return false;
 }
-
 
 //  One MHD pass: requests are answered (and routes run) inside MHD_run.
 static void
@@ -67,12 +66,12 @@ static enum MHD_Result
 s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *method,
           const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
 {
-    (void) version;
-    (void) upload_data;
-    (void) con_cls;
+    (void)version;
+    (void)upload_data;
+    (void)con_cls;
     bas_http_t *self = cls;
     if (*upload_data_size) {
-        *upload_data_size = 0;  // bodies are not used by any route
+        *upload_data_size = 0; // bodies are not used by any route
         return MHD_YES;
     }
     int status = 404;
@@ -81,8 +80,7 @@ s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *m
     if (strcmp (method, "GET") != 0 && strcmp (method, "HEAD") != 0) {
         status = 405;
         body = strdup ("method not allowed\n");
-    }
-    else {
+    } else {
         for (int i = 0; i < self->nroutes; i++)
             if (strcmp (self->routes[i].path, url) == 0) {
                 const union MHD_ConnectionInfo *ci =
@@ -107,7 +105,7 @@ s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *m
     struct MHD_Response *resp =
         MHD_create_response_from_buffer (strlen (body), body, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header (resp, "Content-Type", ctype);
-    enum MHD_Result r = MHD_queue_response (conn, (unsigned) status, resp);
+    enum MHD_Result r = MHD_queue_response (conn, (unsigned)status, resp);
     MHD_destroy_response (resp);
     return r;
 }
@@ -117,8 +115,8 @@ static void s_rearm (bas_http_t *self);
 static int
 s_on_timer (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     bas_http_t *self = arg;
     self->timer_id = -1;
     s_run (self);
@@ -134,7 +132,7 @@ s_rearm (bas_http_t *self)
     MHD_UNSIGNED_LONG_LONG timeout = 0;
     size_t delay = 1000;
     if (MHD_get_timeout (self->daemon, &timeout) == MHD_YES)
-        delay = timeout < 1 ? 1 : (timeout > 1000 ? 1000 : (size_t) timeout);
+        delay = timeout < 1 ? 1 : (timeout > 1000 ? 1000 : (size_t)timeout);
     if (self->timer_id != -1)
         zloop_timer_end (self->loop, self->timer_id);
     self->timer_id = zloop_timer (self->loop, delay, 1, s_on_timer, self);
@@ -143,8 +141,8 @@ s_rearm (bas_http_t *self)
 static int
 s_on_ready (zloop_t *loop, zmq_pollitem_t *item, void *arg)
 {
-    (void) loop;
-    (void) item;
+    (void)loop;
+    (void)item;
     bas_http_t *self = arg;
     s_run (self);
     s_rearm (self);
@@ -161,15 +159,14 @@ bas_http_new (zloop_t *loop, const char *address, char *err, size_t errlen)
         snprintf (err, errlen, "HTTP address \"%s\" is not HOST:PORT", address ? address : "");
         return NULL;
     }
-    snprintf (host, sizeof host, "%.*s", (int) (colon - address), address);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons ((uint16_t) port)};
+    snprintf (host, sizeof host, "%.*s", (int)(colon - address), address);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons ((uint16_t)port)};
     if (!*host || strcmp (host, "0.0.0.0") == 0)
         sa.sin_addr.s_addr = htonl (INADDR_ANY);
     else if (strcmp (host, "localhost") == 0)
         sa.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
     else if (inet_pton (AF_INET, host, &sa.sin_addr) != 1) {
-        snprintf (err, errlen, "HTTP address \"%s\": \"%s\" is not an IPv4 address", address,
-                  host);
+        snprintf (err, errlen, "HTTP address \"%s\": \"%s\" is not an IPv4 address", address, host);
         return NULL;
     }
     bas_http_t *self = calloc (1, sizeof *self);
@@ -177,10 +174,9 @@ bas_http_new (zloop_t *loop, const char *address, char *err, size_t errlen)
         abort ();
     self->loop = loop;
     self->timer_id = -1;
-    self->daemon = MHD_start_daemon (MHD_USE_EPOLL | MHD_USE_TURBO, 0, NULL, NULL, s_access, self,
-                                     MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &sa,
-                                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) 30,
-                                     MHD_OPTION_END);
+    self->daemon = MHD_start_daemon (
+        MHD_USE_EPOLL | MHD_USE_TURBO, 0, NULL, NULL, s_access, self, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_END);
     if (!self->daemon) {
         snprintf (err, errlen, "cannot listen on %s for HTTP (in use?)", address);
         free (self);
@@ -190,7 +186,7 @@ bas_http_new (zloop_t *loop, const char *address, char *err, size_t errlen)
     const union MHD_DaemonInfo *pinfo =
         MHD_get_daemon_info (self->daemon, MHD_DAEMON_INFO_BIND_PORT);
     self->port = pinfo ? pinfo->port : port;
-    self->item = (zmq_pollitem_t) {NULL, info ? info->epoll_fd : -1, ZMQ_POLLIN, 0};
+    self->item = (zmq_pollitem_t){NULL, info ? info->epoll_fd : -1, ZMQ_POLLIN, 0};
     if (self->item.fd < 0 || zloop_poller (loop, &self->item, s_on_ready, self) != 0) {
         snprintf (err, errlen, "cannot poll the HTTP server on %s", address);
         MHD_stop_daemon (self->daemon);

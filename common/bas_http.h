@@ -18,7 +18,7 @@ typedef struct _bas_http_t bas_http_t;
 
 //  A route handler: fill *body_p (malloc'd, taken by the server) and
 //  *content_type (static string); return the HTTP status.
-typedef int(bas_http_fn) (void *arg, const char *path, char **body_p, const char **content_type);
+typedef int (bas_http_fn) (void *arg, const char *path, char **body_p, const char **content_type);
 
 //  Listen on `address` ("127.0.0.1:9090", ":9090" = all interfaces, port 0
 //  picks one). The loop is borrowed. NULL with a message in err on failure.

@@ -481,7 +481,7 @@ s_owners (s_ctx_t *ctx, const cJSON *owners, Basalt__V1__OwnerRef ***out, size_t
 static int
 s_key_cmp (const void *a, const void *b)
 {
-    return strcmp (*(const char *const *) a, *(const char *const *) b);
+    return strcmp (*(const char *const *)a, *(const char *const *)b);
 }
 
 //  0 when no JSON object in the tree under `item` names a key twice; else

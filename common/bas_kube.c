@@ -60,8 +60,8 @@
 //  and reopened ~270 connections a second (a TLS handshake each on a real
 //  API server) and left thousands in TIME-WAIT.
 #define BAS_KUBE_MAX_CONNECTS 256
-#define BAS_KUBE_LIST_LIMIT 250                       // items per list page (one turn each)
-#define BAS_KUBE_WATCH_TIMEOUT_MIN_S 300              // watch timeoutSeconds, random in [min, max]
+#define BAS_KUBE_LIST_LIMIT 250          // items per list page (one turn each)
+#define BAS_KUBE_WATCH_TIMEOUT_MIN_S 300 // watch timeoutSeconds, random in [min, max]
 #define BAS_KUBE_WATCH_TIMEOUT_MAX_S 600
 #define BAS_KUBE_WATCH_GUARD_S 60                    // client-side cut-off beyond timeoutSeconds
 #define BAS_KUBE_WATCH_SHORT_MS 1000                 // an empty watch shorter than this backs off
@@ -954,31 +954,30 @@ struct _bas_kube_informer_t {
 };
 
 struct _bas_kube_t {
-    zloop_t *loop;          // the reactor (borrowed)
-    bas_kube_config_t cfg;  // deep copy of the configuration
-    CURLM *multi;           // all transfers
-    int curl_timer_id;      // zloop timer for curl's timeout, or -1
-    int dispatch_timer_id;  // zloop timer delivering the rest of a burst of events, or -1
-    zlistx_t *requests;     // every s_req_t (owned, freed by s_req_destroy)
-    zlistx_t *waiting;      // requests waiting for a token, FIFO (borrowed)
-    zlistx_t *informers;    // bas_kube_informer_t (owned)
-    zlistx_t *sockets;      // s_sock_t (owned)
-    int epfd;               // epoll set of curl's sockets, one zloop poller
-    double tokens;          // token bucket level
-    int64_t tokens_at;      // zclock_mono () of the last refill
-    int bucket_timer_id;    // timer that refills for the queue head, or -1
-    uint64_t rng;           // xorshift state for jitter
-    size_t max_body;        // response body cap
-    bas_kube_stats_t stats; // counters
-    unsigned token_gen;     // bumped whenever the token changes
-    struct stat token_stat; // cfg.token_file as last read (inode, size, mtime)
-    bool token_stat_valid;  // token_stat is set
+    zloop_t *loop;                 // the reactor (borrowed)
+    bas_kube_config_t cfg;         // deep copy of the configuration
+    CURLM *multi;                  // all transfers
+    int curl_timer_id;             // zloop timer for curl's timeout, or -1
+    int dispatch_timer_id;         // zloop timer delivering the rest of a burst of events, or -1
+    zlistx_t *requests;            // every s_req_t (owned, freed by s_req_destroy)
+    zlistx_t *waiting;             // requests waiting for a token, FIFO (borrowed)
+    zlistx_t *informers;           // bas_kube_informer_t (owned)
+    zlistx_t *sockets;             // s_sock_t (owned)
+    int epfd;                      // epoll set of curl's sockets, one zloop poller
+    double tokens;                 // token bucket level
+    int64_t tokens_at;             // zclock_mono () of the last refill
+    int bucket_timer_id;           // timer that refills for the queue head, or -1
+    uint64_t rng;                  // xorshift state for jitter
+    size_t max_body;               // response body cap
+    bas_kube_stats_t stats;        // counters
+    unsigned token_gen;            // bumped whenever the token changes
+    struct stat token_stat;        // cfg.token_file as last read (inode, size, mtime)
+    bool token_stat_valid;         // token_stat is set
     bas_kube_observe_fn *observer; // per-transfer metrics hook, or NULL
     void *observer_arg;
-    bas_turn_fn *turn_fn;          // reactor-turn timing hook, or NULL
+    bas_turn_fn *turn_fn; // reactor-turn timing hook, or NULL
     void *turn_arg;
 };
-
 
 static void s_process (bas_kube_t *self);
 static void s_pump (bas_kube_t *self);
@@ -1091,7 +1090,8 @@ s_curl_socket (CURL *easy, curl_socket_t fd, int what, void *userp, void *socket
         }
         return 0;
     }
-    uint32_t events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
+    uint32_t events =
+        ((what & CURL_POLL_IN) ? EPOLLIN : 0) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
     if (!sock) {
         sock = (s_sock_t *)s_alloc (NULL, sizeof *sock);
         memset (sock, 0, sizeof *sock);
@@ -1457,15 +1457,15 @@ s_req_complete (s_req_t *req, CURLcode res)
     if (self->observer) {
         curl_off_t us = 0;
         curl_easy_getinfo (req->easy, CURLINFO_TOTAL_TIME_T, &us);
-        const char *verb = req->kind == S_REQ_LIST    ? "list"
-                           : req->kind == S_REQ_WATCH ? "watch"
+        const char *verb = req->kind == S_REQ_LIST           ? "list"
+                           : req->kind == S_REQ_WATCH        ? "watch"
                            : s_streq (req->method, "POST")   ? "create"
                            : s_streq (req->method, "PUT")    ? "update"
                            : s_streq (req->method, "PATCH")  ? "patch"
                            : s_streq (req->method, "DELETE") ? "delete"
                                                              : "get";
         self->observer (self->observer_arg, verb, res == CURLE_OK || code ? code : 0,
-                        (double) us / 1000.0);
+                        (double)us / 1000.0);
     }
     if (req->kind == S_REQ_LIST) {
         s_list_complete (req->informer, req, res, res == CURLE_OK ? code : 0);
@@ -2169,8 +2169,8 @@ s_process (bas_kube_t *self)
     }
     if (spent) {
         more = false;
-        for (bas_kube_informer_t *inf = (bas_kube_informer_t *)zlistx_first (self->informers);
-             inf; inf = (bas_kube_informer_t *)zlistx_next (self->informers))
+        for (bas_kube_informer_t *inf = (bas_kube_informer_t *)zlistx_first (self->informers); inf;
+             inf = (bas_kube_informer_t *)zlistx_next (self->informers))
             more = more || (inf->req && inf->req->kind == S_REQ_WATCH && inf->req->events &&
                             zlistx_size (inf->req->events) > 0);
     }

@@ -24,20 +24,20 @@
 #include <cjson/cJSON.h>
 
 typedef struct {
-    char *server;            // "https://10.0.0.1:6443" or "http://127.0.0.1:8080"
-    char *token;             // bearer token, or NULL
-    char *token_file;        // file the token comes from (re-read when it changes: projected
-                             // service-account tokens rotate), or NULL
-    char *ca_file;           // PEM file of the CA, or NULL
-    char *ca_data;           // PEM text of the CA (decoded certificate-authority-data), or NULL
-    char *client_cert_file;  // client certificate (PEM file), or NULL
-    char *client_key_file;   // client key (PEM file), or NULL
-    char *client_cert_data;  // client certificate PEM text, or NULL
-    char *client_key_data;   // client key PEM text, or NULL
-    bool insecure;           // insecure-skip-tls-verify
-    double qps;              // sustained request rate; <= 0 means unlimited
-    int burst;               // token bucket size
-    char *user_agent;        // e.g. "basalt-cache/0.1.0"
+    char *server;           // "https://10.0.0.1:6443" or "http://127.0.0.1:8080"
+    char *token;            // bearer token, or NULL
+    char *token_file;       // file the token comes from (re-read when it changes: projected
+                            // service-account tokens rotate), or NULL
+    char *ca_file;          // PEM file of the CA, or NULL
+    char *ca_data;          // PEM text of the CA (decoded certificate-authority-data), or NULL
+    char *client_cert_file; // client certificate (PEM file), or NULL
+    char *client_key_file;  // client key (PEM file), or NULL
+    char *client_cert_data; // client certificate PEM text, or NULL
+    char *client_key_data;  // client key PEM text, or NULL
+    bool insecure;          // insecure-skip-tls-verify
+    double qps;             // sustained request rate; <= 0 means unlimited
+    int burst;              // token bucket size
+    char *user_agent;       // e.g. "basalt-cache/0.1.0"
 } bas_kube_config_t;
 
 //  Fill cfg the way client-go chooses: `master` alone (plain URL) wins when
@@ -67,16 +67,16 @@ void bas_kube_destroy (bas_kube_t **self_p);
 // ------------------------------------------------------------ informers
 
 typedef enum {
-    BAS_KUBE_ADDED = 1,      // object is new to this informer
-    BAS_KUBE_MODIFIED = 2,   // object changed
-    BAS_KUBE_DELETED = 3,    // object is gone (for relists: a minimal object with metadata)
-    BAS_KUBE_SYNCED = 4,     // a (re)list finished; object is NULL
+    BAS_KUBE_ADDED = 1,    // object is new to this informer
+    BAS_KUBE_MODIFIED = 2, // object changed
+    BAS_KUBE_DELETED = 3,  // object is gone (for relists: a minimal object with metadata)
+    BAS_KUBE_SYNCED = 4,   // a (re)list finished; object is NULL
 } bas_kube_event_t;
 
 //  Called for each event; `object` is borrowed for the duration of the call.
 //  Callbacks run from the reactor, never inside libcurl, so they may start
 //  requests or informers (but not destroy the client).
-typedef void(bas_kube_event_fn) (void *arg, bas_kube_event_t type, const cJSON *object);
+typedef void (bas_kube_event_fn) (void *arg, bas_kube_event_t type, const cJSON *object);
 
 typedef struct _bas_kube_informer_t bas_kube_informer_t;
 
@@ -94,27 +94,27 @@ bool bas_kube_informer_synced (bas_kube_informer_t *informer);
 
 //  Counters for metrics.
 typedef struct {
-    unsigned long requests;        // HTTP requests sent
-    unsigned long retries;         // retried requests
-    unsigned long errors;          // requests that finished with an error
-    unsigned long watch_restarts;  // watch streams reopened
-    unsigned long relists;         // relists (410 or startup)
-    unsigned long decode_errors;   // undecodable bodies or watch lines
-    unsigned long throttled;       // 429 responses
+    unsigned long requests;       // HTTP requests sent
+    unsigned long retries;        // retried requests
+    unsigned long errors;         // requests that finished with an error
+    unsigned long watch_restarts; // watch streams reopened
+    unsigned long relists;        // relists (410 or startup)
+    unsigned long decode_errors;  // undecodable bodies or watch lines
+    unsigned long throttled;      // 429 responses
 } bas_kube_stats_t;
 void bas_kube_stats (bas_kube_t *self, bas_kube_stats_t *stats);
 
 // ------------------------------------------------------------ requests
 
 typedef struct {
-    long code;               // HTTP status, 0 when the server was not reached
-    const char *body;        // response body (NUL terminated), borrowed
+    long code;        // HTTP status, 0 when the server was not reached
+    const char *body; // response body (NUL terminated), borrowed
     size_t body_len;
-    const char *reason;      // Status.reason for errors ("Conflict"), or a transport error
-    const char *message;     // Status.message, or curl's error text
+    const char *reason;  // Status.reason for errors ("Conflict"), or a transport error
+    const char *message; // Status.message, or curl's error text
 } bas_kube_response_t;
 
-typedef void(bas_kube_done_fn) (void *arg, const bas_kube_response_t *response);
+typedef void (bas_kube_done_fn) (void *arg, const bas_kube_response_t *response);
 
 //  Send a request; `done` is called once from the reactor with the final
 //  response (after retries). `content_type` may be NULL (application/json).
@@ -133,7 +133,7 @@ int bas_kube_request (bas_kube_t *self, const char *method, const char *path,
 //  "create", "update", "patch", "delete", "list", "watch"), the HTTP code (0
 //  when the server was not reached) and the transfer's duration. For
 //  metrics; must not start requests.
-typedef void(bas_kube_observe_fn) (void *arg, const char *verb, long code, double ms);
+typedef void (bas_kube_observe_fn) (void *arg, const char *verb, long code, double ms);
 void bas_kube_set_observer (bas_kube_t *self, bas_kube_observe_fn *fn, void *arg);
 
 #ifndef BAS_TURN_FN_DEFINED

@@ -69,15 +69,14 @@ s_json_escape (char *buf, size_t pos, size_t cap, const char *src, size_t n)
 {
     //  Keep 8 bytes spare: the longest escape (6) and the closing quote.
     for (size_t i = 0; i < n && pos + 8 < cap; i++) {
-        unsigned char c = (unsigned char) src[i];
+        unsigned char c = (unsigned char)src[i];
         if (c == '"' || c == '\\') {
             buf[pos++] = '\\';
-            buf[pos++] = (char) c;
-        }
-        else if (c < 0x20)
-            pos += (size_t) snprintf (buf + pos, cap - pos, "\\u%04x", c);
+            buf[pos++] = (char)c;
+        } else if (c < 0x20)
+            pos += (size_t)snprintf (buf + pos, cap - pos, "\\u%04x", c);
         else
-            buf[pos++] = (char) c;
+            buf[pos++] = (char)c;
     }
     return pos;
 }
@@ -96,7 +95,7 @@ s_kv_to_json (char *buf, size_t pos, size_t cap, const char *kv)
         const char *key = p;
         while (*p && *p != '=' && *p != ' ')
             p++;
-        size_t keylen = (size_t) (p - key);
+        size_t keylen = (size_t)(p - key);
         const char *val = "";
         size_t vallen = 0;
         if (*p == '=') {
@@ -105,18 +104,16 @@ s_kv_to_json (char *buf, size_t pos, size_t cap, const char *kv)
                 val = ++p;
                 while (*p && !(*p == '"' && p[-1] != '\\'))
                     p++;
-                vallen = (size_t) (p - val);
+                vallen = (size_t)(p - val);
                 if (*p == '"')
                     p++;
-            }
-            else {
+            } else {
                 val = p;
                 while (*p && *p != ' ')
                     p++;
-                vallen = (size_t) (p - val);
+                vallen = (size_t)(p - val);
             }
-        }
-        else {
+        } else {
             val = key;
             vallen = keylen;
             key = "msg";
@@ -129,7 +126,7 @@ s_kv_to_json (char *buf, size_t pos, size_t cap, const char *kv)
         buf[pos++] = ':';
         buf[pos++] = '"';
         pos = s_json_escape (buf, pos, cap, val, vallen);
-        buf[pos++] = '"';  // s_json_escape left room for it
+        buf[pos++] = '"'; // s_json_escape left room for it
     }
     return pos;
 }
@@ -149,23 +146,22 @@ bas_log_write (int level, const char *event, const char *fmt, ...)
     gmtime_r (&tv.tv_sec, &tm);
     char ts[40];
     size_t tslen = strftime (ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf (ts + tslen, sizeof ts - tslen, ".%03ldZ", (long) (tv.tv_usec / 1000));
+    snprintf (ts + tslen, sizeof ts - tslen, ".%03ldZ", (long)(tv.tv_usec / 1000));
 
     char line[BAS_LOG_LINE_MAX];
     size_t pos;
     if (s_config.format == BAS_LOG_FORMAT_JSON) {
-        pos = (size_t) snprintf (line, sizeof line,
-                                 "{\"ts\":\"%s\",\"level\":\"%s\",\"svc\":\"%s\",\"event\":\"", ts,
-                                 s_level_name (level), s_config.service);
+        pos = (size_t)snprintf (line, sizeof line,
+                                "{\"ts\":\"%s\",\"level\":\"%s\",\"svc\":\"%s\",\"event\":\"", ts,
+                                s_level_name (level), s_config.service);
         pos = s_json_escape (line, pos, sizeof line, event, strlen (event));
         line[pos++] = '"';
         pos = s_kv_to_json (line, pos, sizeof line - 3, kv);
         line[pos++] = '}';
-    }
-    else {
+    } else {
         int n = snprintf (line, sizeof line, "ts=%s level=%s svc=%s event=%s%s%s", ts,
                           s_level_name (level), s_config.service, event, *kv ? " " : "", kv);
-        pos = n < 0 ? 0 : (size_t) n;
+        pos = n < 0 ? 0 : (size_t)n;
         if (pos > sizeof line - 2)
             pos = sizeof line - 2;
     }

@@ -9,25 +9,25 @@
 #define S_MAX_BUCKETS 32
 
 typedef struct {
-    char *labels;                      // label string, "" for none
-    double value;                      // counter/gauge value; histogram sum
-    uint64_t count;                    // histogram observations
-    uint64_t buckets[S_MAX_BUCKETS];   // histogram cumulative-at-render counts
+    char *labels;                    // label string, "" for none
+    double value;                    // counter/gauge value; histogram sum
+    uint64_t count;                  // histogram observations
+    uint64_t buckets[S_MAX_BUCKETS]; // histogram cumulative-at-render counts
 } s_series_t;
 
 typedef struct {
     char *name;
     char *help;
     bas_metric_type_t type;
-    double bounds[S_MAX_BUCKETS];      // histogram upper bounds
+    double bounds[S_MAX_BUCKETS]; // histogram upper bounds
     size_t nbounds;
-    zhashx_t *series;                  // labels -> s_series_t*
-    zlistx_t *order;                   // s_series_t* in first-seen order (not owned)
+    zhashx_t *series; // labels -> s_series_t*
+    zlistx_t *order;  // s_series_t* in first-seen order (not owned)
 } s_family_t;
 
 struct _bas_metrics_t {
-    zhashx_t *families;                // name -> s_family_t*
-    zlistx_t *order;                   // s_family_t* in describe order (not owned)
+    zhashx_t *families; // name -> s_family_t*
+    zlistx_t *order;    // s_family_t* in describe order (not owned)
 };
 
 static void
@@ -105,7 +105,8 @@ static s_series_t *
 s_series (bas_metrics_t *self, const char *name, const char *labels, bas_metric_type_t want)
 {
     s_family_t *f = zhashx_lookup (self->families, name);
-    if (!f || (want && f->type != want && !(want == BAS_METRIC_COUNTER && f->type == BAS_METRIC_GAUGE)))
+    if (!f ||
+        (want && f->type != want && !(want == BAS_METRIC_COUNTER && f->type == BAS_METRIC_GAUGE)))
         return NULL;
     const char *key = labels ? labels : "";
     s_series_t *s = zhashx_lookup (f->series, key);
@@ -153,8 +154,8 @@ bas_metrics_reset (bas_metrics_t *self, const char *name)
     s_family_t *f = zhashx_lookup (self->families, name);
     if (!f)
         return;
-    zlistx_purge (f->order);    // not owned: only forget the pointers
-    zhashx_purge (f->series);   // frees the series
+    zlistx_purge (f->order);  // not owned: only forget the pointers
+    zhashx_purge (f->series); // frees the series
 }
 
 void
@@ -180,12 +181,10 @@ bas_metrics_escape (char *buf, size_t len, const char *value)
         if (*p == '\\' || *p == '"') {
             buf[n++] = '\\';
             buf[n++] = *p;
-        }
-        else if (*p == '\n') {
+        } else if (*p == '\n') {
             buf[n++] = '\\';
             buf[n++] = 'n';
-        }
-        else
+        } else
             buf[n++] = *p;
     }
     if (len)
@@ -216,7 +215,7 @@ bas_metrics_get (bas_metrics_t *self, const char *name, const char *labels)
     if (!f)
         return 0;
     s_series_t *s = zhashx_lookup (f->series, labels ? labels : "");
-    return s ? (f->type == BAS_METRIC_HISTOGRAM ? (double) s->count : s->value) : 0;
+    return s ? (f->type == BAS_METRIC_HISTOGRAM ? (double)s->count : s->value) : 0;
 }
 
 //  The shortest decimal that reads back as v, so le="0.004" is written so.
@@ -247,8 +246,7 @@ s_help (char *buf, size_t len, const char *help)
         if (*p == '\\' || *p == '\n') {
             buf[n++] = '\\';
             buf[n++] = *p == '\n' ? 'n' : '\\';
-        }
-        else
+        } else
             buf[n++] = *p;
     }
     buf[n] = 0;
@@ -264,8 +262,8 @@ s_series_name (char *buf, size_t len, const char *name, const char *suffix, cons
     if (!has && !hasx)
         snprintf (buf, len, "%s%s", name, suffix);
     else
-        snprintf (buf, len, "%s%s{%s%s%s}", name, suffix, has ? labels : "",
-                  has && hasx ? "," : "", hasx ? extra : "");
+        snprintf (buf, len, "%s%s{%s%s%s}", name, suffix, has ? labels : "", has && hasx ? "," : "",
+                  hasx ? extra : "");
 }
 
 char *
@@ -282,16 +280,16 @@ bas_metrics_render (bas_metrics_t *self)
         int n = snprintf (line, sizeof line, __VA_ARGS__);                                         \
         if (n < 0)                                                                                 \
             break;                                                                                 \
-        if ((size_t) n >= sizeof line)                                                             \
+        if ((size_t)n >= sizeof line)                                                              \
             n = sizeof line - 1;                                                                   \
-        while (len + (size_t) n + 1 > cap) {                                                       \
+        while (len + (size_t)n + 1 > cap) {                                                        \
             cap *= 2;                                                                              \
             out = realloc (out, cap);                                                              \
             if (!out)                                                                              \
                 abort ();                                                                          \
         }                                                                                          \
-        memcpy (out + len, line, (size_t) n + 1);                                                  \
-        len += (size_t) n;                                                                         \
+        memcpy (out + len, line, (size_t)n + 1);                                                   \
+        len += (size_t)n;                                                                          \
     } while (0)
     static const char *const types[] = {"", "counter", "gauge", "histogram"};
     for (s_family_t *f = zlistx_first (self->order); f; f = zlistx_next (self->order)) {
@@ -313,15 +311,15 @@ bas_metrics_render (bas_metrics_t *self)
                 s_num (bound, sizeof bound, f->bounds[i]);
                 snprintf (le, sizeof le, "le=\"%s\"", bound);
                 s_series_name (name, sizeof name, f->name, "_bucket", s->labels, le);
-                S_EMIT ("%s %llu\n", name, (unsigned long long) cum);
+                S_EMIT ("%s %llu\n", name, (unsigned long long)cum);
             }
             s_series_name (name, sizeof name, f->name, "_bucket", s->labels, "le=\"+Inf\"");
-            S_EMIT ("%s %llu\n", name, (unsigned long long) s->count);
+            S_EMIT ("%s %llu\n", name, (unsigned long long)s->count);
             s_series_name (name, sizeof name, f->name, "_sum", s->labels, NULL);
             s_num (num, sizeof num, s->value);
             S_EMIT ("%s %s\n", name, num);
             s_series_name (name, sizeof name, f->name, "_count", s->labels, NULL);
-            S_EMIT ("%s %llu\n", name, (unsigned long long) s->count);
+            S_EMIT ("%s %llu\n", name, (unsigned long long)s->count);
         }
     }
 #undef S_EMIT

@@ -54,8 +54,7 @@ void bas_metrics_take_series (bas_metrics_t *self, bas_metrics_t *from, const ch
 char *bas_metrics_escape (char *buf, size_t len, const char *value);
 
 //  histogram observation.
-void bas_metrics_observe (bas_metrics_t *self, const char *name, const char *labels,
-                          double value);
+void bas_metrics_observe (bas_metrics_t *self, const char *name, const char *labels, double value);
 
 //  Current value of a counter or gauge series (0 when absent). For tests.
 double bas_metrics_get (bas_metrics_t *self, const char *name, const char *labels);

@@ -148,7 +148,7 @@ bas_msg_decode (zmsg_t **msg_p, bool router, bas_msg_t *out)
     zframe_t *header = zmsg_next (msg);
     zframe_t *body = zmsg_next (msg);
     const ProtobufCMessageDescriptor *desc =
-        bas_msgtype_lookup ((const char *) zframe_data (type), zframe_size (type));
+        bas_msgtype_lookup ((const char *)zframe_data (type), zframe_size (type));
     if (!desc) {
         rc = BAS_MSG_EUNKNOWN;
         goto done;
@@ -193,7 +193,7 @@ bas_now_us (void)
 {
     struct timeval tv;
     gettimeofday (&tv, NULL);
-    return (int64_t) tv.tv_sec * 1000000 + tv.tv_usec;
+    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
 }
 
 int64_t
@@ -201,7 +201,7 @@ bas_mono_ms (void)
 {
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int64_t
@@ -209,7 +209,7 @@ bas_mono_us (void)
 {
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 static zframe_t *
@@ -228,7 +228,7 @@ s_header_frame (bas_stream_t *stream, uint64_t seq_override)
     uint8_t buf[256];
     size_t len = basalt__v1__header__get_packed_size (&header);
     if (len > sizeof buf)
-        return zframe_new (NULL, 0);  // sender names are capped at 63 bytes
+        return zframe_new (NULL, 0); // sender names are capped at 63 bytes
     basalt__v1__header__pack (&header, buf);
     return zframe_new (buf, len);
 }
@@ -240,7 +240,7 @@ bas_msg_encode_packed (bas_stream_t *stream, zframe_t *identity,
 {
     zmsg_t *msg = zmsg_new ();
     if (identity)
-        zmsg_append (msg, &(zframe_t *) {zframe_dup (identity)});
+        zmsg_append (msg, &(zframe_t *){zframe_dup (identity)});
     zmsg_addstr (msg, desc->name);
     zframe_t *header = s_header_frame (stream, seq_override);
     zmsg_append (msg, &header);
@@ -304,16 +304,16 @@ bas_msg_commit_gangs (const Basalt__V1__Commit *commit, size_t **order_p, size_t
     size_t *order = calloc (n ? n : 1, sizeof *order);
     if (!group || !start || !order)
         abort ();
-    zhashx_t *jobs = zhashx_new ();  // job uid -> group number + 1
+    zhashx_t *jobs = zhashx_new (); // job uid -> group number + 1
     size_t groups = 0;
     for (size_t i = 0; i < n; i++) {
         const char *job = commit->placements[i]->job_uid ? commit->placements[i]->job_uid : "";
-        uintptr_t g = (uintptr_t) zhashx_lookup (jobs, job);
+        uintptr_t g = (uintptr_t)zhashx_lookup (jobs, job);
         if (!g) {
             g = ++groups;
-            zhashx_insert (jobs, job, (void *) g);
+            zhashx_insert (jobs, job, (void *)g);
         }
-        group[i] = (size_t) g - 1;
+        group[i] = (size_t)g - 1;
         start[group[i] + 1]++;
     }
     zhashx_destroy (&jobs);

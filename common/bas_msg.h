@@ -25,22 +25,22 @@
 
 //  Decode results.
 #define BAS_MSG_OK 0
-#define BAS_MSG_ETRUNCATED (-1)  // fewer frames than [identity][type][header][body]
-#define BAS_MSG_EEXTRA (-2)      // more frames than expected
-#define BAS_MSG_EUNKNOWN (-3)    // the type frame names no known message
-#define BAS_MSG_EHEADER (-4)     // the header frame does not decode
-#define BAS_MSG_EBODY (-5)       // the body frame does not decode as `type`
-#define BAS_MSG_EVERSION (-6)    // the header's protocol version is not ours
-#define BAS_MSG_EAGAIN (-7)      // no message to read (bas_svc_recv never waits)
+#define BAS_MSG_ETRUNCATED (-1) // fewer frames than [identity][type][header][body]
+#define BAS_MSG_EEXTRA (-2)     // more frames than expected
+#define BAS_MSG_EUNKNOWN (-3)   // the type frame names no known message
+#define BAS_MSG_EHEADER (-4)    // the header frame does not decode
+#define BAS_MSG_EBODY (-5)      // the body frame does not decode as `type`
+#define BAS_MSG_EVERSION (-6)   // the header's protocol version is not ours
+#define BAS_MSG_EAGAIN (-7)     // no message to read (bas_svc_recv never waits)
 
 //  A short name for a decode result ("truncated", "unknown_type", ...).
 const char *bas_msg_strerror (int rc);
 
 typedef struct {
-    const ProtobufCMessageDescriptor *desc;  // the body's type (static)
-    Basalt__V1__Header *header;              // owned
-    ProtobufCMessage *body;                  // owned
-    zframe_t *identity;                      // ROUTER peer identity, owned, or NULL
+    const ProtobufCMessageDescriptor *desc; // the body's type (static)
+    Basalt__V1__Header *header;             // owned
+    ProtobufCMessage *body;                 // owned
+    zframe_t *identity;                     // ROUTER peer identity, owned, or NULL
 } bas_msg_t;
 
 //  Every message type of proto/basalt.proto, in a const table. *n gets its size.
@@ -61,9 +61,9 @@ void bas_msg_clear (bas_msg_t *m);
 
 //  Stream state of one sending socket: who we are, our epoch and sequence.
 typedef struct {
-    char sender[64];  // e.g. "cache-svc"
-    uint64_t epoch;   // changes when the sender restarts
-    uint64_t seq;     // last sequence number used on this socket
+    char sender[64]; // e.g. "cache-svc"
+    uint64_t epoch;  // changes when the sender restarts
+    uint64_t seq;    // last sequence number used on this socket
 } bas_stream_t;
 
 void bas_stream_init (bas_stream_t *stream, const char *sender, uint64_t epoch);
@@ -97,10 +97,10 @@ int bas_msg_send_raw (zsock_t *sock, zmsg_t **msg_p);
 size_t bas_msg_commit_gangs (const Basalt__V1__Commit *commit, size_t **order_p, size_t **start_p);
 
 //  Handler table entry: one per message type a socket accepts.
-typedef int(bas_handler_fn) (void *self, bas_msg_t *msg);
+typedef int (bas_handler_fn) (void *self, bas_msg_t *msg);
 typedef struct {
-    const ProtobufCMessageDescriptor *desc;  // the message type handled
-    bas_handler_fn *fn;                      // called with the decoded message
+    const ProtobufCMessageDescriptor *desc; // the message type handled
+    bas_handler_fn *fn;                     // called with the decoded message
 } bas_handler_t;
 
 //  Find the handler for msg->desc in a table ending with {NULL, NULL}.

@@ -14,18 +14,18 @@
 static bool
 s_present (const ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f, size_t *count)
 {
-    const char *base = (const char *) msg;
+    const char *base = (const char *)msg;
     *count = 1;
     if (f->label == PROTOBUF_C_LABEL_REPEATED) {
-        *count = *(const size_t *) (base + f->quantifier_offset);
+        *count = *(const size_t *)(base + f->quantifier_offset);
         return *count > 0;
     }
     if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-        return *(const uint32_t *) (base + f->quantifier_offset) == f->id;
+        return *(const uint32_t *)(base + f->quantifier_offset) == f->id;
     if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE)
-        return *(const void *const *) (base + f->offset) != NULL;
+        return *(const void *const *)(base + f->offset) != NULL;
     if (f->label == PROTOBUF_C_LABEL_OPTIONAL && f->quantifier_offset)
-        return *(const protobuf_c_boolean *) (base + f->quantifier_offset);
+        return *(const protobuf_c_boolean *)(base + f->quantifier_offset);
     return true;
 }
 
@@ -67,7 +67,7 @@ static cJSON *
 s_int64 (int64_t v)
 {
     char buf[32];
-    snprintf (buf, sizeof buf, "%lld", (long long) v);
+    snprintf (buf, sizeof buf, "%lld", (long long)v);
     if (v > -(INT64_C (1) << 53) && v < (INT64_C (1) << 53))
         return cJSON_CreateRaw (buf);
     return cJSON_CreateString (buf);
@@ -77,7 +77,7 @@ static cJSON *
 s_uint64 (uint64_t v)
 {
     char buf[32];
-    snprintf (buf, sizeof buf, "%llu", (unsigned long long) v);
+    snprintf (buf, sizeof buf, "%llu", (unsigned long long)v);
     if (v < (UINT64_C (1) << 53))
         return cJSON_CreateRaw (buf);
     return cJSON_CreateString (buf);
@@ -90,30 +90,30 @@ s_value (const ProtobufCFieldDescriptor *f, const void *p)
     case PROTOBUF_C_TYPE_INT32:
     case PROTOBUF_C_TYPE_SINT32:
     case PROTOBUF_C_TYPE_SFIXED32:
-        return cJSON_CreateNumber (*(const int32_t *) p);
+        return cJSON_CreateNumber (*(const int32_t *)p);
     case PROTOBUF_C_TYPE_UINT32:
     case PROTOBUF_C_TYPE_FIXED32:
-        return cJSON_CreateNumber (*(const uint32_t *) p);
+        return cJSON_CreateNumber (*(const uint32_t *)p);
     case PROTOBUF_C_TYPE_INT64:
     case PROTOBUF_C_TYPE_SINT64:
     case PROTOBUF_C_TYPE_SFIXED64:
-        return s_int64 (*(const int64_t *) p);
+        return s_int64 (*(const int64_t *)p);
     case PROTOBUF_C_TYPE_UINT64:
     case PROTOBUF_C_TYPE_FIXED64:
-        return s_uint64 (*(const uint64_t *) p);
+        return s_uint64 (*(const uint64_t *)p);
     case PROTOBUF_C_TYPE_FLOAT:
-        return cJSON_CreateNumber (*(const float *) p);
+        return cJSON_CreateNumber (*(const float *)p);
     case PROTOBUF_C_TYPE_DOUBLE:
-        return cJSON_CreateNumber (*(const double *) p);
+        return cJSON_CreateNumber (*(const double *)p);
     case PROTOBUF_C_TYPE_BOOL:
-        return cJSON_CreateBool (*(const protobuf_c_boolean *) p);
+        return cJSON_CreateBool (*(const protobuf_c_boolean *)p);
     case PROTOBUF_C_TYPE_ENUM: {
         const ProtobufCEnumValue *ev =
-            protobuf_c_enum_descriptor_get_value (f->descriptor, *(const int *) p);
-        return ev ? cJSON_CreateString (ev->name) : cJSON_CreateNumber (*(const int *) p);
+            protobuf_c_enum_descriptor_get_value (f->descriptor, *(const int *)p);
+        return ev ? cJSON_CreateString (ev->name) : cJSON_CreateNumber (*(const int *)p);
     }
     case PROTOBUF_C_TYPE_STRING: {
-        const char *s = *(const char *const *) p;
+        const char *s = *(const char *const *)p;
         return cJSON_CreateString (s ? s : "");
     }
     case PROTOBUF_C_TYPE_BYTES: {
@@ -129,7 +129,7 @@ s_value (const ProtobufCFieldDescriptor *f, const void *p)
         return out;
     }
     case PROTOBUF_C_TYPE_MESSAGE: {
-        const ProtobufCMessage *m = *(const ProtobufCMessage *const *) p;
+        const ProtobufCMessage *m = *(const ProtobufCMessage *const *)p;
         return m ? bas_pbjson_from_message (m) : cJSON_CreateNull ();
     }
     }
@@ -146,14 +146,13 @@ bas_pbjson_from_message (const ProtobufCMessage *msg)
         size_t count;
         if (!s_present (msg, f, &count))
             continue;
-        const char *field = (const char *) msg + f->offset;
+        const char *field = (const char *)msg + f->offset;
         if (f->label == PROTOBUF_C_LABEL_REPEATED) {
             cJSON *arr = cJSON_AddArrayToObject (out, f->name);
-            const char *elems = *(const char *const *) field;
+            const char *elems = *(const char *const *)field;
             for (size_t k = 0; k < count; k++)
                 cJSON_AddItemToArray (arr, s_value (f, elems + k * s_size (f->type)));
-        }
-        else
+        } else
             cJSON_AddItemToObject (out, f->name, s_value (f, field));
     }
     return out;
@@ -170,16 +169,16 @@ bas_pbjson_strings (const ProtobufCMessage *msg, bas_pbjson_string_fn *fn, void 
         size_t count;
         if (!s_present (msg, f, &count))
             continue;
-        const char *field = (const char *) msg + f->offset;
+        const char *field = (const char *)msg + f->offset;
         const void *const *elems = f->label == PROTOBUF_C_LABEL_REPEATED
-                                       ? *(const void *const *const *) field
-                                       : (const void *const *) field;
+                                       ? *(const void *const *const *)field
+                                       : (const void *const *)field;
         for (size_t k = 0; k < count; k++) {
             const void *v = elems[k];
             if (!v)
                 continue;
             if (f->type == PROTOBUF_C_TYPE_STRING)
-                fn (arg, msg, f->name, (const char *) v);
+                fn (arg, msg, f->name, (const char *)v);
             else
                 bas_pbjson_strings (v, fn, arg);
         }
@@ -207,14 +206,14 @@ s_json_int (const cJSON *j, bool is_signed, int64_t lo, int64_t hi, uint64_t uhi
         if (d != floor (d) || isnan (d))
             return false;
         if (is_signed) {
-            if (d < (double) lo || d > (double) hi || d >= 9223372036854775808.0)
+            if (d < (double)lo || d > (double)hi || d >= 9223372036854775808.0)
                 return false;
-            *sv = (int64_t) d;
+            *sv = (int64_t)d;
             return *sv >= lo && *sv <= hi;
         }
-        if (d < 0 || d > (double) uhi || d >= 18446744073709551616.0)
+        if (d < 0 || d > (double)uhi || d >= 18446744073709551616.0)
             return false;
-        *uv = (uint64_t) d;
+        *uv = (uint64_t)d;
         return *uv <= uhi;
     }
     //  A string, or raw integer text from bas_pbjson_from_message.
@@ -266,58 +265,58 @@ s_set_value (const ProtobufCFieldDescriptor *f, void *p, const cJSON *j, const c
     case PROTOBUF_C_TYPE_SFIXED32:
         if (!s_json_int (j, true, INT32_MIN, INT32_MAX, 0, &sv, &uv))
             return s_fail (err, errlen, path, "not a 32-bit integer");
-        *(int32_t *) p = (int32_t) sv;
+        *(int32_t *)p = (int32_t)sv;
         return true;
     case PROTOBUF_C_TYPE_UINT32:
     case PROTOBUF_C_TYPE_FIXED32:
         if (!s_json_int (j, false, 0, 0, UINT32_MAX, &sv, &uv))
             return s_fail (err, errlen, path, "not an unsigned 32-bit integer");
-        *(uint32_t *) p = (uint32_t) uv;
+        *(uint32_t *)p = (uint32_t)uv;
         return true;
     case PROTOBUF_C_TYPE_INT64:
     case PROTOBUF_C_TYPE_SINT64:
     case PROTOBUF_C_TYPE_SFIXED64:
         if (!s_json_int (j, true, INT64_MIN, INT64_MAX, 0, &sv, &uv))
             return s_fail (err, errlen, path, "not a 64-bit integer");
-        *(int64_t *) p = sv;
+        *(int64_t *)p = sv;
         return true;
     case PROTOBUF_C_TYPE_UINT64:
     case PROTOBUF_C_TYPE_FIXED64:
         if (!s_json_int (j, false, 0, 0, UINT64_MAX, &sv, &uv))
             return s_fail (err, errlen, path, "not an unsigned 64-bit integer");
-        *(uint64_t *) p = uv;
+        *(uint64_t *)p = uv;
         return true;
     case PROTOBUF_C_TYPE_FLOAT:
         if (!cJSON_IsNumber (j))
             return s_fail (err, errlen, path, "not a number");
-        *(float *) p = (float) j->valuedouble;
+        *(float *)p = (float)j->valuedouble;
         return true;
     case PROTOBUF_C_TYPE_DOUBLE:
         if (!cJSON_IsNumber (j))
             return s_fail (err, errlen, path, "not a number");
-        *(double *) p = j->valuedouble;
+        *(double *)p = j->valuedouble;
         return true;
     case PROTOBUF_C_TYPE_BOOL:
         if (!cJSON_IsBool (j))
             return s_fail (err, errlen, path, "not true or false");
-        *(protobuf_c_boolean *) p = cJSON_IsTrue (j);
+        *(protobuf_c_boolean *)p = cJSON_IsTrue (j);
         return true;
     case PROTOBUF_C_TYPE_ENUM: {
         const ProtobufCEnumValue *ev = NULL;
         if (cJSON_IsString (j))
             ev = protobuf_c_enum_descriptor_get_value_by_name (f->descriptor, j->valuestring);
         else if (s_json_int (j, true, INT32_MIN, INT32_MAX, 0, &sv, &uv))
-            ev = protobuf_c_enum_descriptor_get_value (f->descriptor, (int) sv);
+            ev = protobuf_c_enum_descriptor_get_value (f->descriptor, (int)sv);
         if (!ev)
             return s_fail (err, errlen, path, "not a value of the enum");
-        *(int *) p = ev->value;
+        *(int *)p = ev->value;
         return true;
     }
     case PROTOBUF_C_TYPE_STRING:
         if (!cJSON_IsString (j))
             return s_fail (err, errlen, path, "not a string");
-        *(char **) p = strdup (j->valuestring);
-        if (!*(char **) p)
+        *(char **)p = strdup (j->valuestring);
+        if (!*(char **)p)
             abort ();
         return true;
     case PROTOBUF_C_TYPE_BYTES: {
@@ -335,7 +334,7 @@ s_set_value (const ProtobufCFieldDescriptor *f, void *p, const cJSON *j, const c
             int hi = s_hexval (j->valuestring[2 * i]), lo = s_hexval (j->valuestring[2 * i + 1]);
             if (hi < 0 || lo < 0)
                 return s_fail (err, errlen, path, "not hex");
-            b->data[i] = (uint8_t) (hi << 4 | lo);
+            b->data[i] = (uint8_t)(hi << 4 | lo);
         }
         return true;
     }
@@ -343,7 +342,7 @@ s_set_value (const ProtobufCFieldDescriptor *f, void *p, const cJSON *j, const c
         if (!cJSON_IsObject (j))
             return s_fail (err, errlen, path, "not an object");
         ProtobufCMessage *m = s_to_message (f->descriptor, j, path, err, errlen);
-        *(ProtobufCMessage **) p = m;
+        *(ProtobufCMessage **)p = m;
         return m != NULL;
     }
     }
@@ -362,7 +361,7 @@ s_to_message (const ProtobufCMessageDescriptor *desc, const cJSON *json, const c
     if (!msg)
         abort ();
     protobuf_c_message_init (desc, msg);
-    char *base = (char *) msg;
+    char *base = (char *)msg;
     const cJSON *item;
     cJSON_ArrayForEach (item, json)
     {
@@ -380,13 +379,13 @@ s_to_message (const ProtobufCMessageDescriptor *desc, const cJSON *json, const c
                 s_fail (err, errlen, sub, "not an array");
                 goto error;
             }
-            size_t *count = (size_t *) (base + f->quantifier_offset);
-            void **arr = (void **) (base + f->offset);
+            size_t *count = (size_t *)(base + f->quantifier_offset);
+            void **arr = (void **)(base + f->offset);
             if (*arr) {
                 s_fail (err, errlen, sub, "given twice");
                 goto error;
             }
-            size_t n = (size_t) cJSON_GetArraySize (item);
+            size_t n = (size_t)cJSON_GetArraySize (item);
             if (n == 0)
                 continue;
             size_t size = s_size (f->type);
@@ -397,7 +396,7 @@ s_to_message (const ProtobufCMessageDescriptor *desc, const cJSON *json, const c
             cJSON_ArrayForEach (elem, item)
             {
                 //  Count first: free_unpacked then frees what was filled.
-                char *slot = (char *) *arr + *count * size;
+                char *slot = (char *)*arr + *count * size;
                 (*count)++;
                 if (!s_set_value (f, slot, elem, sub, err, errlen))
                     goto error;
@@ -405,7 +404,7 @@ s_to_message (const ProtobufCMessageDescriptor *desc, const cJSON *json, const c
             continue;
         }
         if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-            uint32_t *which = (uint32_t *) (base + f->quantifier_offset);
+            uint32_t *which = (uint32_t *)(base + f->quantifier_offset);
             if (*which) {
                 s_fail (err, errlen, sub, "a second member of the same oneof");
                 goto error;
@@ -421,19 +420,18 @@ s_to_message (const ProtobufCMessageDescriptor *desc, const cJSON *json, const c
         //  Scalars start at their defaults, not zero: clear before setting.
         //  A string or message field holds a pointer that may be a default.
         if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE) {
-            void **slot = (void **) (base + f->offset);
+            void **slot = (void **)(base + f->offset);
             if (*slot && *slot != f->default_value) {
                 s_fail (err, errlen, sub, "given twice");
                 goto error;
             }
             *slot = NULL;
-        }
-        else
+        } else
             memset (base + f->offset, 0, s_size (f->type));
         bool ok = s_set_value (f, base + f->offset, item, sub, err, errlen);
         if (f->label == PROTOBUF_C_LABEL_OPTIONAL && f->quantifier_offset &&
             f->type != PROTOBUF_C_TYPE_STRING && f->type != PROTOBUF_C_TYPE_MESSAGE)
-            *(protobuf_c_boolean *) (base + f->quantifier_offset) = 1;
+            *(protobuf_c_boolean *)(base + f->quantifier_offset) = 1;
         if (!ok)
             goto error;
     }

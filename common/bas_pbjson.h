@@ -25,8 +25,8 @@ cJSON *bas_pbjson_from_message (const ProtobufCMessage *msg);
 //  strings, enums by number and 64-bit values as numbers. Unknown fields,
 //  wrong JSON types, bad hex, out-of-range numbers and a oneof with two
 //  members set are errors: NULL with a message naming the field in err.
-ProtobufCMessage *bas_pbjson_to_message (const ProtobufCMessageDescriptor *desc,
-                                         const cJSON *json, char *err, size_t errlen);
+ProtobufCMessage *bas_pbjson_to_message (const ProtobufCMessageDescriptor *desc, const cJSON *json,
+                                         char *err, size_t errlen);
 
 //  Call fn for every string field present in msg, at any depth (repeated
 //  fields: each element), with the message that holds it and the field's

@@ -19,8 +19,8 @@
 #include <stdint.h>
 
 #define BAS_QTY_OK 0
-#define BAS_QTY_EINVALID (-1)  // text is not a quantity
-#define BAS_QTY_ERANGE (-2)    // a quantity, but out of int64 range in the unit asked
+#define BAS_QTY_EINVALID (-1) // text is not a quantity
+#define BAS_QTY_ERANGE (-2)   // a quantity, but out of int64 range in the unit asked
 
 //  Parse `text` and convert to milli-units (cpu), rounding up (a fraction of
 //  a unit left over rounds away from zero: "-0.5m" is -1). Returns
@@ -37,8 +37,7 @@ int bas_quantity_parse_value (const char *text, int64_t *value, char *err, size_
 //  Quantity.ScaledValue. Unlike the two above, the message in err is only
 //  the problem ("unknown suffix \"Qi\""), without the text, for callers
 //  that compose their own ("cpu \"12Qi\": unknown suffix \"Qi\"").
-int bas_quantity_parse_scaled (const char *text, int scale, int64_t *out, char *err,
-                               size_t errlen);
+int bas_quantity_parse_scaled (const char *text, int scale, int64_t *out, char *err, size_t errlen);
 
 //  Format milli-units canonically: 1500 -> "1500m", 2000 -> "2", as
 //  Kubernetes does (2000000 -> "2k"). Returns the length of the whole text,

@@ -3,40 +3,40 @@
 
 #include <string.h>
 
-#define S_SNAPSHOT_RETRY_MS 2000   // ask again when no part came for this long
-#define S_BUFFER_MAX 100000        // deltas buffered while a snapshot is awaited
-#define S_DRAIN_SLICE_US 10000     // buffered deltas applied per turn, at most this long
+#define S_SNAPSHOT_RETRY_MS 2000 // ask again when no part came for this long
+#define S_BUFFER_MAX 100000      // deltas buffered while a snapshot is awaited
+#define S_DRAIN_SLICE_US 10000   // buffered deltas applied per turn, at most this long
 
 struct _bas_replica_t {
-    bas_svc_t *svc;                 // borrowed service
-    zsock_t *dealer;                // requests to the cache's ROUTER
-    zsock_t *sub;                   // the cache's delta stream
-    bas_stream_t stream;            // our header state on the DEALER
-    bas_store_t *store;             // the replica
-    bas_replica_fns_t fns;          // change callbacks
-    const bas_handler_t *handlers;  // other answers on the DEALER
-    void *arg;                      // callback argument
-    bool has_snapshot;              // a snapshot is loaded
-    bool awaiting;                  // a SnapshotRequest is outstanding
-    int64_t asked_ms;               // when it was sent, or the last part came
-    uint64_t request_id;            // of the last SnapshotRequest
-    bool loading;                   // its parts are coming in
-    uint32_t next_part;             // the part expected next
-    bool parts_done;                // the last part is in: deltas up to upto_seq remain
-    uint64_t upto_seq;              // the greatest seq a part was packed at
-    bool overflowed;                // deltas were dropped while awaiting
-    int drain_timer;                // applying the buffered deltas, or -1
-    bool held;                      // the store is lent (bas_replica_hold)
-    const char *resync_why;         // a resync asked for while lent (static text)
-    bool synced;                    // the cache has listed everything
-    uint64_t epoch;                 // the cache's epoch of our snapshot
-    uint64_t seq;                   // last applied seq
-    zlistx_t *buffer;               // Basalt__V1__Delta* received while awaiting
-    zhashx_t *out_of_sync;          // node -> reason
-    zlistx_t *ignored;              // ignored device names
-    int timer_id;                   // snapshot retry timer
-    int work_pending;               // from the cache's last heartbeat, -1 before one
-    int64_t heartbeat_ms;           // when it arrived
+    bas_svc_t *svc;                // borrowed service
+    zsock_t *dealer;               // requests to the cache's ROUTER
+    zsock_t *sub;                  // the cache's delta stream
+    bas_stream_t stream;           // our header state on the DEALER
+    bas_store_t *store;            // the replica
+    bas_replica_fns_t fns;         // change callbacks
+    const bas_handler_t *handlers; // other answers on the DEALER
+    void *arg;                     // callback argument
+    bool has_snapshot;             // a snapshot is loaded
+    bool awaiting;                 // a SnapshotRequest is outstanding
+    int64_t asked_ms;              // when it was sent, or the last part came
+    uint64_t request_id;           // of the last SnapshotRequest
+    bool loading;                  // its parts are coming in
+    uint32_t next_part;            // the part expected next
+    bool parts_done;               // the last part is in: deltas up to upto_seq remain
+    uint64_t upto_seq;             // the greatest seq a part was packed at
+    bool overflowed;               // deltas were dropped while awaiting
+    int drain_timer;               // applying the buffered deltas, or -1
+    bool held;                     // the store is lent (bas_replica_hold)
+    const char *resync_why;        // a resync asked for while lent (static text)
+    bool synced;                   // the cache has listed everything
+    uint64_t epoch;                // the cache's epoch of our snapshot
+    uint64_t seq;                  // last applied seq
+    zlistx_t *buffer;              // Basalt__V1__Delta* received while awaiting
+    zhashx_t *out_of_sync;         // node -> reason
+    zlistx_t *ignored;             // ignored device names
+    int timer_id;                  // snapshot retry timer
+    int work_pending;              // from the cache's last heartbeat, -1 before one
+    int64_t heartbeat_ms;          // when it arrived
 };
 
 static void
@@ -56,9 +56,9 @@ bas_replica_resync (bas_replica_t *self, const char *why)
         self->resync_why = why;
         return;
     }
-    bas_info ("resnapshot", "reason=\"%s\" seq=%llu", why, (unsigned long long) self->seq);
+    bas_info ("resnapshot", "reason=\"%s\" seq=%llu", why, (unsigned long long)self->seq);
     Basalt__V1__SnapshotRequest req = BASALT__V1__SNAPSHOT_REQUEST__INIT;
-    req.requester = (char *) bas_svc_name (self->svc);
+    req.requester = (char *)bas_svc_name (self->svc);
     req.has_request_id = 1;
     req.request_id = ++self->request_id;
     self->awaiting = true;
@@ -100,7 +100,7 @@ s_apply (bas_replica_t *self, Basalt__V1__Delta *delta, bool notify)
     if (delta->epoch != self->epoch)
         return -1;
     if (delta->seq <= self->seq)
-        return 0;  // already in the snapshot
+        return 0; // already in the snapshot
     if (delta->seq != self->seq + 1)
         return -1;
     for (size_t i = 0; i < delta->n_deletes; i++) {
@@ -144,7 +144,7 @@ s_snapshot_done (bas_replica_t *self)
     self->parts_done = false;
     self->has_snapshot = true;
     bas_info ("snapshot_loaded", "epoch=%llu seq=%llu nodes=%zu pods=%zu podgroups=%zu",
-              (unsigned long long) self->epoch, (unsigned long long) self->seq,
+              (unsigned long long)self->epoch, (unsigned long long)self->seq,
               bas_store_size (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE),
               bas_store_size (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD),
               bas_store_size (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP));
@@ -159,8 +159,8 @@ s_snapshot_done (bas_replica_t *self)
 static int
 s_on_drain (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     bas_replica_t *self = arg;
     self->drain_timer = -1;
     int64_t start = bas_mono_us ();
@@ -178,7 +178,7 @@ s_on_drain (zloop_t *loop, int timer_id, void *arg)
     else if (self->overflowed)
         bas_replica_resync (self, "deltas dropped while buffered");
     else if (self->awaiting && self->seq < self->upto_seq)
-        ;  // a part is ahead of the deltas received: s_on_sub drains again as they come
+        ; // a part is ahead of the deltas received: s_on_sub drains again as they come
     else if (self->awaiting)
         s_snapshot_done (self);
     else if (self->fns.on_change)
@@ -193,10 +193,10 @@ static int
 s_on_snapshot (void *arg, bas_msg_t *msg)
 {
     bas_replica_t *self = arg;
-    Basalt__V1__Snapshot *snap = (Basalt__V1__Snapshot *) msg->body;
+    Basalt__V1__Snapshot *snap = (Basalt__V1__Snapshot *)msg->body;
     if (!self->awaiting || self->drain_timer != -1 ||
         (snap->has_request_id && snap->request_id != self->request_id))
-        return 0;  // an answer to a request we gave up on
+        return 0; // an answer to a request we gave up on
     uint32_t part = snap->has_part ? snap->part : 0;
     if (part == 0) {
         self->loading = true;
@@ -232,7 +232,7 @@ s_on_snapshot (void *arg, bas_msg_t *msg)
 static int
 s_on_dealer (zloop_t *loop, zsock_t *sock, void *arg)
 {
-    (void) loop;
+    (void)loop;
     bas_replica_t *self = arg;
     bas_msg_t msg;
     if (bas_svc_recv (self->svc, sock, false, "cache-svc", &msg) != BAS_MSG_OK) {
@@ -242,7 +242,8 @@ s_on_dealer (zloop_t *loop, zsock_t *sock, void *arg)
     if (msg.desc == &basalt__v1__snapshot__descriptor)
         s_on_snapshot (self, &msg);
     else {
-        const bas_handler_t *h = self->handlers ? bas_handler_find (self->handlers, msg.desc) : NULL;
+        const bas_handler_t *h =
+            self->handlers ? bas_handler_find (self->handlers, msg.desc) : NULL;
         if (h)
             h->fn (self->arg, &msg);
         else
@@ -255,7 +256,7 @@ s_on_dealer (zloop_t *loop, zsock_t *sock, void *arg)
 static int
 s_on_sub (zloop_t *loop, zsock_t *sock, void *arg)
 {
-    (void) loop;
+    (void)loop;
     bas_replica_t *self = arg;
     bas_msg_t msg;
     if (bas_svc_recv (self->svc, sock, false, "cache-svc", &msg) != BAS_MSG_OK) {
@@ -263,27 +264,24 @@ s_on_sub (zloop_t *loop, zsock_t *sock, void *arg)
         return 0;
     }
     if (msg.desc == &basalt__v1__delta__descriptor) {
-        Basalt__V1__Delta *delta = (Basalt__V1__Delta *) msg.body;
+        Basalt__V1__Delta *delta = (Basalt__V1__Delta *)msg.body;
         if (!self->has_snapshot || self->awaiting || self->held || self->drain_timer != -1) {
             if (zlistx_size (self->buffer) < S_BUFFER_MAX) {
                 zlistx_add_end (self->buffer, delta);
-                msg.body = NULL;  // the buffer owns it now
-            }
-            else
+                msg.body = NULL; // the buffer owns it now
+            } else
                 self->overflowed = true;
             //  Every part is in and the deltas they are ahead of are coming.
             if (self->awaiting && self->parts_done && self->drain_timer == -1)
                 s_on_drain (NULL, -1, self);
-        }
-        else if (s_apply (self, delta, true) != 0)
+        } else if (s_apply (self, delta, true) != 0)
             bas_replica_resync (self, delta->epoch != self->epoch ? "new epoch" : "gap");
         else if (self->fns.on_change)
             self->fns.on_change (self->arg);
-    }
-    else if (msg.desc == &basalt__v1__heartbeat__descriptor && self->has_snapshot &&
-             !self->awaiting && !self->held && self->drain_timer == -1 && msg.header) {
-        const Basalt__V1__Heartbeat *hb = (const Basalt__V1__Heartbeat *) msg.body;
-        self->work_pending = hb->has_work_pending ? (int) hb->work_pending : -1;
+    } else if (msg.desc == &basalt__v1__heartbeat__descriptor && self->has_snapshot &&
+               !self->awaiting && !self->held && self->drain_timer == -1 && msg.header) {
+        const Basalt__V1__Heartbeat *hb = (const Basalt__V1__Heartbeat *)msg.body;
+        self->work_pending = hb->has_work_pending ? (int)hb->work_pending : -1;
         self->heartbeat_ms = bas_mono_ms ();
         //  The cache's heartbeat carries its current epoch and seq after
         //  every delta sent before it: being behind means we lost some.
@@ -299,8 +297,8 @@ s_on_sub (zloop_t *loop, zsock_t *sock, void *arg)
 static int
 s_on_timer (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     bas_replica_t *self = arg;
     if (self->awaiting && self->drain_timer == -1 &&
         bas_mono_ms () - self->asked_ms >= S_SNAPSHOT_RETRY_MS)
@@ -324,9 +322,9 @@ bas_replica_new (bas_svc_t *svc, const char *snapshot_endpoint, const char *delt
     self->buffer = zlistx_new ();
     zlistx_set_destructor (self->buffer, s_delta_free);
     self->out_of_sync = zhashx_new ();
-    zhashx_set_destructor (self->out_of_sync, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_destructor (self->out_of_sync, (zhashx_destructor_fn *)zstr_free);
     self->ignored = zlistx_new ();
-    zlistx_set_destructor (self->ignored, (zlistx_destructor_fn *) zstr_free);
+    zlistx_set_destructor (self->ignored, (zlistx_destructor_fn *)zstr_free);
     bas_stream_init (&self->stream, bas_svc_name (svc), bas_svc_epoch (svc));
     self->timer_id = -1;
     self->drain_timer = -1;
@@ -406,8 +404,7 @@ bas_replica_release (bas_replica_t *self)
         const char *why = self->resync_why;
         self->resync_why = NULL;
         bas_replica_resync (self, why);
-    }
-    else if (zlistx_size (self->buffer) > 0 || self->overflowed)
+    } else if (zlistx_size (self->buffer) > 0 || self->overflowed)
         s_on_drain (NULL, -1, self);
 }
 

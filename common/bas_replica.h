@@ -27,8 +27,7 @@ typedef struct {
     //  An object was inserted or replaced (already in the store).
     void (*on_upsert) (void *arg, const Basalt__V1__Object *obj);
     //  An object is about to be removed; `old` is still in the store (may be NULL).
-    void (*on_delete) (void *arg, const Basalt__V1__ObjectRef *ref,
-                       const Basalt__V1__Object *old);
+    void (*on_delete) (void *arg, const Basalt__V1__ObjectRef *ref, const Basalt__V1__Object *old);
     //  After a snapshot or a delta was applied.
     void (*on_change) (void *arg);
 } bas_replica_fns_t;

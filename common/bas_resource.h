@@ -20,24 +20,24 @@
 #define BAS_RES_NAME_MAX 64
 
 typedef struct {
-    char name[BAS_RES_NAME_MAX];  // resource name, e.g. "nvidia.com/gpu"
-    int64_t value;                // integer units
+    char name[BAS_RES_NAME_MAX]; // resource name, e.g. "nvidia.com/gpu"
+    int64_t value;               // integer units
 } bas_scalar_t;
 
 typedef struct {
-    int64_t milli_cpu;            // CPU in millicores
-    int64_t memory;               // bytes
-    int64_t pods;                 // pod slots
-    int nscalars;                 // used entries of scalars, sorted by name
+    int64_t milli_cpu; // CPU in millicores
+    int64_t memory;    // bytes
+    int64_t pods;      // pod slots
+    int nscalars;      // used entries of scalars, sorted by name
     bas_scalar_t scalars[BAS_RES_MAX_SCALARS];
 } bas_res_t;
 
 //  Return codes of the arithmetic.
 #define BAS_RES_OK 0
-#define BAS_RES_NEGATIVE 1        // result has a negative dimension (not an error)
-#define BAS_RES_EOVERFLOW (-1)    // a dimension saturated at INT64_MAX/INT64_MIN
-#define BAS_RES_ETOOMANY (-2)     // more distinct scalars than BAS_RES_MAX_SCALARS
-#define BAS_RES_ENAME (-3)        // scalar name empty or longer than BAS_RES_NAME_MAX - 1
+#define BAS_RES_NEGATIVE 1     // result has a negative dimension (not an error)
+#define BAS_RES_EOVERFLOW (-1) // a dimension saturated at INT64_MAX/INT64_MIN
+#define BAS_RES_ETOOMANY (-2)  // more distinct scalars than BAS_RES_MAX_SCALARS
+#define BAS_RES_ENAME (-3)     // scalar name empty or longer than BAS_RES_NAME_MAX - 1
 
 void bas_res_zero (bas_res_t *r);
 

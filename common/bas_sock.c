@@ -86,8 +86,7 @@ bas_sock_new (int type, const char *endpoint, bool bind, const bas_sock_opts_t *
             }
             zsock_set_curve_server (sock, 1);
             zsock_set_zap_domain (sock, "basalt");
-        }
-        else {
+        } else {
             if (!opts->curve_server) {
                 snprintf (err, errlen, "endpoint %s: connecting over tcp needs --curve-server",
                           endpoint);

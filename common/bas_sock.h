@@ -21,20 +21,20 @@
 #include <czmq.h>
 
 typedef struct {
-    int sndhwm;                  // messages queued per peer before sends fail
+    int sndhwm; // messages queued per peer before sends fail
     int rcvhwm;
-    int linger_ms;               // on close
-    int heartbeat_ivl_ms;        // ZMTP heartbeat interval (0 = off)
+    int linger_ms;        // on close
+    int heartbeat_ivl_ms; // ZMTP heartbeat interval (0 = off)
     int heartbeat_timeout_ms;
     int reconnect_ivl_ms;
     int reconnect_ivl_max_ms;
-    const char *curve_cert;      // own certificate file (secret part), tcp only
-    const char *curve_server;    // server's public certificate file (connecting side)
-    const char *curve_clients;   // directory of allowed client public certs (binding side)
-    const char *identity;        // connecting side: an identity kept across reconnects (NULL:
-                                 // libzmq gives each connection a new one)
-    bool router_handover;        // ROUTER: a peer reconnecting with a known identity takes it
-                                 // over from its old, dead connection
+    const char *curve_cert;    // own certificate file (secret part), tcp only
+    const char *curve_server;  // server's public certificate file (connecting side)
+    const char *curve_clients; // directory of allowed client public certs (binding side)
+    const char *identity;      // connecting side: an identity kept across reconnects (NULL:
+                               // libzmq gives each connection a new one)
+    bool router_handover;      // ROUTER: a peer reconnecting with a known identity takes it
+                               // over from its old, dead connection
 } bas_sock_opts_t;
 
 //  Defaults every service starts from.

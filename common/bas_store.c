@@ -29,8 +29,8 @@ typedef struct {
 
 //  The slot array of one kind.
 typedef struct {
-    s_entry_t **at;  // [cap]; NULL at a freed slot
-    uint32_t n;      // slots handed out (high water)
+    s_entry_t **at; // [cap]; NULL at a freed slot
+    uint32_t n;     // slots handed out (high water)
     uint32_t cap;
     uint32_t *freed; // freed slots, reused last in first out
     uint32_t nfreed, freed_cap;
@@ -39,8 +39,8 @@ typedef struct {
 struct _bas_store_t {
     bas_hash_t *tables[S_KINDS]; // kind -> (key -> s_entry_t*)
     s_slots_t slots[S_KINDS];
-    bas_hash_t *group_names;     // "ns/name" -> pod group uid (strdup'd)
-    bool drop_pod_placement;     // pods kept without labels and placement
+    bas_hash_t *group_names; // "ns/name" -> pod group uid (strdup'd)
+    bool drop_pod_placement; // pods kept without labels and placement
 };
 
 static void
@@ -230,8 +230,7 @@ bas_store_upsert (bas_store_t *self, Basalt__V1__Object **obj_p)
         s_group_unindex (self, e->obj);
         protobuf_c_message_free_unpacked (&e->obj->base, NULL);
         e->obj = obj;
-    }
-    else {
+    } else {
         e = calloc (1, sizeof *e);
         if (!e)
             abort ();
@@ -274,7 +273,7 @@ bas_store_drop_pod_placement (bas_store_t *self, bool drop)
 int
 bas_store_upsert_copy (bas_store_t *self, const Basalt__V1__Object *obj)
 {
-    Basalt__V1__Object *copy = (Basalt__V1__Object *) bas_msg_dup (&obj->base);
+    Basalt__V1__Object *copy = (Basalt__V1__Object *)bas_msg_dup (&obj->base);
     if (!copy)
         return -1;
     return bas_store_upsert (self, &copy);
@@ -306,14 +305,16 @@ bas_store_get (bas_store_t *self, Basalt__V1__ObjectKind kind, const char *key)
 const Basalt__V1__Node *
 bas_store_node (bas_store_t *self, const char *name)
 {
-    const Basalt__V1__Object *o = bas_store_get (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, name);
+    const Basalt__V1__Object *o =
+        bas_store_get (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, name);
     return o ? o->node : NULL;
 }
 
 const Basalt__V1__Pod *
 bas_store_pod (bas_store_t *self, const char *uid)
 {
-    const Basalt__V1__Object *o = bas_store_get (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, uid);
+    const Basalt__V1__Object *o =
+        bas_store_get (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, uid);
     return o ? o->pod : NULL;
 }
 
@@ -457,8 +458,8 @@ bas_store_cursor_new_kind (bas_store_t *self, Basalt__V1__ObjectKind kind)
     if (!c)
         abort ();
     c->store = self;
-    c->kind = kind > 0 && kind < S_KINDS ? (int) kind : 1;
-    c->last = kind > 0 && kind < S_KINDS ? (int) kind + 1 : S_KINDS;
+    c->kind = kind > 0 && kind < S_KINDS ? (int)kind : 1;
+    c->last = kind > 0 && kind < S_KINDS ? (int)kind + 1 : S_KINDS;
     for (int k = c->kind; k < c->last; k++)
         c->end[k] = self->slots[k].n;
     return c;
@@ -500,7 +501,7 @@ bas_store_cursor_next (bas_store_cursor_t *self, Basalt__V1__ObjectKind *kind_p)
     if (!e)
         return NULL;
     if (kind_p)
-        *kind_p = (Basalt__V1__ObjectKind) self->kind;  // still the entry's kind
+        *kind_p = (Basalt__V1__ObjectKind)self->kind; // still the entry's kind
     return bas_store_key (e->obj);
 }
 
@@ -509,7 +510,8 @@ bas_store_cursor_left (const bas_store_cursor_t *self)
 {
     size_t left = 0;
     for (int k = self->kind; k < self->last; k++) {
-        uint32_t end = self->end[k] < self->store->slots[k].n ? self->end[k] : self->store->slots[k].n;
+        uint32_t end =
+            self->end[k] < self->store->slots[k].n ? self->end[k] : self->store->slots[k].n;
         uint32_t from = k == self->kind ? self->next : 0;
         left += end > from ? end - from : 0;
     }
@@ -520,12 +522,12 @@ zframe_t *
 bas_store_pack_part (bas_store_t *self, bas_store_cursor_t *cursor, size_t max,
                      const Basalt__V1__Snapshot *extra)
 {
-    (void) self;
+    (void)self;
     Basalt__V1__Snapshot snap = *extra;
     //  Borrow the store's objects for packing; nothing is copied. Objects
     //  deleted since the cursor was made are not met (a delta says so).
     size_t left = bas_store_cursor_left (cursor);
-    size_t take = left < max ? left : max;  // at most this many objects
+    size_t take = left < max ? left : max; // at most this many objects
     Basalt__V1__Object **objects = calloc (take ? take : 1, sizeof *objects);
     if (!objects)
         abort ();

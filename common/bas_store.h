@@ -69,7 +69,7 @@ size_t bas_store_size (bas_store_t *self, Basalt__V1__ObjectKind kind);
 
 //  Iterate over all objects of a kind in unspecified order. The callback
 //  must not change the store.
-typedef void(bas_store_fn) (void *arg, const Basalt__V1__Object *obj);
+typedef void (bas_store_fn) (void *arg, const Basalt__V1__Object *obj);
 void bas_store_foreach (bas_store_t *self, Basalt__V1__ObjectKind kind, bas_store_fn *fn,
                         void *arg);
 

@@ -12,10 +12,10 @@
 #include <jemalloc/jemalloc.h>
 #endif
 
-#define S_TAP_HWM 1000       // default --tap-hwm
+#define S_TAP_HWM 1000        // default --tap-hwm
 #define S_LONG_TURN_US 200000 // a reactor turn this long is logged (warn)
-#define S_API_BUCKETS 16     // 1 ms .. 32 s, doubling
-#define S_TURN_BUCKETS 16    // 0.5 ms .. 16 s, doubling
+#define S_API_BUCKETS 16      // 1 ms .. 32 s, doubling
+#define S_TURN_BUCKETS 16     // 0.5 ms .. 16 s, doubling
 
 //  The allocator this program runs on, as "jemalloc-5.3.0" or "libc".
 static void
@@ -40,46 +40,46 @@ s_allocator (char *buf, size_t size)
 //  may still fire it in the current pass, so its record stays (harmless,
 //  skipped) until the service is destroyed.
 typedef struct {
-    bas_svc_t *svc;            // the service timing it
-    zloop_reader_fn *reader;   // one of these three is set
+    bas_svc_t *svc;          // the service timing it
+    zloop_reader_fn *reader; // one of these three is set
     zloop_fn *poller;
     zloop_timer_fn *timer;
-    void *arg;                 // the handler's argument
-    const char *what;          // the handler's name (static)
-    void *handle;              // socket or poll item (readers, pollers)
-    int timer_id;              // zloop's id (timers)
-    size_t times_left;         // firings left (timers; 0 = forever)
-    bool ended;                // timer ended before its last firing
+    void *arg;         // the handler's argument
+    const char *what;  // the handler's name (static)
+    void *handle;      // socket or poll item (readers, pollers)
+    int timer_id;      // zloop's id (timers)
+    size_t times_left; // firings left (timers; 0 = forever)
+    bool ended;        // timer ended before its last firing
 } s_handler_t;
 
 struct _bas_svc_t {
-    char name[64];                 // service name, e.g. "cache-svc"
-    zloop_t *loop;                 // the reactor
-    bas_http_t *http;              // health and metrics server
-    bas_metrics_t *metrics;        // owned registry
-    zsock_t *tap;                  // XPUB mirror, or NULL
-    int tap_subscribers;           // subscriptions the XPUB reported, minus cancellations
-    uint64_t tap_seq;              // mirroring attempts, numbered (gaps = drops)
-    char tap_prefix[128];          // "svc=NAME epoch=N dir=": the info frame's constant part
+    char name[64];          // service name, e.g. "cache-svc"
+    zloop_t *loop;          // the reactor
+    bas_http_t *http;       // health and metrics server
+    bas_metrics_t *metrics; // owned registry
+    zsock_t *tap;           // XPUB mirror, or NULL
+    int tap_subscribers;    // subscriptions the XPUB reported, minus cancellations
+    uint64_t tap_seq;       // mirroring attempts, numbered (gaps = drops)
+    char tap_prefix[128];   // "svc=NAME epoch=N dir=": the info frame's constant part
     size_t tap_prefix_len;
-    bas_kube_t *kube;              // borrowed API client whose stats /metrics exports, or NULL
-    int sigfd;                     // signalfd for SIGTERM/SIGINT
-    zmq_pollitem_t sigitem;        // its poller
-    uint64_t epoch;                // start time in microseconds
-    bool stopping;                 // a stop was requested
+    bas_kube_t *kube;       // borrowed API client whose stats /metrics exports, or NULL
+    int sigfd;              // signalfd for SIGTERM/SIGINT
+    zmq_pollitem_t sigitem; // its poller
+    uint64_t epoch;         // start time in microseconds
+    bool stopping;          // a stop was requested
     bas_svc_ready_fn *ready_fn;
     void *ready_arg;
     bas_svc_stop_fn *stop_fn;
     void *stop_arg;
-    zlistx_t *handlers;            // s_handler_t (owned)
-    int64_t turn_max_us;           // longest reactor turn so far
-    const char *turn_max_what;     // its handler
+    zlistx_t *handlers;        // s_handler_t (owned)
+    int64_t turn_max_us;       // longest reactor turn so far
+    const char *turn_max_what; // its handler
 };
 
 static void
 s_turn_observed (void *arg, const char *what, int64_t start_us)
 {
-    bas_svc_turn ((bas_svc_t *) arg, what, start_us);
+    bas_svc_turn ((bas_svc_t *)arg, what, start_us);
 }
 
 static void
@@ -92,9 +92,9 @@ s_handler_free (void **item_p)
 static int
 s_healthz (void *arg, const char *path, char **body_p, const char **ctype)
 {
-    (void) arg;
-    (void) path;
-    (void) ctype;
+    (void)arg;
+    (void)path;
+    (void)ctype;
     *body_p = strdup ("ok\n");
     return 200;
 }
@@ -102,8 +102,8 @@ s_healthz (void *arg, const char *path, char **body_p, const char **ctype)
 static int
 s_readyz (void *arg, const char *path, char **body_p, const char **ctype)
 {
-    (void) path;
-    (void) ctype;
+    (void)path;
+    (void)ctype;
     bas_svc_t *self = arg;
     const char *reason = "starting";
     bool ready = self->ready_fn ? self->ready_fn (self->ready_arg, &reason) : true;
@@ -126,23 +126,24 @@ s_sync_kube (bas_svc_t *self)
         return;
     bas_kube_stats_t st;
     bas_kube_stats (self->kube, &st);
-    bas_metrics_set_total (self->metrics, "basalt_kube_requests_total", NULL, (double) st.requests);
-    bas_metrics_set_total (self->metrics, "basalt_kube_retries_total", NULL, (double) st.retries);
-    bas_metrics_set_total (self->metrics, "basalt_kube_errors_total", NULL, (double) st.errors);
-    bas_metrics_set_total (self->metrics, "basalt_kube_throttled_total", NULL, (double) st.throttled);
+    bas_metrics_set_total (self->metrics, "basalt_kube_requests_total", NULL, (double)st.requests);
+    bas_metrics_set_total (self->metrics, "basalt_kube_retries_total", NULL, (double)st.retries);
+    bas_metrics_set_total (self->metrics, "basalt_kube_errors_total", NULL, (double)st.errors);
+    bas_metrics_set_total (self->metrics, "basalt_kube_throttled_total", NULL,
+                           (double)st.throttled);
     bas_metrics_set_total (self->metrics, "basalt_kube_watch_restarts_total", NULL,
-                           (double) st.watch_restarts);
-    bas_metrics_set_total (self->metrics, "basalt_kube_relists_total", NULL, (double) st.relists);
+                           (double)st.watch_restarts);
+    bas_metrics_set_total (self->metrics, "basalt_kube_relists_total", NULL, (double)st.relists);
     bas_metrics_set_total (self->metrics, "basalt_kube_decode_errors_total", NULL,
-                           (double) st.decode_errors);
+                           (double)st.decode_errors);
     bas_metrics_set (self->metrics, "basalt_kube_pending_requests", NULL,
-                     (double) bas_kube_pending (self->kube));
+                     (double)bas_kube_pending (self->kube));
 }
 
 static int
 s_metrics (void *arg, const char *path, char **body_p, const char **ctype)
 {
-    (void) path;
+    (void)path;
     bas_svc_t *self = arg;
     s_sync_kube (self);
     *body_p = bas_metrics_render (self->metrics);
@@ -153,15 +154,15 @@ s_metrics (void *arg, const char *path, char **body_p, const char **ctype)
 static int
 s_on_signal (zloop_t *loop, zmq_pollitem_t *item, void *arg)
 {
-    (void) loop;
-    (void) item;
+    (void)loop;
+    (void)item;
     bas_svc_t *self = arg;
     struct signalfd_siginfo info;
     if (read (self->sigfd, &info, sizeof info) != sizeof info)
         return 0;
     bas_info ("signal", "signo=%u stopping=%s", info.ssi_signo, self->stopping ? "again" : "yes");
     if (self->stopping)
-        return -1;  // second signal: stop at once
+        return -1; // second signal: stop at once
     self->stopping = true;
     if (self->stop_fn && self->stop_fn (self->stop_arg) == 1)
         return 0;
@@ -180,8 +181,8 @@ s_describe (bas_metrics_t *m)
     bas_metrics_describe (m, "basalt_tap_messages_total", BAS_METRIC_COUNTER,
                           "Messages mirrored to tap subscribers", NULL, 0);
     bas_metrics_describe (m, "basalt_tap_drops_total", BAS_METRIC_COUNTER,
-                          "Messages the tap could not mirror (a subscriber's queue was full)",
-                          NULL, 0);
+                          "Messages the tap could not mirror (a subscriber's queue was full)", NULL,
+                          0);
     bas_metrics_describe (m, "basalt_tap_subscriptions_total", BAS_METRIC_COUNTER,
                           "Subscriptions the tap has seen (a stalled subscriber that the ZMTP "
                           "heartbeat drops and that reconnects counts again)",
@@ -194,7 +195,8 @@ s_describe (bas_metrics_t *m)
                           "Time one reactor handler call held the reactor", turn_buckets,
                           S_TURN_BUCKETS);
     bas_metrics_describe (m, "basalt_reactor_turn_max_seconds", BAS_METRIC_GAUGE,
-                          "Longest reactor handler call since the process started (handler: whose)", NULL, 0);
+                          "Longest reactor handler call since the process started (handler: whose)",
+                          NULL, 0);
     bas_metrics_describe (m, "basalt_build_info", BAS_METRIC_GAUGE,
                           "Always 1; the labels say which build runs", NULL, 0);
     bas_metrics_describe (m, "basalt_process_start_time_seconds", BAS_METRIC_GAUGE,
@@ -207,7 +209,7 @@ s_describe (bas_metrics_t *m)
 static int
 s_on_tap_subscription (zloop_t *loop, zsock_t *sock, void *arg)
 {
-    (void) loop;
+    (void)loop;
     bas_svc_t *self = arg;
     zframe_t *frame = zframe_recv (sock);
     if (!frame)
@@ -217,8 +219,7 @@ s_on_tap_subscription (zloop_t *loop, zsock_t *sock, void *arg)
         if (what == 1) {
             self->tap_subscribers++;
             bas_metrics_add (self->metrics, "basalt_tap_subscriptions_total", NULL, 1);
-        }
-        else if (what == 0 && self->tap_subscribers > 0)
+        } else if (what == 0 && self->tap_subscribers > 0)
             self->tap_subscribers--;
         bas_metrics_set (self->metrics, "basalt_tap_subscribers", NULL, self->tap_subscribers);
         bas_debug ("tap_subscription", "subscribe=%d subscribers=%d", what, self->tap_subscribers);
@@ -287,7 +288,7 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
     if (!self)
         abort ();
     snprintf (self->name, sizeof self->name, "%s", name);
-    self->epoch = (uint64_t) bas_now_us ();
+    self->epoch = (uint64_t)bas_now_us ();
     self->loop = zloop_new ();
     self->handlers = zlistx_new ();
     zlistx_set_destructor (self->handlers, s_handler_free);
@@ -295,7 +296,7 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
     s_describe (self->metrics);
     bas_metrics_set (self->metrics, "basalt_reactor_turn_max_seconds", NULL, 0);
     self->sigfd = signalfd (-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-    self->sigitem = (zmq_pollitem_t) {NULL, self->sigfd, ZMQ_POLLIN, 0};
+    self->sigitem = (zmq_pollitem_t){NULL, self->sigfd, ZMQ_POLLIN, 0};
     bas_svc_poller (self, &self->sigitem, s_on_signal, self, "signal");
 
     if (common->http && *common->http) {
@@ -315,15 +316,15 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
     char allocator[48];
     s_allocator (allocator, sizeof allocator);
     char labels[160];
-    snprintf (labels, sizeof labels, "version=\"%s\",service=\"%s\",allocator=\"%s\"", BASALT_VERSION,
-              name, allocator);
+    snprintf (labels, sizeof labels, "version=\"%s\",service=\"%s\",allocator=\"%s\"",
+              BASALT_VERSION, name, allocator);
     bas_metrics_set (self->metrics, "basalt_build_info", labels, 1);
     bas_metrics_set (self->metrics, "basalt_process_start_time_seconds", NULL,
-                     (double) self->epoch / 1e6);
-    int plen = snprintf (self->tap_prefix, sizeof self->tap_prefix, "svc=%s epoch=%llu dir=",
-                         self->name, (unsigned long long) self->epoch);
-    self->tap_prefix_len = plen > 0 && (size_t) plen < sizeof self->tap_prefix
-                               ? (size_t) plen
+                     (double)self->epoch / 1e6);
+    int plen = snprintf (self->tap_prefix, sizeof self->tap_prefix,
+                         "svc=%s epoch=%llu dir=", self->name, (unsigned long long)self->epoch);
+    self->tap_prefix_len = plen > 0 && (size_t)plen < sizeof self->tap_prefix
+                               ? (size_t)plen
                                : strlen (self->tap_prefix);
     if (common->tap && *common->tap) {
         bas_sock_opts_t opts = bas_sock_opts_default ();
@@ -338,8 +339,8 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
         //  A full subscriber makes the send fail (EAGAIN, zero timeout from
         //  bas_sock) so that the drop is counted, instead of PUB's silence.
         zsock_set_xpub_nodrop (self->tap, 1);
-        if (common->tap_sndbuf > 0 && s_tap_set_sndbuf (self->tap, common->tap, common->tap_sndbuf,
-                                                        err, sizeof err) != 0) {
+        if (common->tap_sndbuf > 0 &&
+            s_tap_set_sndbuf (self->tap, common->tap, common->tap_sndbuf, err, sizeof err) != 0) {
             bas_error ("tap_bind_failed", "endpoint=%s msg=\"%s\"", common->tap, err);
             *exit_code = 1;
             bas_svc_destroy (&self);
@@ -381,11 +382,11 @@ void
 bas_svc_turn (bas_svc_t *self, const char *what, int64_t start_us)
 {
     int64_t us = bas_mono_us () - start_us;
-    bas_metrics_observe (self->metrics, "basalt_reactor_turn_seconds", NULL, (double) us / 1e6);
+    bas_metrics_observe (self->metrics, "basalt_reactor_turn_seconds", NULL, (double)us / 1e6);
     //  A turn this long held everything else back: say so when it happens
     //  (the metric keeps only the longest).
     if (us >= S_LONG_TURN_US)
-        bas_warn ("long_turn", "handler=%s ms=%.1f", what, (double) us / 1e3);
+        bas_warn ("long_turn", "handler=%s ms=%.1f", what, (double)us / 1e3);
     if (us > self->turn_max_us) {
         self->turn_max_us = us;
         self->turn_max_what = what;
@@ -394,7 +395,7 @@ bas_svc_turn (bas_svc_t *self, const char *what, int64_t start_us)
         snprintf (labels, sizeof labels, "handler=\"%s\"", what);
         bas_metrics_reset (self->metrics, "basalt_reactor_turn_max_seconds");
         bas_metrics_set (self->metrics, "basalt_reactor_turn_max_seconds", labels,
-                         (double) us / 1e6);
+                         (double)us / 1e6);
     }
 }
 
@@ -616,10 +617,10 @@ bas_svc_kube_new (bas_svc_t *self, const bas_kube_flags_t *flags, const char *ag
     bas_metrics_exp_buckets (1, 2, S_API_BUCKETS, buckets);
     bas_metrics_describe (m, "basalt_api_requests_total", BAS_METRIC_COUNTER,
                           "API writes and reads done for this service, by verb and HTTP code "
-                          "(code 0: the server was not reached)", NULL, 0);
+                          "(code 0: the server was not reached)",
+                          NULL, 0);
     bas_metrics_describe (m, "basalt_api_request_duration_milliseconds", BAS_METRIC_HISTOGRAM,
-                          "API request latency including retries, by verb", buckets,
-                          S_API_BUCKETS);
+                          "API request latency including retries, by verb", buckets, S_API_BUCKETS);
     self->kube = kube;
     s_sync_kube (self);
     return kube;
@@ -644,9 +645,9 @@ bas_svc_tap_subscribers (bas_svc_t *self)
 static int
 s_stop_timer (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
-    (void) arg;
+    (void)loop;
+    (void)timer_id;
+    (void)arg;
     return -1;
 }
 
@@ -682,7 +683,7 @@ s_append_u64 (char *buf, size_t pos, size_t cap, uint64_t v)
     char digits[24];
     size_t n = sizeof digits;
     do
-        digits[--n] = (char) ('0' + v % 10);
+        digits[--n] = (char)('0' + v % 10);
     while ((v /= 10) && n > 0);
     return s_append (buf, pos, cap, digits + n, sizeof digits - n);
 }
@@ -703,7 +704,7 @@ s_tap (bas_svc_t *self, const char *dir, const char *peer, zmsg_t *msg, zframe_t
     peer = peer && *peer ? peer : "-";
     n = s_append (info, n, sizeof info, peer, strlen (peer));
     n = s_append (info, n, sizeof info, " time_us=", 9);
-    n = s_append_u64 (info, n, sizeof info, (uint64_t) bas_now_us ());
+    n = s_append_u64 (info, n, sizeof info, (uint64_t)bas_now_us ());
     n = s_append (info, n, sizeof info, " tap_seq=", 9);
     n = s_append_u64 (info, n, sizeof info, ++self->tap_seq);
     //  The first frame decides: with XPUB_NODROP either every frame goes
@@ -773,7 +774,8 @@ s_send_keep (zsock_t *sock, zmsg_t *msg)
     zframe_t *frame = zmsg_first (msg);
     while (frame) {
         zframe_t *next = zmsg_next (msg);
-        if (zframe_send (&frame, sock, ZFRAME_REUSE | ZFRAME_DONTWAIT | (next ? ZFRAME_MORE : 0)) != 0)
+        if (zframe_send (&frame, sock, ZFRAME_REUSE | ZFRAME_DONTWAIT | (next ? ZFRAME_MORE : 0)) !=
+            0)
             return -1;
         frame = next;
     }
@@ -790,18 +792,20 @@ bas_svc_send_msg (bas_svc_t *self, zsock_t *sock, const char *peer,
         int saved = errno;
         if (rc == 0) {
             zframe_t *type = zmsg_first (*msg_p);
-            s_tap (self, "out", peer, *msg_p, zsock_type (sock) == ZMQ_ROUTER && type ? zmsg_next (*msg_p) : type);
+            s_tap (self, "out", peer, *msg_p,
+                   zsock_type (sock) == ZMQ_ROUTER && type ? zmsg_next (*msg_p) : type);
         }
         zmsg_destroy (msg_p);
         errno = saved;
-    }
-    else
+    } else
         rc = bas_msg_send_raw (sock, msg_p);
     if (rc != 0) {
         char labels[256], esc[96];
         snprintf (labels, sizeof labels, "peer=\"%s\",type=\"%s\",errno=\"%s\"",
                   bas_metrics_escape (esc, sizeof esc, peer), desc->name,
-                  errno == EAGAIN ? "EAGAIN" : errno == EHOSTUNREACH ? "EHOSTUNREACH" : "other");
+                  errno == EAGAIN         ? "EAGAIN"
+                  : errno == EHOSTUNREACH ? "EHOSTUNREACH"
+                                          : "other");
         bas_metrics_add (self->metrics, "basalt_send_failures_total", labels, 1);
         return -1;
     }

@@ -44,54 +44,58 @@
 //  Flags shared by every service; embed as the member `common` of a
 //  service's config struct and list BAS_SVC_FLAGS (type) in its table.
 typedef struct {
-    const char *http;        // HTTP listen address for health and metrics
-    const char *log_format;  // text or json
-    int verbosity;           // --v
-    const char *tap;         // XPUB endpoint mirroring every message, or NULL
-    int tap_hwm;             // messages queued per tap subscriber before drops (<= 0: default)
-    int tap_sndbuf;          // kernel send buffer of the tap socket in bytes (<= 0: the OS's)
-    bool http_debug_public;  // serve /debug/* on the --http address to every client
+    const char *http;       // HTTP listen address for health and metrics
+    const char *log_format; // text or json
+    int verbosity;          // --v
+    const char *tap;        // XPUB endpoint mirroring every message, or NULL
+    int tap_hwm;            // messages queued per tap subscriber before drops (<= 0: default)
+    int tap_sndbuf;         // kernel send buffer of the tap socket in bytes (<= 0: the OS's)
+    bool http_debug_public; // serve /debug/* on the --http address to every client
 } bas_svc_flags_t;
 
 #define BAS_SVC_FLAGS(type)                                                                        \
-    {"http", BAS_FLAG_STRING, offsetof (type, common.http), "ADDR",                               \
+    {"http", BAS_FLAG_STRING, offsetof (type, common.http), "ADDR",                                \
      "listen address for /healthz, /readyz, /metrics"},                                            \
-        {"log-format", BAS_FLAG_STRING, offsetof (type, common.log_format), "FORMAT",             \
+        {"log-format", BAS_FLAG_STRING, offsetof (type, common.log_format), "FORMAT",              \
          "log format: text or json"},                                                              \
-        {"v", BAS_FLAG_INT, offsetof (type, common.verbosity), "N", "log verbosity"},             \
-        {"tap", BAS_FLAG_STRING, offsetof (type, common.tap), "ENDPOINT",                         \
+        {"v", BAS_FLAG_INT, offsetof (type, common.verbosity), "N", "log verbosity"},              \
+        {"tap", BAS_FLAG_STRING, offsetof (type, common.tap), "ENDPOINT",                          \
          "mirror every message sent and received to a PUB socket bound here"},                     \
-        {"tap-hwm", BAS_FLAG_INT, offsetof (type, common.tap_hwm), "N",                           \
-         "tap messages queued for subscribers before the tap drops (and counts) them"},              \
-        {"tap-sndbuf", BAS_FLAG_INT, offsetof (type, common.tap_sndbuf), "BYTES",                 \
+        {"tap-hwm", BAS_FLAG_INT, offsetof (type, common.tap_hwm), "N",                            \
+         "tap messages queued for subscribers before the tap drops (and counts) them"},            \
+        {"tap-sndbuf", BAS_FLAG_INT, offsetof (type, common.tap_sndbuf), "BYTES",                  \
          "kernel send buffer of the tap socket (default: the OS's)"},                              \
-        {"http-debug-public", BAS_FLAG_BOOL, offsetof (type, common.http_debug_public), NULL,     \
-         "serve /debug/state to every client of --http, not to localhost only"}
+    {                                                                                              \
+        "http-debug-public", BAS_FLAG_BOOL, offsetof (type, common.http_debug_public), NULL,       \
+            "serve /debug/state to every client of --http, not to localhost only"                  \
+    }
 
 //  Flags of every service that talks to the Kubernetes API; embed as the
 //  member `kube` and list BAS_KUBE_FLAGS (type) in the table.
 typedef struct {
-    const char *kubeconfig;  // kubeconfig file, or NULL for client-go's search
-    const char *master;      // API server URL overriding the kubeconfig
-    double qps;              // client rate limit
-    int burst;               // client burst
+    const char *kubeconfig; // kubeconfig file, or NULL for client-go's search
+    const char *master;     // API server URL overriding the kubeconfig
+    double qps;             // client rate limit
+    int burst;              // client burst
 } bas_kube_flags_t;
 
 #define BAS_KUBE_FLAGS(type)                                                                       \
-    {"kubeconfig", BAS_FLAG_STRING, offsetof (type, kube.kubeconfig), "FILE",                     \
+    {"kubeconfig", BAS_FLAG_STRING, offsetof (type, kube.kubeconfig), "FILE",                      \
      "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)"},                        \
-        {"master", BAS_FLAG_STRING, offsetof (type, kube.master), "URL",                          \
+        {"master", BAS_FLAG_STRING, offsetof (type, kube.master), "URL",                           \
          "Kubernetes API server URL (overrides the kubeconfig)"},                                  \
-        {"kube-api-qps", BAS_FLAG_DOUBLE, offsetof (type, kube.qps), "QPS",                       \
+        {"kube-api-qps", BAS_FLAG_DOUBLE, offsetof (type, kube.qps), "QPS",                        \
          "API request rate limit"},                                                                \
-        {"kube-api-burst", BAS_FLAG_INT, offsetof (type, kube.burst), "N", "API request burst"}
+    {                                                                                              \
+        "kube-api-burst", BAS_FLAG_INT, offsetof (type, kube.burst), "N", "API request burst"      \
+    }
 
 //  Readiness callback: true when ready; else set *reason (static string).
-typedef bool(bas_svc_ready_fn) (void *arg, const char **reason);
+typedef bool (bas_svc_ready_fn) (void *arg, const char **reason);
 
 //  Called on SIGTERM/SIGINT. Return 0 to stop the reactor now, or 1 to keep
 //  running (the service finishes work and calls bas_svc_stop itself).
-typedef int(bas_svc_stop_fn) (void *arg);
+typedef int (bas_svc_stop_fn) (void *arg);
 
 typedef struct _bas_svc_t bas_svc_t;
 

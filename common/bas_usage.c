@@ -8,10 +8,10 @@ const char *const bas_usage_phase_names[BAS_USAGE_PHASES] = {"Pending", "Inqueue
                                                              "Completed", "Unknown"};
 
 struct _bas_usage_t {
-    zhashx_t *queues;              // name -> bas_usage_queue_t* (owned)
-    zhashx_t *jobs;                // "ns/name" -> bas_usage_job_t* (owned)
-    bas_usage_queue_t **qsorted;   // queues by name
-    bas_usage_job_t **jsorted;     // jobs by namespace/name
+    zhashx_t *queues;            // name -> bas_usage_queue_t* (owned)
+    zhashx_t *jobs;              // "ns/name" -> bas_usage_job_t* (owned)
+    bas_usage_queue_t **qsorted; // queues by name
+    bas_usage_job_t **jsorted;   // jobs by namespace/name
     size_t nqueues, njobs;
 };
 
@@ -79,7 +79,7 @@ s_on_group (void *arg, const Basalt__V1__Object *obj)
     j->group = pg;
     j->queue = pg->queue && *pg->queue ? pg->queue : "default";
     if (zhashx_insert (self->jobs, key, j) != 0) {
-        free (j);  // two groups with one name: the store keys by uid; keep the first
+        free (j); // two groups with one name: the store keys by uid; keep the first
         return;
     }
     bas_usage_queue_t *q = s_queue (self, j->queue);
@@ -87,7 +87,7 @@ s_on_group (void *arg, const Basalt__V1__Object *obj)
     const char *phase = pg->status ? pg->status->phase : NULL;
     size_t pi = bas_usage_phase_index (phase);
     q->phases[pi]++;
-    if (pi == 1) {  // Inqueue
+    if (pi == 1) { // Inqueue
         bas_res_t min;
         s_res (&min, pg->min_resources);
         bas_res_add (&q->inqueue, &min);
@@ -97,7 +97,8 @@ s_on_group (void *arg, const Basalt__V1__Object *obj)
 static bool
 s_terminated (const Basalt__V1__Pod *pod)
 {
-    return pod->phase && (strcmp (pod->phase, "Succeeded") == 0 || strcmp (pod->phase, "Failed") == 0);
+    return pod->phase &&
+           (strcmp (pod->phase, "Succeeded") == 0 || strcmp (pod->phase, "Failed") == 0);
 }
 
 static void
@@ -130,22 +131,21 @@ s_on_pod (void *arg, const Basalt__V1__Object *obj)
             j->assumed++;
         bas_res_add (&j->allocated, &req);
         bas_res_add (&q->allocated, &req);
-    }
-    else if (!pod->deleting)
+    } else if (!pod->deleting)
         j->pending++;
 }
 
 static int
 s_queue_cmp (const void *a, const void *b)
 {
-    return strcmp ((*(bas_usage_queue_t *const *) a)->name, (*(bas_usage_queue_t *const *) b)->name);
+    return strcmp ((*(bas_usage_queue_t *const *)a)->name, (*(bas_usage_queue_t *const *)b)->name);
 }
 
 static int
 s_job_cmp (const void *a, const void *b)
 {
-    const Basalt__V1__PodGroup *x = (*(bas_usage_job_t *const *) a)->group;
-    const Basalt__V1__PodGroup *y = (*(bas_usage_job_t *const *) b)->group;
+    const Basalt__V1__PodGroup *x = (*(bas_usage_job_t *const *)a)->group;
+    const Basalt__V1__PodGroup *y = (*(bas_usage_job_t *const *)b)->group;
     int c = strcmp (x->namespace_ ? x->namespace_ : "", y->namespace_ ? y->namespace_ : "");
     return c ? c : strcmp (x->name ? x->name : "", y->name ? y->name : "");
 }
@@ -157,9 +157,9 @@ bas_usage_new (bas_store_t *store)
     if (!self)
         abort ();
     self->queues = zhashx_new ();
-    zhashx_set_destructor (self->queues, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_destructor (self->queues, (zhashx_destructor_fn *)zstr_free);
     self->jobs = zhashx_new ();
-    zhashx_set_destructor (self->jobs, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_destructor (self->jobs, (zhashx_destructor_fn *)zstr_free);
     bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, s_on_queue, self);
     bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, s_on_group, self);
     bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_on_pod, self);

@@ -30,20 +30,20 @@
 
 //  PodGroup phases counted per queue, in this order.
 #define BAS_USAGE_PHASES 5
-extern const char *const bas_usage_phase_names[BAS_USAGE_PHASES];  // Pending … Unknown
+extern const char *const bas_usage_phase_names[BAS_USAGE_PHASES]; // Pending … Unknown
 
 typedef struct {
-    const char *name;                  // queue name (borrowed from the store or static)
-    const Basalt__V1__Queue *queue;    // borrowed; NULL when jobs name a queue that is absent
-    bas_res_t allocated;               // bound and assumed pods' requests
-    bas_res_t request;                 // non-terminated pods' requests
-    bas_res_t inqueue;                 // minResources of Inqueue jobs
-    bas_res_t deserved;                // spec.deserved (zero when unset)
-    bas_res_t capability;              // spec.capability (zero when unset)
-    bool has_deserved;                 // spec.deserved is set
-    bool has_capability;               // spec.capability is set
-    size_t jobs;                       // PodGroups in the queue
-    size_t phases[BAS_USAGE_PHASES];   // PodGroups per phase
+    const char *name;                // queue name (borrowed from the store or static)
+    const Basalt__V1__Queue *queue;  // borrowed; NULL when jobs name a queue that is absent
+    bas_res_t allocated;             // bound and assumed pods' requests
+    bas_res_t request;               // non-terminated pods' requests
+    bas_res_t inqueue;               // minResources of Inqueue jobs
+    bas_res_t deserved;              // spec.deserved (zero when unset)
+    bas_res_t capability;            // spec.capability (zero when unset)
+    bool has_deserved;               // spec.deserved is set
+    bool has_capability;             // spec.capability is set
+    size_t jobs;                     // PodGroups in the queue
+    size_t phases[BAS_USAGE_PHASES]; // PodGroups per phase
 } bas_usage_queue_t;
 
 typedef struct {

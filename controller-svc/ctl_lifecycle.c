@@ -103,7 +103,7 @@ struct _ctl_lifecycle_t {
     enum { P_IDLE, P_INDEX, P_SCAN, P_GROUPS } phase;
     bool resetting;
     bas_store_cursor_t *cursor;
-    zlistx_t *deferred;     // owner uids to reconcile when the reset is over
+    zlistx_t *deferred; // owner uids to reconcile when the reset is over
     ctl_lifecycle_stats_t stats;
 };
 
@@ -423,7 +423,7 @@ s_wait (ctl_lifecycle_t *self, s_action_t *a, const char *group_uid)
     if (a->state != S_WAITING) {
         self->stats.waits++;
         bas_debug ("pod_waits_for_delete", "pod=%s/%s podgroup=%s podgroup_uid=%s", a->ns, a->name,
-                  a->group, group_uid ? group_uid : "-");
+                   a->group, group_uid ? group_uid : "-");
     }
     a->state = S_WAITING;
 }
@@ -461,7 +461,7 @@ s_on_annotated (void *arg, const bas_kube_response_t *resp)
         } else if (resp->code == 404 || resp->code == 409) {
             //  The pod is gone, or is another pod now: the decision is stale.
             bas_debug ("annotate_dropped", "pod=%s/%s uid=%s code=%ld", a->ns, a->name, a->uid,
-                      resp->code);
+                       resp->code);
             zhashx_delete (self->actions, call->key);
         } else {
             bas_warn ("annotate_failed", "pod=%s/%s code=%ld reason=%s msg=\"%s\"", a->ns, a->name,
@@ -632,7 +632,7 @@ s_on_owner (void *arg, const bas_kube_response_t *resp)
                 ann = ctl_owner_annotations (obj);
             else
                 bas_debug ("owner_replaced", "pod=%s/%s owner_uid=%s", a->ns, a->name,
-                          call->owner_uid);
+                           call->owner_uid);
             cJSON_Delete (obj);
         }
         if (resp->code == 200 || resp->code == 404 || resp->code == 403) {
@@ -640,7 +640,7 @@ s_on_owner (void *arg, const bas_kube_response_t *resp)
             //  annotations are the fallback.
             if (!ann)
                 bas_debug ("owner_unread", "pod=%s/%s owner_uid=%s code=%ld fallback=pod", a->ns,
-                          a->name, call->owner_uid, resp->code);
+                           a->name, call->owner_uid, resp->code);
             s_create (self, a, pod, ann);
         } else {
             bas_warn ("owner_get_failed", "pod=%s/%s code=%ld reason=%s", a->ns, a->name,
@@ -913,7 +913,7 @@ s_update_from_pod (ctl_lifecycle_t *self, const ctl_owner_t *owner, const Basalt
     uint64_t gen = ++self->gen;
     zhashx_insert (self->updates, pg->uid, (void *)(uintptr_t)gen);
     bas_debug ("podgroup_update", "podgroup=%s/%s uid=%s from_pod=%s", owner->ns, name, pg->uid,
-              pod->name);
+               pod->name);
     self->stats.updates++;
     if (s_send (self, "PATCH", path, "application/merge-patch+json", patch, s_on_updated,
                 s_call_new (self, C_UPDATE, pg->uid, gen)) != 0)
@@ -1072,9 +1072,10 @@ void
 ctl_lifecycle_scan_begin (ctl_lifecycle_t *self)
 {
     if (self->phase != P_IDLE)
-        return;  // the reset or scan under way looks at every pod too
+        return; // the reset or scan under way looks at every pod too
     self->phase = P_SCAN;
-    self->cursor = bas_store_cursor_new_kind (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD);
+    self->cursor =
+        bas_store_cursor_new_kind (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD);
 }
 
 bool
@@ -1114,13 +1115,11 @@ ctl_lifecycle_step (ctl_lifecycle_t *self, int64_t budget_us)
                 const Basalt__V1__Pod *pod = bas_store_pod (self->store, key);
                 if (pod)
                     s_index_add (self, pod);
-            }
-            else if (self->phase == P_SCAN) {
+            } else if (self->phase == P_SCAN) {
                 const Basalt__V1__Pod *pod = bas_store_pod (self->store, key);
                 if (pod)
                     s_consider (self, pod);
-            }
-            else {
+            } else {
                 const Basalt__V1__PodGroup *pg = bas_store_pod_group (self->store, key);
                 if (pg)
                     ctl_lifecycle_group_upsert (self, pg);
@@ -1133,13 +1132,11 @@ ctl_lifecycle_step (ctl_lifecycle_t *self, int64_t budget_us)
             self->phase = P_SCAN;
             self->cursor =
                 bas_store_cursor_new_kind (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD);
-        }
-        else if (self->phase == P_SCAN && self->resetting) {
+        } else if (self->phase == P_SCAN && self->resetting) {
             self->phase = P_GROUPS;
-            self->cursor = bas_store_cursor_new_kind (self->store,
-                                                      BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP);
-        }
-        else {
+            self->cursor = bas_store_cursor_new_kind (
+                self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP);
+        } else {
             self->phase = P_IDLE;
             self->resetting = false;
             for (char *uid = zlistx_first (self->deferred); uid; uid = zlistx_next (self->deferred))
@@ -1167,7 +1164,8 @@ ctl_lifecycle_reset_begin (ctl_lifecycle_t *self)
     bas_hash_purge (self->pod_owner);
     self->phase = P_INDEX;
     self->resetting = true;
-    self->cursor = bas_store_cursor_new_kind (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD);
+    self->cursor =
+        bas_store_cursor_new_kind (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD);
 }
 
 void
@@ -1288,7 +1286,7 @@ void
 ctl_lifecycle_tick (ctl_lifecycle_t *self)
 {
     if (self->resetting)
-        return;  // retries wait for the indexes
+        return; // retries wait for the indexes
     int64_t now = s_now (self);
     zlistx_t *due = zlistx_new ();
     zlistx_set_destructor (due, s_str_free);

@@ -133,7 +133,7 @@ static void
 s_reset (ctl_t *self)
 {
     if (!self->holding && !bas_replica_hold (self->replica))
-        return;  // not ready: the next change or rescan starts it
+        return; // not ready: the next change or rescan starts it
     self->holding = true;
     self->scanned = true;
     ctl_lifecycle_reset_begin (self->life);

@@ -22,7 +22,7 @@
 
 #define S_QUEUE_PATH "/apis/scheduling.volcano.sh/v1beta1/queues"
 #define S_ROOT "root"
-#define S_DEPTH_MAX 64 // a parent chain longer than this is a cycle
+#define S_DEPTH_MAX 64  // a parent chain longer than this is a cycle
 #define S_BUSY_SHARE 20 // a recount takes at most 1/20 of the controller's time
 
 //  The phases Volcano's queue controller counts, in its gauge names.
@@ -35,10 +35,10 @@ static const char *s_gauges[] = {
 
 //  What a recount found for one queue name.
 typedef struct {
-    long groups;            // PodGroups naming it
-    long phase[S_NPHASES];  // of which in each phase
-    bas_res_t own;          // requests of its own allocated pods
-    bas_res_t sum;          // own, and those of the queues below it
+    long groups;           // PodGroups naming it
+    long phase[S_NPHASES]; // of which in each phase
+    bas_res_t own;         // requests of its own allocated pods
+    bas_res_t sum;         // own, and those of the queues below it
 } s_tally_t;
 
 //  Where a pass is.
@@ -47,8 +47,8 @@ typedef enum { P_IDLE = 0, P_GROUPS, P_PODS } s_pass_t;
 //  A request's context.
 typedef struct {
     ctl_queue_t *self;
-    char *queue; // the queue's name
-    bool create; // a POST (else a status PATCH)
+    char *queue;  // the queue's name
+    bool create;  // a POST (else a status PATCH)
     void *handle; // in self->calls
 } s_call_t;
 
@@ -251,11 +251,11 @@ s_on_created (void *arg, const bas_kube_response_t *r)
         //  the model, not one interval later.
         self->last_pass = INT64_MIN / 2;
         bas_info ("queue_created", "queue=%s code=%ld msg=\"%s\"", call->queue, r->code,
-                  r->code == 409 ? "it exists already" : "it was missing; created as Volcano's scheduler creates it");
-    }
-    else {
+                  r->code == 409 ? "it exists already"
+                                 : "it was missing; created as Volcano's scheduler creates it");
+    } else {
         self->stats.write_failures++;
-        self->changed = true;  // try again at the next pass
+        self->changed = true; // try again at the next pass
         bas_warn ("queue_create_failed", "queue=%s code=%ld reason=\"%s\" msg=\"%s\"", call->queue,
                   r->code, r->reason ? r->reason : "", r->message ? r->message : "");
     }
@@ -289,7 +289,7 @@ s_ensure (ctl_queue_t *self)
             continue;
         }
         if (i == 1 && strcmp (names[1], S_ROOT) == 0) {
-            self->ensured[1] = true;  // --default-queue root: made as root
+            self->ensured[1] = true; // --default-queue root: made as root
             continue;
         }
         char body[512];
@@ -315,7 +315,7 @@ s_on_written (void *arg, const bas_kube_response_t *r)
         zhashx_delete (self->sent, call->queue);
         self->stats.write_failures++;
         self->changed = true;
-        if (r->code != 404)  // 404: the queue is gone; nothing to write
+        if (r->code != 404) // 404: the queue is gone; nothing to write
             bas_warn ("queue_status_failed", "queue=%s code=%ld reason=\"%s\" msg=\"%s\"",
                       call->queue, r->code, r->reason ? r->reason : "",
                       r->message ? r->message : "");
@@ -362,8 +362,8 @@ s_walk_group (ctl_queue_t *self, const Basalt__V1__PodGroup *pg)
 static bool
 s_allocated (const Basalt__V1__Pod *pod)
 {
-    if (pod->deleting || !((pod->node_name && *pod->node_name) ||
-                           (pod->assumed_node && *pod->assumed_node)))
+    if (pod->deleting ||
+        !((pod->node_name && *pod->node_name) || (pod->assumed_node && *pod->assumed_node)))
         return false;
     return !(pod->phase &&
              (strcmp (pod->phase, "Succeeded") == 0 || strcmp (pod->phase, "Failed") == 0));
@@ -413,7 +413,7 @@ s_propagate (ctl_queue_t *self, const char *name)
         s_tally_t *up = zhashx_lookup (self->tally, at);
         const Basalt__V1__Queue *aq = bas_store_queue (self->store, at);
         if (!up || !aq)
-            return;  // a parent that does not exist ends the chain
+            return; // a parent that does not exist ends the chain
         bas_res_add (&up->sum, &t->own);
         at = s_parent (aq);
     }
@@ -529,7 +529,8 @@ s_pass_end (ctl_queue_t *self)
     if (self->config.metrics)
         for (size_t i = 0; i < S_NPHASES; i++)
             bas_metrics_reset (self->config.metrics, s_gauges[i]);
-    bas_store_foreach (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, s_tally_queue, self);
+    bas_store_foreach (self->store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, s_tally_queue,
+                       self);
     //  Not a store walk: looking queues up in the store while walking the
     //  queue table disturbed zhashx's one cursor per table (the walk never
     //  ended, seen in test_e2e_jobctl), so the names are copied first.
@@ -604,8 +605,7 @@ s_step (ctl_queue_t *self, int64_t budget_us)
             const Basalt__V1__PodGroup *pg = bas_store_pod_group (self->store, key);
             if (pg)
                 s_walk_group (self, pg);
-        }
-        else {
+        } else {
             const Basalt__V1__Pod *pod = bas_store_pod (self->store, key);
             if (pod)
                 s_walk_pod (self, pod);

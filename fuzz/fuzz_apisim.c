@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 typedef struct {
-    char *query;  // "a=1&b=2", owned
+    char *query; // "a=1&b=2", owned
     char value[1024];
 } s_query_t;
 
@@ -28,9 +28,9 @@ s_query (void *arg, const char *name)
     size_t nlen = strlen (name);
     for (const char *p = q->query; p && *p;) {
         const char *end = strchr (p, '&');
-        size_t len = end ? (size_t) (end - p) : strlen (p);
+        size_t len = end ? (size_t)(end - p) : strlen (p);
         if (len > nlen && strncmp (p, name, nlen) == 0 && p[nlen] == '=') {
-            snprintf (q->value, sizeof q->value, "%.*s", (int) (len - nlen - 1), p + nlen + 1);
+            snprintf (q->value, sizeof q->value, "%.*s", (int)(len - nlen - 1), p + nlen + 1);
             return q->value;
         }
         p = end ? end + 1 : NULL;
@@ -75,16 +75,19 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
     sim_api_config_t cfg;
     sim_api_config_defaults (&cfg);
-    cfg.watch_window = 64;  // one request: no need for the default window's room
+    cfg.watch_window = 64; // one request: no need for the default window's room
     sim_api_t *api = sim_api_new (&cfg);
-    s_load (api, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},"
-                 "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}");
-    s_load (api, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
-                 "\"namespace\":\"default\",\"labels\":{\"app\":\"a\"}},\"spec\":{\"schedulerName\":"
-                 "\"volcano\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":"
-                 "{\"requests\":{\"cpu\":\"1\"}}}]}}");
-    s_load (api, "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
-                 "\"metadata\":{\"name\":\"pg\",\"namespace\":\"default\"},\"spec\":{\"minMember\":1}}");
+    s_load (api,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},"
+            "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}");
+    s_load (api,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+            "\"namespace\":\"default\",\"labels\":{\"app\":\"a\"}},\"spec\":{\"schedulerName\":"
+            "\"volcano\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":"
+            "{\"requests\":{\"cpu\":\"1\"}}}]}}");
+    s_load (api,
+            "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+            "\"metadata\":{\"name\":\"pg\",\"namespace\":\"default\"},\"spec\":{\"minMember\":1}}");
     sim_request_t req = {
         .method = text,
         .path = path,

@@ -18,7 +18,7 @@ s_decode_all (const cJSON *obj)
     for (int kind = 1; kind <= 6; kind++) {
         char err[256];
         Basalt__V1__Object *o =
-            bas_k8s_object_from_json ((Basalt__V1__ObjectKind) kind, obj, err, sizeof err);
+            bas_k8s_object_from_json ((Basalt__V1__ObjectKind)kind, obj, err, sizeof err);
         if (o)
             protobuf_c_message_free_unpacked (&o->base, NULL);
     }
@@ -31,8 +31,7 @@ s_document (const cJSON *doc)
     const cJSON *items = cJSON_GetObjectItemCaseSensitive (doc, "items");
     const cJSON *item;
     if (cJSON_IsArray (items))
-        cJSON_ArrayForEach (item, items)
-            s_decode_all (item);
+        cJSON_ArrayForEach (item, items) s_decode_all (item);
     const cJSON *object = cJSON_GetObjectItemCaseSensitive (doc, "object");
     if (cJSON_IsObject (object))
         s_decode_all (object);
@@ -41,7 +40,7 @@ s_document (const cJSON *doc)
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-    cJSON *doc = cJSON_ParseWithLength ((const char *) data, size);
+    cJSON *doc = cJSON_ParseWithLength ((const char *)data, size);
     if (doc)
         s_document (doc);
     cJSON_Delete (doc);
@@ -50,7 +49,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     for (size_t i = 0; i <= size; i++)
         if (i == size || data[i] == '\n') {
             if (i > from && (from > 0 || i < size)) {
-                cJSON *event = cJSON_ParseWithLength ((const char *) data + from, i - from);
+                cJSON *event = cJSON_ParseWithLength ((const char *)data + from, i - from);
                 if (event)
                     s_document (event);
                 cJSON_Delete (event);

@@ -17,7 +17,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     int fd = mkstemp (path);
     if (fd < 0)
         abort ();
-    if (size && write (fd, data, size) != (ssize_t) size)
+    if (size && write (fd, data, size) != (ssize_t)size)
         abort ();
     close (fd);
     bas_kube_config_t cfg = {0};

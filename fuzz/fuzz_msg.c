@@ -40,8 +40,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
                 i++;
             }
         s_add (msg, data + from, size - from);
-    }
-    else {
+    } else {
         router = (data[0] & 0x40) != 0;
         size_t n = 0;
         const ProtobufCMessageDescriptor *const *types = bas_msgtypes (&n);
@@ -52,8 +51,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         if (hlen > left)
             hlen = left;
         if (router)
-            s_add (msg, (const uint8_t *) "peer", 4);
-        s_add (msg, (const uint8_t *) desc->name, strlen (desc->name));
+            s_add (msg, (const uint8_t *)"peer", 4);
+        s_add (msg, (const uint8_t *)desc->name, strlen (desc->name));
         s_add (msg, rest, hlen);
         s_add (msg, rest + hlen, left - hlen);
     }

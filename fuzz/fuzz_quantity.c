@@ -21,7 +21,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     for (int scale = -3; scale <= 9; scale += 3)
         bas_quantity_parse_scaled (text, scale, &v, err, sizeof err);
     bas_duration_parse (text, &v, err, sizeof err);
-    (void) bas_k8s_time_parse_ms (text);
+    (void)bas_k8s_time_parse_ms (text);
     free (text);
     return 0;
 }

@@ -8,7 +8,7 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
     char err[512];
-    sess_conf_t *conf = sess_conf_parse ((const char *) data, size, err, sizeof err);
+    sess_conf_t *conf = sess_conf_parse ((const char *)data, size, err, sizeof err);
     sess_conf_destroy (&conf);
     return 0;
 }

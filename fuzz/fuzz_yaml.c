@@ -11,7 +11,7 @@
 static int
 s_doc (void *arg, cJSON **doc_p, int index)
 {
-    (void) index;
+    (void)index;
     size_t *docs = arg;
     (*docs)++;
     cJSON_Delete (*doc_p);
@@ -23,9 +23,9 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
     char err[256];
-    cJSON *json = bas_yaml_to_json ((const char *) data, size, err, sizeof err);
+    cJSON *json = bas_yaml_to_json ((const char *)data, size, err, sizeof err);
     cJSON_Delete (json);
     size_t docs = 0;
-    bas_yaml_load_documents ((const char *) data, size, s_doc, &docs, err, sizeof err);
+    bas_yaml_load_documents ((const char *)data, size, s_doc, &docs, err, sizeof err);
     return 0;
 }

@@ -58,8 +58,8 @@ s_need_continue (const sess_job_t *job)
             int placed = 0;
             for (int t = 0; t < job->ntasks; t++) {
                 const sess_task_t *task = job->tasks[t];
-                if (strcmp (task->pod->task_role ? task->pod->task_role : "",
-                            job->roles[r].role) == 0 &&
+                if (strcmp (task->pod->task_role ? task->pod->task_role : "", job->roles[r].role) ==
+                        0 &&
                     (task->status & (SESS_ALLOCATED_CLASS | SESS_TASK_SUCCEEDED)))
                     placed++;
             }

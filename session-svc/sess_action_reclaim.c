@@ -34,8 +34,8 @@ s_candidate (const sess_task_t *reclaimer, const sess_task_t *task)
 }
 
 static bool
-s_reclaim_for_task (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *task,
-                    sess_task_t **cands, sess_task_t **victims)
+s_reclaim_for_task (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *task, sess_task_t **cands,
+                    sess_task_t **victims)
 {
     char reason[128];
     for (int i = 0; i < ssn->nnodes; i++) {
@@ -131,8 +131,8 @@ sess_reclaim_execute (sess_session_t *ssn, const cJSON *args)
                 if (task->preempt_never)
                     continue;
                 if (!sess_preemptive (ssn, queue, task)) {
-                    bas_debug ("sched_reclaim_not_preemptive", "task=%s queue=%s",
-                               task->pod->uid, queue->name);
+                    bas_debug ("sched_reclaim_not_preemptive", "task=%s queue=%s", task->pod->uid,
+                               queue->name);
                     continue;
                 }
                 s_reclaim_for_task (ssn, &stmt, task, cands, victims);

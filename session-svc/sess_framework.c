@@ -882,7 +882,8 @@ sess_node_tasks (sess_session_t *ssn, const sess_node_t *node, int *n)
             if (ssn->tasks[t].node)
                 ssn->node_ntasks[ssn->tasks[t].node->index]++;
         for (int i = 0; i < ssn->nnodes; i++) {
-            ssn->node_tasks[i] = malloc ((size_t)(ssn->node_ntasks[i] + 1) * sizeof (sess_task_t *));
+            ssn->node_tasks[i] =
+                malloc ((size_t)(ssn->node_ntasks[i] + 1) * sizeof (sess_task_t *));
             if (!ssn->node_tasks[i])
                 abort ();
             ssn->node_ntasks[i] = 0;

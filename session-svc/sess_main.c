@@ -46,10 +46,9 @@
 #define S_HANDOFF_RELEASE(p) __tsan_release (p)
 #define S_HANDOFF_ACQUIRE(p) __tsan_acquire (p)
 #else
-#define S_HANDOFF_RELEASE(p) ((void) (p))
-#define S_HANDOFF_ACQUIRE(p) ((void) (p))
+#define S_HANDOFF_RELEASE(p) ((void)(p))
+#define S_HANDOFF_ACQUIRE(p) ((void)(p))
 #endif
-
 
 typedef struct {
     bas_svc_flags_t common;
@@ -86,57 +85,57 @@ static const bas_flag_t s_flags[] = {
 
 //  One session, from the reactor to the worker and back.
 typedef struct {
-    bas_store_t *store;           // lent by the replica
-    const sess_conf_t *conf;      // lent: not replaced while the job is out
+    bas_store_t *store;      // lent by the replica
+    const sess_conf_t *conf; // lent: not replaced while the job is out
     sess_params_t params;
     char sid[64];
-    const char *why;              // static
+    const char *why; // static
     int64_t start_ms;
-    zhashx_t *conditions;         // lent: pod conditions proposed before (s_filter_conditions)
-    zhashx_t *group_events;       // lent: PodGroup Events proposed before (s_filter_group_events)
-    uint64_t base_seq;            // the store's seq
+    zhashx_t *conditions;   // lent: pod conditions proposed before (s_filter_conditions)
+    zhashx_t *group_events; // lent: PodGroup Events proposed before (s_filter_group_events)
+    uint64_t base_seq;      // the store's seq
     //  The worker's answer: the Commit packed in parts (sess_commit_pack),
     //  NULL when there is nothing to propose, and its size.
     zframe_t **parts;
     size_t n_parts;
     size_t placements, statuses, pod_conditions, evictions;
-    bool plan;                    // a session (else only the usage below)
-    bool want_usage;              // compute the usage for the gauges too
-    int64_t usage_us;             // then: how long the walk took
-    bas_metrics_t *gauges;        // then: the gauge families, recomputed
+    bool plan;             // a session (else only the usage below)
+    bool want_usage;       // compute the usage for the gauges too
+    int64_t usage_us;      // then: how long the walk took
+    bas_metrics_t *gauges; // then: the gauge families, recomputed
 } s_job_t;
 
 typedef struct {
     sess_config_t config;
     bas_svc_t *svc;
-    zactor_t *worker;             // runs the sessions (s_worker)
-    s_job_t *job;                 // the session out with the worker, or NULL
-    bool conf_check_due;          // the file is checked when the session is back
-    bool gauges_due;              // and the gauges recomputed
-    int64_t gauges_ms;            // when the gauges were last recomputed
-    int64_t gauges_gap_ms;        // the least time between two recomputations
-    bool commit_moves;            // the commit in flight places or evicts
-    int64_t last_end_ms;          // when the last session came back
-    int64_t last_run_ms;          // and how long it took
+    zactor_t *worker;      // runs the sessions (s_worker)
+    s_job_t *job;          // the session out with the worker, or NULL
+    bool conf_check_due;   // the file is checked when the session is back
+    bool gauges_due;       // and the gauges recomputed
+    int64_t gauges_ms;     // when the gauges were last recomputed
+    int64_t gauges_gap_ms; // the least time between two recomputations
+    bool commit_moves;     // the commit in flight places or evicts
+    int64_t last_end_ms;   // when the last session came back
+    int64_t last_run_ms;   // and how long it took
     bas_metrics_t *metrics;
     bas_replica_t *replica;
-    sess_conf_t *conf;            // configuration in force
-    struct timespec conf_mtime;   // of the file it came from
-    size_t parts_in_flight;       // parts of the commit not answered yet
-    size_t commit_accepted;       // proposals accepted in the parts answered so far
-    size_t commit_rejected;       // and rejected
-    uint64_t commit_seq;          // the greatest cache seq a part was answered at
+    sess_conf_t *conf;          // configuration in force
+    struct timespec conf_mtime; // of the file it came from
+    size_t parts_in_flight;     // parts of the commit not answered yet
+    size_t commit_accepted;     // proposals accepted in the parts answered so far
+    size_t commit_rejected;     // and rejected
+    uint64_t commit_seq;        // the greatest cache seq a part was answered at
     int64_t commit_sent_ms;
-    char session_id[64];          // of the commit in flight
-    uint64_t wait_seq;            // replica must reach this before the next session
-    uint64_t commit_epoch;        // cache epoch the last commit (and wait_seq) belong to
-    bool new_work;                // pending pods arrived since the last session
-    int trigger_timer;            // armed one-shot timer, or -1
-    uint64_t sessions;            // sessions run
-    int64_t last_change_ms;       // when the replica last changed
-    bool stepping_done;           // --max-sessions sessions have run
-    zhashx_t *conditions;         // pod uid -> "reason|message" last proposed
-    zhashx_t *group_events;       // PodGroup uid -> "type|reason|message" last proposed
+    char session_id[64];    // of the commit in flight
+    uint64_t wait_seq;      // replica must reach this before the next session
+    uint64_t commit_epoch;  // cache epoch the last commit (and wait_seq) belong to
+    bool new_work;          // pending pods arrived since the last session
+    int trigger_timer;      // armed one-shot timer, or -1
+    uint64_t sessions;      // sessions run
+    int64_t last_change_ms; // when the replica last changed
+    bool stepping_done;     // --max-sessions sessions have run
+    zhashx_t *conditions;   // pod uid -> "reason|message" last proposed
+    zhashx_t *group_events; // PodGroup uid -> "type|reason|message" last proposed
 } sess_t;
 
 static void s_session (sess_t *self, const char *why);
@@ -152,9 +151,9 @@ s_describe_histogram (bas_metrics_t *m, const char *name, const char *help, doub
                       double end, size_t n)
 {
     double buckets[32];
-    double factor = pow (end / start, 1.0 / (double) (n - 1));
+    double factor = pow (end / start, 1.0 / (double)(n - 1));
     for (size_t i = 0; i < n && i < 32; i++)
-        buckets[i] = start * pow (factor, (double) i);
+        buckets[i] = start * pow (factor, (double)i);
     bas_metrics_describe (m, name, BAS_METRIC_HISTOGRAM, help, buckets, n);
 }
 
@@ -162,8 +161,8 @@ static void
 s_describe (bas_metrics_t *m)
 {
     s_describe_histogram (m, "volcano_e2e_scheduling_latency_milliseconds",
-                          "E2e scheduling latency in milliseconds (scheduling algorithm + binding)", 1,
-                          5000, 20);
+                          "E2e scheduling latency in milliseconds (scheduling algorithm + binding)",
+                          1, 5000, 20);
     s_describe_histogram (m, "volcano_action_scheduling_latency_milliseconds",
                           "Action scheduling latency in milliseconds", 1, 2000, 20);
     s_describe_histogram (m, "volcano_plugin_scheduling_latency_milliseconds",
@@ -173,7 +172,8 @@ s_describe (bas_metrics_t *m)
                           "means a pod could not be scheduled in a session",
                           NULL, 0);
     bas_metrics_describe (m, "volcano_unschedule_task_count", BAS_METRIC_GAUGE,
-                          "Number of tasks of a job (job_id namespace/name) not scheduled", NULL, 0);
+                          "Number of tasks of a job (job_id namespace/name) not scheduled", NULL,
+                          0);
     bas_metrics_describe (m, "volcano_unschedule_job_count", BAS_METRIC_GAUGE,
                           "Number of jobs that could not be scheduled", NULL, 0);
     bas_metrics_describe (m, "volcano_pod_preemption_victims", BAS_METRIC_GAUGE,
@@ -193,14 +193,16 @@ s_describe (bas_metrics_t *m)
         snprintf (help, sizeof help, "%s scalar resources of the queue, in milli-units", kinds[i]);
         bas_metrics_describe (m, name, BAS_METRIC_GAUGE, help, NULL, 0);
     }
-    bas_metrics_describe (m, "volcano_queue_weight", BAS_METRIC_GAUGE, "Weight of the queue", NULL, 0);
+    bas_metrics_describe (m, "volcano_queue_weight", BAS_METRIC_GAUGE, "Weight of the queue", NULL,
+                          0);
     bas_metrics_describe (m, "basalt_podgroups", BAS_METRIC_GAUGE,
-                          "PodGroups by queue and phase, as the session's replica has them", NULL, 0);
+                          "PodGroups by queue and phase, as the session's replica has them", NULL,
+                          0);
     bas_metrics_describe (m, "basalt_sessions_total", BAS_METRIC_COUNTER,
                           "Scheduling sessions run, by outcome (commit: proposals sent)", NULL, 0);
-    bas_metrics_describe (m, "basalt_session_pods", BAS_METRIC_GAUGE,
-                          "Pods of the last session by outcome (placed, pending, pipelined, evicted)",
-                          NULL, 0);
+    bas_metrics_describe (
+        m, "basalt_session_pods", BAS_METRIC_GAUGE,
+        "Pods of the last session by outcome (placed, pending, pipelined, evicted)", NULL, 0);
     bas_metrics_describe (m, "basalt_commit_items_total", BAS_METRIC_COUNTER,
                           "Proposals answered by the cache, by result", NULL, 0);
     bas_metrics_describe (m, "basalt_replica_seq", BAS_METRIC_GAUGE,
@@ -248,16 +250,16 @@ s_queue_res (bas_metrics_t *m, const char *kind, const char *qlabel, const bas_r
     char name[96], labels[256];
     snprintf (name, sizeof name, "volcano_queue_%s_milli_cpu", kind);
     snprintf (labels, sizeof labels, "queue_name=\"%s\"", qlabel);
-    bas_metrics_set (m, name, labels, (double) r->milli_cpu);
+    bas_metrics_set (m, name, labels, (double)r->milli_cpu);
     snprintf (name, sizeof name, "volcano_queue_%s_memory_bytes", kind);
-    bas_metrics_set (m, name, labels, (double) r->memory);
+    bas_metrics_set (m, name, labels, (double)r->memory);
     snprintf (name, sizeof name, "volcano_queue_%s_scalar_resources", kind);
     for (int i = 0; i < r->nscalars; i++) {
         char esc[96];
         snprintf (labels, sizeof labels, "queue_name=\"%s\",resource=\"%s\"", qlabel,
                   bas_metrics_escape (esc, sizeof esc, r->scalars[i].name));
         //  Volcano counts scalar resources in milli-units (a GPU is 1000).
-        bas_metrics_set (m, name, labels, (double) r->scalars[i].value * 1000.0);
+        bas_metrics_set (m, name, labels, (double)r->scalars[i].value * 1000.0);
     }
 }
 
@@ -266,15 +268,24 @@ s_queue_res (bas_metrics_t *m, const char *kind, const char *qlabel, const bas_r
 //  deletes them.
 //  The gauge families recomputed from the replica.
 static const char *const s_gauge_families[] = {
-    "volcano_queue_allocated_milli_cpu",  "volcano_queue_allocated_memory_bytes",
-    "volcano_queue_allocated_scalar_resources", "volcano_queue_request_milli_cpu",
-    "volcano_queue_request_memory_bytes", "volcano_queue_request_scalar_resources",
-    "volcano_queue_deserved_milli_cpu",   "volcano_queue_deserved_memory_bytes",
-    "volcano_queue_deserved_scalar_resources", "volcano_queue_capacity_milli_cpu",
-    "volcano_queue_capacity_memory_bytes", "volcano_queue_capacity_scalar_resources",
-    "volcano_queue_inqueue_milli_cpu",    "volcano_queue_inqueue_memory_bytes",
-    "volcano_queue_inqueue_scalar_resources", "volcano_queue_weight",
-    "basalt_podgroups",                   "volcano_unschedule_task_count",
+    "volcano_queue_allocated_milli_cpu",
+    "volcano_queue_allocated_memory_bytes",
+    "volcano_queue_allocated_scalar_resources",
+    "volcano_queue_request_milli_cpu",
+    "volcano_queue_request_memory_bytes",
+    "volcano_queue_request_scalar_resources",
+    "volcano_queue_deserved_milli_cpu",
+    "volcano_queue_deserved_memory_bytes",
+    "volcano_queue_deserved_scalar_resources",
+    "volcano_queue_capacity_milli_cpu",
+    "volcano_queue_capacity_memory_bytes",
+    "volcano_queue_capacity_scalar_resources",
+    "volcano_queue_inqueue_milli_cpu",
+    "volcano_queue_inqueue_memory_bytes",
+    "volcano_queue_inqueue_scalar_resources",
+    "volcano_queue_weight",
+    "basalt_podgroups",
+    "volcano_unschedule_task_count",
     "volcano_unschedule_job_count",
 };
 #define S_GAUGE_FAMILIES (sizeof s_gauge_families / sizeof s_gauge_families[0])
@@ -303,7 +314,7 @@ s_apply_gauges (bas_metrics_t *m, bas_usage_t *usage)
         for (size_t p = 0; p < BAS_USAGE_PHASES; p++) {
             snprintf (labels, sizeof labels, "queue=\"%s\",phase=\"%s\"", qlabel,
                       bas_usage_phase_names[p]);
-            bas_metrics_set (m, "basalt_podgroups", labels, (double) q->phases[p]);
+            bas_metrics_set (m, "basalt_podgroups", labels, (double)q->phases[p]);
         }
     }
     size_t unscheduled_jobs = 0;
@@ -316,9 +327,9 @@ s_apply_gauges (bas_metrics_t *m, bas_usage_t *usage)
         snprintf (id, sizeof id, "%s/%s", j->group->namespace_ ? j->group->namespace_ : "",
                   j->group->name ? j->group->name : "");
         snprintf (labels, sizeof labels, "job_id=\"%s\"", bas_metrics_escape (esc, sizeof esc, id));
-        bas_metrics_set (m, "volcano_unschedule_task_count", labels, (double) j->pending);
+        bas_metrics_set (m, "volcano_unschedule_task_count", labels, (double)j->pending);
     }
-    bas_metrics_set (m, "volcano_unschedule_job_count", NULL, (double) unscheduled_jobs);
+    bas_metrics_set (m, "volcano_unschedule_job_count", NULL, (double)unscheduled_jobs);
 }
 
 static void s_job_send (sess_t *self, s_job_t *job);
@@ -329,17 +340,17 @@ static void
 s_update_gauges (sess_t *self)
 {
     bas_metrics_set (self->metrics, "basalt_replica_seq", NULL,
-                     (double) bas_replica_seq (self->replica));
+                     (double)bas_replica_seq (self->replica));
     if (!bas_replica_has_snapshot (self->replica))
         return;
     if (bas_mono_ms () - self->gauges_ms < self->gauges_gap_ms)
         return;
     self->gauges_due = true;
     if (self->job)
-        return;  // with the next job
+        return; // with the next job
     bas_store_t *store = bas_replica_hold (self->replica);
     if (!store)
-        return;  // catching up: with the next session or period
+        return; // catching up: with the next session or period
     s_job_t *job = calloc (1, sizeof *job);
     if (!job)
         abort ();
@@ -350,8 +361,8 @@ s_update_gauges (sess_t *self)
 static int
 s_on_trigger (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     sess_t *self = arg;
     self->trigger_timer = -1;
     s_session (self, "trigger");
@@ -379,8 +390,8 @@ s_trigger (sess_t *self)
     int64_t next = s_spaced_until (self);
     if (next - bas_mono_ms () > delay)
         delay = next - bas_mono_ms ();
-    self->trigger_timer = bas_svc_timer (self->svc, (size_t) delay, 1, s_on_trigger, self,
-                                        "session");
+    self->trigger_timer =
+        bas_svc_timer (self->svc, (size_t)delay, 1, s_on_trigger, self, "session");
 }
 
 //  New work for a session: a pod waiting for a node, or a PodGroup still
@@ -439,9 +450,9 @@ static int
 s_handle_commit_result (void *arg, bas_msg_t *msg)
 {
     sess_t *self = arg;
-    const Basalt__V1__CommitResult *r = (const Basalt__V1__CommitResult *) msg->body;
+    const Basalt__V1__CommitResult *r = (const Basalt__V1__CommitResult *)msg->body;
     if (!self->parts_in_flight || !r->session_id || strcmp (r->session_id, self->session_id) != 0)
-        return 0;  // an answer to a commit we gave up on
+        return 0; // an answer to a commit we gave up on
     self->parts_in_flight--;
     //  The cache counts the accepted proposals and lists the rejected.
     size_t accepted = r->has_accepted ? r->accepted : 0, rejected = 0;
@@ -454,14 +465,16 @@ s_handle_commit_result (void *arg, bas_msg_t *msg)
                        r->results[i]->reason ? r->results[i]->reason : "");
         }
     }
-    bas_metrics_add (self->metrics, "basalt_commit_items_total", "result=\"accepted\"", (double) accepted);
-    bas_metrics_add (self->metrics, "basalt_commit_items_total", "result=\"rejected\"", (double) rejected);
+    bas_metrics_add (self->metrics, "basalt_commit_items_total", "result=\"accepted\"",
+                     (double)accepted);
+    bas_metrics_add (self->metrics, "basalt_commit_items_total", "result=\"rejected\"",
+                     (double)rejected);
     self->commit_accepted += accepted;
     self->commit_rejected += rejected;
     if (r->has_seq && r->seq > self->commit_seq)
         self->commit_seq = r->seq;
     if (self->parts_in_flight > 0)
-        return 0;  // the cache applies the parts in order: the last answer comes last
+        return 0; // the cache applies the parts in order: the last answer comes last
     accepted = self->commit_accepted;
     rejected = self->commit_rejected;
     self->wait_seq = self->commit_seq;
@@ -504,11 +517,12 @@ static void
 s_filter_conditions (zhashx_t *conditions, bas_store_t *store, Basalt__V1__Commit *commit)
 {
     zlistx_t *gone = zlistx_new ();
-    zlistx_set_destructor (gone, (zlistx_destructor_fn *) zstr_free);
+    zlistx_set_destructor (gone, (zlistx_destructor_fn *)zstr_free);
     for (void *v = zhashx_first (conditions); v; v = zhashx_next (conditions)) {
         const char *uid = zhashx_cursor (conditions);
         const Basalt__V1__Pod *pod = bas_store_pod (store, uid);
-        if (!pod || (pod->node_name && *pod->node_name) || (pod->assumed_node && *pod->assumed_node))
+        if (!pod || (pod->node_name && *pod->node_name) ||
+            (pod->assumed_node && *pod->assumed_node))
             zlistx_add_end (gone, strdup (uid));
     }
     for (char *uid = zlistx_first (gone); uid; uid = zlistx_next (gone))
@@ -518,8 +532,9 @@ s_filter_conditions (zhashx_t *conditions, bas_store_t *store, Basalt__V1__Commi
     for (size_t i = 0; i < commit->n_pod_conditions; i++) {
         Basalt__V1__PodCondition *c = commit->pod_conditions[i];
         char key[1024];
-        snprintf (key, sizeof key, "%s|%s|%s|%s", c->type ? c->type : "", c->status ? c->status : "",
-                  c->reason ? c->reason : "", c->message ? c->message : "");
+        snprintf (key, sizeof key, "%s|%s|%s|%s", c->type ? c->type : "",
+                  c->status ? c->status : "", c->reason ? c->reason : "",
+                  c->message ? c->message : "");
         const char *last = c->pod_uid ? zhashx_lookup (conditions, c->pod_uid) : NULL;
         if (!c->pod_uid || (last && strcmp (last, key) == 0)) {
             basalt__v1__pod_condition__free_unpacked (c, NULL);
@@ -538,7 +553,7 @@ static void
 s_filter_group_events (zhashx_t *said, bas_store_t *store, Basalt__V1__Commit *commit)
 {
     zlistx_t *gone = zlistx_new ();
-    zlistx_set_destructor (gone, (zlistx_destructor_fn *) zstr_free);
+    zlistx_set_destructor (gone, (zlistx_destructor_fn *)zstr_free);
     for (void *v = zhashx_first (said); v; v = zhashx_next (said)) {
         const char *uid = zhashx_cursor (said);
         const Basalt__V1__PodGroup *pg = bas_store_pod_group (store, uid);
@@ -586,9 +601,10 @@ s_session (sess_t *self, const char *why)
     //  each on a model whose previous effects (binds, evictions, status
     //  writes) have reached the API and come back: quiet for a while.
     if (self->config.max_sessions > 0) {
-        if (self->sessions >= (uint64_t) self->config.max_sessions) {
+        if (self->sessions >= (uint64_t)self->config.max_sessions) {
             if (!self->stepping_done)
-                bas_info ("max_sessions_reached", "sessions=%llu", (unsigned long long) self->sessions);
+                bas_info ("max_sessions_reached", "sessions=%llu",
+                          (unsigned long long)self->sessions);
             self->stepping_done = true;
             return;
         }
@@ -612,8 +628,8 @@ s_session (sess_t *self, const char *why)
     job->conf = self->conf;
     job->why = why;
     job->start_ms = bas_mono_ms ();
-    snprintf (job->sid, sizeof job->sid, "%llx-%llu", (unsigned long long) bas_svc_epoch (self->svc),
-              (unsigned long long) ++self->sessions);
+    snprintf (job->sid, sizeof job->sid, "%llx-%llu", (unsigned long long)bas_svc_epoch (self->svc),
+              (unsigned long long)++self->sessions);
     job->params.session_id = job->sid;
     job->params.now_ms = bas_now_us () / 1000;
     job->params.out_of_sync_nodes = bas_replica_out_of_sync (self->replica);
@@ -676,7 +692,7 @@ s_work (s_job_t *job)
 static void
 s_worker (zsock_t *pipe, void *args)
 {
-    (void) args;
+    (void)args;
     zsock_signal (pipe, 0);
     while (true) {
         zmsg_t *msg = zmsg_recv (pipe);
@@ -707,7 +723,7 @@ s_worker (zsock_t *pipe, void *args)
 static int
 s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
 {
-    (void) loop;
+    (void)loop;
     sess_t *self = arg;
     char *cmd = NULL;
     void *ptr = NULL;
@@ -730,15 +746,15 @@ s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
             bas_metrics_take_series (self->metrics, job->gauges, s_gauge_families[i]);
         bas_metrics_destroy (&job->gauges);
     }
-    double ms = (double) (bas_mono_ms () - job->start_ms);
+    double ms = (double)(bas_mono_ms () - job->start_ms);
     const char *sid = job->sid;
     if (job->plan) {
         s_session_metrics (self, &job->params, job->parts != NULL, ms);
         self->last_end_ms = bas_mono_ms ();
-        self->last_run_ms = (int64_t) ms;
+        self->last_run_ms = (int64_t)ms;
     }
     if (!job->plan)
-        ;  // the gauges only
+        ; // the gauges only
     else if (job->parts) {
         snprintf (self->session_id, sizeof self->session_id, "%s", sid);
         //  Parts not sent (the socket refused one) are dropped with the
@@ -761,8 +777,7 @@ s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
                   "parts=%zu",
                   sid, job->why, ms, job->params.jobs_total, job->params.jobs_ready,
                   job->placements, job->statuses, job->params.pods_pending, job->n_parts);
-    }
-    else
+    } else
         bas_debug ("session", "id=%s why=%s ms=%.0f jobs=%d nothing=to-commit", sid, job->why, ms,
                    job->params.jobs_total);
     s_job_parts_free (job);
@@ -779,8 +794,8 @@ s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
 static int
 s_on_gauges (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     s_update_gauges (arg);
     return 0;
 }
@@ -788,8 +803,8 @@ s_on_gauges (zloop_t *loop, int timer_id, void *arg)
 static int
 s_on_period (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     sess_t *self = arg;
     //  The spacing holds for the period too: where a session takes longer
     //  than the period, back-to-back sessions would keep a core planning
@@ -813,7 +828,7 @@ s_load_conf (sess_t *self, bool at_start)
         return 0;
     }
     if (self->job) {
-        self->conf_check_due = true;  // the session out uses it: when it is back
+        self->conf_check_due = true; // the session out uses it: when it is back
         return 0;
     }
     struct stat st;
@@ -828,8 +843,8 @@ s_load_conf (sess_t *self, bool at_start)
     FILE *f = fopen (self->config.scheduler_conf, "rb");
     if (!f)
         return at_start ? -1 : 0;
-    char *text = malloc ((size_t) st.st_size + 1);
-    size_t len = text ? fread (text, 1, (size_t) st.st_size, f) : 0;
+    char *text = malloc ((size_t)st.st_size + 1);
+    size_t len = text ? fread (text, 1, (size_t)st.st_size, f) : 0;
     fclose (f);
     if (!text)
         abort ();
@@ -851,8 +866,8 @@ s_load_conf (sess_t *self, bool at_start)
 static int
 s_on_conf_timer (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
+    (void)loop;
+    (void)timer_id;
     s_load_conf (arg, false);
     return 0;
 }
@@ -878,9 +893,9 @@ main (int argc, char **argv)
     sess_t self = {0};
     self.trigger_timer = -1;
     self.conditions = zhashx_new ();
-    zhashx_set_destructor (self.conditions, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_destructor (self.conditions, (zhashx_destructor_fn *)zstr_free);
     self.group_events = zhashx_new ();
-    zhashx_set_destructor (self.group_events, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_destructor (self.group_events, (zhashx_destructor_fn *)zstr_free);
     self.config.common.http = SESS_HTTP;
     self.config.snapshot_endpoint = SESS_SNAPSHOT_ENDPOINT;
     self.config.delta_endpoint = SESS_DELTA_ENDPOINT;
@@ -915,15 +930,15 @@ main (int argc, char **argv)
     }
     bas_svc_reader (self.svc, zactor_sock (self.worker), s_on_worker, &self, "session-done");
     bas_replica_fns_t fns = {s_on_reset, s_on_upsert, NULL, s_on_change};
-    self.replica = bas_replica_new (self.svc, self.config.snapshot_endpoint,
-                                    self.config.delta_endpoint, &opts, &fns, s_handlers, &self,
-                                    err, sizeof err);
+    self.replica =
+        bas_replica_new (self.svc, self.config.snapshot_endpoint, self.config.delta_endpoint, &opts,
+                         &fns, s_handlers, &self, err, sizeof err);
     if (!self.replica) {
         bas_error ("socket_failed", "msg=\"%s\"", err);
         exit_code = 1;
         goto done;
     }
-    bas_svc_timer (self.svc, (size_t) self.config.schedule_period_ms, 0, s_on_period, &self,
+    bas_svc_timer (self.svc, (size_t)self.config.schedule_period_ms, 0, s_on_period, &self,
                    "session");
     bas_svc_timer (self.svc, SESS_CONF_CHECK_MS, 0, s_on_conf_timer, &self, "conf");
     bas_svc_timer (self.svc, SESS_GAUGES_MS, 0, s_on_gauges, &self, "gauges");

@@ -921,8 +921,8 @@ sess_model_open (sess_session_t *ssn)
             bas_res_format (&node->allocatable, a, sizeof a);
             bas_res_format (&node->used, u, sizeof u);
             bas_debug ("sched_node_out_of_sync",
-                      "node=%s reason=negative_idle dimension=%s allocatable=\"%s\" used=\"%s\"",
-                      node->name, dim ? dim : "?", a, u);
+                       "node=%s reason=negative_idle dimension=%s allocatable=\"%s\" used=\"%s\"",
+                       node->name, dim ? dim : "?", a, u);
             ssn->params->nodes_out_of_sync++;
             free (node->labels);
             map[i] = -1;

@@ -497,8 +497,8 @@ s_reclaimable (void *self_, const sess_task_t *reclaimer, sess_task_t **cands, i
     sess_task_t **order = malloc ((size_t)(n + 1) * sizeof *order);
     bas_res_t *alloc = calloc ((size_t)ssn->nqueues + 1, sizeof *alloc);
     bool *have = calloc ((size_t)ssn->nqueues + 1, sizeof *have);
-    const sess_queue_t **anc_used = calloc ((size_t)self->ancestor_reclaim_level + 1,
-                                            sizeof *anc_used);
+    const sess_queue_t **anc_used =
+        calloc ((size_t)self->ancestor_reclaim_level + 1, sizeof *anc_used);
     if (!order || !alloc || !have || !anc_used)
         abort ();
     memcpy (order, cands, (size_t)n * sizeof *order);

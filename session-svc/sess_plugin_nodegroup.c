@@ -42,25 +42,25 @@
 
 //  One group's cap for a queue, and what the queue holds there.
 typedef struct {
-    const char *group;  // borrowed from the parsed annotation
-    bas_res_t cap;      // the ResourceList
-    bool cpu, memory;   // the cap names cpu / memory (scalars: those in cap)
-    bas_res_t held;     // requests of the queue's allocated tasks in the group
+    const char *group; // borrowed from the parsed annotation
+    bas_res_t cap;     // the ResourceList
+    bool cpu, memory;  // the cap names cpu / memory (scalars: those in cap)
+    bas_res_t held;    // requests of the queue's allocated tasks in the group
 } s_cap_t;
 
 typedef struct {
-    cJSON *json;        // the parsed annotation (owns the group names), or NULL
+    cJSON *json; // the parsed annotation (owns the group names), or NULL
     s_cap_t *caps;
     int ncaps;
-    bool invalid;       // the annotation does not parse
+    bool invalid; // the annotation does not parse
 } s_limits_t;
 
 typedef struct {
     sess_session_t *ssn;
     const Basalt__V1__QueueAffinity **affinity; // per queue index, NULL: none
-    s_limits_t *limits;    // per queue index
-    bool strict;           // strict (default true)
-    bool preferred_order;  // enablePreferredOrder (default false)
+    s_limits_t *limits;                         // per queue index
+    bool strict;                                // strict (default true)
+    bool preferred_order;                       // enablePreferredOrder (default false)
 } s_self_t;
 
 static s_cap_t *
@@ -138,10 +138,10 @@ s_parse_limits (const char *text, const char *queue, s_limits_t *l)
     {
         s_cap_t *c = &l->caps[l->ncaps];
         char err[256];
-        if (!cJSON_IsObject (g) || bas_res_from_json (&c->cap, g, g->string, err, sizeof err) != 0) {
+        if (!cJSON_IsObject (g) ||
+            bas_res_from_json (&c->cap, g, g->string, err, sizeof err) != 0) {
             bas_debug ("nodegroup_limits_invalid", "queue=%s group=%s msg=\"%s\"", queue,
-                       g->string ? g->string : "",
-                       cJSON_IsObject (g) ? err : "not a ResourceList");
+                       g->string ? g->string : "", cJSON_IsObject (g) ? err : "not a ResourceList");
             l->invalid = true;
             return;
         }

@@ -26,15 +26,16 @@ static const sess_action_def_t s_actions[] = {
 //  are warned about when given, as unimplemented plugins are.
 static const char *const s_no_args[] = {NULL};
 static const char *const s_predicates_args[] = {
-    "predicate.NodeAffinityEnable", "predicate.TaintTolerationEnable",
-    "predicate.PodAffinityEnable", "predicate.NodePortsEnable",
+    "predicate.NodeAffinityEnable",      "predicate.TaintTolerationEnable",
+    "predicate.PodAffinityEnable",       "predicate.NodePortsEnable",
     "predicate.PodTopologySpreadEnable", NULL};
-static const char *const s_nodeorder_args[] = {
-    "leastrequested.weight", "mostrequested.weight", "balancedresource.weight",
-    "nodeaffinity.weight",   "tainttoleration.weight", "podaffinity.weight",
-    "podtopologyspread.weight", NULL};
-static const char *const s_binpack_args[] = {"binpack.weight", "binpack.cpu", "binpack.memory",
-                                             "binpack.resources", "binpack.resources.", NULL};
+static const char *const s_nodeorder_args[] = {"leastrequested.weight",    "mostrequested.weight",
+                                               "balancedresource.weight",  "nodeaffinity.weight",
+                                               "tainttoleration.weight",   "podaffinity.weight",
+                                               "podtopologyspread.weight", NULL};
+static const char *const s_binpack_args[] = {"binpack.weight",     "binpack.cpu",
+                                             "binpack.memory",     "binpack.resources",
+                                             "binpack.resources.", NULL};
 static const char *const s_capacity_args[] = {"ancestorReclaimLevel", NULL};
 static const char *const s_overcommit_args[] = {"overcommit-factor", NULL};
 static const char *const s_sla_args[] = {"sla-waiting-time", NULL};

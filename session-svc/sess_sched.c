@@ -105,8 +105,8 @@ sess_run (bas_store_t *replica, const sess_conf_t *conf, sess_params_t *params)
                "session=%s jobs=%d ready=%d placed=%d pending=%d evicted=%d pipelined=%d "
                "nodes_out_of_sync=%d",
                params->session_id ? params->session_id : "-", params->jobs_total,
-               params->jobs_ready, params->pods_placed, params->pods_pending,
-               params->pods_evicted, params->pods_pipelined, params->nodes_out_of_sync);
+               params->jobs_ready, params->pods_placed, params->pods_pending, params->pods_evicted,
+               params->pods_pipelined, params->nodes_out_of_sync);
     return commit;
 }
 
@@ -163,7 +163,7 @@ sess_commit_pack (const Basalt__V1__Commit *commit, size_t part_placements, size
             part.n_group_events = 0;
         }
         if (count == cap)
-            abort ();  // cannot happen: see cap
+            abort (); // cannot happen: see cap
         parts[count++] = s_pack (&part);
         from = end;
     }

@@ -154,8 +154,8 @@ struct _sess_job_t {
     int nfailed_roles;
     sess_cond_t new_cond; // condition set in this session (strings owned)
     bool has_new_cond;
-    bool unschedulable; // gang wrote Unschedulable this session
-    bool enqueue_refused; // the enqueue action's plugins refused it (queue quota)
+    bool unschedulable;    // gang wrote Unschedulable this session
+    bool enqueue_refused;  // the enqueue action's plugins refused it (queue quota)
     char *enqueue_message; // the Event message the refusing plugin gave, owned, or
                            // NULL (then SESS_QUEUE_QUOTA_INSUFFICIENT)
 };
@@ -180,7 +180,7 @@ struct _sess_queue_t {
     bas_res_t deserved;   // spec.deserved (has_deserved)
     bas_res_t guarantee;  // spec.guarantee (has_guarantee)
     bool has_capability, has_deserved, has_guarantee;
-    int njobs; // jobs in this queue
+    int njobs;     // jobs in this queue
     bool overused; // allocate found it overused: its jobs were not looked at
 };
 
@@ -418,7 +418,7 @@ void sess_job_enqueued (sess_session_t *ssn, sess_job_t *job);          // all
 //  A plugin refusing a job's enqueue says why, in the words of the Event
 //  Volcano records on its PodGroup; the first word of a session stands.
 void sess_job_note_refusal (sess_session_t *ssn, const sess_job_t *job, const char *message);
-bool sess_job_starving (sess_session_t *ssn, const sess_job_t *job);    // first tier, AND
+bool sess_job_starving (sess_session_t *ssn, const sess_job_t *job); // first tier, AND
 bool sess_allocatable (sess_session_t *ssn, const sess_queue_t *queue, const sess_task_t *task);
 bool sess_overused (sess_session_t *ssn, const sess_queue_t *queue); // OR
 bool sess_preemptive (sess_session_t *ssn, const sess_queue_t *queue, const sess_task_t *task);
@@ -472,12 +472,12 @@ struct _sess_session_t {
     bas_store_t *replica;    // borrowed, read only
     sess_node_t *nodes;      // schedulable nodes in name order, owned
     int nnodes;
-    sess_task_t *tasks; // every task (pods of jobs and others), owned
+    sess_task_t *tasks;  // every task (pods of jobs and others), owned
     bas_res_t *job_mins; // the jobs' minResources, one slot per job that has
                          // them (untouched slots cost no memory), owned
     bas_res_t zero;      // what min_resources points at for the others
-    bas_res_t *reqs;    // the tasks' distinct requests (one slot per task at
-                        // most; untouched slots cost no memory), owned
+    bas_res_t *reqs;     // the tasks' distinct requests (one slot per task at
+                         // most; untouched slots cost no memory), owned
     int ntasks;
     sess_job_t *jobs; // jobs in (creation, uid) order, owned
     int njobs;
@@ -502,12 +502,12 @@ struct _sess_session_t {
     bas_res_t score_req;         // the request score_sig stands for
     sess_task_t **dispatched;    // tasks committed (placements), owned array
     int ndispatched, dispatched_cap;
-    sess_eviction_t *evictions;  // evictions committed, owned array
+    sess_eviction_t *evictions; // evictions committed, owned array
     int nevictions, evictions_cap;
     struct _sess_interpod_t *interpod; // where pods are, for the inter-pod filters and
                                        // scores (sess_interpod.c), NULL when no pod asks
-    sess_task_t ***node_tasks;   // per node index: tasks on it, or NULL (sess_node_tasks)
-    int *node_ntasks;            // per node index: entries in node_tasks
+    sess_task_t ***node_tasks;         // per node index: tasks on it, or NULL (sess_node_tasks)
+    int *node_ntasks;                  // per node index: entries in node_tasks
 };
 
 //  Build the session model from the replica (sess_model.c). Returns 0, or

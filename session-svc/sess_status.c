@@ -157,8 +157,8 @@ s_status_change (const sess_job_t *job)
     bas_debug ("status_change", "job=%s phase=%s->%s running=%d->%d failed=%d->%d condition=%s",
                job->uid, old && old->phase ? old->phase : "-", phase, old ? old->running : -1,
                running, old ? old->failed : -1, failed,
-               job->has_new_cond && (replaced < 0 || !s_cond_same (&job->new_cond,
-                                                                     old->conditions[replaced]))
+               job->has_new_cond &&
+                       (replaced < 0 || !s_cond_same (&job->new_cond, old->conditions[replaced]))
                    ? job->new_cond.type
                    : "same");
 
@@ -342,8 +342,8 @@ sess_model_commit (sess_session_t *ssn)
         ge->uid = s_dup (job->pg->uid);
         ge->type = s_dup ("Normal");
         ge->reason = s_dup ("Unschedulable");
-        ge->message = s_dup (job->enqueue_message ? job->enqueue_message
-                                                   : SESS_QUEUE_QUOTA_INSUFFICIENT);
+        ge->message =
+            s_dup (job->enqueue_message ? job->enqueue_message : SESS_QUEUE_QUOTA_INSUFFICIENT);
         commit->group_events[commit->n_group_events++] = ge;
     }
     params->jobs_total = ssn->njobs;

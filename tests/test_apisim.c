@@ -1340,7 +1340,7 @@ test_big_list (void **state)
     cJSON_ArrayForEach (item, items)
     {
         const cJSON *meta = cJSON_GetObjectItem (item, "metadata");
-        zhashx_insert (names, cJSON_GetObjectItem (meta, "name")->valuestring, (void *) "1");
+        zhashx_insert (names, cJSON_GetObjectItem (meta, "name")->valuestring, (void *)"1");
     }
     assert_int_equal (zhashx_size (names), 20000);
     zhashx_destroy (&names);

@@ -103,8 +103,8 @@ test_query_booleans (void **state)
     //  allowWatchBookmarks=True gets bookmarks; sendInitialEvents=True
     //  ends the initial events with the annotated bookmark.
     s_watch_t *w = s_watch_start (&sim, PODS "?watch=True&allowWatchBookmarks=True"
-                                         "&sendInitialEvents=True"
-                                         "&resourceVersionMatch=NotOlderThan");
+                                             "&sendInitialEvents=True"
+                                             "&resourceVersionMatch=NotOlderThan");
     s_watch_wait_lines (w, 3);
     char *t0 = s_event_type (w, 0), *t1 = s_event_type (w, 1), *t2 = s_event_type (w, 2);
     assert_string_equal (t0, "ADDED");
@@ -211,8 +211,7 @@ test_event_selectors (void **state)
     cJSON_Delete (pa);
     s_create_event (&sim, "a.1", "a", uid, "FailedScheduling",
                     "\"source\":{\"component\":\"basalt\"}");
-    s_create_event (&sim, "a.2", "a", "old-uid", "Scheduled",
-                    "\"reportingComponent\":\"basalt\"");
+    s_create_event (&sim, "a.2", "a", "old-uid", "Scheduled", "\"reportingComponent\":\"basalt\"");
     s_create_event (&sim, "b.1", "b", "uid-b", "FailedScheduling", "\"source\":{}");
     //  What kubectl describe pod asks for: name, namespace, uid (and kind).
     char path[512];
@@ -225,8 +224,7 @@ test_event_selectors (void **state)
     assert_string_equal (s_str (list, "items.0.metadata.name"), "a.1");
     cJSON_Delete (list);
     assert_int_equal (s_count (&sim, EVENTS "?fieldSelector=involvedObject.name%3Da"), 2);
-    assert_int_equal (s_count (&sim, "/api/v1/events?fieldSelector=reason%3DFailedScheduling"),
-                      2);
+    assert_int_equal (s_count (&sim, "/api/v1/events?fieldSelector=reason%3DFailedScheduling"), 2);
     assert_int_equal (s_count (&sim, EVENTS "?fieldSelector=type%3DWarning,reason!%3DScheduled"),
                       2);
     //  source: the component, else the reporting controller.
@@ -256,7 +254,8 @@ static void
 s_expect_too_large (const cJSON *st, unsigned long long want)
 {
     char message[128];
-    snprintf (message, sizeof message, "Timeout: Too large resource version: %llu, current: ", want);
+    snprintf (message, sizeof message,
+              "Timeout: Too large resource version: %llu, current: ", want);
     assert_string_equal (s_str (st, "kind"), "Status");
     assert_string_equal (s_str (st, "reason"), "Timeout");
     assert_non_null (s_str (st, "message"));
@@ -364,8 +363,7 @@ test_delete_events (void **state)
               rv);
     s_watch_t *w = s_watch_start (&sim, path);
     cJSON_Delete (s_send (&sim, "POST",
-                          "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
-                          NULL,
+                          "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups", NULL,
                           "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":"
                           "\"PodGroup\",\"metadata\":{\"name\":\"pg\"},\"spec\":{\"minMember\":1}}",
                           201));
@@ -396,7 +394,8 @@ test_delete_events (void **state)
     cJSON *e = s_watch_event (w, 1);
     assert_non_null (s_str (e, "object.metadata.deletionTimestamp"));
     assert_int_equal (
-        cJSON_GetObjectItem (s_at (e, "object.metadata"), "deletionGracePeriodSeconds")->valueint, 0);
+        cJSON_GetObjectItem (s_at (e, "object.metadata"), "deletionGracePeriodSeconds")->valueint,
+        0);
     cJSON_Delete (e);
     assert_int_equal (s_watch_lines (w), 3);
     s_watch_destroy (&w);
@@ -428,9 +427,8 @@ s_rs_annotated (void *arg)
     free (body);
     char path[300];
     snprintf (path, sizeof path, "items.0.metadata.annotations.%s", a->key);
-    const char *v = cJSON_GetArraySize (cJSON_GetObjectItem (list, "items")) == 1
-                        ? s_str (list, path)
-                        : NULL;
+    const char *v =
+        cJSON_GetArraySize (cJSON_GetObjectItem (list, "items")) == 1 ? s_str (list, path) : NULL;
     bool ok = v && !strcmp (v, a->value);
     cJSON_Delete (list);
     return ok;

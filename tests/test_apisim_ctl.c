@@ -80,8 +80,8 @@ s_list_count (s_sim_t *sim, const char *path, bool active)
     cJSON *item;
     cJSON_ArrayForEach (item, cJSON_GetObjectItem (list, "items"))
     {
-        if (!active || !cJSON_GetObjectItem (cJSON_GetObjectItem (item, "metadata"),
-                                             "deletionTimestamp"))
+        if (!active ||
+            !cJSON_GetObjectItem (cJSON_GetObjectItem (item, "metadata"), "deletionTimestamp"))
             n++;
     }
     cJSON_Delete (list);
@@ -183,15 +183,14 @@ test_graceful_delete (void **state)
     s_wait_get (&sim, "/api/v1/namespaces/default/pods/run", 200, "status.phase", "Running");
     cJSON *pod = s_get_json (&sim, "/api/v1/namespaces/default/pods/run", 200);
     char path[256];
-    snprintf (path, sizeof path,
-              "/api/v1/namespaces/default/pods?watch=1&resourceVersion=%llu", s_rv (pod));
+    snprintf (path, sizeof path, "/api/v1/namespaces/default/pods?watch=1&resourceVersion=%llu",
+              s_rv (pod));
     cJSON_Delete (pod);
     s_watch_t *w = s_watch_start (&sim, path);
     s_watch_pump (w, 50);
 
     //  The delete answers with the pod marked: 30 s grace from the spec.
-    cJSON *marked =
-        s_send (&sim, "DELETE", "/api/v1/namespaces/default/pods/run", NULL, NULL, 200);
+    cJSON *marked = s_send (&sim, "DELETE", "/api/v1/namespaces/default/pods/run", NULL, NULL, 200);
     assert_non_null (s_str (marked, "metadata.deletionTimestamp"));
     assert_int_equal (s_num (marked, "metadata.deletionGracePeriodSeconds"), 30);
     cJSON_Delete (marked);
@@ -346,8 +345,8 @@ test_garbage_collection (void **state)
     s_owned_pod (&sim, "a-and-b", NULL, both);
     //  Background (the default): the dependent goes; one with another
     //  owner that exists only loses the dangling reference.
-    cJSON_Delete (s_send (&sim, "DELETE", "/apis/scheduling.volcano.sh/v1beta1/queues/a", NULL,
-                          NULL, 200));
+    cJSON_Delete (
+        s_send (&sim, "DELETE", "/apis/scheduling.volcano.sh/v1beta1/queues/a", NULL, NULL, 200));
     s_wait_get (&sim, "/api/v1/namespaces/default/pods/only-a", 404, NULL, NULL);
     s_wait_get (&sim, "/api/v1/namespaces/default/pods/a-and-b", 200,
                 "metadata.ownerReferences.0.name", NULL);
@@ -400,9 +399,9 @@ test_garbage_collection (void **state)
 // Deployment → ReplicaSet → Pods
 
 #define S_DEPLOY                                                                                   \
-    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\"},"      \
-    "\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},\"template\":"   \
-    "{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":\"c\","   \
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\"},"         \
+    "\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},\"template\":"      \
+    "{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":\"c\","      \
     "\"image\":\"nginx:1\"}]}}}}"
 
 #define S_PODS "/api/v1/namespaces/default/pods"
@@ -516,8 +515,8 @@ test_deployment (void **state)
     snprintf (old_path, sizeof old_path, S_RSS "/%s", rs0);
     cJSON *old = s_get_json (&sim, old_path, 200);
     assert_int_equal (s_num (old, "spec.replicas"), 0);
-    assert_string_equal (
-        s_str (old, "metadata.annotations.deployment\\.kubernetes\\.io/revision"), "1");
+    assert_string_equal (s_str (old, "metadata.annotations.deployment\\.kubernetes\\.io/revision"),
+                         "1");
     cJSON_Delete (old);
     char sel[512];
     snprintf (sel, sizeof sel, S_PODS "?labelSelector=pod-template-hash%%3D%s", hash);
@@ -531,8 +530,8 @@ test_deployment (void **state)
     char victim[512];
     snprintf (victim, sizeof victim, S_PODS "/%s", s_item_str (pods, 0, "metadata.name"));
     cJSON_Delete (pods);
-    cJSON_Delete (s_send (&sim, "DELETE", victim, "application/json",
-                          "{\"gracePeriodSeconds\":0}", 200));
+    cJSON_Delete (
+        s_send (&sim, "DELETE", victim, "application/json", "{\"gracePeriodSeconds\":0}", 200));
     s_wait_count (&sim, S_PODS, 2, true);
 
     //  Deleting the Deployment takes its ReplicaSets and their pods.
@@ -847,8 +846,8 @@ test_tls (void **state)
     snprintf (ca, sizeof ca, "%s/ca.crt", dir);
     snprintf (ready, sizeof ready, "%s/ready", dir);
     snprintf (log, sizeof log, "%s/log", dir);
-    const char *argv[] = {SIM_BIN, "--port", "0", "--ready-file", ready, "--tls-cert", cert,
-                          "--tls-key", key, NULL};
+    const char *argv[] = {SIM_BIN,     "--port", "0", "--ready-file", ready, "--tls-cert", cert,
+                          "--tls-key", key,      NULL};
     pid_t pid = util_spawn ((char *const *)argv, log);
     s_live_add (pid);
     assert_true (util_wait_until (s_ready_https, ready, 10000));
@@ -899,8 +898,10 @@ main (void)
     int rc = _cmocka_run_group_tests ("test_apisim_ctl", tests, n, NULL, NULL);
     curl_global_cleanup ();
     if (rc == 0 && !have_openssl) {
-        fprintf (stderr, "test_apisim_ctl: openssl is not on PATH (%s): test_tls (the simulator "
-                         "over HTTPS) did not run\n", getenv ("PATH") ? getenv ("PATH") : "");
+        fprintf (stderr,
+                 "test_apisim_ctl: openssl is not on PATH (%s): test_tls (the simulator "
+                 "over HTTPS) did not run\n",
+                 getenv ("PATH") ? getenv ("PATH") : "");
         return 77;
     }
     return rc;

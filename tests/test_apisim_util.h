@@ -282,8 +282,7 @@ s_ensure_namespace (s_sim_t *sim, const char *ns)
     if (util_http_get (sim->port, path, NULL) == 200)
         return;
     snprintf (body, sizeof body,
-              "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
-              ns);
+              "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
     cJSON_Delete (s_send (sim, "POST", "/api/v1/namespaces", NULL, body, 201));
 }
 

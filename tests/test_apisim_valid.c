@@ -30,7 +30,7 @@
 #define PGS "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups"
 #define QUEUES "/apis/scheduling.volcano.sh/v1beta1/queues"
 #define POD_BODY(name)                                                                             \
-    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"" name "\"},"             \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"" name "\"},"                \
     "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}"
 #define SUBDOMAIN_MSG                                                                              \
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "   \

@@ -67,10 +67,10 @@ s_bind (s_work_t *w, const char *ns, const char *name, const char *uid, const ch
     basalt__v1__bind_work__init (&w->bind);
     w->work.has_work_id = 1;
     w->work.work_id = 17;
-    w->bind.namespace_ = (char *) ns;
-    w->bind.name = (char *) name;
-    w->bind.pod_uid = (char *) uid;
-    w->bind.node = (char *) node;
+    w->bind.namespace_ = (char *)ns;
+    w->bind.name = (char *)name;
+    w->bind.pod_uid = (char *)uid;
+    w->bind.node = (char *)node;
     w->work.item_case = BASALT__V1__WORK__ITEM_BIND;
     w->work.bind = &w->bind;
     return &w->work;
@@ -79,7 +79,7 @@ s_bind (s_work_t *w, const char *ns, const char *name, const char *uid, const ch
 static void
 test_bind_request (void **state)
 {
-    (void) state;
+    (void)state;
     s_work_t w;
     Basalt__V1__Work *work =
         s_bind (&w, "default", "a-p4r2l", "b8124ee8-a0c7-4069-930d-fc5e901675d3", "a-kl827");
@@ -96,7 +96,7 @@ test_bind_request (void **state)
     //  Every field of the real Binding the API server accepted is there,
     //  with the same value.
     cJSON *fixture = s_load ("binding.json");
-    const char *fields[] = {"kind", "apiVersion", "metadata.name", "metadata.namespace",
+    const char *fields[] = {"kind",         "apiVersion",  "metadata.name", "metadata.namespace",
                             "metadata.uid", "target.kind", "target.name"};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         const char *want = s_str (fixture, fields[i]);
@@ -125,21 +125,19 @@ test_bind_request (void **state)
 static void
 test_malformed_work (void **state)
 {
-    (void) state;
+    (void)state;
     s_work_t w;
     binder_request_t req;
     char err[256];
     struct {
         const char *ns, *name, *node;
     } bad[] = {
-        {"default", NULL, "n1"},      // no name
-        {"default", "", "n1"},        // empty name
-        {NULL, "p", "n1"},            // no namespace
-        {"default", "p", NULL},       // no node
-        {"default", "a/b", "n1"},     // would change the path
-        {"default", "p", "n1/x"},
-        {"kube/system", "p", "n1"},
-        {"default", "p?watch=1", "n1"},
+        {"default", NULL, "n1"},  // no name
+        {"default", "", "n1"},    // empty name
+        {NULL, "p", "n1"},        // no namespace
+        {"default", "p", NULL},   // no node
+        {"default", "a/b", "n1"}, // would change the path
+        {"default", "p", "n1/x"}, {"kube/system", "p", "n1"}, {"default", "p?watch=1", "n1"},
         {"default", "p#x", "n1"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -148,8 +146,8 @@ test_malformed_work (void **state)
         memset (&req, 0x5a, sizeof req);
         assert_int_equal (binder_request_build (work, &req, err, sizeof err), -1);
         assert_true (strlen (err) > 0);
-        assert_non_null (strstr (err, "17"));  // names the work item
-        assert_null (req.body);                // nothing to free
+        assert_non_null (strstr (err, "17")); // names the work item
+        assert_null (req.body);               // nothing to free
     }
     //  A work item with no item at all.
     basalt__v1__work__init (&w.work);
@@ -175,7 +173,7 @@ test_malformed_work (void **state)
 static void
 test_status_patch (void **state)
 {
-    (void) state;
+    (void)state;
     s_work_t w;
     basalt__v1__work__init (&w.work);
     basalt__v1__status_work__init (&w.status);
@@ -216,7 +214,7 @@ test_status_patch (void **state)
 static void
 test_evict (void **state)
 {
-    (void) state;
+    (void)state;
     s_work_t w;
     basalt__v1__work__init (&w.work);
     basalt__v1__evict_work__init (&w.evict);
@@ -249,7 +247,7 @@ test_evict (void **state)
 static void
 test_pod_condition (void **state)
 {
-    (void) state;
+    (void)state;
     s_work_t w;
     basalt__v1__work__init (&w.work);
     basalt__v1__pod_condition_work__init (&w.cond_work);
@@ -315,7 +313,7 @@ s_already_assigned (const char *node)
     const char *at = strstr (msg, orig);
     assert_non_null (at);
     char *out = malloc (strlen (msg) + strlen (node) + 1);
-    sprintf (out, "%.*s%s%s", (int) (at - msg), msg, node, at + strlen (orig));
+    sprintf (out, "%.*s%s%s", (int)(at - msg), msg, node, at + strlen (orig));
     cJSON_Delete (status);
     return out;
 }
@@ -323,7 +321,7 @@ s_already_assigned (const char *node)
 static void
 test_result_ok (void **state)
 {
-    (void) state;
+    (void)state;
     s_work_t w;
     Basalt__V1__Work *work = s_bind (&w, "default", "appupdate-5b8485cd6d-bz2gz", "u", "n1");
     assert_true (binder_result_ok (work, 201, NULL));
@@ -373,7 +371,7 @@ test_result_ok (void **state)
 static void
 test_nomination (void **state)
 {
-    (void) state;
+    (void)state;
     s_work_t w;
     basalt__v1__work__init (&w.work);
     basalt__v1__pod_condition_work__init (&w.cond_work);
@@ -408,7 +406,7 @@ test_nomination (void **state)
 static void
 test_event (void **state)
 {
-    (void) state;
+    (void)state;
     Basalt__V1__Work work = BASALT__V1__WORK__INIT;
     Basalt__V1__EventWork ev = BASALT__V1__EVENT_WORK__INIT;
     ev.namespace_ = "team-a";
@@ -433,20 +431,25 @@ test_event (void **state)
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive (body, "metadata");
     const char *name = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (meta, "name"));
     assert_non_null (name);
-    assert_int_equal (strncmp (name, "p1.", 3), 0);  // <object>.<hex nanoseconds>
+    assert_int_equal (strncmp (name, "p1.", 3), 0); // <object>.<hex nanoseconds>
     assert_true (strlen (name) > 10 && strspn (name + 3, "0123456789abcdef") == strlen (name + 3));
     const cJSON *obj = cJSON_GetObjectItemCaseSensitive (body, "involvedObject");
-    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "kind")), "Pod");
-    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "name")), "p1");
-    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "uid")), "uid-p1");
+    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "kind")),
+                         "Pod");
+    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "name")),
+                         "p1");
+    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "uid")),
+                         "uid-p1");
     assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (body, "reason")),
                          "FailedScheduling");
-    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (body, "type")), "Warning");
+    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (body, "type")),
+                         "Warning");
     assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (body, "message")),
                          "queue q1 is overused");
-    const char *last = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (body, "lastTimestamp"));
+    const char *last =
+        cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (body, "lastTimestamp"));
     assert_non_null (last);
-    assert_int_equal (strlen (last), 20);  // 2026-11-23T23:40:00Z
+    assert_int_equal (strlen (last), 20); // 2026-11-23T23:40:00Z
     cJSON_Delete (body);
     //  No object, no event.
     ev.name = NULL;
@@ -458,10 +461,10 @@ int
 main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test (test_bind_request), cmocka_unit_test (test_malformed_work),
-        cmocka_unit_test (test_status_patch), cmocka_unit_test (test_evict),
-        cmocka_unit_test (test_pod_condition), cmocka_unit_test (test_nomination), cmocka_unit_test (test_result_ok),
-        cmocka_unit_test (test_event),
+        cmocka_unit_test (test_bind_request),  cmocka_unit_test (test_malformed_work),
+        cmocka_unit_test (test_status_patch),  cmocka_unit_test (test_evict),
+        cmocka_unit_test (test_pod_condition), cmocka_unit_test (test_nomination),
+        cmocka_unit_test (test_result_ok),     cmocka_unit_test (test_event),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

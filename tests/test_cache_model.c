@@ -60,12 +60,12 @@ s_node (cache_model_t *model, int event, const char *name, const char *cpu, cons
 typedef struct {
     const char *uid;
     const char *name;
-    const char *rv;         // resourceVersion, "1" when NULL
-    const char *scheduler;  // "basalt" when NULL
-    const char *node;       // spec.nodeName or NULL
-    const char *group;      // group annotation or NULL
-    const char *cpu;        // request, "100m" when NULL
-    const char *phase;      // "Pending" when NULL
+    const char *rv;        // resourceVersion, "1" when NULL
+    const char *scheduler; // "basalt" when NULL
+    const char *node;      // spec.nodeName or NULL
+    const char *group;     // group annotation or NULL
+    const char *cpu;       // request, "100m" when NULL
+    const char *phase;     // "Pending" when NULL
 } s_pod_t;
 
 static cJSON *
@@ -144,8 +144,9 @@ static void
 s_delete_pod (cache_model_t *model, const char *uid)
 {
     char text[256];
-    snprintf (text, sizeof text, "{\"metadata\":{\"name\":\"x\",\"namespace\":\"default\","
-                                 "\"uid\":\"%s\"}}",
+    snprintf (text, sizeof text,
+              "{\"metadata\":{\"name\":\"x\",\"namespace\":\"default\","
+              "\"uid\":\"%s\"}}",
               uid);
     cJSON *json = s_parse (text);
     assert_int_equal (cache_model_api_event (model, K_POD, BAS_KUBE_DELETED, json), 0);
@@ -205,23 +206,22 @@ s_evict (s_commit_t *c, const char *pod_uid, const char *rv)
     size_t i = c->commit.n_evictions++;
     assert_true (i < 4);
     basalt__v1__eviction__init (&c->ev[i]);
-    c->ev[i].pod_uid = (char *) pod_uid;
+    c->ev[i].pod_uid = (char *)pod_uid;
     c->ev[i].reason = "preempt";
-    c->ev[i].pod_resource_version = (char *) rv;
+    c->ev[i].pod_resource_version = (char *)rv;
     c->evptrs[i] = &c->ev[i];
 }
 
 static void
-s_place (s_commit_t *c, const char *pod_uid, const char *node, const char *job_uid,
-         const char *rv)
+s_place (s_commit_t *c, const char *pod_uid, const char *node, const char *job_uid, const char *rv)
 {
     size_t i = c->commit.n_placements++;
     assert_true (i < 8);
     basalt__v1__placement__init (&c->pl[i]);
-    c->pl[i].pod_uid = (char *) pod_uid;
-    c->pl[i].node = (char *) node;
-    c->pl[i].job_uid = (char *) job_uid;
-    c->pl[i].pod_resource_version = (char *) rv;
+    c->pl[i].pod_uid = (char *)pod_uid;
+    c->pl[i].node = (char *)node;
+    c->pl[i].job_uid = (char *)job_uid;
+    c->pl[i].pod_resource_version = (char *)rv;
     c->ptrs[i] = &c->pl[i];
 }
 
@@ -232,8 +232,8 @@ s_propose_status (s_commit_t *c, const char *uid, const char *phase)
     assert_true (i < 4);
     basalt__v1__pod_group_status_change__init (&c->st[i]);
     basalt__v1__pod_group_status__init (&c->status[i]);
-    c->status[i].phase = (char *) phase;
-    c->st[i].uid = (char *) uid;
+    c->status[i].phase = (char *)phase;
+    c->st[i].uid = (char *)uid;
     c->st[i].namespace_ = "default";
     c->st[i].status = &c->status[i];
     c->sptrs[i] = &c->st[i];
@@ -288,7 +288,8 @@ s_accepted (const Basalt__V1__CommitResult *r, const char *key)
 {
     for (size_t i = 0; i < r->n_results; i++)
         if (strcmp (r->results[i]->key, key) == 0) {
-            print_error ("%s rejected: %s\n", key, r->results[i]->reason ? r->results[i]->reason : "");
+            print_error ("%s rejected: %s\n", key,
+                         r->results[i]->reason ? r->results[i]->reason : "");
             return false;
         }
     return r->has_accepted && r->accepted > 0;
@@ -320,7 +321,8 @@ s_flush (cache_model_t *model, uint64_t *seq)
     zframe_t *frame = cache_model_flush (model, seq);
     if (!frame)
         return NULL;
-    Basalt__V1__Delta *d = basalt__v1__delta__unpack (NULL, zframe_size (frame), zframe_data (frame));
+    Basalt__V1__Delta *d =
+        basalt__v1__delta__unpack (NULL, zframe_size (frame), zframe_data (frame));
     zframe_destroy (&frame);
     assert_non_null (d);
     return d;
@@ -351,7 +353,7 @@ s_model (const char *cpu)
 static int
 s_setup (void **state)
 {
-    (void) state;
+    (void)state;
     //  Keep the model's warnings out of the test output.
     static FILE *devnull;
     if (!devnull)
@@ -367,10 +369,12 @@ s_setup (void **state)
 static void
 test_gang_all_or_nothing (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a", .group = "pg1", .cpu = "3"});
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-b", .name = "b", .group = "pg1", .cpu = "3"});
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t){.uid = "uid-a", .name = "a", .group = "pg1", .cpu = "3"});
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t){.uid = "uid-b", .name = "b", .group = "pg1", .cpu = "3"});
     const bas_res_t before = *cache_model_node_used (model, "n1");
 
     s_commit_t c;
@@ -382,7 +386,7 @@ test_gang_all_or_nothing (void **state)
     Basalt__V1__CommitResult *r = s_run (model, &c, &works, &accepted);
     assert_int_equal (accepted, 0);
     assert_int_equal (r->n_results, 2);
-    assert_false (s_item (r, "uid-a")->accepted);  // it fits alone, but its gang does not
+    assert_false (s_item (r, "uid-a")->accepted); // it fits alone, but its gang does not
     assert_false (s_item (r, "uid-b")->accepted);
     assert_non_null (strstr (s_item (r, "uid-b")->reason, "insufficient cpu"));
     assert_non_null (s_item (r, "uid-a")->reason);
@@ -418,9 +422,9 @@ test_gang_all_or_nothing (void **state)
 static void
 test_stale_pod_rejected (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a", .rv = "5"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "uid-a", .name = "a", .rv = "5"});
     s_commit_t c;
     s_commit_init (&c);
     s_place (&c, "uid-a", "n1", "uid-a-job", "4");
@@ -457,12 +461,12 @@ test_stale_pod_rejected (void **state)
 static void
 test_accepted_placement_assumes_and_binds (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
     s_pod (model, BAS_KUBE_ADDED,
-           (s_pod_t) {.uid = "uid-a", .name = "a", .group = "pg1", .cpu = "1500m"});
+           (s_pod_t){.uid = "uid-a", .name = "a", .group = "pg1", .cpu = "1500m"});
     s_pod (model, BAS_KUBE_ADDED,
-           (s_pod_t) {.uid = "uid-b", .name = "b", .group = "pg1", .cpu = "500m"});
+           (s_pod_t){.uid = "uid-b", .name = "b", .group = "pg1", .cpu = "500m"});
     uint64_t seq = 0;
     Basalt__V1__Delta *d = s_flush (model, &seq);
     basalt__v1__delta__free_unpacked (d, NULL);
@@ -509,12 +513,17 @@ test_accepted_placement_assumes_and_binds (void **state)
     //  The API's own MODIFIED event, still without nodeName, keeps the
     //  assumption; the bound pod (nodeName set) is counted once, not twice.
     s_pod (model, BAS_KUBE_MODIFIED,
-           (s_pod_t) {.uid = "uid-a", .name = "a", .rv = "2", .group = "pg1", .cpu = "1500m"});
+           (s_pod_t){.uid = "uid-a", .name = "a", .rv = "2", .group = "pg1", .cpu = "1500m"});
     assert_string_equal (s_get_pod (model, "uid-a")->assumed_node, "n1");
     assert_int_equal (s_used_cpu (model, "n1"), 2000);
     s_pod (model, BAS_KUBE_MODIFIED,
-           (s_pod_t) {.uid = "uid-a", .name = "a", .rv = "3", .node = "n1", .group = "pg1",
-                      .cpu = "1500m", .phase = "Running"});
+           (s_pod_t){.uid = "uid-a",
+                     .name = "a",
+                     .rv = "3",
+                     .node = "n1",
+                     .group = "pg1",
+                     .cpu = "1500m",
+                     .phase = "Running"});
     assert_int_equal (s_used_cpu (model, "n1"), 2000);
     assert_int_equal (s_used_pods (model, "n1"), 2);
     //  Deleting an assumed pod gives its share back.
@@ -530,13 +539,17 @@ test_accepted_placement_assumes_and_binds (void **state)
 static void
 test_gangs_compete_in_one_commit (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
     s_pg (model, "uid-pg2", "pg2", 2, "Inqueue");
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "a1", .name = "a1", .group = "pg1", .cpu = "1500m"});
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "a2", .name = "a2", .group = "pg1", .cpu = "1500m"});
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "b1", .name = "b1", .group = "pg2", .cpu = "1500m"});
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "b2", .name = "b2", .group = "pg2", .cpu = "1500m"});
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t){.uid = "a1", .name = "a1", .group = "pg1", .cpu = "1500m"});
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t){.uid = "a2", .name = "a2", .group = "pg1", .cpu = "1500m"});
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t){.uid = "b1", .name = "b1", .group = "pg2", .cpu = "1500m"});
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t){.uid = "b2", .name = "b2", .group = "pg2", .cpu = "1500m"});
     s_commit_t c;
     s_commit_init (&c);
     //  Interleaved, as a session may list them.
@@ -550,7 +563,7 @@ test_gangs_compete_in_one_commit (void **state)
     assert_int_equal (accepted, 2);
     assert_true (s_accepted (r, "a1"));
     assert_true (s_accepted (r, "a2"));
-    assert_false (s_item (r, "b1")->accepted);  // 1 CPU is left after pg1, not 1.5
+    assert_false (s_item (r, "b1")->accepted); // 1 CPU is left after pg1, not 1.5
     assert_false (s_item (r, "b2")->accepted);
     assert_non_null (strstr (s_item (r, "b1")->reason, "insufficient cpu"));
     assert_int_equal (works.n, 2);
@@ -567,13 +580,13 @@ test_gangs_compete_in_one_commit (void **state)
 static void
 test_commit_in_slices (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
     s_pg (model, "uid-pg2", "pg2", 2, "Inqueue");
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "a1", .name = "a1", .group = "pg1", .cpu = "1"});
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "a2", .name = "a2", .group = "pg1", .cpu = "1"});
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "b1", .name = "b1", .group = "pg2", .cpu = "1"});
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "b2", .name = "b2", .group = "pg2", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "a1", .name = "a1", .group = "pg1", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "a2", .name = "a2", .group = "pg1", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "b1", .name = "b1", .group = "pg2", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "b2", .name = "b2", .group = "pg2", .cpu = "1"});
     s_commit_t c;
     s_commit_init (&c);
     s_place (&c, "a1", "n1", "uid-pg1", "1");
@@ -590,7 +603,7 @@ test_commit_in_slices (void **state)
     assert_int_equal (r->accepted, 2);
     assert_int_equal (works.n, 2);
     assert_int_equal (s_used_cpu (model, "n1"), 2000);
-    assert_false (r->has_epoch);  // not finished: no answer yet
+    assert_false (r->has_epoch); // not finished: no answer yet
     s_delete_pod (model, "b2");
     assert_true (cache_model_commit_step (model, cc, 1, s_collect, &works));
     assert_true (r->has_epoch);
@@ -598,7 +611,7 @@ test_commit_in_slices (void **state)
     assert_null (cc);
     assert_true (s_accepted (r, "a1"));
     assert_true (s_accepted (r, "a2"));
-    assert_false (s_item (r, "b1")->accepted);  // its gang lost a member
+    assert_false (s_item (r, "b1")->accepted); // its gang lost a member
     assert_false (s_item (r, "b2")->accepted);
     assert_string_equal (s_item (r, "b2")->reason, "pod no longer exists");
     assert_int_equal (works.n, 2);
@@ -613,13 +626,13 @@ test_commit_in_slices (void **state)
 static void
 test_gangs_fill_node_exactly (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
     s_pg (model, "uid-pg2", "pg2", 2, "Inqueue");
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "a1", .name = "a1", .group = "pg1", .cpu = "1"});
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "a2", .name = "a2", .group = "pg1", .cpu = "1"});
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "b1", .name = "b1", .group = "pg2", .cpu = "1"});
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "b2", .name = "b2", .group = "pg2", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "a1", .name = "a1", .group = "pg1", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "a2", .name = "a2", .group = "pg1", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "b1", .name = "b1", .group = "pg2", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "b2", .name = "b2", .group = "pg2", .cpu = "1"});
     s_commit_t c;
     s_commit_init (&c);
     s_place (&c, "a1", "n1", "uid-pg1", "1");
@@ -645,10 +658,10 @@ test_gangs_fill_node_exactly (void **state)
 static void
 test_duplicate_placement_counted_once (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
     s_node (model, BAS_KUBE_ADDED, "n2", "4", "8Gi");
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a", .cpu = "1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "uid-a", .name = "a", .cpu = "1"});
     s_commit_t c;
     s_commit_init (&c);
     s_place (&c, "uid-a", "n1", "job-a", "1");
@@ -684,9 +697,9 @@ test_duplicate_placement_counted_once (void **state)
 static void
 test_bind_failure_releases (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a", .cpu = "2"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "uid-a", .name = "a", .cpu = "2"});
     s_commit_t c;
     s_commit_init (&c);
     s_place (&c, "uid-a", "n1", "job-a", "1");
@@ -748,20 +761,28 @@ s_delta_node_state (const Basalt__V1__Delta *d, const char *node, bool *out)
 static void
 test_node_out_of_sync (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("2");
     Basalt__V1__Delta *d = s_flush (model, NULL);
     basalt__v1__delta__free_unpacked (d, NULL);
     //  Placed by name, by another scheduler: they count against n1 anyway.
     s_pod (model, BAS_KUBE_ADDED,
-           (s_pod_t) {.uid = "p1", .name = "p1", .scheduler = "default-scheduler", .node = "n1",
-                      .cpu = "1", .phase = "Running"});
+           (s_pod_t){.uid = "p1",
+                     .name = "p1",
+                     .scheduler = "default-scheduler",
+                     .node = "n1",
+                     .cpu = "1",
+                     .phase = "Running"});
     s_pod (model, BAS_KUBE_ADDED,
-           (s_pod_t) {.uid = "p2", .name = "p2", .scheduler = "default-scheduler", .node = "n1",
-                      .cpu = "1", .phase = "Running"});
+           (s_pod_t){.uid = "p2",
+                     .name = "p2",
+                     .scheduler = "default-scheduler",
+                     .node = "n1",
+                     .cpu = "1",
+                     .phase = "Running"});
     assert_false (cache_model_node_out_of_sync (model, "n1"));
     s_pod (model, BAS_KUBE_ADDED,
-           (s_pod_t) {.uid = "p3", .name = "p3", .node = "n1", .cpu = "500m", .phase = "Running"});
+           (s_pod_t){.uid = "p3", .name = "p3", .node = "n1", .cpu = "500m", .phase = "Running"});
     assert_true (cache_model_node_out_of_sync (model, "n1"));
     assert_int_equal (cache_model_nodes_out_of_sync (model), 1);
     assert_int_equal (s_used_cpu (model, "n1"), 2500);
@@ -783,7 +804,7 @@ test_node_out_of_sync (void **state)
     basalt__v1__snapshot__free_unpacked (snap, NULL);
 
     //  A commit to it is refused, however small the pod.
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "q", .name = "q", .cpu = "1m"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "q", .name = "q", .cpu = "1m"});
     s_commit_t c;
     s_commit_init (&c);
     s_place (&c, "q", "n1", "job-q", "1");
@@ -815,8 +836,13 @@ test_node_out_of_sync (void **state)
 
     //  Finished pods do not count.
     s_pod (model, BAS_KUBE_MODIFIED,
-           (s_pod_t) {.uid = "p1", .name = "p1", .rv = "2", .scheduler = "default-scheduler",
-                      .node = "n1", .cpu = "1", .phase = "Succeeded"});
+           (s_pod_t){.uid = "p1",
+                     .name = "p1",
+                     .rv = "2",
+                     .scheduler = "default-scheduler",
+                     .node = "n1",
+                     .cpu = "1",
+                     .phase = "Succeeded"});
     assert_int_equal (s_used_cpu (model, "n1"), 1000);
     cache_model_destroy (&model);
 }
@@ -825,9 +851,9 @@ test_node_out_of_sync (void **state)
 static void
 test_flush_coalesces (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "uid-a", .name = "a"});
     assert_true (cache_model_dirty (model));
     uint64_t seq = 0;
     Basalt__V1__Delta *d = s_flush (model, &seq);
@@ -835,7 +861,7 @@ test_flush_coalesces (void **state)
     assert_int_equal (cache_model_seq (model), 1);
     assert_int_equal (d->seq, 1);
     assert_int_equal (d->epoch, 7);
-    assert_int_equal (d->n_upserts, 3);  // n1, pg1, a
+    assert_int_equal (d->n_upserts, 3); // n1, pg1, a
     basalt__v1__delta__free_unpacked (d, NULL);
 
     //  Nothing pending: no delta, and the seq does not move.
@@ -847,7 +873,7 @@ test_flush_coalesces (void **state)
     for (int i = 2; i <= 4; i++) {
         char rv[8];
         snprintf (rv, sizeof rv, "%d", i);
-        s_pod (model, BAS_KUBE_MODIFIED, (s_pod_t) {.uid = "uid-a", .name = "a", .rv = rv});
+        s_pod (model, BAS_KUBE_MODIFIED, (s_pod_t){.uid = "uid-a", .name = "a", .rv = rv});
     }
     assert_int_equal (cache_model_dirty_count (model), 1);
     d = s_flush (model, &seq);
@@ -860,7 +886,7 @@ test_flush_coalesces (void **state)
     basalt__v1__delta__free_unpacked (d, NULL);
 
     //  Added then deleted in one window: one delete, by uid.
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-tmp", .name = "tmp"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "uid-tmp", .name = "tmp"});
     s_delete_pod (model, "uid-tmp");
     d = s_flush (model, &seq);
     assert_int_equal (seq, 3);
@@ -885,7 +911,7 @@ test_flush_coalesces (void **state)
     assert_true (d->synced);
     assert_int_equal (d->n_upserts + d->n_deletes, 0);
     basalt__v1__delta__free_unpacked (d, NULL);
-    cache_model_set_synced (model, true);  // no change, nothing to publish
+    cache_model_set_synced (model, true); // no change, nothing to publish
     assert_false (cache_model_dirty (model));
 
     //  A replica that loads the snapshot and applies the deltas agrees.
@@ -896,7 +922,7 @@ test_flush_coalesces (void **state)
     bas_store_t *replica = bas_store_new ();
     bas_store_load_snapshot (replica, snap);
     basalt__v1__snapshot__free_unpacked (snap, NULL);
-    s_pod (model, BAS_KUBE_MODIFIED, (s_pod_t) {.uid = "uid-a", .name = "a", .rv = "9"});
+    s_pod (model, BAS_KUBE_MODIFIED, (s_pod_t){.uid = "uid-a", .name = "a", .rv = "9"});
     d = s_flush (model, &seq);
     assert_int_equal (d->seq, 5);
     bas_store_apply_delta (replica, d);
@@ -912,12 +938,12 @@ test_flush_coalesces (void **state)
 static void
 test_snapshot_contents (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("1");
     cache_model_set_ignored_devices (model, "nvidia.com/gpu, example.com/fpga,,");
     s_node (model, BAS_KUBE_ADDED, "n2", "1", "8Gi");
     s_pod (model, BAS_KUBE_ADDED,
-           (s_pod_t) {.uid = "big", .name = "big", .node = "n2", .cpu = "2", .phase = "Running"});
+           (s_pod_t){.uid = "big", .name = "big", .node = "n2", .cpu = "2", .phase = "Running"});
     uint64_t seq = 0;
     zframe_t *f = cache_model_flush (model, &seq);
     zframe_destroy (&f);
@@ -927,10 +953,10 @@ test_snapshot_contents (void **state)
     assert_int_equal (snap->n_ignored_devices, 2);
     assert_string_equal (snap->ignored_devices[0], "nvidia.com/gpu");
     assert_string_equal (snap->ignored_devices[1], "example.com/fpga");
-    assert_int_equal (snap->n_node_states, 1);  // only the out-of-sync node
+    assert_int_equal (snap->n_node_states, 1); // only the out-of-sync node
     assert_string_equal (snap->node_states[0]->node, "n2");
     assert_true (snap->node_states[0]->out_of_sync);
-    assert_int_equal (snap->n_objects, 4);  // n1, n2, pg1, big
+    assert_int_equal (snap->n_objects, 4); // n1, n2, pg1, big
     basalt__v1__snapshot__free_unpacked (snap, NULL);
     cache_model_destroy (&model);
 }
@@ -939,14 +965,18 @@ test_snapshot_contents (void **state)
 static void
 test_other_schedulers (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
     s_pod (model, BAS_KUBE_ADDED,
-           (s_pod_t) {.uid = "theirs-pending", .name = "x", .scheduler = "default-scheduler"});
+           (s_pod_t){.uid = "theirs-pending", .name = "x", .scheduler = "default-scheduler"});
     s_pod (model, BAS_KUBE_ADDED,
-           (s_pod_t) {.uid = "theirs-bound", .name = "y", .scheduler = "default-scheduler",
-                      .node = "n1", .cpu = "1", .phase = "Running"});
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "ours", .name = "z", .scheduler = "volcano"});
+           (s_pod_t){.uid = "theirs-bound",
+                     .name = "y",
+                     .scheduler = "default-scheduler",
+                     .node = "n1",
+                     .cpu = "1",
+                     .phase = "Running"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "ours", .name = "z", .scheduler = "volcano"});
     assert_null (s_get_pod (model, "theirs-pending"));
     assert_non_null (s_get_pod (model, "theirs-bound"));
     assert_non_null (s_get_pod (model, "ours"));
@@ -980,7 +1010,7 @@ test_other_schedulers (void **state)
 static void
 test_status_change (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
     zframe_t *f = cache_model_flush (model, NULL);
     zframe_destroy (&f);
@@ -1035,7 +1065,7 @@ test_status_change (void **state)
 static void
 test_status_rollback_after_api_change (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
     s_commit_t c;
     s_commit_init (&c);
@@ -1045,11 +1075,11 @@ test_status_rollback_after_api_change (void **state)
     s_result_free (r);
     assert_int_equal (works.n, 1);
     //  Someone else wrote the group meanwhile; the watch shows it.
-    cJSON *json = s_parse (
-        "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
-        "\"metadata\":{\"name\":\"pg1\",\"namespace\":\"default\",\"uid\":\"uid-pg1\","
-        "\"resourceVersion\":\"2\"},\"spec\":{\"minMember\":2,\"queue\":\"default\"},"
-        "\"status\":{\"phase\":\"Completed\"}}");
+    cJSON *json =
+        s_parse ("{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+                 "\"metadata\":{\"name\":\"pg1\",\"namespace\":\"default\",\"uid\":\"uid-pg1\","
+                 "\"resourceVersion\":\"2\"},\"spec\":{\"minMember\":2,\"queue\":\"default\"},"
+                 "\"status\":{\"phase\":\"Completed\"}}");
     assert_int_equal (cache_model_api_event (model, K_PG, BAS_KUBE_MODIFIED, json), 0);
     cJSON_Delete (json);
     assert_int_equal (cache_model_status_result (model, works.items[0]->status, false), 0);
@@ -1065,7 +1095,7 @@ test_status_rollback_after_api_change (void **state)
 static void
 test_status_unknown_uid (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
     s_commit_t c;
     s_commit_init (&c);
@@ -1091,7 +1121,7 @@ test_status_unknown_uid (void **state)
 static void
 test_bad_api_objects (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
     cJSON *bad = s_parse ("{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"uid\":\"u\"},"
                           "\"spec\":{\"schedulerName\":\"basalt\",\"containers\":[{\"name\":\"c\","
@@ -1115,10 +1145,15 @@ test_bad_api_objects (void **state)
 static void
 test_evictions (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-v", .name = "victim", .node = "n1",
-                                             .cpu = "1", .phase = "Running", .rv = "5"});
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t){.uid = "uid-v",
+                     .name = "victim",
+                     .node = "n1",
+                     .cpu = "1",
+                     .phase = "Running",
+                     .rv = "5"});
     s_commit_t c;
     s_commit_init (&c);
     s_evict (&c, "uid-v", "5");
@@ -1135,8 +1170,13 @@ test_evictions (void **state)
     //  API update that does not show the deletion yet.
     const Basalt__V1__Pod *v = bas_store_pod (cache_model_store (model), "uid-v");
     assert_true (v->deleting);
-    s_pod (model, BAS_KUBE_MODIFIED, (s_pod_t) {.uid = "uid-v", .name = "victim", .node = "n1",
-                                                .cpu = "1", .phase = "Running", .rv = "5"});
+    s_pod (model, BAS_KUBE_MODIFIED,
+           (s_pod_t){.uid = "uid-v",
+                     .name = "victim",
+                     .node = "n1",
+                     .cpu = "1",
+                     .phase = "Running",
+                     .rv = "5"});
     v = bas_store_pod (cache_model_store (model), "uid-v");
     assert_true (v->deleting);
     //  Again while in flight: refused, no second work.
@@ -1176,9 +1216,9 @@ test_evictions (void **state)
 static void
 test_pipelined_placement (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a", .cpu = "2"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "uid-a", .name = "a", .cpu = "2"});
     s_commit_t c;
     s_commit_init (&c);
     s_place (&c, "uid-a", "n1", "job-a", "1");
@@ -1210,9 +1250,9 @@ test_pipelined_placement (void **state)
 static void
 test_unschedulable_condition_and_event (void **state)
 {
-    (void) state;
+    (void)state;
     cache_model_t *model = s_model ("4");
-    s_pod (model, BAS_KUBE_ADDED, (s_pod_t) {.uid = "uid-a", .name = "a", .cpu = "8"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "uid-a", .name = "a", .cpu = "8"});
     s_commit_t c;
     s_commit_init (&c);
     Basalt__V1__PodCondition pc = BASALT__V1__POD_CONDITION__INIT;

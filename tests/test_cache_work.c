@@ -60,7 +60,7 @@ s_next (cache_work_t *pool, int64_t now, char *binder, const char **pod, uint64_
 static int
 s_setup (void **state)
 {
-    (void) state;
+    (void)state;
     static FILE *devnull;
     if (!devnull)
         devnull = fopen ("/dev/null", "w");
@@ -71,7 +71,7 @@ s_setup (void **state)
 static void
 test_credits_respected (void **state)
 {
-    (void) state;
+    (void)state;
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
     char binder[16];
@@ -89,18 +89,18 @@ test_credits_respected (void **state)
     assert_int_equal (cache_work_binders (pool), 1);
     assert_true (s_next (pool, 0, binder, &pod, &id));
     assert_string_equal (binder, "A");
-    assert_string_equal (pod, "p1");  // first in, first out
+    assert_string_equal (pod, "p1"); // first in, first out
     assert_int_equal (id, id1);
     assert_true (s_next (pool, 0, binder, &pod, &id));
     assert_string_equal (pod, "p2");
-    assert_false (s_next (pool, 0, binder, &pod, &id));  // two credits spent
+    assert_false (s_next (pool, 0, binder, &pod, &id)); // two credits spent
     assert_int_equal (cache_work_queued (pool), 1);
     assert_int_equal (cache_work_in_flight (pool), 2);
 
     //  A fresh Ready states the binder's credit anew; negative means none.
     cache_work_ready (pool, a, -3, "binder-a", 0);
     assert_false (s_next (pool, 0, binder, &pod, &id));
-    assert_int_equal (cache_work_binders (pool), 1);  // the same binder, not a new one
+    assert_int_equal (cache_work_binders (pool), 1); // the same binder, not a new one
     zframe_destroy (&a);
     cache_work_destroy (&pool);
     assert_null (pool);
@@ -110,7 +110,7 @@ test_credits_respected (void **state)
 static void
 test_lru_order (void **state)
 {
-    (void) state;
+    (void)state;
     cache_work_t *pool = cache_work_new ();
     zframe_t *ids[3] = {zframe_new ("A", 1), zframe_new ("B", 1), zframe_new ("C", 1)};
     for (int i = 0; i < 3; i++)
@@ -147,7 +147,7 @@ test_lru_order (void **state)
 static void
 test_result_returns_credit (void **state)
 {
-    (void) state;
+    (void)state;
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
     cache_work_ready (pool, a, 1, "binder-a", 0);
@@ -185,7 +185,7 @@ test_result_returns_credit (void **state)
 static void
 test_unsend (void **state)
 {
-    (void) state;
+    (void)state;
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
     cache_work_ready (pool, a, 1, NULL, 0);
@@ -200,9 +200,9 @@ test_unsend (void **state)
     assert_int_equal (cache_work_in_flight (pool), 0);
     assert_int_equal (cache_work_queued (pool), 2);
     assert_true (s_next (pool, 0, binder, &pod, &id));
-    assert_int_equal (id, id1);  // the same item, ahead of p2, same id
+    assert_int_equal (id, id1); // the same item, ahead of p2, same id
     assert_string_equal (pod, "p1");
-    cache_work_unsend (pool, 424242);  // unknown: harmless
+    cache_work_unsend (pool, 424242); // unknown: harmless
     assert_int_equal (cache_work_in_flight (pool), 1);
     zframe_destroy (&a);
     cache_work_destroy (&pool);
@@ -212,7 +212,7 @@ test_unsend (void **state)
 static void
 test_silent_binder_work_reissued (void **state)
 {
-    (void) state;
+    (void)state;
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
     zframe_t *b = zframe_new ("B", 1);
@@ -238,7 +238,7 @@ test_silent_binder_work_reissued (void **state)
     assert_int_equal (cache_work_binders (pool), 1);
     assert_int_equal (cache_work_in_flight (pool), 0);
     assert_int_equal (cache_work_queued (pool), 3);
-    assert_false (cache_work_seen (pool, a, 6000));  // forgotten
+    assert_false (cache_work_seen (pool, a, 6000)); // forgotten
 
     //  The lost work goes first, to B.
     char order[16] = "";
@@ -252,7 +252,7 @@ test_silent_binder_work_reissued (void **state)
         assert_string_equal (binder, "B");
         strcat (order, pod + 1);
     }
-    assert_int_equal (order[2], '3');  // p3 was queued after p1 and p2 were lost
+    assert_int_equal (order[2], '3'); // p3 was queued after p1 and p2 were lost
     assert_int_equal (cache_work_in_flight (pool), 3);
     zframe_destroy (&b);
     zframe_destroy (&a);
@@ -265,7 +265,7 @@ test_silent_binder_work_reissued (void **state)
 static void
 test_slow_work_of_live_binder_kept (void **state)
 {
-    (void) state;
+    (void)state;
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
     cache_work_ready (pool, a, 5, NULL, 0);
@@ -319,7 +319,7 @@ s_add_status (cache_work_t *pool, const char *uid, const char *phase)
 static void
 test_status_coalesced_while_waiting (void **state)
 {
-    (void) state;
+    (void)state;
     cache_work_t *pool = cache_work_new ();
     uint64_t s1 = s_add_status (pool, "pg1", "Inqueue");
     s_add (pool, "p1");
@@ -355,7 +355,7 @@ test_status_coalesced_while_waiting (void **state)
 static void
 test_reconcile_with_heartbeat (void **state)
 {
-    (void) state;
+    (void)state;
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
     cache_work_ready (pool, a, 4, NULL, 0);
@@ -384,9 +384,9 @@ test_reconcile_with_heartbeat (void **state)
     assert_null (cache_work_done (pool, a, ids[2]));
     //  Past the grace, the fourth never arrived (later work did not either):
     //  it is re-issued too; the held ones stay.
-    assert_int_equal (cache_work_reconcile (pool, a, ids[2], held, 2, 1000 + BINDER_TIMEOUT + 1,
-                                            BINDER_TIMEOUT),
-                      2);  // the fourth, and the re-sent third (not received, sent at 1000)
+    assert_int_equal (
+        cache_work_reconcile (pool, a, ids[2], held, 2, 1000 + BINDER_TIMEOUT + 1, BINDER_TIMEOUT),
+        2); // the fourth, and the re-sent third (not received, sent at 1000)
     assert_int_equal (cache_work_in_flight (pool), 2);
     zframe_destroy (&a);
     cache_work_destroy (&pool);
@@ -399,7 +399,7 @@ test_reconcile_with_heartbeat (void **state)
 static void
 test_reconcile_after_hold (void **state)
 {
-    (void) state;
+    (void)state;
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
     cache_work_ready (pool, a, 2, NULL, 0);

@@ -158,8 +158,7 @@ s_pod (s_fake_t *f, const char *name, const char *group, const char *cpu, const 
               "\"%s\"}%s},\"spec\":{\"schedulerName\":\"basalt\"%s%s%s,\"containers\":[{\"name\":"
               "\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"1Gi\"}}}]},"
               "\"status\":{\"phase\":\"%s\"}}",
-              name, name, group,
-              deleting ? ",\"deletionTimestamp\":\"2024-01-01T00:01:00Z\"" : "",
+              name, name, group, deleting ? ",\"deletionTimestamp\":\"2024-01-01T00:01:00Z\"" : "",
               node ? ",\"nodeName\":\"" : "", node ? node : "", node ? "\"" : "", cpu, phase);
     cJSON *json = s_json (text);
     char err[256];
@@ -242,7 +241,8 @@ static void
 test_existing_queues_left (void **state)
 {
     s_fake_t *f = *state;
-    s_queue (f, "root", NULL, "1", "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"0\",\"memory\":\"0\"}}");
+    s_queue (f, "root", NULL, "1",
+             "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"0\",\"memory\":\"0\"}}");
     s_queue (f, "default", NULL, "2",
              "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"0\",\"memory\":\"0\"}}");
     s_step (f);
@@ -263,12 +263,12 @@ s_hierarchy (s_fake_t *f)
     s_group (f, "g1", "q1", "Running");
     s_group (f, "g2", "q2", "Inqueue");
     s_group (f, "g3", "default", "Pending");
-    s_pod (f, "a", "g1", "1", "n1", "Running", false);        // counts
-    s_pod (f, "b", "g1", "2", "n1", "Succeeded", false);      // finished
-    s_pod (f, "c", "g1", "4", "n1", "Running", true);         // being deleted
-    s_pod (f, "d", "g2", "500m", "n2", "Pending", false);     // bound, not yet running
-    s_pod (f, "e", "g2", "8", NULL, "Pending", false);        // not placed
-    s_pod (f, "f", "g3", "250m", NULL, "Pending", false);     // not placed
+    s_pod (f, "a", "g1", "1", "n1", "Running", false);    // counts
+    s_pod (f, "b", "g1", "2", "n1", "Succeeded", false);  // finished
+    s_pod (f, "c", "g1", "4", "n1", "Running", true);     // being deleted
+    s_pod (f, "d", "g2", "500m", "n2", "Pending", false); // bound, not yet running
+    s_pod (f, "e", "g2", "8", NULL, "Pending", false);    // not placed
+    s_pod (f, "f", "g3", "250m", NULL, "Pending", false); // not placed
 }
 
 static const char *
@@ -321,10 +321,14 @@ test_status_written (void **state)
     for (int i = 0; i < 4; i++)
         s_answer (f, i, 200);
     //  The model catches up (the watch brings the written statuses): quiet.
-    s_queue (f, "root", NULL, "11", "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"1500m\",\"memory\":\"2Gi\"}}");
-    s_queue (f, "default", NULL, "12", "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"0\",\"memory\":\"0\"}}");
-    s_queue (f, "q1", NULL, "13", "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"1500m\",\"memory\":\"2Gi\"}}");
-    s_queue (f, "q2", "q1", "14", "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}");
+    s_queue (f, "root", NULL, "11",
+             "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"1500m\",\"memory\":\"2Gi\"}}");
+    s_queue (f, "default", NULL, "12",
+             "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"0\",\"memory\":\"0\"}}");
+    s_queue (f, "q1", NULL, "13",
+             "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"1500m\",\"memory\":\"2Gi\"}}");
+    s_queue (f, "q2", "q1", "14",
+             "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}");
     f->api.now += S_INTERVAL_MS;
     s_step (f);
     assert_int_equal (f->api.n, 4);
@@ -357,8 +361,10 @@ test_closing_becomes_closed (void **state)
 {
     s_fake_t *f = *state;
     const char *closing = "{\"state\":\"Closing\",\"allocated\":{\"cpu\":\"0\",\"memory\":\"0\"}}";
-    s_queue (f, "root", NULL, "1", "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"0\",\"memory\":\"0\"}}");
-    s_queue (f, "default", NULL, "2", "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"0\",\"memory\":\"0\"}}");
+    s_queue (f, "root", NULL, "1",
+             "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"0\",\"memory\":\"0\"}}");
+    s_queue (f, "default", NULL, "2",
+             "{\"state\":\"Open\",\"allocated\":{\"cpu\":\"0\",\"memory\":\"0\"}}");
     s_queue (f, "busy", NULL, "3", closing);
     s_queue (f, "idle", NULL, "4", closing);
     s_group (f, "g1", "busy", "Pending");

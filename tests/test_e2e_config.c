@@ -225,10 +225,11 @@ s_create (util_basalt_t *env, const char *path, const char *json)
 static void
 s_create_gang_w2 (util_basalt_t *env)
 {
-    s_create (env, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
-              "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
-              "\"metadata\":{\"name\":\"w2\",\"namespace\":\"default\"},"
-              "\"spec\":{\"minMember\":2,\"queue\":\"default\"},\"status\":{\"phase\":\"Pending\"}}");
+    s_create (
+        env, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
+        "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+        "\"metadata\":{\"name\":\"w2\",\"namespace\":\"default\"},"
+        "\"spec\":{\"minMember\":2,\"queue\":\"default\"},\"status\":{\"phase\":\"Pending\"}}");
     for (int i = 0; i < 2; i++) {
         char json[1024];
         snprintf (json, sizeof json,
@@ -277,8 +278,7 @@ test_reload (void **state)
 
     //  3. Malformed: refused with file, line and reason; still healthy.
     s_write (env->dir, "volcano-scheduler.conf", s_conf_bad, conf, sizeof conf);
-    const char *needles[] = {"conf_rejected", conf, "line 8", "unknown plugin", "proportoin",
-                             NULL};
+    const char *needles[] = {"conf_rejected", conf, "line 8", "unknown plugin", "proportoin", NULL};
     s_log_t rejected = {env, needles};
     if (!util_wait_until (s_log_line, &rejected, S_WAIT_MS)) {
         util_basalt_dump_logs (env);

@@ -48,7 +48,7 @@
 #include "util_prom.h"
 
 #define S_SETTLE_MS 60000
-#define S_READY_MS 30000  // a restarted process answers /readyz 200 by then
+#define S_READY_MS 30000 // a restarted process answers /readyz 200 by then
 
 typedef util_basalt_t s_env_t;
 
@@ -88,7 +88,8 @@ s_group_of (const cJSON *pod)
 {
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive (pod, "metadata");
     const cJSON *ann = cJSON_GetObjectItemCaseSensitive (meta, "annotations");
-    const cJSON *g = ann ? cJSON_GetObjectItemCaseSensitive (ann, "scheduling.k8s.io/group-name") : NULL;
+    const cJSON *g =
+        ann ? cJSON_GetObjectItemCaseSensitive (ann, "scheduling.k8s.io/group-name") : NULL;
     return cJSON_IsString (g) ? g->valuestring : NULL;
 }
 
@@ -149,7 +150,8 @@ static bool
 s_giant_explained (void *arg)
 {
     s_env_t *env = arg;
-    cJSON *pg = s_get (env, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/giant-j");
+    cJSON *pg =
+        s_get (env, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/giant-j");
     bool ok = pg && s_unschedulable_message (pg) != NULL;
     cJSON_Delete (pg);
     return ok;
@@ -182,7 +184,7 @@ s_giant_pods_unschedulable (void *arg)
 static const struct {
     const char *name;
     int size;
-} s_gangs[] = {{"train-a", 2}, {"train-b", 3}, {"sweep-c", 4}, {"mpi-d", 5}, {"etl-e", 8},
+} s_gangs[] = {{"train-a", 2}, {"train-b", 3}, {"sweep-c", 4},    {"mpi-d", 5},  {"etl-e", 8},
                {"train-f", 6}, {"infer-g", 3}, {"notebook-h", 2}, {"bench-i", 4}};
 
 //  No node holds more than it has: sum the requests of the bound pods.
@@ -201,9 +203,12 @@ s_assert_capacity (s_env_t *env)
         const char *node = s_path_str (pod, "spec", "nodeName");
         if (!node || !*node)
             continue;
-        const cJSON *c0 = cJSON_GetArrayItem (
-            cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (pod, "spec"), "containers"), 0);
-        const char *cpu = s_path_str (cJSON_GetObjectItemCaseSensitive (c0, "resources"), "requests", "cpu");
+        const cJSON *c0 =
+            cJSON_GetArrayItem (cJSON_GetObjectItemCaseSensitive (
+                                    cJSON_GetObjectItemCaseSensitive (pod, "spec"), "containers"),
+                                0);
+        const char *cpu =
+            s_path_str (cJSON_GetObjectItemCaseSensitive (c0, "resources"), "requests", "cpu");
         long m = 0;
         if (cpu)
             m = strchr (cpu, 'm') ? atol (cpu) : atol (cpu) * 1000;
@@ -225,22 +230,26 @@ static void
 s_submit_gang (s_env_t *env, const char *name, int size, const char *cpu)
 {
     char body[2048];
-    snprintf (body, sizeof body,
-              "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
-              "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},"
-              "\"spec\":{\"minMember\":%d,\"queue\":\"default\"},\"status\":{\"phase\":\"Pending\"}}",
-              name, size);
-    assert_int_equal (util_http_request (env->port, "POST",
-                                         "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
-                                         "application/json", body, NULL),
-                      201);
+    snprintf (
+        body, sizeof body,
+        "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+        "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},"
+        "\"spec\":{\"minMember\":%d,\"queue\":\"default\"},\"status\":{\"phase\":\"Pending\"}}",
+        name, size);
+    assert_int_equal (
+        util_http_request (env->port, "POST",
+                           "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
+                           "application/json", body, NULL),
+        201);
     for (int i = 0; i < size; i++) {
-        snprintf (body, sizeof body,
-                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s-%d\","
-                  "\"namespace\":\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":\"%s\"}},"
-                  "\"spec\":{\"schedulerName\":\"basalt\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
-                  "\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"64Mi\"}}}]}}",
-                  name, i, name, cpu);
+        snprintf (
+            body, sizeof body,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s-%d\","
+            "\"namespace\":\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":\"%s\"}},"
+            "\"spec\":{\"schedulerName\":\"basalt\",\"containers\":[{\"name\":\"c\",\"image\":"
+            "\"busybox\","
+            "\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"64Mi\"}}}]}}",
+            name, i, name, cpu);
         assert_int_equal (util_http_request (env->port, "POST", "/api/v1/namespaces/default/pods",
                                              "application/json", body, NULL),
                           201);
@@ -266,7 +275,7 @@ s_submit_plain_pod (s_env_t *env, const char *name)
 typedef struct {
     s_env_t *env;
     const char *pod;
-    char why[256];  // what the last look found missing
+    char why[256]; // what the last look found missing
 } s_plain_arg_t;
 
 //  The plain pod is in podgroup-<its uid>, that group exists, the pod is bound.
@@ -312,7 +321,7 @@ s_cache_has_binders (void *arg)
 typedef struct {
     s_env_t *env;
     const char *group;
-    char why[256];  // what the last look found
+    char why[256]; // what the last look found
 } s_sent_arg_t;
 
 //  cache-svc's /debug/state (one consistent view, built in one turn of its
@@ -466,7 +475,7 @@ s_recover_binders (s_env_t *env)
     s_count (pods, "after-binders", &total, &bound);
     cJSON_Delete (pods);
     assert_int_equal (total, 2);
-    assert_int_equal (bound, 0);  // nothing did the work before the kill
+    assert_int_equal (bound, 0); // nothing did the work before the kill
     s_restart_ready (env, UTIL_BINDER1);
     s_wait_bound (env, "after-binders", 2, "after killing both binders with binds in flight");
     double reissued = util_basalt_metric (env, UTIL_CACHE, "basalt_work_reissued_total");
@@ -516,10 +525,11 @@ test_demo_settles_and_recovers (void **state)
         s_dump_logs (env);
         fail_msg ("giant-j has no Unschedulable condition");
     }
-    cJSON *pg = s_get (env, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/giant-j");
+    cJSON *pg =
+        s_get (env, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/giant-j");
     const char *why = s_unschedulable_message (pg);
     assert_non_null (why);
-    assert_non_null (strstr (why, "cpu"));  // the reason names the resource
+    assert_non_null (strstr (why, "cpu")); // the reason names the resource
     cJSON_Delete (pg);
     if (!util_wait_until (s_giant_pods_unschedulable, env, S_SETTLE_MS)) {
         s_dump_logs (env);
@@ -548,7 +558,7 @@ test_demo_settles_and_recovers (void **state)
         }
     }
     cJSON_Delete (pods);
-    assert_non_null (dep.group);  // the demo has the Deployment's pods
+    assert_non_null (dep.group); // the demo has the Deployment's pods
     if (!util_wait_until (s_group_bound, &dep, S_SETTLE_MS)) {
         s_dump_logs (env);
         fail_msg ("the Deployment's pods were not bound in group %s", dep.group);

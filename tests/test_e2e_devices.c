@@ -137,9 +137,9 @@ s_refused_for_device (void *arg)
     {
         const char *type = s_str (cond, "type", NULL), *status = s_str (cond, "status", NULL);
         const char *msg = s_str (cond, "message", NULL);
-        found = found || (type && status && msg && strcmp (type, "Unschedulable") == 0 &&
-                          strcmp (status, "True") == 0 &&
-                          strstr (msg, "Insufficient " S_DEVICE) != NULL);
+        found = found ||
+                (type && status && msg && strcmp (type, "Unschedulable") == 0 &&
+                 strcmp (status, "True") == 0 && strstr (msg, "Insufficient " S_DEVICE) != NULL);
     }
     cJSON_Delete (pg);
     return found;

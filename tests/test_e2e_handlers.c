@@ -45,8 +45,10 @@ typedef struct {
 } s_env_t;
 
 static const char *s_cluster =
-    "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\nstatus:\n  allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}\n"
-    "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n2\nstatus:\n  allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}\n"
+    "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\nstatus:\n  allocatable: {cpu: \"4\", "
+    "memory: 8Gi, pods: \"110\"}\n"
+    "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n2\nstatus:\n  allocatable: {cpu: \"4\", "
+    "memory: 8Gi, pods: \"110\"}\n"
     "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p1\n  namespace: default\n"
     "spec:\n  schedulerName: basalt\n  containers:\n  - name: c\n    image: busybox\n"
     "    resources:\n      requests: {cpu: \"1\", memory: 1Gi}\n";
@@ -77,7 +79,9 @@ s_setup (void **state)
     snprintf (env->master, sizeof env->master, "http://127.0.0.1:%d", env->port);
     for (int i = 0; i < 3; i++)
         snprintf (env->endpoints[i], sizeof env->endpoints[i], "ipc://%s/%s.sock", env->dir,
-                  i == 0 ? "cache" : i == 1 ? "delta" : "work");
+                  i == 0   ? "cache"
+                  : i == 1 ? "delta"
+                           : "work");
     snprintf (env->log, sizeof env->log, "%s/svc.log", env->dir);
     assert_true (util_wait_until (s_apisim_up, env, 10000));
     *state = env;
@@ -103,7 +107,7 @@ s_stopped_clean (const char *name, pid_t pid, const char *log)
         snprintf (how, sizeof how, "could not be waited for");
     char *text = util_read_file (log, NULL);
     fprintf (stderr, "FAILED: %s (pid %d) %s on SIGTERM (a clean stop exits 0); its log:\n%s\n",
-             name, (int) pid, how, text ? text : "");
+             name, (int)pid, how, text ? text : "");
     free (text);
     return false;
 }
@@ -119,7 +123,7 @@ s_teardown (void **state)
     util_rmtree (env->dir);
     free (env->dir);
     free (env);
-    assert_true (clean);  // graceful on SIGTERM, no sanitizer report
+    assert_true (clean); // graceful on SIGTERM, no sanitizer report
     return 0;
 }
 
@@ -151,8 +155,8 @@ s_send_frames (zsock_t *sock, const char *a, const char *b, const char *c)
 typedef struct {
     zsock_t *dealer;
     bas_stream_t *stream;
-    bool asked;                   // a SnapshotRequest is outstanding
-    Basalt__V1__Snapshot *snap;   // the synced snapshot, once there
+    bool asked;                 // a SnapshotRequest is outstanding
+    Basalt__V1__Snapshot *snap; // the synced snapshot, once there
 } s_snap_arg_t;
 
 //  Ask for a snapshot until one says the cache is synced. One request at a
@@ -171,13 +175,13 @@ s_synced_snapshot (void *arg)
     bas_msg_t m;
     int rc = s_recv (a->dealer, false, &m, 200);
     if (rc == -100)
-        return false;  // not answered yet: keep waiting for this one
+        return false; // not answered yet: keep waiting for this one
     a->asked = false;
     assert_int_equal (rc, BAS_MSG_OK);
     assert_ptr_equal (m.desc, &basalt__v1__snapshot__descriptor);
-    bool ok = ((Basalt__V1__Snapshot *) m.body)->synced;
+    bool ok = ((Basalt__V1__Snapshot *)m.body)->synced;
     if (ok) {
-        a->snap = (Basalt__V1__Snapshot *) m.body;
+        a->snap = (Basalt__V1__Snapshot *)m.body;
         m.body = NULL;
     }
     bas_msg_clear (&m);
@@ -190,9 +194,18 @@ test_cache_handlers (void **state)
     s_env_t *env = *state;
     char bin[512];
     snprintf (bin, sizeof bin, "%s/cache-svc/cache-svc", BASALT_BIN_DIR);
-    char *argv[] = {bin, "--master", env->master, "--snapshot-endpoint", env->endpoints[0],
-                    "--delta-endpoint", env->endpoints[1], "--work-endpoint", env->endpoints[2],
-                    "--http", "127.0.0.1:0", NULL};
+    char *argv[] = {bin,
+                    "--master",
+                    env->master,
+                    "--snapshot-endpoint",
+                    env->endpoints[0],
+                    "--delta-endpoint",
+                    env->endpoints[1],
+                    "--work-endpoint",
+                    env->endpoints[2],
+                    "--http",
+                    "127.0.0.1:0",
+                    NULL};
     env->svc = util_spawn (argv, env->log);
     char err[256];
     zsock_t *dealer = bas_sock_new (ZMQ_DEALER, env->endpoints[0], false, NULL, err, sizeof err);
@@ -219,9 +232,9 @@ test_cache_handlers (void **state)
     bas_msg_t m;
     assert_int_equal (s_recv (dealer, false, &m, 5000), BAS_MSG_OK);
     assert_ptr_equal (m.desc, &basalt__v1__error__descriptor);
-    assert_int_equal (((Basalt__V1__Error *) m.body)->code, 400);
+    assert_int_equal (((Basalt__V1__Error *)m.body)->code, 400);
     bas_msg_clear (&m);
-    s_send_frames (dealer, "basalt.v1.Commit", NULL, NULL);  // truncated
+    s_send_frames (dealer, "basalt.v1.Commit", NULL, NULL); // truncated
     assert_int_equal (s_recv (dealer, false, &m, 5000), BAS_MSG_OK);
     assert_ptr_equal (m.desc, &basalt__v1__error__descriptor);
     bas_msg_clear (&m);
@@ -235,12 +248,12 @@ test_cache_handlers (void **state)
     bas_msg_send (dealer, &stream, NULL, &hb.base);
     assert_int_equal (s_recv (dealer, false, &m, 5000), BAS_MSG_OK);
     assert_ptr_equal (m.desc, &basalt__v1__error__descriptor);
-    assert_int_equal (((Basalt__V1__Error *) m.body)->code, 404);
+    assert_int_equal (((Basalt__V1__Error *)m.body)->code, 404);
     bas_msg_clear (&m);
 
     //  Commit with a stale pod version -> rejected with a reason.
     Basalt__V1__Placement pl = BASALT__V1__PLACEMENT__INIT;
-    pl.pod_uid = (char *) pod_uid;
+    pl.pod_uid = (char *)pod_uid;
     pl.node = "n1";
     pl.job_uid = "job";
     pl.pod_resource_version = "1";
@@ -252,7 +265,7 @@ test_cache_handlers (void **state)
     bas_msg_send (dealer, &stream, NULL, &commit.base);
     assert_int_equal (s_recv (dealer, false, &m, 5000), BAS_MSG_OK);
     assert_ptr_equal (m.desc, &basalt__v1__commit_result__descriptor);
-    Basalt__V1__CommitResult *r = (Basalt__V1__CommitResult *) m.body;
+    Basalt__V1__CommitResult *r = (Basalt__V1__CommitResult *)m.body;
     assert_string_equal (r->session_id, "s1");
     assert_int_equal (r->n_results, 1);
     assert_false (r->results[0]->accepted);
@@ -264,7 +277,7 @@ test_cache_handlers (void **state)
     pl.node = "no-such-node";
     bas_msg_send (dealer, &stream, NULL, &commit.base);
     assert_int_equal (s_recv (dealer, false, &m, 5000), BAS_MSG_OK);
-    r = (Basalt__V1__CommitResult *) m.body;
+    r = (Basalt__V1__CommitResult *)m.body;
     assert_false (r->results[0]->accepted);
     assert_non_null (strstr (r->results[0]->reason, "node"));
     bas_msg_clear (&m);
@@ -277,15 +290,15 @@ test_cache_handlers (void **state)
     bas_msg_send (binder, &stream, NULL, &wr.base);
     assert_int_equal (s_recv (binder, false, &m, 5000), BAS_MSG_OK);
     assert_ptr_equal (m.desc, &basalt__v1__error__descriptor);
-    assert_int_equal (((Basalt__V1__Error *) m.body)->code, 410);
+    assert_int_equal (((Basalt__V1__Error *)m.body)->code, 410);
     bas_msg_clear (&m);
 
     //  A good placement -> accepted, and the bind goes to a Ready binder.
     pl.node = "n1";
     bas_msg_send (dealer, &stream, NULL, &commit.base);
     assert_int_equal (s_recv (dealer, false, &m, 5000), BAS_MSG_OK);
-    r = (Basalt__V1__CommitResult *) m.body;
-    assert_int_equal (r->n_results, 0);  // accepted proposals are counted, not listed
+    r = (Basalt__V1__CommitResult *)m.body;
+    assert_int_equal (r->n_results, 0); // accepted proposals are counted, not listed
     assert_int_equal (r->accepted, 1);
     bas_msg_clear (&m);
     Basalt__V1__Ready ready = BASALT__V1__READY__INIT;
@@ -295,7 +308,7 @@ test_cache_handlers (void **state)
     bas_msg_send (binder, &stream, NULL, &ready.base);
     assert_int_equal (s_recv (binder, false, &m, 5000), BAS_MSG_OK);
     assert_ptr_equal (m.desc, &basalt__v1__work__descriptor);
-    Basalt__V1__Work *w = (Basalt__V1__Work *) m.body;
+    Basalt__V1__Work *w = (Basalt__V1__Work *)m.body;
     assert_int_equal (w->item_case, BASALT__V1__WORK__ITEM_BIND);
     assert_string_equal (w->bind->pod_uid, pod_uid);
     assert_string_equal (w->bind->node, "n1");
@@ -304,7 +317,7 @@ test_cache_handlers (void **state)
     //  The same pod again: already placed -> rejected.
     bas_msg_send (dealer, &stream, NULL, &commit.base);
     assert_int_equal (s_recv (dealer, false, &m, 5000), BAS_MSG_OK);
-    r = (Basalt__V1__CommitResult *) m.body;
+    r = (Basalt__V1__CommitResult *)m.body;
     assert_false (r->results[0]->accepted);
     bas_msg_clear (&m);
 
@@ -334,7 +347,7 @@ s_bind (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t id, 
     Basalt__V1__BindWork b = BASALT__V1__BIND_WORK__INIT;
     b.namespace_ = "default";
     b.name = "p1";
-    b.node = (char *) node;
+    b.node = (char *)node;
     Basalt__V1__Work w = BASALT__V1__WORK__INIT;
     w.has_work_id = 1;
     w.work_id = id;
@@ -346,8 +359,8 @@ s_bind (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t id, 
         int rc = s_recv (router, true, &m, 10000);
         assert_int_equal (rc, BAS_MSG_OK);
         if (m.desc == &basalt__v1__work_result__descriptor &&
-            ((Basalt__V1__WorkResult *) m.body)->work_id == id) {
-            Basalt__V1__WorkResult *r = (Basalt__V1__WorkResult *) m.body;
+            ((Basalt__V1__WorkResult *)m.body)->work_id == id) {
+            Basalt__V1__WorkResult *r = (Basalt__V1__WorkResult *)m.body;
             m.body = NULL;
             bas_msg_clear (&m);
             return r;
@@ -367,8 +380,16 @@ test_binder_handlers (void **state)
     assert_non_null (router);
     char bin[512];
     snprintf (bin, sizeof bin, "%s/binder-svc/binder-svc", BASALT_BIN_DIR);
-    char *argv[] = {bin, "--master", env->master, "--work-endpoint", env->endpoints[2],
-                    "--concurrency", "3", "--binder-id", "b1", NULL};
+    char *argv[] = {bin,
+                    "--master",
+                    env->master,
+                    "--work-endpoint",
+                    env->endpoints[2],
+                    "--concurrency",
+                    "3",
+                    "--binder-id",
+                    "b1",
+                    NULL};
     env->svc = util_spawn (argv, env->log);
     bas_stream_t stream;
     bas_stream_init (&stream, "test-cache", 1);
@@ -377,14 +398,14 @@ test_binder_handlers (void **state)
     bas_msg_t m;
     assert_int_equal (s_recv (router, true, &m, 10000), BAS_MSG_OK);
     assert_ptr_equal (m.desc, &basalt__v1__ready__descriptor);
-    assert_int_equal (((Basalt__V1__Ready *) m.body)->credits, 3);
-    assert_string_equal (((Basalt__V1__Ready *) m.body)->binder_id, "b1");
+    assert_int_equal (((Basalt__V1__Ready *)m.body)->credits, 3);
+    assert_string_equal (((Basalt__V1__Ready *)m.body)->binder_id, "b1");
     zframe_t *identity = zframe_dup (m.identity);
     bas_msg_clear (&m);
 
     //  Garbage is dropped; the binder keeps serving.
     zmsg_t *junk = zmsg_new ();
-    zmsg_append (junk, &(zframe_t *) {zframe_dup (identity)});
+    zmsg_append (junk, &(zframe_t *){zframe_dup (identity)});
     zmsg_addstr (junk, "garbage");
     zmsg_send (&junk, router);
 

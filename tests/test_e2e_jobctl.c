@@ -129,7 +129,7 @@ s_sessions_reached (void *arg)
 static void
 test_group_before_pods (void **state)
 {
-    (void) state;
+    (void)state;
     util_basalt_t *env = util_basalt_new ("e2e-jobctl");
     char load[512];
     snprintf (load, sizeof load, "%s/cluster.yaml", env->dir);
@@ -150,18 +150,19 @@ test_group_before_pods (void **state)
     }
     cJSON *pg = s_get_pg (env, "vcjob");
     const cJSON *conds = cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "status"), "conditions");
-    assert_int_equal (cJSON_GetArraySize (conds), 0);  // no gang condition for an empty job
+    assert_int_equal (cJSON_GetArraySize (conds), 0); // no gang condition for an empty job
     cJSON_Delete (pg);
 
     for (int i = 0; i < 4; i++) {
         char body[768];
-        snprintf (body, sizeof body,
-                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"vcjob-worker-%d\","
-                  "\"namespace\":\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":"
-                  "\"vcjob\"}},\"spec\":{\"schedulerName\":\"volcano\",\"containers\":[{\"name\":"
-                  "\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"1\","
-                  "\"memory\":\"1Gi\"}}}]}}",
-                  i);
+        snprintf (
+            body, sizeof body,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"vcjob-worker-%d\","
+            "\"namespace\":\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":"
+            "\"vcjob\"}},\"spec\":{\"schedulerName\":\"volcano\",\"containers\":[{\"name\":"
+            "\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"1\","
+            "\"memory\":\"1Gi\"}}}]}}",
+            i);
         char *answer = NULL;
         long code = util_http_request (env->port, "POST", "/api/v1/namespaces/default/pods",
                                        "application/json", body, &answer);

@@ -66,15 +66,21 @@
 #include "util_basalt.h"
 #include "util_proc.h"
 
-#define S_SETTLE_MS 60000    // the most any one condition may take
-#define S_ROUNDS 36          // scale 1 -> 0 -> 1 this often (12 of each way; problem 5 fails in round 0 or 12)
+#define S_SETTLE_MS 60000 // the most any one condition may take
+#define S_ROUNDS                                                                                   \
+    36 // scale 1 -> 0 -> 1 this often (12 of each way; problem 5 fails in round 0 or 12)
 #define S_JOBS 1000          // running jobs of the write-budget test
 #define S_EMPTY_JOBS 10      // jobs without tasks there
 #define S_STEADY_SESSIONS 20 // sessions counted in steady state
 #define S_NPROC UTIL_NSVC
 
-enum { P_CACHE = UTIL_CACHE, P_SESSION = UTIL_SESSION, P_BINDER1 = UTIL_BINDER1,
-       P_BINDER2 = UTIL_BINDER2, P_CONTROLLER = UTIL_CONTROLLER };
+enum {
+    P_CACHE = UTIL_CACHE,
+    P_SESSION = UTIL_SESSION,
+    P_BINDER1 = UTIL_BINDER1,
+    P_BINDER2 = UTIL_BINDER2,
+    P_CONTROLLER = UTIL_CONTROLLER
+};
 
 typedef util_basalt_t s_env_t;
 
@@ -84,8 +90,8 @@ static void
 s_start (s_env_t *env, int which)
 {
     static const char *const session[] = {"--schedule-period-ms", "50", NULL};
-    static const char *const controller[] = {"--retry-ms", "100", "--watch-owners",
-                                             "replicasets", NULL};
+    static const char *const controller[] = {"--retry-ms", "100", "--watch-owners", "replicasets",
+                                             NULL};
     util_basalt_start (env, which,
                        which == P_SESSION      ? session
                        : which == P_CONTROLLER ? controller

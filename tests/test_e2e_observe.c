@@ -39,8 +39,13 @@
 #define S_SETTLE_MS 60000
 #define S_NSVC UTIL_NSVC
 
-enum { S_CACHE = UTIL_CACHE, S_SESSION = UTIL_SESSION, S_BINDER1 = UTIL_BINDER1,
-       S_BINDER2 = UTIL_BINDER2, S_CONTROLLER = UTIL_CONTROLLER };
+enum {
+    S_CACHE = UTIL_CACHE,
+    S_SESSION = UTIL_SESSION,
+    S_BINDER1 = UTIL_BINDER1,
+    S_BINDER2 = UTIL_BINDER2,
+    S_CONTROLLER = UTIL_CONTROLLER
+};
 
 #define s_names util_basalt_names
 
@@ -51,8 +56,9 @@ typedef util_basalt_t s_env_t;
 static void
 s_start (s_env_t *env, int which)
 {
-    const char *extra[] = {"--tap", env->taps[which], "--tap-hwm", "1", "--tap-sndbuf", "4096",
-                           "--log-format", "json", NULL, NULL, NULL};
+    const char *extra[] = {"--tap", env->taps[which], "--tap-hwm", "1",  "--tap-sndbuf",
+                           "4096",  "--log-format",   "json",      NULL, NULL,
+                           NULL};
     if (which == S_SESSION) {
         extra[8] = "--schedule-period-ms";
         extra[9] = "200";
@@ -250,28 +256,66 @@ test_observe_demo (void **state)
         fail_msg ("no service counted a tap drop with a stalled subscriber");
 
     //  /readyz and /metrics of every service.
-    static const char *const common[] = {
-        "basalt_messages_total", "counter", "basalt_decode_errors_total", "counter",
-        "basalt_tap_drops_total", "counter", "basalt_tap_messages_total", "counter",
-        "basalt_build_info", "gauge", NULL};
-    static const char *const cache[] = {
-        "basalt_commit_rejections_total", "counter", "basalt_binder_work_in_flight", "gauge",
-        "basalt_nodes_out_of_sync", "gauge", "basalt_kube_watch_restarts_total", "counter",
-        "basalt_kube_relists_total", "counter", "basalt_kube_requests_total", "counter",
-        "basalt_cache_objects", "gauge", NULL};
-    static const char *const session[] = {
-        "volcano_e2e_scheduling_latency_milliseconds", "histogram",
-        "volcano_action_scheduling_latency_milliseconds", "histogram",
-        "volcano_plugin_scheduling_latency_milliseconds", "histogram",
-        "volcano_schedule_attempts_total", "counter", "volcano_unschedule_task_count", "gauge",
-        "volcano_unschedule_job_count", "gauge", "volcano_queue_allocated_milli_cpu", "gauge",
-        "volcano_queue_allocated_memory_bytes", "gauge", "volcano_queue_deserved_milli_cpu",
-        "gauge", "volcano_queue_capacity_milli_cpu", "gauge", "volcano_queue_inqueue_milli_cpu",
-        "gauge", "basalt_podgroups", "gauge", NULL};
-    static const char *const binder[] = {
-        "basalt_api_requests_total", "counter", "basalt_api_request_duration_milliseconds",
-        "histogram", "basalt_binder_in_flight", "gauge", "basalt_kube_requests_total", "counter",
-        NULL};
+    static const char *const common[] = {"basalt_messages_total",
+                                         "counter",
+                                         "basalt_decode_errors_total",
+                                         "counter",
+                                         "basalt_tap_drops_total",
+                                         "counter",
+                                         "basalt_tap_messages_total",
+                                         "counter",
+                                         "basalt_build_info",
+                                         "gauge",
+                                         NULL};
+    static const char *const cache[] = {"basalt_commit_rejections_total",
+                                        "counter",
+                                        "basalt_binder_work_in_flight",
+                                        "gauge",
+                                        "basalt_nodes_out_of_sync",
+                                        "gauge",
+                                        "basalt_kube_watch_restarts_total",
+                                        "counter",
+                                        "basalt_kube_relists_total",
+                                        "counter",
+                                        "basalt_kube_requests_total",
+                                        "counter",
+                                        "basalt_cache_objects",
+                                        "gauge",
+                                        NULL};
+    static const char *const session[] = {"volcano_e2e_scheduling_latency_milliseconds",
+                                          "histogram",
+                                          "volcano_action_scheduling_latency_milliseconds",
+                                          "histogram",
+                                          "volcano_plugin_scheduling_latency_milliseconds",
+                                          "histogram",
+                                          "volcano_schedule_attempts_total",
+                                          "counter",
+                                          "volcano_unschedule_task_count",
+                                          "gauge",
+                                          "volcano_unschedule_job_count",
+                                          "gauge",
+                                          "volcano_queue_allocated_milli_cpu",
+                                          "gauge",
+                                          "volcano_queue_allocated_memory_bytes",
+                                          "gauge",
+                                          "volcano_queue_deserved_milli_cpu",
+                                          "gauge",
+                                          "volcano_queue_capacity_milli_cpu",
+                                          "gauge",
+                                          "volcano_queue_inqueue_milli_cpu",
+                                          "gauge",
+                                          "basalt_podgroups",
+                                          "gauge",
+                                          NULL};
+    static const char *const binder[] = {"basalt_api_requests_total",
+                                         "counter",
+                                         "basalt_api_request_duration_milliseconds",
+                                         "histogram",
+                                         "basalt_binder_in_flight",
+                                         "gauge",
+                                         "basalt_kube_requests_total",
+                                         "counter",
+                                         NULL};
     static const char *const controller[] = {"basalt_kube_requests_total", "counter",
                                              "basalt_api_requests_total", "counter", NULL};
     const char *const *per[S_NSVC] = {cache, session, binder, binder, controller};
@@ -302,12 +346,14 @@ test_observe_demo (void **state)
         writes += util_prom_sum (text, "basalt_api_request_duration_milliseconds_count");
         free (text);
     }
-    assert_true (writes >= 40);  // at least a bind per demo pod
+    assert_true (writes >= 40); // at least a bind per demo pod
     //  Informer traffic is counted by verb and code too (every transfer of
     //  the API client goes through one observer).
     text = s_metrics (env, S_CACHE);
-    assert_true (util_prom_sample (text, "basalt_api_requests_total{verb=\"list\",code=\"200\"}") >= 5);
-    assert_true (util_prom_has_family (text, "basalt_api_request_duration_milliseconds", "histogram"));
+    assert_true (util_prom_sample (text, "basalt_api_requests_total{verb=\"list\",code=\"200\"}") >=
+                 5);
+    assert_true (
+        util_prom_has_family (text, "basalt_api_request_duration_milliseconds", "histogram"));
     free (text);
 
     //  /debug/state: the documented shape.
@@ -341,9 +387,9 @@ test_observe_demo (void **state)
         assert_non_null (s_str (q, "name", NULL));
         assert_true (cJSON_IsObject (cJSON_GetObjectItemCaseSensitive (q, "allocated")));
         assert_true (cJSON_IsObject (cJSON_GetObjectItemCaseSensitive (q, "inqueue")));
-        assert_non_null (cJSON_GetObjectItemCaseSensitive (q, "deserved"));  // null when unset
+        assert_non_null (cJSON_GetObjectItemCaseSensitive (q, "deserved")); // null when unset
         if (strcmp (s_str (q, "name", NULL), "research") == 0) {
-            research = true;  // giant-j is Inqueue there: its minResources count
+            research = true; // giant-j is Inqueue there: its minResources count
             const cJSON *inq = cJSON_GetObjectItemCaseSensitive (q, "inqueue");
             assert_true (cJSON_GetObjectItemCaseSensitive (inq, "milli_cpu")->valuedouble > 0);
         }
@@ -364,7 +410,7 @@ test_observe_demo (void **state)
     }
     assert_true (giant_explained);
     const cJSON *binders = cJSON_GetObjectItemCaseSensitive (st, "binders");
-    assert_int_equal ((int) cJSON_GetObjectItemCaseSensitive (binders, "connected")->valuedouble, 2);
+    assert_int_equal ((int)cJSON_GetObjectItemCaseSensitive (binders, "connected")->valuedouble, 2);
     cJSON_Delete (st);
 
     //  Logs: one JSON object a line; no per-pod line at the default level

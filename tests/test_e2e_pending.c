@@ -58,10 +58,10 @@ static const char *s_pod_fmt =
 
 typedef struct {
     util_basalt_t *env;
-    int bound;             // pods with a node
-    int explained;         // pods without one that carry PodScheduled=False
-    char waiting[4][64];   // names of the pods without a node
-    char reason[4][512];   // and their condition's message
+    int bound;           // pods with a node
+    int explained;       // pods without one that carry PodScheduled=False
+    char waiting[4][64]; // names of the pods without a node
+    char reason[4][512]; // and their condition's message
     int nwaiting;
 } s_look_t;
 
@@ -83,16 +83,18 @@ s_two_bound_two_explained (void *arg)
             continue;
         int w = l->nwaiting++;
         snprintf (l->waiting[w], sizeof l->waiting[w], "%s",
-                  cJSON_GetStringValue (cJSON_GetObjectItem (cJSON_GetObjectItem (pod, "metadata"),
-                                                             "name")));
+                  cJSON_GetStringValue (
+                      cJSON_GetObjectItem (cJSON_GetObjectItem (pod, "metadata"), "name")));
         l->reason[w][0] = 0;
         const cJSON *c;
-        cJSON_ArrayForEach (c, cJSON_GetObjectItem (cJSON_GetObjectItem (pod, "status"), "conditions"))
+        cJSON_ArrayForEach (c,
+                            cJSON_GetObjectItem (cJSON_GetObjectItem (pod, "status"), "conditions"))
         {
             const char *type = cJSON_GetStringValue (cJSON_GetObjectItem (c, "type"));
             const char *status = cJSON_GetStringValue (cJSON_GetObjectItem (c, "status"));
             const char *msg = cJSON_GetStringValue (cJSON_GetObjectItem (c, "message"));
-            if (type && status && msg && !strcmp (type, "PodScheduled") && !strcmp (status, "False")) {
+            if (type && status && msg && !strcmp (type, "PodScheduled") &&
+                !strcmp (status, "False")) {
                 snprintf (l->reason[w], sizeof l->reason[w], "%s", msg);
                 l->explained++;
             }
@@ -156,7 +158,7 @@ s_has_event (void *arg)
 static void
 test_pending_pods_say_why (void **state)
 {
-    (void) state;
+    (void)state;
     char kubectl[1024];
     assert_true (util_find_on_path ("kubectl", kubectl, sizeof kubectl));
     util_basalt_t *env = util_basalt_new ("e2e-pending");
@@ -215,8 +217,8 @@ test_pending_pods_say_why (void **state)
     snprintf (cache_dir, sizeof cache_dir, "--cache-dir=%s/kube-cache", env->dir);
     char kc_flag[700];
     snprintf (kc_flag, sizeof kc_flag, "--kubeconfig=%s", kubeconfig);
-    char *describe[] = {kubectl, kc_flag, cache_dir, "describe", "pod", "-n", "default",
-                        l.waiting[0], NULL};
+    char *describe[] = {kubectl, kc_flag,   cache_dir,    "describe", "pod",
+                        "-n",    "default", l.waiting[0], NULL};
     assert_int_equal (util_run (describe, out, S_WAIT_MS), 0);
     char *text = util_read_file (out, NULL);
     assert_non_null (text);

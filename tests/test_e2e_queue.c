@@ -65,10 +65,10 @@ s_at (const cJSON *obj, const char *a, const char *b, const char *c)
 
 typedef struct {
     util_basalt_t *env;
-    const char *name;   // a queue, or a group's pod name prefix
-    const char *cpu;    // the allocated cpu a queue should show
-    double until;       // a session count to reach
-    char seen[128];     // what was last seen, for the failure message
+    const char *name; // a queue, or a group's pod name prefix
+    const char *cpu;  // the allocated cpu a queue should show
+    double until;     // a session count to reach
+    char seen[128];   // what was last seen, for the failure message
 } s_look_t;
 
 //  Sessions run by session-svc (each observes its latency once).
@@ -161,7 +161,8 @@ static bool
 s_running_gauge (void *arg)
 {
     s_look_t *l = arg;
-    double v = util_basalt_metric (l->env, UTIL_CONTROLLER, "volcano_queue_pod_group_running_count");
+    double v =
+        util_basalt_metric (l->env, UTIL_CONTROLLER, "volcano_queue_pod_group_running_count");
     snprintf (l->seen, sizeof l->seen, "%g", v);
     return v >= 1;
 }
@@ -226,11 +227,11 @@ test_queues_as_volcano (void **state)
     }
 
     char *answer = NULL;
-    long code = util_http_request (
-        env->port, "POST", S_QUEUES, "application/json",
-        "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"Queue\","
-        "\"metadata\":{\"name\":\"research\"},\"spec\":{\"weight\":1}}",
-        &answer);
+    long code =
+        util_http_request (env->port, "POST", S_QUEUES, "application/json",
+                           "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"Queue\","
+                           "\"metadata\":{\"name\":\"research\"},\"spec\":{\"weight\":1}}",
+                           &answer);
     free (answer);
     assert_int_equal (code, 201);
     l.name = "lost-";

@@ -133,9 +133,9 @@ s_commit_places_pod (s_fake_t *f, bas_msg_t *out, int timeout_ms)
 {
     int64_t end = bas_mono_ms () + timeout_ms;
     while (bas_mono_ms () < end) {
-        if (!s_recv (f, &basalt__v1__commit__descriptor, out, (int) (end - bas_mono_ms ())))
+        if (!s_recv (f, &basalt__v1__commit__descriptor, out, (int)(end - bas_mono_ms ())))
             return false;
-        const Basalt__V1__Commit *c = (const Basalt__V1__Commit *) out->body;
+        const Basalt__V1__Commit *c = (const Basalt__V1__Commit *)out->body;
         for (size_t i = 0; i < c->n_placements; i++)
             if (strcmp (c->placements[i]->pod_uid, "pod:default/g-0") == 0)
                 return true;
@@ -161,7 +161,7 @@ test_resume_after_restart (void **state)
         fail_msg ("no commit placing g-0 in epoch 1");
     }
     //  Accepted, effects at seq 5: never published, the cache dies here.
-    const Basalt__V1__Commit *commit = (const Basalt__V1__Commit *) m.body;
+    const Basalt__V1__Commit *commit = (const Basalt__V1__Commit *)m.body;
     Basalt__V1__ItemResult item = BASALT__V1__ITEM_RESULT__INIT;
     Basalt__V1__ItemResult *items[] = {&item};
     item.key = commit->placements[0]->pod_uid;

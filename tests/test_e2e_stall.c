@@ -51,9 +51,9 @@
 #define S_GANGS 700
 #define S_GANG_SIZE 3
 #define S_PODS (S_GANGS * S_GANG_SIZE)
-#define S_LATENCY_MS 300   // every API request's latency: binds stay in flight
-#define S_FREEZE_MS 7000   // longer than cache-svc's 5 s binder timeout
-#define S_WAIT_MS 120000   // the most any condition may take
+#define S_LATENCY_MS 300 // every API request's latency: binds stay in flight
+#define S_FREEZE_MS 7000 // longer than cache-svc's 5 s binder timeout
+#define S_WAIT_MS 120000 // the most any condition may take
 
 //  Write the cluster as one JSON List.
 static void
@@ -65,22 +65,25 @@ s_write_cluster (const char *path)
     fprintf (f, "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"Queue\","
                 "\"metadata\":{\"name\":\"default\"},\"spec\":{\"weight\":1}}");
     for (int n = 0; n < S_NODES; n++)
-        fprintf (f, ",{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n%03d\"},"
-                    "\"status\":{\"allocatable\":{\"cpu\":\"32\",\"memory\":\"256Gi\","
-                    "\"pods\":\"110\"}}}",
+        fprintf (f,
+                 ",{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n%03d\"},"
+                 "\"status\":{\"allocatable\":{\"cpu\":\"32\",\"memory\":\"256Gi\","
+                 "\"pods\":\"110\"}}}",
                  n);
     for (int g = 0; g < S_GANGS; g++) {
-        fprintf (f, ",{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
-                    "\"metadata\":{\"name\":\"g%04d\",\"namespace\":\"default\"},"
-                    "\"spec\":{\"minMember\":%d,\"queue\":\"default\"},"
-                    "\"status\":{\"phase\":\"Pending\"}}",
+        fprintf (f,
+                 ",{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+                 "\"metadata\":{\"name\":\"g%04d\",\"namespace\":\"default\"},"
+                 "\"spec\":{\"minMember\":%d,\"queue\":\"default\"},"
+                 "\"status\":{\"phase\":\"Pending\"}}",
                  g, S_GANG_SIZE);
         for (int p = 0; p < S_GANG_SIZE; p++)
-            fprintf (f, ",{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
-                        "\"g%04d-%d\",\"namespace\":\"default\",\"annotations\":"
-                        "{\"scheduling.k8s.io/group-name\":\"g%04d\"}},\"spec\":{\"schedulerName\":"
-                        "\"basalt\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
-                        "\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}}]}}",
+            fprintf (f,
+                     ",{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                     "\"g%04d-%d\",\"namespace\":\"default\",\"annotations\":"
+                     "{\"scheduling.k8s.io/group-name\":\"g%04d\"}},\"spec\":{\"schedulerName\":"
+                     "\"basalt\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
+                     "\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}}]}}",
                      g, p, g);
     }
     fprintf (f, "]}\n");
@@ -124,10 +127,10 @@ s_count_binds (util_basalt_t *env, int *total, int *conflicts, int *most)
         if (strstr (line, "code=409"))
             (*conflicts)++;
         *binding = '\0';
-        uintptr_t count = (uintptr_t) zhashx_lookup (per_pod, path) + 1;
-        zhashx_update (per_pod, path, (void *) count);
-        if ((int) count > *most)
-            *most = (int) count;
+        uintptr_t count = (uintptr_t)zhashx_lookup (per_pod, path) + 1;
+        zhashx_update (per_pod, path, (void *)count);
+        if ((int)count > *most)
+            *most = (int)count;
     }
     zhashx_destroy (&per_pod);
     free (log);
@@ -136,7 +139,7 @@ s_count_binds (util_basalt_t *env, int *total, int *conflicts, int *most)
 static void
 test_frozen_cache_loses_no_binder (void **state)
 {
-    (void) state;
+    (void)state;
     util_basalt_t *env = util_basalt_new ("e2e-stall");
     char cluster[512];
     snprintf (cluster, sizeof cluster, "%s/cluster.json", env->dir);
@@ -146,9 +149,9 @@ test_frozen_cache_loses_no_binder (void **state)
     char faults[64];
     snprintf (faults, sizeof faults, "{\"latencyMs\":%d}", S_LATENCY_MS);
     char *answer = NULL;
-    assert_int_equal (util_http_request (env->port, "POST", "/admin/faults", "application/json",
-                                         faults, &answer),
-                      200);
+    assert_int_equal (
+        util_http_request (env->port, "POST", "/admin/faults", "application/json", faults, &answer),
+        200);
     free (answer);
     for (int which = 0; which < UTIL_NSVC; which++)
         util_basalt_start (env, which, NULL);
@@ -158,13 +161,13 @@ test_frozen_cache_loses_no_binder (void **state)
         util_basalt_dump_logs (env);
         fail_msg ("no pod was bound");
     }
-    assert_true (b.bound < S_PODS);  // binds are still to come: the freeze meets work in flight
+    assert_true (b.bound < S_PODS); // binds are still to come: the freeze meets work in flight
 
     //  Freeze cache-svc past its binder timeout while binders work.
     pid_t cache = env->pids[UTIL_CACHE];
     assert_int_equal (kill (cache, SIGSTOP), 0);
     struct timespec freeze = {S_FREEZE_MS / 1000, (S_FREEZE_MS % 1000) * 1000000L};
-    nanosleep (&freeze, NULL);  // the injected fault itself, not a wait for a condition
+    nanosleep (&freeze, NULL); // the injected fault itself, not a wait for a condition
     assert_int_equal (kill (cache, SIGCONT), 0);
 
     b.min_bound = S_PODS;

@@ -95,8 +95,9 @@ test_supervised_services_serve_metrics (void **state)
     snprintf (master, sizeof master, "http://127.0.0.1:%d", env->port);
     snprintf (script, sizeof script, "%s/scripts/supervise.sh", BASALT_SOURCE_DIR);
     snprintf (log, sizeof log, "%s/supervise.out", env->dir);
-    char *argv[] = {"/bin/bash", script, "--build", BASALT_BIN_DIR, "--dir", dir,
-                    "--master", master, "--binders", "2", NULL};
+    char *argv[] = {"/bin/bash", script, "--build",  BASALT_BIN_DIR,
+                    "--dir",     dir,    "--master", master,
+                    "--binders", "2",    NULL};
     pid_t sup = util_spawn (argv, log);
     assert_true (sup > 0);
 

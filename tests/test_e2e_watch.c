@@ -113,19 +113,19 @@ s_call (CURL *easy, int port, const char *method, const char *path, const char *
 // The replica: common/bas_replica.c on a reactor of the test's own
 
 typedef struct {
-    bas_svc_flags_t common;  // the flags every bas_svc has (none given)
+    bas_svc_flags_t common; // the flags every bas_svc has (none given)
 } s_svc_config_t;
 
 static const bas_flag_t s_svc_flags[] = {BAS_SVC_FLAGS (s_svc_config_t), {NULL}};
 
 typedef struct {
-    bas_svc_t *svc;          // the reactor (no HTTP, no tap)
-    s_svc_config_t config;   // its flags
-    bas_replica_t *replica;  // the library under test
-    FILE *log;               // the library's log lines
-    zhashx_t *versions;      // "<kind>/<key>" -> last resourceVersion applied (text)
+    bas_svc_t *svc;         // the reactor (no HTTP, no tap)
+    s_svc_config_t config;  // its flags
+    bas_replica_t *replica; // the library under test
+    FILE *log;              // the library's log lines
+    zhashx_t *versions;     // "<kind>/<key>" -> last resourceVersion applied (text)
     unsigned long resets, changes, violations;
-    char violation[600];     // the first one, described
+    char violation[600]; // the first one, described
 } s_replica_t;
 
 static const char *
@@ -205,8 +205,7 @@ s_on_upsert (void *arg, const Basalt__V1__Object *obj)
     char k[512];
     snprintf (k, sizeof k, "%d/%s", (int)kind, key);
     const char *before = zhashx_lookup (r->versions, k);
-    if (before && strtoull (rv, NULL, 10) <= strtoull (before, NULL, 10) &&
-        r->violations++ == 0)
+    if (before && strtoull (rv, NULL, 10) <= strtoull (before, NULL, 10) && r->violations++ == 0)
         snprintf (r->violation, sizeof r->violation,
                   "the delta after seq %llu delivers %s at resourceVersion %s after %s",
                   (unsigned long long)bas_replica_seq (r->replica), k, rv, before);
@@ -383,9 +382,9 @@ s_describe_difference (const ProtobufCMessage *a, const ProtobufCMessage *b, con
 }
 
 typedef struct {
-    zhashx_t *want;   // key -> Basalt__V1__Object* from the simulator (owned)
-    size_t diffs;     // replica objects absent from the simulator or different
-    char first[900];  // the first difference, described
+    zhashx_t *want;  // key -> Basalt__V1__Object* from the simulator (owned)
+    size_t diffs;    // replica objects absent from the simulator or different
+    char first[900]; // the first difference, described
 } s_cmp_t;
 
 static void
@@ -400,8 +399,8 @@ s_cmp_obj (void *arg, const Basalt__V1__Object *obj)
     const char *name = obj->kind_case == BASALT__V1__OBJECT__KIND_POD         ? obj->pod->name
                        : obj->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP ? obj->pod_group->name
                                                                               : NULL;
-    snprintf (what, sizeof what, "%s %s%s%s%s (replica rv %s)", s_kind_name (kind),
-              key ? key : "?", name ? " (" : "", name ? name : "", name ? ")" : "", rv ? rv : "-");
+    snprintf (what, sizeof what, "%s %s%s%s%s (replica rv %s)", s_kind_name (kind), key ? key : "?",
+              name ? " (" : "", name ? name : "", name ? ")" : "", rv ? rv : "-");
     if (!want) {
         if (c->diffs++ == 0)
             snprintf (c->first, sizeof c->first, "%s: not in the simulator", what);
@@ -412,7 +411,7 @@ s_cmp_obj (void *arg, const Basalt__V1__Object *obj)
             s_describe_difference (s_member (obj), s_member (want), what, c->first,
                                    sizeof c->first);
     }
-    zhashx_delete (c->want, key);  // seen
+    zhashx_delete (c->want, key); // seen
 }
 
 static void
@@ -427,8 +426,8 @@ s_object_free (void **item)
 //  each equal in every field; else the number of differences, the first
 //  described in `why`.
 static size_t
-s_compare_kind (s_replica_t *r, CURL *easy, int port, const char *path,
-                Basalt__V1__ObjectKind kind, bool by_uid, char *why, size_t len)
+s_compare_kind (s_replica_t *r, CURL *easy, int port, const char *path, Basalt__V1__ObjectKind kind,
+                bool by_uid, char *why, size_t len)
 {
     char *body = NULL;
     long code = s_call (easy, port, "GET", path, NULL, NULL, &body);
@@ -478,18 +477,17 @@ s_equal (void *arg)
         snprintf (e->why, sizeof e->why, "no snapshot of a synced cache yet");
         return false;
     }
-    size_t diff = s_compare_kind (e->r, e->easy, e->port, "/api/v1/pods",
-                                  BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, true, e->why,
-                                  sizeof e->why);
+    size_t diff =
+        s_compare_kind (e->r, e->easy, e->port, "/api/v1/pods",
+                        BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, true, e->why, sizeof e->why);
     if (!diff)
         diff = s_compare_kind (e->r, e->easy, e->port, "/api/v1/nodes",
                                BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, false, e->why,
                                sizeof e->why);
     if (!diff)
-        diff = s_compare_kind (e->r, e->easy, e->port,
-                               "/apis/scheduling.volcano.sh/v1beta1/podgroups",
-                               BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, true, e->why,
-                               sizeof e->why);
+        diff = s_compare_kind (
+            e->r, e->easy, e->port, "/apis/scheduling.volcano.sh/v1beta1/podgroups",
+            BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, true, e->why, sizeof e->why);
     if (!diff)
         diff = s_compare_kind (e->r, e->easy, e->port, "/apis/scheduling.volcano.sh/v1beta1/queues",
                                BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, false, e->why,
@@ -600,8 +598,8 @@ s_mutate (CURL *easy, int port, s_rng_t *g, s_world_t *w)
                       "\"default\"}}",
                       i);
             code = s_call (easy, port, "POST",
-                           "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
-                           NULL, body, NULL);
+                           "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups", NULL,
+                           body, NULL);
             w->groups[i] = code == 201 || code == 409;
         } else if (s_rand (g) % 10 < 6) {
             op = 1;
@@ -659,8 +657,15 @@ test_watch_continuity (void **state)
     s_sim_t sim;
     //  A small watch window, so that a watch resumed after a drop often
     //  finds its resourceVersion gone (a real 410) as well as the forced ones.
-    const char *args[] = {"--run-delay-ms", "20", "--stop-delay-ms", "30", "--watch-window",
-                          "300", "--bookmark-interval-ms", "200", NULL};
+    const char *args[] = {"--run-delay-ms",
+                          "20",
+                          "--stop-delay-ms",
+                          "30",
+                          "--watch-window",
+                          "300",
+                          "--bookmark-interval-ms",
+                          "200",
+                          NULL};
     s_start (&sim, args);
     char ep[3][600], master[64], http[64], log[600];
     for (int i = 0; i < 3; i++)
@@ -671,9 +676,9 @@ test_watch_continuity (void **state)
     snprintf (log, sizeof log, "%s/cache.log", sim.dir);
     char bin[512];
     snprintf (bin, sizeof bin, "%s/cache-svc/cache-svc", BASALT_BIN_DIR);
-    const char *argv[] = {bin, "--master", master, "--snapshot-endpoint", ep[0],
-                          "--delta-endpoint", ep[1], "--work-endpoint", ep[2], "--http", http,
-                          NULL};
+    const char *argv[] = {bin,   "--master",         master, "--snapshot-endpoint",
+                          ep[0], "--delta-endpoint", ep[1],  "--work-endpoint",
+                          ep[2], "--http",           http,   NULL};
     pid_t cache = util_spawn ((char *const *)argv, log);
     assert_true (cache > 0);
     s_live_add (cache);
@@ -717,12 +722,14 @@ test_watch_continuity (void **state)
     //  Quiet: the replica must converge on exactly the simulator's state.
     if (!util_wait_until (s_equal, &eq, 30000))
         fail_msg ("the replica does not equal the simulator: %s", eq.why);
-    print_message ("test_e2e_watch: equal at the end: %zu pods, %zu nodes, %zu podgroups, %zu "
-                   "queues\n",
-                   bas_store_size (bas_replica_store (r.replica), BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD),
-                   bas_store_size (bas_replica_store (r.replica), BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE),
-                   bas_store_size (bas_replica_store (r.replica), BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP),
-                   bas_store_size (bas_replica_store (r.replica), BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE));
+    print_message (
+        "test_e2e_watch: equal at the end: %zu pods, %zu nodes, %zu podgroups, %zu "
+        "queues\n",
+        bas_store_size (bas_replica_store (r.replica), BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD),
+        bas_store_size (bas_replica_store (r.replica), BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE),
+        bas_store_size (bas_replica_store (r.replica),
+                        BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP),
+        bas_store_size (bas_replica_store (r.replica), BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE));
     if (r.violations)
         fail_msg ("%lu deliveries repeated or went back; first: %s", r.violations, r.violation);
     char *faults_now = NULL;

@@ -43,7 +43,7 @@ static const char *const s_env[] = {"BASALT_ENDPOINT", "BASALT_SCHEDULE_PERIOD_M
 static int
 s_setup (void **state)
 {
-    (void) state;
+    (void)state;
     for (size_t i = 0; i < sizeof s_env / sizeof s_env[0]; i++)
         unsetenv (s_env[i]);
     return 0;
@@ -71,7 +71,7 @@ s_parse (s_config_t *config, char *err, size_t errlen, ...)
 static void
 test_defaults_stay (void **state)
 {
-    (void) state;
+    (void)state;
     s_config_t c;
     char err[256];
     assert_int_equal (s_parse (&c, err, sizeof err, NULL), BAS_FLAGS_OK);
@@ -85,12 +85,12 @@ test_defaults_stay (void **state)
 static void
 test_each_type (void **state)
 {
-    (void) state;
+    (void)state;
     s_config_t c;
     char err[256];
     assert_int_equal (s_parse (&c, err, sizeof err, "--endpoint", "tcp://0.0.0.0:5555",
-                               "--schedule-period-ms", "250", "--kube-api-qps", "12.5",
-                               "--verbose", NULL),
+                               "--schedule-period-ms", "250", "--kube-api-qps", "12.5", "--verbose",
+                               NULL),
                       BAS_FLAGS_OK);
     assert_string_equal (c.endpoint, "tcp://0.0.0.0:5555");
     assert_int_equal (c.period_ms, 250);
@@ -107,14 +107,14 @@ test_each_type (void **state)
 static void
 test_equals_form (void **state)
 {
-    (void) state;
+    (void)state;
     s_config_t c;
     char err[256];
     assert_int_equal (s_parse (&c, err, sizeof err, "--endpoint=inproc://a=b",
                                "--schedule-period-ms=30", "--kube-api-qps=1e2", "--tap=false",
                                "--verbose=true", NULL),
                       BAS_FLAGS_OK);
-    assert_string_equal (c.endpoint, "inproc://a=b");  // only the first '=' splits
+    assert_string_equal (c.endpoint, "inproc://a=b"); // only the first '=' splits
     assert_int_equal (c.period_ms, 30);
     assert_true (c.qps == 100.0);
     assert_false (c.tap);
@@ -131,11 +131,11 @@ test_equals_form (void **state)
 static void
 test_env_and_precedence (void **state)
 {
-    (void) state;
+    (void)state;
     s_config_t c;
     char err[256];
     setenv ("BASALT_ENDPOINT", "ipc:///env.sock", 1);
-    setenv ("BASALT_SCHEDULE_PERIOD_MS", "40", 1);  // dashes become underscores
+    setenv ("BASALT_SCHEDULE_PERIOD_MS", "40", 1); // dashes become underscores
     setenv ("BASALT_KUBE_API_QPS", "2.5", 1);
     setenv ("BASALT_TAP", "false", 1);
     assert_int_equal (s_parse (&c, err, sizeof err, NULL), BAS_FLAGS_OK);
@@ -151,7 +151,7 @@ test_env_and_precedence (void **state)
     assert_int_equal (c.period_ms, 7);
     assert_true (c.tap);
     assert_string_equal (c.endpoint, "ipc:///cli.sock");
-    assert_true (c.qps == 2.5);  // not on the command line: still the env's
+    assert_true (c.qps == 2.5); // not on the command line: still the env's
 
     //  A bad value in the environment names the variable and the value.
     setenv ("BASALT_SCHEDULE_PERIOD_MS", "soon", 1);
@@ -164,20 +164,20 @@ test_env_and_precedence (void **state)
 static void
 test_bad_values (void **state)
 {
-    (void) state;
+    (void)state;
     s_config_t c;
     char err[256];
     const char *bad_ints[] = {"12x", "", "1.5", "99999999999", "x"};
     for (size_t i = 0; i < sizeof bad_ints / sizeof bad_ints[0]; i++) {
-        assert_int_equal (s_parse (&c, err, sizeof err, "--schedule-period-ms",
-                                   (char *) bad_ints[i], NULL),
-                          BAS_FLAGS_ERROR);
+        assert_int_equal (
+            s_parse (&c, err, sizeof err, "--schedule-period-ms", (char *)bad_ints[i], NULL),
+            BAS_FLAGS_ERROR);
         assert_non_null (strstr (err, "--schedule-period-ms"));
         char quoted[64];
         snprintf (quoted, sizeof quoted, "\"%s\"", bad_ints[i]);
         assert_non_null (strstr (err, quoted));
         assert_non_null (strstr (err, "integer"));
-        assert_int_equal (c.period_ms, 1000);  // unchanged
+        assert_int_equal (c.period_ms, 1000); // unchanged
     }
     assert_int_equal (s_parse (&c, err, sizeof err, "--kube-api-qps=fast", NULL), BAS_FLAGS_ERROR);
     assert_non_null (strstr (err, "--kube-api-qps"));
@@ -192,7 +192,7 @@ test_bad_values (void **state)
 static void
 test_unknown_and_positional (void **state)
 {
-    (void) state;
+    (void)state;
     s_config_t c;
     char err[256];
     assert_int_equal (s_parse (&c, err, sizeof err, "--no-such-flag", "1", NULL), BAS_FLAGS_ERROR);
@@ -237,8 +237,8 @@ s_capture_stdout (int *rc, const char *flag)
     close (saved);
     off_t len = lseek (fd, 0, SEEK_END);
     assert_true (len >= 0);
-    char *text = calloc (1, (size_t) len + 1);
-    assert_int_equal (pread (fd, text, (size_t) len, 0), len);
+    char *text = calloc (1, (size_t)len + 1);
+    assert_int_equal (pread (fd, text, (size_t)len, 0), len);
     close (fd);
     unlink (path);
     return text;
@@ -247,7 +247,7 @@ s_capture_stdout (int *rc, const char *flag)
 static void
 test_help_and_version (void **state)
 {
-    (void) state;
+    (void)state;
     int rc;
     char *out = s_capture_stdout (&rc, "--help");
     assert_int_equal (rc, BAS_FLAGS_EXIT);
@@ -271,7 +271,7 @@ test_help_and_version (void **state)
 static void
 test_usage (void **state)
 {
-    (void) state;
+    (void)state;
     FILE *f = tmpfile ();
     assert_non_null (f);
     s_config_t c = s_defaults;
@@ -280,8 +280,8 @@ test_usage (void **state)
     long len = ftell (f);
     assert_true (len > 0);
     rewind (f);
-    char *text = calloc (1, (size_t) len + 1);
-    assert_int_equal (fread (text, 1, (size_t) len, f), (size_t) len);
+    char *text = calloc (1, (size_t)len + 1);
+    assert_int_equal (fread (text, 1, (size_t)len, f), (size_t)len);
     fclose (f);
     assert_non_null (strstr (text, "Usage: binder-svc"));
     assert_non_null (strstr (text, "(default 42)"));
@@ -291,11 +291,11 @@ test_usage (void **state)
     const char *verbose = strstr (text, "--verbose");
     assert_non_null (verbose);
     const char *eol = strchr (verbose, '\n');
-    assert_null (memmem (verbose, (size_t) (eol - verbose), "default", 7));
+    assert_null (memmem (verbose, (size_t)(eol - verbose), "default", 7));
     const char *tap = strstr (text, "--tap");
     assert_non_null (tap);
     eol = strchr (tap, '\n');
-    assert_non_null (memmem (tap, (size_t) (eol - tap), "(default true)", 14));
+    assert_non_null (memmem (tap, (size_t)(eol - tap), "(default true)", 14));
     free (text);
 }
 

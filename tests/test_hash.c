@@ -43,7 +43,7 @@ s_key (int i, char *buf, size_t len)
 static void
 test_grow_lookup_delete (void **state)
 {
-    (void) state;
+    (void)state;
     s_freed = 0;
     bas_hash_t *h = bas_hash_new (s_free);
     const int n = 100000;
@@ -63,7 +63,7 @@ test_grow_lookup_delete (void **state)
                 fail_msg ("after %d inserts, %s is %s", i + 1, key, v ? v : "missing");
         }
     }
-    assert_int_equal (bas_hash_size (h), (size_t) n);
+    assert_int_equal (bas_hash_size (h), (size_t)n);
     s_key (5, key, sizeof key);
     char *dup = s_val (-1);
     assert_int_equal (bas_hash_insert (h, key, dup), -1);
@@ -79,7 +79,7 @@ test_grow_lookup_delete (void **state)
     }
     assert_int_equal (bas_hash_delete (h, key), -1);
     assert_int_equal (s_freed, 1 + n / 2);
-    assert_int_equal (bas_hash_size (h), (size_t) n / 2);
+    assert_int_equal (bas_hash_size (h), (size_t)n / 2);
     for (int i = 0; i < n; i++) {
         s_key (i, key, sizeof key);
         if ((bas_hash_lookup (h, key) != NULL) != (i % 2 == 1))
@@ -101,19 +101,19 @@ test_grow_lookup_delete (void **state)
 static void
 test_iteration (void **state)
 {
-    (void) state;
+    (void)state;
     bas_hash_t *h = bas_hash_new (NULL);
     static char seen[5000];
     char key[64];
     for (int i = 0; i < 5000; i++) {
         s_key (i, key, sizeof key);
-        assert_int_equal (bas_hash_insert (h, key, (void *) (intptr_t) (i + 1)), 0);
+        assert_int_equal (bas_hash_insert (h, key, (void *)(intptr_t)(i + 1)), 0);
         if (i % 37 != 0 && i != 4999)
             continue;
         memset (seen, 0, sizeof seen);
         size_t count = 0;
         for (void *v = bas_hash_first (h); v; v = bas_hash_next (h)) {
-            int at = (int) (intptr_t) v - 1;
+            int at = (int)(intptr_t)v - 1;
             assert_true (at >= 0 && at <= i);
             assert_int_equal (seen[at], 0);
             seen[at] = 1;
@@ -121,7 +121,7 @@ test_iteration (void **state)
             assert_string_equal (bas_hash_cursor (h), key);
             count++;
         }
-        assert_int_equal (count, (size_t) i + 1);
+        assert_int_equal (count, (size_t)i + 1);
         assert_null (bas_hash_cursor (h));
     }
     bas_hash_destroy (&h);

@@ -1063,7 +1063,7 @@ test_time (void **state)
 static void
 test_key_given_twice (void **state)
 {
-    (void) state;
+    (void)state;
     static const char *const cases[][2] = {
         {"{\"metadata\":{\"name\":\"p\",\"uid\":\"u\"},\"spec\":{\"tolerations\":[{\"key\":\"a\"}],"
          "\"tolerations\":[{\"key\":\"b\"},{\"key\":\"c\"}]}}",
@@ -1084,10 +1084,11 @@ test_key_given_twice (void **state)
     }
     //  Many labels (the sorted path), one repeated far apart.
     char text[8192];
-    int n = snprintf (text, sizeof text, "{\"metadata\":{\"name\":\"p\",\"uid\":\"u\",\"labels\":{");
+    int n =
+        snprintf (text, sizeof text, "{\"metadata\":{\"name\":\"p\",\"uid\":\"u\",\"labels\":{");
     for (int k = 0; k < 100; k++)
-        n += snprintf (text + n, sizeof text - (size_t) n, "\"l%d\":\"v\",", k);
-    snprintf (text + n, sizeof text - (size_t) n, "\"l7\":\"w\"}}}");
+        n += snprintf (text + n, sizeof text - (size_t)n, "\"l%d\":\"v\",", k);
+    snprintf (text + n, sizeof text - (size_t)n, "\"l7\":\"w\"}}}");
     cJSON *json = cJSON_Parse (text);
     assert_non_null (json);
     char err[256];
@@ -1182,10 +1183,10 @@ main (void)
         cmocka_unit_test (test_pod_requests),  cmocka_unit_test (test_pod_volcano),
         cmocka_unit_test (test_pod_errors),    cmocka_unit_test (test_nodes),
         cmocka_unit_test (test_pod_affinity),  cmocka_unit_test (test_pod_spread),
-        cmocka_unit_test (test_pod_preferred), cmocka_unit_test (test_resourcequota), cmocka_unit_test (test_podgroup),
-        cmocka_unit_test (test_queue),         cmocka_unit_test (test_priorityclass),
-        cmocka_unit_test (test_time),          cmocka_unit_test (test_garbage),
-        cmocka_unit_test (test_key_given_twice),
+        cmocka_unit_test (test_pod_preferred), cmocka_unit_test (test_resourcequota),
+        cmocka_unit_test (test_podgroup),      cmocka_unit_test (test_queue),
+        cmocka_unit_test (test_priorityclass), cmocka_unit_test (test_time),
+        cmocka_unit_test (test_garbage),       cmocka_unit_test (test_key_given_twice),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -58,19 +58,19 @@ typedef struct {
 typedef void (srv_handler_fn) (srv_t *srv, int fd, const hreq_t *req);
 
 struct srv_s {
-    int port;                      // listening port
-    int lfd;                       // listening socket
-    pthread_t acceptor;            // accept loop
-    atomic_bool stop;              // set by srv_stop
-    srv_handler_fn *handler;       // per-test script
-    void *arg;                     // script data (read-only while running)
-    atomic_int nreq;               // requests seen
-    atomic_int nwatch;             // watch requests seen
-    atomic_int nother;             // other requests seen
-    hreq_t log[SRV_LOG_MAX];       // copies of the first requests
+    int port;                        // listening port
+    int lfd;                         // listening socket
+    pthread_t acceptor;              // accept loop
+    atomic_bool stop;                // set by srv_stop
+    srv_handler_fn *handler;         // per-test script
+    void *arg;                       // script data (read-only while running)
+    atomic_int nreq;                 // requests seen
+    atomic_int nwatch;               // watch requests seen
+    atomic_int nother;               // other requests seen
+    hreq_t log[SRV_LOG_MAX];         // copies of the first requests
     atomic_bool logged[SRV_LOG_MAX]; // log[i] is complete
-    pthread_t conns[SRV_CONN_MAX]; // connection threads (acceptor only)
-    int nconns;                    // their count
+    pthread_t conns[SRV_CONN_MAX];   // connection threads (acceptor only)
+    int nconns;                      // their count
 };
 
 typedef struct {

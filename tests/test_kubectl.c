@@ -58,7 +58,6 @@ typedef struct {
     char *text;      // last output (owned)
 } s_env_t;
 
-
 static void
 s_env_start (s_env_t *env)
 {
@@ -609,8 +608,8 @@ test_openapi_media_types (void **state)
         assert_true (body.len > 5);
         assert_memory_equal (body.data, "\n\0032.0", 5); // tag 1, length 3
         //  … with the CRDs' definitions, by kube-apiserver's names.
-        assert_non_null (memmem (body.data, body.len, "sh.volcano.scheduling.v1beta1.PodGroup",
-                                 38));
+        assert_non_null (
+            memmem (body.data, body.len, "sh.volcano.scheduling.v1beta1.PodGroup", 38));
         assert_non_null (memmem (body.data, body.len, "x-kubernetes-group-version-kind", 31));
         free (body.data);
         body = (s_body_t){0};
@@ -670,9 +669,8 @@ test_openapi_media_types (void **state)
 static const char *
 s_crd_description (const char *path, char *buf, size_t len)
 {
-    char *text = util_read_file (BASALT_SHARED_DIR
-                                 "/k8s-fixtures/crds/scheduling.volcano.sh_podgroups.yaml",
-                                 NULL);
+    char *text = util_read_file (
+        BASALT_SHARED_DIR "/k8s-fixtures/crds/scheduling.volcano.sh_podgroups.yaml", NULL);
     assert_non_null (text);
     char err[256];
     cJSON *crd = bas_yaml_to_json (text, strlen (text), err, sizeof err);
@@ -755,8 +753,7 @@ test_crd_schema_and_events (void **state)
                   names[i], names[i], uid ? uid : "", messages[i]);
         cJSON_Delete (pod);
         assert_int_equal (util_http_request (env.sim.port, "POST",
-                                             "/api/v1/namespaces/default/events", NULL, body,
-                                             NULL),
+                                             "/api/v1/namespaces/default/events", NULL, body, NULL),
                           201);
     }
     KUBECTL_OK (&env, "describe", "pod", "waiting");

@@ -23,7 +23,7 @@ static FILE *s_out;
 static int
 s_setup (void **state)
 {
-    (void) state;
+    (void)state;
     s_out = tmpfile ();
     assert_non_null (s_out);
     bas_log_set_stream (s_out);
@@ -33,7 +33,7 @@ s_setup (void **state)
 static int
 s_teardown (void **state)
 {
-    (void) state;
+    (void)state;
     bas_log_set_stream (NULL);
     fclose (s_out);
     s_out = NULL;
@@ -48,9 +48,9 @@ s_take (void)
     fflush (s_out);
     long len = ftell (s_out);
     assert_true (len >= 0);
-    char *text = calloc (1, (size_t) len + 1);
+    char *text = calloc (1, (size_t)len + 1);
     rewind (s_out);
-    assert_int_equal (fread (text, 1, (size_t) len, s_out), (size_t) len);
+    assert_int_equal (fread (text, 1, (size_t)len, s_out), (size_t)len);
     //  Start again empty for the next call.
     assert_int_equal (ftruncate (fileno (s_out), 0), 0);
     rewind (s_out);
@@ -69,7 +69,7 @@ s_lines (const char *text)
 static void
 test_text_format (void **state)
 {
-    (void) state;
+    (void)state;
     bas_log_init ("cache-svc", 0, BAS_LOG_FORMAT_TEXT);
     bas_info ("pod_bound", "pod=%s node=%s msg=\"%s\"", "default/p1", "n1", "all good here");
     char *text = s_take ();
@@ -102,7 +102,7 @@ test_text_format (void **state)
 static void
 test_json_format (void **state)
 {
-    (void) state;
+    (void)state;
     bas_log_init ("binder-svc", 0, BAS_LOG_FORMAT_JSON);
     bas_warn ("node_out_of_sync", "node=%s resource=%s used=\"%s\" count=%d", "n1", "cpu",
               "cpu=2500m memory=1Gi", 3);
@@ -114,8 +114,7 @@ test_json_format (void **state)
     assert_non_null (line);
     free (text);
     assert_string_equal (cJSON_GetObjectItemCaseSensitive (line, "level")->valuestring, "warn");
-    assert_string_equal (cJSON_GetObjectItemCaseSensitive (line, "svc")->valuestring,
-                         "binder-svc");
+    assert_string_equal (cJSON_GetObjectItemCaseSensitive (line, "svc")->valuestring, "binder-svc");
     assert_string_equal (cJSON_GetObjectItemCaseSensitive (line, "event")->valuestring,
                          "node_out_of_sync");
     assert_string_equal (cJSON_GetObjectItemCaseSensitive (line, "node")->valuestring, "n1");
@@ -137,8 +136,7 @@ test_json_format (void **state)
         print_error ("not JSON: %s\n", text);
     assert_non_null (line);
     free (text);
-    assert_string_equal (cJSON_GetObjectItemCaseSensitive (line, "path")->valuestring,
-                         "C:\\dir");
+    assert_string_equal (cJSON_GetObjectItemCaseSensitive (line, "path")->valuestring, "C:\\dir");
     assert_string_equal (cJSON_GetObjectItemCaseSensitive (line, "msg")->valuestring,
                          "tab\there\nnewline");
     cJSON_Delete (line);
@@ -181,7 +179,7 @@ s_invalid_json_lines (const char *fill)
 static void
 test_json_always_valid (void **state)
 {
-    (void) state;
+    (void)state;
     const char *fills[] = {"x", "\"", "\\", "a b", "\xc3\xa9"};
     for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++)
         assert_int_equal (s_invalid_json_lines (fills[f]), 0);
@@ -193,7 +191,7 @@ test_json_always_valid (void **state)
 static void
 test_json_cut_line_stays_valid (void **state)
 {
-    (void) state;
+    (void)state;
     assert_int_equal (s_invalid_json_lines ("\n"), 0);
     assert_int_equal (s_invalid_json_lines ("\x01"), 0);
 }
@@ -210,7 +208,7 @@ s_expensive (void)
 static void
 test_levels (void **state)
 {
-    (void) state;
+    (void)state;
     bas_log_init ("ctl", 0, BAS_LOG_FORMAT_TEXT);
     assert_true (bas_log_enabled (BAS_LOG_ERROR));
     assert_true (bas_log_enabled (BAS_LOG_WARN));
@@ -246,7 +244,7 @@ test_levels (void **state)
 static void
 test_format_parse (void **state)
 {
-    (void) state;
+    (void)state;
     bas_log_format_t f = BAS_LOG_FORMAT_JSON;
     assert_int_equal (bas_log_format_parse ("text", &f), 0);
     assert_int_equal (f, BAS_LOG_FORMAT_TEXT);
@@ -255,7 +253,7 @@ test_format_parse (void **state)
     assert_int_equal (bas_log_format_parse ("JSON", &f), -1);
     assert_int_equal (bas_log_format_parse ("", &f), -1);
     assert_int_equal (bas_log_format_parse (NULL, &f), -1);
-    assert_int_equal (f, BAS_LOG_FORMAT_JSON);  // unchanged on error
+    assert_int_equal (f, BAS_LOG_FORMAT_JSON); // unchanged on error
 }
 
 int

@@ -54,27 +54,27 @@ s_sample (const char *text, const char *series)
 static void
 test_validator_rejects (void **state)
 {
-    (void) state;
+    (void)state;
     char err[512];
     const char *good = "# HELP a_total A.\n# TYPE a_total counter\na_total{x=\"1\"} 3\n";
     assert_true (util_prom_check (good, err, sizeof err));
     const char *bad[] = {
-        "# TYPE a counter\n1a 3\n",                              // bad name
-        "# TYPE a counter\na{x=1} 3\n",                          // unquoted label
-        "# TYPE a counter\na{x=\"1\\q\"} 3\n",                   // bad escape
-        "# TYPE a counter\na 3x\n",                              // bad value
-        "# TYPE a counter\na inf\n",                             // Go's spelling, not ours
-        "a 3\n",                                                 // no TYPE
-        "# TYPE a counter\nb 3\n",                               // sample of another family
-        "# TYPE a counter\na 1\n# TYPE a counter\n",             // described twice
+        "# TYPE a counter\n1a 3\n",                  // bad name
+        "# TYPE a counter\na{x=1} 3\n",              // unquoted label
+        "# TYPE a counter\na{x=\"1\\q\"} 3\n",       // bad escape
+        "# TYPE a counter\na 3x\n",                  // bad value
+        "# TYPE a counter\na inf\n",                 // Go's spelling, not ours
+        "a 3\n",                                     // no TYPE
+        "# TYPE a counter\nb 3\n",                   // sample of another family
+        "# TYPE a counter\na 1\n# TYPE a counter\n", // described twice
         "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"2\"} 1\n"
-        "h_bucket{le=\"+Inf\"} 2\nh_count 2\n",                  // not cumulative
-        "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_count 2\n", // no +Inf
+        "h_bucket{le=\"+Inf\"} 2\nh_count 2\n",                     // not cumulative
+        "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_count 2\n",    // no +Inf
         "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 2\nh_count 3\n", // count differs
         "# TYPE h histogram\nh_bucket{le=\"2\"} 1\nh_bucket{le=\"1\"} 1\n"
-        "h_bucket{le=\"+Inf\"} 1\nh_count 1\n",                  // le not ascending
-        "# TYPE a counter\na 3",                                 // no final newline
-        "# HELP a bad \\q escape\n# TYPE a counter\na 1\n",      // bad HELP escape
+        "h_bucket{le=\"+Inf\"} 1\nh_count 1\n",             // le not ascending
+        "# TYPE a counter\na 3",                            // no final newline
+        "# HELP a bad \\q escape\n# TYPE a counter\na 1\n", // bad HELP escape
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         if (util_prom_check (bad[i], err, sizeof err))
@@ -88,25 +88,25 @@ test_validator_rejects (void **state)
 static void
 test_counters (void **state)
 {
-    (void) state;
+    (void)state;
     bas_metrics_t *m = bas_metrics_new ();
-    bas_metrics_describe (m, "basalt_messages_total", BAS_METRIC_COUNTER, "Messages by type.",
-                          NULL, 0);
+    bas_metrics_describe (m, "basalt_messages_total", BAS_METRIC_COUNTER, "Messages by type.", NULL,
+                          0);
     bas_metrics_describe (m, "basalt_restarts_total", BAS_METRIC_COUNTER, "Restarts.", NULL, 0);
     bas_metrics_add (m, "basalt_messages_total", "type=\"basalt.v1.Delta\",dir=\"out\"", 1);
     bas_metrics_add (m, "basalt_messages_total", "type=\"basalt.v1.Delta\",dir=\"out\"", 2);
     bas_metrics_add (m, "basalt_messages_total", "type=\"basalt.v1.Commit\",dir=\"in\"", 1);
     bas_metrics_add (m, "basalt_restarts_total", NULL, 1);
-    bas_metrics_add (m, "basalt_restarts_total", "", 1);  // "" and NULL are the same series
+    bas_metrics_add (m, "basalt_restarts_total", "", 1); // "" and NULL are the same series
     //  Writes to an undeclared family are ignored, not created.
     bas_metrics_add (m, "basalt_undeclared_total", NULL, 5);
     //  A counter cannot be set like a gauge.
     bas_metrics_set (m, "basalt_restarts_total", NULL, 100);
 
-    assert_true (bas_metrics_get (m, "basalt_messages_total",
-                                  "type=\"basalt.v1.Delta\",dir=\"out\"") == 3);
-    assert_true (bas_metrics_get (m, "basalt_messages_total",
-                                  "type=\"basalt.v1.Commit\",dir=\"in\"") == 1);
+    assert_true (
+        bas_metrics_get (m, "basalt_messages_total", "type=\"basalt.v1.Delta\",dir=\"out\"") == 3);
+    assert_true (
+        bas_metrics_get (m, "basalt_messages_total", "type=\"basalt.v1.Commit\",dir=\"in\"") == 1);
     assert_true (bas_metrics_get (m, "basalt_messages_total", "type=\"nope\"") == 0);
     assert_true (bas_metrics_get (m, "basalt_restarts_total", NULL) == 2);
     assert_true (bas_metrics_get (m, "basalt_undeclared_total", NULL) == 0);
@@ -132,7 +132,7 @@ test_counters (void **state)
 static void
 test_gauges (void **state)
 {
-    (void) state;
+    (void)state;
     bas_metrics_t *m = bas_metrics_new ();
     bas_metrics_describe (m, "basalt_nodes_out_of_sync", BAS_METRIC_GAUGE, "Nodes out of sync.",
                           NULL, 0);
@@ -171,7 +171,7 @@ test_gauges (void **state)
 static void
 test_histograms (void **state)
 {
-    (void) state;
+    (void)state;
     bas_metrics_t *m = bas_metrics_new ();
     const double bounds[] = {0.1, 1, 10};
     bas_metrics_describe (m, "basalt_session_seconds", BAS_METRIC_HISTOGRAM, "Session length.",
@@ -184,7 +184,7 @@ test_histograms (void **state)
     //  Without labels: one observation per bucket and one above them all.
     bas_metrics_observe (m, "basalt_session_seconds", NULL, 0.05);
     bas_metrics_observe (m, "basalt_session_seconds", NULL, 0.5);
-    bas_metrics_observe (m, "basalt_session_seconds", NULL, 1);  // on a bound: le is <=
+    bas_metrics_observe (m, "basalt_session_seconds", NULL, 1); // on a bound: le is <=
     bas_metrics_observe (m, "basalt_session_seconds", NULL, 5);
     bas_metrics_observe (m, "basalt_session_seconds", NULL, 50);
     //  With labels: two series of one family.
@@ -195,7 +195,7 @@ test_histograms (void **state)
     bas_metrics_describe (m, "basalt_plain_total", BAS_METRIC_COUNTER, "Plain.", NULL, 0);
     bas_metrics_observe (m, "basalt_plain_total", NULL, 1);
     bas_metrics_observe (m, "basalt_nothing", NULL, 1);
-    bas_metrics_add (m, "basalt_session_seconds", NULL, 1);  // not a counter
+    bas_metrics_add (m, "basalt_session_seconds", NULL, 1); // not a counter
 
     assert_true (bas_metrics_get (m, "basalt_session_seconds", NULL) == 5);
     assert_true (bas_metrics_get (m, "basalt_bind_seconds", "code=\"201\"") == 2);
@@ -228,7 +228,7 @@ test_histograms (void **state)
 static void
 test_empty (void **state)
 {
-    (void) state;
+    (void)state;
     bas_metrics_t *m = bas_metrics_new ();
     char *text = s_render_valid (m);
     assert_string_equal (text, "");
@@ -246,7 +246,7 @@ test_empty (void **state)
 static void
 test_many_series (void **state)
 {
-    (void) state;
+    (void)state;
     bas_metrics_t *m = bas_metrics_new ();
     bas_metrics_describe (m, "basalt_pod_binds_total", BAS_METRIC_COUNTER, "Binds per pod.", NULL,
                           0);
@@ -268,7 +268,7 @@ test_many_series (void **state)
 static void
 test_take_series (void **state)
 {
-    (void) state;
+    (void)state;
     bas_metrics_t *m = bas_metrics_new ();
     bas_metrics_describe (m, "volcano_unschedule_task_count", BAS_METRIC_GAUGE, "Tasks.", NULL, 0);
     bas_metrics_describe (m, "basalt_other", BAS_METRIC_GAUGE, "Other.", NULL, 0);
@@ -281,8 +281,8 @@ test_take_series (void **state)
     bas_metrics_set (fresh, "volcano_unschedule_task_count", "job_id=\"a\"", 2);
     bas_metrics_set (fresh, "volcano_unschedule_task_count", "job_id=\"b\"", 5);
     bas_metrics_take_series (m, fresh, "volcano_unschedule_task_count");
-    bas_metrics_take_series (m, fresh, "basalt_other");    // another type: refused
-    bas_metrics_take_series (m, fresh, "basalt_unknown");  // in neither: nothing
+    bas_metrics_take_series (m, fresh, "basalt_other");   // another type: refused
+    bas_metrics_take_series (m, fresh, "basalt_unknown"); // in neither: nothing
     char *text = s_render_valid (m);
     assert_non_null (strstr (text, "# HELP volcano_unschedule_task_count Tasks.\n"));
     assert_true (s_sample (text, "volcano_unschedule_task_count{job_id=\"a\"}") == 2);
@@ -299,9 +299,12 @@ int
 main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test (test_validator_rejects), cmocka_unit_test (test_counters),
-        cmocka_unit_test (test_gauges),            cmocka_unit_test (test_histograms),
-        cmocka_unit_test (test_empty),             cmocka_unit_test (test_many_series),
+        cmocka_unit_test (test_validator_rejects),
+        cmocka_unit_test (test_counters),
+        cmocka_unit_test (test_gauges),
+        cmocka_unit_test (test_histograms),
+        cmocka_unit_test (test_empty),
+        cmocka_unit_test (test_many_series),
         cmocka_unit_test (test_take_series),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);

@@ -40,11 +40,11 @@ s_fill (const ProtobufCMessageDescriptor *desc, int depth)
         return msg;
     for (unsigned i = 0; i < desc->n_fields; i++) {
         const ProtobufCFieldDescriptor *f = &desc->fields[i];
-        char *base = (char *) msg;
+        char *base = (char *)msg;
         if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-            uint32_t *kase = (uint32_t *) (base + f->quantifier_offset);
+            uint32_t *kase = (uint32_t *)(base + f->quantifier_offset);
             if (*kase)
-                continue;  // another member of this oneof is already set
+                continue; // another member of this oneof is already set
             *kase = f->id;
         }
         size_t n = f->label == PROTOBUF_C_LABEL_REPEATED ? 2 : 1;
@@ -79,61 +79,61 @@ s_fill (const ProtobufCMessageDescriptor *desc, int depth)
         if (f->label == PROTOBUF_C_LABEL_REPEATED) {
             values = calloc (n, size);
             assert_non_null (values);
-            *(void **) (base + f->offset) = values;
-            *(size_t *) (base + f->quantifier_offset) = n;
-        }
-        else if (f->label == PROTOBUF_C_LABEL_OPTIONAL && !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
-                 f->type != PROTOBUF_C_TYPE_STRING && f->type != PROTOBUF_C_TYPE_MESSAGE)
-            *(protobuf_c_boolean *) (base + f->quantifier_offset) = 1;
+            *(void **)(base + f->offset) = values;
+            *(size_t *)(base + f->quantifier_offset) = n;
+        } else if (f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+                   !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) && f->type != PROTOBUF_C_TYPE_STRING &&
+                   f->type != PROTOBUF_C_TYPE_MESSAGE)
+            *(protobuf_c_boolean *)(base + f->quantifier_offset) = 1;
         for (size_t k = 0; k < n; k++) {
             char *v = values + k * size;
             switch (f->type) {
             case PROTOBUF_C_TYPE_INT32:
             case PROTOBUF_C_TYPE_SINT32:
             case PROTOBUF_C_TYPE_SFIXED32:
-                *(int32_t *) v = -(int32_t) (f->id * 7 + k);
+                *(int32_t *)v = -(int32_t)(f->id * 7 + k);
                 break;
             case PROTOBUF_C_TYPE_UINT32:
             case PROTOBUF_C_TYPE_FIXED32:
-                *(uint32_t *) v = f->id * 7 + (uint32_t) k;
+                *(uint32_t *)v = f->id * 7 + (uint32_t)k;
                 break;
             case PROTOBUF_C_TYPE_ENUM: {
                 const ProtobufCEnumDescriptor *e = f->descriptor;
-                *(int32_t *) v = e->values[e->n_values - 1].value;
+                *(int32_t *)v = e->values[e->n_values - 1].value;
                 break;
             }
             case PROTOBUF_C_TYPE_INT64:
             case PROTOBUF_C_TYPE_SINT64:
             case PROTOBUF_C_TYPE_SFIXED64:
-                *(int64_t *) v = -((int64_t) 1 << 40) - f->id;
+                *(int64_t *)v = -((int64_t)1 << 40) - f->id;
                 break;
             case PROTOBUF_C_TYPE_UINT64:
             case PROTOBUF_C_TYPE_FIXED64:
-                *(uint64_t *) v = ((uint64_t) 1 << 40) + f->id;
+                *(uint64_t *)v = ((uint64_t)1 << 40) + f->id;
                 break;
             case PROTOBUF_C_TYPE_FLOAT:
-                *(float *) v = 1.5f;
+                *(float *)v = 1.5f;
                 break;
             case PROTOBUF_C_TYPE_DOUBLE:
-                *(double *) v = 2.25;
+                *(double *)v = 2.25;
                 break;
             case PROTOBUF_C_TYPE_BOOL:
-                *(protobuf_c_boolean *) v = 1;
+                *(protobuf_c_boolean *)v = 1;
                 break;
             case PROTOBUF_C_TYPE_STRING: {
                 char text[128];
                 snprintf (text, sizeof text, "%s-v%zu", f->name, k);
-                *(char **) v = strdup (text);
+                *(char **)v = strdup (text);
                 break;
             }
             case PROTOBUF_C_TYPE_BYTES: {
-                ProtobufCBinaryData *b = (ProtobufCBinaryData *) v;
-                b->data = (uint8_t *) strdup ("\x01\x02");
+                ProtobufCBinaryData *b = (ProtobufCBinaryData *)v;
+                b->data = (uint8_t *)strdup ("\x01\x02");
                 b->len = 2;
                 break;
             }
             case PROTOBUF_C_TYPE_MESSAGE:
-                *(ProtobufCMessage **) v = s_fill (f->descriptor, depth - 1);
+                *(ProtobufCMessage **)v = s_fill (f->descriptor, depth - 1);
                 break;
             }
         }
@@ -172,7 +172,7 @@ s_frames (int n, ...)
     for (int i = 0; i < n; i++) {
         const void *data = va_arg (ap, const void *);
         long size = va_arg (ap, long);
-        zmsg_addmem (msg, data, size < 0 ? strlen (data) : (size_t) size);
+        zmsg_addmem (msg, data, size < 0 ? strlen (data) : (size_t)size);
     }
     va_end (ap);
     return msg;
@@ -183,7 +183,7 @@ static int
 s_decode (zmsg_t *msg, bool router, int want)
 {
     bas_msg_t out;
-    memset (&out, 0x5a, sizeof out);  // decode must not trust what is there
+    memset (&out, 0x5a, sizeof out); // decode must not trust what is there
     int rc = bas_msg_decode (&msg, router, &out);
     assert_null (msg);
     if (rc != want)
@@ -207,7 +207,7 @@ s_decode (zmsg_t *msg, bool router, int want)
 static void
 test_round_trip_every_type (void **state)
 {
-    (void) state;
+    (void)state;
     size_t n = 0;
     const ProtobufCMessageDescriptor *const *types = bas_msgtypes (&n);
     assert_true (n >= 30);
@@ -272,18 +272,18 @@ test_round_trip_every_type (void **state)
 static void
 test_encode_seq_override_and_identity (void **state)
 {
-    (void) state;
+    (void)state;
     bas_stream_t stream;
     bas_stream_init (&stream, "cache-svc", 7);
     Basalt__V1__Delta delta = BASALT__V1__DELTA__INIT;
     delta.has_seq = 1;
     delta.seq = 1234;
     zmsg_t *msg = bas_msg_encode (&stream, NULL, &delta.base, 1234);
-    assert_int_equal (stream.seq, 0);  // the stream's own counter is untouched
+    assert_int_equal (stream.seq, 0); // the stream's own counter is untouched
     bas_msg_t m;
     assert_int_equal (bas_msg_decode (&msg, false, &m), BAS_MSG_OK);
     assert_int_equal (m.header->seq, 1234);
-    assert_int_equal (((Basalt__V1__Delta *) m.body)->seq, 1234);
+    assert_int_equal (((Basalt__V1__Delta *)m.body)->seq, 1234);
     bas_msg_clear (&m);
 
     zframe_t *peer = zframe_new ("peer-1", 6);
@@ -293,16 +293,16 @@ test_encode_seq_override_and_identity (void **state)
     ready.binder_id = "b1";
     msg = bas_msg_encode (&stream, peer, &ready.base, 0);
     assert_int_equal (zmsg_size (msg), 4);
-    assert_true (zframe_eq (zmsg_first (msg), peer));  // copied, not taken
+    assert_true (zframe_eq (zmsg_first (msg), peer)); // copied, not taken
     assert_int_equal (bas_msg_decode (&msg, true, &m), BAS_MSG_OK);
     assert_non_null (m.identity);
     assert_true (zframe_eq (m.identity, peer));
     assert_ptr_equal (m.desc, &basalt__v1__ready__descriptor);
-    assert_int_equal (((Basalt__V1__Ready *) m.body)->credits, 5);
-    assert_string_equal (((Basalt__V1__Ready *) m.body)->binder_id, "b1");
+    assert_int_equal (((Basalt__V1__Ready *)m.body)->credits, 5);
+    assert_string_equal (((Basalt__V1__Ready *)m.body)->binder_id, "b1");
     assert_int_equal (m.header->seq, 1);
     bas_msg_clear (&m);
-    bas_msg_clear (&m);  // clearing twice is harmless
+    bas_msg_clear (&m); // clearing twice is harmless
     zframe_destroy (&peer);
 
     //  A body packed ahead of time moves into the message.
@@ -311,14 +311,14 @@ test_encode_seq_override_and_identity (void **state)
     assert_null (body);
     assert_int_equal (bas_msg_decode (&msg, false, &m), BAS_MSG_OK);
     assert_int_equal (m.header->seq, 2);
-    assert_int_equal (((Basalt__V1__Ready *) m.body)->credits, 5);
+    assert_int_equal (((Basalt__V1__Ready *)m.body)->credits, 5);
     bas_msg_clear (&m);
 }
 
 static void
 test_decode_frame_counts (void **state)
 {
-    (void) state;
+    (void)state;
     const char *type = "basalt.v1.Ready";
     zframe_t *h = s_header (BAS_PROTOCOL_VERSION);
 
@@ -331,16 +331,16 @@ test_decode_frame_counts (void **state)
     s_decode (zmsg_new (), true, BAS_MSG_ETRUNCATED);
     //  One and two frames.
     s_decode (s_frames (1, type, -1L), false, BAS_MSG_ETRUNCATED);
-    s_decode (s_frames (2, type, -1L, zframe_data (h), (long) zframe_size (h)), false,
+    s_decode (s_frames (2, type, -1L, zframe_data (h), (long)zframe_size (h)), false,
               BAS_MSG_ETRUNCATED);
     //  Three frames in router mode: the first is the identity, two are left.
-    s_decode (s_frames (3, type, -1L, zframe_data (h), (long) zframe_size (h), "", 0L), true,
+    s_decode (s_frames (3, type, -1L, zframe_data (h), (long)zframe_size (h), "", 0L), true,
               BAS_MSG_ETRUNCATED);
     //  Exactly three: fine (an empty Ready body is a valid Ready).
-    s_decode (s_frames (3, type, -1L, zframe_data (h), (long) zframe_size (h), "", 0L), false,
+    s_decode (s_frames (3, type, -1L, zframe_data (h), (long)zframe_size (h), "", 0L), false,
               BAS_MSG_OK);
     //  Four frames where three are expected.
-    s_decode (s_frames (4, type, -1L, zframe_data (h), (long) zframe_size (h), "", 0L, "", 0L),
+    s_decode (s_frames (4, type, -1L, zframe_data (h), (long)zframe_size (h), "", 0L, "", 0L),
               false, BAS_MSG_EEXTRA);
     zframe_destroy (&h);
 }
@@ -348,10 +348,10 @@ test_decode_frame_counts (void **state)
 static void
 test_decode_bad_frames (void **state)
 {
-    (void) state;
+    (void)state;
     zframe_t *h = s_header (BAS_PROTOCOL_VERSION);
     const void *hd = zframe_data (h);
-    long hs = (long) zframe_size (h);
+    long hs = (long)zframe_size (h);
 
     //  Unknown type names, including a prefix and a near miss of a real one.
     s_decode (s_frames (3, "basalt.v1.NoSuchThing", -1L, hd, hs, "", 0L), false, BAS_MSG_EUNKNOWN);
@@ -382,14 +382,14 @@ test_decode_bad_frames (void **state)
 
     //  A header from a future protocol version.
     zframe_t *v99 = s_header (99);
-    s_decode (s_frames (3, "basalt.v1.Ready", -1L, zframe_data (v99), (long) zframe_size (v99), "",
-                        0L),
-              false, BAS_MSG_EVERSION);
+    s_decode (
+        s_frames (3, "basalt.v1.Ready", -1L, zframe_data (v99), (long)zframe_size (v99), "", 0L),
+        false, BAS_MSG_EVERSION);
     //  A header without a version is accepted (all fields are optional).
     zframe_t *v0 = s_header (0);
-    s_decode (s_frames (3, "basalt.v1.Ready", -1L, zframe_data (v0), (long) zframe_size (v0), "",
-                        0L),
-              false, BAS_MSG_OK);
+    s_decode (
+        s_frames (3, "basalt.v1.Ready", -1L, zframe_data (v0), (long)zframe_size (v0), "", 0L),
+        false, BAS_MSG_OK);
     zframe_destroy (&v0);
     zframe_destroy (&v99);
     zframe_destroy (&h);
@@ -400,7 +400,7 @@ test_decode_bad_frames (void **state)
 static void
 test_decode_router_keeps_identity (void **state)
 {
-    (void) state;
+    (void)state;
     zframe_t *h = s_header (BAS_PROTOCOL_VERSION);
     zframe_t *v99 = s_header (99);
     static const uint8_t garbage[] = {0xFF, 0xFF, 0xFF};
@@ -409,17 +409,17 @@ test_decode_router_keeps_identity (void **state)
         int want;
     } cases[] = {
         {s_frames (2, "ID1", -1L, "basalt.v1.Ready", -1L), BAS_MSG_ETRUNCATED},
-        {s_frames (5, "ID1", -1L, "basalt.v1.Ready", -1L, zframe_data (h), (long) zframe_size (h),
+        {s_frames (5, "ID1", -1L, "basalt.v1.Ready", -1L, zframe_data (h), (long)zframe_size (h),
                    "", 0L, "", 0L),
          BAS_MSG_EEXTRA},
-        {s_frames (4, "ID1", -1L, "basalt.v1.Nope", -1L, zframe_data (h), (long) zframe_size (h),
-                   "", 0L),
+        {s_frames (4, "ID1", -1L, "basalt.v1.Nope", -1L, zframe_data (h), (long)zframe_size (h), "",
+                   0L),
          BAS_MSG_EUNKNOWN},
         {s_frames (4, "ID1", -1L, "basalt.v1.Ready", -1L, garbage, 3L, "", 0L), BAS_MSG_EHEADER},
         {s_frames (4, "ID1", -1L, "basalt.v1.Ready", -1L, zframe_data (v99),
-                   (long) zframe_size (v99), "", 0L),
+                   (long)zframe_size (v99), "", 0L),
          BAS_MSG_EVERSION},
-        {s_frames (4, "ID1", -1L, "basalt.v1.Ready", -1L, zframe_data (h), (long) zframe_size (h),
+        {s_frames (4, "ID1", -1L, "basalt.v1.Ready", -1L, zframe_data (h), (long)zframe_size (h),
                    garbage, 3L),
          BAS_MSG_EBODY},
     };
@@ -444,8 +444,8 @@ test_decode_router_keeps_identity (void **state)
 static void
 test_decode_garbage (void **state)
 {
-    (void) state;
-    uint32_t x = 2463534242u;  // xorshift32, fixed seed: reproducible
+    (void)state;
+    uint32_t x = 2463534242u; // xorshift32, fixed seed: reproducible
     size_t n = 0;
     const ProtobufCMessageDescriptor *const *types = bas_msgtypes (&n);
     zframe_t *h = s_header (BAS_PROTOCOL_VERSION);
@@ -457,14 +457,13 @@ test_decode_garbage (void **state)
         len = x % sizeof buf;
         for (size_t i = 0; i < len; i++) {
             x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-            buf[i] = (uint8_t) x;
+            buf[i] = (uint8_t)x;
         }
         const char *type = types[iter % n]->name;
         bool garble_header = iter % 4 == 0;
-        zmsg_t *msg = garble_header
-                          ? s_frames (3, type, -1L, buf, (long) len, "", 0L)
-                          : s_frames (3, type, -1L, zframe_data (h), (long) zframe_size (h), buf,
-                                      (long) len);
+        zmsg_t *msg = garble_header ? s_frames (3, type, -1L, buf, (long)len, "", 0L)
+                                    : s_frames (3, type, -1L, zframe_data (h),
+                                                (long)zframe_size (h), buf, (long)len);
         bas_msg_t out;
         int rc = bas_msg_decode (&msg, false, &out);
         if (garble_header)
@@ -487,8 +486,8 @@ test_decode_garbage (void **state)
 static void
 test_strerror (void **state)
 {
-    (void) state;
-    const int codes[] = {BAS_MSG_OK,      BAS_MSG_ETRUNCATED, BAS_MSG_EEXTRA,  BAS_MSG_EUNKNOWN,
+    (void)state;
+    const int codes[] = {BAS_MSG_OK,      BAS_MSG_ETRUNCATED, BAS_MSG_EEXTRA,   BAS_MSG_EUNKNOWN,
                          BAS_MSG_EHEADER, BAS_MSG_EBODY,      BAS_MSG_EVERSION, -99};
     const size_t n = sizeof codes / sizeof codes[0];
     for (size_t i = 0; i < n; i++) {
@@ -510,7 +509,7 @@ test_strerror (void **state)
 static void
 test_registry_matches_proto (void **state)
 {
-    (void) state;
+    (void)state;
     FILE *f = fopen (BASALT_PROTO_FILE, "r");
     if (!f)
         print_error ("cannot open %s\n", BASALT_PROTO_FILE);
@@ -538,9 +537,9 @@ test_registry_matches_proto (void **state)
         while (*rest == ' ' || *rest == '\t')
             rest++;
         assert_int_equal (*rest, '{');
-        assert_string_equal (package, "basalt.v1");  // declared before any message
+        assert_string_equal (package, "basalt.v1"); // declared before any message
         char full[256];
-        snprintf (full, sizeof full, "%s.%.*s", package, (int) len, p);
+        snprintf (full, sizeof full, "%s.%.*s", package, (int)len, p);
         const ProtobufCMessageDescriptor *desc = bas_msgtype_lookup (full, strlen (full));
         if (!desc)
             print_error ("%s is declared in basalt.proto but not registered in bas_msgtypes\n",
@@ -562,16 +561,16 @@ static int s_calls;
 static int
 s_on_ready (void *self, bas_msg_t *msg)
 {
-    (void) self;
-    s_calls += ((Basalt__V1__Ready *) msg->body)->credits;
+    (void)self;
+    s_calls += ((Basalt__V1__Ready *)msg->body)->credits;
     return 0;
 }
 
 static int
 s_on_heartbeat (void *self, bas_msg_t *msg)
 {
-    (void) self;
-    (void) msg;
+    (void)self;
+    (void)msg;
     return -1;
 }
 
@@ -579,7 +578,7 @@ s_on_heartbeat (void *self, bas_msg_t *msg)
 static void
 test_handler_find (void **state)
 {
-    (void) state;
+    (void)state;
     static const bas_handler_t table[] = {
         {&basalt__v1__ready__descriptor, s_on_ready},
         {&basalt__v1__heartbeat__descriptor, s_on_heartbeat},
@@ -612,7 +611,7 @@ test_handler_find (void **state)
 static void
 test_send (void **state)
 {
-    (void) state;
+    (void)state;
     zsock_t *a = zsock_new_pair ("@inproc://test-msg-send");
     zsock_t *b = zsock_new_pair (">inproc://test-msg-send");
     assert_non_null (a);
@@ -626,7 +625,7 @@ test_send (void **state)
     assert_non_null (msg);
     bas_msg_t m;
     assert_int_equal (bas_msg_decode (&msg, false, &m), BAS_MSG_OK);
-    assert_string_equal (((Basalt__V1__Heartbeat *) m.body)->service, "cache-svc");
+    assert_string_equal (((Basalt__V1__Heartbeat *)m.body)->service, "cache-svc");
     assert_int_equal (m.header->epoch, 9);
     bas_msg_clear (&m);
 
@@ -647,7 +646,7 @@ test_send (void **state)
 static void
 test_clocks (void **state)
 {
-    (void) state;
+    (void)state;
     int64_t a = bas_mono_ms ();
     int64_t b = bas_mono_ms ();
     assert_true (b >= a);

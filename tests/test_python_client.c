@@ -70,9 +70,10 @@ s_find_python (const char *dir)
     if (s_executable ("/usr/bin/python3"))
         snprintf (candidates[n++], sizeof candidates[0], "/usr/bin/python3");
     if (n == 0) {
-        fprintf (stderr, "test_python_client: SKIPPED: no python3 on PATH (%s) nor "
-                         "/usr/bin/python3; scripts/install-deps.sh installs Debian's "
-                         "python3-kubernetes, which brings it.\n",
+        fprintf (stderr,
+                 "test_python_client: SKIPPED: no python3 on PATH (%s) nor "
+                 "/usr/bin/python3; scripts/install-deps.sh installs Debian's "
+                 "python3-kubernetes, which brings it.\n",
                  path ? path : "PATH is not set");
         return 77;
     }
@@ -98,8 +99,8 @@ test_python_client (void **state)
 {
     (void)state;
     s_sim_t sim;
-    const char *args[] = {"--bookmark-interval-ms", "100", "--watch-window", "8",
-                          "--run-delay-ms", "0", NULL};
+    const char *args[] = {
+        "--bookmark-interval-ms", "100", "--watch-window", "8", "--run-delay-ms", "0", NULL};
     s_start (&sim, args);
     char port[16], out[600];
     snprintf (port, sizeof port, "%d", sim.port);

@@ -117,7 +117,7 @@ test_project_scenarios (void **state)
 {
     const char *dir = BASALT_SOURCE_DIR "/tests/scenarios";
     if (!s_has_scenarios (dir))
-        fail_msg ("no scenario files in %s", dir);  // they are part of the repository
+        fail_msg ("no scenario files in %s", dir); // they are part of the repository
     const char *in_process[] = {dir, NULL};
     s_expect_pass (*state, in_process);
     //  End to end too: session-svc runs exactly the file's sessions

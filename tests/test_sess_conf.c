@@ -218,7 +218,7 @@ test_flags_drive_session (void **state)
 static void
 test_unimplemented_arguments (void **state)
 {
-    (void) state;
+    (void)state;
     const char *yaml = "actions: \"enqueue, allocate\"\n"
                        "tiers:\n"
                        "- plugins:\n"
@@ -262,12 +262,11 @@ test_unimplemented_arguments (void **state)
         const char *at = strstr (text, warned[i]);
         if (!at)
             fail_msg ("no warning for %s in:\n%s", warned[i], text);
-        assert_null (strstr (at + 1, warned[i]));  // once
+        assert_null (strstr (at + 1, warned[i])); // once
     }
     static const char *const read[] = {"argument=predicate.NodeAffinityEnable",
                                        "argument=leastrequested.weight",
-                                       "argument=podaffinity.weight",
-                                       "argument=binpack.resources ",
+                                       "argument=podaffinity.weight", "argument=binpack.resources ",
                                        "argument=binpack.resources.nvidia.com/gpu"};
     for (size_t i = 0; i < sizeof read / sizeof read[0]; i++)
         assert_null (strstr (text, read[i]));

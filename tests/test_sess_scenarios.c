@@ -426,7 +426,6 @@ done:
     return rc;
 }
 
-
 // ------------------------------------------------------------ tests
 
 static int
@@ -510,13 +509,12 @@ static void
 test_checker_fails (void **state)
 {
     (void)state;
-    const char *wrong =
-        "name: wrong\n"
-        "nodes:\n- name: n1\n  allocatable: {cpu: \"2\", memory: 4Gi, pods: 110}\n"
-        "podgroups:\n- {name: g, queue: default, minMember: 1}\n"
-        "pods:\n- name: p\n  group: g\n  requests: {cpu: \"1\"}\n"
-        "expect:\n  bound: {p: n2}\n  pending: [p]\n  boundCount: {g: 0}\n"
-        "  evicted: [p]\n  podgroupPhase: {g: Pending}\n  noStatusUpdate: [g]\n";
+    const char *wrong = "name: wrong\n"
+                        "nodes:\n- name: n1\n  allocatable: {cpu: \"2\", memory: 4Gi, pods: 110}\n"
+                        "podgroups:\n- {name: g, queue: default, minMember: 1}\n"
+                        "pods:\n- name: p\n  group: g\n  requests: {cpu: \"1\"}\n"
+                        "expect:\n  bound: {p: n2}\n  pending: [p]\n  boundCount: {g: 0}\n"
+                        "  evicted: [p]\n  podgroupPhase: {g: Pending}\n  noStatusUpdate: [g]\n";
     const char *typo = "name: typo\nnodes: []\nexpect:\n  bonud: {p: n1}\n";
     const char *none = "name: none\nnodes: []\nexpect: {}\n";
     const char *texts[] = {wrong, typo, none};

@@ -477,7 +477,7 @@ test_status_counts_written_at_min_member (void **state)
         char name[16];
         snprintf (name, sizeof name, "g-%d", i);
         pods[i] = util_model_pod (store, NULL, name, "g", "1", "1Gi");
-        util_model_bind (pods[i], "n1", "Pending");  // bound, not yet started
+        util_model_bind (pods[i], "n1", "Pending"); // bound, not yet started
     }
     //  The first session writes the gang's status (Running, 0 running, its
     //  Scheduled condition) as the API then holds it.
@@ -498,9 +498,8 @@ test_status_counts_written_at_min_member (void **state)
                 print_error ("started=%d: status proposed: phase=%s running=%d conditions=%zu\n",
                              started, ch->status->phase, ch->status->running,
                              ch->status->n_conditions);
-            assert_null (ch);  // 1 or 2 of 3 running: nothing to write
-        }
-        else {
+            assert_null (ch); // 1 or 2 of 3 running: nothing to write
+        } else {
             assert_non_null (ch);
             assert_string_equal (ch->status->phase, "Running");
             assert_int_equal (ch->status->running, 3);
@@ -730,7 +729,7 @@ test_odd_model (void **state)
 static void
 test_ignored_devices (void **state)
 {
-    (void) state;
+    (void)state;
     for (int ignore = 0; ignore < 2; ignore++) {
         s_run_t run;
         memset (&run, 0, sizeof run);
@@ -792,7 +791,7 @@ test_resourcequota_event (void **state)
 static void
 test_commit_parts_keep_gangs_whole (void **state)
 {
-    (void) state;
+    (void)state;
     //  Gangs of 1..7 placements, interleaved: gang g's members are not
     //  next to each other in the commit, as when backfill adds to a gang
     //  allocate placed.
@@ -820,7 +819,7 @@ test_commit_parts_keep_gangs_whole (void **state)
             snprintf (uids[k], sizeof uids[k], "p%zu-%zu", g, round);
             snprintf (jobs[g], sizeof jobs[g], "j%zu", g);
             pl[k].pod_uid = uids[k];
-            pl[k].job_uid = g == 0 ? NULL : jobs[g];  // no job uid: a gang of its own
+            pl[k].job_uid = g == 0 ? NULL : jobs[g]; // no job uid: a gang of its own
             pl[k].node = "n1";
             pp[k] = &pl[k];
             k++;
@@ -842,12 +841,12 @@ test_commit_parts_keep_gangs_whole (void **state)
     zframe_t **parts = sess_commit_pack (&commit, PART, &n_parts);
     assert_true (n_parts > 1);
     assert_true (n_parts <= 2 * (total / PART) + 1);
-    zhashx_t *part_of_job = zhashx_new ();  // job -> part number + 1
+    zhashx_t *part_of_job = zhashx_new (); // job -> part number + 1
     zhashx_t *seen = zhashx_new ();
     size_t placements = 0;
     for (size_t i = 0; i < n_parts; i++) {
-        Basalt__V1__Commit *part = basalt__v1__commit__unpack (NULL, zframe_size (parts[i]),
-                                                              zframe_data (parts[i]));
+        Basalt__V1__Commit *part =
+            basalt__v1__commit__unpack (NULL, zframe_size (parts[i]), zframe_data (parts[i]));
         assert_non_null (part);
         assert_string_equal (part->session_id, "s-parts");
         assert_int_equal (part->n_statuses, i + 1 == n_parts ? 1 : 0);
@@ -856,15 +855,14 @@ test_commit_parts_keep_gangs_whole (void **state)
         size_t gangs_here = 0;
         for (size_t j = 0; j < part->n_placements; j++) {
             const char *job = part->placements[j]->job_uid ? part->placements[j]->job_uid : "";
-            uintptr_t p = (uintptr_t) zhashx_lookup (part_of_job, job);
+            uintptr_t p = (uintptr_t)zhashx_lookup (part_of_job, job);
             if (!p) {
-                zhashx_insert (part_of_job, job, (void *) (uintptr_t) (i + 1));
+                zhashx_insert (part_of_job, job, (void *)(uintptr_t)(i + 1));
                 gangs_here++;
-            }
-            else
-                assert_int_equal (p, i + 1);  // the gang is whole in this part
+            } else
+                assert_int_equal (p, i + 1); // the gang is whole in this part
             assert_null (zhashx_lookup (seen, part->placements[j]->pod_uid));
-            zhashx_insert (seen, part->placements[j]->pod_uid, (void *) 1);
+            zhashx_insert (seen, part->placements[j]->pod_uid, (void *)1);
         }
         assert_true (part->n_placements <= PART || gangs_here == 1);
         placements += part->n_placements;
@@ -880,8 +878,8 @@ test_commit_parts_keep_gangs_whole (void **state)
     commit.n_placements = PART;
     parts = sess_commit_pack (&commit, PART, &n_parts);
     assert_int_equal (n_parts, 1);
-    Basalt__V1__Commit *one = basalt__v1__commit__unpack (NULL, zframe_size (parts[0]),
-                                                         zframe_data (parts[0]));
+    Basalt__V1__Commit *one =
+        basalt__v1__commit__unpack (NULL, zframe_size (parts[0]), zframe_data (parts[0]));
     assert_non_null (one);
     assert_int_equal (one->n_placements, PART);
     assert_int_equal (one->n_statuses, 1);

@@ -150,7 +150,7 @@ s_same (const ProtobufCMessage *a, const ProtobufCMessage *b)
 static void
 test_upsert_replace_delete (void **state)
 {
-    (void) state;
+    (void)state;
     bas_store_t *store = bas_store_new ();
     s_put (store, s_node ("n1", 4000));
     s_put (store, s_pod ("uid-p1", "default", "p1"));
@@ -200,7 +200,7 @@ test_upsert_replace_delete (void **state)
     assert_int_equal (bas_store_size (store, 99), 0);
     bas_store_destroy (&store);
     assert_null (store);
-    bas_store_destroy (&store);  // NULL-safe
+    bas_store_destroy (&store); // NULL-safe
 }
 
 //  Names are reused, uids are not: two pods called web-0 (the old one
@@ -208,7 +208,7 @@ test_upsert_replace_delete (void **state)
 static void
 test_pods_keyed_by_uid (void **state)
 {
-    (void) state;
+    (void)state;
     bas_store_t *store = bas_store_new ();
     s_put (store, s_pod ("uid-old", "default", "web-0"));
     s_put (store, s_pod ("uid-new", "default", "web-0"));
@@ -227,7 +227,7 @@ test_pods_keyed_by_uid (void **state)
 static void
 test_pod_group_name_follows_recreation (void **state)
 {
-    (void) state;
+    (void)state;
     bas_store_t *store = bas_store_new ();
     s_put (store, s_pg ("uid-A", "ns1", "podgroup-rs"));
     assert_string_equal (bas_store_pod_group_by_name (store, "ns1", "podgroup-rs")->uid, "uid-A");
@@ -267,7 +267,7 @@ static void
 s_count_fn (void *arg, const Basalt__V1__Object *obj)
 {
     assert_non_null (bas_store_key (obj));
-    (*(int *) arg)++;
+    (*(int *)arg)++;
 }
 
 //  Fill a store with two of each kind.
@@ -295,7 +295,7 @@ static void
 s_compare_fn (void *arg, const Basalt__V1__Object *obj)
 {
     s_cmp_t *c = arg;
-    Basalt__V1__ObjectKind kind = (Basalt__V1__ObjectKind) obj->kind_case;  // same numbers
+    Basalt__V1__ObjectKind kind = (Basalt__V1__ObjectKind)obj->kind_case; // same numbers
     const Basalt__V1__Object *twin = bas_store_get (c->other, kind, bas_store_key (obj));
     assert_non_null (twin);
     assert_true (s_same (&obj->base, &twin->base));
@@ -305,7 +305,7 @@ s_compare_fn (void *arg, const Basalt__V1__Object *obj)
 static void
 test_snapshot_round_trip (void **state)
 {
-    (void) state;
+    (void)state;
     bas_store_t *store = bas_store_new ();
     s_fill (store);
     int n = 0;
@@ -357,7 +357,7 @@ test_snapshot_round_trip (void **state)
     s_put (replica, s_node ("stale", 1));
     s_put (replica, s_pg ("uid-stale", "default", "stale"));
     bas_store_load_snapshot (replica, snap);
-    assert_int_equal (snap->n_objects, 0);  // the objects moved into the store
+    assert_int_equal (snap->n_objects, 0); // the objects moved into the store
     basalt__v1__snapshot__free_unpacked (snap, NULL);
     assert_null (bas_store_node (replica, "stale"));
     assert_null (bas_store_pod_group_by_name (replica, "default", "stale"));
@@ -412,7 +412,7 @@ s_wire_delta (Basalt__V1__Object **upserts, size_t nup, Basalt__V1__ObjectRef **
 static void
 test_apply_delta (void **state)
 {
-    (void) state;
+    (void)state;
     bas_store_t *store = bas_store_new ();
     s_fill (store);
 
@@ -440,7 +440,7 @@ test_apply_delta (void **state)
         protobuf_c_message_free_unpacked (&up[i]->base, NULL);
 
     bas_store_apply_delta (store, delta);
-    assert_int_equal (delta->n_upserts, 0);  // moved into the store
+    assert_int_equal (delta->n_upserts, 0); // moved into the store
     basalt__v1__delta__free_unpacked (delta, NULL);
 
     assert_int_equal (bas_store_node (store, "n1")->allocatable->milli_cpu, 16000);
@@ -462,19 +462,19 @@ test_apply_delta (void **state)
 static void
 test_upsert_without_key (void **state)
 {
-    (void) state;
+    (void)state;
     bas_store_t *store = bas_store_new ();
     s_fill (store);
     Basalt__V1__Object *bad[] = {
-        s_node (NULL, 1),              // no name
-        s_node ("", 1),                // empty name
-        s_pod (NULL, "default", "p"),  // a pod without uid: names are not keys
+        s_node (NULL, 1),             // no name
+        s_node ("", 1),               // empty name
+        s_pod (NULL, "default", "p"), // a pod without uid: names are not keys
         s_pod ("", "default", "p"),
         s_pg (NULL, "default", "g1"),
         s_queue (NULL, 1),
         s_pc ("", 1),
-        s_object (),                   // no kind at all
-        s_object (),                   // a kind with no message
+        s_object (), // no kind at all
+        s_object (), // a kind with no message
     };
     bad[8]->kind_case = BASALT__V1__OBJECT__KIND_POD;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -498,7 +498,7 @@ test_upsert_without_key (void **state)
 static void
 test_upsert_copy_and_dup (void **state)
 {
-    (void) state;
+    (void)state;
     bas_store_t *store = bas_store_new ();
     Basalt__V1__Object *mine = s_pod ("uid-p1", "default", "p1");
     assert_int_equal (bas_store_upsert_copy (store, mine), 0);
@@ -509,7 +509,7 @@ test_upsert_copy_and_dup (void **state)
     mine->pod->phase = strdup ("Running");
     assert_string_equal (bas_store_pod (store, "uid-p1")->phase, "Pending");
 
-    Basalt__V1__Object *copy = (Basalt__V1__Object *) bas_msg_dup (&mine->base);
+    Basalt__V1__Object *copy = (Basalt__V1__Object *)bas_msg_dup (&mine->base);
     assert_non_null (copy);
     assert_true (s_same (&copy->base, &mine->base));
     assert_ptr_not_equal (copy->pod->name, mine->pod->name);
@@ -537,8 +537,8 @@ s_load_frame (bas_store_t *replica, zframe_t **frame_p, uint32_t want_part, bool
 //  Apply one change to the store and record it as the delta the cache
 //  would publish (whole object or a delete), packed and unpacked.
 static void
-s_change (bas_store_t *store, zlistx_t *deltas, Basalt__V1__Object *obj, Basalt__V1__ObjectKind kind,
-          const char *deleted)
+s_change (bas_store_t *store, zlistx_t *deltas, Basalt__V1__Object *obj,
+          Basalt__V1__ObjectKind kind, const char *deleted)
 {
     Basalt__V1__ObjectRef ref = BASALT__V1__OBJECT_REF__INIT;
     Basalt__V1__ObjectRef *refs[] = {&ref};
@@ -546,11 +546,10 @@ s_change (bas_store_t *store, zlistx_t *deltas, Basalt__V1__Object *obj, Basalt_
     if (obj) {
         d.upserts = &obj;
         d.n_upserts = 1;
-    }
-    else {
+    } else {
         ref.has_kind = 1;
         ref.kind = kind;
-        ref.key = (char *) deleted;
+        ref.key = (char *)deleted;
         d.deletes = refs;
         d.n_deletes = 1;
     }
@@ -573,14 +572,14 @@ s_change (bas_store_t *store, zlistx_t *deltas, Basalt__V1__Object *obj, Basalt_
 static void
 test_snapshot_in_parts (void **state)
 {
-    (void) state;
+    (void)state;
     bas_store_t *store = bas_store_new ();
     char name[32];
     for (int i = 0; i < 25; i++) {
         snprintf (name, sizeof name, "n%02d", i);
         s_put (store, s_node (name, 1000 + i));
     }
-    s_fill (store);  // 2 of each kind
+    s_fill (store); // 2 of each kind
     size_t total = 25 + 10;
     bas_store_cursor_t *cursor = bas_store_cursor_new (store);
     assert_int_equal (bas_store_cursor_left (cursor), total);
@@ -590,7 +589,7 @@ test_snapshot_in_parts (void **state)
     extra.seq = 40;
 
     bas_store_t *replica = bas_store_new ();
-    s_put (replica, s_node ("stale", 1));  // part 0 empties the replica
+    s_put (replica, s_node ("stale", 1)); // part 0 empties the replica
     zframe_t *frame = bas_store_pack_part (store, cursor, 10, &extra);
     s_load_frame (replica, &frame, 0, true);
     assert_null (bas_store_node (replica, "stale"));
@@ -606,7 +605,7 @@ test_snapshot_in_parts (void **state)
     }
     s_change (store, deltas, s_node ("new", 7), 0, NULL);
     while (bas_store_cursor_left (cursor) > 0) {
-        uint32_t part = (uint32_t) ((total - bas_store_cursor_left (cursor)) / 10);
+        uint32_t part = (uint32_t)((total - bas_store_cursor_left (cursor)) / 10);
         frame = bas_store_pack_part (store, cursor, 10, &extra);
         s_load_frame (replica, &frame, part, bas_store_cursor_left (cursor) > 0);
     }
@@ -622,7 +621,7 @@ test_snapshot_in_parts (void **state)
         assert_int_equal (bas_store_size (replica, kinds[i]), bas_store_size (store, kinds[i]));
         s_cmp_t c = {replica, 0};
         bas_store_foreach (store, kinds[i], s_compare_fn, &c);
-        assert_int_equal ((size_t) c.compared, bas_store_size (store, kinds[i]));
+        assert_int_equal ((size_t)c.compared, bas_store_size (store, kinds[i]));
     }
     assert_int_equal (bas_store_node (replica, "n07")->allocatable->milli_cpu, 5007);
     assert_null (bas_store_node (replica, "n03"));
@@ -641,7 +640,7 @@ test_snapshot_in_parts (void **state)
 static void
 test_cursor_while_changing (void **state)
 {
-    (void) state;
+    (void)state;
     bas_store_t *store = bas_store_new ();
     char name[32];
     const int n = 300;
@@ -650,7 +649,7 @@ test_cursor_while_changing (void **state)
         s_put (store, s_node (name, i));
     }
     bas_store_cursor_t *cursor = bas_store_cursor_new_kind (store, K_NODE);
-    assert_int_equal (bas_store_cursor_left (cursor), (size_t) n);
+    assert_int_equal (bas_store_cursor_left (cursor), (size_t)n);
     int met[300] = {0};
     int created = 0, steps = 0;
     Basalt__V1__ObjectKind kind = 0;
@@ -666,7 +665,7 @@ test_cursor_while_changing (void **state)
         if (steps % 10 == 0 && i >= 0 && i + 50 < n && met[i + 50] == 0) {
             snprintf (name, sizeof name, "n%03d", i + 50);
             assert_int_equal (bas_store_delete (store, K_NODE, name), 0);
-            met[i + 50] = -100;  // deleted before being met
+            met[i + 50] = -100; // deleted before being met
             snprintf (name, sizeof name, "new%03d", created++);
             s_put (store, s_node (name, 1));
         }
@@ -712,7 +711,7 @@ s_placed_pod (const char *uid)
 static void
 test_drop_pod_placement (void **state)
 {
-    (void) state;
+    (void)state;
     bas_store_t *keep = bas_store_new ();
     Basalt__V1__Object *obj = s_placed_pod ("p1");
     assert_int_equal (bas_store_upsert (keep, &obj), 0);

@@ -82,40 +82,40 @@ s_fill_value (const ProtobufCFieldDescriptor *f, void *p, unsigned variant, unsi
     case PROTOBUF_C_TYPE_INT32:
     case PROTOBUF_C_TYPE_SINT32:
     case PROTOBUF_C_TYPE_SFIXED32:
-        *(int32_t *) p = -(int32_t) (1000 + seed);
+        *(int32_t *)p = -(int32_t)(1000 + seed);
         break;
     case PROTOBUF_C_TYPE_UINT32:
     case PROTOBUF_C_TYPE_FIXED32:
-        *(uint32_t *) p = 4000000000u - seed;
+        *(uint32_t *)p = 4000000000u - seed;
         break;
     case PROTOBUF_C_TYPE_INT64:
     case PROTOBUF_C_TYPE_SINT64:
     case PROTOBUF_C_TYPE_SFIXED64:
-        *(int64_t *) p = (k % 2) ? -(INT64_C (1) << 60) - seed : (int64_t) seed * 1000003;
+        *(int64_t *)p = (k % 2) ? -(INT64_C (1) << 60) - seed : (int64_t)seed * 1000003;
         break;
     case PROTOBUF_C_TYPE_UINT64:
     case PROTOBUF_C_TYPE_FIXED64:
-        *(uint64_t *) p = (k % 2) ? (UINT64_C (1) << 63) + seed : (uint64_t) seed * 999983;
+        *(uint64_t *)p = (k % 2) ? (UINT64_C (1) << 63) + seed : (uint64_t)seed * 999983;
         break;
     case PROTOBUF_C_TYPE_FLOAT:
-        *(float *) p = 0.25f * (float) seed;
+        *(float *)p = 0.25f * (float)seed;
         break;
     case PROTOBUF_C_TYPE_DOUBLE:
-        *(double *) p = 0.1 * seed;
+        *(double *)p = 0.1 * seed;
         break;
     case PROTOBUF_C_TYPE_BOOL:
-        *(protobuf_c_boolean *) p = 1;  // false is the default: set the other
+        *(protobuf_c_boolean *)p = 1; // false is the default: set the other
         break;
     case PROTOBUF_C_TYPE_ENUM: {
         const ProtobufCEnumDescriptor *ed = f->descriptor;
-        *(int *) p = ed->values[(seed % (ed->n_values - 1)) + 1].value;
+        *(int *)p = ed->values[(seed % (ed->n_values - 1)) + 1].value;
         break;
     }
     case PROTOBUF_C_TYPE_STRING: {
         char buf[96];
         //  Quotes, a backslash, a newline and UTF-8: the JSON path escapes.
         snprintf (buf, sizeof buf, "%s-%u \"q\" \\ \n é", f->name, seed);
-        *(char **) p = strdup (buf);
+        *(char **)p = strdup (buf);
         break;
     }
     case PROTOBUF_C_TYPE_BYTES: {
@@ -123,11 +123,11 @@ s_fill_value (const ProtobufCFieldDescriptor *f, void *p, unsigned variant, unsi
         b->len = 5;
         b->data = malloc (5);
         for (size_t i = 0; i < 5; i++)
-            b->data[i] = (uint8_t) (seed + i * 61);
+            b->data[i] = (uint8_t)(seed + i * 61);
         break;
     }
     case PROTOBUF_C_TYPE_MESSAGE:
-        *(ProtobufCMessage **) p = s_fill (f->descriptor, variant + k, depth + 1);
+        *(ProtobufCMessage **)p = s_fill (f->descriptor, variant + k, depth + 1);
         break;
     }
 }
@@ -140,7 +140,7 @@ s_fill (const ProtobufCMessageDescriptor *desc, unsigned variant, int depth)
     ProtobufCMessage *msg = malloc (desc->sizeof_message);
     assert_non_null (msg);
     protobuf_c_message_init (desc, msg);
-    char *base = (char *) msg;
+    char *base = (char *)msg;
     if (depth > 8)
         return msg;
     for (unsigned i = 0; i < desc->n_fields; i++) {
@@ -158,22 +158,22 @@ s_fill (const ProtobufCMessageDescriptor *desc, unsigned variant, int depth)
             if (index != variant % members)
                 continue;
             s_fill_value (f, base + f->offset, variant, 0, depth);
-            *(uint32_t *) (base + f->quantifier_offset) = f->id;
+            *(uint32_t *)(base + f->quantifier_offset) = f->id;
             continue;
         }
         if (f->label == PROTOBUF_C_LABEL_REPEATED) {
             size_t n = 2, size = s_value_size (f->type);
             char *arr = calloc (n, size);
             for (size_t k = 0; k < n; k++)
-                s_fill_value (f, arr + k * size, variant, (unsigned) k, depth);
-            *(size_t *) (base + f->quantifier_offset) = n;
-            *(void **) (base + f->offset) = arr;
+                s_fill_value (f, arr + k * size, variant, (unsigned)k, depth);
+            *(size_t *)(base + f->quantifier_offset) = n;
+            *(void **)(base + f->offset) = arr;
             continue;
         }
         s_fill_value (f, base + f->offset, variant, 0, depth);
         if (f->quantifier_offset && f->type != PROTOBUF_C_TYPE_STRING &&
             f->type != PROTOBUF_C_TYPE_MESSAGE)
-            *(protobuf_c_boolean *) (base + f->quantifier_offset) = 1;
+            *(protobuf_c_boolean *)(base + f->quantifier_offset) = 1;
     }
     return msg;
 }
@@ -224,7 +224,7 @@ s_proto_messages (void)
         print_error ("cannot open %s\n", BASALT_PROTO_FILE);
     assert_non_null (f);
     zlistx_t *names = zlistx_new ();
-    zlistx_set_destructor (names, (zlistx_destructor_fn *) zstr_free);
+    zlistx_set_destructor (names, (zlistx_destructor_fn *)zstr_free);
     char line[512], package[128] = "";
     while (fgets (line, sizeof line, f)) {
         char *p = line + strspn (line, " \t");
@@ -237,7 +237,7 @@ s_proto_messages (void)
         size_t len = strspn (p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
         assert_true (len > 0);
         char full[256];
-        snprintf (full, sizeof full, "%s.%.*s", package, (int) len, p);
+        snprintf (full, sizeof full, "%s.%.*s", package, (int)len, p);
         zlistx_add_end (names, strdup (full));
     }
     fclose (f);
@@ -250,7 +250,7 @@ s_proto_messages (void)
 typedef struct {
     char *dir;
     char endpoint[320];
-    char out[384];      // basalt-tap's output
+    char out[384]; // basalt-tap's output
     pid_t tap;
 } s_env_t;
 
@@ -288,10 +288,10 @@ s_publish (zsock_t *pub, const char *svc, const char *dir, const char *peer, uin
     zmsg_t *msg = zmsg_new ();
     zmsg_addstr (msg, desc->name);
     zmsg_addstrf (msg, "svc=%s epoch=42 dir=%s peer=%s time_us=%lld tap_seq=%llu", svc, dir, peer,
-                  (long long) (1700000000000000LL + (long long) tap_seq * 1000),
-                  (unsigned long long) tap_seq);
-    zmsg_append (msg, &(zframe_t *) {zframe_dup (header)});
-    zmsg_append (msg, &(zframe_t *) {zframe_dup (body)});
+                  (long long)(1700000000000000LL + (long long)tap_seq * 1000),
+                  (unsigned long long)tap_seq);
+    zmsg_append (msg, &(zframe_t *){zframe_dup (header)});
+    zmsg_append (msg, &(zframe_t *){zframe_dup (body)});
     assert_int_equal (zmsg_send (&msg, pub), 0);
 }
 
@@ -315,7 +315,7 @@ s_header (uint64_t seq)
 typedef struct {
     const char *path;
     const char *needle;
-    int count;          // wanted occurrences of needle
+    int count; // wanted occurrences of needle
 } s_grep_t;
 
 static bool
@@ -360,7 +360,7 @@ s_tap_joined (void *arg)
 static void
 test_roundtrip_every_type (void **state)
 {
-    (void) state;
+    (void)state;
     s_env_t env;
     s_env_init (&env, "tap-roundtrip");
     char err[256];
@@ -386,7 +386,8 @@ test_roundtrip_every_type (void **state)
         const ProtobufCMessageDescriptor *desc = bas_msgtype_lookup (name, strlen (name));
         if (!desc)
             fail_msg ("%s is declared in basalt.proto but the tap does not know it "
-                      "(bas_msgtypes)", name);
+                      "(bas_msgtypes)",
+                      name);
         unsigned variants = s_variants (desc, 0);
         for (unsigned v = 0; v < variants; v++) {
             assert_true (nsent < sizeof sent / sizeof sent[0]);
@@ -402,12 +403,12 @@ test_roundtrip_every_type (void **state)
     }
     size_t ntypes = 0;
     bas_msgtypes (&ntypes);
-    assert_int_equal (zlistx_size (names), ntypes);  // and nothing registered that is not declared
+    assert_int_equal (zlistx_size (names), ntypes); // and nothing registered that is not declared
     zlistx_destroy (&names);
 
     //  Wait for the last one (the tap prints in order).
     char last[64];
-    snprintf (last, sizeof last, "\"tap_seq\":%llu,", (unsigned long long) sent[nsent - 1].tap_seq);
+    snprintf (last, sizeof last, "\"tap_seq\":%llu,", (unsigned long long)sent[nsent - 1].tap_seq);
     s_grep_t g = {env.out, last, 1};
     if (!util_wait_until (s_file_has, &g, S_WAIT_MS)) {
         char *text = util_read_file (env.out, NULL);
@@ -429,11 +430,11 @@ test_roundtrip_every_type (void **state)
         assert_true (cJSON_IsNumber (seq));
         s_sent_t *s = NULL;
         for (size_t i = 0; i < nsent; i++)
-            if ((double) sent[i].tap_seq == seq->valuedouble)
+            if ((double)sent[i].tap_seq == seq->valuedouble)
                 s = &sent[i];
         if (!s) {
             cJSON_Delete (j);
-            continue;  // a probe
+            continue; // a probe
         }
         const cJSON *type = cJSON_GetObjectItemCaseSensitive (j, "type");
         assert_true (cJSON_IsString (type));
@@ -442,7 +443,7 @@ test_roundtrip_every_type (void **state)
         //  as 1.700000000001e+15 (the header's send time is one of them).
         char want[64];
         snprintf (want, sizeof want, "\"time_us\":%lld",
-                  (long long) (1700000000000000LL + (long long) s->tap_seq * 1000));
+                  (long long)(1700000000000000LL + (long long)s->tap_seq * 1000));
         if (!strstr (line, want) || strstr (line, "e+"))
             fail_msg ("basalt-tap --json did not print integers as integers (%s): %s", want, line);
         assert_string_equal (cJSON_GetObjectItemCaseSensitive (j, "svc")->valuestring, "cache-svc");
@@ -484,11 +485,11 @@ test_roundtrip_every_type (void **state)
 static void
 test_pbjson_rejects (void **state)
 {
-    (void) state;
+    (void)state;
     static const struct {
         const ProtobufCMessageDescriptor *desc;
         const char *json;
-        const char *why;  // expected in the error
+        const char *why; // expected in the error
     } cases[] = {
         {&basalt__v1__ready__descriptor, "{\"credits\":1,\"nope\":2}", "nope"},
         {&basalt__v1__ready__descriptor, "{\"credits\":\"x\"}", "credits"},
@@ -522,7 +523,7 @@ test_pbjson_rejects (void **state)
     //  And what it accepts besides its own output: numbers as strings, enums by number.
     cJSON *j = cJSON_Parse ("{\"kind\":3,\"key\":\"k\"}");
     char err[256];
-    Basalt__V1__ObjectRef *ref = (Basalt__V1__ObjectRef *) bas_pbjson_to_message (
+    Basalt__V1__ObjectRef *ref = (Basalt__V1__ObjectRef *)bas_pbjson_to_message (
         &basalt__v1__object_ref__descriptor, j, err, sizeof err);
     assert_non_null (ref);
     assert_int_equal (ref->kind, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP);
@@ -530,7 +531,7 @@ test_pbjson_rejects (void **state)
     protobuf_c_message_free_unpacked (&ref->base, NULL);
     cJSON_Delete (j);
     j = cJSON_Parse ("{\"seq\":\"12345678901234567890\"}");
-    Basalt__V1__Header *h = (Basalt__V1__Header *) bas_pbjson_to_message (
+    Basalt__V1__Header *h = (Basalt__V1__Header *)bas_pbjson_to_message (
         &basalt__v1__header__descriptor, j, err, sizeof err);
     assert_non_null (h);
     assert_true (h->has_seq && h->seq == UINT64_C (12345678901234567890));
@@ -544,9 +545,9 @@ test_pbjson_rejects (void **state)
 static int
 s_end_loop (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
-    (void) arg;
+    (void)loop;
+    (void)timer_id;
+    (void)arg;
     return -1;
 }
 
@@ -580,7 +581,7 @@ s_svc_with_tap (const char *endpoint, const char *hwm)
     };
     static bas_svc_flags_t config;
     memset (&config, 0, sizeof config);
-    char *argv[] = {"test-svc", "--tap", (char *) endpoint, "--tap-hwm", (char *) hwm, NULL};
+    char *argv[] = {"test-svc", "--tap", (char *)endpoint, "--tap-hwm", (char *)hwm, NULL};
     int code = 0;
     bas_svc_t *svc = bas_svc_new ("test-svc", "test", flags, &config, &config, 5, argv, &code);
     assert_non_null (svc);
@@ -604,11 +605,11 @@ s_traffic (bas_svc_t *svc, zsock_t *dealer, zsock_t *router, int n)
     char sid[1024];
     memset (sid, 's', sizeof sid - 1);
     sid[sizeof sid - 1] = 0;
-    commit.session_id = sid;  // ~1 KiB a message
+    commit.session_id = sid; // ~1 KiB a message
     int arrived = 0;
     for (int i = 0; i < n; i++) {
         commit.has_base_seq = 1;
-        commit.base_seq = (uint64_t) i;
+        commit.base_seq = (uint64_t)i;
         assert_int_equal (bas_svc_send (svc, dealer, &stream, NULL, "cache-svc", &commit.base), 0);
         bas_msg_t msg;
         //  bas_svc_recv never waits: poll first (a ZeroMQ socket's read
@@ -616,8 +617,8 @@ s_traffic (bas_svc_t *svc, zsock_t *dealer, zsock_t *router, int n)
         zmq_pollitem_t item = {zsock_resolve (router), 0, ZMQ_POLLIN, 0};
         assert_int_equal (zmq_poll (&item, 1, 10000), 1);
         assert_int_equal (bas_svc_recv (svc, router, true, "session", &msg), BAS_MSG_OK);
-        const Basalt__V1__Commit *got = (const Basalt__V1__Commit *) msg.body;
-        if (msg.desc == &basalt__v1__commit__descriptor && got->base_seq == (uint64_t) i &&
+        const Basalt__V1__Commit *got = (const Basalt__V1__Commit *)msg.body;
+        if (msg.desc == &basalt__v1__commit__descriptor && got->base_seq == (uint64_t)i &&
             strcmp (got->session_id, sid) == 0)
             arrived++;
         bas_msg_clear (&msg);
@@ -640,7 +641,7 @@ s_pair (const s_env_t *env, zsock_t **router, zsock_t **dealer)
 static void
 test_stalled_subscriber_drops_and_counts (void **state)
 {
-    (void) state;
+    (void)state;
     s_env_t env;
     s_env_init (&env, "tap-stall");
     bas_svc_t *svc = s_svc_with_tap (env.endpoint, "10");
@@ -668,7 +669,7 @@ test_stalled_subscriber_drops_and_counts (void **state)
     double drops = s_metric (svc, "basalt_tap_drops_total");
     assert_true (drops > 0);
     assert_true (mirrored > 0);
-    assert_true (mirrored + drops == 2.0 * n);  // every message in and out, one or the other
+    assert_true (mirrored + drops == 2.0 * n); // every message in and out, one or the other
     assert_true (bas_metrics_get (bas_svc_metrics (svc), "basalt_messages_total",
                                   "dir=\"out\",peer=\"cache-svc\",type=\"basalt.v1.Commit\"") ==
                  100 + n);
@@ -698,7 +699,7 @@ test_stalled_subscriber_drops_and_counts (void **state)
 static void
 test_recv_never_waits (void **state)
 {
-    (void) state;
+    (void)state;
     s_env_t env;
     s_env_init (&env, "tap-nowait");
     bas_svc_t *svc = s_svc_with_tap (env.endpoint, "1000");
@@ -722,7 +723,7 @@ test_recv_never_waits (void **state)
 static void
 test_reading_subscriber_gets_everything (void **state)
 {
-    (void) state;
+    (void)state;
     s_env_t env;
     s_env_init (&env, "tap-read");
     bas_svc_t *svc = s_svc_with_tap (env.endpoint, "1000");
@@ -756,7 +757,7 @@ test_reading_subscriber_gets_everything (void **state)
         Basalt__V1__Commit *c =
             basalt__v1__commit__unpack (NULL, zframe_size (body), zframe_data (body));
         assert_non_null (c);
-        assert_true (c->base_seq == (uint64_t) (i / 2));
+        assert_true (c->base_seq == (uint64_t)(i / 2));
         basalt__v1__commit__free_unpacked (c, NULL);
         zframe_destroy (&header);
         zframe_destroy (&body);
@@ -796,7 +797,8 @@ s_row_total_is (void *arg)
         char type[64];
         unsigned long count, total;
         double rate;
-        ok = sscanf (row + strlen (r->link), " %63s %lu %lf %lu", type, &count, &rate, &total) == 4 &&
+        ok = sscanf (row + strlen (r->link), " %63s %lu %lf %lu", type, &count, &rate, &total) ==
+                 4 &&
              strcmp (type, r->type) == 0 && total == r->total;
     }
     free (text);
@@ -806,7 +808,7 @@ s_row_total_is (void *arg)
 static void
 test_stats_record_replay (void **state)
 {
-    (void) state;
+    (void)state;
     s_env_t env;
     s_env_init (&env, "tap-stats");
     char err[256], capture[384];
@@ -833,8 +835,8 @@ test_stats_record_replay (void **state)
         if (seq == 4 || seq == 9)
             seq++;
         if (i < 7)
-            s_publish (pub, "cache-svc", "out", "subscribers", seq,
-                       &basalt__v1__delta__descriptor, probe.header, dbody);
+            s_publish (pub, "cache-svc", "out", "subscribers", seq, &basalt__v1__delta__descriptor,
+                       probe.header, dbody);
         else
             s_publish (pub, "cache-svc", "in", "session", seq, &basalt__v1__commit__descriptor,
                        probe.header, cbody);
@@ -872,7 +874,7 @@ test_stats_record_replay (void **state)
                               &rate, &total),
                       3);
     assert_int_equal (total, 3);
-    assert_true (fabs (rate - 1500.0) < 1);  // 3 over tap_seq 10..12
+    assert_true (fabs (rate - 1500.0) < 1); // 3 over tap_seq 10..12
     const char *dropped = strstr (text, "dropped cache-svc 42");
     if (!dropped)
         fail_msg ("no drops line in:\n%s", text);
@@ -921,10 +923,10 @@ s_capture (FILE *f, uint64_t tap_seq, const ProtobufCMessageDescriptor *desc, co
     zframe_t *header = s_header (tap_seq);
     char info[160];
     snprintf (info, sizeof info, "svc=cache-svc epoch=42 dir=out peer=x time_us=%llu tap_seq=%llu",
-              (unsigned long long) (1700000000000000ULL + tap_seq), (unsigned long long) tap_seq);
+              (unsigned long long)(1700000000000000ULL + tap_seq), (unsigned long long)tap_seq);
     const void *data[4] = {desc->name, info, zframe_data (header), zframe_data (body)};
-    uint32_t len[4] = {(uint32_t) strlen (desc->name), (uint32_t) strlen (info),
-                       (uint32_t) zframe_size (header), (uint32_t) zframe_size (body)};
+    uint32_t len[4] = {(uint32_t)strlen (desc->name), (uint32_t)strlen (info),
+                       (uint32_t)zframe_size (header), (uint32_t)zframe_size (body)};
     for (int i = 0; i < 4; i++) {
         assert_int_equal (fwrite (&len[i], sizeof len[i], 1, f), 1);
         assert_int_equal (fwrite (data[i], 1, len[i], f), len[i]);
@@ -936,7 +938,7 @@ s_capture (FILE *f, uint64_t tap_seq, const ProtobufCMessageDescriptor *desc, co
 static void
 test_name_follows_uids (void **state)
 {
-    (void) state;
+    (void)state;
     s_env_t env;
     s_env_init (&env, "tap-name");
     char capture[384];
@@ -948,11 +950,14 @@ test_name_follows_uids (void **state)
     //  first Delta names train-0; the rest carry its uid, or the session or
     //  work id that came with it.
     s_capture (f, 1, &basalt__v1__delta__descriptor,
-               "{\"upserts\":[{\"pod\":{\"uid\":\"u-train\",\"namespace\":\"ml\",\"name\":\"train-0\"}}]}");
-    s_capture (f, 2, &basalt__v1__commit__descriptor,
-               "{\"session_id\":\"s-2\",\"placements\":[{\"pod_uid\":\"u-other\",\"node\":\"n2\"}]}");
-    s_capture (f, 3, &basalt__v1__commit__descriptor,
-               "{\"session_id\":\"s-1\",\"placements\":[{\"pod_uid\":\"u-train\",\"node\":\"n1\"}]}");
+               "{\"upserts\":[{\"pod\":{\"uid\":\"u-train\",\"namespace\":\"ml\",\"name\":\"train-"
+               "0\"}}]}");
+    s_capture (
+        f, 2, &basalt__v1__commit__descriptor,
+        "{\"session_id\":\"s-2\",\"placements\":[{\"pod_uid\":\"u-other\",\"node\":\"n2\"}]}");
+    s_capture (
+        f, 3, &basalt__v1__commit__descriptor,
+        "{\"session_id\":\"s-1\",\"placements\":[{\"pod_uid\":\"u-train\",\"node\":\"n1\"}]}");
     s_capture (f, 4, &basalt__v1__commit_result__descriptor,
                "{\"session_id\":\"s-2\",\"accepted\":1}");
     s_capture (f, 5, &basalt__v1__commit_result__descriptor,
@@ -975,13 +980,12 @@ test_name_follows_uids (void **state)
     for (char *line = strtok (text, "\n"); line; line = strtok (NULL, "\n")) {
         cJSON *j = cJSON_Parse (line);
         if (!j)
-            continue;  // not a message line
+            continue; // not a message line
         const cJSON *seq = cJSON_GetObjectItem (j, "tap_seq");
         if (n >= sizeof want / sizeof want[0] || !cJSON_IsNumber (seq) ||
-            (long) seq->valuedouble != want[n])
+            (long)seq->valuedouble != want[n])
             fail_msg ("message %zu: tap_seq %g, wanted %ld", n,
-                      cJSON_IsNumber (seq) ? seq->valuedouble : -1.0,
-                      n < 5 ? want[n] : -1L);
+                      cJSON_IsNumber (seq) ? seq->valuedouble : -1.0, n < 5 ? want[n] : -1L);
         n++;
         cJSON_Delete (j);
     }
@@ -994,7 +998,7 @@ test_name_follows_uids (void **state)
 static void
 test_silent_endpoint_warned (void **state)
 {
-    (void) state;
+    (void)state;
     s_env_t env;
     s_env_init (&env, "tap-silent");
     char *argv[] = {s_tap_bin (), env.endpoint, NULL};
@@ -1020,7 +1024,7 @@ test_silent_endpoint_warned (void **state)
 static void
 test_curve_bind_needs_clients (void **state)
 {
-    (void) state;
+    (void)state;
     char dir[] = "/tmp/basalt-curve-XXXXXX";
     assert_non_null (mkdtemp (dir));
     char clients[300], server_path[300], client_path[300], other_path[300];

@@ -134,8 +134,7 @@ test_anchors (void **state)
     //  Anchors on merge sources and inside them outlive the merge (they
     //  used to point at freed memory): the source, a list of sources, and
     //  a value the mapping's own key overrides.
-    s_expect ("x: {<<: &m {a: 1}, b: 2}\ny: *m\n",
-              "{\"x\":{\"b\":2,\"a\":1},\"y\":{\"a\":1}}");
+    s_expect ("x: {<<: &m {a: 1}, b: 2}\ny: *m\n", "{\"x\":{\"b\":2,\"a\":1},\"y\":{\"a\":1}}");
     s_expect ("x: {<<: &s [{a: 1}, {c: 3}]}\ny: *s\n",
               "{\"x\":{\"a\":1,\"c\":3},\"y\":[{\"a\":1},{\"c\":3}]}");
     s_expect ("x: {b: 2, <<: {b: &n [1]}}\ny: *n\n", "{\"x\":{\"b\":2},\"y\":[1]}");

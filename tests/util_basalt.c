@@ -17,8 +17,8 @@
 
 #define S_ARGS_MAX 48
 #define S_LOG_TAIL 4000
-#define S_FAIL_TAIL 6000  // log bytes shown for a child that ended badly (a sanitizer report)
-#define S_STOP_MS 10000   // SIGTERM (or a test's signal) grace before SIGKILL
+#define S_FAIL_TAIL 6000 // log bytes shown for a child that ended badly (a sanitizer report)
+#define S_STOP_MS 10000  // SIGTERM (or a test's signal) grace before SIGKILL
 
 const char *const util_basalt_names[UTIL_NSVC] = {"cache-svc", "session-svc", "binder-1",
                                                   "binder-2", "controller-svc"};
@@ -62,10 +62,10 @@ util_basalt_start_apisim (util_basalt_t *env, const char *load, const char *cons
     int n = 5;
     if (load) {
         argv[n++] = "--load";
-        argv[n++] = (char *) load;
+        argv[n++] = (char *)load;
     }
     for (int i = 0; extra && extra[i] && n < S_ARGS_MAX - 1; i++)
-        argv[n++] = (char *) extra[i];
+        argv[n++] = (char *)extra[i];
     argv[n] = NULL;
     env->apisim = util_spawn (argv, env->apisim_log);
     return env->apisim > 0 && util_wait_until (s_apisim_up, env, 10000);
@@ -118,7 +118,7 @@ s_failed (util_basalt_t *env, const char *name, int instance, pid_t pid, int sta
     s_describe (status, how, sizeof how);
     env->failures++;
     fprintf (stderr, "util_basalt: FAILED: %s (instance %d, pid %d) %s %s\n", name, instance,
-             (int) pid, how, when);
+             (int)pid, how, when);
     char *text = log ? util_read_file (log, NULL) : NULL;
     if (text) {
         size_t len = strlen (text);
@@ -203,8 +203,8 @@ util_basalt_kill (util_basalt_t *env, int which, int sig)
                                 (sig == SIGTERM && WIFEXITED (st) && WEXITSTATUS (st) == 0));
     if (!expected) {
         char when[96];
-        snprintf (when, sizeof when, "when the test sent it signal %d (%s)%s", sig,
-                  strsignal (sig), forced ? " and, 10 s later, SIGKILL" : "");
+        snprintf (when, sizeof when, "when the test sent it signal %d (%s)%s", sig, strsignal (sig),
+                  forced ? " and, 10 s later, SIGKILL" : "");
         s_failed (env, util_basalt_names[which], env->instances[which], pid, st, when,
                   env->logs[which]);
     }
@@ -248,9 +248,9 @@ util_basalt_start (util_basalt_t *env, int which, const char *const *extra)
 {
     if (env->pids[which] > 0)
         s_stop_service (env, which);
-    static const char *const bins[UTIL_NSVC] = {
-        "cache-svc/cache-svc", "session-svc/session-svc", "binder-svc/binder-svc",
-        "binder-svc/binder-svc", "controller-svc/controller-svc"};
+    static const char *const bins[UTIL_NSVC] = {"cache-svc/cache-svc", "session-svc/session-svc",
+                                                "binder-svc/binder-svc", "binder-svc/binder-svc",
+                                                "controller-svc/controller-svc"};
     char bin[512], http[64];
     snprintf (bin, sizeof bin, "%s/%s", BASALT_BIN_DIR, bins[which]);
     char *argv[S_ARGS_MAX];
@@ -272,14 +272,14 @@ util_basalt_start (util_basalt_t *env, int which, const char *const *extra)
     }
     if (which == UTIL_BINDER1 || which == UTIL_BINDER2) {
         argv[n++] = "--binder-id";
-        argv[n++] = (char *) util_basalt_names[which];
+        argv[n++] = (char *)util_basalt_names[which];
     }
     env->http[which] = s_http_port (env, which);
     snprintf (http, sizeof http, "127.0.0.1:%d", env->http[which]);
     argv[n++] = "--http";
     argv[n++] = http;
     for (int i = 0; extra && extra[i] && n < S_ARGS_MAX - 1; i++)
-        argv[n++] = (char *) extra[i];
+        argv[n++] = (char *)extra[i];
     argv[n] = NULL;
     env->pids[which] = util_spawn (argv, env->logs[which]);
     env->instances[which]++;
@@ -333,8 +333,10 @@ util_basalt_destroy (util_basalt_t **env_p)
     }
     bool clean = env->failures == 0;
     if (!clean)
-        fprintf (stderr, "util_basalt: %d child process%s of this test ended badly (see the "
-                 "FAILED lines above)\n", env->failures, env->failures == 1 ? "" : "es");
+        fprintf (stderr,
+                 "util_basalt: %d child process%s of this test ended badly (see the "
+                 "FAILED lines above)\n",
+                 env->failures, env->failures == 1 ? "" : "es");
     if (getenv ("BASALT_KEEP_LOGS"))
         fprintf (stderr, "logs kept in %s\n", env->dir);
     else

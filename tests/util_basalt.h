@@ -31,18 +31,18 @@ enum { UTIL_CACHE, UTIL_SESSION, UTIL_BINDER1, UTIL_BINDER2, UTIL_CONTROLLER };
 extern const char *const util_basalt_names[UTIL_NSVC];
 
 typedef struct {
-    char *dir;                       // private directory (removed at the end)
-    int port;                        // the simulator's port
-    pid_t apisim;                    // the simulator, or 0
-    char apisim_log[384];            // its stdout+stderr
-    char master[64];                 // http://127.0.0.1:port
-    char endpoints[3][320];          // snapshot, delta, work (ipc://)
-    char taps[UTIL_NSVC][320];       // a tap endpoint per service (used if the test passes --tap)
-    int http[UTIL_NSVC];             // each service's --http port, picked at each start
-    pid_t pids[UTIL_NSVC];           // running services, or 0
-    char logs[UTIL_NSVC][384];       // their stdout+stderr
-    int instances[UTIL_NSVC];        // how many times each service was started
-    int failures;                    // children that ended other than as the test meant
+    char *dir;                 // private directory (removed at the end)
+    int port;                  // the simulator's port
+    pid_t apisim;              // the simulator, or 0
+    char apisim_log[384];      // its stdout+stderr
+    char master[64];           // http://127.0.0.1:port
+    char endpoints[3][320];    // snapshot, delta, work (ipc://)
+    char taps[UTIL_NSVC][320]; // a tap endpoint per service (used if the test passes --tap)
+    int http[UTIL_NSVC];       // each service's --http port, picked at each start
+    pid_t pids[UTIL_NSVC];     // running services, or 0
+    char logs[UTIL_NSVC][384]; // their stdout+stderr
+    int instances[UTIL_NSVC];  // how many times each service was started
+    int failures;              // children that ended other than as the test meant
 } util_basalt_t;
 
 //  A new environment in a fresh directory named after `tag`; nothing runs yet.

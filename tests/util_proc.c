@@ -124,13 +124,13 @@ util_free_port (void)
     int fd = socket (AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
     addr.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
-    if (fd < 0 || bind (fd, (struct sockaddr *) &addr, sizeof addr) != 0) {
+    if (fd < 0 || bind (fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
         if (fd >= 0)
             close (fd);
         return -1;
     }
     socklen_t len = sizeof addr;
-    getsockname (fd, (struct sockaddr *) &addr, &len);
+    getsockname (fd, (struct sockaddr *)&addr, &len);
     close (fd);
     return ntohs (addr.sin_port);
 }
@@ -148,9 +148,9 @@ util_tmpdir (const char *tag)
 static int
 s_rm (const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-    (void) sb;
-    (void) flag;
-    (void) ftw;
+    (void)sb;
+    (void)flag;
+    (void)ftw;
     return remove (path);
 }
 
@@ -225,7 +225,8 @@ util_http_request_ex (int port, const char *method, const char *path, const char
     curl_easy_setopt (curl, CURLOPT_NOSIGNAL, 1L);
     if (body) {
         char ct[256];
-        snprintf (ct, sizeof ct, "Content-Type: %s", content_type ? content_type : "application/json");
+        snprintf (ct, sizeof ct, "Content-Type: %s",
+                  content_type ? content_type : "application/json");
         headers = curl_slist_append (headers, ct);
         curl_easy_setopt (curl, CURLOPT_HTTPHEADER, headers);
         curl_easy_setopt (curl, CURLOPT_POSTFIELDS, body);
@@ -265,8 +266,8 @@ util_read_file (const char *path, size_t *len_p)
     fseek (f, 0, SEEK_END);
     long n = ftell (f);
     fseek (f, 0, SEEK_SET);
-    char *data = malloc ((size_t) n + 1);
-    if (data && fread (data, 1, (size_t) n, f) != (size_t) n) {
+    char *data = malloc ((size_t)n + 1);
+    if (data && fread (data, 1, (size_t)n, f) != (size_t)n) {
         free (data);
         data = NULL;
     }
@@ -274,7 +275,7 @@ util_read_file (const char *path, size_t *len_p)
     if (data) {
         data[n] = 0;
         if (len_p)
-            *len_p = (size_t) n;
+            *len_p = (size_t)n;
     }
     return data;
 }

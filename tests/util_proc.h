@@ -37,7 +37,7 @@ char *util_tmpdir (const char *tag);
 //  Remove a directory tree (best effort).
 void util_rmtree (const char *path);
 
-typedef bool(util_pred_fn) (void *arg);
+typedef bool (util_pred_fn) (void *arg);
 
 //  Poll pred every 20 ms until it returns true or timeout_ms passes.
 bool util_wait_until (util_pred_fn *pred, void *arg, int timeout_ms);
@@ -52,9 +52,8 @@ long util_http_request (int port, const char *method, const char *path, const ch
 
 //  Like util_http_request, and if headers_p, a malloc'd copy of the raw
 //  response header block ("HTTP/1.1 200 OK\r\nName: value\r\n…").
-long util_http_request_ex (int port, const char *method, const char *path,
-                           const char *content_type, const char *body, char **body_p,
-                           char **headers_p);
+long util_http_request_ex (int port, const char *method, const char *path, const char *content_type,
+                           const char *body, char **body_p, char **headers_p);
 
 //  True when GET /healthz (or any path) on port answers at all.
 bool util_http_answers (int port, const char *path);

@@ -108,7 +108,7 @@ v_value (const char *s, double *out)
         return true;
     }
     if (!*s || strchr (s, 'n') || strchr (s, 'N') || strchr (s, 'x') || strchr (s, 'X'))
-        return false;  // "inf", "nan", hex: not Prometheus spellings
+        return false; // "inf", "nan", hex: not Prometheus spellings
     char *end;
     *out = strtod (s, &end);
     return *end == 0;
@@ -147,7 +147,7 @@ v_sample (v_state_t *v, int lineno, const char *line, v_family_t *current)
     if (!nlen)
         return v_fail (v, lineno, line, "bad metric name");
     char name[128];
-    snprintf (name, sizeof name, "%.*s", (int) nlen, p);
+    snprintf (name, sizeof name, "%.*s", (int)nlen, p);
     p += nlen;
     //  Labels: name="value" pairs; the le label is split off for histograms.
     char labels[512] = "";
@@ -160,7 +160,7 @@ v_sample (v_state_t *v, int lineno, const char *line, v_family_t *current)
             if (!llen)
                 return v_fail (v, lineno, line, "bad label name");
             char lname[64];
-            snprintf (lname, sizeof lname, "%.*s", (int) llen, p);
+            snprintf (lname, sizeof lname, "%.*s", (int)llen, p);
             p += llen;
             if (*p++ != '=' || *p++ != '"')
                 return v_fail (v, lineno, line, "label without =\"");
@@ -182,8 +182,7 @@ v_sample (v_state_t *v, int lineno, const char *line, v_family_t *current)
             if (strcmp (lname, "le") == 0) {
                 has_le = true;
                 snprintf (le, sizeof le, "%s", value);
-            }
-            else {
+            } else {
                 size_t l = strlen (labels);
                 snprintf (labels + l, sizeof labels - l, "%s%s=%s", l ? "," : "", lname, value);
             }
@@ -272,7 +271,7 @@ v_check (v_state_t *v, const char *text)
             bool help = strncmp (line, "# HELP ", 7) == 0;
             bool type = strncmp (line, "# TYPE ", 7) == 0;
             if (!help && !type)
-                continue;  // a plain comment
+                continue; // a plain comment
             const char *p = line + 7;
             size_t nlen = v_metric_name (p);
             if (!nlen || (p[nlen] != ' ' && p[nlen] != 0)) {
@@ -286,9 +285,8 @@ v_check (v_state_t *v, const char *text)
                     break;
                 }
                 f = &v->families[v->nfamilies++];
-                snprintf (f->name, sizeof f->name, "%.*s", (int) nlen, p);
-            }
-            else if (f->sampled || (help && f->help) || (type && f->typed)) {
+                snprintf (f->name, sizeof f->name, "%.*s", (int)nlen, p);
+            } else if (f->sampled || (help && f->help) || (type && f->typed)) {
                 ok = v_fail (v, lineno, line, "family described twice or after its samples");
                 break;
             }
@@ -298,12 +296,10 @@ v_check (v_state_t *v, const char *text)
                     if (*h == '\\' && h[1] != '\\' && h[1] != 'n') {
                         ok = v_fail (v, lineno, line, "bad escape in HELP");
                         break;
-                    }
-                    else if (*h == '\\')
+                    } else if (*h == '\\')
                         h++;
                 f->help = true;
-            }
-            else {
+            } else {
                 const char *t = p + nlen + 1;
                 if (strcmp (t, "counter") && strcmp (t, "gauge") && strcmp (t, "histogram") &&
                     strcmp (t, "summary") && strcmp (t, "untyped")) {
@@ -349,8 +345,8 @@ util_prom_sample (const char *text, const char *series)
             double v;
             char value[64];
             const char *eol = strchr (p + n + 1, '\n');
-            size_t len = eol ? (size_t) (eol - (p + n + 1)) : strlen (p + n + 1);
-            snprintf (value, sizeof value, "%.*s", (int) len, p + n + 1);
+            size_t len = eol ? (size_t)(eol - (p + n + 1)) : strlen (p + n + 1);
+            snprintf (value, sizeof value, "%.*s", (int)len, p + n + 1);
             return v_value (value, &v) ? v : NAN;
         }
     return NAN;
@@ -371,8 +367,8 @@ util_prom_sum (const char *text, const char *name)
         sp += p[n] == ' ' ? 1 : 2;
         const char *eol = strchr (sp, '\n');
         char value[64];
-        size_t len = eol ? (size_t) (eol - sp) : strlen (sp);
-        snprintf (value, sizeof value, "%.*s", (int) len, sp);
+        size_t len = eol ? (size_t)(eol - sp) : strlen (sp);
+        snprintf (value, sizeof value, "%.*s", (int)len, sp);
         double v;
         if (v_value (value, &v)) {
             sum += v;

@@ -397,11 +397,11 @@ s_scale_of (sim_obj_t *obj)
     cJSON_AddStringToObject (scale, "kind", "Scale");
     cJSON_AddStringToObject (scale, "apiVersion", "autoscaling/v1");
     cJSON *meta = cJSON_AddObjectToObject (scale, "metadata");
-    static const char *const keep[] = {"name", "namespace", "uid", "resourceVersion",
-                                       "creationTimestamp", NULL};
+    static const char *const keep[] = {
+        "name", "namespace", "uid", "resourceVersion", "creationTimestamp", NULL};
     for (int i = 0; keep[i]; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive (sim_json_at (obj->json, "metadata"),
-                                                           keep[i]);
+        const cJSON *v =
+            cJSON_GetObjectItemCaseSensitive (sim_json_at (obj->json, "metadata"), keep[i]);
         if (v)
             cJSON_AddItemToObject (meta, keep[i], cJSON_Duplicate (v, true));
     }
@@ -665,11 +665,8 @@ s_too_large_status (sim_ctx_t *ctx, uint64_t want, sim_buf_t *buf)
     cJSON_AddStringToObject (cause, "reason", "ResourceVersionTooLarge");
     cJSON_AddStringToObject (cause, "message", "Too large resource version");
     cJSON_AddItemToArray (causes, cause);
-    sim_status_t st = {.code = 504,
-                       .reason = "Timeout",
-                       .message = message,
-                       .causes = causes,
-                       .retry_after_s = 1};
+    sim_status_t st = {
+        .code = 504, .reason = "Timeout", .message = message, .causes = causes, .retry_after_s = 1};
     sim_status_append (buf, &st);
     cJSON_Delete (causes);
     bas_info ("resource_version_too_large", "resource=%s want=%llu current=%llu",
@@ -1429,7 +1426,7 @@ s_verb (sim_ctx_t *ctx, const s_route_t *r)
 {
     const char *m = r->method;
     if (!strcmp (m, "GET"))
-        return r->target == S_OBJECT       ? "get"
+        return r->target == S_OBJECT                              ? "get"
                : (s_query_bool (ctx, "watch") || ctx->watch_path) ? "watch"
                                                                   : "list";
     if (!strcmp (m, "POST"))
@@ -1615,10 +1612,11 @@ s_admin_faults (sim_ctx_t *ctx)
             bas_info ("fault_watches_dropped", "watches=%zu", n);
         }
         cJSON_Delete (json);
-        bas_info ("fault_config", "rules=%d latency_ms=%lld watch_drop_rate=%g "
-                  "expire_next_watches=%d", api->faults.nrules,
-                  (long long)api->faults.latency_ms, api->faults.watch_drop_rate,
-                  api->faults.expire_next_watches);
+        bas_info ("fault_config",
+                  "rules=%d latency_ms=%lld watch_drop_rate=%g "
+                  "expire_next_watches=%d",
+                  api->faults.nrules, (long long)api->faults.latency_ms,
+                  api->faults.watch_drop_rate, api->faults.expire_next_watches);
     } else if (!strcmp (m, "DELETE")) {
         unsigned long dropped = api->faults.watches_dropped;
         unsigned long expired = api->faults.watches_expired;

@@ -50,17 +50,17 @@ void sim_api_config_defaults (sim_api_config_t *cfg);
 typedef const char *(sim_query_fn)(void *arg, const char *name);
 
 typedef struct {
-    const char *method;       // "GET", "POST", …
-    const char *path;         // URL path, without the query string
-    sim_query_fn *query;      // query parameter lookup (may be NULL: no query)
-    void *query_arg;          // its argument
-    const char *content_type; // Content-Type header, or NULL
-    const char *accept;       // Accept header, or NULL
+    const char *method;        // "GET", "POST", …
+    const char *path;          // URL path, without the query string
+    sim_query_fn *query;       // query parameter lookup (may be NULL: no query)
+    void *query_arg;           // its argument
+    const char *content_type;  // Content-Type header, or NULL
+    const char *accept;        // Accept header, or NULL
     const char *authorization; // Authorization header, or NULL
-    const char *body;         // request body (not NUL-terminated), or NULL
-    size_t body_len;          // its length
-    int64_t first_ms;         // 0 the first time a request is handled; when it is handled
-                              // again after retry_ms: the monotonic ms of that first time
+    const char *body;          // request body (not NUL-terminated), or NULL
+    size_t body_len;           // its length
+    int64_t first_ms;          // 0 the first time a request is handled; when it is handled
+                               // again after retry_ms: the monotonic ms of that first time
 } sim_request_t;
 
 typedef struct {
@@ -94,8 +94,8 @@ void sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *
 //  copy of it). `kind: List` loads its items, in order; kept
 //  uid/creationTimestamp/status; a pod already on a node with no phase is
 //  Running; a custom resource gets its CRD's defaults; the namespaces the
-//  objects use are created. Objects are not validated. Returns 0, or -1 with the reason in err (items loaded before a
-//  bad one stay loaded).
+//  objects use are created. Objects are not validated. Returns 0, or -1 with the reason in err
+//  (items loaded before a bad one stay loaded).
 int sim_api_load (sim_api_t *self, cJSON **obj_p, char *err, size_t errlen);
 
 //  Authenticate API requests with bearer tokens from a file in

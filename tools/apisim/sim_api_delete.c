@@ -84,7 +84,7 @@ s_remove_now (sim_api_t *api, sim_obj_t *obj)
     free (key);
     if (final)
         bas_debug ("deleted", "resource=%s key=%s rv=%llu", kind->resource, final->key,
-                   (unsigned long long)final->rv);
+                   (unsigned long long) final->rv);
     return final;
 }
 
@@ -155,7 +155,8 @@ sim_api_delete_obj (sim_api_t *self, sim_obj_t *obj, const sim_delete_opts_t *op
                                    : s_num (obj->json, "spec.terminationGracePeriodSeconds", 30);
         const char *phase = sim_json_str (obj->json, "status.phase");
         const char *node = sim_json_str (obj->json, "spec.nodeName");
-        if (!node || !*node || (phase && (!strcmp (phase, "Succeeded") || !strcmp (phase, "Failed"))))
+        if (!node || !*node ||
+            (phase && (!strcmp (phase, "Succeeded") || !strcmp (phase, "Failed"))))
             grace = 0;
     }
     const char *add = NULL;
@@ -276,8 +277,8 @@ sim_api_delete (sim_ctx_t *ctx)
         sim_obj_t *now = sim_store_get (ctx->api->store, ctx->kind, ctx->ns, ctx->name);
         bool pending = now && uid && strcmp (now->uid, uid) == 0;
         //  202 when dependents are deleted first and the object is still here.
-        int code = pending && opts.propagation && !strcmp (opts.propagation, "Foreground") ? 202
-                                                                                           : 200;
+        int code =
+            pending && opts.propagation && !strcmp (opts.propagation, "Foreground") ? 202 : 200;
         sim_ctx_reply_obj (ctx, code, state);
         sim_obj_unref (&state);
         free (uid);
@@ -373,8 +374,8 @@ sim_api_evict (sim_ctx_t *ctx)
     }
     if (pod) {
         const cJSON *grace = cJSON_GetObjectItemCaseSensitive (dopts, "gracePeriodSeconds");
-        sim_delete_opts_t opts = {.grace_s = cJSON_IsNumber (grace) ? (int64_t)grace->valuedouble
-                                                                    : -1,
+        sim_delete_opts_t opts = {.grace_s =
+                                      cJSON_IsNumber (grace) ? (int64_t)grace->valuedouble : -1,
                                   .propagation = sim_json_str (dopts, "propagationPolicy")};
         sim_obj_t *state = sim_api_delete_obj (api, pod, &opts);
         sim_obj_unref (&state);

@@ -127,8 +127,7 @@ sim_obj_t *sim_api_write_obj (sim_api_t *self, const sim_kind_t *kind, cJSON **j
 int sim_ctx_check_preconditions (sim_ctx_t *ctx, sim_obj_t *obj, const cJSON *pre);
 
 //  Set (or replace) a True condition in a pod tree's status.
-void sim_api_set_condition (cJSON *pod, const char *type, const char *reason,
-                            const char *message);
+void sim_api_set_condition (cJSON *pod, const char *type, const char *reason, const char *message);
 
 //  Create an object from inside the simulator (controllers): server-set
 //  fields, canonical order, namespace, kubelet. Takes *json_p. Returns the

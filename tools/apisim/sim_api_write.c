@@ -765,8 +765,8 @@ s_bind (sim_ctx_t *ctx, const cJSON *binding, const char *name)
         sim_ctx_not_found (ctx, name);
         return;
     }
-    if (sim_ctx_check_preconditions (ctx, pod, cJSON_GetObjectItemCaseSensitive (binding, "metadata")) !=
-        0)
+    if (sim_ctx_check_preconditions (ctx, pod,
+                                     cJSON_GetObjectItemCaseSensitive (binding, "metadata")) != 0)
         return;
     if (sim_json_at (pod->json, "metadata.deletionTimestamp")) {
         sim_ctx_fail (ctx, 409, "Conflict", name, "pods/binding",
@@ -847,7 +847,6 @@ sim_api_bind_collection (sim_ctx_t *ctx)
     }
     cJSON_Delete (binding);
 }
-
 
 // ---------------------------------------------------------------------------
 // The scale subresource (autoscaling/v1 Scale of Deployments and ReplicaSets)

@@ -13,15 +13,15 @@
 #include "sim_obj.h"
 
 struct _sim_crds_t {
-    cJSON *docs;                           // every parsed CRD (owned array)
-    const cJSON *schemas[SIM_KIND_COUNT];  // openAPIV3Schema by kind id (borrowed)
+    cJSON *docs;                          // every parsed CRD (owned array)
+    const cJSON *schemas[SIM_KIND_COUNT]; // openAPIV3Schema by kind id (borrowed)
 };
 
 typedef struct {
-    sim_crds_t *self;  // filling this
-    const char *file;  // for messages
-    char *err;         // where a rejection is explained
-    size_t errlen;     // its size
+    sim_crds_t *self; // filling this
+    const char *file; // for messages
+    char *err;        // where a rejection is explained
+    size_t errlen;    // its size
 } s_load_t;
 
 //  One document of a manifest: a CRD of a served kind, or something to
@@ -37,8 +37,10 @@ s_doc (void *arg, cJSON **doc_p, int index)
     const char *group = sim_json_str (doc, "spec.group");
     const char *plural = sim_json_str (doc, "spec.names.plural");
     if (!group || !plural) {
-        snprintf (load->err, load->errlen, "%s document %d: CRD without spec.group or "
-                  "spec.names.plural", load->file, index);
+        snprintf (load->err, load->errlen,
+                  "%s document %d: CRD without spec.group or "
+                  "spec.names.plural",
+                  load->file, index);
         return -1;
     }
     const cJSON *version;
@@ -50,8 +52,10 @@ s_doc (void *arg, cJSON **doc_p, int index)
             continue;
         const cJSON *schema = sim_json_at (version, "schema.openAPIV3Schema");
         if (!cJSON_IsObject (schema)) {
-            snprintf (load->err, load->errlen, "%s document %d: %s/%s %s has no "
-                      "schema.openAPIV3Schema", load->file, index, group, name, plural);
+            snprintf (load->err, load->errlen,
+                      "%s document %d: %s/%s %s has no "
+                      "schema.openAPIV3Schema",
+                      load->file, index, group, name, plural);
             return -1;
         }
         load->self->schemas[k->id] = schema;

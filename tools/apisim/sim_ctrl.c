@@ -312,8 +312,7 @@ s_drop_ref (sim_ctrl_t *self, sim_obj_t *obj, const char *owner_uid)
     }
     cJSON_DeleteItemFromArray (refs, i);
     if (cJSON_GetArraySize (refs) == 0)
-        cJSON_DeleteItemFromObjectCaseSensitive (sim_json_at (json, "metadata"),
-                                                 "ownerReferences");
+        cJSON_DeleteItemFromObjectCaseSensitive (sim_json_at (json, "metadata"), "ownerReferences");
     return sim_api_write_obj (self->api, obj->kind, &json, NULL);
 }
 
@@ -426,7 +425,8 @@ static bool
 s_pod_active (const cJSON *pod)
 {
     const char *phase = sim_json_str (pod, "status.phase");
-    return !s_deleting (pod) && !(phase && (!strcmp (phase, "Succeeded") || !strcmp (phase, "Failed")));
+    return !s_deleting (pod) &&
+           !(phase && (!strcmp (phase, "Succeeded") || !strcmp (phase, "Failed")));
 }
 
 //  Deletion ranking of the real controller: the pod to delete first
@@ -447,7 +447,8 @@ s_delete_order (const void *a, const void *b)
 {
     const cJSON *x = (*(sim_obj_t *const *)a)->json;
     const cJSON *y = (*(sim_obj_t *const *)b)->json;
-    bool xa = sim_json_str (x, "spec.nodeName") != NULL, ya = sim_json_str (y, "spec.nodeName") != NULL;
+    bool xa = sim_json_str (x, "spec.nodeName") != NULL,
+         ya = sim_json_str (y, "spec.nodeName") != NULL;
     if (xa != ya)
         return xa ? 1 : -1;
     int xp = s_phase_rank (x), yp = s_phase_rank (y);
@@ -532,10 +533,10 @@ s_create_pod (sim_ctrl_t *self, sim_obj_t *rs)
     cJSON *refs = cJSON_AddArrayToObject (meta, "ownerReferences");
     cJSON_AddItemToArray (refs, s_owner_ref (rs->kind, rs));
     const cJSON *spec = sim_json_at (tmpl, "spec");
-    cJSON_AddItemToObject (pod, "spec", spec ? cJSON_Duplicate (spec, true) : cJSON_CreateObject ());
+    cJSON_AddItemToObject (pod, "spec",
+                           spec ? cJSON_Duplicate (spec, true) : cJSON_CreateObject ());
     const char *pcn = sim_json_str (pod, "spec.priorityClassName");
-    if (pcn && *pcn &&
-        !sim_store_get (store, sim_kind_get (SIM_KIND_PRIORITYCLASSES), NULL, pcn)) {
+    if (pcn && *pcn && !sim_store_get (store, sim_kind_get (SIM_KIND_PRIORITYCLASSES), NULL, pcn)) {
         bas_warn ("replicaset_create_failed",
                   "replicaset=%s reason=\"pods \\\"%s\\\" is forbidden: no PriorityClass with "
                   "name %s was found\"",
@@ -907,16 +908,17 @@ s_deployment (sim_ctrl_t *self, const char *key)
         cJSON_AddNumberToObject (status, "unavailableReplicas", (double)(want - ready));
     cJSON *conds = cJSON_AddArrayToObject (status, "conditions");
     bool available = ready >= want;
-    cJSON_AddItemToArray (conds, s_condition (old_conds, "Available", available ? "True" : "False",
-                                              available ? "MinimumReplicasAvailable"
-                                                        : "MinimumReplicasUnavailable",
-                                              available ? "Deployment has minimum availability."
-                                                        : "Deployment does not have minimum "
-                                                          "availability."));
+    cJSON_AddItemToArray (
+        conds, s_condition (old_conds, "Available", available ? "True" : "False",
+                            available ? "MinimumReplicasAvailable" : "MinimumReplicasUnavailable",
+                            available ? "Deployment has minimum availability."
+                                      : "Deployment does not have minimum "
+                                        "availability."));
     char message[600];
     bool done = updated == want && replicas == want && ready >= want;
-    snprintf (message, sizeof message, done ? "ReplicaSet \"%s\" has successfully progressed."
-                                            : "ReplicaSet \"%s\" is progressing.",
+    snprintf (message, sizeof message,
+              done ? "ReplicaSet \"%s\" has successfully progressed."
+                   : "ReplicaSet \"%s\" is progressing.",
               current->name);
     cJSON_AddItemToArray (conds, s_condition (old_conds, "Progressing", "True",
                                               done ? "NewReplicaSetAvailable" : "ReplicaSetUpdated",

@@ -11,8 +11,8 @@ sim_fault_init (sim_fault_t *self)
     memset (self, 0, sizeof *self);
 }
 
-static const char *const s_verbs[] = {"get",    "list",   "watch",  "create",           "update",
-                                      "patch",  "delete", "deletecollection", "*",  NULL};
+static const char *const s_verbs[] = {
+    "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "*", NULL};
 
 static bool
 s_verb_ok (const char *verb)
@@ -137,16 +137,17 @@ sim_fault_configure (sim_fault_t *self, const cJSON *json, char *err, size_t err
         snprintf (err, errlen, "the fault configuration must be a JSON object");
         return -1;
     }
-    static const char *const known[] = {"rules",         "latencyMs",         "watchDropRate",
-                                        "expireNextWatches", "dropWatches", "expireWatches",
-                                        NULL};
+    static const char *const known[] = {
+        "rules",         "latencyMs", "watchDropRate", "expireNextWatches", "dropWatches",
+        "expireWatches", NULL};
     for (const cJSON *m = json->child; m; m = m->next) {
         bool ok = false;
         for (int i = 0; known[i]; i++)
             if (m->string && strcmp (m->string, known[i]) == 0)
                 ok = true;
         if (!ok) {
-            snprintf (err, errlen, "unknown member \"%s\" (known: rules, latencyMs, "
+            snprintf (err, errlen,
+                      "unknown member \"%s\" (known: rules, latencyMs, "
                       "watchDropRate, expireNextWatches, dropWatches, expireWatches)",
                       m->string ? m->string : "");
             return -1;
@@ -184,8 +185,8 @@ sim_fault_configure (sim_fault_t *self, const cJSON *json, char *err, size_t err
             return -1;
         char inner[256];
         if (s_rule_set (&next.rules[next.nrules], cJSON_IsString (verb) ? verb->valuestring : "*",
-                        cJSON_IsString (res) ? res->valuestring : "*", rate, (int)code,
-                        (int)after, inner, sizeof inner) != 0) {
+                        cJSON_IsString (res) ? res->valuestring : "*", rate, (int)code, (int)after,
+                        inner, sizeof inner) != 0) {
             snprintf (err, errlen, "rules[%d]: %s", i, inner);
             return -1;
         }

@@ -39,12 +39,12 @@
 #define SIM_FAULT_MAX_RULES 32
 
 typedef struct {
-    char verb[24];        // verb or "*"
-    char resource[96];    // resource[/subresource] or "*"
-    double rate;          // probability in [0, 1]
-    int code;             // 429 or 500..599
-    int retry_after_s;    // Retry-After of a 429 (seconds, >= 0)
-    unsigned long hits;   // times the rule fired
+    char verb[24];      // verb or "*"
+    char resource[96];  // resource[/subresource] or "*"
+    double rate;        // probability in [0, 1]
+    int code;           // 429 or 500..599
+    int retry_after_s;  // Retry-After of a 429 (seconds, >= 0)
+    unsigned long hits; // times the rule fired
 } sim_fault_rule_t;
 
 typedef struct {

@@ -41,8 +41,8 @@ void sim_field_errors_add (sim_field_errors_t *self, sim_field_type_t type, cons
                            const cJSON *value, const char *detail);
 
 //  The same with a string as the bad value.
-void sim_field_errors_add_str (sim_field_errors_t *self, sim_field_type_t type,
-                               const char *field, const char *value, const char *detail);
+void sim_field_errors_add_str (sim_field_errors_t *self, sim_field_type_t type, const char *field,
+                               const char *value, const char *detail);
 
 //  Append copies of every error of `from`.
 void sim_field_errors_extend (sim_field_errors_t *self, const sim_field_errors_t *from);

@@ -24,9 +24,8 @@ typedef struct _sim_http_t sim_http_t;
 //  must outlive the server. With tls_cert_pem and tls_key_pem (PEM text,
 //  copied) it serves HTTPS (libmicrohttpd built with GnuTLS). Returns NULL
 //  with the reason in err.
-sim_http_t *sim_http_new (sim_api_t *api, const char *bind_addr, int port,
-                          const char *tls_cert_pem, const char *tls_key_pem, char *err,
-                          size_t errlen);
+sim_http_t *sim_http_new (sim_api_t *api, const char *bind_addr, int port, const char *tls_cert_pem,
+                          const char *tls_key_pem, char *err, size_t errlen);
 
 //  Stop listening and close every connection (NULL-safe); nulls the pointer.
 void sim_http_destroy (sim_http_t **self_p);

@@ -26,8 +26,8 @@ static const sim_kind_t s_kinds[SIM_KIND_COUNT] = {
      "v1", "apps/v1", "rs", true, true, true, true},
     //  Stored only (no controller): owners the PodGroup controller reads,
     //  and the Events it writes.
-    {SIM_KIND_STATEFULSETS, "statefulsets", "statefulset", "StatefulSet", "StatefulSetList",
-     "apps", "v1", "apps/v1", "sts", true, true, true, true},
+    {SIM_KIND_STATEFULSETS, "statefulsets", "statefulset", "StatefulSet", "StatefulSetList", "apps",
+     "v1", "apps/v1", "sts", true, true, true, true},
     {SIM_KIND_JOBS, "jobs", "job", "Job", "JobList", "batch", "v1", "batch/v1", "", true, true,
      true, true},
     {SIM_KIND_EVENTS, "events", "event", "Event", "EventList", "", "v1", "v1", "ev", true, false,

@@ -25,16 +25,16 @@ typedef struct {
 } s_entry_t;
 
 struct _sim_kubelet_t {
-    sim_store_t *store;           // borrowed
-    sim_rand_t *rand;             // borrowed
-    int64_t delay;                // run delay, < 0 disabled
-    int64_t stop_delay;           // stop delay, < 0: the whole grace period
-    s_entry_t *heap;              // min-heap of pending actions by (due, seq)
-    size_t count, cap;            // entries used, allocated
-    uint64_t seq;                 // next arrival number
-    uint32_t next_ip;             // pod IP allocator
-    sim_kubelet_delete_fn *del;   // finishes graceful deletions
-    void *del_arg;                // its argument
+    sim_store_t *store;         // borrowed
+    sim_rand_t *rand;           // borrowed
+    int64_t delay;              // run delay, < 0 disabled
+    int64_t stop_delay;         // stop delay, < 0: the whole grace period
+    s_entry_t *heap;            // min-heap of pending actions by (due, seq)
+    size_t count, cap;          // entries used, allocated
+    uint64_t seq;               // next arrival number
+    uint32_t next_ip;           // pod IP allocator
+    sim_kubelet_delete_fn *del; // finishes graceful deletions
+    void *del_arg;              // its argument
 };
 
 static void *
@@ -103,8 +103,8 @@ s_swap (s_entry_t *a, s_entry_t *b)
 }
 
 static void
-s_push (sim_kubelet_t *self, s_action_t action, const char *ns, const char *name,
-        const char *uid, int64_t due)
+s_push (sim_kubelet_t *self, s_action_t action, const char *ns, const char *name, const char *uid,
+        int64_t due)
 {
     if (self->count == self->cap) {
         self->cap = self->cap ? self->cap * 2 : 64;
@@ -287,9 +287,11 @@ s_annotation_num (const cJSON *pod, const char *name)
     char *end = NULL;
     long long n = strtoll (v->valuestring, &end, 10);
     if (*end || n < 0) {
-        bas_warn ("pod_bad_annotation", "pod=%s/%s annotation=%s value=\"%s\" reason=\"not a "
-                  "whole number >= 0\"", sim_json_str (pod, "metadata.namespace"),
-                  sim_json_str (pod, "metadata.name"), name, v->valuestring);
+        bas_warn ("pod_bad_annotation",
+                  "pod=%s/%s annotation=%s value=\"%s\" reason=\"not a "
+                  "whole number >= 0\"",
+                  sim_json_str (pod, "metadata.namespace"), sim_json_str (pod, "metadata.name"),
+                  name, v->valuestring);
         return -1;
     }
     return n;

@@ -322,7 +322,8 @@ s_to_v2 (cJSON *s)
         cJSON_DeleteItemFromObjectCaseSensitive (s, "items");
         cJSON_DeleteItemFromObjectCaseSensitive (s, "properties");
     }
-    if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (s, "x-kubernetes-preserve-unknown-fields"))) {
+    if (cJSON_IsTrue (
+            cJSON_GetObjectItemCaseSensitive (s, "x-kubernetes-preserve-unknown-fields"))) {
         cJSON_DeleteItemFromObjectCaseSensitive (s, "items");
         cJSON_DeleteItemFromObjectCaseSensitive (s, "properties");
     }
@@ -335,8 +336,8 @@ s_to_v2 (cJSON *s)
     cJSON *required = cJSON_GetObjectItemCaseSensitive (s, "required");
     for (cJSON *r = cJSON_IsArray (required) ? required->child : NULL; r;) {
         cJSON *next = r->next;
-        const cJSON *p = cJSON_IsString (r) ? cJSON_GetObjectItemCaseSensitive (props, r->valuestring)
-                                            : NULL;
+        const cJSON *p =
+            cJSON_IsString (r) ? cJSON_GetObjectItemCaseSensitive (props, r->valuestring) : NULL;
         if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (p, "nullable")))
             cJSON_Delete (cJSON_DetachItemViaPointer (required, r));
         r = next;
@@ -386,15 +387,13 @@ s_pb_schema_member (sim_buf_t *out, const cJSON *m)
         const char *name; // JSON member
         unsigned field;   // Schema field
         char wire;        // 's' string, 'd' double, 'b' bool, 'i' int64, 'a' Any
-    } scalars[] = {{"format", 2, 's'},        {"title", 3, 's'},
-                   {"description", 4, 's'},   {"default", 5, 'a'},
-                   {"multipleOf", 6, 'd'},    {"maximum", 7, 'd'},
-                   {"exclusiveMaximum", 8, 'b'}, {"minimum", 9, 'd'},
-                   {"exclusiveMinimum", 10, 'b'}, {"maxLength", 11, 'i'},
-                   {"minLength", 12, 'i'},    {"pattern", 13, 's'},
-                   {"maxItems", 14, 'i'},     {"minItems", 15, 'i'},
-                   {"uniqueItems", 16, 'b'},  {"maxProperties", 17, 'i'},
-                   {"minProperties", 18, 'i'}};
+    } scalars[] = {
+        {"format", 2, 's'},           {"title", 3, 's'},         {"description", 4, 's'},
+        {"default", 5, 'a'},          {"multipleOf", 6, 'd'},    {"maximum", 7, 'd'},
+        {"exclusiveMaximum", 8, 'b'}, {"minimum", 9, 'd'},       {"exclusiveMinimum", 10, 'b'},
+        {"maxLength", 11, 'i'},       {"minLength", 12, 'i'},    {"pattern", 13, 's'},
+        {"maxItems", 14, 'i'},        {"minItems", 15, 'i'},     {"uniqueItems", 16, 'b'},
+        {"maxProperties", 17, 'i'},   {"minProperties", 18, 'i'}};
     for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
         if (strcmp (m->string, scalars[i].name) != 0)
             continue;
@@ -622,7 +621,8 @@ s_gv_document (sim_ctx_t *ctx, const char *gv)
         if (k->namespaced)
             cJSON_AddItemToArray (params, s_param ("namespace", "path"));
     }
-    cJSON *schemas = cJSON_AddObjectToObject (cJSON_AddObjectToObject (doc, "components"), "schemas");
+    cJSON *schemas =
+        cJSON_AddObjectToObject (cJSON_AddObjectToObject (doc, "components"), "schemas");
     for (int i = 0; i < SIM_KIND_COUNT; i++) {
         const sim_kind_t *k = sim_kind_get ((sim_kind_id_t)i);
         const cJSON *schema = sim_crds_schema (ctx->api->crds, k);

@@ -24,9 +24,9 @@
 #include "sim_buf.h"
 
 typedef struct {
-    char *pattern;  // the schema's pattern text
-    regex_t re;     // compiled, when ok
-    bool ok;        // it compiled
+    char *pattern; // the schema's pattern text
+    regex_t re;    // compiled, when ok
+    bool ok;       // it compiled
 } s_pattern_t;
 
 struct _sim_schema_t {
@@ -165,8 +165,8 @@ sim_schema_default (const cJSON *schema, cJSON *value)
         cJSON *m;
         cJSON_ArrayForEach (m, value)
         {
-            if (!m->string || !(cJSON_IsObject (props) &&
-                                cJSON_GetObjectItemCaseSensitive (props, m->string)))
+            if (!m->string ||
+                !(cJSON_IsObject (props) && cJSON_GetObjectItemCaseSensitive (props, m->string)))
                 sim_schema_default (addl, m);
         }
     }
@@ -207,9 +207,9 @@ s_child (const char *path, const char *name, char *buf, size_t len)
 }
 
 //  Add an error whose detail is printf-formatted.
-static void
-s_fail (sim_field_errors_t *errs, sim_field_type_t type, const char *path, const cJSON *value,
-        const char *fmt, ...) __attribute__ ((format (printf, 5, 6)));
+static void s_fail (sim_field_errors_t *errs, sim_field_type_t type, const char *path,
+                    const cJSON *value, const char *fmt, ...)
+    __attribute__ ((format (printf, 5, 6)));
 
 static void
 s_fail (sim_field_errors_t *errs, sim_field_type_t type, const char *path, const cJSON *value,
@@ -238,8 +238,7 @@ s_num_text (double v, char *buf, size_t len)
 
 //  The type check. Returns true when the value's type is allowed.
 static bool
-s_check_type (const cJSON *schema, const cJSON *value, const char *path,
-              sim_field_errors_t *errs)
+s_check_type (const cJSON *schema, const cJSON *value, const char *path, sim_field_errors_t *errs)
 {
     const char *have = s_type_of (value);
     const char *want[2] = {NULL, NULL};
@@ -267,8 +266,8 @@ s_check_type (const cJSON *schema, const cJSON *value, const char *path,
     snprintf (types, sizeof types, "%s%s%s", want[0], nwant > 1 ? "," : "",
               nwant > 1 ? want[1] : "");
     cJSON *name = cJSON_CreateString (have);
-    s_fail (errs, SIM_FIELD_TYPE_INVALID, path, name, "%s in body must be of type %s: \"%s\"",
-            path, types, have);
+    s_fail (errs, SIM_FIELD_TYPE_INVALID, path, name, "%s in body must be of type %s: \"%s\"", path,
+            types, have);
     cJSON_Delete (name);
     return false;
 }
@@ -334,13 +333,13 @@ s_check_junctors (sim_schema_t *self, const cJSON *schema, const cJSON *value, c
         }
         if (passed != 1) {
             char detail[600];
-            snprintf (detail, sizeof detail,
-                      "\"%s\" must validate one and only one schema (oneOf)", path);
+            snprintf (detail, sizeof detail, "\"%s\" must validate one and only one schema (oneOf)",
+                      path);
             sim_field_errors_add_str (errs, SIM_FIELD_INVALID, "", "", detail);
         }
     }
     const cJSON *not = s_get (schema, "not");
-    if (cJSON_IsObject (not) && s_passes (self, not, value, path, NULL)) {
+    if (cJSON_IsObject (not ) && s_passes (self, not, value, path, NULL)) {
         char detail[600];
         snprintf (detail, sizeof detail, "\"%s\" must not validate the schema (not)", path);
         sim_field_errors_add_str (errs, SIM_FIELD_INVALID, "", "", detail);
@@ -412,8 +411,8 @@ s_check_string (sim_schema_t *self, const cJSON *schema, const cJSON *value, con
         s_fail (errs, SIM_FIELD_TOO_LONG, path, NULL, "may not be more than %lld bytes",
                 (long long)max->valuedouble);
     if (cJSON_IsNumber (min) && (double)len < min->valuedouble)
-        s_fail (errs, SIM_FIELD_INVALID, path, value, "%s in body should be at least %lld chars long",
-                path, (long long)min->valuedouble);
+        s_fail (errs, SIM_FIELD_INVALID, path, value,
+                "%s in body should be at least %lld chars long", path, (long long)min->valuedouble);
     if (cJSON_IsString (pattern)) {
         const regex_t *re = s_regex (self, pattern->valuestring);
         if (re && regexec (re, s, 0, NULL, 0) != 0)
@@ -464,8 +463,7 @@ s_check_enum (const cJSON *schema, const cJSON *value, const char *path, sim_fie
 }
 
 static void
-s_check_number (const cJSON *schema, const cJSON *value, const char *path,
-                sim_field_errors_t *errs)
+s_check_number (const cJSON *schema, const cJSON *value, const char *path, sim_field_errors_t *errs)
 {
     double v = value->valuedouble;
     char bound[64];
@@ -509,8 +507,8 @@ s_check_array (sim_schema_t *self, const cJSON *schema, const cJSON *value, cons
     }
     if (cJSON_IsNumber (min) && n < min->valuedouble) {
         cJSON *count = cJSON_CreateNumber (n);
-        s_fail (errs, SIM_FIELD_INVALID, path, count,
-                "%s in body should have at least %lld items", path, (long long)min->valuedouble);
+        s_fail (errs, SIM_FIELD_INVALID, path, count, "%s in body should have at least %lld items",
+                path, (long long)min->valuedouble);
         cJSON_Delete (count);
     }
     const cJSON *items = s_get (schema, "items");
@@ -544,14 +542,13 @@ s_check_object (sim_schema_t *self, const cJSON *schema, const cJSON *value, con
         bool keep = false;
         const cJSON *member = m->string ? s_member_schema (schema, m->string, &keep) : NULL;
         if (member)
-            sim_schema_validate (self, member, m, s_child (path, m->string, sub, sizeof sub),
-                                 errs);
+            sim_schema_validate (self, member, m, s_child (path, m->string, sub, sizeof sub), errs);
     }
 }
 
 void
-sim_schema_validate (sim_schema_t *self, const cJSON *schema, const cJSON *value,
-                     const char *path, sim_field_errors_t *errs)
+sim_schema_validate (sim_schema_t *self, const cJSON *schema, const cJSON *value, const char *path,
+                     sim_field_errors_t *errs)
 {
     if (!cJSON_IsObject (schema) || !value)
         return;

@@ -29,8 +29,8 @@ typedef struct {
     char *key;              // label key or field name
     const s_field_t *field; // a field selector's field (static row), else NULL
     s_op_t op;              // operator
-    char **values;  // operands (one for EQ/NEQ)
-    size_t nvalues; // how many
+    char **values;          // operands (one for EQ/NEQ)
+    size_t nvalues;         // how many
 } s_req_t;
 
 struct _sim_selector_t {
@@ -41,31 +41,32 @@ struct _sim_selector_t {
 
 static const s_field_t s_common_fields[] = {
     {"metadata.name", NULL, NULL}, {"metadata.namespace", NULL, NULL}, {NULL, NULL, NULL}};
-static const s_field_t s_pod_fields[] = {
-    {"spec.nodeName", NULL, NULL},         {"spec.restartPolicy", NULL, NULL},
-    {"spec.schedulerName", NULL, NULL},    {"spec.serviceAccountName", NULL, NULL},
-    {"spec.hostNetwork", NULL, NULL},      {"status.phase", NULL, NULL},
-    {"status.podIP", NULL, NULL},          {"status.nominatedNodeName", NULL, NULL},
-    {NULL, NULL, NULL}};
-static const s_field_t s_node_fields[] = {{"spec.unschedulable", NULL, NULL},
-                                          {NULL, NULL, NULL}};
+static const s_field_t s_pod_fields[] = {{"spec.nodeName", NULL, NULL},
+                                         {"spec.restartPolicy", NULL, NULL},
+                                         {"spec.schedulerName", NULL, NULL},
+                                         {"spec.serviceAccountName", NULL, NULL},
+                                         {"spec.hostNetwork", NULL, NULL},
+                                         {"status.phase", NULL, NULL},
+                                         {"status.podIP", NULL, NULL},
+                                         {"status.nominatedNodeName", NULL, NULL},
+                                         {NULL, NULL, NULL}};
+static const s_field_t s_node_fields[] = {{"spec.unschedulable", NULL, NULL}, {NULL, NULL, NULL}};
 static const s_field_t s_namespace_fields[] = {{"status.phase", NULL, NULL}, {NULL, NULL, NULL}};
 //  The event registry's selectable fields (kubectl describe finds a
 //  pod's events with involvedObject.name/namespace/uid/kind); "source" is
 //  the source component, or the reporting controller when there is none.
-static const s_field_t s_event_fields[] = {
-    {"involvedObject.kind", NULL, NULL},
-    {"involvedObject.namespace", NULL, NULL},
-    {"involvedObject.name", NULL, NULL},
-    {"involvedObject.uid", NULL, NULL},
-    {"involvedObject.apiVersion", NULL, NULL},
-    {"involvedObject.resourceVersion", NULL, NULL},
-    {"involvedObject.fieldPath", NULL, NULL},
-    {"reason", NULL, NULL},
-    {"reportingComponent", NULL, NULL},
-    {"source", "source.component", "reportingComponent"},
-    {"type", NULL, NULL},
-    {NULL, NULL, NULL}};
+static const s_field_t s_event_fields[] = {{"involvedObject.kind", NULL, NULL},
+                                           {"involvedObject.namespace", NULL, NULL},
+                                           {"involvedObject.name", NULL, NULL},
+                                           {"involvedObject.uid", NULL, NULL},
+                                           {"involvedObject.apiVersion", NULL, NULL},
+                                           {"involvedObject.resourceVersion", NULL, NULL},
+                                           {"involvedObject.fieldPath", NULL, NULL},
+                                           {"reason", NULL, NULL},
+                                           {"reportingComponent", NULL, NULL},
+                                           {"source", "source.component", "reportingComponent"},
+                                           {"type", NULL, NULL},
+                                           {NULL, NULL, NULL}};
 
 static const s_field_t *
 s_in (const s_field_t *list, const char *word)
@@ -324,8 +325,7 @@ sim_selector_match (const sim_selector_t *self, const cJSON *obj)
             value = s_field_value (obj, f && f->path ? f->path : req->key, buf, sizeof buf);
             if (!*value && f && f->fallback)
                 value = s_field_value (obj, f->fallback, buf, sizeof buf);
-        }
-        else {
+        } else {
             const cJSON *label = cJSON_IsObject (labels)
                                      ? cJSON_GetObjectItemCaseSensitive (labels, req->key)
                                      : NULL;

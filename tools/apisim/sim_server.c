@@ -92,7 +92,7 @@ sim_server_run (const sim_options_t *opts)
     sim_api_t *api = sim_api_new (&opts->api);
     if (!api) {
         bas_error ("start_failed", "reason=\"the API could not be created (out of memory, or "
-                   "the embedded CRDs are unusable: see crds_invalid)\"");
+                                   "the embedded CRDs are unusable: see crds_invalid)\"");
         return 1;
     }
     for (int i = 0; i < opts->nloads; i++) {
@@ -158,11 +158,12 @@ sim_server_run (const sim_options_t *opts)
                    strerror (errno));
         goto done;
     }
-    bas_info ("listening", "bind=%s port=%d tls=%s objects_rv=%llu run_delay_ms=%lld "
-              "stop_delay_ms=%lld faults=%d", opts->bind_addr, port, cert ? "true" : "false",
+    bas_info ("listening",
+              "bind=%s port=%d tls=%s objects_rv=%llu run_delay_ms=%lld "
+              "stop_delay_ms=%lld faults=%d",
+              opts->bind_addr, port, cert ? "true" : "false",
               (unsigned long long)sim_store_rv (sim_api_store (api)),
-              (long long)opts->api.run_delay_ms, (long long)opts->api.stop_delay_ms,
-              opts->nfaults);
+              (long long)opts->api.run_delay_ms, (long long)opts->api.stop_delay_ms, opts->nfaults);
 
     struct pollfd fds[2] = {{.fd = sim_http_fd (http), .events = POLLIN},
                             {.fd = sfd, .events = POLLIN}};

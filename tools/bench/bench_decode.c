@@ -167,8 +167,7 @@ s_cmp (const void *a, const void *b)
 //  One decode pass over all pods: seconds spent parsing only and parsing
 //  plus decoding, and the bytes.
 static int
-s_decode_pass (const s_opts_t *o, cJSON *tmpl, double *parse_s, double *decode_s,
-               size_t *bytes)
+s_decode_pass (const s_opts_t *o, cJSON *tmpl, double *parse_s, double *decode_s, size_t *bytes)
 {
     *parse_s = *decode_s = 0;
     *bytes = 0;
@@ -291,8 +290,8 @@ s_relist (const s_opts_t *o, double *seconds, double *mb)
         }
         usleep (20000);
     }
-    fprintf (stderr, "basalt-bench-decode: simulator loaded %ld pods in %.1f s\n",
-             o->relist_pods, s_now () - t_start);
+    fprintf (stderr, "basalt-bench-decode: simulator loaded %ld pods in %.1f s\n", o->relist_pods,
+             s_now () - t_start);
     FILE *rf = fopen (ready, "r");
     int port = 0;
     if (!rf || fscanf (rf, "%d", &port) != 1)
@@ -320,8 +319,9 @@ s_relist (const s_opts_t *o, double *seconds, double *mb)
     unlink (log);
     rmdir (dir);
     if (r.added != o->relist_pods || r.failed) {
-        fprintf (stderr, "basalt-bench-decode: relist delivered %ld pods (%ld undecodable), "
-                         "want %ld\n",
+        fprintf (stderr,
+                 "basalt-bench-decode: relist delivered %ld pods (%ld undecodable), "
+                 "want %ld\n",
                  r.added, r.failed, o->relist_pods);
         return -1;
     }
@@ -340,13 +340,22 @@ s_usage (FILE *out)
 int
 main (int argc, char **argv)
 {
-    s_opts_t o = {150000, 150000, 500, 3, BENCH_FIXTURES "/objects/pod.json",
-                  BENCH_FIXTURES "/objects/pod-running-guaranteed.json", BENCH_APISIM};
+    s_opts_t o = {150000,
+                  150000,
+                  500,
+                  3,
+                  BENCH_FIXTURES "/objects/pod.json",
+                  BENCH_FIXTURES "/objects/pod-running-guaranteed.json",
+                  BENCH_APISIM};
     static const struct option options[] = {
-        {"pods", required_argument, NULL, 'p'},    {"relist-pods", required_argument, NULL, 'r'},
-        {"page", required_argument, NULL, 'g'},    {"rounds", required_argument, NULL, 'n'},
-        {"fixture", required_argument, NULL, 'f'}, {"relist-fixture", required_argument, NULL, 'F'},
-        {"apisim", required_argument, NULL, 'a'},  {"help", no_argument, NULL, 'h'},
+        {"pods", required_argument, NULL, 'p'},
+        {"relist-pods", required_argument, NULL, 'r'},
+        {"page", required_argument, NULL, 'g'},
+        {"rounds", required_argument, NULL, 'n'},
+        {"fixture", required_argument, NULL, 'f'},
+        {"relist-fixture", required_argument, NULL, 'F'},
+        {"apisim", required_argument, NULL, 'a'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -408,7 +417,7 @@ main (int argc, char **argv)
         return 1;
     printf ("pods=%ld bytes=%zu decode_mb_per_s=%.1f parse_only_mb_per_s=%.1f ratio=%.3f "
             "relist_pods=%ld relist_mb=%.1f relist_s=%.2f relist_pods_per_s=%.0f\n",
-            o.pods, bytes, decode_mbs, parse_mbs, decode_mbs / parse_mbs, o.relist_pods,
-            relist_mb, relist_s, relist_s > 0 ? (double)o.relist_pods / relist_s : 0);
+            o.pods, bytes, decode_mbs, parse_mbs, decode_mbs / parse_mbs, o.relist_pods, relist_mb,
+            relist_s, relist_s > 0 ? (double)o.relist_pods / relist_s : 0);
     return 0;
 }

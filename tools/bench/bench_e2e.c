@@ -128,8 +128,8 @@ typedef struct {
     bool timed_out;           // pods stayed unbound
     //  Measurements.
     double sim_load_s, synced_s, first_s, all_s;
-    double idle_s;      // when binder work first ran out after the last bind (-1: never)
-    double backlog;     // binder work left when the counters were read
+    double idle_s;              // when binder work first ran out after the last bind (-1: never)
+    double backlog;             // binder work left when the counters were read
     char turn_what[S_NSVC][64]; // the handler of each service's longest turn, or "na"
     bench_watch_stats_t ws;
     long rss_kb[S_NSVC + 1]; // services, then the simulator (-1: unknown)
@@ -385,12 +385,12 @@ s_collect (s_run_t *run)
     for (int i = 0; i < S_NSVC; i++) {
         snprintf (run->turn_what[i], sizeof run->turn_what[i], "na");
         const char *line = run->metrics[i] ? strstr (run->metrics[i],
-                                                      "\nbasalt_reactor_turn_max_seconds{handler=\"")
+                                                     "\nbasalt_reactor_turn_max_seconds{handler=\"")
                                            : NULL;
         if (line) {
             line = strchr (line, '"') + 1;
             size_t len = strcspn (line, "\"\n");
-            snprintf (run->turn_what[i], sizeof run->turn_what[i], "%.*s", (int) len, line);
+            snprintf (run->turn_what[i], sizeof run->turn_what[i], "%.*s", (int)len, line);
         }
     }
     const char *cache = run->metrics[S_CACHE];

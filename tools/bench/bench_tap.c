@@ -40,17 +40,17 @@
 #include <unistd.h>
 
 typedef struct {
-    long round_trips;   // per phase
-    int window;         // commits in flight
-    int placements;     // per commit
-    int rounds;         // off/on pairs
-    bool subscriber;    // read the taps
+    long round_trips; // per phase
+    int window;       // commits in flight
+    int placements;   // per commit
+    int rounds;       // off/on pairs
+    bool subscriber;  // read the taps
 } s_opts_t;
 
 //  Both ends of one measured link.
 typedef struct {
-    bas_svc_t *cache;       // ROUTER side
-    bas_svc_t *session;     // DEALER side
+    bas_svc_t *cache;   // ROUTER side
+    bas_svc_t *session; // DEALER side
     zsock_t *router;
     zsock_t *dealer;
     bas_stream_t cache_stream;
@@ -62,7 +62,7 @@ s_now (void)
 {
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static bas_svc_t *
@@ -76,8 +76,8 @@ s_svc (const char *name, const char *tap)
         {"tap-hwm", BAS_FLAG_INT, offsetof (bas_svc_flags_t, tap_hwm), "N", "-"},
         {NULL},
     };
-    bas_svc_flags_t *config = calloc (1, sizeof *config);  // borrowed by the svc: freed at exit
-    char *argv[] = {(char *) name, "--v", "-1", tap ? "--tap" : NULL, (char *) tap, NULL};
+    bas_svc_flags_t *config = calloc (1, sizeof *config); // borrowed by the svc: freed at exit
+    char *argv[] = {(char *)name, "--v", "-1", tap ? "--tap" : NULL, (char *)tap, NULL};
     int code = 0;
     bas_svc_t *svc = bas_svc_new (name, "bench", flags, config, config, tap ? 5 : 3, argv, &code);
     if (!svc) {
@@ -131,11 +131,11 @@ s_payload_init (s_payload_t *p, int n)
 {
     basalt__v1__commit__init (&p->commit);
     basalt__v1__commit_result__init (&p->result);
-    p->placements = calloc ((size_t) n, sizeof *p->placements);
-    p->pp = calloc ((size_t) n, sizeof *p->pp);
-    p->uids = calloc ((size_t) n, sizeof *p->uids);
-    p->items = calloc ((size_t) n, sizeof *p->items);
-    p->ip = calloc ((size_t) n, sizeof *p->ip);
+    p->placements = calloc ((size_t)n, sizeof *p->placements);
+    p->pp = calloc ((size_t)n, sizeof *p->pp);
+    p->uids = calloc ((size_t)n, sizeof *p->uids);
+    p->items = calloc ((size_t)n, sizeof *p->items);
+    p->ip = calloc ((size_t)n, sizeof *p->ip);
     for (int i = 0; i < n; i++) {
         snprintf (p->uids[i], sizeof p->uids[i], "6f1c2a9e-4b7d-4e21-9a3c-%012d", i);
         basalt__v1__placement__init (&p->placements[i]);
@@ -153,10 +153,10 @@ s_payload_init (s_payload_t *p, int n)
     p->commit.session_id = "18d2f0a1b2c3-1042";
     p->commit.has_base_seq = 1;
     p->commit.placements = p->pp;
-    p->commit.n_placements = (size_t) n;
+    p->commit.n_placements = (size_t)n;
     p->result.session_id = p->commit.session_id;
     p->result.results = p->ip;
-    p->result.n_results = (size_t) n;
+    p->result.n_results = (size_t)n;
     p->result.has_seq = 1;
 }
 
@@ -179,11 +179,11 @@ s_cache_step (s_link_t *l, s_payload_t *p)
         fprintf (stderr, "basalt-bench-tap: a commit did not decode\n");
         exit (1);
     }
-    const Basalt__V1__Commit *c = (const Basalt__V1__Commit *) msg.body;
+    const Basalt__V1__Commit *c = (const Basalt__V1__Commit *)msg.body;
     p->result.seq = c->base_seq;
     while (bas_svc_send (l->cache, l->router, &l->cache_stream, msg.identity, "session",
                          &p->result.base) != 0)
-        ;  // a full peer: cannot happen with the window below the HWM
+        ; // a full peer: cannot happen with the window below the HWM
     bas_msg_clear (&msg);
 }
 
@@ -192,7 +192,7 @@ s_cpu_now (void)
 {
     struct timespec ts;
     clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 //  Run `n` round trips with `window` commits in flight. Returns seconds;
@@ -206,7 +206,7 @@ s_phase (s_link_t *l, s_payload_t *p, long n, int window, double *cpu)
     double start = s_now ();
     while (done < n) {
         while (sent < n && sent - done < window) {
-            p->commit.base_seq = (uint64_t) sent;
+            p->commit.base_seq = (uint64_t)sent;
             if (bas_svc_send (l->session, l->dealer, &l->session_stream, NULL, "cache-svc",
                               &p->commit.base) != 0)
                 break;
@@ -220,8 +220,7 @@ s_phase (s_link_t *l, s_payload_t *p, long n, int window, double *cpu)
             if (bas_svc_recv (l->session, l->dealer, false, "cache-svc", &msg) == BAS_MSG_OK)
                 done++;
             bas_msg_clear (&msg);
-        }
-        else if (!which && zpoller_terminated (poller))
+        } else if (!which && zpoller_terminated (poller))
             break;
     }
     double secs = s_now () - start;
@@ -260,8 +259,7 @@ s_subscriber (zsock_t *pipe, void *args)
                 if (!zmq_msg_more (&frame))
                     received++;
             zmq_msg_close (&frame);
-        }
-        else if (which == pipe) {
+        } else if (which == pipe) {
             char *cmd = zstr_recv (pipe);
             bool stop = cmd && strcmp (cmd, "$TERM") == 0;
             if (cmd && strcmp (cmd, "COUNT") == 0)
@@ -269,8 +267,7 @@ s_subscriber (zsock_t *pipe, void *args)
             zstr_free (&cmd);
             if (stop)
                 break;
-        }
-        else
+        } else
             break;
     }
     zpoller_destroy (&poller);
@@ -280,7 +277,7 @@ s_subscriber (zsock_t *pipe, void *args)
 static void
 s_end_loop_soon (bas_svc_t *svc)
 {
-    bas_svc_stop (svc);  // a 1 ms timer that ends zloop_start
+    bas_svc_stop (svc); // a 1 ms timer that ends zloop_start
 }
 
 //  Let both services' reactors read their XPUB until each sees a subscriber.
@@ -302,14 +299,14 @@ s_wait_subscribed (s_link_t *l)
 static int
 s_cmp (const void *a, const void *b)
 {
-    double x = *(const double *) a, y = *(const double *) b;
+    double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
 static double
 s_median (double *v, int n)
 {
-    qsort (v, (size_t) n, sizeof *v, s_cmp);
+    qsort (v, (size_t)n, sizeof *v, s_cmp);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -333,7 +330,7 @@ s_received (zactor_t *subscriber, long at_least)
         zstr_free (&n);
         if (received >= at_least)
             break;
-        usleep (10000);  // waiting on another thread's progress, not a measurement
+        usleep (10000); // waiting on another thread's progress, not a measurement
     }
     return received;
 }
@@ -349,25 +346,41 @@ int
 main (int argc, char **argv)
 {
     s_opts_t o = {30000, 16, 16, 11, true};
-    static const struct option options[] = {
-        {"round-trips", required_argument, NULL, 'n'}, {"window", required_argument, NULL, 'w'},
-        {"placements", required_argument, NULL, 'p'},  {"rounds", required_argument, NULL, 'r'},
-        {"no-subscriber", no_argument, NULL, 'S'},     {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option options[] = {{"round-trips", required_argument, NULL, 'n'},
+                                            {"window", required_argument, NULL, 'w'},
+                                            {"placements", required_argument, NULL, 'p'},
+                                            {"rounds", required_argument, NULL, 'r'},
+                                            {"no-subscriber", no_argument, NULL, 'S'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", options, NULL)) != -1) {
         switch (c) {
-        case 'n': o.round_trips = atol (optarg); break;
-        case 'w': o.window = atoi (optarg); break;
-        case 'p': o.placements = atoi (optarg); break;
-        case 'r': o.rounds = atoi (optarg); break;
-        case 'S': o.subscriber = false; break;
-        case 'h': s_usage (stdout); return 0;
-        default: s_usage (stderr); return 2;
+        case 'n':
+            o.round_trips = atol (optarg);
+            break;
+        case 'w':
+            o.window = atoi (optarg);
+            break;
+        case 'p':
+            o.placements = atoi (optarg);
+            break;
+        case 'r':
+            o.rounds = atoi (optarg);
+            break;
+        case 'S':
+            o.subscriber = false;
+            break;
+        case 'h':
+            s_usage (stdout);
+            return 0;
+        default:
+            s_usage (stderr);
+            return 2;
         }
     }
-    if (o.round_trips < 1 || o.window < 1 || o.window > 1000 || o.placements < 0 ||
-        o.rounds < 1 || o.rounds > 99) {
+    if (o.round_trips < 1 || o.window < 1 || o.window > 1000 || o.placements < 0 || o.rounds < 1 ||
+        o.rounds > 99) {
         s_usage (stderr);
         return 2;
     }
@@ -404,7 +417,7 @@ main (int argc, char **argv)
     double base_dropped = s_sum2 (&on, "basalt_tap_drops_total");
     long base_received = s_received (subscriber, 0);
     double off_rate[99], on_rate[99], off_cpu[99], on_cpu[99];
-    double msgs = 4.0 * (double) o.round_trips;
+    double msgs = 4.0 * (double)o.round_trips;
     for (int r = 0; r < o.rounds; r++) {
         //  Off first in even rounds, on first in odd ones: no order bias.
         if (r % 2)
@@ -417,7 +430,7 @@ main (int argc, char **argv)
     }
     double mirrored = s_sum2 (&on, "basalt_tap_messages_total") - base_mirrored;
     double dropped = s_sum2 (&on, "basalt_tap_drops_total") - base_dropped;
-    long received = s_received (subscriber, (long) s_sum2 (&on, "basalt_tap_messages_total"));
+    long received = s_received (subscriber, (long)s_sum2 (&on, "basalt_tap_messages_total"));
     if (received >= 0)
         received -= base_received;
     double off_med = s_median (off_rate, o.rounds), on_med = s_median (on_rate, o.rounds);

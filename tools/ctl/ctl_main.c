@@ -136,7 +136,8 @@ s_pod_unschedulable (const cJSON *pod)
         const char *type = s_str (c, "type"), *st = s_str (c, "status");
         if (type && strcmp (type, "PodScheduled") == 0 && st && strcmp (st, "False") == 0) {
             const char *msg = s_str (c, "message");
-            return msg && *msg ? msg : (s_str (c, "reason") ? s_str (c, "reason") : "Unschedulable");
+            return msg && *msg ? msg
+                               : (s_str (c, "reason") ? s_str (c, "reason") : "Unschedulable");
         }
     }
     return NULL;
@@ -209,22 +210,24 @@ s_view (const bas_kube_config_t *cfg, const s_opts_t *o, bool print, s_view_t *v
         if (print) {
             char full[320];
             snprintf (full, sizeof full, "%s/%s", ns ? ns : "", name ? name : "");
-            printf ("%-32s %-44s %-12s %s\n", full, group ? group : "-", queue ? queue : "-", where);
+            printf ("%-32s %-44s %-12s %s\n", full, group ? group : "-", queue ? queue : "-",
+                    where);
         }
         char line[1024];
         int n = snprintf (line, sizeof line, "%s/%s=%s;", ns ? ns : "", name ? name : "", where);
-        while (len + (size_t) n + 1 > cap) {
+        while (len + (size_t)n + 1 > cap) {
             cap *= 2;
             sig = realloc (sig, cap);
             if (!sig)
                 abort ();
         }
-        memcpy (sig + len, line, (size_t) n + 1);
-        len += (size_t) n;
+        memcpy (sig + len, line, (size_t)n + 1);
+        len += (size_t)n;
     }
     if (print)
         printf ("\n%d pods: %d bound, %d pending with a reason, %d pending without one\n",
-                view->pods, view->bound, view->explained, view->pods - view->bound - view->explained);
+                view->pods, view->bound, view->explained,
+                view->pods - view->bound - view->explained);
     view->signature = sig;
     cJSON_Delete (pods);
     cJSON_Delete (groups);
@@ -246,13 +249,12 @@ s_wait (const bas_kube_config_t *cfg, const s_opts_t *o)
                 free (last);
                 last = v.signature;
                 stable_since = time (NULL);
-            }
-            else
+            } else
                 free (v.signature);
             if (settled && time (NULL) - stable_since >= o->stable_s) {
                 free (last);
                 printf ("settled after %lds: %d pods, %d bound, %d pending with a reason\n",
-                        (long) (time (NULL) - start), v.pods, v.bound, v.explained);
+                        (long)(time (NULL) - start), v.pods, v.bound, v.explained);
                 return 0;
             }
         }
@@ -266,10 +268,11 @@ s_wait (const bas_kube_config_t *cfg, const s_opts_t *o)
 static void
 s_usage (FILE *out)
 {
-    fprintf (out, "Usage: basalt-ctl status|wait [--server URL] [--kubeconfig FILE]\n"
-                  "                  [--schedulers basalt,volcano] [--timeout S] [--stable S]\n"
-                  "  status  print every pod of the schedulers: group, queue, node or why it waits\n"
-                  "  wait    exit 0 once every such pod is bound or explained, and stable\n");
+    fprintf (out,
+             "Usage: basalt-ctl status|wait [--server URL] [--kubeconfig FILE]\n"
+             "                  [--schedulers basalt,volcano] [--timeout S] [--stable S]\n"
+             "  status  print every pod of the schedulers: group, queue, node or why it waits\n"
+             "  wait    exit 0 once every such pod is bound or explained, and stable\n");
 }
 
 int
@@ -277,10 +280,10 @@ main (int argc, char **argv)
 {
     s_opts_t o = {NULL, NULL, "basalt,volcano", 60, 2};
     static const struct option options[] = {
-        {"server", required_argument, NULL, 's'},   {"kubeconfig", required_argument, NULL, 'k'},
+        {"server", required_argument, NULL, 's'},     {"kubeconfig", required_argument, NULL, 'k'},
         {"schedulers", required_argument, NULL, 'n'}, {"timeout", required_argument, NULL, 't'},
-        {"stable", required_argument, NULL, 'b'},   {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0}};
+        {"stable", required_argument, NULL, 'b'},     {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},          {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", options, NULL)) != -1) {
         switch (c) {
@@ -327,8 +330,7 @@ main (int argc, char **argv)
         s_view_t v;
         rc = s_view (&cfg, &o, true, &v) == 0 ? 0 : 1;
         free (v.signature);
-    }
-    else if (strcmp (cmd, "wait") == 0)
+    } else if (strcmp (cmd, "wait") == 0)
         rc = s_wait (&cfg, &o);
     else {
         fprintf (stderr, "basalt-ctl: unknown command \"%s\"\n", cmd);

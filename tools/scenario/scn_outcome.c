@@ -232,7 +232,8 @@ s_node_pods (s_check_t *c, const cJSON *map)
             if (p->node && !p->evicted && strcmp (p->node, it->string) == 0)
                 n++;
         if (n != it->valueint)
-            s_failed (c, "expected %d pods bound on node %s, found %d", it->valueint, it->string, n);
+            s_failed (c, "expected %d pods bound on node %s, found %d", it->valueint, it->string,
+                      n);
     }
 }
 
@@ -368,8 +369,8 @@ s_message (s_check_t *c, const cJSON *map)
             s_failed (c, "expected podgroup %s message \"%s\", found no such podgroup", it->string,
                       want);
         else if (!strstr (g->messages, want))
-            s_failed (c, "expected podgroup %s message containing \"%s\", found %s%s%s",
-                      it->string, want, *g->messages ? "\"" : "no message", g->messages,
+            s_failed (c, "expected podgroup %s message containing \"%s\", found %s%s%s", it->string,
+                      want, *g->messages ? "\"" : "no message", g->messages,
                       *g->messages ? "\"" : "");
     }
 }

@@ -45,19 +45,19 @@ typedef struct {
 
 //  Counts of one message type on one link.
 typedef struct {
-    char link[160];     // "svc dir peer"
-    char type[64];      // the message's short name
-    unsigned long n;    // in the current interval
+    char link[160];  // "svc dir peer"
+    char type[64];   // the message's short name
+    unsigned long n; // in the current interval
     unsigned long total;
-    int64_t first_us;   // time_us of the first and last message seen
+    int64_t first_us; // time_us of the first and last message seen
     int64_t last_us;
 } s_stat_t;
 
 //  Tap sequence of one service process, to see its drops.
 typedef struct {
-    char svc[96];           // "svc epoch"
-    uint64_t last_seq;      // last tap_seq seen (0: none yet)
-    unsigned long gaps;     // messages it dropped, as seen from here
+    char svc[96];       // "svc epoch"
+    uint64_t last_seq;  // last tap_seq seen (0: none yet)
+    unsigned long gaps; // messages it dropped, as seen from here
 } s_seq_t;
 
 //  One endpoint subscribed to.
@@ -101,12 +101,12 @@ typedef struct {
 static void
 s_scan_string (void *arg, const ProtobufCMessage *owner, const char *field, const char *value)
 {
-    (void) field;
+    (void)field;
     s_scan_t *sc = arg;
     if (!zhashx_lookup (sc->self->names, value))
         return;
     sc->hit = true;
-    if (sc->nowners < (int) (sizeof sc->owners / sizeof sc->owners[0]))
+    if (sc->nowners < (int)(sizeof sc->owners / sizeof sc->owners[0]))
         sc->owners[sc->nowners++] = owner;
 }
 
@@ -122,7 +122,7 @@ s_learn (tap_t *self, const char *value)
         self->names_full = true;
         return;
     }
-    zhashx_insert (self->names, value, (void *) "");
+    zhashx_insert (self->names, value, (void *)"");
 }
 
 static void
@@ -147,7 +147,7 @@ s_uint64 (const ProtobufCMessage *m, const char *name, uint64_t *v)
         protobuf_c_message_descriptor_get_field_by_name (m->descriptor, name);
     if (!f || f->type != PROTOBUF_C_TYPE_UINT64 || f->label == PROTOBUF_C_LABEL_REPEATED)
         return false;
-    *v = *(const uint64_t *) ((const char *) m + f->offset);
+    *v = *(const uint64_t *)((const char *)m + f->offset);
     return *v != 0;
 }
 
@@ -159,7 +159,7 @@ s_string (const ProtobufCMessage *m, const char *name)
         protobuf_c_message_descriptor_get_field_by_name (m->descriptor, name);
     if (!f || f->type != PROTOBUF_C_TYPE_STRING || f->label == PROTOBUF_C_LABEL_REPEATED)
         return NULL;
-    const char *v = *(const char *const *) ((const char *) m + f->offset);
+    const char *v = *(const char *const *)((const char *)m + f->offset);
     return v && *v ? v : NULL;
 }
 
@@ -170,9 +170,9 @@ s_name_matches (tap_t *self, const ProtobufCMessage *m)
     uint64_t id;
     bool result = strcmp (m->descriptor->short_name, "WorkResult") == 0;
     if (result && s_uint64 (m, "work_id", &id)) {
-        snprintf (key, sizeof key, "%llu", (unsigned long long) id);
+        snprintf (key, sizeof key, "%llu", (unsigned long long)id);
         if (zhashx_lookup (self->work_ids, key))
-            return true;  // kept: the result is mirrored by binder and cache
+            return true; // kept: the result is mirrored by binder and cache
     }
     s_scan_t sc = {.self = self};
     bas_pbjson_strings (m, s_scan_string, &sc);
@@ -184,8 +184,8 @@ s_name_matches (tap_t *self, const ProtobufCMessage *m)
         s_learn (self, session);
     if (strcmp (m->descriptor->short_name, "Work") == 0 && s_uint64 (m, "work_id", &id) &&
         zhashx_size (self->work_ids) < S_NAMES_MAX) {
-        snprintf (key, sizeof key, "%llu", (unsigned long long) id);
-        zhashx_update (self->work_ids, key, (void *) "");
+        snprintf (key, sizeof key, "%llu", (unsigned long long)id);
+        zhashx_update (self->work_ids, key, (void *)"");
     }
     return true;
 }
@@ -203,7 +203,7 @@ s_info_field (const char *info, const char *key, char *out, size_t len)
         return;
     p += strlen (pat);
     size_t n = strcspn (p, " ");
-    snprintf (out, len, "%.*s", (int) (n < len ? n : len - 1), p);
+    snprintf (out, len, "%.*s", (int)(n < len ? n : len - 1), p);
 }
 
 static void s_track_seq (tap_t *self, const char *svc, const char *epoch, uint64_t seq);
@@ -239,9 +239,10 @@ s_handle (tap_t *self, zmsg_t *msg)
     zframe_t *header = zmsg_next (msg);
     zframe_t *body = zmsg_next (msg);
     const ProtobufCMessageDescriptor *desc =
-        bas_msgtype_lookup ((const char *) zframe_data (type), zframe_size (type));
+        bas_msgtype_lookup ((const char *)zframe_data (type), zframe_size (type));
     char infostr[512];
-    snprintf (infostr, sizeof infostr, "%.*s", (int) zframe_size (info), (const char *) zframe_data (info));
+    snprintf (infostr, sizeof infostr, "%.*s", (int)zframe_size (info),
+              (const char *)zframe_data (info));
     char svc[64], dir[8], peer[64], when[32], epoch[32], seq[32];
     s_info_field (infostr, "svc", svc, sizeof svc);
     s_info_field (infostr, "dir", dir, sizeof dir);
@@ -253,7 +254,7 @@ s_handle (tap_t *self, zmsg_t *msg)
     if (!desc) {
         self->bad++;
         fprintf (stderr, "basalt-tap: unknown message type \"%.*s\" from %s\n",
-                 (int) zframe_size (type), (const char *) zframe_data (type), svc);
+                 (int)zframe_size (type), (const char *)zframe_data (type), svc);
         return -1;
     }
     if (self->opts.type_glob && fnmatch (self->opts.type_glob, desc->name, 0) != 0 &&
@@ -261,8 +262,10 @@ s_handle (tap_t *self, zmsg_t *msg)
         return 0;
     if (self->opts.service && strcmp (self->opts.service, svc) != 0)
         return 0;
-    Basalt__V1__Header *h = basalt__v1__header__unpack (NULL, zframe_size (header), zframe_data (header));
-    ProtobufCMessage *m = protobuf_c_message_unpack (desc, NULL, zframe_size (body), zframe_data (body));
+    Basalt__V1__Header *h =
+        basalt__v1__header__unpack (NULL, zframe_size (header), zframe_data (header));
+    ProtobufCMessage *m =
+        protobuf_c_message_unpack (desc, NULL, zframe_size (body), zframe_data (body));
     if (!h || !m) {
         self->bad++;
         fprintf (stderr, "basalt-tap: %s from %s does not decode\n", desc->name, svc);
@@ -280,7 +283,7 @@ s_handle (tap_t *self, zmsg_t *msg)
     self->seen++;
     if (self->record) {
         for (zframe_t *f = zmsg_first (msg); f; f = zmsg_next (msg)) {
-            uint32_t n = (uint32_t) zframe_size (f);
+            uint32_t n = (uint32_t)zframe_size (f);
             fwrite (&n, sizeof n, 1, self->record);
             fwrite (zframe_data (f), 1, n, self->record);
         }
@@ -303,8 +306,7 @@ s_handle (tap_t *self, zmsg_t *msg)
         s->n++;
         s->total++;
         s->last_us = atoll (when);
-    }
-    else {
+    } else {
         cJSON *out = cJSON_CreateObject ();
         s_add_int (out, "time_us", when);
         cJSON_AddStringToObject (out, "svc", svc);
@@ -319,13 +321,12 @@ s_handle (tap_t *self, zmsg_t *msg)
             char *line = cJSON_PrintUnformatted (out);
             printf ("%s\n", line);
             free (line);
-        }
-        else {
+        } else {
             char *b = cJSON_PrintUnformatted (bodyjson);
             size_t blen = strlen (b);
             printf ("%s %-14s %-3s %-14s %-26s seq=%llu %.*s%s\n", when, svc, dir, peer,
-                    desc->short_name, (unsigned long long) h->seq, (int) (blen > 160 ? 160 : blen),
-                    b, blen > 160 ? "…" : "");
+                    desc->short_name, (unsigned long long)h->seq, (int)(blen > 160 ? 160 : blen), b,
+                    blen > 160 ? "…" : "");
             free (b);
             cJSON_Delete (bodyjson);
         }
@@ -343,7 +344,7 @@ static void
 s_track_seq (tap_t *self, const char *svc, const char *epoch, uint64_t seq)
 {
     if (!seq)
-        return;  // a sender without tap_seq
+        return; // a sender without tap_seq
     char key[96];
     snprintf (key, sizeof key, "%s %s", svc, epoch);
     s_seq_t *s = zhashx_lookup (self->seqs, key);
@@ -353,8 +354,7 @@ s_track_seq (tap_t *self, const char *svc, const char *epoch, uint64_t seq)
             abort ();
         snprintf (s->svc, sizeof s->svc, "%s", key);
         zhashx_insert (self->seqs, key, s);
-    }
-    else if (seq > s->last_seq + 1)
+    } else if (seq > s->last_seq + 1)
         s->gaps += seq - s->last_seq - 1;
     s->last_seq = seq;
 }
@@ -362,7 +362,7 @@ s_track_seq (tap_t *self, const char *svc, const char *epoch, uint64_t seq)
 static int
 s_stat_cmp (const void *a, const void *b)
 {
-    const s_stat_t *x = *(const s_stat_t *const *) a, *y = *(const s_stat_t *const *) b;
+    const s_stat_t *x = *(const s_stat_t *const *)a, *y = *(const s_stat_t *const *)b;
     int c = strcmp (x->link, y->link);
     return c ? c : strcmp (x->type, y->type);
 }
@@ -383,9 +383,9 @@ s_print_stats (tap_t *self, double seconds)
             "total");
     for (i = 0; i < n; i++) {
         s_stat_t *s = rows[i];
-        double span = seconds > 0 ? seconds : (double) (s->last_us - s->first_us) / 1e6;
+        double span = seconds > 0 ? seconds : (double)(s->last_us - s->first_us) / 1e6;
         printf ("%-44s %-22s %10lu %10.1f %10lu\n", s->link, s->type, s->n,
-                span > 0 ? (double) s->n / span : 0.0, s->total);
+                span > 0 ? (double)s->n / span : 0.0, s->total);
         s->n = 0;
     }
     for (s_seq_t *q = zhashx_first (self->seqs); q; q = zhashx_next (self->seqs))
@@ -449,28 +449,27 @@ s_destroy (tap_t *self)
 static void
 s_usage (FILE *out)
 {
-    fprintf (out,
-             "Usage: basalt-tap [--json] [--type GLOB] [--name NAME] [--service SVC]\n"
-             "                  [--stats] [--record FILE] [--read FILE] ENDPOINT...\n"
-             "Watch the messages Basalt's services send and receive, from their --tap\n"
-             "endpoints (e.g. ipc:///tmp/basalt/cache.tap). A service's tap on tcp://\n"
-             "would need CURVE keys, which neither the services' --tap nor this tool\n"
-             "takes yet (there is no --curve-cert here): use ipc:// inside the pod.\n"
-             "\n"
-             "  --json          one JSON object per message: time_us, svc, dir, peer,\n"
-             "                  tap_seq, type, header and body (integers as integers)\n"
-             "  --type GLOB     only messages whose type matches (Commit, *Result)\n"
-             "  --name NAME     only messages that mention NAME (a pod, PodGroup, node or\n"
-             "                  queue name, or a uid), and from the first on, those that\n"
-             "                  carry its uid: the Commit placing a pod, that Commit's\n"
-             "                  CommitResult, the Work binding it and its WorkResult\n"
-             "  --service SVC   only messages mirrored by service SVC (cache-svc, ...)\n"
-             "  --stats         no messages: a count per link and type, and gaps in\n"
-             "                  tap_seq (messages the tap dropped), every second\n"
-             "  --record FILE   also write every message received to FILE\n"
-             "  --read FILE     replay a recorded FILE instead of connecting\n"
-             "  --help          this text\n"
-             "  --version       print the version and exit\n");
+    fprintf (out, "Usage: basalt-tap [--json] [--type GLOB] [--name NAME] [--service SVC]\n"
+                  "                  [--stats] [--record FILE] [--read FILE] ENDPOINT...\n"
+                  "Watch the messages Basalt's services send and receive, from their --tap\n"
+                  "endpoints (e.g. ipc:///tmp/basalt/cache.tap). A service's tap on tcp://\n"
+                  "would need CURVE keys, which neither the services' --tap nor this tool\n"
+                  "takes yet (there is no --curve-cert here): use ipc:// inside the pod.\n"
+                  "\n"
+                  "  --json          one JSON object per message: time_us, svc, dir, peer,\n"
+                  "                  tap_seq, type, header and body (integers as integers)\n"
+                  "  --type GLOB     only messages whose type matches (Commit, *Result)\n"
+                  "  --name NAME     only messages that mention NAME (a pod, PodGroup, node or\n"
+                  "                  queue name, or a uid), and from the first on, those that\n"
+                  "                  carry its uid: the Commit placing a pod, that Commit's\n"
+                  "                  CommitResult, the Work binding it and its WorkResult\n"
+                  "  --service SVC   only messages mirrored by service SVC (cache-svc, ...)\n"
+                  "  --stats         no messages: a count per link and type, and gaps in\n"
+                  "                  tap_seq (messages the tap dropped), every second\n"
+                  "  --record FILE   also write every message received to FILE\n"
+                  "  --read FILE     replay a recorded FILE instead of connecting\n"
+                  "  --help          this text\n"
+                  "  --version       print the version and exit\n");
 }
 
 int
@@ -478,34 +477,54 @@ main (int argc, char **argv)
 {
     tap_t self = {0};
     static const struct option options[] = {
-        {"json", no_argument, NULL, 'j'},         {"type", required_argument, NULL, 't'},
-        {"name", required_argument, NULL, 'n'},   {"service", required_argument, NULL, 's'},
-        {"stats", no_argument, NULL, 'S'},        {"record", required_argument, NULL, 'r'},
-        {"read", required_argument, NULL, 'R'},   {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
+        {"json", no_argument, NULL, 'j'},       {"type", required_argument, NULL, 't'},
+        {"name", required_argument, NULL, 'n'}, {"service", required_argument, NULL, 's'},
+        {"stats", no_argument, NULL, 'S'},      {"record", required_argument, NULL, 'r'},
+        {"read", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},    {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", options, NULL)) != -1) {
         switch (c) {
-        case 'j': self.opts.json = true; break;
-        case 't': self.opts.type_glob = optarg; break;
-        case 'n': self.opts.name = optarg; break;
-        case 's': self.opts.service = optarg; break;
-        case 'S': self.opts.stats = true; break;
-        case 'r': self.opts.record = optarg; break;
-        case 'R': self.opts.read = optarg; break;
-        case 'h': s_usage (stdout); return 0;
-        case 'V': printf ("basalt-tap %s\n", BASALT_VERSION); return 0;
-        default: s_usage (stderr); return 2;
+        case 'j':
+            self.opts.json = true;
+            break;
+        case 't':
+            self.opts.type_glob = optarg;
+            break;
+        case 'n':
+            self.opts.name = optarg;
+            break;
+        case 's':
+            self.opts.service = optarg;
+            break;
+        case 'S':
+            self.opts.stats = true;
+            break;
+        case 'r':
+            self.opts.record = optarg;
+            break;
+        case 'R':
+            self.opts.read = optarg;
+            break;
+        case 'h':
+            s_usage (stdout);
+            return 0;
+        case 'V':
+            printf ("basalt-tap %s\n", BASALT_VERSION);
+            return 0;
+        default:
+            s_usage (stderr);
+            return 2;
         }
     }
     self.stats = zhashx_new ();
-    zhashx_set_destructor (self.stats, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_destructor (self.stats, (zhashx_destructor_fn *)zstr_free);
     self.seqs = zhashx_new ();
-    zhashx_set_destructor (self.seqs, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_destructor (self.seqs, (zhashx_destructor_fn *)zstr_free);
     self.names = zhashx_new ();
     self.work_ids = zhashx_new ();
     if (self.opts.name)
-        zhashx_insert (self.names, self.opts.name, (void *) "");
+        zhashx_insert (self.names, self.opts.name, (void *)"");
     if (self.opts.read) {
         int rc = s_replay (&self, self.opts.read);
         s_destroy (&self);
@@ -522,7 +541,7 @@ main (int argc, char **argv)
     zsys_set_logstream (NULL);
     zpoller_t *poller = zpoller_new (NULL);
     int nends = argc - optind;
-    s_end_t *ends = calloc ((size_t) nends, sizeof *ends);
+    s_end_t *ends = calloc ((size_t)nends, sizeof *ends);
     if (!ends)
         abort ();
     for (int i = 0; i < nends; i++) {
@@ -543,8 +562,9 @@ main (int argc, char **argv)
         }
         struct stat st;
         if (strncmp (endpoint, "ipc://", 6) == 0 && stat (endpoint + 6, &st) != 0)
-            fprintf (stderr, "basalt-tap: %s: no socket file there yet; waiting for a service "
-                             "started with --tap %s\n",
+            fprintf (stderr,
+                     "basalt-tap: %s: no socket file there yet; waiting for a service "
+                     "started with --tap %s\n",
                      endpoint, endpoint);
         zpoller_add (poller, ends[i].sock);
     }
@@ -560,8 +580,7 @@ main (int argc, char **argv)
             for (int i = 0; i < nends; i++)
                 if (ends[i].sock == which)
                     ends[i].heard = true;
-        }
-        else if (zpoller_terminated (poller))
+        } else if (zpoller_terminated (poller))
             break;
         //  Say once when an endpoint stays silent: nothing listening there
         //  looks the same as nothing to show.
@@ -574,7 +593,7 @@ main (int argc, char **argv)
                          ends[i].endpoint, S_SILENT_MS / 1000);
             }
         if (self.opts.stats && zclock_mono () - last >= 1000) {
-            s_print_stats (&self, (double) (zclock_mono () - last) / 1000.0);
+            s_print_stats (&self, (double)(zclock_mono () - last) / 1000.0);
             last = zclock_mono ();
         }
     }
