@@ -17,6 +17,8 @@ PACKAGES=(
     libjemalloc-dev
     # make fuzz: clang and its libFuzzer runtime (fuzz/README.md)
     clang libclang-rt-14-dev
+    # scripts/format-check.sh (CI)
+    clang-format
     curl
     # test_kube_tls and test_apisim_ctl make their TLS certificates with it.
     openssl
