@@ -10,7 +10,9 @@
     and closed.
 */
 #include "sim_api.h"
-#include "fuzz_util.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -52,7 +54,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
     if (size > 65536)
         return 0;
-    char *text = fuzz_strndup (data, size);
+    char *text = strndup ((const char *)data, size);
+    if (!text)
+        abort ();
     char *line2 = strchr (text, '\n');
     if (!line2) {
         free (text);

@@ -8,17 +8,23 @@
     line.
 */
 #include "bas_k8s.h"
-#include "fuzz_util.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
 static void
 s_decode_all (const cJSON *obj)
 {
-    for (int kind = 1; kind <= 6; kind++) {
+    //  Every kind the proto names, so a kind added later is fuzzed too.
+    const ProtobufCEnumDescriptor *kinds = &basalt__v1__object_kind__descriptor;
+    for (unsigned i = 0; i < kinds->n_values; i++) {
+        Basalt__V1__ObjectKind kind = (Basalt__V1__ObjectKind)kinds->values[i].value;
+        if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_UNSPECIFIED)
+            continue;
         char err[256];
-        Basalt__V1__Object *o =
-            bas_k8s_object_from_json ((Basalt__V1__ObjectKind)kind, obj, err, sizeof err);
+        Basalt__V1__Object *o = bas_k8s_object_from_json (kind, obj, err, sizeof err);
         if (o)
             protobuf_c_message_free_unpacked (&o->base, NULL);
     }

@@ -4,7 +4,9 @@
     read as a client would (bounded by BAS_KUBE_FILE_MAX).
 */
 #include "bas_kube.h"
-#include "fuzz_util.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,7 +11,9 @@
 */
 #include "bas_msg.h"
 #include "bas_pbjson.h"
-#include "fuzz_util.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 #include <czmq.h>

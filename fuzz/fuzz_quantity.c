@@ -4,14 +4,18 @@
 */
 #include "bas_k8s.h"
 #include "bas_quantity.h"
-#include "fuzz_util.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
     if (size > 4096)
         return 0;
-    char *text = fuzz_strndup (data, size);
+    char *text = strndup ((const char *)data, size);
+    if (!text)
+        abort ();
     char err[256], buf[64];
     int64_t v;
     if (bas_quantity_parse_milli (text, &v, err, sizeof err) == 0)

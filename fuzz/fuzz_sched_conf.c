@@ -2,7 +2,9 @@
     tiers, as in volcano-scheduler.conf) through session-svc's parser.
 */
 #include "sess_sched.h"
-#include "fuzz_util.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -4,7 +4,9 @@
     through.
 */
 #include "bas_yaml.h"
-#include "fuzz_util.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 

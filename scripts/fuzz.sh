@@ -26,7 +26,7 @@ TARGETS=("$@")
 seeds_for() {
     case $1 in
         fuzz_k8s_json) echo "$SHARED/objects $SHARED/watch $ROOT/tests/fixtures" ;;
-        fuzz_yaml) echo "$SHARED/objects $ROOT/examples/demo $ROOT/deploy" ;;
+        fuzz_yaml) echo "$SHARED/objects $ROOT/examples/demo" ;;
         *) echo "" ;;
     esac
 }
