@@ -953,6 +953,9 @@ done:
         zactor_destroy (&self.worker);
     }
     if (self.job) {
+        //  The worker handed it back before it stopped (zactor_destroy
+        //  waits for that), but the DONE message was never read.
+        S_HANDOFF_ACQUIRE (self.job);
         s_job_parts_free (self.job);
         bas_metrics_destroy (&self.job->gauges);
         free (self.job);
