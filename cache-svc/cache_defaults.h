@@ -21,6 +21,17 @@
 #define CACHE_INFORMERS 6          // API resources listed and watched (cache_main.c)
 #define CACHE_COMMIT_STEP_ITEMS 32 // items between two looks at the clock
 #define CACHE_CATCH_UP_MAX 10000   // binder messages read before judging liveness
+//  Leader election (--leader-elect), with kube-scheduler's and Volcano's
+//  defaults; the Lease is Basalt's own (Volcano's is "volcano").
+#define CACHE_LEASE_NAME "basalt"
+#define CACHE_LEASE_NAMESPACE "volcano-system"
+#define CACHE_LEASE_DURATION_MS 15000
+#define CACHE_LEASE_RENEW_DEADLINE_MS 10000
+#define CACHE_LEASE_RETRY_PERIOD_MS 2000
+#define CACHE_LEASE_RELEASE_WAIT_MS 2000 // at a stop, how long the release may take
+//  Exit status after losing the lease: the process is restarted (by the
+//  kubelet, or scripts/supervise.sh) and comes back as a standby.
+#define CACHE_EXIT_LEASE_LOST 3
 #define CACHE_KUBE_QPS 200.0
 #define CACHE_KUBE_BURST 400
 

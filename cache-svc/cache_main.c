@@ -23,6 +23,7 @@
     It is built on the reactor from the live model (O(objects)), on demand.
 */
 #include "bas_kube.h"
+#include "bas_lease.h"
 #include "bas_sock.h"
 #include "bas_svc.h"
 #include "bas_usage.h"
@@ -42,6 +43,13 @@ typedef struct {
     const char *ignored_devices;
     const char *curve_cert;
     const char *curve_clients;
+    bool leader_elect;
+    int64_t lease_duration_ms;
+    int64_t renew_deadline_ms;
+    int64_t retry_period_ms;
+    const char *lease_name;
+    const char *lease_namespace;
+    const char *lease_identity;
 } cache_config_t;
 
 static const bas_flag_t s_flags[] = {
@@ -61,6 +69,21 @@ static const bas_flag_t s_flags[] = {
      "CURVE certificate for tcp:// endpoints"},
     {"curve-clients", BAS_FLAG_STRING, offsetof (cache_config_t, curve_clients), "DIR",
      "directory of allowed client public certificates (tcp://)"},
+    {"leader-elect", BAS_FLAG_BOOL, offsetof (cache_config_t, leader_elect), NULL,
+     "hold a coordination.k8s.io Lease to lead; until then serve the model as a standby (no "
+     "work, no commits)"},
+    {"leader-elect-lease-duration", BAS_FLAG_DURATION, offsetof (cache_config_t, lease_duration_ms),
+     "DURATION", "how long a standby waits on a lease that is not renewed before it takes it"},
+    {"leader-elect-renew-deadline", BAS_FLAG_DURATION, offsetof (cache_config_t, renew_deadline_ms),
+     "DURATION", "how long the leader keeps leading without a successful renewal"},
+    {"leader-elect-retry-period", BAS_FLAG_DURATION, offsetof (cache_config_t, retry_period_ms),
+     "DURATION", "time between attempts to take or renew the lease"},
+    {"leader-elect-resource-name", BAS_FLAG_STRING, offsetof (cache_config_t, lease_name), "NAME",
+     "name of the Lease"},
+    {"leader-elect-resource-namespace", BAS_FLAG_STRING, offsetof (cache_config_t, lease_namespace),
+     "NAMESPACE", "namespace of the Lease"},
+    {"leader-elect-identity", BAS_FLAG_STRING, offsetof (cache_config_t, lease_identity), "ID",
+     "holder identity written in the Lease (default: hostname_UUID)"},
     {NULL},
 };
 
@@ -138,6 +161,9 @@ struct _cache_t {
     bas_stream_t work_stream;
     bas_kube_informer_t *informers[CACHE_INFORMERS];
     s_informer_arg_t informer_args[CACHE_INFORMERS];
+    bas_lease_t *lease;        // with --leader-elect
+    bas_sock_opts_t work_opts; // the binder ROUTER's, bound when leading
+    bool lease_lost;           // stop with CACHE_EXIT_LEASE_LOST
     bool stopping;
 };
 
@@ -156,12 +182,23 @@ s_flush (cache_t *self)
     bas_metrics_set (self->metrics, "basalt_cache_seq", NULL, (double)seq);
 }
 
+//  True without --leader-elect; with it, only while the lease is held and
+//  renewed in time (asked of the clock now: a process resumed after a
+//  freeze is no leader, before it acts).
+static bool
+s_leading (cache_t *self)
+{
+    return !self->config.leader_elect || (self->lease && bas_lease_leading (self->lease));
+}
+
 static void
 s_dispatch_work (cache_t *self)
 {
     zframe_t *identity;
     Basalt__V1__Work *work;
     int64_t now = bas_mono_ms ();
+    if (!s_leading (self))
+        return; // a standby has no work; a lost leader hands out none
     while (cache_work_next (self->work, &identity, &work, now)) {
         if (bas_svc_send (self->svc, self->workers, &self->work_stream, identity, "binder",
                           &work->base) != 0) {
@@ -370,6 +407,22 @@ s_handle_commit (void *arg, bas_msg_t *msg)
 {
     cache_t *self = arg;
     const Basalt__V1__Commit *commit = (const Basalt__V1__Commit *)msg->body;
+    if (!s_leading (self)) {
+        //  Nothing is assumed: the answer accepts nothing (a standby's
+        //  sessions plan nothing, so this is a session that has not yet
+        //  heard; a leader past its deadline is stopping).
+        Basalt__V1__CommitResult result = BASALT__V1__COMMIT_RESULT__INIT;
+        result.session_id = commit->session_id;
+        result.has_seq = 1;
+        result.seq = cache_model_seq (self->model);
+        result.has_accepted = 1;
+        result.accepted = 0;
+        bas_svc_send (self->svc, self->router, &self->router_stream, msg->identity, "session",
+                      &result.base);
+        bas_warn ("commit_refused", "session=%s placements=%zu reason=\"not the leader\"",
+                  commit->session_id ? commit->session_id : "-", commit->n_placements);
+        return 0;
+    }
     s_commit_job_t *job = calloc (1, sizeof *job);
     if (!job)
         abort ();
@@ -866,7 +919,7 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
     if (late)
         cache_work_forgive (self->work, now); // before the heartbeats read below are judged
     bool caught_up = true;
-    for (int i = 0; zsock_events (self->workers) & ZMQ_POLLIN; i++) {
+    for (int i = 0; self->workers && zsock_events (self->workers) & ZMQ_POLLIN; i++) {
         if (i == CACHE_CATCH_UP_MAX) {
             caught_up = false;
             break;
@@ -889,6 +942,85 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
     s_dispatch_work (self);
     s_update_metrics (self);
     return 0;
+}
+
+// ------------------------------------------------------------ leader election
+
+//  The binder ROUTER, bound when this cache leads (at once without
+//  --leader-elect): binders reach only a leader, also through a Service
+//  that selects every replica (a standby refuses the connection).
+static int
+s_bind_work (cache_t *self, char *err, size_t errlen)
+{
+    self->workers =
+        bas_sock_new (ZMQ_ROUTER, self->config.work_endpoint, true, &self->work_opts, err, errlen);
+    if (!self->workers) {
+        bas_error ("socket_failed", "msg=\"%s\"", err);
+        return -1;
+    }
+    bas_svc_reader (self->svc, self->workers, s_on_workers, self, "workers");
+    return 0;
+}
+
+static void
+s_on_lease (void *arg, bool leading, const char *reason)
+{
+    cache_t *self = arg;
+    if (leading) {
+        char err[512];
+        if (s_bind_work (self, err, sizeof err) != 0) {
+            self->lease_lost = true; // cannot lead without binders: let another
+            bas_svc_stop (self->svc);
+            return;
+        }
+        cache_model_set_standby (self->model, false);
+        s_flush (self); // sessions and the controller hear it now
+        bas_metrics_set (self->metrics, "basalt_leader", NULL, 1);
+        bas_info ("leading", "work=%s", self->config.work_endpoint);
+        return;
+    }
+    bas_metrics_set (self->metrics, "basalt_leader", NULL, 0);
+    if (strcmp (reason, "released") == 0)
+        return; // a stop under way
+    //  Stop at once, as kube-scheduler and Volcano do: no more work goes
+    //  out (s_leading is false from now on), and the restarted process
+    //  comes back as a standby with a new epoch, which sessions, the
+    //  controller and binders follow.
+    bas_error ("leader_lost", "reason=\"%s\" exit=%d", reason, CACHE_EXIT_LEASE_LOST);
+    self->lease_lost = true;
+    bas_svc_stop (self->svc);
+}
+
+static void
+s_on_released (void *arg)
+{
+    cache_t *self = arg;
+    bas_svc_stop (self->svc);
+}
+
+static int
+s_on_release_timeout (zloop_t *loop, int timer_id, void *arg)
+{
+    (void)loop;
+    (void)timer_id;
+    cache_t *self = arg;
+    bas_warn ("lease_release_slow", "waited_ms=%d", CACHE_LEASE_RELEASE_WAIT_MS);
+    bas_svc_stop (self->svc);
+    return 0;
+}
+
+//  SIGTERM: a leader gives the lease up first, so that the standby takes
+//  over at its next attempt instead of waiting out the lease duration.
+static int
+s_on_stop (void *arg)
+{
+    cache_t *self = arg;
+    if (!self->lease || !bas_lease_leading (self->lease))
+        return 0;
+    bas_svc_timer (self->svc, CACHE_LEASE_RELEASE_WAIT_MS, 1, s_on_release_timeout, self,
+                   "lease-release");
+    bas_lease_release (self->lease, s_on_released, self);
+    return 1;
 }
 
 static bool
@@ -939,6 +1071,9 @@ s_describe (bas_metrics_t *m)
     bas_metrics_describe (m, "basalt_work_reissued_total", BAS_METRIC_COUNTER,
                           "Work items re-issued after a binder went silent or a result was overdue",
                           NULL, 0);
+    bas_metrics_describe (m, "basalt_leader", BAS_METRIC_GAUGE,
+                          "1 while this cache-svc leads (always 1 without --leader-elect)", NULL,
+                          0);
     bas_metrics_describe (m, "basalt_cache_synced", BAS_METRIC_GAUGE,
                           "1 once every informer has listed", NULL, 0);
     bas_metrics_describe (m, "basalt_cache_objects", BAS_METRIC_GAUGE,
@@ -957,6 +1092,11 @@ main (int argc, char **argv)
     self.config.kube.burst = CACHE_KUBE_BURST;
     self.config.scheduler_name = CACHE_SCHEDULER_NAMES;
     self.config.ignored_devices = "";
+    self.config.lease_duration_ms = CACHE_LEASE_DURATION_MS;
+    self.config.renew_deadline_ms = CACHE_LEASE_RENEW_DEADLINE_MS;
+    self.config.retry_period_ms = CACHE_LEASE_RETRY_PERIOD_MS;
+    self.config.lease_name = CACHE_LEASE_NAME;
+    self.config.lease_namespace = CACHE_LEASE_NAMESPACE;
     int exit_code = 0;
     self.svc = bas_svc_new ("cache-svc", "Basalt cache: owns the cluster model.", s_flags,
                             &self.config, &self.config.common, argc, argv, &exit_code);
@@ -964,6 +1104,7 @@ main (int argc, char **argv)
         return exit_code;
     self.metrics = bas_svc_metrics (self.svc);
     s_describe (self.metrics);
+    bas_metrics_set (self.metrics, "basalt_leader", NULL, self.config.leader_elect ? 0 : 1);
     uint64_t epoch = bas_svc_epoch (self.svc);
     self.model = cache_model_new (epoch, self.config.scheduler_name);
     cache_model_set_ignored_devices (self.model, self.config.ignored_devices);
@@ -991,14 +1132,25 @@ main (int argc, char **argv)
                            : NULL;
     //  Binders keep one identity across reconnects (binder_main.c): the new
     //  connection of a known binder takes its identity over.
-    bas_sock_opts_t work_opts = opts;
-    work_opts.router_handover = true;
-    work_opts.heartbeat_timeout_ms = CACHE_WORK_ZMTP_TIMEOUT_MS;
-    self.workers = self.pub ? bas_sock_new (ZMQ_ROUTER, self.config.work_endpoint, true, &work_opts,
-                                            err, sizeof err)
-                            : NULL;
-    if (!self.workers) {
+    self.work_opts = opts;
+    self.work_opts.router_handover = true;
+    self.work_opts.heartbeat_timeout_ms = CACHE_WORK_ZMTP_TIMEOUT_MS;
+    if (!self.pub) {
         bas_error ("socket_failed", "msg=\"%s\"", err);
+        exit_code = 1;
+        goto done;
+    }
+    if (self.config.leader_elect) {
+        bas_lease_config_t lcfg = {self.config.lease_namespace,   self.config.lease_name,
+                                   self.config.lease_identity,    self.config.lease_duration_ms,
+                                   self.config.renew_deadline_ms, self.config.retry_period_ms};
+        if (bas_lease_config_check (&lcfg, err, sizeof err) != 0) {
+            bas_error ("bad_flags", "msg=\"--leader-elect: %s\"", err);
+            exit_code = 2;
+            goto done;
+        }
+        cache_model_set_standby (self.model, true);
+    } else if (s_bind_work (&self, err, sizeof err) != 0) {
         exit_code = 1;
         goto done;
     }
@@ -1027,7 +1179,13 @@ main (int argc, char **argv)
                                             &self.informer_args[i]);
     }
     bas_svc_reader (self.svc, self.router, s_on_router, &self, "router");
-    bas_svc_reader (self.svc, self.workers, s_on_workers, &self, "workers");
+    if (self.config.leader_elect) {
+        bas_lease_config_t lcfg = {self.config.lease_namespace,   self.config.lease_name,
+                                   self.config.lease_identity,    self.config.lease_duration_ms,
+                                   self.config.renew_deadline_ms, self.config.retry_period_ms};
+        self.lease = bas_lease_new (bas_svc_loop (self.svc), self.kube, &lcfg, s_on_lease, &self);
+        bas_svc_set_stop (self.svc, s_on_stop, &self);
+    }
     bas_svc_timer (self.svc, CACHE_FLUSH_MS, 0, s_on_flush_timer, &self, "flush");
     bas_svc_timer (self.svc, CACHE_HEARTBEAT_MS, 0, s_on_heartbeat_timer, &self, "heartbeat");
     bas_svc_set_ready (self.svc, s_ready, &self);
@@ -1035,8 +1193,11 @@ main (int argc, char **argv)
     bas_info ("listening", "snapshot=%s delta=%s work=%s api=%s", self.config.snapshot_endpoint,
               self.config.delta_endpoint, self.config.work_endpoint, kcfg.server);
     exit_code = bas_svc_run (self.svc);
+    if (self.lease_lost)
+        exit_code = CACHE_EXIT_LEASE_LOST;
 done:
     bas_kube_destroy (&self.kube);
+    bas_lease_destroy (&self.lease); // after the client: it dropped the lease's request
     bas_kube_config_clear (&kcfg);
     //  Nothing cache-svc still has queued matters once it stops (readers
     //  resnapshot, binders reconnect), and flushing it to peers that stop at

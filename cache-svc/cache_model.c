@@ -74,6 +74,8 @@ struct _cache_model_t {
     uint64_t seq;                // last published delta
     bool synced;                 // every informer listed once
     bool synced_dirty;           // synced changed since the last flush
+    bool standby;                // no leader lease: readers act on nothing
+    bool standby_dirty;          // standby changed since the last flush
     bas_store_t *store;          // the model
     zlistx_t *scheduler_names;   // char*, pods of these schedulers are ours
     zlistx_t *ignored_devices;   // char*, immutable after start
@@ -202,6 +204,21 @@ bool
 cache_model_synced (cache_model_t *self)
 {
     return self->synced;
+}
+
+void
+cache_model_set_standby (cache_model_t *self, bool standby)
+{
+    if (self->standby != standby) {
+        self->standby = standby;
+        self->standby_dirty = true;
+    }
+}
+
+bool
+cache_model_standby (cache_model_t *self)
+{
+    return self->standby;
 }
 
 static void
@@ -523,7 +540,7 @@ bool
 cache_model_dirty (cache_model_t *self)
 {
     return bas_hash_size (self->dirty) || zhashx_size (self->node_state_dirty) ||
-           self->synced_dirty;
+           self->synced_dirty || self->standby_dirty;
 }
 
 size_t
@@ -613,6 +630,10 @@ cache_model_flush (cache_model_t *self, uint64_t *seq_p)
         delta.has_synced = 1;
         delta.synced = self->synced;
     }
+    if (self->standby_dirty) {
+        delta.has_standby = 1;
+        delta.standby = self->standby;
+    }
     delta.node_states = s_node_states (self, self->node_state_dirty, &delta.n_node_states, false);
     size_t len = basalt__v1__delta__get_packed_size (&delta);
     zframe_t *frame = zframe_new (NULL, len);
@@ -621,6 +642,7 @@ cache_model_flush (cache_model_t *self, uint64_t *seq_p)
     bas_hash_purge (self->dirty);
     zhashx_purge (self->node_state_dirty);
     self->synced_dirty = false;
+    self->standby_dirty = false;
     if (seq_p)
         *seq_p = delta.seq;
     return frame;
@@ -631,6 +653,7 @@ struct _cache_snapshot_t {
     uint64_t seq; // deltas after this one follow the parts
     uint64_t request_id;
     bool synced;  // at the seq
+    bool standby; // at the seq
     bool started; // part 0 is out
 };
 
@@ -644,6 +667,7 @@ cache_model_snapshot_begin (cache_model_t *self, uint64_t request_id)
     snap->seq = self->seq;
     snap->request_id = request_id;
     snap->synced = self->synced;
+    snap->standby = self->standby;
     return snap;
 }
 
@@ -676,6 +700,8 @@ cache_model_snapshot_part (cache_model_t *self, cache_snapshot_t *snap, size_t m
         snap->started = true;
         extra.has_synced = 1;
         extra.synced = snap->synced;
+        extra.has_standby = snap->standby;
+        extra.standby = snap->standby;
         size_t nign = zlistx_size (self->ignored_devices), i = 0;
         ignored = calloc (nign ? nign : 1, sizeof *ignored);
         if (!ignored)

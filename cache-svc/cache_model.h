@@ -58,6 +58,11 @@ void cache_model_delete (cache_model_t *self, Basalt__V1__ObjectKind kind, const
 //  Every informer has listed once.
 void cache_model_set_synced (cache_model_t *self, bool synced);
 bool cache_model_synced (cache_model_t *self);
+//  Without the leader lease (--leader-elect), the model is served as a
+//  standby's: readers keep it warm and act on nothing. Sent in snapshots
+//  and, when it changes, in the next delta.
+void cache_model_set_standby (cache_model_t *self, bool standby);
+bool cache_model_standby (cache_model_t *self);
 
 // ------------------------------------------------------------ accounting
 

@@ -47,6 +47,17 @@ s_set (const bas_flag_t *f, void *config, const char *value, const char *source,
         *(double *)field = v;
         return 0;
     }
+    case BAS_FLAG_DURATION: {
+        int64_t ms;
+        if (!value || bas_flags_duration (value, &ms) != 0) {
+            snprintf (err, errlen,
+                      "%s --%s: \"%s\" is not a duration (a number and a unit: 15s, 500ms, 1m30s)",
+                      source, f->name, value ? value : "");
+            return -1;
+        }
+        *(int64_t *)field = ms;
+        return 0;
+    }
     case BAS_FLAG_BOOL:
         if (!value || strcmp (value, "true") == 0 || strcmp (value, "1") == 0)
             *(bool *)field = true;
@@ -96,6 +107,9 @@ bas_flags_usage (const bas_flag_t *table, const void *config, const char *progra
         case BAS_FLAG_DOUBLE:
             snprintf (def, sizeof def, " (default %g)", *(const double *)field);
             break;
+        case BAS_FLAG_DURATION:
+            snprintf (def, sizeof def, " (default %lldms)", (long long)*(const int64_t *)field);
+            break;
         case BAS_FLAG_BOOL:
             if (*(const bool *)field)
                 snprintf (def, sizeof def, " (default true)");
@@ -105,6 +119,51 @@ bas_flags_usage (const bas_flag_t *table, const void *config, const char *progra
     }
     fprintf (out, "  %-34s %s\n  %-34s %s\n", "--help", "print this help and exit", "--version",
              "print the version and exit");
+}
+
+int
+bas_flags_duration (const char *text, int64_t *ms)
+{
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {{"ns", 1},  {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6},
+                 {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
+    if (!text || !*text)
+        return -1;
+    if (strcmp (text, "0") == 0) {
+        *ms = 0;
+        return 0;
+    }
+    double total_ns = 0;
+    const char *p = text;
+    while (*p) {
+        if (!isdigit ((unsigned char)*p) && *p != '.')
+            return -1;
+        char *end;
+        errno = 0;
+        double v = strtod (p, &end);
+        if (end == p || errno || v < 0)
+            return -1;
+        p = end;
+        size_t best = 0, best_len = 0;
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+            size_t n = strlen (units[i].unit);
+            //  The longest unit that matches: "ms" before "m".
+            if (n > best_len && strncmp (p, units[i].unit, n) == 0) {
+                best = i;
+                best_len = n;
+            }
+        }
+        if (!best_len)
+            return -1;
+        p += best_len;
+        total_ns += v * units[best].ns;
+        if (total_ns > 9.2e18)
+            return -1;
+    }
+    *ms = (int64_t)(total_ns / 1e6);
+    return 0;
 }
 
 int

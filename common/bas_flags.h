@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef enum {
@@ -20,6 +21,8 @@ typedef enum {
     BAS_FLAG_INT,        // int
     BAS_FLAG_DOUBLE,     // double
     BAS_FLAG_BOOL,       // bool; --name sets true, --name=false sets false
+    BAS_FLAG_DURATION,   // int64_t milliseconds, written as Go writes durations:
+                         // "15s", "1m30s", "500ms", "1.5h" (a unit on every number; "0" alone)
 } bas_flag_type_t;
 
 typedef struct {
@@ -39,6 +42,11 @@ typedef struct {
 //  `summary` head the usage text. Positional arguments are an error.
 int bas_flags_parse (const bas_flag_t *table, void *config, int argc, char **argv,
                      const char *program, const char *summary, char *err, size_t errlen);
+
+//  Parse a Go-style duration ("15s", "1m30s", "250ms", "1.5h"; units ns,
+//  us, µs, ms, s, m, h; "0" alone) into *ms, rounded down to milliseconds.
+//  Returns 0, or -1 for anything else (negative, no unit, overflow).
+int bas_flags_duration (const char *text, int64_t *ms);
 
 //  Print the usage text to `out`.
 void bas_flags_usage (const bas_flag_t *table, const void *config, const char *program,

@@ -29,6 +29,7 @@ struct _bas_replica_t {
     bool held;                     // the store is lent (bas_replica_hold)
     const char *resync_why;        // a resync asked for while lent (static text)
     bool synced;                   // the cache has listed everything
+    bool standby;                  // the cache does not hold the leader lease
     uint64_t epoch;                // the cache's epoch of our snapshot
     uint64_t seq;                  // last applied seq
     zlistx_t *buffer;              // Basalt__V1__Delta* received while awaiting
@@ -132,6 +133,8 @@ s_apply (bas_replica_t *self, Basalt__V1__Delta *delta, bool notify)
     s_node_states (self, delta->node_states, delta->n_node_states);
     if (delta->has_synced)
         self->synced = delta->synced;
+    if (delta->has_standby)
+        self->standby = delta->standby;
     self->seq = delta->seq;
     return 0;
 }
@@ -205,6 +208,7 @@ s_on_snapshot (void *arg, bas_msg_t *msg)
         self->epoch = snap->epoch;
         self->seq = snap->seq;
         self->synced = snap->has_synced && snap->synced;
+        self->standby = snap->has_standby && snap->standby;
         zhashx_purge (self->out_of_sync);
         s_node_states (self, snap->node_states, snap->n_node_states);
         zlistx_purge (self->ignored);
@@ -383,6 +387,12 @@ bool
 bas_replica_ready (bas_replica_t *self)
 {
     return self->has_snapshot && !self->awaiting && self->synced;
+}
+
+bool
+bas_replica_standby (bas_replica_t *self)
+{
+    return self->standby;
 }
 
 bas_store_t *

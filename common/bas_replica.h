@@ -50,6 +50,10 @@ bas_store_t *bas_replica_store (bas_replica_t *self);
 //  every resource from the API.
 bool bas_replica_ready (bas_replica_t *self);
 
+//  True while the cache says it is a standby (it does not hold the leader
+//  lease): the model is kept warm, and nothing is to be acted on.
+bool bas_replica_standby (bas_replica_t *self);
+
 //  Lend the store, with the out-of-sync nodes and ignored devices, to a
 //  zactor (session-svc runs its sessions in one, so that its reactor keeps
 //  answering): until bas_replica_release the replica does not touch them

@@ -98,6 +98,15 @@ s_request (void *arg, const char *method, const char *path, const char *content_
     return bas_kube_request (arg, method, path, content_type, body, done, done_arg);
 }
 
+//  The controller acts (reads the model into its lifecycle, writes to the
+//  API) only on a ready model from a cache that leads: a standby's model is
+//  kept warm and nothing is done with it (cache-svc --leader-elect).
+static bool
+s_active (ctl_t *self)
+{
+    return bas_replica_ready (self->replica) && !bas_replica_standby (self->replica);
+}
+
 static void s_step_arm (ctl_t *self);
 
 //  One slice of the reset or scan under way; the replica's store is lent
@@ -143,7 +152,7 @@ s_reset (ctl_t *self)
 static void
 s_scan (ctl_t *self)
 {
-    if (!bas_replica_ready (self->replica))
+    if (!s_active (self))
         return;
     if (!self->scanned) {
         s_reset (self);
@@ -158,7 +167,7 @@ s_on_upsert (void *arg, const Basalt__V1__Object *obj)
 {
     ctl_t *self = arg;
     ctl_queue_changed (self->queues);
-    if (!bas_replica_ready (self->replica))
+    if (!s_active (self))
         return;
     if (obj->kind_case == BASALT__V1__OBJECT__KIND_POD)
         ctl_lifecycle_pod_upsert (self->life, obj->pod);
@@ -176,8 +185,7 @@ s_on_delete (void *arg, const Basalt__V1__ObjectRef *ref, const Basalt__V1__Obje
         ctl_lifecycle_pod_delete (self->life, ref->key, old ? old->pod : NULL);
     else if (ref->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP)
         ctl_lifecycle_group_delete (self->life, ref->key, old ? old->pod_group : NULL);
-    else if (ref->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE &&
-             bas_replica_ready (self->replica))
+    else if (ref->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE && s_active (self))
         ctl_lifecycle_queue_delete (self->life, ref->key);
 }
 
@@ -187,7 +195,7 @@ s_on_reset (void *arg)
     ctl_t *self = arg;
     self->scanned = false;
     ctl_queue_changed (self->queues);
-    if (bas_replica_ready (self->replica))
+    if (s_active (self))
         s_reset (self);
 }
 
@@ -197,7 +205,7 @@ static void
 s_on_change (void *arg)
 {
     ctl_t *self = arg;
-    if (!self->scanned && bas_replica_ready (self->replica))
+    if (!self->scanned && s_active (self))
         s_reset (self);
 }
 
@@ -224,7 +232,7 @@ s_on_tick (zloop_t *loop, int timer_id, void *arg)
     (void)loop;
     (void)timer_id;
     ctl_t *self = arg;
-    if (bas_replica_ready (self->replica) && !self->holding) {
+    if (s_active (self) && !self->holding) {
         ctl_lifecycle_tick (self->life);
         ctl_queue_step (self->queues, CTL_SLICE_US);
     }

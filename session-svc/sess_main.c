@@ -586,6 +586,9 @@ s_session (sess_t *self, const char *why)
 {
     if (self->job || !bas_replica_ready (self->replica) || bas_replica_busy (self->replica))
         return;
+    //  A standby cache (it does not hold the leader lease): plan nothing.
+    if (bas_replica_standby (self->replica))
+        return;
     if (self->parts_in_flight) {
         if (bas_mono_ms () - self->commit_sent_ms < SESS_COMMIT_TIMEOUT_MS)
             return;
