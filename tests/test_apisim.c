@@ -1158,6 +1158,188 @@ test_watch_events (void **state)
     s_stop (&sim);
 }
 
+#define S_LEASES "/apis/coordination.k8s.io/v1/namespaces/volcano-system/leases"
+
+//  A Lease body as client-go's leaselock writes it: holder, duration,
+//  renewTime (MicroTime), and the resourceVersion it read (rv NULL: none).
+static char *
+s_lease_body (const char *holder, const char *renew, const char *rv)
+{
+    char *text = NULL;
+    char rv_member[64] = "";
+    if (rv)
+        snprintf (rv_member, sizeof rv_member, ",\"resourceVersion\":\"%s\"", rv);
+    int n = asprintf (&text,
+                      "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
+                      "\"metadata\":{\"name\":\"basalt\",\"namespace\":\"volcano-system\"%s},"
+                      "\"spec\":{\"holderIdentity\":\"%s\",\"leaseDurationSeconds\":15,"
+                      "\"acquireTime\":\"2024-01-01T00:00:00.000000Z\","
+                      "\"renewTime\":\"%s\",\"leaseTransitions\":0}}",
+                      rv_member, holder, renew);
+    assert_true (n > 0);
+    return text;
+}
+
+//  Leader election's lock: what client-go's leaselock does (get, create,
+//  update with the resourceVersion it read, watch) gets the real API's
+//  answers, byte for byte where a client reads them.
+static void
+test_leases (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    //  Discovery: the group, and the resource with its scope and no short
+    //  name.
+    cJSON *apis = s_get_json (&sim, "/apis", 200);
+    char *text = cJSON_PrintUnformatted (apis);
+    assert_non_null (strstr (text, "{\"name\":\"coordination.k8s.io\",\"versions\":[{"
+                                   "\"groupVersion\":\"coordination.k8s.io/v1\","
+                                   "\"version\":\"v1\"}]"));
+    free (text);
+    cJSON_Delete (apis);
+    cJSON *gv = s_get_json (&sim, "/apis/coordination.k8s.io/v1", 200);
+    text = cJSON_PrintUnformatted (gv);
+    assert_string_equal (text, "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\","
+                               "\"groupVersion\":\"coordination.k8s.io/v1\",\"resources\":[{"
+                               "\"name\":\"leases\",\"singularName\":\"lease\",\"namespaced\":"
+                               "true,\"kind\":\"Lease\",\"verbs\":[\"create\",\"delete\","
+                               "\"deletecollection\",\"get\",\"list\",\"patch\",\"update\","
+                               "\"watch\"]}]}");
+    free (text);
+    cJSON_Delete (gv);
+    //  OpenAPI: kubectl finds the PATCH of leases (fieldValidation).
+    cJSON *root = s_get_json (&sim, "/openapi/v3", 200);
+    const char *url = s_str (cJSON_GetObjectItem (root, "paths"),
+                             "apis/coordination\\.k8s\\.io/v1.serverRelativeURL");
+    assert_non_null (url);
+    cJSON *doc = s_get_json (&sim, url, 200);
+    cJSON *item = cJSON_GetObjectItem (cJSON_GetObjectItem (doc, "paths"),
+                                       "/apis/coordination.k8s.io/v1/namespaces/{namespace}/"
+                                       "leases/{name}");
+    assert_string_equal (s_str (item, "patch.x-kubernetes-group-version-kind.kind"), "Lease");
+    cJSON_Delete (doc);
+    cJSON_Delete (root);
+
+    //  The namespace first (nothing is created in a missing one).
+    s_ensure_namespace (&sim, "volcano-system");
+    //  A missing lease: 404 with the real message.
+    char *body = NULL;
+    assert_int_equal (util_http_get (sim.port, S_LEASES "/basalt", &body), 404);
+    assert_string_equal (body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                               "\"status\":\"Failure\",\"message\":\"leases.coordination.k8s.io "
+                               "\\\"basalt\\\" not found\",\"reason\":\"NotFound\",\"details\":"
+                               "{\"name\":\"basalt\",\"group\":\"coordination.k8s.io\",\"kind\":"
+                               "\"leases\"},\"code\":404}\n");
+    free (body);
+    //  A watch from the (empty) list's resourceVersion sees every write.
+    cJSON *list = s_get_json (&sim, S_LEASES, 200);
+    assert_string_equal (s_str (list, "kind"), "LeaseList");
+    assert_string_equal (s_str (list, "apiVersion"), "coordination.k8s.io/v1");
+    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItem (list, "items")), 0);
+    char path[256];
+    snprintf (path, sizeof path, S_LEASES "?watch=1&resourceVersion=%s",
+              s_str (list, "metadata.resourceVersion"));
+    cJSON_Delete (list);
+    s_watch_t *w = s_watch_start (&sim, path);
+    s_watch_pump (w, 50);
+
+    //  Create: a spec and no status (a Lease has none).
+    char *create = s_lease_body ("pod-a", "2024-01-01T00:00:00.000000Z", NULL);
+    cJSON *lease = s_send (&sim, "POST", S_LEASES, NULL, create, 201);
+    assert_string_equal (s_str (lease, "kind"), "Lease");
+    assert_string_equal (s_str (lease, "spec.holderIdentity"), "pod-a");
+    assert_null (s_at (lease, "status"));
+    assert_null (s_at (lease, "metadata.generation"));
+    unsigned long long rv1 = s_rv (lease);
+    char rv1_text[32];
+    snprintf (rv1_text, sizeof rv1_text, "%llu", rv1);
+    cJSON_Delete (lease);
+    //  A second candidate creating the same lease: 409 AlreadyExists.
+    char *create_b = s_lease_body ("pod-b", "2024-01-01T00:00:01.000000Z", NULL);
+    assert_int_equal (s_req (&sim, "POST", S_LEASES, NULL, create_b, &body), 409);
+    assert_string_equal (body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                               "\"status\":\"Failure\",\"message\":\"leases.coordination.k8s.io "
+                               "\\\"basalt\\\" already exists\",\"reason\":\"AlreadyExists\","
+                               "\"details\":{\"name\":\"basalt\",\"group\":\"coordination.k8s.io\","
+                               "\"kind\":\"leases\"},\"code\":409}\n");
+    free (body);
+    free (create_b);
+    free (create);
+    //  The holder renews with the resourceVersion it read: a new one.
+    char *renew = s_lease_body ("pod-a", "2024-01-01T00:00:02.000000Z", rv1_text);
+    lease = s_send (&sim, "PUT", S_LEASES "/basalt", NULL, renew, 200);
+    unsigned long long rv2 = s_rv (lease);
+    assert_true (rv2 > rv1);
+    assert_string_equal (s_str (lease, "spec.renewTime"), "2024-01-01T00:00:02.000000Z");
+    assert_null (s_at (lease, "status"));
+    cJSON_Delete (lease);
+    //  The other candidate, with the resourceVersion it read before the
+    //  renewal: 409 Conflict, the real Status, and nothing changes.
+    char *takeover = s_lease_body ("pod-b", "2024-01-01T00:00:03.000000Z", rv1_text);
+    assert_int_equal (s_req (&sim, "PUT", S_LEASES "/basalt", NULL, takeover, &body), 409);
+    assert_string_equal (
+        body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+              "\"Failure\",\"message\":\"Operation cannot be fulfilled on "
+              "leases.coordination.k8s.io \\\"basalt\\\": the object has been modified; please "
+              "apply your changes to the latest version and try again\",\"reason\":\"Conflict\","
+              "\"details\":{\"name\":\"basalt\",\"group\":\"coordination.k8s.io\",\"kind\":"
+              "\"leases\"},\"code\":409}\n");
+    free (body);
+    free (takeover);
+    lease = s_get_json (&sim, S_LEASES "/basalt", 200);
+    assert_string_equal (s_str (lease, "spec.holderIdentity"), "pod-a");
+    assert_int_equal (s_rv (lease), rv2);
+    cJSON_Delete (lease);
+    //  With the current resourceVersion the takeover succeeds.
+    char rv2_text[32];
+    snprintf (rv2_text, sizeof rv2_text, "%llu", rv2);
+    takeover = s_lease_body ("pod-b", "2024-01-01T00:00:04.000000Z", rv2_text);
+    lease = s_send (&sim, "PUT", S_LEASES "/basalt", NULL, takeover, 200);
+    unsigned long long rv3 = s_rv (lease);
+    assert_true (rv3 > rv2);
+    assert_string_equal (s_str (lease, "spec.holderIdentity"), "pod-b");
+    cJSON_Delete (lease);
+    free (takeover);
+    free (renew);
+    //  A strategic merge patch (what `kubectl annotate` sends) is a write.
+    lease = s_send (&sim, "PATCH", S_LEASES "/basalt", "application/strategic-merge-patch+json",
+                    "{\"spec\":{\"leaseTransitions\":1}}", 200);
+    unsigned long long rv4 = s_rv (lease);
+    assert_true (rv4 > rv3);
+    cJSON_Delete (lease);
+    //  A lease is listed across namespaces, and deleted.
+    list = s_get_json (&sim, "/apis/coordination.k8s.io/v1/leases", 200);
+    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItem (list, "items")), 1);
+    assert_string_equal (s_str (list, "items.0.metadata.namespace"), "volcano-system");
+    cJSON_Delete (list);
+    cJSON_Delete (s_send (&sim, "DELETE", S_LEASES "/basalt", NULL, NULL, 200));
+    assert_int_equal (util_http_get (sim.port, S_LEASES "/basalt", NULL), 404);
+
+    //  The watch saw each write with the resourceVersion its reply had.
+    s_watch_wait_lines (w, 5);
+    const char *types[] = {"ADDED", "MODIFIED", "MODIFIED", "MODIFIED", "DELETED"};
+    const unsigned long long rvs[] = {rv1, rv2, rv3, rv4, 0};
+    const char *holders[] = {"pod-a", "pod-a", "pod-b", "pod-b", "pod-b"};
+    unsigned long long last = 0;
+    for (int i = 0; i < 5; i++) {
+        cJSON *event = s_watch_event (w, i);
+        assert_string_equal (s_event_type (event), types[i]);
+        cJSON *obj = cJSON_GetObjectItem (event, "object");
+        assert_string_equal (s_str (obj, "kind"), "Lease");
+        assert_string_equal (s_str (obj, "spec.holderIdentity"), holders[i]);
+        unsigned long long rv = s_rv (obj);
+        if (rvs[i])
+            assert_int_equal (rv, rvs[i]);
+        assert_true (rv > last);
+        last = rv;
+        cJSON_Delete (event);
+    }
+    assert_int_equal (s_watch_lines (w), 5);
+    s_watch_destroy (&w);
+    s_stop (&sim);
+}
+
 static void
 test_watch_expired (void **state)
 {
@@ -1369,6 +1551,7 @@ main (void)
         cmocka_unit_test_teardown (test_paging, s_teardown),
         cmocka_unit_test_teardown (test_selectors, s_teardown),
         cmocka_unit_test_teardown (test_watch_events, s_teardown),
+        cmocka_unit_test_teardown (test_leases, s_teardown),
         cmocka_unit_test_teardown (test_watch_expired, s_teardown),
         cmocka_unit_test_teardown (test_watch_bookmarks_and_timeout, s_teardown),
         cmocka_unit_test_teardown (test_watch_clients_come_and_go, s_teardown),

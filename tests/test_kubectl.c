@@ -765,6 +765,42 @@ test_crd_schema_and_events (void **state)
     s_env_stop (&env);
 }
 
+//  Leases (leader election's lock): kubectl finds the kind through
+//  discovery, lists it across namespaces and reads one back.
+static void
+test_leases (void **state)
+{
+    (void)state;
+    s_env_t env;
+    s_env_start (&env);
+    assert_int_equal (util_http_request (env.sim.port, "POST", "/api/v1/namespaces", NULL,
+                                         "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+                                         "\"metadata\":{\"name\":\"volcano-system\"}}",
+                                         NULL),
+                      201);
+    assert_int_equal (
+        util_http_request (env.sim.port, "POST",
+                           "/apis/coordination.k8s.io/v1/namespaces/volcano-system/leases", NULL,
+                           "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
+                           "\"metadata\":{\"name\":\"basalt\"},\"spec\":{\"holderIdentity\":"
+                           "\"pod-a\",\"leaseDurationSeconds\":15}}",
+                           NULL),
+        201);
+    KUBECTL_OK (&env, "get", "leases", "-A");
+    s_expect (&env, "NAMESPACE");
+    s_expect (&env, "volcano-system");
+    s_expect (&env, "basalt");
+    KUBECTL_OK (&env, "get", "lease", "basalt", "-n", "volcano-system", "-o",
+                "jsonpath={.spec.holderIdentity}/{.spec.leaseDurationSeconds}");
+    assert_string_equal (env.text, "pod-a/15");
+    KUBECTL_OK (&env, "delete", "lease", "basalt", "-n", "volcano-system");
+    s_expect (&env, "lease.coordination.k8s.io \"basalt\" deleted");
+    assert_int_equal (s_code (&env, "/apis/coordination.k8s.io/v1/namespaces/volcano-system/"
+                                    "leases/basalt"),
+                      404);
+    s_env_stop (&env);
+}
+
 //  Print what kubectl says of its version, so the log shows which kubectl
 //  ran. A kubectl that is there but does not run is a failure, not a skip.
 static int
@@ -826,6 +862,7 @@ main (void)
         cmocka_unit_test_teardown (test_deployments, s_teardown),
         cmocka_unit_test_teardown (test_openapi_media_types, s_teardown),
         cmocka_unit_test_teardown (test_crd_schema_and_events, s_teardown),
+        cmocka_unit_test_teardown (test_leases, s_teardown),
     };
     int rc = cmocka_run_group_tests (tests, NULL, NULL);
     util_rmtree (s_run.dir);

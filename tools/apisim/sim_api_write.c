@@ -254,12 +254,12 @@ sim_api_prepare_new (sim_api_t *self, sim_ctx_t *ctx, const sim_kind_t *kind, cJ
         (!keep || !cJSON_IsNumber (cJSON_GetObjectItemCaseSensitive (meta, "generation"))))
         sim_json_set (meta, "generation", cJSON_CreateNumber (1));
     //  Built-in types serialise their spec and status structs even when
-    //  empty ("spec":{}), so JSON patches can add below them (Events and
-    //  PriorityClasses have neither).
-    if (kind->builtin && kind->id != SIM_KIND_PRIORITYCLASSES && kind->id != SIM_KIND_EVENTS) {
+    //  empty ("spec":{}), so JSON patches can add below them; the kind
+    //  table says which of the two a kind has.
+    if (kind->has_spec)
         sim_json_obj (obj, "spec");
+    if (kind->has_status)
         sim_json_obj (obj, "status");
-    }
     if (kind->id == SIM_KIND_NAMESPACES) {
         cJSON *spec = sim_json_obj (obj, "spec");
         if (!cJSON_GetObjectItemCaseSensitive (spec, "finalizers")) {

@@ -6,36 +6,55 @@
 #include <stdio.h>
 #include <string.h>
 
+//  Each row: id, resource, singular, Kind, list Kind, group, version,
+//  apiVersion, short names; then the flags that are true (the others are
+//  false, and name_rule is SIM_NAME_SUBDOMAIN).
+//  Built-in types serialise their spec and status structs even when empty
+//  ("spec":{}), so JSON patches can add below them; kinds with neither
+//  (PriorityClass, Event, ConfigMap, …) are top-level fields only.
 static const sim_kind_t s_kinds[SIM_KIND_COUNT] = {
     {SIM_KIND_NAMESPACES, "namespaces", "namespace", "Namespace", "NamespaceList", "", "v1", "v1",
-     "ns", false, true, true, false},
-    {SIM_KIND_NODES, "nodes", "node", "Node", "NodeList", "", "v1", "v1", "no", false, true, true,
-     false},
-    {SIM_KIND_PODS, "pods", "pod", "Pod", "PodList", "", "v1", "v1", "po", true, true, true, false},
+     "ns", .status_subresource = true, .builtin = true, .has_spec = true, .has_status = true,
+     .name_rule = SIM_NAME_LABEL},
+    {SIM_KIND_NODES, "nodes", "node", "Node", "NodeList", "", "v1", "v1", "no",
+     .status_subresource = true, .builtin = true, .has_spec = true, .has_status = true},
+    {SIM_KIND_PODS, "pods", "pod", "Pod", "PodList", "", "v1", "v1", "po", .namespaced = true,
+     .status_subresource = true, .builtin = true, .has_spec = true, .has_status = true},
     {SIM_KIND_PRIORITYCLASSES, "priorityclasses", "priorityclass", "PriorityClass",
-     "PriorityClassList", "scheduling.k8s.io", "v1", "scheduling.k8s.io/v1", "pc", false, false,
-     true, true},
+     "PriorityClassList", "scheduling.k8s.io", "v1", "scheduling.k8s.io/v1", "pc", .builtin = true,
+     .has_generation = true},
     {SIM_KIND_PODGROUPS, "podgroups", "podgroup", "PodGroup", "PodGroupList",
      "scheduling.volcano.sh", "v1beta1", "scheduling.volcano.sh/v1beta1", "pg,podgroup-v1beta1",
-     true, false, false, true},
+     .namespaced = true, .has_generation = true},
     {SIM_KIND_QUEUES, "queues", "queue", "Queue", "QueueList", "scheduling.volcano.sh", "v1beta1",
-     "scheduling.volcano.sh/v1beta1", "q,queue-v1beta1", false, true, false, true},
+     "scheduling.volcano.sh/v1beta1", "q,queue-v1beta1", .status_subresource = true,
+     .has_generation = true},
     {SIM_KIND_DEPLOYMENTS, "deployments", "deployment", "Deployment", "DeploymentList", "apps",
-     "v1", "apps/v1", "deploy", true, true, true, true},
+     "v1", "apps/v1", "deploy", .namespaced = true, .status_subresource = true, .builtin = true,
+     .has_generation = true, .has_spec = true, .has_status = true},
     {SIM_KIND_REPLICASETS, "replicasets", "replicaset", "ReplicaSet", "ReplicaSetList", "apps",
-     "v1", "apps/v1", "rs", true, true, true, true},
+     "v1", "apps/v1", "rs", .namespaced = true, .status_subresource = true, .builtin = true,
+     .has_generation = true, .has_spec = true, .has_status = true},
     //  Stored only (no controller): owners the PodGroup controller reads,
     //  and the Events it writes.
     {SIM_KIND_STATEFULSETS, "statefulsets", "statefulset", "StatefulSet", "StatefulSetList", "apps",
-     "v1", "apps/v1", "sts", true, true, true, true},
-    {SIM_KIND_JOBS, "jobs", "job", "Job", "JobList", "batch", "v1", "batch/v1", "", true, true,
-     true, true},
-    {SIM_KIND_EVENTS, "events", "event", "Event", "EventList", "", "v1", "v1", "ev", true, false,
-     true, false},
+     "v1", "apps/v1", "sts", .namespaced = true, .status_subresource = true, .builtin = true,
+     .has_generation = true, .has_spec = true, .has_status = true},
+    {SIM_KIND_JOBS, "jobs", "job", "Job", "JobList", "batch", "v1", "batch/v1", "",
+     .namespaced = true, .status_subresource = true, .builtin = true, .has_generation = true,
+     .has_spec = true, .has_status = true},
+    {SIM_KIND_EVENTS, "events", "event", "Event", "EventList", "", "v1", "v1", "ev",
+     .namespaced = true, .builtin = true},
     //  Stored only: status.used is what the file or the client says (there
     //  is no quota controller counting pods).
     {SIM_KIND_RESOURCEQUOTAS, "resourcequotas", "resourcequota", "ResourceQuota",
-     "ResourceQuotaList", "", "v1", "v1", "quota", true, true, true, false},
+     "ResourceQuotaList", "", "v1", "v1", "quota", .namespaced = true, .status_subresource = true,
+     .builtin = true, .has_spec = true, .has_status = true},
+    //  Stored only: leader election's lock (client-go's leaselock: get,
+    //  create, update with the read resourceVersion, watch). A Lease has a
+    //  spec and no status.
+    {SIM_KIND_LEASES, "leases", "lease", "Lease", "LeaseList", "coordination.k8s.io", "v1",
+     "coordination.k8s.io/v1", "", .namespaced = true, .builtin = true, .has_spec = true},
 };
 
 const sim_kind_t *

@@ -4,7 +4,16 @@
     router, discovery and the error messages need: group, version, plural
     and Kind names, scope, whether it has a /status subresource, and whether
     it is a built-in type (built-ins accept strategic merge patches and
-    unconditional updates; CRDs do not). Rows are static and never change.
+    unconditional updates; CRDs do not), which of spec and status a
+    built-in always serialises, and how its names are validated. Rows are
+    static and never change.
+
+    Kinds without a controller here (StatefulSets, Jobs, Events, the
+    deploy kinds: ServiceAccounts, ConfigMaps, Secrets, Services, RBAC,
+    PodDisruptionBudgets, HorizontalPodAutoscalers, Leases) are stored
+    only: the generic verbs (create, get, list, watch, update, patch,
+    delete, deletecollection) with the API's optimistic concurrency,
+    resourceVersions and watch events are all they get.
 */
 #ifndef SIM_KIND_H
 #define SIM_KIND_H
@@ -25,23 +34,34 @@ typedef enum {
     SIM_KIND_JOBS,
     SIM_KIND_EVENTS,
     SIM_KIND_RESOURCEQUOTAS,
+    SIM_KIND_LEASES,
     SIM_KIND_COUNT
 } sim_kind_id_t;
 
+//  How metadata.name is validated on create (apimachinery's name
+//  validators as each kind's registry picks them).
+typedef enum {
+    SIM_NAME_SUBDOMAIN = 0, // DNS-1123 subdomain: most kinds
+    SIM_NAME_LABEL,         // DNS-1123 label: Namespaces
+} sim_name_rule_t;
+
 typedef struct {
-    sim_kind_id_t id;        // index in the table
-    const char *resource;    // plural resource name ("pods")
-    const char *singular;    // "pod"
-    const char *kind;        // "Pod"
-    const char *list_kind;   // "PodList"
-    const char *group;       // "" for core
-    const char *version;     // "v1"
-    const char *api_version; // "v1" or "group/version"
-    const char *short_names; // comma-separated short names, or ""
-    bool namespaced;         // objects live in a namespace
-    bool status_subresource; // has /status (PUT/PATCH there keep only status)
-    bool builtin;            // built-in type, not a CRD
-    bool has_generation;     // metadata.generation is kept and bumped on spec change
+    sim_kind_id_t id;          // index in the table
+    const char *resource;      // plural resource name ("pods")
+    const char *singular;      // "pod"
+    const char *kind;          // "Pod"
+    const char *list_kind;     // "PodList"
+    const char *group;         // "" for core
+    const char *version;       // "v1"
+    const char *api_version;   // "v1" or "group/version"
+    const char *short_names;   // comma-separated short names, or ""
+    bool namespaced;           // objects live in a namespace
+    bool status_subresource;   // has /status (PUT/PATCH there keep only status)
+    bool builtin;              // built-in type, not a CRD
+    bool has_generation;       // metadata.generation is kept and bumped on spec change
+    bool has_spec;             // built-in whose spec is serialised even when empty ("spec":{})
+    bool has_status;           // built-in whose status is serialised even when empty
+    sim_name_rule_t name_rule; // metadata.name validation
 } sim_kind_t;
 
 //  The row for an id; NULL if out of range.

@@ -55,7 +55,7 @@
 
 //  Version of the documents (part of serverRelativeURL, for clients that
 //  cache by URL): bump when the documents change.
-#define S_OPENAPI_HASH "basalt-apisim-2"
+#define S_OPENAPI_HASH "basalt-apisim-3"
 //  info.title and info.version of every document (the version is the one
 //  /version reports, sim_api.c).
 #define S_OPENAPI_TITLE "Kubernetes"

@@ -87,7 +87,7 @@ s_check_name (const char *name, bool label, bool prefix, const char *field,
 void
 sim_valid_meta (const sim_kind_t *kind, const cJSON *obj, sim_field_errors_t *errs)
 {
-    bool label = kind->id == SIM_KIND_NAMESPACES;
+    bool label = kind->name_rule == SIM_NAME_LABEL;
     const char *gen = sim_json_str (obj, "metadata.generateName");
     if (gen && *gen)
         s_check_name (gen, label, true, "metadata.generateName", errs);
