@@ -140,11 +140,20 @@ bas_flags_duration (const char *text, int64_t *ms)
     while (*p) {
         if (!isdigit ((unsigned char)*p) && *p != '.')
             return -1;
-        char *end;
-        errno = 0;
-        double v = strtod (p, &end);
-        if (end == p || errno || v < 0)
+        //  Digits and one '.', nothing strtod would also take (no exponent,
+        //  no sign, no hex).
+        const char *end = p;
+        int dots = 0;
+        while (isdigit ((unsigned char)*end) || *end == '.')
+            dots += *end++ == '.';
+        if (dots > 1 || end == p || (end - p == 1 && *p == '.'))
             return -1;
+        char number[64];
+        if ((size_t)(end - p) >= sizeof number)
+            return -1;
+        memcpy (number, p, (size_t)(end - p));
+        number[end - p] = '\0';
+        double v = strtod (number, NULL);
         p = end;
         size_t best = 0, best_len = 0;
         for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {

@@ -299,6 +299,54 @@ test_usage (void **state)
     free (text);
 }
 
+//  Durations as Go writes them (Volcano's and kube-scheduler's flags take
+//  these): each number with its unit, the longest unit that matches.
+static void
+test_durations (void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int64_t ms;
+    } good[] = {{"15s", 15000},   {"500ms", 500},
+                {"1m30s", 90000}, {"1.5h", 5400000},
+                {"2m", 120000},   {"0", 0},
+                {"0s", 0},        {"1500us", 1},
+                {"10ns", 0},      {"1h0m0.25s", 3600250}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        int64_t ms = -1;
+        assert_int_equal (bas_flags_duration (good[i].text, &ms), 0);
+        assert_int_equal (ms, good[i].ms);
+    }
+    static const char *const bad[] = {"",    "15",  "s",    "-1s",  "1x",
+                                      "1s2", "1 s", "ms15", "1e3s", "99999999999h"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t ms = 7;
+        assert_int_equal (bas_flags_duration (bad[i], &ms), -1);
+        assert_int_equal (ms, 7);
+    }
+    //  Through a table: the error names the flag and the value.
+    typedef struct {
+        int64_t lease_ms;
+    } s_cfg_t;
+    const bas_flag_t table[] = {
+        {"lease-duration", BAS_FLAG_DURATION, offsetof (s_cfg_t, lease_ms), "DURATION", "lease"},
+        {NULL, 0, 0, NULL, NULL},
+    };
+    s_cfg_t cfg = {15000};
+    char err[256] = "";
+    char *ok_argv[] = {"prog", "--lease-duration=2s", NULL};
+    assert_int_equal (bas_flags_parse (table, &cfg, 2, ok_argv, "prog", "", err, sizeof err),
+                      BAS_FLAGS_OK);
+    assert_int_equal (cfg.lease_ms, 2000);
+    char *bad_argv[] = {"prog", "--lease-duration", "15", NULL};
+    assert_int_equal (bas_flags_parse (table, &cfg, 3, bad_argv, "prog", "", err, sizeof err),
+                      BAS_FLAGS_ERROR);
+    assert_non_null (strstr (err, "--lease-duration"));
+    assert_non_null (strstr (err, "\"15\" is not a duration"));
+    assert_int_equal (cfg.lease_ms, 2000);
+}
+
 int
 main (void)
 {
@@ -311,6 +359,7 @@ main (void)
         cmocka_unit_test_setup (test_unknown_and_positional, s_setup),
         cmocka_unit_test_setup (test_help_and_version, s_setup),
         cmocka_unit_test_setup (test_usage, s_setup),
+        cmocka_unit_test (test_durations),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

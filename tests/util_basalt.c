@@ -212,6 +212,32 @@ util_basalt_kill (util_basalt_t *env, int which, int sig)
 }
 
 bool
+util_basalt_wait_exit (util_basalt_t *env, int which, int code, int timeout_ms)
+{
+    pid_t pid = env->pids[which];
+    if (pid <= 0) {
+        env->failures++;
+        fprintf (stderr, "util_basalt: FAILED: %s is not running: it cannot exit\n",
+                 util_basalt_names[which]);
+        return false;
+    }
+    int st = s_wait (pid, timeout_ms);
+    bool forced = false;
+    if (st == -2)
+        st = s_signal_and_reap (pid, SIGKILL, &forced);
+    env->pids[which] = 0;
+    bool expected = !forced && st >= 0 && WIFEXITED (st) && WEXITSTATUS (st) == code;
+    if (!expected) {
+        char when[96];
+        snprintf (when, sizeof when, "while the test waited %d ms for it to exit %d%s", timeout_ms,
+                  code, forced ? " (then killed)" : "");
+        s_failed (env, util_basalt_names[which], env->instances[which], pid, st, when,
+                  env->logs[which]);
+    }
+    return expected;
+}
+
+bool
 util_basalt_alive (util_basalt_t *env, int which)
 {
     pid_t pid = env->pids[which];

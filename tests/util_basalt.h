@@ -65,6 +65,13 @@ void util_basalt_start (util_basalt_t *env, int which, const char *const *extra)
 //  (see above). Returns true when `sig` ended it. The slot is then empty.
 bool util_basalt_kill (util_basalt_t *env, int which, int sig);
 
+//  Wait up to timeout_ms for service `which` to exit by itself with exit
+//  status `code` (a test that makes it stop on purpose: cache-svc exits 3
+//  when it loses the leader lease) and reap it. Any other end, or none in
+//  time (then it is killed), is a failure as above. True when it exited
+//  with `code`. The slot is then empty.
+bool util_basalt_wait_exit (util_basalt_t *env, int which, int code, int timeout_ms);
+
 //  True while service `which` runs. A service that has ended is reaped,
 //  its end checked (a failure: nothing asked it to stop), and false returned.
 bool util_basalt_alive (util_basalt_t *env, int which);
