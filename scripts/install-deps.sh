@@ -32,6 +32,8 @@ command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
 # wrote (test_python_client): Debian's package, for Debian's /usr/bin/python3
 # (it brings python3 with it).
 PACKAGES+=(python3-kubernetes)
+# scripts/run-manifests.py (test_e2e_deploy) reads the rendered manifests.
+PACKAGES+=(python3-yaml)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
