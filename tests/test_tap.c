@@ -1012,7 +1012,7 @@ test_silent_endpoint_warned (void **state)
     snprintf (out, sizeof out, "%s/tcp.out", env.dir);
     char *tcp[] = {s_tap_bin (), "tcp://127.0.0.1:1", NULL};
     assert_int_equal (util_run (tcp, out, S_WAIT_MS), 1);
-    s_grep_t g3 = {out, "needs CURVE keys", 1};
+    s_grep_t g3 = {out, "give --curve-cert FILE", 1};
     assert_true (s_file_has (&g3));
     s_env_fini (&env);
 }
