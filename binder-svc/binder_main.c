@@ -23,7 +23,6 @@ typedef struct {
     int concurrency;
     const char *binder_id;
     bas_kube_flags_t kube;
-    const char *curve_cert;
     const char *curve_server;
 } binder_config_t;
 
@@ -36,8 +35,6 @@ static const bas_flag_t s_flags[] = {
      "API writes in flight at once (credits announced to the cache)"},
     {"binder-id", BAS_FLAG_STRING, offsetof (binder_config_t, binder_id), "NAME",
      "name shown in the cache's logs (default host-pid)"},
-    {"curve-cert", BAS_FLAG_STRING, offsetof (binder_config_t, curve_cert), "FILE",
-     "own CURVE certificate for tcp:// endpoints"},
     {"curve-server", BAS_FLAG_STRING, offsetof (binder_config_t, curve_server), "FILE",
      "cache-svc's public CURVE certificate"},
     {NULL},
@@ -329,7 +326,7 @@ main (int argc, char **argv)
     char err[512];
     bas_kube_config_t kcfg = {0};
     bas_sock_opts_t opts = bas_sock_opts_default ();
-    opts.curve_cert = self.config.curve_cert;
+    opts.curve_cert = self.config.common.curve_cert;
     opts.curve_server = self.config.curve_server;
     //  One identity for this process's whole life: when the connection to
     //  cache-svc drops and comes back (a cache frozen past the ZMTP

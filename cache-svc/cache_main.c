@@ -41,8 +41,6 @@ typedef struct {
     bas_kube_flags_t kube;
     const char *scheduler_name;
     const char *ignored_devices;
-    const char *curve_cert;
-    const char *curve_clients;
     bool leader_elect;
     int64_t lease_duration_ms;
     int64_t renew_deadline_ms;
@@ -65,10 +63,6 @@ static const bas_flag_t s_flags[] = {
      "comma-separated scheduler names whose pods are scheduled"},
     {"ignored-devices", BAS_FLAG_STRING, offsetof (cache_config_t, ignored_devices), "NAMES",
      "comma-separated resource names sessions ignore"},
-    {"curve-cert", BAS_FLAG_STRING, offsetof (cache_config_t, curve_cert), "FILE",
-     "CURVE certificate for tcp:// endpoints"},
-    {"curve-clients", BAS_FLAG_STRING, offsetof (cache_config_t, curve_clients), "DIR",
-     "directory of allowed client public certificates (tcp://)"},
     {"leader-elect", BAS_FLAG_BOOL, offsetof (cache_config_t, leader_elect), NULL,
      "hold a coordination.k8s.io Lease to lead; until then serve the model as a standby (no "
      "work, no commits)"},
@@ -152,7 +146,6 @@ struct _cache_t {
     zlistx_t *snapshots;  // s_snap_job_t being sent, in turn
     int snapshot_timer;   // the next slice's timer, or -1
     bas_kube_t *kube;
-    zactor_t *auth;
     zsock_t *router;  // snapshots and commits
     zsock_t *pub;     // deltas
     zsock_t *workers; // binders
@@ -1122,9 +1115,10 @@ main (int argc, char **argv)
     char err[512];
     bas_kube_config_t kcfg = {0};
     bas_sock_opts_t opts = bas_sock_opts_default ();
-    opts.curve_cert = self.config.curve_cert;
-    opts.curve_clients = self.config.curve_clients;
-    self.auth = bas_sock_auth_new (self.config.curve_clients);
+    //  --curve-cert and --curve-clients are the shared flags: bas_svc runs
+    //  the process's one authenticator for these sockets and its tap.
+    opts.curve_cert = self.config.common.curve_cert;
+    opts.curve_clients = self.config.common.curve_clients;
     self.router =
         bas_sock_new (ZMQ_ROUTER, self.config.snapshot_endpoint, true, &opts, err, sizeof err);
     self.pub = self.router ? bas_sock_new (ZMQ_PUB, self.config.delta_endpoint, true, &opts, err,
@@ -1211,7 +1205,6 @@ done:
             zsock_set_linger (*socks[i], 0);
         zsock_destroy (socks[i]);
     }
-    zactor_destroy (&self.auth);
     cache_work_destroy (&self.work);
     zlistx_destroy (&self.commits);
     zlistx_destroy (&self.snapshots);

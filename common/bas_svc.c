@@ -57,6 +57,7 @@ struct _bas_svc_t {
     zloop_t *loop;          // the reactor
     bas_http_t *http;       // health and metrics server
     bas_metrics_t *metrics; // owned registry
+    zactor_t *auth;         // the process's CURVE authenticator (--curve-clients), or NULL
     zsock_t *tap;           // XPUB mirror, or NULL
     int tap_subscribers;    // subscriptions the XPUB reported, minus cancellations
     uint64_t tap_seq;       // mirroring attempts, numbered (gaps = drops)
@@ -326,12 +327,40 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
     self->tap_prefix_len = plen > 0 && (size_t)plen < sizeof self->tap_prefix
                                ? (size_t)plen
                                : strlen (self->tap_prefix);
+    //  Before any socket binds: a CURVE server socket whose domain has no
+    //  ZAP handler yet lets every key in.
+    if (common->curve_clients && *common->curve_clients) {
+        self->auth = bas_sock_auth_new (common->curve_clients);
+        if (!self->auth) {
+            bas_error ("curve_auth_failed", "clients=%s msg=\"cannot start the authenticator\"",
+                       common->curve_clients);
+            *exit_code = 1;
+            bas_svc_destroy (&self);
+            return NULL;
+        }
+    }
     if (common->tap && *common->tap) {
+        //  Subscribers on tcp:// are authenticated like any other client;
+        //  bas_sock_new refuses a tcp:// bind without both, but say here
+        //  that it is --tap that asked for it.
+        if (strncmp (common->tap, "tcp://", 6) == 0 &&
+            !(common->curve_cert && *common->curve_cert && common->curve_clients &&
+              *common->curve_clients)) {
+            bas_error ("bad_flags",
+                       "msg=\"--tap %s is tcp://: its subscribers must authenticate, give "
+                       "--curve-cert FILE and --curve-clients DIR (or use an ipc:// tap)\"",
+                       common->tap);
+            *exit_code = 2;
+            bas_svc_destroy (&self);
+            return NULL;
+        }
         bas_sock_opts_t opts = bas_sock_opts_default ();
         opts.sndhwm = common->tap_hwm > 0 ? common->tap_hwm : S_TAP_HWM;
+        opts.curve_cert = common->curve_cert;
+        opts.curve_clients = common->curve_clients;
         self->tap = bas_sock_new (ZMQ_XPUB, common->tap, true, &opts, err, sizeof err);
         if (!self->tap) {
-            bas_error ("tap_bind_failed", "endpoint=%s msg=\"%s\"", common->tap, err);
+            bas_error ("tap_bind_failed", "endpoint=%s msg=\"--tap: %s\"", common->tap, err);
             *exit_code = 1;
             bas_svc_destroy (&self);
             return NULL;
@@ -367,6 +396,7 @@ bas_svc_destroy (bas_svc_t **self_p)
     if (self->tap)
         zloop_reader_end (self->loop, self->tap);
     zsock_destroy (&self->tap);
+    zactor_destroy (&self->auth); // after the tap, and after the service's own sockets
     zloop_destroy (&self->loop);
     zlistx_destroy (&self->handlers);
     if (self->sigfd >= 0)

@@ -25,6 +25,15 @@
     A stalled subscriber therefore stops the mirror for all subscribers of
     that service (NODROP applies to the socket) until it reads again; it
     never touches the real sockets.
+
+    CURVE (--curve-cert FILE, --curve-clients DIR) is shared by every
+    service: a tcp:// endpoint it binds, the tap's among them, takes its own
+    certificate and lets in only the clients whose public certificates are
+    in DIR. bas_svc starts the process's one ZAP authenticator (a zauth
+    actor: libzmq allows one handler per context, and czmq has one context)
+    when --curve-clients is given; services bind their own tcp:// sockets
+    with the same two flags and start no other. A tcp:// tap without both
+    flags refuses to start: nothing on tcp:// goes unauthenticated.
 */
 #ifndef BAS_SVC_H
 #define BAS_SVC_H
@@ -44,13 +53,15 @@
 //  Flags shared by every service; embed as the member `common` of a
 //  service's config struct and list BAS_SVC_FLAGS (type) in its table.
 typedef struct {
-    const char *http;       // HTTP listen address for health and metrics
-    const char *log_format; // text or json
-    int verbosity;          // --v
-    const char *tap;        // XPUB endpoint mirroring every message, or NULL
-    int tap_hwm;            // messages queued per tap subscriber before drops (<= 0: default)
-    int tap_sndbuf;         // kernel send buffer of the tap socket in bytes (<= 0: the OS's)
-    bool http_debug_public; // serve /debug/* on the --http address to every client
+    const char *http;          // HTTP listen address for health and metrics
+    const char *log_format;    // text or json
+    int verbosity;             // --v
+    const char *tap;           // XPUB endpoint mirroring every message, or NULL
+    int tap_hwm;               // messages queued per tap subscriber before drops (<= 0: default)
+    int tap_sndbuf;            // kernel send buffer of the tap socket in bytes (<= 0: the OS's)
+    bool http_debug_public;    // serve /debug/* on the --http address to every client
+    const char *curve_cert;    // own CURVE certificate file for tcp:// endpoints, or NULL
+    const char *curve_clients; // directory of allowed clients' public certificates, or NULL
 } bas_svc_flags_t;
 
 #define BAS_SVC_FLAGS(type)                                                                        \
@@ -65,9 +76,13 @@ typedef struct {
          "tap messages queued for subscribers before the tap drops (and counts) them"},            \
         {"tap-sndbuf", BAS_FLAG_INT, offsetof (type, common.tap_sndbuf), "BYTES",                  \
          "kernel send buffer of the tap socket (default: the OS's)"},                              \
+        {"http-debug-public", BAS_FLAG_BOOL, offsetof (type, common.http_debug_public), NULL,      \
+         "serve /debug/state to every client of --http, not to localhost only"},                   \
+        {"curve-cert", BAS_FLAG_STRING, offsetof (type, common.curve_cert), "FILE",                \
+         "own CURVE certificate for tcp:// (FILE public, FILE_secret secret)"},                    \
     {                                                                                              \
-        "http-debug-public", BAS_FLAG_BOOL, offsetof (type, common.http_debug_public), NULL,       \
-            "serve /debug/state to every client of --http, not to localhost only"                  \
+        "curve-clients", BAS_FLAG_STRING, offsetof (type, common.curve_clients), "DIR",            \
+            "directory of the public CURVE certificates let in on bound tcp:// (the tap too)"      \
     }
 
 //  Flags of every service that talks to the Kubernetes API; embed as the

@@ -33,7 +33,6 @@ typedef struct {
     bas_kube_flags_t kube;
     const char *scheduler_name;
     const char *default_queue;
-    const char *curve_cert;
     const char *curve_server;
     const char *watch_owners;
     int retry_ms;
@@ -54,8 +53,6 @@ static const bas_flag_t s_flags[] = {
      "comma-separated owner kinds to watch (replicasets, statefulsets); \"\" for none"},
     {"retry-ms", BAS_FLAG_INT, offsetof (ctl_config_t, retry_ms), "MS",
      "a failed PodGroup action is tried again after this"},
-    {"curve-cert", BAS_FLAG_STRING, offsetof (ctl_config_t, curve_cert), "FILE",
-     "own CURVE certificate for tcp:// endpoints"},
     {"curve-server", BAS_FLAG_STRING, offsetof (ctl_config_t, curve_server), "FILE",
      "cache-svc's public CURVE certificate"},
     {NULL},
@@ -319,7 +316,7 @@ main (int argc, char **argv)
         .metrics = self.metrics,
     };
     bas_sock_opts_t opts = bas_sock_opts_default ();
-    opts.curve_cert = self.config.curve_cert;
+    opts.curve_cert = self.config.common.curve_cert;
     opts.curve_server = self.config.curve_server;
     bas_replica_fns_t fns = {s_on_reset, s_on_upsert, s_on_delete, s_on_change};
     self.replica =

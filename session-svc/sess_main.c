@@ -58,7 +58,6 @@ typedef struct {
     int schedule_period_ms;
     int max_sessions;
     int step_quiet_ms;
-    const char *curve_cert;
     const char *curve_server;
 } sess_config_t;
 
@@ -76,8 +75,6 @@ static const bas_flag_t s_flags[] = {
      "run N sessions, each once the model has been quiet, then stop scheduling (0: no limit)"},
     {"step-quiet-ms", BAS_FLAG_INT, offsetof (sess_config_t, step_quiet_ms), "MS",
      "with --max-sessions: how long the model must be unchanged before the next session"},
-    {"curve-cert", BAS_FLAG_STRING, offsetof (sess_config_t, curve_cert), "FILE",
-     "own CURVE certificate for tcp:// endpoints"},
     {"curve-server", BAS_FLAG_STRING, offsetof (sess_config_t, curve_server), "FILE",
      "cache-svc's public CURVE certificate"},
     {NULL},
@@ -923,7 +920,7 @@ main (int argc, char **argv)
     }
     char err[512];
     bas_sock_opts_t opts = bas_sock_opts_default ();
-    opts.curve_cert = self.config.curve_cert;
+    opts.curve_cert = self.config.common.curve_cert;
     opts.curve_server = self.config.curve_server;
     self.worker = zactor_new (s_worker, NULL);
     if (!self.worker) {

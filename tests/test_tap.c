@@ -13,6 +13,11 @@
     - --stats, --record and --read: per-link per-type counts and rates, and
       the drops seen as gaps in tap_seq.
     - bas_pbjson_to_message refuses malformed JSON with a reason.
+    - A tap on tcp:// (a real binder-svc, the real basalt-tap) takes the
+      service's CURVE certificates: a basalt-tap whose certificate is in
+      --curve-clients gets the messages, one whose certificate is not (and a
+      plain subscriber) gets nothing; either side refuses tcp:// without
+      the certificates, naming the flags.
 
     Tests wait for conditions (util_wait_until), never fixed sleeps, and use
     their own ipc directory.
@@ -37,6 +42,7 @@
 #include "bas_sock.h"
 #include "bas_svc.h"
 #include "util_proc.h"
+#include "util_prom.h"
 
 #ifndef BASALT_PROTO_FILE
 #define BASALT_PROTO_FILE BASALT_SOURCE_DIR "/proto/basalt.proto"
@@ -1012,7 +1018,7 @@ test_silent_endpoint_warned (void **state)
     snprintf (out, sizeof out, "%s/tcp.out", env.dir);
     char *tcp[] = {s_tap_bin (), "tcp://127.0.0.1:1", NULL};
     assert_int_equal (util_run (tcp, out, S_WAIT_MS), 1);
-    s_grep_t g3 = {out, "needs CURVE keys", 1};
+    s_grep_t g3 = {out, "give --curve-cert FILE", 1};
     assert_true (s_file_has (&g3));
     s_env_fini (&env);
 }
@@ -1107,6 +1113,174 @@ test_curve_bind_needs_clients (void **state)
     assert_int_equal (system (cmd), 0);
 }
 
+// ------------------------------------------------------------ a service's tap on tcp://
+
+static char *
+s_svc_bin (const char *name)
+{
+    static char bin[512];
+    snprintf (bin, sizeof bin, "%s/%s/%s", BASALT_BIN_DIR, name, name);
+    return bin;
+}
+
+//  Lines of `path` that show a message of type `type` (basalt-tap's
+//  readable form: "... binder-svc out cache-svc Heartbeat seq=...").
+static int
+s_count (const char *path, const char *type)
+{
+    char *text = util_read_file (path, NULL);
+    char needle[80];
+    snprintf (needle, sizeof needle, " %s ", type);
+    int n = 0;
+    for (const char *p = text; p && (p = strstr (p, needle)); p++)
+        n++;
+    free (text);
+    return n;
+}
+
+typedef struct {
+    const char *path;
+    int want;
+} s_lines_t;
+
+static bool
+s_heartbeats_at_least (void *arg)
+{
+    s_lines_t *l = arg;
+    return s_count (l->path, "Heartbeat") >= l->want;
+}
+
+//  binder-svc is the service: with no cache-svc and no API server it does
+//  nothing but send a Heartbeat each second, which its tap mirrors.
+static void
+test_tcp_tap_takes_curve (void **state)
+{
+    (void)state;
+    char *dir = util_tmpdir ("tap-tcp");
+    char clients[300], svc_cert[300], svc_public[300], tap_cert[300], other_cert[300];
+    snprintf (clients, sizeof clients, "%s/clients", dir);
+    assert_int_equal (zsys_dir_create ("%s", clients), 0);
+    snprintf (svc_cert, sizeof svc_cert, "%s/svc.cert", dir);
+    snprintf (svc_public, sizeof svc_public, "%s/svc-public.cert", dir);
+    snprintf (tap_cert, sizeof tap_cert, "%s/tap.cert", dir);
+    snprintf (other_cert, sizeof other_cert, "%s/other.cert", dir);
+    zcert_t *svc = zcert_new (), *tap = zcert_new (), *other = zcert_new ();
+    assert_int_equal (zcert_save (svc, svc_cert), 0);
+    assert_int_equal (zcert_save_public (svc, svc_public), 0); // all a tap user gets
+    assert_int_equal (zcert_save (tap, tap_cert), 0);
+    assert_int_equal (zcert_save (other, other_cert), 0);
+    char allowed[320];
+    snprintf (allowed, sizeof allowed, "%s/tap.cert", clients);
+    assert_int_equal (zcert_save_public (tap, allowed), 0);
+
+    char endpoint[64], work[384], http[64], svc_log[384], good_out[384], bad_out[384], out[384];
+    snprintf (endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", util_free_port ());
+    snprintf (work, sizeof work, "ipc://%s/work.sock", dir);
+    int http_port = util_free_port ();
+    snprintf (http, sizeof http, "127.0.0.1:%d", http_port);
+    snprintf (svc_log, sizeof svc_log, "%s/svc.log", dir);
+    snprintf (good_out, sizeof good_out, "%s/good.out", dir);
+    snprintf (bad_out, sizeof bad_out, "%s/bad.out", dir);
+    snprintf (out, sizeof out, "%s/refused.out", dir);
+
+    //  The service refuses a tcp:// tap without an allow-list, naming --tap.
+    char *no_clients[] = {s_svc_bin ("binder-svc"),
+                          "--master",
+                          "http://127.0.0.1:1",
+                          "--work-endpoint",
+                          work,
+                          "--tap",
+                          endpoint,
+                          "--curve-cert",
+                          svc_cert,
+                          NULL};
+    int rc = util_run (no_clients, out, S_WAIT_MS);
+    assert_true (rc > 0);
+    s_grep_t g = {out, "--tap tcp://127.0.0.1:", 1};
+    s_grep_t g2 = {out, "--curve-clients DIR", 1};
+    if (!s_file_has (&g) || !s_file_has (&g2)) {
+        char *text = util_read_file (out, NULL);
+        fail_msg ("binder-svc's refusal does not name --tap and --curve-clients:\n%s",
+                  text ? text : "");
+    }
+    //  basalt-tap refuses tcp:// without both certificates, naming the flags.
+    char *no_curve[] = {s_tap_bin (), endpoint, NULL};
+    char *no_server[] = {s_tap_bin (), "--curve-cert", tap_cert, endpoint, NULL};
+    char **refused[] = {no_curve, no_server};
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal (util_run (refused[i], out, S_WAIT_MS), 1);
+        s_grep_t g3 = {out, "give --curve-cert FILE", 1};
+        s_grep_t g4 = {out, "--curve-server FILE", 1};
+        assert_true (s_file_has (&g3) && s_file_has (&g4));
+    }
+
+    char *svc_argv[] = {s_svc_bin ("binder-svc"),
+                        "--master",
+                        "http://127.0.0.1:1",
+                        "--work-endpoint",
+                        work,
+                        "--http",
+                        http,
+                        "--tap",
+                        endpoint,
+                        "--curve-cert",
+                        svc_cert,
+                        "--curve-clients",
+                        clients,
+                        NULL};
+    pid_t svc_pid = util_spawn (svc_argv, svc_log);
+    assert_true (svc_pid > 0);
+    char *good_argv[] = {s_tap_bin (), "--curve-cert", tap_cert, "--curve-server",
+                         svc_public,   endpoint,       NULL};
+    char *bad_argv[] = {s_tap_bin (), "--curve-cert", other_cert, "--curve-server",
+                        svc_public,   endpoint,       NULL};
+    pid_t good = util_spawn (good_argv, good_out);
+    pid_t bad = util_spawn (bad_argv, bad_out);
+    assert_true (good > 0 && bad > 0);
+    //  And a subscriber with no CURVE at all.
+    zsock_t *plain = zsock_new_sub (endpoint, "");
+    assert_non_null (plain);
+
+    //  The allowed basalt-tap gets the service's messages.
+    s_lines_t two = {good_out, 2};
+    if (!util_wait_until (s_heartbeats_at_least, &two, S_WAIT_MS)) {
+        char *text = util_read_file (svc_log, NULL);
+        fail_msg ("the allowed basalt-tap got no Heartbeat; binder-svc's log:\n%s",
+                  text ? text : "");
+    }
+    //  A bounded look at the others: while the allowed one receives two
+    //  more messages, they receive none, and the service counts one
+    //  subscriber only.
+    s_lines_t more = {good_out, s_count (good_out, "Heartbeat") + 2};
+    assert_true (util_wait_until (s_heartbeats_at_least, &more, S_WAIT_MS));
+    assert_int_equal (s_count (bad_out, "Heartbeat"), 0);
+    char *bad_text = util_read_file (bad_out, NULL);
+    if (bad_text && strstr (bad_text, "binder-svc"))
+        fail_msg ("a basalt-tap whose certificate is not allowed printed:\n%s", bad_text);
+    free (bad_text);
+    zmsg_t *leaked = NULL;
+    zpoller_t *poller = zpoller_new (plain, NULL);
+    if (zpoller_wait (poller, 0) == plain)
+        leaked = zmsg_recv (plain);
+    assert_null (leaked);
+    zpoller_destroy (&poller);
+    char *metrics = NULL;
+    assert_int_equal (util_http_get (http_port, "/metrics", &metrics), 200);
+    assert_true (util_prom_sample (metrics, "basalt_tap_subscribers") == 1);
+    free (metrics);
+
+    zsock_destroy (&plain);
+    util_stop (bad, 5000);
+    util_stop (good, 5000);
+    int st = util_stop (svc_pid, 10000);
+    assert_true (WIFEXITED (st) && WEXITSTATUS (st) == 0);
+    zcert_destroy (&svc);
+    zcert_destroy (&tap);
+    zcert_destroy (&other);
+    util_rmtree (dir);
+    free (dir);
+}
+
 int
 main (void)
 {
@@ -1122,6 +1296,7 @@ main (void)
         cmocka_unit_test (test_name_follows_uids),
         cmocka_unit_test (test_silent_endpoint_warned),
         cmocka_unit_test (test_curve_bind_needs_clients),
+        cmocka_unit_test (test_tcp_tap_takes_curve),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -8,7 +8,14 @@
     message type needs code here.
 
         basalt-tap [--json] [--type GLOB] [--name NAME] [--service SVC]
-                   [--stats] [--record FILE] [--read FILE] ENDPOINT...
+                   [--stats] [--record FILE] [--read FILE]
+                   [--curve-cert FILE --curve-server FILE] ENDPOINT...
+
+    A tap on tcp:// is a CURVE server that lets in only the certificates in
+    its service's --curve-clients DIR: this tool then connects with its own
+    certificate (--curve-cert, whose public part is in DIR) and the
+    service's public one (--curve-server), and refuses a tcp:// endpoint
+    without them. ipc:// needs neither.
 
     --name follows one object: the messages naming it and, from the first
     on, those carrying its uid (Commit, CommitResult, Work, WorkResult).
@@ -41,6 +48,8 @@ typedef struct {
     bool stats;
     const char *record;
     const char *read;
+    const char *curve_cert;   // own CURVE certificate (tcp:// endpoints)
+    const char *curve_server; // the service's public CURVE certificate (tcp:// endpoints)
 } s_opts_t;
 
 //  Counts of one message type on one link.
@@ -450,11 +459,12 @@ static void
 s_usage (FILE *out)
 {
     fprintf (out, "Usage: basalt-tap [--json] [--type GLOB] [--name NAME] [--service SVC]\n"
-                  "                  [--stats] [--record FILE] [--read FILE] ENDPOINT...\n"
+                  "                  [--stats] [--record FILE] [--read FILE]\n"
+                  "                  [--curve-cert FILE --curve-server FILE] ENDPOINT...\n"
                   "Watch the messages Basalt's services send and receive, from their --tap\n"
-                  "endpoints (e.g. ipc:///tmp/basalt/cache.tap). A service's tap on tcp://\n"
-                  "would need CURVE keys, which neither the services' --tap nor this tool\n"
-                  "takes yet (there is no --curve-cert here): use ipc:// inside the pod.\n"
+                  "endpoints (e.g. ipc:///tmp/basalt/cache.tap). A tap on tcp:// lets in only\n"
+                  "the certificates in its service's --curve-clients DIR: connect to it with\n"
+                  "--curve-cert and --curve-server.\n"
                   "\n"
                   "  --json          one JSON object per message: time_us, svc, dir, peer,\n"
                   "                  tap_seq, type, header and body (integers as integers)\n"
@@ -468,6 +478,13 @@ s_usage (FILE *out)
                   "                  tap_seq (messages the tap dropped), every second\n"
                   "  --record FILE   also write every message received to FILE\n"
                   "  --read FILE     replay a recorded FILE instead of connecting\n"
+                  "  --curve-cert FILE\n"
+                  "                  this tool's CURVE certificate, for tcp:// (FILE public,\n"
+                  "                  FILE_secret secret); its public part must be in the\n"
+                  "                  service's --curve-clients DIR\n"
+                  "  --curve-server FILE\n"
+                  "                  the service's public CURVE certificate (the public part\n"
+                  "                  of its --curve-cert), for tcp://\n"
                   "  --help          this text\n"
                   "  --version       print the version and exit\n");
 }
@@ -476,12 +493,18 @@ int
 main (int argc, char **argv)
 {
     tap_t self = {0};
-    static const struct option options[] = {
-        {"json", no_argument, NULL, 'j'},       {"type", required_argument, NULL, 't'},
-        {"name", required_argument, NULL, 'n'}, {"service", required_argument, NULL, 's'},
-        {"stats", no_argument, NULL, 'S'},      {"record", required_argument, NULL, 'r'},
-        {"read", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},    {NULL, 0, NULL, 0}};
+    static const struct option options[] = {{"json", no_argument, NULL, 'j'},
+                                            {"type", required_argument, NULL, 't'},
+                                            {"name", required_argument, NULL, 'n'},
+                                            {"service", required_argument, NULL, 's'},
+                                            {"stats", no_argument, NULL, 'S'},
+                                            {"record", required_argument, NULL, 'r'},
+                                            {"read", required_argument, NULL, 'R'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {"version", no_argument, NULL, 'V'},
+                                            {"curve-cert", required_argument, NULL, 'c'},
+                                            {"curve-server", required_argument, NULL, 'C'},
+                                            {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", options, NULL)) != -1) {
         switch (c) {
@@ -505,6 +528,12 @@ main (int argc, char **argv)
             break;
         case 'R':
             self.opts.read = optarg;
+            break;
+        case 'c':
+            self.opts.curve_cert = optarg;
+            break;
+        case 'C':
+            self.opts.curve_server = optarg;
             break;
         case 'h':
             s_usage (stdout);
@@ -544,18 +573,26 @@ main (int argc, char **argv)
     s_end_t *ends = calloc ((size_t)nends, sizeof *ends);
     if (!ends)
         abort ();
+    bas_sock_opts_t sock_opts = bas_sock_opts_default ();
+    sock_opts.curve_cert = self.opts.curve_cert;
+    sock_opts.curve_server = self.opts.curve_server;
     for (int i = 0; i < nends; i++) {
-        char err[256];
+        char err[512];
         const char *endpoint = argv[optind + i];
-        if (strncmp (endpoint, "tcp://", 6) == 0) {
+        //  No plain tcp:// (DESIGN.md): the service refuses a client without
+        //  a certificate it knows, so say what is missing instead of waiting.
+        if (strncmp (endpoint, "tcp://", 6) == 0 &&
+            !(self.opts.curve_cert && self.opts.curve_server)) {
             fprintf (stderr,
-                     "basalt-tap: %s: a tap on tcp:// needs CURVE keys, which basalt-tap does "
-                     "not take yet; use the service's ipc:// tap\n",
+                     "basalt-tap: %s: a tap on tcp:// is CURVE-authenticated; give --curve-cert "
+                     "FILE (this tool's certificate, its public part in the service's "
+                     "--curve-clients DIR) and --curve-server FILE (the service's public "
+                     "certificate)\n",
                      endpoint);
             return 1;
         }
         ends[i].endpoint = endpoint;
-        ends[i].sock = bas_sock_new (ZMQ_SUB, endpoint, false, NULL, err, sizeof err);
+        ends[i].sock = bas_sock_new (ZMQ_SUB, endpoint, false, &sock_opts, err, sizeof err);
         if (!ends[i].sock) {
             fprintf (stderr, "basalt-tap: %s\n", err);
             return 1;
@@ -589,8 +626,11 @@ main (int argc, char **argv)
                 ends[i].warned = true;
                 fprintf (stderr,
                          "basalt-tap: nothing received from %s in %d s: no service is tapping "
-                         "there, or it is idle; still waiting\n",
-                         ends[i].endpoint, S_SILENT_MS / 1000);
+                         "there, or it is idle%s; still waiting\n",
+                         ends[i].endpoint, S_SILENT_MS / 1000,
+                         strncmp (ends[i].endpoint, "tcp://", 6) == 0
+                             ? ", or it does not let this --curve-cert in (--curve-clients)"
+                             : "");
             }
         if (self.opts.stats && zclock_mono () - last >= 1000) {
             s_print_stats (&self, (double)(zclock_mono () - last) / 1000.0);
