@@ -114,6 +114,54 @@ mapfile -t libs < <(printf '%s\n' "${libs[@]}" | sort -u)
 LOADER=$(ldd "$BUILD/${PROGRAMS[0]}" | awk '$1 ~ /^\/.*ld-linux/ { print $1 }')
 [ -n "$LOADER" ] || die "ldd names no dynamic loader for $BUILD/${PROGRAMS[0]}"
 
+# --- deploy/image/Dockerfile in step -----------------------------------------
+# It cannot be built here (no registry), so check what can drift: its runtime
+# stage installs the package of every library the programs link (libc6 is in
+# the base), its build stage the -dev package of every pkg-config module
+# CMakeLists.txt checks and protoc-c's, it builds every program, and its
+# VERSION is the project's.
+DOCKERFILE=deploy/image/Dockerfile
+[ -f "$DOCKERFILE" ] || die "$DOCKERFILE is missing"
+build_stage=$(sed -n '/^FROM .* AS build/,/^FROM .* AS runtime/{/^ *#/!p}' "$DOCKERFILE")
+runtime_stage=$(sed -n '/^FROM .* AS runtime/,${/^ *#/!p}' "$DOCKERFILE")
+# has_word TEXT WORD: WORD is one of TEXT's whitespace-separated words.
+has_word() { tr -s ' \t\\"' '\n' <<<"$1" | grep -qxF "$2"; }
+# pkg_of PATH: the Debian package that installed the file PATH, which dpkg
+# may know under /usr or not (merged /usr), as the link or as its target.
+pkg_of() {
+    local real c
+    real=$(readlink -f "$1")
+    for c in "$1" "/usr${1#/usr}" "${1#/usr}" "$real" "/usr${real#/usr}" "${real#/usr}"; do
+        dpkg -S "$c" 2>/dev/null | sed -n '1s/[:,].*//p' | grep . && return 0
+    done
+    return 0
+}
+drift=()
+for p in "${PROGRAMS[@]}"; do
+    out=$(ldd "$BUILD/$p")
+    for soname in $(readelf -d "$BUILD/$p" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+        path=$(awk -v s="$soname" '$1 == s && $2 == "=>" { print $3 }' <<<"$out")
+        pkg=$(pkg_of "$path")
+        [ -n "$pkg" ] || die "no Debian package owns $path ($soname, linked by $p)"
+        [ "$pkg" = libc6 ] || has_word "$runtime_stage" "$pkg" ||
+            drift+=("runtime stage lacks $pkg ($soname)")
+    done
+    has_word "$build_stage" "$p" || drift+=("build stage does not build $p")
+done
+while read -r module; do
+    pc=$(pkg-config --path "$module") || die "pkg-config knows no $module (scripts/install-deps.sh)"
+    pkg=$(pkg_of "$pc")
+    has_word "$build_stage" "$pkg" || drift+=("build stage lacks $pkg (pkg-config $module)")
+done < <(sed -n 's/^ *pkg_check_modules([A-Z]* REQUIRED IMPORTED_TARGET \([^)]*\)).*/\1/p' CMakeLists.txt)
+pkg=$(pkg_of "$(command -v protoc-c)")
+has_word "$build_stage" "$pkg" || drift+=("build stage lacks $pkg (protoc-c)")
+grep -qx "ARG VERSION=$VERSION" "$DOCKERFILE" || drift+=("ARG VERSION is not $VERSION")
+if [ ${#drift[@]} -gt 0 ]; then
+    printf '%s\n' "${drift[@]}" | sort -u | sed "s|^|image: $DOCKERFILE: |" >&2
+    die "$DOCKERFILE is out of step with the build (above): update it"
+fi
+say "$DOCKERFILE is in step (packages, programs, version)"
+
 # --- 2. assemble --------------------------------------------------------------
 cleanup() {
     local ctr
