@@ -8,7 +8,8 @@
 # 2. Assembles the image from `scratch`: the programs, exactly the shared
 #    libraries ldd names for them and the dynamic loader, the CA bundle,
 #    /etc/passwd, /etc/group (user basalt, 65532) and /etc/nsswitch.conf,
-#    /tmp (1777). No shell, no package manager. Commits it without a name.
+#    /tmp and /tmp/basalt (1777). No shell, no package manager. Commits it
+#    without a name.
 # 3. Verifies it without running a container (this sandbox refuses that):
 #    mounts a working container of the new image and runs every program's
 #    --version under chroot as uid 65532, after checking with the image's
@@ -80,7 +81,9 @@ VERSION=$(sed -n 's/^project(basalt VERSION \([0-9][0-9.]*\).*/\1/p' CMakeLists.
 [ -n "$VERSION" ] || die "no version in CMakeLists.txt (expected 'project(basalt VERSION X.Y.Z ...')"
 ARCHIVE="$BUILD/basalt-image.oci.tar"
 archive_tmp=$(realpath -m "$ARCHIVE.tmp")
-case "$archive_tmp" in *:*) die "the build directory's path cannot hold a ':' (oci-archive:$archive_tmp)" ;; esac
+case "$archive_tmp" in
+*:*) die "the build directory's path cannot hold a ':' (oci-archive:$archive_tmp)" ;;
+esac
 REVISION=$(git describe --always --dirty --abbrev=40 2>/dev/null || echo unknown)
 # org.opencontainers.image.source is a URL: BASALT_IMAGE_SOURCE, else the git
 # remote origin; with neither the label is left out (said below).
@@ -93,7 +96,9 @@ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DBASALT_JEMALLOC=ON >/dev/nul
     die "cmake configure of $BUILD failed (above); scripts/install-deps.sh installs what it needs"
 targets=()
 for p in "${PROGRAMS[@]}"; do targets+=("$(basename "$p")"); done
-cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" ||
+# Run from make, the build would print every make's directory (a sub-make's
+# habit): start it as a make of its own, with its own -j.
+env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" ||
     die "cmake --build $BUILD failed (above)"
 
 # --- the libraries ------------------------------------------------------------
@@ -182,6 +187,9 @@ ROOT=$(bh mount "$BUILD_CTR")
 
 install -d -m 0755 "$ROOT/etc/ssl/certs" "$ROOT/usr/local/bin" "$ROOT$PREFIX"
 install -d -m 1777 "$ROOT/tmp"
+# The services' default ipc:// endpoints are in /tmp/basalt (a volume the
+# pod's containers share hides it); 1777 so that any uid may use it.
+install -d -m 1777 "$ROOT/tmp/basalt"
 install -d -m 0755 -o "$USER_ID" -g "$USER_ID" "$ROOT/home/basalt"
 for p in "${PROGRAMS[@]}"; do
     install -D -m 0755 "$BUILD/$p" "$ROOT$PREFIX/$p"
@@ -222,9 +230,12 @@ EOF
 chmod 0644 "$ROOT/etc/passwd" "$ROOT/etc/group" "$ROOT/etc/nsswitch.conf"
 bh umount "$BUILD_CTR" >/dev/null
 
+DESCRIPTION="Basalt, a Volcano-compatible batch and gang scheduler for Kubernetes:"
+DESCRIPTION+=" cache-svc, session-svc, binder-svc, controller-svc and the tools"
+DESCRIPTION+=" basalt-ctl, basalt-tap, basalt-apisim, basalt-scenario"
 labels=(
     --label "org.opencontainers.image.title=basalt"
-    --label "org.opencontainers.image.description=Basalt, a Volcano-compatible batch and gang scheduler for Kubernetes: cache-svc, session-svc, binder-svc, controller-svc and the tools basalt-ctl, basalt-tap, basalt-apisim, basalt-scenario"
+    --label "org.opencontainers.image.description=$DESCRIPTION"
     --label "org.opencontainers.image.version=$VERSION"
     --label "org.opencontainers.image.revision=$REVISION"
     --label "org.opencontainers.image.created=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -232,7 +243,8 @@ labels=(
 if [ -n "$SOURCE" ]; then
     labels+=(--label "org.opencontainers.image.source=$SOURCE")
 else
-    say "no source URL (set BASALT_IMAGE_SOURCE or a git remote origin): label org.opencontainers.image.source left out"
+    say "no source URL (set BASALT_IMAGE_SOURCE or a git remote origin):" \
+        "label org.opencontainers.image.source left out"
 fi
 bh config --created-by "deploy/image/build.sh: programs, libraries and /etc copied in with buildah mount" \
     --user "$USER_ID:$USER_ID" --workingdir /home/basalt \
@@ -255,7 +267,9 @@ bh from --pull=never --name "$VERIFY_CTR" "$IMAGE_ID" >/dev/null
 ROOT=$(bh mount "$VERIFY_CTR")
 user=$(bh inspect --type image --format '{{.OCIv1.Config.User}}' "$IMAGE_ID")
 [ "$user" = "$USER_ID:$USER_ID" ] || die "image user is '$user', not $USER_ID:$USER_ID"
-[ "$(stat -c %a "$ROOT/tmp")" = 1777 ] || die "/tmp in the image is not mode 1777"
+for d in tmp tmp/basalt; do
+    [ "$(stat -c %a "$ROOT/$d")" = 1777 ] || die "/$d in the image is not mode 1777"
+done
 for sh in bin/sh usr/bin/sh bin/bash usr/bin/bash; do
     [ ! -e "$ROOT/$sh" ] || die "the image has /$sh: it should have no shell"
 done
