@@ -60,7 +60,7 @@ bh() { buildah --storage-driver "$DRIVER" "$@"; }
 
 # --- what the script needs ----------------------------------------------------
 [ "$(id -u)" -eq 0 ] || die "run as root (sudo make image): buildah mount and chroot need it"
-for tool in cmake ldd chroot; do
+for tool in cmake pkg-config readelf ldd chroot dpkg; do
     command -v "$tool" >/dev/null 2>&1 ||
         die "$tool not found: run scripts/install-deps.sh (make image does) or install it"
 done
