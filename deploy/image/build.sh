@@ -130,7 +130,9 @@ DOCKERFILE=deploy/image/Dockerfile
 build_stage=$(sed -n '/^FROM .* AS build/,/^FROM .* AS runtime/{/^ *#/!p}' "$DOCKERFILE")
 runtime_stage=$(sed -n '/^FROM .* AS runtime/,${/^ *#/!p}' "$DOCKERFILE")
 # has_word TEXT WORD: WORD is one of TEXT's whitespace-separated words.
-has_word() { tr -s ' \t\\"' '\n' <<<"$1" | grep -qxF "$2"; }
+# (No grep -q or head after a pipe in this script: one that stops reading
+# early kills the writer with SIGPIPE, which pipefail turns into a failure.)
+has_word() { tr -s ' \t\\"' '\n' <<<"$1" | grep -xF -- "$2" >/dev/null; }
 # pkg_of PATH: the Debian package that installed the file PATH, which dpkg
 # may know under /usr or not (merged /usr), as the link or as its target.
 pkg_of() {
@@ -171,7 +173,7 @@ say "$DOCKERFILE is in step (packages, programs, version)"
 cleanup() {
     local ctr
     for ctr in "$BUILD_CTR" "$VERIFY_CTR"; do
-        if bh containers --format '{{.ContainerName}}' 2>/dev/null | grep -qx "$ctr"; then
+        if bh containers --format '{{.ContainerName}}' 2>/dev/null | grep -x -- "$ctr" >/dev/null; then
             bh rm "$ctr" >/dev/null || echo "image: could not remove working container $ctr:" \
                 "buildah --storage-driver $DRIVER rm $ctr" >&2
         fi
@@ -322,7 +324,7 @@ done
 bh tag "$IMAGE_ID" "$REPO:$VERSION" "$REPO:latest"
 for id in $(printf '%s\n' "${old_ids[@]}" | sort -u); do
     if ! bh images --all --no-trunc --format '{{.ID}} {{.Name}}:{{.Tag}}' |
-        grep "^sha256:$id " | grep -qv '<none>:<none>'; then
+        grep "^sha256:$id " | grep -v '<none>:<none>' >/dev/null; then
         bh rmi "$id" >/dev/null || say "could not remove the previous image ${id:0:12}"
     fi
 done
@@ -332,6 +334,6 @@ bh push --quiet "$REPO:$VERSION" "oci-archive:$archive_tmp:$REPO:$VERSION" ||
     die "buildah push of $REPO:$VERSION to oci-archive:$ARCHIVE failed"
 mv "$ARCHIVE.tmp" "$ARCHIVE"
 
-size=$(bh images --format '{{.Size}}' "$REPO:$VERSION" | head -n 1)
+size=$(bh images --format '{{.Size}}' "$REPO:$VERSION" | sed -n 1p)
 say "ok: $REPO:$VERSION and $REPO:latest, image ${IMAGE_ID:0:12}, $size;" \
     "archive $ARCHIVE ($(du -h "$ARCHIVE" | cut -f1)); $(($(date +%s) - start)) s"
