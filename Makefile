@@ -8,11 +8,13 @@ BUILD_TYPE ?= RelWithDebInfo
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
+# make image: the Release build the OCI image is made from (deploy/image/)
+IMAGE_BUILD ?= build-image
 # make fuzz: seconds per libFuzzer target (CI runs 30)
 FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build demo test test-asan test-tsan fuzz bench clean
+.PHONY: all deps configure build demo test test-asan test-tsan fuzz bench image clean
 
 all: build
 
@@ -56,5 +58,12 @@ fuzz: deps
 bench: build
 	@scripts/bench.sh $(BUILD)
 
+# The OCI image localhost/basalt:VERSION (and :latest) from scratch with
+# buildah, Release programs built in IMAGE_BUILD, verified inside the image
+# without running a container; also IMAGE_BUILD/basalt-image.oci.tar.
+# Needs root. See deploy/image/README.md.
+image: deps
+	@JOBS=$(JOBS) deploy/image/build.sh $(IMAGE_BUILD)
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) $(IMAGE_BUILD)

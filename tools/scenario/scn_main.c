@@ -1,6 +1,7 @@
 /*  basalt-scenario: run scheduling scenario files and check what they expect.
 
         basalt-scenario [--e2e] [--bin-dir DIR] [--keep] [--jobs N] [--v N] FILE_OR_DIR...
+        basalt-scenario --help | --version
 
     Each file (a directory means every *.yaml in it, in name order) is
     checked against the format of ../shared/scenarios/README.md, run in
@@ -46,6 +47,7 @@ s_usage (FILE *out)
              "  --jobs N       run N files at a time (each in its own process)\n"
              "  --v N          log verbosity (in process: the core's log; e2e: the services')\n"
              "  --help         this text\n"
+             "  --version      print the version and exit\n"
              "\n"
              "Exit status: 0 every expectation holds, 1 one does not, 2 usage or file error.\n");
 }
@@ -237,7 +239,7 @@ s_run_parallel (zlistx_t *files, bool e2e, const scn_opts_t *opts, int jobs, int
 int
 main (int argc, char **argv)
 {
-    enum { OPT_E2E = 1, OPT_BIN_DIR, OPT_KEEP, OPT_V, OPT_JOBS, OPT_HELP };
+    enum { OPT_E2E = 1, OPT_BIN_DIR, OPT_KEEP, OPT_V, OPT_JOBS, OPT_HELP, OPT_VERSION };
     static const struct option options[] = {
         {"e2e", no_argument, NULL, OPT_E2E},
         {"bin-dir", required_argument, NULL, OPT_BIN_DIR},
@@ -245,6 +247,7 @@ main (int argc, char **argv)
         {"v", required_argument, NULL, OPT_V},
         {"jobs", required_argument, NULL, OPT_JOBS},
         {"help", no_argument, NULL, OPT_HELP},
+        {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
     };
     bool e2e = false;
@@ -292,6 +295,10 @@ main (int argc, char **argv)
         }
         case OPT_HELP:
             s_usage (stdout);
+            free (bin_dir);
+            return 0;
+        case OPT_VERSION:
+            printf ("basalt-scenario %s\n", BASALT_VERSION);
             free (bin_dir);
             return 0;
         default:
