@@ -801,6 +801,73 @@ test_leases (void **state)
     s_env_stop (&env);
 }
 
+static const char s_deploy_objects[] =
+    "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: volcano-system\n"
+    "---\n"
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: volcano-scheduler-configmap\n"
+    "  namespace: volcano-system\ndata:\n  volcano-scheduler.conf: |\n"
+    "    actions: \"enqueue, allocate, backfill\"\n"
+    "---\n"
+    "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n"
+    "  name: basalt-scheduler\nrules:\n- apiGroups: [\"\"]\n  resources: [\"pods\"]\n"
+    "  verbs: [\"get\", \"list\", \"watch\"]\n"
+    "---\n"
+    "apiVersion: v1\nkind: Service\nmetadata:\n  name: basalt-work\n"
+    "  namespace: volcano-system\nspec:\n  selector:\n    app: basalt\n  ports:\n"
+    "  - name: metrics\n    port: 8080\n  - name: work\n    port: 5555\n";
+
+//  The kinds of a deployment through kubectl: apply creates them, get
+//  reads them back, a second apply with a change patches (strategic
+//  merge, the Service's ports by port) and one without is "unchanged".
+static void
+test_deploy_kinds (void **state)
+{
+    (void)state;
+    s_env_t env;
+    s_env_start (&env);
+    const char *file = s_manifest (&env, "deploy.yaml", s_deploy_objects);
+    KUBECTL_OK (&env, "apply", "-f", file);
+    s_expect (&env, "namespace/volcano-system created");
+    s_expect (&env, "configmap/volcano-scheduler-configmap created");
+    s_expect (&env, "clusterrole.rbac.authorization.k8s.io/basalt-scheduler created");
+    s_expect (&env, "service/basalt-work created");
+    KUBECTL_OK (&env, "get", "cm,svc", "-n", "volcano-system", "-o", "name");
+    s_expect (&env, "configmap/volcano-scheduler-configmap\n");
+    s_expect (&env, "service/basalt-work\n");
+    KUBECTL_OK (&env, "get", "clusterrole", "basalt-scheduler", "-o", "jsonpath={.rules[0].verbs}");
+    s_expect (&env, "[\"get\",\"list\",\"watch\"]");
+    KUBECTL_OK (&env, "get", "configmap", "volcano-scheduler-configmap", "-n", "volcano-system",
+                "-o", "jsonpath={.data.volcano-scheduler\\.conf}");
+    assert_string_equal (env.text, "actions: \"enqueue, allocate, backfill\"\n");
+    //  Unchanged: nothing to patch.
+    KUBECTL_OK (&env, "apply", "-f", file);
+    s_expect (&env, "configmap/volcano-scheduler-configmap unchanged");
+    s_expect (&env, "clusterrole.rbac.authorization.k8s.io/basalt-scheduler unchanged");
+    s_expect (&env, "service/basalt-work unchanged");
+    //  Changed: a verb more, another work port.
+    char *changed = strdup (s_deploy_objects);
+    char *p = strstr (changed, "\"watch\"]");
+    memcpy (p, "\"patch\"]", 8);
+    p = strstr (changed, "port: 5555");
+    memcpy (p, "port: 5556", 10);
+    file = s_manifest (&env, "changed.yaml", changed);
+    free (changed);
+    KUBECTL_OK (&env, "apply", "-f", file);
+    s_expect (&env, "clusterrole.rbac.authorization.k8s.io/basalt-scheduler configured");
+    s_expect (&env, "service/basalt-work configured");
+    KUBECTL_OK (&env, "get", "clusterrole", "basalt-scheduler", "-o", "jsonpath={.rules[0].verbs}");
+    s_expect (&env, "[\"get\",\"list\",\"patch\"]");
+    KUBECTL_OK (&env, "get", "service", "basalt-work", "-n", "volcano-system", "-o",
+                "jsonpath={.spec.ports[*].port}");
+    assert_string_equal (env.text, "8080 5556");
+    KUBECTL_OK (&env, "delete", "clusterrole/basalt-scheduler", "namespace/volcano-system");
+    assert_int_equal (s_code (&env, "/apis/rbac.authorization.k8s.io/v1/clusterroles/"
+                                    "basalt-scheduler"),
+                      404);
+    assert_int_equal (s_code (&env, "/api/v1/namespaces/volcano-system"), 404);
+    s_env_stop (&env);
+}
+
 //  Print what kubectl says of its version, so the log shows which kubectl
 //  ran. A kubectl that is there but does not run is a failure, not a skip.
 static int
@@ -863,6 +930,7 @@ main (void)
         cmocka_unit_test_teardown (test_openapi_media_types, s_teardown),
         cmocka_unit_test_teardown (test_crd_schema_and_events, s_teardown),
         cmocka_unit_test_teardown (test_leases, s_teardown),
+        cmocka_unit_test_teardown (test_deploy_kinds, s_teardown),
     };
     int rc = cmocka_run_group_tests (tests, NULL, NULL);
     util_rmtree (s_run.dir);
