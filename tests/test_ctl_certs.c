@@ -107,6 +107,27 @@ s_copy (const char *src, const char *dst)
     free (text);
 }
 
+//  A directory laid out as the kubelet mounts a Secret volume: the files
+//  in a hidden timestamped directory, "..data" a symlink to it, and each
+//  key a symlink through ..data. names: the files of src to put in it.
+static void
+s_secret_volume (const char *dir, const char *src, const char *const *names)
+{
+    char data[400], p[600], q[600];
+    snprintf (data, sizeof data, "%s/..2024_01_01_00_00_00.000000001", dir);
+    assert_int_equal (zsys_dir_create ("%s", data), 0);
+    for (int i = 0; names[i]; i++) {
+        snprintf (p, sizeof p, "%s/%s", src, names[i]);
+        snprintf (q, sizeof q, "%s/%s", data, names[i]);
+        s_copy (p, q);
+        snprintf (p, sizeof p, "..data/%s", names[i]);
+        snprintf (q, sizeof q, "%s/%s", dir, names[i]);
+        assert_int_equal (symlink (p, q), 0);
+    }
+    snprintf (q, sizeof q, "%s/..data", dir);
+    assert_int_equal (symlink ("..2024_01_01_00_00_00.000000001", q), 0);
+}
+
 static void
 test_files (void **state)
 {
@@ -239,10 +260,20 @@ test_curve_link (void **state)
     s_join (server_public, sizeof server_public, view, "cache.cert");
     s_copy (s_join (p, sizeof p, out, "cache.cert"), server_public);
 
-    //  cache-svc: --curve-cert DIR/cache.cert --curve-clients DIR/clients.
-    char cache_cert[400], clients[400];
-    s_join (cache_cert, sizeof cache_cert, out, "cache.cert");
-    s_join (clients, sizeof clients, out, "clients");
+    //  cache-svc: --curve-cert cache.cert --curve-clients DIR, both from
+    //  Secret volumes as deploy/overlays/binder-pool mounts them (zauth
+    //  reads every file of the clients directory: the symlinks and the
+    //  hidden directory must still give exactly the binder's key).
+    char cache_cert[512], clients[400], vol[400];
+    s_join (vol, sizeof vol, tmp, "cache-volume");
+    const char *cache_files[] = {"cache.cert", "cache.cert_secret", NULL};
+    s_secret_volume (vol, out, cache_files);
+    s_join (cache_cert, sizeof cache_cert, vol, "cache.cert");
+    s_join (clients, sizeof clients, tmp, "clients-volume");
+    char out_clients[512];
+    const char *client_files[] = {"binder.cert", NULL};
+    s_secret_volume (clients, s_join (out_clients, sizeof out_clients, out, "clients"),
+                     client_files);
     bas_sock_opts_t opts = bas_sock_opts_default ();
     opts.curve_cert = cache_cert;
     opts.curve_clients = clients;
