@@ -1340,6 +1340,250 @@ test_leases (void **state)
     s_stop (&sim);
 }
 
+//  One discovery entry of resource `name` in the APIResourceList at path,
+//  as compact JSON (caller frees), or NULL.
+static char *
+s_discovery_entry (s_sim_t *sim, const char *path, const char *name)
+{
+    cJSON *list = s_get_json (sim, path, 200);
+    char *text = NULL;
+    cJSON *r;
+    cJSON_ArrayForEach (r, cJSON_GetObjectItem (list, "resources"))
+    {
+        if (!text && !strcmp (s_str (r, "name"), name))
+            text = cJSON_PrintUnformatted (r);
+    }
+    cJSON_Delete (list);
+    return text;
+}
+
+#define S_VERBS                                                                                    \
+    "\"verbs\":[\"create\",\"delete\",\"deletecollection\",\"get\",\"list\",\"patch\","            \
+    "\"update\",\"watch\"]"
+
+//  The stored-only kinds a deployment of Basalt is made of: discovery
+//  with the real scopes and short names, create and read back without a
+//  spurious spec or status, the API's defaults and name rules, and a
+//  Service's ports merged by port.
+static void
+test_deploy_kinds (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    static const struct {
+        const char *gv_path; // discovery document
+        const char *entry;   // the resource's entry, exactly
+    } entries[] = {
+        {"/api/v1",
+         "{\"name\":\"serviceaccounts\",\"singularName\":\"serviceaccount\","
+         "\"namespaced\":true,\"kind\":\"ServiceAccount\"," S_VERBS ",\"shortNames\":[\"sa\"]}"},
+        {"/api/v1", "{\"name\":\"configmaps\",\"singularName\":\"configmap\",\"namespaced\":true,"
+                    "\"kind\":\"ConfigMap\"," S_VERBS ",\"shortNames\":[\"cm\"]}"},
+        {"/api/v1", "{\"name\":\"secrets\",\"singularName\":\"secret\",\"namespaced\":true,"
+                    "\"kind\":\"Secret\"," S_VERBS "}"},
+        {"/api/v1", "{\"name\":\"services\",\"singularName\":\"service\",\"namespaced\":true,"
+                    "\"kind\":\"Service\"," S_VERBS ",\"shortNames\":[\"svc\"]}"},
+        {"/apis/rbac.authorization.k8s.io/v1",
+         "{\"name\":\"clusterroles\",\"singularName\":\"clusterrole\",\"namespaced\":false,"
+         "\"kind\":\"ClusterRole\"," S_VERBS "}"},
+        {"/apis/rbac.authorization.k8s.io/v1",
+         "{\"name\":\"clusterrolebindings\",\"singularName\":\"clusterrolebinding\","
+         "\"namespaced\":false,\"kind\":\"ClusterRoleBinding\"," S_VERBS "}"},
+        {"/apis/rbac.authorization.k8s.io/v1",
+         "{\"name\":\"roles\",\"singularName\":\"role\",\"namespaced\":true,\"kind\":"
+         "\"Role\"," S_VERBS "}"},
+        {"/apis/rbac.authorization.k8s.io/v1",
+         "{\"name\":\"rolebindings\",\"singularName\":\"rolebinding\",\"namespaced\":true,"
+         "\"kind\":\"RoleBinding\"," S_VERBS "}"},
+        {"/apis/policy/v1", "{\"name\":\"poddisruptionbudgets\",\"singularName\":"
+                            "\"poddisruptionbudget\",\"namespaced\":true,\"kind\":"
+                            "\"PodDisruptionBudget\"," S_VERBS ",\"shortNames\":[\"pdb\"]}"},
+        {"/apis/autoscaling/v2",
+         "{\"name\":\"horizontalpodautoscalers\",\"singularName\":\"horizontalpodautoscaler\","
+         "\"namespaced\":true,\"kind\":\"HorizontalPodAutoscaler\"," S_VERBS
+         ",\"shortNames\":[\"hpa\"]}"},
+    };
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+        char name[64];
+        const char *start = entries[i].entry + strlen ("{\"name\":\"");
+        snprintf (name, sizeof name, "%.*s", (int)(strchr (start, '"') - start), start);
+        char *entry = s_discovery_entry (&sim, entries[i].gv_path, name);
+        if (!entry || strcmp (entry, entries[i].entry) != 0)
+            fail_msg ("%s: entry of %s is %s, want %s", entries[i].gv_path, name,
+                      entry ? entry : "(none)", entries[i].entry);
+        free (entry);
+    }
+    //  Status subresources where the real API has them, and only there.
+    char *sub = s_discovery_entry (&sim, "/api/v1", "services/status");
+    assert_non_null (sub);
+    free (sub);
+    sub = s_discovery_entry (&sim, "/apis/policy/v1", "poddisruptionbudgets/status");
+    assert_non_null (sub);
+    free (sub);
+    sub = s_discovery_entry (&sim, "/apis/autoscaling/v2", "horizontalpodautoscalers/status");
+    assert_non_null (sub);
+    free (sub);
+    assert_null (s_discovery_entry (&sim, "/api/v1", "configmaps/status"));
+    //  The groups, and the OpenAPI documents kubectl reads for each.
+    cJSON *root = s_get_json (&sim, "/openapi/v3", 200);
+    const char *gvs[] = {"rbac.authorization.k8s.io/v1", "policy/v1", "autoscaling/v2", NULL};
+    for (int i = 0; gvs[i]; i++) {
+        char path[128], key[160];
+        snprintf (path, sizeof path, "/apis/%s", gvs[i]);
+        cJSON_Delete (s_get_json (&sim, path, 200));
+        snprintf (key, sizeof key, "apis/%s", gvs[i]);
+        cJSON *entry = cJSON_GetObjectItem (cJSON_GetObjectItem (root, "paths"), key);
+        assert_non_null (entry);
+        cJSON_Delete (s_get_json (&sim, s_str (entry, "serverRelativeURL"), 200));
+    }
+    cJSON_Delete (root);
+
+    //  Create each kind; read back what the API would store.
+    s_ensure_namespace (&sim, "volcano-system");
+#define S_NS_CORE "/api/v1/namespaces/volcano-system/"
+#define S_RBAC "/apis/rbac.authorization.k8s.io/v1/"
+    static const struct {
+        const char *path;       // collection
+        const char *body;       // object
+        bool spec;              // "spec" in the stored object
+        bool status;            // "status" in the stored object
+        const char *generation; // metadata.generation wanted, or NULL for none
+    } objects[] = {
+        {S_NS_CORE "serviceaccounts",
+         "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"basalt\"}}",
+         false, false, NULL},
+        {S_NS_CORE "configmaps",
+         "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"conf\"},"
+         "\"data\":{\"a.conf\":\"x: 1\\n\"}}",
+         false, false, NULL},
+        {S_NS_CORE "secrets",
+         "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"keys\"},"
+         "\"data\":{\"k\":\"dmFsdWU=\"}}",
+         false, false, NULL},
+        {S_NS_CORE "services",
+         "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"work\"},"
+         "\"spec\":{\"selector\":{\"app\":\"b\"},\"ports\":[{\"name\":\"metrics\",\"port\":8080},"
+         "{\"name\":\"work\",\"port\":5555}]}}",
+         true, true, NULL},
+        {S_RBAC "clusterroles",
+         "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\","
+         "\"metadata\":{\"name\":\"system:basalt\"},\"rules\":[{\"apiGroups\":[\"\"],"
+         "\"resources\":[\"pods\"],\"verbs\":[\"get\"]}]}",
+         false, false, NULL},
+        {S_RBAC "clusterrolebindings",
+         "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","
+         "\"metadata\":{\"name\":\"basalt\"},\"roleRef\":{\"apiGroup\":"
+         "\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":\"system:basalt\"},"
+         "\"subjects\":[{\"kind\":\"ServiceAccount\",\"name\":\"basalt\",\"namespace\":"
+         "\"volcano-system\"}]}",
+         false, false, NULL},
+        {S_RBAC "namespaces/volcano-system/roles",
+         "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"Role\",\"metadata\":"
+         "{\"name\":\"leases\"},\"rules\":[]}",
+         false, false, NULL},
+        {S_RBAC "namespaces/volcano-system/rolebindings",
+         "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"RoleBinding\",\"metadata\":"
+         "{\"name\":\"leases\"},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\","
+         "\"kind\":\"Role\",\"name\":\"leases\"},\"subjects\":[]}",
+         false, false, NULL},
+        {"/apis/policy/v1/namespaces/volcano-system/poddisruptionbudgets",
+         "{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":"
+         "\"basalt\"},\"spec\":{\"maxUnavailable\":1,\"selector\":{\"matchLabels\":{\"app\":"
+         "\"b\"}}}}",
+         true, true, "1"},
+        {"/apis/autoscaling/v2/namespaces/volcano-system/horizontalpodautoscalers",
+         "{\"apiVersion\":\"autoscaling/v2\",\"kind\":\"HorizontalPodAutoscaler\",\"metadata\":"
+         "{\"name\":\"binder\"},\"spec\":{\"scaleTargetRef\":{\"apiVersion\":\"apps/v1\","
+         "\"kind\":\"Deployment\",\"name\":\"binder\"},\"minReplicas\":1,\"maxReplicas\":3}}",
+         true, true, NULL},
+    };
+    for (size_t i = 0; i < sizeof objects / sizeof objects[0]; i++) {
+        cJSON *obj = s_send (&sim, "POST", objects[i].path, NULL, objects[i].body, 201);
+        char path[512];
+        snprintf (path, sizeof path, "%s/%s", objects[i].path, s_str (obj, "metadata.name"));
+        cJSON_Delete (obj);
+        obj = s_get_json (&sim, path, 200);
+        if ((s_at (obj, "spec") != NULL) != objects[i].spec ||
+            (s_at (obj, "status") != NULL) != objects[i].status)
+            fail_msg ("%s: spec %s, status %s: %s", path, s_at (obj, "spec") ? "present" : "absent",
+                      s_at (obj, "status") ? "present" : "absent", cJSON_PrintUnformatted (obj));
+        const cJSON *gen = s_at (obj, "metadata.generation");
+        if (objects[i].generation)
+            assert_int_equal (gen ? gen->valueint : -1, atoi (objects[i].generation));
+        else
+            assert_null (gen);
+        cJSON_Delete (obj);
+    }
+    //  Cluster-scoped kinds have no namespaced path.
+    assert_int_equal (util_http_get (sim.port,
+                                     S_RBAC "namespaces/volcano-system/clusterroles/system:basalt",
+                                     NULL),
+                      404);
+    //  The API's defaults: a Secret's type, a Service's type, affinity and
+    //  port protocol and targetPort.
+    cJSON *obj = s_get_json (&sim, S_NS_CORE "secrets/keys", 200);
+    assert_string_equal (s_str (obj, "type"), "Opaque");
+    cJSON_Delete (obj);
+    obj = s_get_json (&sim, S_NS_CORE "services/work", 200);
+    assert_string_equal (s_str (obj, "spec.type"), "ClusterIP");
+    assert_string_equal (s_str (obj, "spec.sessionAffinity"), "None");
+    assert_string_equal (s_str (obj, "spec.ports.1.protocol"), "TCP");
+    assert_int_equal (s_at (obj, "spec.ports.1.targetPort")->valueint, 5555);
+    cJSON_Delete (obj);
+    //  A strategic merge patch merges a Service's ports by port (not by
+    //  containerPort, the key of a container's ports): one port changes.
+    obj =
+        s_send (&sim, "PATCH", S_NS_CORE "services/work", "application/strategic-merge-patch+json",
+                "{\"spec\":{\"ports\":[{\"port\":5555,\"targetPort\":6000}]}}", 200);
+    assert_int_equal (cJSON_GetArraySize (s_at (obj, "spec.ports")), 2);
+    assert_string_equal (s_str (obj, "spec.ports.0.name"), "metrics");
+    assert_int_equal (s_at (obj, "spec.ports.1.targetPort")->valueint, 6000);
+    cJSON_Delete (obj);
+    //  … and a port added by a patch is defaulted like one created.
+    obj =
+        s_send (&sim, "PATCH", S_NS_CORE "services/work", "application/strategic-merge-patch+json",
+                "{\"spec\":{\"ports\":[{\"name\":\"x\",\"port\":7000}]}}", 200);
+    assert_int_equal (cJSON_GetArraySize (s_at (obj, "spec.ports")), 3);
+    assert_string_equal (s_str (obj, "spec.ports.2.protocol"), "TCP");
+    cJSON_Delete (obj);
+
+    //  Names: a path segment for RBAC (above: "system:basalt"), a subdomain
+    //  elsewhere, a DNS-1035 label for Services.
+    char *body = NULL;
+    assert_int_equal (s_req (&sim, "POST", S_NS_CORE "configmaps", NULL,
+                             "{\"metadata\":{\"name\":\"system:basalt\"}}", &body),
+                      422);
+    assert_non_null (strstr (body, "ConfigMap \\\"system:basalt\\\" is invalid: metadata.name: "
+                                   "Invalid value: \\\"system:basalt\\\": a lowercase RFC 1123 "
+                                   "subdomain must consist of"));
+    free (body);
+    assert_int_equal (s_req (&sim, "POST", S_NS_CORE "services", NULL,
+                             "{\"metadata\":{\"name\":\"1work\"},\"spec\":{}}", &body),
+                      422);
+    assert_non_null (strstr (
+        body, "Service \\\"1work\\\" is invalid: metadata.name: Invalid value: \\\"1work\\\": a "
+              "DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
+              "with an alphabetic character, and end with an alphanumeric character (e.g. "
+              "'my-name',  or 'abc-123', regex used for validation is "
+              "'[a-z]([-a-z0-9]*[a-z0-9])?')"));
+    free (body);
+    assert_int_equal (s_req (&sim, "POST", S_RBAC "clusterroles", NULL,
+                             "{\"metadata\":{\"name\":\"..\"}}", &body),
+                      422);
+    assert_non_null (strstr (body, "ClusterRole.rbac.authorization.k8s.io \\\"..\\\" is invalid: "
+                                   "metadata.name: Invalid value: \\\"..\\\": may not be '..'"));
+    free (body);
+    //  Namespace deletion takes the namespaced kinds with it; the cluster-
+    //  scoped ones stay.
+    cJSON_Delete (s_send (&sim, "DELETE", "/api/v1/namespaces/volcano-system", NULL, NULL, 200));
+    assert_int_equal (util_http_get (sim.port, S_NS_CORE "configmaps/conf", NULL), 404);
+    assert_int_equal (util_http_get (sim.port, S_RBAC "clusterroles/system:basalt", NULL), 200);
+#undef S_NS_CORE
+#undef S_RBAC
+    s_stop (&sim);
+}
+
 static void
 test_watch_expired (void **state)
 {
@@ -1552,6 +1796,7 @@ main (void)
         cmocka_unit_test_teardown (test_selectors, s_teardown),
         cmocka_unit_test_teardown (test_watch_events, s_teardown),
         cmocka_unit_test_teardown (test_leases, s_teardown),
+        cmocka_unit_test_teardown (test_deploy_kinds, s_teardown),
         cmocka_unit_test_teardown (test_watch_expired, s_teardown),
         cmocka_unit_test_teardown (test_watch_bookmarks_and_timeout, s_teardown),
         cmocka_unit_test_teardown (test_watch_clients_come_and_go, s_teardown),

@@ -7,9 +7,12 @@
     into a second simulator; the PodGroup CRD's schema at work (apply of
     an invalid PodGroup fails with the schema's message, `kubectl explain`
     prints the CRD's field descriptions); and `kubectl describe pod`
-    showing the pod's Events. After each command the test reads the
-    simulator's state over HTTP and checks what the command should have
-    done.
+    showing the pod's Events. Then the kinds a deployment is made of
+    (Leases, ConfigMaps, RBAC, Services, ...), and deploy/ itself: both
+    kustomize overlays rendered by `kubectl kustomize` from a copy of the
+    tree (binder-pool with keys from basalt-ctl certs) and applied. After
+    each command the test reads the simulator's state over HTTP and
+    checks what the command should have done.
 
     It runs the kubectl found on PATH, whichever version that is: the tests
     pass with Debian 12's kubectl 1.20 (client-side validation from the
@@ -801,6 +804,279 @@ test_leases (void **state)
     s_env_stop (&env);
 }
 
+static const char s_deploy_objects[] =
+    "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: volcano-system\n"
+    "---\n"
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: volcano-scheduler-configmap\n"
+    "  namespace: volcano-system\ndata:\n  volcano-scheduler.conf: |\n"
+    "    actions: \"enqueue, allocate, backfill\"\n"
+    "---\n"
+    "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n"
+    "  name: basalt-scheduler\nrules:\n- apiGroups: [\"\"]\n  resources: [\"pods\"]\n"
+    "  verbs: [\"get\", \"list\", \"watch\"]\n"
+    "---\n"
+    "apiVersion: v1\nkind: Service\nmetadata:\n  name: basalt-work\n"
+    "  namespace: volcano-system\nspec:\n  selector:\n    app: basalt\n  ports:\n"
+    "  - name: metrics\n    port: 8080\n  - name: work\n    port: 5555\n";
+
+//  The kinds of a deployment through kubectl: apply creates them, get
+//  reads them back, a second apply with a change patches (strategic
+//  merge, the Service's ports by port) and one without is "unchanged".
+static void
+test_deploy_kinds (void **state)
+{
+    (void)state;
+    s_env_t env;
+    s_env_start (&env);
+    const char *file = s_manifest (&env, "deploy.yaml", s_deploy_objects);
+    KUBECTL_OK (&env, "apply", "-f", file);
+    s_expect (&env, "namespace/volcano-system created");
+    s_expect (&env, "configmap/volcano-scheduler-configmap created");
+    s_expect (&env, "clusterrole.rbac.authorization.k8s.io/basalt-scheduler created");
+    s_expect (&env, "service/basalt-work created");
+    KUBECTL_OK (&env, "get", "cm,svc", "-n", "volcano-system", "-o", "name");
+    s_expect (&env, "configmap/volcano-scheduler-configmap\n");
+    s_expect (&env, "service/basalt-work\n");
+    KUBECTL_OK (&env, "get", "clusterrole", "basalt-scheduler", "-o", "jsonpath={.rules[0].verbs}");
+    s_expect (&env, "[\"get\",\"list\",\"watch\"]");
+    KUBECTL_OK (&env, "get", "configmap", "volcano-scheduler-configmap", "-n", "volcano-system",
+                "-o", "jsonpath={.data.volcano-scheduler\\.conf}");
+    assert_string_equal (env.text, "actions: \"enqueue, allocate, backfill\"\n");
+    //  Unchanged: nothing to patch.
+    KUBECTL_OK (&env, "apply", "-f", file);
+    s_expect (&env, "configmap/volcano-scheduler-configmap unchanged");
+    s_expect (&env, "clusterrole.rbac.authorization.k8s.io/basalt-scheduler unchanged");
+    s_expect (&env, "service/basalt-work unchanged");
+    //  Changed: a verb more, another work port.
+    char *changed = strdup (s_deploy_objects);
+    char *p = strstr (changed, "\"watch\"]");
+    memcpy (p, "\"patch\"]", 8);
+    p = strstr (changed, "port: 5555");
+    memcpy (p, "port: 5556", 10);
+    file = s_manifest (&env, "changed.yaml", changed);
+    free (changed);
+    KUBECTL_OK (&env, "apply", "-f", file);
+    s_expect (&env, "clusterrole.rbac.authorization.k8s.io/basalt-scheduler configured");
+    s_expect (&env, "service/basalt-work configured");
+    KUBECTL_OK (&env, "get", "clusterrole", "basalt-scheduler", "-o", "jsonpath={.rules[0].verbs}");
+    s_expect (&env, "[\"get\",\"list\",\"patch\"]");
+    KUBECTL_OK (&env, "get", "service", "basalt-work", "-n", "volcano-system", "-o",
+                "jsonpath={.spec.ports[*].port}");
+    assert_string_equal (env.text, "8080 5556");
+    KUBECTL_OK (&env, "delete", "clusterrole/basalt-scheduler", "namespace/volcano-system");
+    assert_int_equal (s_code (&env, "/apis/rbac.authorization.k8s.io/v1/clusterroles/"
+                                    "basalt-scheduler"),
+                      404);
+    assert_int_equal (s_code (&env, "/api/v1/namespaces/volcano-system"), 404);
+    s_env_stop (&env);
+}
+
+// ---------------------------------------------------------------------------
+// deploy/: the kustomize overlays, rendered by kubectl and applied
+
+#define CTL_BIN BASALT_BIN_DIR "/tools/ctl/basalt-ctl"
+#define VS_PODS                                                                                    \
+    "/api/v1/namespaces/volcano-system/pods?labelSelector=app.kubernetes.io%2Fcomponent%3D"
+
+//  A copy of the source tree's deploy/ in the simulator's scratch
+//  directory (a test never writes into the source tree: binder-pool's
+//  certs/ go into the copy). Returns its path (static).
+static const char *
+s_deploy_copy (s_env_t *env)
+{
+    static char dir[600];
+    snprintf (dir, sizeof dir, "%s/deploy", env->sim.dir);
+    char *const cp[] = {"/bin/cp", "-R", BASALT_SOURCE_DIR "/deploy", dir, NULL};
+    char log[600];
+    snprintf (log, sizeof log, "%s/cp.log", env->sim.dir);
+    assert_int_equal (util_run (cp, log, 30000), 0);
+    return dir;
+}
+
+//  kubectl kustomize OVERLAY into a file; returns its path (static).
+static const char *
+s_kustomize (s_env_t *env, const char *deploy, const char *overlay)
+{
+    static char out[700];
+    char dir[700];
+    snprintf (dir, sizeof dir, "%s/overlays/%s", deploy, overlay);
+    KUBECTL_OK (env, "kustomize", dir);
+    snprintf (out, sizeof out, "%s/%s.yaml", env->sim.dir, overlay);
+    FILE *f = fopen (out, "w");
+    assert_non_null (f);
+    fputs (env->text, f);
+    fclose (f);
+    return out;
+}
+
+//  What a real cluster has from its start and Basalt's pods name.
+static void
+s_system_priority_class (s_env_t *env)
+{
+    assert_int_equal (util_http_request (env->sim.port, "POST",
+                                         "/apis/scheduling.k8s.io/v1/priorityclasses", NULL,
+                                         "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":"
+                                         "\"PriorityClass\",\"metadata\":{\"name\":"
+                                         "\"system-cluster-critical\"},\"value\":2000000000}",
+                                         NULL),
+                      201);
+}
+
+//  The containers of the first item of a list (comma-separated names).
+static void
+s_expect_containers (s_env_t *env, const char *path, const char *want)
+{
+    cJSON *list = s_get_json (&env->sim, path, 200);
+    char got[256] = "";
+    cJSON *c;
+    cJSON_ArrayForEach (c, s_at (list, "items.0.spec.containers"))
+    {
+        size_t n = strlen (got);
+        snprintf (got + n, sizeof got - n, "%s%s", n ? "," : "", s_str (c, "name"));
+    }
+    cJSON_Delete (list);
+    if (strcmp (got, want) != 0)
+        fail_msg ("%s: containers %s, want %s", path, got, want);
+}
+
+//  Shape A, as a Volcano user switches: their volcano-scheduler-configmap
+//  exists and is left as it is (-l leaves Basalt's default out); every
+//  object of the overlay is created, and the simulated ReplicaSet
+//  controller makes the two scheduler pods of four containers from it.
+static void
+test_deploy_one_pod (void **state)
+{
+    (void)state;
+    s_env_t env;
+    s_env_start (&env);
+    s_system_priority_class (&env);
+    const char *deploy = s_deploy_copy (&env);
+    const char *rendered = s_kustomize (&env, deploy, "one-pod");
+    //  The user's Volcano configuration, before Basalt.
+    KUBECTL_OK (&env, "create", "namespace", "volcano-system");
+    KUBECTL_OK (&env, "create", "configmap", "volcano-scheduler-configmap", "-n", "volcano-system",
+                "--from-literal=volcano-scheduler.conf=actions: \"allocate\"");
+    KUBECTL_OK (&env, "apply", "--server-side=false", "-l",
+                "basalt.dev/volcano-default-config!=true", "-f", rendered);
+    s_expect (&env, "serviceaccount/basalt-scheduler created");
+    s_expect (&env, "clusterrole.rbac.authorization.k8s.io/basalt-scheduler created");
+    s_expect (&env, "clusterrolebinding.rbac.authorization.k8s.io/basalt-scheduler created");
+    s_expect (&env, "role.rbac.authorization.k8s.io/basalt-scheduler-leader-election created");
+    s_expect (&env, "service/basalt-scheduler-service created");
+    s_expect (&env, "deployment.apps/basalt-scheduler created");
+    s_expect (&env, "poddisruptionbudget.policy/basalt-scheduler created");
+    if (s_has (&env, "configmap/"))
+        fail_msg ("apply -l touched the ConfigMap:\n%s", env.text);
+    KUBECTL_OK (&env, "get", "configmap", "volcano-scheduler-configmap", "-n", "volcano-system",
+                "-o", "jsonpath={.data.volcano-scheduler\\.conf}");
+    assert_string_equal (env.text, "actions: \"allocate\"");
+    KUBECTL_OK (&env, "get",
+                "deploy,cm,sa,clusterrole,clusterrolebinding,role,rolebinding,pdb,hpa,"
+                "lease,svc",
+                "-n", "volcano-system", "-o", "name");
+    const char *names[] = {"deployment.apps/basalt-scheduler\n",
+                           "configmap/volcano-scheduler-configmap\n",
+                           "serviceaccount/basalt-scheduler\n",
+                           "clusterrole.rbac.authorization.k8s.io/basalt-scheduler\n",
+                           "clusterrolebinding.rbac.authorization.k8s.io/basalt-scheduler\n",
+                           "role.rbac.authorization.k8s.io/basalt-scheduler-leader-election\n",
+                           "rolebinding.rbac.authorization.k8s.io/"
+                           "basalt-scheduler-leader-election\n",
+                           "poddisruptionbudget.policy/basalt-scheduler\n",
+                           "service/basalt-scheduler-service\n",
+                           NULL};
+    for (int i = 0; names[i]; i++)
+        s_expect (&env, names[i]);
+    //  The pods the Deployment makes pass the API's pod validation.
+    s_wait (&env, VS_PODS "scheduler", 200, NULL, NULL, 2);
+    s_expect_containers (&env, VS_PODS "scheduler",
+                         "cache-svc,session-svc,binder-svc,controller-svc");
+    KUBECTL_OK (&env, "get", "deploy", "basalt-scheduler", "-n", "volcano-system", "-o",
+                "jsonpath={.spec.template.spec.containers[0].args}");
+    s_expect (&env, "--leader-elect-identity=$(POD_NAME)");
+    s_expect (&env, "--leader-elect-resource-namespace=volcano-system");
+    s_env_stop (&env);
+}
+
+//  Shape B on a fresh cluster: basalt-ctl certs into the copy, then the
+//  whole overlay (Volcano's default ConfigMap included), the Secrets made
+//  from the certificate files, the binder pool and its HPA.
+static void
+test_deploy_binder_pool (void **state)
+{
+    (void)state;
+    s_env_t env;
+    s_env_start (&env);
+    s_system_priority_class (&env);
+    const char *deploy = s_deploy_copy (&env);
+    char certs[800], log[800];
+    snprintf (certs, sizeof certs, "%s/overlays/binder-pool/certs", deploy);
+    snprintf (log, sizeof log, "%s/certs.log", env.sim.dir);
+    //  Keys an operator made in the source tree came along: not these.
+    util_rmtree (certs);
+    char *const gen[] = {CTL_BIN, "certs", "--out", certs, NULL};
+    assert_int_equal (util_run (gen, log, 30000), 0);
+    const char *rendered = s_kustomize (&env, deploy, "binder-pool");
+    KUBECTL_OK (&env, "apply", "--server-side=false", "-f", rendered);
+    s_expect (&env, "configmap/volcano-scheduler-configmap created");
+    s_expect (&env, "deployment.apps/basalt-scheduler created");
+    s_expect (&env, "deployment.apps/basalt-binder created");
+    s_expect (&env, "horizontalpodautoscaler.autoscaling/basalt-binder created");
+    s_expect (&env, "service/basalt-work created");
+    s_expect (&env, "service/basalt-binder-metrics created");
+    KUBECTL_OK (&env, "get", "deploy,cm,sa,clusterrole,pdb,hpa,lease,secret,svc", "-n",
+                "volcano-system", "-o", "name");
+    const char *names[] = {"deployment.apps/basalt-scheduler\n",
+                           "deployment.apps/basalt-binder\n",
+                           "configmap/volcano-scheduler-configmap\n",
+                           "serviceaccount/basalt-scheduler\n",
+                           "clusterrole.rbac.authorization.k8s.io/basalt-scheduler\n",
+                           "poddisruptionbudget.policy/basalt-scheduler\n",
+                           "horizontalpodautoscaler.autoscaling/basalt-binder\n",
+                           "secret/basalt-cache-curve-",
+                           "secret/basalt-binder-curve-",
+                           "secret/basalt-curve-clients-",
+                           "service/basalt-work\n",
+                           NULL};
+    for (int i = 0; names[i]; i++)
+        s_expect (&env, names[i]);
+    //  The name kustomize gave the binders' Secret (a hash of its content).
+    char secret[128] = "";
+    const char *at = strstr (env.text, "secret/basalt-binder-curve-");
+    assert_non_null (at);
+    sscanf (at + strlen ("secret/"), "%127[^\n]", secret);
+    //  Volcano's default configuration, as its chart has it.
+    KUBECTL_OK (&env, "get", "configmap", "volcano-scheduler-configmap", "-n", "volcano-system",
+                "-o", "jsonpath={.data.volcano-scheduler\\.conf}");
+    s_expect (&env, "actions: \"enqueue, allocate, backfill\"\n");
+    s_expect (&env, "- name: binpack\n");
+    //  The binders' Secret: their certificate and the cache's public one,
+    //  byte for byte, and not the cache's secret.
+    KUBECTL_OK (&env, "get", "secret", secret, "-n", "volcano-system", "-o",
+                "go-template={{index .data \"cache.cert\" | base64decode}}"
+                "{{range $k, $v := .data}}key={{$k}}\n{{end}}");
+    char path[900];
+    snprintf (path, sizeof path, "%s/cache.cert", certs);
+    char *cache_public = util_read_file (path, NULL);
+    assert_non_null (cache_public);
+    s_expect (&env, cache_public);
+    free (cache_public);
+    s_expect (&env, "key=binder.cert\n");
+    s_expect (&env, "key=binder.cert_secret\n");
+    s_expect (&env, "key=cache.cert\n");
+    if (s_has (&env, "key=cache.cert_secret"))
+        fail_msg ("the binders' Secret holds the cache's secret key:\n%s", env.text);
+    //  The scheduler pod without its binder; the pool's pods.
+    s_wait (&env, VS_PODS "scheduler", 200, NULL, NULL, 2);
+    s_expect_containers (&env, VS_PODS "scheduler", "cache-svc,session-svc,controller-svc");
+    s_wait (&env, VS_PODS "binder", 200, NULL, NULL, 3);
+    s_expect_containers (&env, VS_PODS "binder", "binder-svc");
+    KUBECTL_OK (&env, "get", "deploy", "basalt-scheduler", "-n", "volcano-system", "-o",
+                "jsonpath={.spec.template.spec.containers[0].env[*].value}");
+    s_expect (&env, "tcp://0.0.0.0:8485");
+    s_env_stop (&env);
+}
+
 //  Print what kubectl says of its version, so the log shows which kubectl
 //  ran. A kubectl that is there but does not run is a failure, not a skip.
 static int
@@ -863,6 +1139,9 @@ main (void)
         cmocka_unit_test_teardown (test_openapi_media_types, s_teardown),
         cmocka_unit_test_teardown (test_crd_schema_and_events, s_teardown),
         cmocka_unit_test_teardown (test_leases, s_teardown),
+        cmocka_unit_test_teardown (test_deploy_kinds, s_teardown),
+        cmocka_unit_test_teardown (test_deploy_one_pod, s_teardown),
+        cmocka_unit_test_teardown (test_deploy_binder_pool, s_teardown),
     };
     int rc = cmocka_run_group_tests (tests, NULL, NULL);
     util_rmtree (s_run.dir);

@@ -237,6 +237,34 @@ s_pod_defaults (sim_api_t *self, sim_ctx_t *ctx, cJSON *pod)
     return 0;
 }
 
+//  The defaults of the stored-only kinds a client reads back (core/v1
+//  SetDefaults_Secret and SetDefaults_Service; a Service gets no cluster
+//  IP: nothing allocates one).
+static void
+s_stored_defaults (const sim_kind_t *kind, cJSON *obj)
+{
+    if (kind->id == SIM_KIND_SECRETS && !sim_json_str (obj, "type"))
+        sim_json_set_str (obj, "type", "Opaque");
+    if (kind->id != SIM_KIND_SERVICES)
+        return;
+    cJSON *spec = sim_json_obj (obj, "spec");
+    if (!sim_json_str (spec, "type"))
+        sim_json_set_str (spec, "type", "ClusterIP");
+    if (!sim_json_str (spec, "sessionAffinity"))
+        sim_json_set_str (spec, "sessionAffinity", "None");
+    cJSON *port;
+    cJSON_ArrayForEach (port, cJSON_GetObjectItemCaseSensitive (spec, "ports"))
+    {
+        if (!cJSON_IsObject (port))
+            continue;
+        if (!sim_json_str (port, "protocol"))
+            sim_json_set_str (port, "protocol", "TCP");
+        const cJSON *number = cJSON_GetObjectItemCaseSensitive (port, "port");
+        if (!cJSON_GetObjectItemCaseSensitive (port, "targetPort") && cJSON_IsNumber (number))
+            sim_json_set (port, "targetPort", cJSON_CreateNumber (number->valuedouble));
+    }
+}
+
 int
 sim_api_prepare_new (sim_api_t *self, sim_ctx_t *ctx, const sim_kind_t *kind, cJSON *obj, bool keep)
 {
@@ -270,6 +298,7 @@ sim_api_prepare_new (sim_api_t *self, sim_ctx_t *ctx, const sim_kind_t *kind, cJ
         if (!sim_json_str (status, "phase"))
             cJSON_AddStringToObject (status, "phase", "Active");
     }
+    s_stored_defaults (kind, obj);
     if (kind->id == SIM_KIND_PODS)
         return s_pod_defaults (self, ctx, obj);
     return 0;
@@ -614,6 +643,9 @@ s_commit (sim_ctx_t *ctx, sim_obj_t *old, cJSON *next)
         double gen = cJSON_IsNumber (g) ? g->valuedouble : 0;
         sim_json_set (sim_json_obj (next, "metadata"), "generation", cJSON_CreateNumber (gen + 1));
     }
+    //  Defaulting happens on every write (a port added by a patch gets its
+    //  protocol).
+    s_stored_defaults (ctx->kind, next);
     if (s_validate (ctx, next, false) != 0)
         goto done;
     //  A write that changes nothing is answered with the current object.

@@ -55,6 +55,42 @@ static const sim_kind_t s_kinds[SIM_KIND_COUNT] = {
     //  spec and no status.
     {SIM_KIND_LEASES, "leases", "lease", "Lease", "LeaseList", "coordination.k8s.io", "v1",
      "coordination.k8s.io/v1", "", .namespaced = true, .builtin = true, .has_spec = true},
+    //  Stored only: what a deployment of Basalt (deploy/) is made of.
+    //  ConfigMaps, Secrets, ServiceAccounts and the RBAC kinds have neither
+    //  spec nor status; RBAC names are path segments ("system:basalt").
+    {SIM_KIND_SERVICEACCOUNTS, "serviceaccounts", "serviceaccount", "ServiceAccount",
+     "ServiceAccountList", "", "v1", "v1", "sa", .namespaced = true, .builtin = true},
+    {SIM_KIND_CONFIGMAPS, "configmaps", "configmap", "ConfigMap", "ConfigMapList", "", "v1", "v1",
+     "cm", .namespaced = true, .builtin = true},
+    {SIM_KIND_SECRETS, "secrets", "secret", "Secret", "SecretList", "", "v1", "v1", "",
+     .namespaced = true, .builtin = true},
+    {SIM_KIND_SERVICES, "services", "service", "Service", "ServiceList", "", "v1", "v1", "svc",
+     .namespaced = true, .status_subresource = true, .builtin = true, .has_spec = true,
+     .has_status = true, .name_rule = SIM_NAME_DNS1035},
+    {SIM_KIND_CLUSTERROLES, "clusterroles", "clusterrole", "ClusterRole", "ClusterRoleList",
+     "rbac.authorization.k8s.io", "v1", "rbac.authorization.k8s.io/v1", "", .builtin = true,
+     .name_rule = SIM_NAME_PATH_SEGMENT},
+    {SIM_KIND_CLUSTERROLEBINDINGS, "clusterrolebindings", "clusterrolebinding",
+     "ClusterRoleBinding", "ClusterRoleBindingList", "rbac.authorization.k8s.io", "v1",
+     "rbac.authorization.k8s.io/v1", "", .builtin = true, .name_rule = SIM_NAME_PATH_SEGMENT},
+    {SIM_KIND_ROLES, "roles", "role", "Role", "RoleList", "rbac.authorization.k8s.io", "v1",
+     "rbac.authorization.k8s.io/v1", "", .namespaced = true, .builtin = true,
+     .name_rule = SIM_NAME_PATH_SEGMENT},
+    {SIM_KIND_ROLEBINDINGS, "rolebindings", "rolebinding", "RoleBinding", "RoleBindingList",
+     "rbac.authorization.k8s.io", "v1", "rbac.authorization.k8s.io/v1", "", .namespaced = true,
+     .builtin = true, .name_rule = SIM_NAME_PATH_SEGMENT},
+    //  No disruption controller: status is what clients write (and the
+    //  eviction subresource does not consult PDBs).
+    {SIM_KIND_PODDISRUPTIONBUDGETS, "poddisruptionbudgets", "poddisruptionbudget",
+     "PodDisruptionBudget", "PodDisruptionBudgetList", "policy", "v1", "policy/v1", "pdb",
+     .namespaced = true, .status_subresource = true, .builtin = true, .has_generation = true,
+     .has_spec = true, .has_status = true},
+    //  No autoscaler: nothing scales the target. No metadata.generation
+    //  (newer API servers keep one behind the HPAGeneration feature gate).
+    {SIM_KIND_HORIZONTALPODAUTOSCALERS, "horizontalpodautoscalers", "horizontalpodautoscaler",
+     "HorizontalPodAutoscaler", "HorizontalPodAutoscalerList", "autoscaling", "v2",
+     "autoscaling/v2", "hpa", .namespaced = true, .status_subresource = true, .builtin = true,
+     .has_spec = true, .has_status = true},
 };
 
 const sim_kind_t *

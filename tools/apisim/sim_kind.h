@@ -35,6 +35,16 @@ typedef enum {
     SIM_KIND_EVENTS,
     SIM_KIND_RESOURCEQUOTAS,
     SIM_KIND_LEASES,
+    SIM_KIND_SERVICEACCOUNTS,
+    SIM_KIND_CONFIGMAPS,
+    SIM_KIND_SECRETS,
+    SIM_KIND_SERVICES,
+    SIM_KIND_CLUSTERROLES,
+    SIM_KIND_CLUSTERROLEBINDINGS,
+    SIM_KIND_ROLES,
+    SIM_KIND_ROLEBINDINGS,
+    SIM_KIND_PODDISRUPTIONBUDGETS,
+    SIM_KIND_HORIZONTALPODAUTOSCALERS,
     SIM_KIND_COUNT
 } sim_kind_id_t;
 
@@ -43,6 +53,8 @@ typedef enum {
 typedef enum {
     SIM_NAME_SUBDOMAIN = 0, // DNS-1123 subdomain: most kinds
     SIM_NAME_LABEL,         // DNS-1123 label: Namespaces
+    SIM_NAME_DNS1035,       // DNS-1035 label (starts with a letter): Services
+    SIM_NAME_PATH_SEGMENT,  // any path segment ("system:foo"): the RBAC kinds
 } sim_name_rule_t;
 
 typedef struct {

@@ -71,39 +71,55 @@ s_clean (const cJSON *item)
 }
 
 //  patchMergeKey of the lists of the served built-in types that merge
-//  (patchStrategy "merge" in the Kubernetes Go types), by field name; lists
-//  not named here are replaced, as atomic lists are.
-static const char *const s_merge_keys[][2] = {
-    {"containers", "name"},
-    {"initContainers", "name"},
-    {"ephemeralContainers", "name"},
-    {"env", "name"},
-    {"ports", "containerPort"},
-    {"volumeMounts", "mountPath"},
-    {"volumeDevices", "devicePath"},
-    {"volumes", "name"},
-    {"imagePullSecrets", "name"},
-    {"hostAliases", "ip"},
-    {"topologySpreadConstraints", "topologyKey"},
-    {"resourceClaims", "name"},
-    {"schedulingGates", "name"},
-    {"conditions", "type"},
-    {"addresses", "type"},
-    {"ownerReferences", "uid"},
-    {"podIPs", "ip"},
-    {"hostIPs", "ip"},
-    {NULL, NULL},
+//  (patchStrategy "merge" in the Kubernetes Go types), by field name and,
+//  where one name has two keys, the name of the field that holds the list
+//  (NULL: any). Lists not named here are replaced, as atomic lists are.
+typedef struct {
+    const char *field;  // the list's field name
+    const char *parent; // the field holding it ("spec"), or NULL for any
+    const char *key;    // patchMergeKey
+} s_merge_key_t;
+
+static const s_merge_key_t s_merge_keys[] = {
+    //  A Service's spec.ports merge by port; containers' ports (whose
+    //  parent is an element of the containers list) by containerPort.
+    {"ports", "spec", "port"},
+    {"ports", NULL, "containerPort"},
+    {"containers", NULL, "name"},
+    {"initContainers", NULL, "name"},
+    {"ephemeralContainers", NULL, "name"},
+    {"env", NULL, "name"},
+    {"volumeMounts", NULL, "mountPath"},
+    {"volumeDevices", NULL, "devicePath"},
+    {"volumes", NULL, "name"},
+    {"imagePullSecrets", NULL, "name"},
+    {"hostAliases", NULL, "ip"},
+    {"topologySpreadConstraints", NULL, "topologyKey"},
+    {"resourceClaims", NULL, "name"},
+    {"schedulingGates", NULL, "name"},
+    {"conditions", NULL, "type"},
+    {"addresses", NULL, "type"},
+    {"ownerReferences", NULL, "uid"},
+    {"podIPs", NULL, "ip"},
+    {"hostIPs", NULL, "ip"},
+    //  A ServiceAccount's secrets.
+    {"secrets", NULL, "name"},
+    {NULL, NULL, NULL},
 };
 
 //  Lists of scalars that merge as sets.
 static const char *const s_merge_sets[] = {"finalizers", NULL};
 
+//  The merge key of list `field` held by field `parent` (NULL at the top
+//  or in a list element, where the list's own name is passed), or NULL.
 static const char *
-s_merge_key (const char *field)
+s_merge_key (const char *parent, const char *field)
 {
-    for (int i = 0; s_merge_keys[i][0]; i++)
-        if (!strcmp (s_merge_keys[i][0], field))
-            return s_merge_keys[i][1];
+    for (int i = 0; s_merge_keys[i].field; i++) {
+        const s_merge_key_t *k = &s_merge_keys[i];
+        if (!strcmp (k->field, field) && (!k->parent || (parent && !strcmp (k->parent, parent))))
+            return k->key;
+    }
     return NULL;
 }
 
@@ -140,11 +156,12 @@ s_find_keyed (cJSON *list, const char *key, const cJSON *like)
     return NULL;
 }
 
-static cJSON *s_smp (cJSON *target, const cJSON *patch);
+static cJSON *s_smp (cJSON *target, const cJSON *patch, const char *holder);
 
-//  Merge list `patch` into list `target` (owned; returned) by `key`.
+//  Merge list `patch` into list `target` (owned; returned) by `key`;
+//  `field` is the list's name.
 static cJSON *
-s_smp_list (cJSON *target, const cJSON *patch, const char *key)
+s_smp_list (cJSON *target, const cJSON *patch, const char *key, const char *field)
 {
     const cJSON *e;
     cJSON_ArrayForEach (e, patch)
@@ -175,7 +192,7 @@ s_smp_list (cJSON *target, const cJSON *patch, const char *key)
             continue;
         }
         if (have) {
-            cJSON *merged = s_smp (s_dup (have), e);
+            cJSON *merged = s_smp (s_dup (have), e, field);
             if (merged)
                 cJSON_ReplaceItemViaPointer (target, have, merged);
             else
@@ -217,10 +234,11 @@ s_set_order (cJSON *list, const cJSON *order, const char *key)
     cJSON_Delete (sorted);
 }
 
-//  Strategic merge of patch into target (owned); returns the result, or
-//  NULL when the patch deletes the node ({"$patch":"delete"}).
+//  Strategic merge of patch into target (owned), the value of field
+//  `holder` (the list's name for a list element; NULL at the top); returns
+//  the result, or NULL when the patch deletes the node ({"$patch":"delete"}).
 static cJSON *
-s_smp (cJSON *target, const cJSON *patch)
+s_smp (cJSON *target, const cJSON *patch, const char *holder)
 {
     if (!cJSON_IsObject (patch)) {
         cJSON_Delete (target);
@@ -263,9 +281,9 @@ s_smp (cJSON *target, const cJSON *patch)
         }
         cJSON *old = cJSON_DetachItemFromObjectCaseSensitive (target, name);
         cJSON *merged;
-        const char *key = s_merge_key (name);
+        const char *key = s_merge_key (holder, name);
         if (cJSON_IsArray (p) && key)
-            merged = s_smp_list (old, p, key);
+            merged = s_smp_list (old, p, key, name);
         else if (cJSON_IsArray (p) && s_merge_set (name)) {
             merged = cJSON_IsArray (old) ? old : cJSON_CreateArray ();
             if (merged != old)
@@ -283,7 +301,7 @@ s_smp (cJSON *target, const cJSON *patch)
                     cJSON_AddItemToArray (merged, s_dup (v));
             }
         } else if (cJSON_IsObject (p))
-            merged = s_smp (old, p);
+            merged = s_smp (old, p, name);
         else {
             cJSON_Delete (old);
             merged = s_clean (p);
@@ -296,7 +314,8 @@ s_smp (cJSON *target, const cJSON *patch)
         static const char order[] = "$setElementOrder/";
         if (p->string && !strncmp (p->string, order, sizeof order - 1)) {
             const char *field = p->string + sizeof order - 1;
-            s_set_order (cJSON_GetObjectItemCaseSensitive (target, field), p, s_merge_key (field));
+            s_set_order (cJSON_GetObjectItemCaseSensitive (target, field), p,
+                         s_merge_key (holder, field));
         }
     }
     const cJSON *retain = cJSON_GetObjectItemCaseSensitive (patch, "$retainKeys");
@@ -320,7 +339,7 @@ s_smp (cJSON *target, const cJSON *patch)
 void
 sim_patch_strategic (cJSON **target_p, const cJSON *patch)
 {
-    cJSON *merged = s_smp (*target_p, patch);
+    cJSON *merged = s_smp (*target_p, patch, NULL);
     *target_p = merged ? merged : cJSON_CreateObject ();
 }
 

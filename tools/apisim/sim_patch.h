@@ -6,13 +6,15 @@
       to append);
     - strategic merge patch: maps merge as in a merge patch; the lists the
       Kubernetes types mark patchStrategy=merge merge by their
-      patchMergeKey (containers and env by name, ports by containerPort,
-      volumeMounts by mountPath, conditions by type, ownerReferences by
-      uid, …; finalizers as a set), other lists are replaced; the
-      directives $patch (merge/replace/delete, in maps and list elements),
-      $retainKeys, $setElementOrder/<list> and
+      patchMergeKey (containers and env by name, containers' ports by
+      containerPort and a Service's spec.ports by port, volumeMounts by
+      mountPath, conditions by type, ownerReferences by uid, a
+      ServiceAccount's secrets by name, …; finalizers as a set), other
+      lists are replaced; the directives $patch (merge/replace/delete, in
+      maps and list elements), $retainKeys, $setElementOrder/<list> and
       $deleteFromPrimitiveList/<list> are honoured. Merge keys are looked
-      up by field name, which is exact for the kinds the simulator serves.
+      up by field name and the name of the field holding the list, which
+      is exact for the kinds the simulator serves.
 */
 #ifndef SIM_PATCH_H
 #define SIM_PATCH_H

@@ -22,6 +22,11 @@
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "   \
     "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "     \
     "used for validation is '" S_LABEL_FMT "')"
+#define S_DNS1035_FMT "[a-z]([-a-z0-9]*[a-z0-9])?"
+#define S_DNS1035_MSG                                                                              \
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "   \
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "           \
+    "'abc-123', regex used for validation is '" S_DNS1035_FMT "')"
 
 static bool
 s_alnum (char c)
@@ -57,11 +62,32 @@ s_is_subdomain (const char *text)
     }
 }
 
-//  Add the errors of a name (or, with prefix, a generateName) on `field`.
+//  The RBAC kinds' rule (path.IsValidPathSegmentName, or ...Prefix for a
+//  generateName): anything that can be one segment of a URL path.
 static void
-s_check_name (const char *name, bool label, bool prefix, const char *field,
+s_check_path_segment (const char *name, bool prefix, const char *field, sim_field_errors_t *errs)
+{
+    if (!prefix && (!strcmp (name, ".") || !strcmp (name, ".."))) {
+        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, name,
+                                  !strcmp (name, ".") ? "may not be '.'" : "may not be '..'");
+        return;
+    }
+    if (strchr (name, '/'))
+        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, name, "may not contain '/'");
+    if (strchr (name, '%'))
+        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, name, "may not contain '%'");
+}
+
+//  Add the errors of a name (or, with prefix, a generateName) on `field`,
+//  by the kind's rule.
+static void
+s_check_name (const char *name, sim_name_rule_t rule, bool prefix, const char *field,
               sim_field_errors_t *errs)
 {
+    if (rule == SIM_NAME_PATH_SEGMENT) {
+        s_check_path_segment (name, prefix, field, errs);
+        return;
+    }
     char masked[512];
     snprintf (masked, sizeof masked, "%s", name);
     size_t len = strlen (masked);
@@ -69,17 +95,21 @@ s_check_name (const char *name, bool label, bool prefix, const char *field,
     //  letter (maskTrailingDash).
     if (prefix && len > 1 && masked[len - 1] == '-')
         masked[len - 1] = 'a';
-    size_t max = label ? S_LABEL_MAX : S_SUBDOMAIN_MAX;
+    size_t max = rule == SIM_NAME_SUBDOMAIN ? S_SUBDOMAIN_MAX : S_LABEL_MAX;
     if (strlen (name) > max) {
         char detail[64];
         snprintf (detail, sizeof detail, "must be no more than %zu characters", max);
         sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, name, detail);
     }
-    if (label) {
+    if (rule == SIM_NAME_LABEL) {
         if (!s_is_label (masked, strlen (masked)))
             sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, name,
                                       s_is_subdomain (masked) ? "must not contain dots"
                                                               : S_LABEL_MSG);
+    } else if (rule == SIM_NAME_DNS1035) {
+        //  A DNS-1123 label that starts with a letter.
+        if (!s_is_label (masked, strlen (masked)) || masked[0] < 'a' || masked[0] > 'z')
+            sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, name, S_DNS1035_MSG);
     } else if (!s_is_subdomain (masked))
         sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, name, S_SUBDOMAIN_MSG);
 }
@@ -87,16 +117,15 @@ s_check_name (const char *name, bool label, bool prefix, const char *field,
 void
 sim_valid_meta (const sim_kind_t *kind, const cJSON *obj, sim_field_errors_t *errs)
 {
-    bool label = kind->name_rule == SIM_NAME_LABEL;
     const char *gen = sim_json_str (obj, "metadata.generateName");
     if (gen && *gen)
-        s_check_name (gen, label, true, "metadata.generateName", errs);
+        s_check_name (gen, kind->name_rule, true, "metadata.generateName", errs);
     const char *name = sim_json_str (obj, "metadata.name");
     if (!name || !*name)
         sim_field_errors_add (errs, SIM_FIELD_REQUIRED, "metadata.name", NULL,
                               "name or generateName is required");
     else
-        s_check_name (name, label, false, "metadata.name", errs);
+        s_check_name (name, kind->name_rule, false, "metadata.name", errs);
 }
 
 //  The containers of one list (spec.containers or spec.initContainers).
@@ -115,7 +144,7 @@ s_check_containers (const cJSON *list, const char *path, const char **seen, size
         if (!name || !*name)
             sim_field_errors_add (errs, SIM_FIELD_REQUIRED, field, NULL, NULL);
         else {
-            s_check_name (name, true, false, field, errs);
+            s_check_name (name, SIM_NAME_LABEL, false, field, errs);
             bool dup = false;
             for (size_t j = 0; j < *nseen && !dup; j++)
                 dup = !strcmp (seen[j], name);

@@ -1,9 +1,11 @@
 /*  sim_valid: the validation of built-in kinds the simulator does on
     create, the part of kube-apiserver's that clients run into:
 
-    - metadata.name (and generateName, as a prefix) of every kind: a
-      lowercase RFC 1123 subdomain (253 characters at most), a label (63)
-      for namespaces, with apimachinery's messages;
+    - metadata.name (and generateName, as a prefix) of every kind by the
+      kind table's rule, with apimachinery's messages: a lowercase RFC 1123
+      subdomain (253 characters at most), a label (63) for namespaces, a
+      DNS-1035 label (starts with a letter) for services, a path segment
+      (no '/' or '%', not '.' or '..') for the RBAC kinds;
     - pods: spec.containers is required; each container (and init
       container) needs a name that is a lowercase RFC 1123 label, unique in
       the pod, and an image.

@@ -3,6 +3,9 @@
         basalt-ctl status --server URL       table: pod, group, queue, node or why it waits
         basalt-ctl wait --server URL [--timeout S] [--stable S]
                                              exit 0 once scheduling has settled
+        basalt-ctl certs --out DIR [--binders N] [--force]
+                                             CURVE certificates for tcp:// binders
+                                             (ctl_certs.h)
 
     "Settled" means: every pod of a Basalt scheduler name is bound, or its
     PodGroup carries an Unschedulable condition saying why, and nothing
@@ -11,6 +14,7 @@
 */
 #include "bas_kube.h"
 #include "bas_log.h"
+#include "ctl_certs.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -271,13 +275,19 @@ s_usage (FILE *out)
     fprintf (out,
              "Usage: basalt-ctl status|wait [--server URL] [--kubeconfig FILE]\n"
              "                  [--schedulers basalt,volcano] [--timeout S] [--stable S]\n"
+             "       basalt-ctl certs --out DIR [--binders N] [--force]\n"
              "  status  print every pod of the schedulers: group, queue, node or why it waits\n"
-             "  wait    exit 0 once every such pod is bound or explained, and stable\n");
+             "  wait    exit 0 once every such pod is bound or explained, and stable\n"
+             "  certs   write the CURVE certificates of cache-svc and its binders\n"
+             "          (basalt-ctl certs --help)\n");
 }
 
 int
 main (int argc, char **argv)
 {
+    //  certs has flags of its own and talks to no API server.
+    if (argc >= 2 && strcmp (argv[1], "certs") == 0)
+        return ctl_certs_main (argc - 1, argv + 1);
     s_opts_t o = {NULL, NULL, "basalt,volcano", 60, 2};
     static const struct option options[] = {
         {"server", required_argument, NULL, 's'},     {"kubeconfig", required_argument, NULL, 'k'},
