@@ -8,6 +8,9 @@
 #define BINDER_HEARTBEAT_MS 1000
 #define BINDER_ZMTP_TIMEOUT_MS 60000 // the cache link's ZMTP heartbeat timeout
 #define BINDER_DRAIN_MS 10000        // on SIGTERM, wait this long for writes in flight
+//  Longest wait between two attempts to reach cache-svc: a new leader's
+//  work socket (cache-svc --leader-elect) is found within this after it binds.
+#define BINDER_RECONNECT_MAX_MS 500
 //  Binds are the scheduler's output: a client limit of 200/s per binder capped
 //  the whole scheduler at 400 pods/s with two binders (basalt-bench-e2e) while
 //  the API took more than ten times that. Volcano ships its scheduler with

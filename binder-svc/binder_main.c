@@ -342,6 +342,7 @@ main (int argc, char **argv)
     //  judges binders on its own clock (and this binder resends what it
     //  holds in every heartbeat).
     opts.heartbeat_timeout_ms = BINDER_ZMTP_TIMEOUT_MS;
+    opts.reconnect_ivl_max_ms = BINDER_RECONNECT_MAX_MS;
     self.calls = zlistx_new ();
     self.dealer =
         bas_sock_new (ZMQ_DEALER, self.config.work_endpoint, false, &opts, err, sizeof err);

@@ -15,6 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+//  A held lease is looked at this long after it expires on our clock.
+#define S_EXPIRY_SLACK_MS 50
+
 typedef enum { S_OP_GET, S_OP_CREATE, S_OP_TAKE, S_OP_RENEW, S_OP_RELEASE } s_op_t;
 
 struct _bas_lease_t {
@@ -24,6 +27,7 @@ struct _bas_lease_t {
     bas_lease_fn *fn;
     void *arg;
     int timer;
+    int expiry_timer;          // one-shot at a held lease's expiry, or -1
     char item_path[1024];      // .../namespaces/NS/leases/NAME
     char collection_path[512]; // .../namespaces/NS/leases
     bool leading;
@@ -129,6 +133,7 @@ s_check_deadline (bas_lease_t *self)
 }
 
 static void s_done (void *arg, const bas_kube_response_t *r);
+static int s_on_expiry (zloop_t *loop, int timer_id, void *arg);
 
 static void
 s_send (bas_lease_t *self, s_op_t op, const char *method, const char *path, const char *body)
@@ -234,8 +239,19 @@ s_consider (bas_lease_t *self)
     int64_t duration_ms =
         self->duration_s > 0 ? (int64_t)self->duration_s * 1000 : self->cfg.lease_duration_ms;
     bool valid = *self->holder && bas_mono_ms () < self->observed_ms + duration_ms;
-    if (valid && !mine)
-        return; // held: wait
+    if (valid && !mine) {
+        //  Held: look again when it expires, not up to a retry period
+        //  later (a failover is then lease duration + one read, not + 2
+        //  retry periods).
+        int64_t left = self->observed_ms + duration_ms - bas_mono_ms ();
+        if (left + S_EXPIRY_SLACK_MS < self->cfg.retry_period_ms) {
+            if (self->expiry_timer >= 0)
+                zloop_timer_end (self->loop, self->expiry_timer);
+            self->expiry_timer =
+                zloop_timer (self->loop, (size_t)(left + S_EXPIRY_SLACK_MS), 1, s_on_expiry, self);
+        }
+        return;
+    }
     s_write (self, mine ? S_OP_RENEW : S_OP_TAKE);
 }
 
@@ -286,6 +302,17 @@ s_done (void *arg, const bas_kube_response_t *r)
         s_end (self, "the lease was written by another holder");
     else if (self->leading)
         s_check_deadline (self);
+}
+
+static int s_on_tick (zloop_t *loop, int timer_id, void *arg);
+
+//  The one-shot look at the moment a held lease expires.
+static int
+s_on_expiry (zloop_t *loop, int timer_id, void *arg)
+{
+    bas_lease_t *self = arg;
+    self->expiry_timer = -1;
+    return s_on_tick (loop, timer_id, arg);
 }
 
 static int
@@ -339,6 +366,7 @@ bas_lease_new (zloop_t *loop, bas_kube_t *kube, const bas_lease_config_t *cfg, b
               "/apis/coordination.k8s.io/v1/namespaces/%s/leases", self->cfg.name_space);
     snprintf (self->item_path, sizeof self->item_path, "%s/%s", self->collection_path,
               self->cfg.name);
+    self->expiry_timer = -1;
     self->timer = zloop_timer (loop, (size_t)cfg->retry_period_ms, 0, s_on_tick, self);
     bas_info (
         "lease_candidate", "lease=%s/%s identity=%s duration_ms=%lld renew_ms=%lld retry_ms=%lld",
@@ -357,6 +385,8 @@ bas_lease_destroy (bas_lease_t **self_p)
     *self_p = NULL;
     if (self->timer >= 0)
         zloop_timer_end (self->loop, self->timer);
+    if (self->expiry_timer >= 0)
+        zloop_timer_end (self->loop, self->expiry_timer);
     free ((char *)self->cfg.name_space);
     free ((char *)self->cfg.name);
     free ((char *)self->cfg.identity);

@@ -217,8 +217,13 @@ class Pod:
     # namespace, its volumes' directories for their mount paths, Service
     # names for their proxies' addresses.
     def rewrite(self, text, mounts):
-        for mount_path, host in mounts:
-            text = re.sub(re.escape(mount_path.rstrip("/")) + r"(?=/|$|[\s,;:\"'])", host, text)
+        #  One pass, longest mount path first: a replaced path is never
+        #  looked at again (a host directory under /tmp is not the /tmp mount).
+        if mounts:
+            paths = {m.rstrip("/"): host for m, host in mounts}
+            alt = "|".join(re.escape(m) for m in sorted(paths, key=len, reverse=True))
+            text = re.sub(r"(?<![\w.-])(" + alt + r")(?=/|$|[\s,;:\"'])",
+                          lambda m: paths[m.group(1)], text)
         text = re.sub(r"(?<![\w.])(0\.0\.0\.0|127\.0\.0\.1|localhost)(?=:)", self.ip, text)
         return self.runner.rewrite_services(text, self.namespace)
 
