@@ -327,9 +327,11 @@ test_apply_get_patch (void **state)
     if (!list)
         fail_msg ("kubectl get -o yaml is not YAML (%s):\n%s", err, env.text);
     assert_string_equal (s_str (list, "kind"), "List");
-    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItem (list, "items")), 6);
+    //  (The PriorityClasses: the one applied and the two kube-apiserver
+    //  makes, system-node-critical and system-cluster-critical.)
+    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItem (list, "items")), 8);
     const char *kinds[] = {"Node", "PriorityClass", "Queue", "PodGroup", "Pod", NULL};
-    const int counts[] = {1, 1, 1, 1, 2};
+    const int counts[] = {1, 3, 1, 1, 2};
     for (int i = 0; kinds[i]; i++) {
         int n = 0;
         cJSON *item;
@@ -909,17 +911,19 @@ s_kustomize (s_env_t *env, const char *deploy, const char *overlay)
     return out;
 }
 
-//  What a real cluster has from its start and Basalt's pods name.
+//  What a real cluster has from its start and Basalt's pods name: the
+//  simulator creates it as kube-apiserver does.
 static void
 s_system_priority_class (s_env_t *env)
 {
-    assert_int_equal (util_http_request (env->sim.port, "POST",
-                                         "/apis/scheduling.k8s.io/v1/priorityclasses", NULL,
-                                         "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":"
-                                         "\"PriorityClass\",\"metadata\":{\"name\":"
-                                         "\"system-cluster-critical\"},\"value\":2000000000}",
-                                         NULL),
-                      201);
+    char *body = NULL;
+    assert_int_equal (util_http_get (env->sim.port,
+                                     "/apis/scheduling.k8s.io/v1/priorityclasses/"
+                                     "system-cluster-critical",
+                                     &body),
+                      200);
+    assert_non_null (strstr (body, "\"value\":2000000000"));
+    free (body);
 }
 
 //  The containers of the first item of a list (comma-separated names).
@@ -993,7 +997,7 @@ test_deploy_one_pod (void **state)
                          "cache-svc,session-svc,binder-svc,controller-svc");
     KUBECTL_OK (&env, "get", "deploy", "basalt-scheduler", "-n", "volcano-system", "-o",
                 "jsonpath={.spec.template.spec.containers[0].args}");
-    s_expect (&env, "--leader-elect-identity=$(POD_NAME)");
+    s_expect (&env, "--leader-elect-lease-duration=15s");
     s_expect (&env, "--leader-elect-resource-namespace=volcano-system");
     s_env_stop (&env);
 }

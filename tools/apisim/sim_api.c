@@ -94,6 +94,7 @@ sim_api_new (const sim_api_config_t *cfg)
     sim_kubelet_set_delete (self->kubelet, s_kubelet_delete, self);
     sim_store_set_listener (self->store, s_on_event, self);
     sim_api_ensure_namespace (self, "default");
+    sim_api_builtin_priority_classes (self);
     return self;
 }
 
@@ -1767,6 +1768,19 @@ sim_api_load (sim_api_t *self, cJSON **obj_p, char *err, size_t errlen)
         sim_api_ensure_namespace (self, sim_json_str (meta, "namespace"));
     } else
         cJSON_DeleteItemFromObjectCaseSensitive (meta, "namespace");
+    double builtin_value = 0;
+    if (kind->id == SIM_KIND_PRIORITYCLASSES &&
+        sim_api_builtin_priority_class (name_in, &builtin_value)) {
+        //  A dump of a real cluster holds the built-ins too: the same is
+        //  no news; another value is not what any API server would hold.
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive (json, "value");
+        bool same = cJSON_IsNumber (v) && v->valuedouble == builtin_value;
+        if (!same)
+            snprintf (err, errlen, "PriorityClass \"%s\" is built in with value %.0f", name,
+                      builtin_value);
+        cJSON_Delete (json);
+        return same ? 0 : -1;
+    }
     if (sim_store_get (self->store, kind, sim_json_str (meta, "namespace"), name_in)) {
         snprintf (err, errlen, "%s \"%s\" is defined twice", kind->kind, name);
         cJSON_Delete (json);

@@ -151,6 +151,12 @@ void sim_api_ensure_namespace (sim_api_t *self, const char *ns);
 //  (pods: requests from limits, scheduler defaults, priority, Pending
 //  status). Returns 0, or -1 with an HTTP-style failure written to ctx
 //  (ctx may be NULL when loading: then problems are ignored).
+//  Create kube-apiserver's built-in PriorityClasses (system-node-critical,
+//  system-cluster-critical) if missing.
+void sim_api_builtin_priority_classes (sim_api_t *self);
+//  1 and its value when `name` is one of them, else 0.
+int sim_api_builtin_priority_class (const char *name, double *value);
+
 int sim_api_prepare_new (sim_api_t *self, sim_ctx_t *ctx, const sim_kind_t *kind, cJSON *obj,
                          bool keep);
 

@@ -45,6 +45,54 @@ sim_api_ensure_namespace (sim_api_t *self, const char *ns)
     bas_debug ("namespace_created", "namespace=%s", ns);
 }
 
+//  The PriorityClasses kube-apiserver creates at start and keeps: pods of
+//  system components name them (Volcano's and Basalt's own Deployments
+//  ask for system-cluster-critical).
+static const struct {
+    const char *name;
+    double value;
+    const char *description;
+} s_builtin_pcs[] = {
+    {"system-node-critical", 2000001000,
+     "Used for system critical pods that must not be moved from their current node."},
+    {"system-cluster-critical", 2000000000,
+     "Used for system critical pods that must run in the cluster, but can be moved to another "
+     "node if necessary."},
+};
+
+void
+sim_api_builtin_priority_classes (sim_api_t *self)
+{
+    const sim_kind_t *kind = sim_kind_get (SIM_KIND_PRIORITYCLASSES);
+    for (size_t i = 0; i < sizeof s_builtin_pcs / sizeof s_builtin_pcs[0]; i++) {
+        if (sim_store_get (self->store, kind, NULL, s_builtin_pcs[i].name))
+            continue;
+        cJSON *json = cJSON_CreateObject ();
+        cJSON_AddStringToObject (json, "apiVersion", kind->api_version);
+        cJSON_AddStringToObject (json, "kind", kind->kind);
+        cJSON *meta = cJSON_AddObjectToObject (json, "metadata");
+        cJSON_AddStringToObject (meta, "name", s_builtin_pcs[i].name);
+        cJSON_AddNumberToObject (json, "value", s_builtin_pcs[i].value);
+        cJSON_AddBoolToObject (json, "globalDefault", false);
+        cJSON_AddStringToObject (json, "description", s_builtin_pcs[i].description);
+        cJSON_AddStringToObject (json, "preemptionPolicy", "PreemptLowerPriority");
+        sim_api_prepare_new (self, NULL, kind, json, false);
+        sim_api_canonical_order (json);
+        sim_store_add (self->store, kind, &json);
+    }
+}
+
+int
+sim_api_builtin_priority_class (const char *name, double *value)
+{
+    for (size_t i = 0; i < sizeof s_builtin_pcs / sizeof s_builtin_pcs[0]; i++)
+        if (name && strcmp (name, s_builtin_pcs[i].name) == 0) {
+            *value = s_builtin_pcs[i].value;
+            return 1;
+        }
+    return 0;
+}
+
 static void
 s_move_to_end (cJSON *obj, const char *name)
 {
