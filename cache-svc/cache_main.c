@@ -513,6 +513,12 @@ s_handle_result (void *arg, bas_msg_t *msg)
     Basalt__V1__Work *work = cache_work_done (self->work, msg->identity, r->work_id);
     if (work) {
         bool ok = r->has_ok && r->ok;
+        //  Which binders work (a binder pool's share), by their --binder-id.
+        char id[128], labels[160];
+        snprintf (
+            labels, sizeof labels, "binder=\"%s\"",
+            bas_metrics_escape (id, sizeof id, cache_work_binder_id (self->work, msg->identity)));
+        bas_metrics_add (self->metrics, "basalt_work_results_by_binder_total", labels, 1);
         if (work->item_case == BASALT__V1__WORK__ITEM_BIND) {
             cache_model_bind_result (self->model, work->bind, ok,
                                      r->message ? r->message : r->reason);
@@ -1039,6 +1045,8 @@ s_describe (bas_metrics_t *m)
     bas_metrics_describe (m, "basalt_binders", BAS_METRIC_GAUGE, "Binders connected", NULL, 0);
     bas_metrics_describe (m, "basalt_work_results_total", BAS_METRIC_COUNTER,
                           "Work results by kind and outcome", NULL, 0);
+    bas_metrics_describe (m, "basalt_work_results_by_binder_total", BAS_METRIC_COUNTER,
+                          "Work results by the binder that sent them (its --binder-id)", NULL, 0);
     bas_metrics_describe (
         m, "basalt_work_coalesced_total", BAS_METRIC_COUNTER,
         "PodGroup status writes merged into a newer one before a binder took them", NULL, 0);

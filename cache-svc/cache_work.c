@@ -192,6 +192,15 @@ cache_work_ready (cache_work_t *self, zframe_t *identity, int credits, const cha
     b->last_seen_ms = now_ms;
 }
 
+const char *
+cache_work_binder_id (cache_work_t *self, zframe_t *identity)
+{
+    char key[64];
+    s_key (identity, key, sizeof key);
+    s_binder_t *b = zhashx_lookup (self->binders, key);
+    return b ? b->id : "";
+}
+
 bool
 cache_work_seen (cache_work_t *self, zframe_t *identity, int64_t now_ms)
 {

@@ -39,6 +39,9 @@ bool cache_work_seen (cache_work_t *self, zframe_t *identity, int64_t now_ms);
 bool cache_work_next (cache_work_t *self, zframe_t **identity_p, Basalt__V1__Work **work_p,
                       int64_t now_ms);
 
+//  The name a binder gave in its Ready (--binder-id), "" if none or unknown.
+const char *cache_work_binder_id (cache_work_t *self, zframe_t *identity);
+
 //  A result arrived: returns the work item (taken by the caller), or NULL
 //  if it was not in flight (a duplicate after re-issue). Returns a credit.
 Basalt__V1__Work *cache_work_done (cache_work_t *self, zframe_t *identity, uint64_t work_id);

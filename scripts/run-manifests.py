@@ -43,7 +43,8 @@ credentials: every container gets KUBECONFIG pointing at a kubeconfig for
 deployment, ip, ready, containers with pid, restarts, ready, exits, log and
 the port of their first httpGet probe) and services (name, ip, ports).
 SIGTERM or SIGINT stops every container (SIGTERM, then SIGKILL after the
-pod's grace period, at most 10 s) and exits 0.
+pod's grace period, at most 10 s); the exit status is 0 when every one of
+them then exited 0, else 1. The host's *SAN_OPTIONS reach the containers.
 """
 import argparse
 import asyncio
@@ -267,6 +268,11 @@ class Pod:
         argv[0] = find_bin(self.runner.bin_dir, argv[0])
         penv = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                 "KUBECONFIG": self.runner.kubeconfig, "HOSTNAME": self.name}
+        #  A sanitizer build's options (suppressions, halt_on_error) reach
+        #  the containers, so they report as the other tests' processes do.
+        for k, v in os.environ.items():
+            if k.endswith("SAN_OPTIONS"):
+                penv[k] = v
         for k, v in env.items():
             penv[k] = self.rewrite(v, mounts)
         return argv, penv
@@ -293,6 +299,7 @@ class Runner:
         self.pods = []
         self.services = []  # (obj, ip)
         self.stopping = False
+        self.unclean = []
         self.state_dirty = True
         ip = 1
         for o in objs:
@@ -505,9 +512,14 @@ class Runner:
                 log(f"{c.pod.name}/{c.name} did not stop in its grace period: SIGKILL")
                 proc.kill()
                 proc.wait()
+        self.unclean = []
         for c, proc in procs:
             c.exits.append(proc.returncode)
+            if proc.returncode != 0:
+                self.unclean.append(f"{c.pod.name}/{c.name} ({proc.returncode})")
         self.dirty()
+        if self.unclean:
+            log("did not exit 0 on SIGTERM: " + ", ".join(self.unclean))
 
 
 async def pipe(reader, writer):
@@ -571,6 +583,9 @@ def main():
     if not args.no_apply:
         apply(text, runner.kubeconfig)
     asyncio.run(runner.run())
+    #  Like a test's own processes: a container that did not stop cleanly
+    #  (exit 0 on SIGTERM, within its grace period) fails the run.
+    sys.exit(1 if runner.unclean else 0)
 
 
 if __name__ == "__main__":
