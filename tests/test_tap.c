@@ -1273,7 +1273,10 @@ test_tcp_tap_takes_curve (void **state)
     util_stop (bad, 5000);
     util_stop (good, 5000);
     int st = util_stop (svc_pid, 10000);
-    assert_true (WIFEXITED (st) && WEXITSTATUS (st) == 0);
+    if (!(WIFEXITED (st) && WEXITSTATUS (st) == 0)) {
+        char *log = util_read_file (svc_log, NULL);
+        fail_msg ("binder-svc did not exit 0 on SIGTERM (status %d):\n%s", st, log ? log : "");
+    }
     zcert_destroy (&svc);
     zcert_destroy (&tap);
     zcert_destroy (&other);
