@@ -280,6 +280,17 @@ s_done (void *arg, const bas_kube_response_t *r)
         return;
     }
     if (op == S_OP_GET) {
+        if (self->leading) {
+            //  A leader reads after a renewal met 409: its own renewal may
+            //  have been applied with the answer lost (then the Lease is
+            //  still ours, at a newer resourceVersion); anything else is
+            //  someone else's.
+            if (ok && strcmp (self->holder, self->cfg.identity) == 0)
+                s_write (self, S_OP_RENEW);
+            else if (ok || r->code == 404)
+                s_end (self, "the lease was written by another holder");
+            return;
+        }
         if (r->code == 404)
             s_write (self, S_OP_CREATE);
         else if (ok)
@@ -298,8 +309,8 @@ s_done (void *arg, const bas_kube_response_t *r)
         }
         return;
     }
-    if (self->leading && r->code == 409)
-        s_end (self, "the lease was written by another holder");
+    if (self->leading && r->code == 409 && s_check_deadline (self))
+        s_send (self, S_OP_GET, "GET", self->item_path, NULL);
     else if (self->leading)
         s_check_deadline (self);
 }

@@ -14,7 +14,9 @@
     (SIGSTOP) and resumes, is no longer leader when it next asks, before it
     could act on a stale belief. The deadline is shorter than the lease
     duration, so a leader always gives up before a standby can take over.
-    A 409 on renewal (someone else wrote the Lease) ends leadership at once.
+    A 409 on renewal is followed by a read: the Lease still ours (our last
+    renewal was applied but its answer lost) is renewed, anyone else's ends
+    leadership at once.
 
     Leadership, once lost, does not come back: like kube-scheduler and
     Volcano, a service that loses the lease stops and is restarted as a
