@@ -6,6 +6,7 @@
     candidate's tick GETs, then creates or PUTs when the Lease is free.
 */
 #include "bas_lease.h"
+#include "bas_util.h"
 #include "bas_log.h"
 #include "bas_msg.h"
 
@@ -48,22 +49,6 @@ struct _bas_lease_t {
     void *released_arg;
     bas_lease_stats_t stats;
 };
-
-static char *
-s_strdup (const char *s)
-{
-    char *d = strdup (s ? s : "");
-    if (!d)
-        abort ();
-    return d;
-}
-
-static void
-s_set (char **field, const char *value)
-{
-    free (*field);
-    *field = s_strdup (value);
-}
 
 //  MicroTime as the API writes it: 2026-11-25T22:20:17.123456Z.
 static void
@@ -220,10 +205,10 @@ s_observe (bas_lease_t *self, const cJSON *lease)
             bas_info ("lease_holder", "lease=%s/%s holder=%s", self->cfg.name_space, self->cfg.name,
                       holder && *holder ? holder : "-");
     }
-    s_set (&self->rv, rv);
-    s_set (&self->holder, holder);
-    s_set (&self->renew_time, renew);
-    s_set (&self->acquire_time, acquire);
+    bas_set_str (&self->rv, rv);
+    bas_set_str (&self->holder, holder);
+    bas_set_str (&self->renew_time, renew);
+    bas_set_str (&self->acquire_time, acquire);
     self->duration_s = cJSON_IsNumber (duration) ? duration->valueint : 0;
     self->transitions = cJSON_IsNumber (transitions) ? transitions->valueint : 0;
     self->stats.transitions = (unsigned long)self->transitions;
@@ -356,10 +341,10 @@ bas_lease_new (zloop_t *loop, bas_kube_t *kube, const bas_lease_config_t *cfg, b
     self->fn = fn;
     self->arg = arg;
     self->cfg = *cfg;
-    self->cfg.name_space = s_strdup (cfg->name_space);
-    self->cfg.name = s_strdup (cfg->name);
+    self->cfg.name_space = bas_strdup (cfg->name_space);
+    self->cfg.name = bas_strdup (cfg->name);
     if (cfg->identity && *cfg->identity)
-        self->cfg.identity = s_strdup (cfg->identity);
+        self->cfg.identity = bas_strdup (cfg->identity);
     else {
         char host[256] = "";
         if (gethostname (host, sizeof host - 1) != 0)
@@ -368,11 +353,11 @@ bas_lease_new (zloop_t *loop, bas_kube_t *kube, const bas_lease_config_t *cfg, b
         char id[400];
         snprintf (id, sizeof id, "%s_%s", host, zuuid_str_canonical (uuid));
         zuuid_destroy (&uuid);
-        self->cfg.identity = s_strdup (id);
+        self->cfg.identity = bas_strdup (id);
     }
-    self->holder = s_strdup ("");
-    self->renew_time = s_strdup ("");
-    self->acquire_time = s_strdup ("");
+    self->holder = bas_strdup ("");
+    self->renew_time = bas_strdup ("");
+    self->acquire_time = bas_strdup ("");
     snprintf (self->collection_path, sizeof self->collection_path,
               "/apis/coordination.k8s.io/v1/namespaces/%s/leases", self->cfg.name_space);
     snprintf (self->item_path, sizeof self->item_path, "%s/%s", self->collection_path,

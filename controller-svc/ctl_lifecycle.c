@@ -13,6 +13,7 @@
     whose record is gone or was replaced (another generation) does nothing.
 */
 #include "ctl_lifecycle.h"
+#include "bas_util.h"
 
 #include "bas_hash.h"
 
@@ -113,22 +114,6 @@ static void s_send_delete (ctl_lifecycle_t *self, s_delete_t *d);
 
 // ------------------------------------------------------------ helpers
 
-static char *
-s_dup (const char *s)
-{
-    char *d = strdup (s ? s : "");
-    if (!d)
-        abort ();
-    return d;
-}
-
-static void
-s_set (char **field, const char *value)
-{
-    free (*field);
-    *field = s_dup (value);
-}
-
 static int64_t
 s_now (ctl_lifecycle_t *self)
 {
@@ -224,7 +209,7 @@ s_call_new (ctl_lifecycle_t *self, s_call_kind_t kind, const char *key, uint64_t
         abort ();
     call->self = self;
     call->kind = kind;
-    call->key = s_dup (key);
+    call->key = bas_strdup (key);
     call->gen = gen;
     call->handle = zlistx_add_end (self->calls, call);
     return call;
@@ -287,7 +272,7 @@ s_index_add (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod)
         return;
     if (bas_hash_lookup (self->pod_owner, pod->uid))
         return; // a pod's owner does not change
-    bas_hash_insert (self->pod_owner, pod->uid, s_dup (pod->owner->uid));
+    bas_hash_insert (self->pod_owner, pod->uid, bas_strdup (pod->owner->uid));
     zhashx_t *set = zhashx_lookup (self->pods_of, pod->owner->uid);
     if (!set) {
         set = zhashx_new ();
@@ -345,7 +330,7 @@ s_warn_event (ctl_lifecycle_t *self, zhashx_t *warned, const char *value,
     const char *was = zhashx_lookup (warned, key);
     if (was && s_eq (was, value))
         return;
-    zhashx_update (warned, key, s_dup (value));
+    zhashx_update (warned, key, bas_strdup (value));
     bas_warn ("invalid_input", "reason=%s object=%s/%s/%s uid=%s msg=\"%s\"", reason, obj->kind,
               obj->ns ? obj->ns : "-", obj->name ? obj->name : "-", obj->uid ? obj->uid : "-",
               message);
@@ -393,11 +378,11 @@ s_action (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod)
         a = calloc (1, sizeof *a);
         if (!a)
             abort ();
-        a->uid = s_dup (pod->uid);
+        a->uid = bas_strdup (pod->uid);
         zhashx_insert (self->actions, pod->uid, a);
     }
-    s_set (&a->ns, pod->namespace_ ? pod->namespace_ : "default");
-    s_set (&a->name, pod->name);
+    bas_set_str (&a->ns, pod->namespace_ ? pod->namespace_ : "default");
+    bas_set_str (&a->name, pod->name);
     a->gen = ++self->gen;
     return a;
 }
@@ -436,7 +421,7 @@ s_wake (ctl_lifecycle_t *self)
     zlistx_set_destructor (uids, s_str_free);
     for (s_action_t *a = zhashx_first (self->actions); a; a = zhashx_next (self->actions))
         if (a->state == S_WAITING)
-            zlistx_add_end (uids, s_dup (a->uid));
+            zlistx_add_end (uids, bas_strdup (a->uid));
     for (char *uid = zlistx_first (uids); uid; uid = zlistx_next (uids)) {
         const Basalt__V1__Pod *pod = bas_store_pod (self->store, uid);
         if (pod)
@@ -575,14 +560,14 @@ s_create (ctl_lifecycle_t *self, s_action_t *a, const Basalt__V1__Pod *pod,
         cJSON_Delete (pg);
         return;
     }
-    zhashx_update (self->creating, key, s_dup (a->uid));
+    zhashx_update (self->creating, key, bas_strdup (a->uid));
     char path[512];
     snprintf (path, sizeof path, S_PG_PATH "/%s/podgroups", a->ns);
     a->state = S_CREATING;
     a->gen = ++self->gen;
     self->stats.creates++;
     s_call_t *call = s_call_new (self, C_ACTION, a->uid, a->gen);
-    call->group_key = s_dup (key);
+    call->group_key = bas_strdup (key);
     if (s_send (self, "POST", path, NULL, pg, s_on_created, call) != 0) {
         //  Not queued (the call is freed): nobody's POST is out.
         zhashx_delete (self->creating, key);
@@ -679,7 +664,7 @@ s_consider (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod)
     a = s_action (self, pod);
     char group[320];
     ctl_podgroup_name (pod, group, sizeof group);
-    s_set (&a->group, group);
+    bas_set_str (&a->group, group);
     const Basalt__V1__PodGroup *pg = bas_store_pod_group_by_name (self->store, a->ns, group);
     if (pg && self->removing && s_eq (pg->uid, self->removing))
         pg = NULL; // still in the store during its delete callback
@@ -709,7 +694,7 @@ s_consider (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod)
     a->state = S_OWNER_GET;
     a->gen = ++self->gen;
     s_call_t *call = s_call_new (self, C_ACTION, a->uid, a->gen);
-    call->owner_uid = s_dup (pod->owner->uid);
+    call->owner_uid = bas_strdup (pod->owner->uid);
     self->stats.owner_gets++;
     if (s_send (self, "GET", path, NULL, NULL, s_on_owner, call) != 0)
         s_fail (self, a);
@@ -733,7 +718,7 @@ s_delete_drop (ctl_lifecycle_t *self, s_delete_t *d, const char *why)
               d->uid, d->rv, why);
     self->stats.deletes_dropped++;
     s_metric (self, "basalt_controller_deletes_dropped_total", NULL);
-    char *owner_uid = s_dup (d->owner_uid);
+    char *owner_uid = bas_strdup (d->owner_uid);
     s_delete_forget (self, d->uid);
     //  A fresh decision from the current model may follow (never the old
     //  one again: it carries the current uid and resourceVersion).
@@ -758,7 +743,7 @@ s_on_deleted (void *arg, const bas_kube_response_t *resp)
             else
                 s_delete_forget (self, d->uid);
         } else if (resp->code == 404) {
-            zhashx_update (self->refused, d->uid, s_dup (d->rv));
+            zhashx_update (self->refused, d->uid, bas_strdup (d->rv));
             s_call_done (call);
             call = NULL;
             s_delete_drop (self, d, "already gone");
@@ -769,7 +754,7 @@ s_on_deleted (void *arg, const bas_kube_response_t *resp)
             bas_info ("podgroup_delete_precondition_failed",
                       "podgroup=%s/%s uid=%s rv=%s msg=\"%s\"", d->ns, d->name, d->uid, d->rv,
                       resp->message ? resp->message : "");
-            zhashx_update (self->refused, d->uid, s_dup (d->rv));
+            zhashx_update (self->refused, d->uid, bas_strdup (d->rv));
             s_call_done (call);
             call = NULL;
             s_delete_drop (self, d, "precondition failed");
@@ -860,11 +845,11 @@ s_reconcile_owner (ctl_lifecycle_t *self, const char *owner_uid)
     s_delete_t *d = calloc (1, sizeof *d);
     if (!d)
         abort ();
-    d->uid = s_dup (pg->uid);
-    d->rv = s_dup (pg->resource_version);
-    d->ns = s_dup (owner->ns);
-    d->name = s_dup (name);
-    d->owner_uid = s_dup (owner->uid);
+    d->uid = bas_strdup (pg->uid);
+    d->rv = bas_strdup (pg->resource_version);
+    d->ns = bas_strdup (owner->ns);
+    d->name = bas_strdup (name);
+    d->owner_uid = bas_strdup (owner->uid);
     zhashx_insert (self->deletes, d->uid, d);
     bas_info ("podgroup_delete_decided", "podgroup=%s/%s uid=%s rv=%s owner=%s/%s/%s replicas=0",
               d->ns, d->name, d->uid, d->rv, owner->kind, owner->ns, owner->name);
@@ -931,7 +916,7 @@ s_owner_scaled_up (ctl_lifecycle_t *self, const ctl_owner_t *owner)
     zlistx_set_destructor (stale, s_str_free);
     for (s_delete_t *d = zhashx_first (self->deletes); d; d = zhashx_next (self->deletes))
         if (d->state == D_PENDING && s_eq (d->owner_uid, owner->uid))
-            zlistx_add_end (stale, s_dup (d->uid));
+            zlistx_add_end (stale, bas_strdup (d->uid));
     for (char *uid = zlistx_first (stale); uid; uid = zlistx_next (stale)) {
         s_delete_t *d = zhashx_lookup (self->deletes, uid);
         bas_info ("podgroup_delete_dropped",
@@ -952,7 +937,7 @@ s_owner_scaled_up (ctl_lifecycle_t *self, const ctl_owner_t *owner)
     zlistx_t *uids = zlistx_new ();
     zlistx_set_destructor (uids, s_str_free);
     for (void *it = zhashx_first (set); it; it = zhashx_next (set))
-        zlistx_add_end (uids, s_dup (zhashx_cursor (set)));
+        zlistx_add_end (uids, bas_strdup (zhashx_cursor (set)));
     const Basalt__V1__Pod *newest = NULL;
     char group[320];
     snprintf (group, sizeof group, S_PREFIX "%s", owner->uid);
@@ -1039,7 +1024,7 @@ s_list_uid (void *arg, const Basalt__V1__Object *obj)
 {
     const char *key = bas_store_key (obj);
     if (key)
-        zlistx_add_end (arg, s_dup (key));
+        zlistx_add_end (arg, bas_strdup (key));
 }
 
 //  Uids of every object of `kind` (a copy: callbacks may change the store).
@@ -1093,7 +1078,7 @@ s_indexed (ctl_lifecycle_t *self)
     zlistx_set_destructor (gone, s_str_free);
     for (s_delete_t *d = zhashx_first (self->deletes); d; d = zhashx_next (self->deletes))
         if (d->state == D_DONE && !bas_store_pod_group (self->store, d->uid))
-            zlistx_add_end (gone, s_dup (d->uid));
+            zlistx_add_end (gone, bas_strdup (d->uid));
     for (char *uid = zlistx_first (gone); uid; uid = zlistx_next (gone))
         zhashx_delete (self->deletes, uid);
     zlistx_destroy (&gone);
@@ -1187,7 +1172,7 @@ ctl_lifecycle_pod_delete (ctl_lifecycle_t *self, const char *uid, const Basalt__
     if (!uid)
         return;
     const char *o = bas_hash_lookup (self->pod_owner, uid);
-    char *owner_uid = o ? s_dup (o) : NULL;
+    char *owner_uid = o ? bas_strdup (o) : NULL;
     s_index_remove (self, uid);
     //  Keyed by uid: a new pod under the same name is another key.
     zhashx_delete (self->actions, uid);
@@ -1275,7 +1260,7 @@ ctl_lifecycle_owner_event (ctl_lifecycle_t *self, const char *kind, const char *
         bas_info ("owner_scaled", "owner=%s/%s/%s uid=%s replicas=%d was=%d", owner->kind,
                   owner->ns, owner->name, owner->uid, owner->replicas, prev);
     if (owner->replicas == 0 && self->phase == P_INDEX)
-        zlistx_add_end (self->deferred, s_dup (owner->uid));
+        zlistx_add_end (self->deferred, bas_strdup (owner->uid));
     else if (owner->replicas == 0)
         s_reconcile_owner (self, owner->uid);
     else
@@ -1292,7 +1277,7 @@ ctl_lifecycle_tick (ctl_lifecycle_t *self)
     zlistx_set_destructor (due, s_str_free);
     for (s_delete_t *d = zhashx_first (self->deletes); d; d = zhashx_next (self->deletes))
         if (d->state == D_PENDING && now >= d->retry_at)
-            zlistx_add_end (due, s_dup (d->uid));
+            zlistx_add_end (due, bas_strdup (d->uid));
     for (char *uid = zlistx_first (due); uid; uid = zlistx_next (due)) {
         s_delete_t *d = zhashx_lookup (self->deletes, uid);
         if (d && d->state == D_PENDING)
@@ -1301,7 +1286,7 @@ ctl_lifecycle_tick (ctl_lifecycle_t *self)
     zlistx_purge (due);
     for (s_action_t *a = zhashx_first (self->actions); a; a = zhashx_next (self->actions))
         if (a->state == S_FAILED && now >= a->retry_at)
-            zlistx_add_end (due, s_dup (a->uid));
+            zlistx_add_end (due, bas_strdup (a->uid));
     for (char *uid = zlistx_first (due); uid; uid = zlistx_next (due)) {
         const Basalt__V1__Pod *pod = bas_store_pod (self->store, uid);
         if (pod)

@@ -8,6 +8,7 @@
     pass found and written if it differs; the gauges are set from it.
 */
 #include "ctl_queue.h"
+#include "bas_util.h"
 
 #include "bas_hash.h"
 #include "bas_log.h"
@@ -91,15 +92,6 @@ s_us (void)
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static char *
-s_dup (const char *s)
-{
-    char *d = strdup (s ? s : "");
-    if (!d)
-        abort ();
-    return d;
 }
 
 static void
@@ -210,7 +202,7 @@ s_call_new (ctl_queue_t *self, const char *queue, bool create)
     if (!call)
         abort ();
     call->self = self;
-    call->queue = s_dup (queue);
+    call->queue = bas_strdup (queue);
     call->create = create;
     call->handle = zlistx_add_end (self->calls, call);
     return call;
@@ -353,7 +345,7 @@ s_walk_group (ctl_queue_t *self, const Basalt__V1__PodGroup *pg)
             t->phase[i]++;
     char key[512];
     snprintf (key, sizeof key, "%s/%s", pg->namespace_ ? pg->namespace_ : "", pg->name);
-    bas_hash_update (self->group_q, key, s_dup (queue));
+    bas_hash_update (self->group_q, key, bas_strdup (queue));
 }
 
 //  A pod whose resources count as its queue's: placed (bound, or a bind in
@@ -508,10 +500,10 @@ s_write (void *arg, const Basalt__V1__Object *obj)
     sent = calloc (1, sizeof *sent);
     if (!sent)
         abort ();
-    sent->rv = s_dup (rv);
+    sent->rv = bas_strdup (rv);
     sent->patch = patch;
     zhashx_update (self->sent, q->name, sent);
-    zhashx_update (self->in_flight, q->name, s_dup (""));
+    zhashx_update (self->in_flight, q->name, bas_strdup (""));
     self->stats.status_writes++;
     if (s_send (self, "PATCH", path, "application/merge-patch+json", patch, s_on_written,
                 s_call_new (self, q->name, false)) != 0) {

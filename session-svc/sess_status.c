@@ -17,21 +17,13 @@
     pods is admitted, as Volcano's job controller expects.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include "bas_log.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static char *
-s_dup (const char *s)
-{
-    char *d = strdup (s ? s : "");
-    if (!d)
-        abort ();
-    return d;
-}
 
 static bool
 s_eq (const char *a, const char *b)
@@ -98,12 +90,12 @@ s_cond_copy (const Basalt__V1__PodGroupCondition *c)
     if (!out)
         abort ();
     basalt__v1__pod_group_condition__init (out);
-    out->type = s_dup (c->type);
-    out->status = s_dup (c->status);
-    out->reason = s_dup (c->reason);
-    out->message = s_dup (c->message);
-    out->transition_id = s_dup (c->transition_id);
-    out->last_transition_time = s_dup (c->last_transition_time);
+    out->type = bas_strdup (c->type);
+    out->status = bas_strdup (c->status);
+    out->reason = bas_strdup (c->reason);
+    out->message = bas_strdup (c->message);
+    out->transition_id = bas_strdup (c->transition_id);
+    out->last_transition_time = bas_strdup (c->last_transition_time);
     return out;
 }
 
@@ -114,12 +106,12 @@ s_cond_new (const sess_cond_t *c)
     if (!out)
         abort ();
     basalt__v1__pod_group_condition__init (out);
-    out->type = s_dup (c->type);
-    out->status = s_dup (c->status);
-    out->reason = s_dup (c->reason);
-    out->message = s_dup (c->message);
-    out->transition_id = s_dup (c->transition_id);
-    out->last_transition_time = s_dup (c->last_transition_time);
+    out->type = bas_strdup (c->type);
+    out->status = bas_strdup (c->status);
+    out->reason = bas_strdup (c->reason);
+    out->message = bas_strdup (c->message);
+    out->transition_id = bas_strdup (c->transition_id);
+    out->last_transition_time = bas_strdup (c->last_transition_time);
     return out;
 }
 
@@ -166,7 +158,7 @@ s_status_change (const sess_job_t *job)
     if (!st)
         abort ();
     basalt__v1__pod_group_status__init (st);
-    st->phase = s_dup (phase);
+    st->phase = bas_strdup (phase);
     st->has_running = st->has_succeeded = st->has_failed = true;
     st->running = running;
     st->succeeded = succeeded;
@@ -192,9 +184,9 @@ s_status_change (const sess_job_t *job)
     if (!ch)
         abort ();
     basalt__v1__pod_group_status_change__init (ch);
-    ch->uid = s_dup (job->pg->uid);
-    ch->namespace_ = s_dup (job->pg->namespace_);
-    ch->name = s_dup (job->pg->name);
+    ch->uid = bas_strdup (job->pg->uid);
+    ch->namespace_ = bas_strdup (job->pg->namespace_);
+    ch->name = bas_strdup (job->pg->name);
     ch->status = st;
     return ch;
 }
@@ -216,7 +208,7 @@ sess_model_commit (sess_session_t *ssn)
     if (!commit)
         abort ();
     basalt__v1__commit__init (commit);
-    commit->session_id = s_dup (params->session_id);
+    commit->session_id = bas_strdup (params->session_id);
 
     //  Placements, in the order the gangs were committed; then the tasks
     //  still Pipelined at close, flagged: reserved on a node for resources
@@ -233,10 +225,10 @@ sess_model_commit (sess_session_t *ssn)
         if (!p)
             abort ();
         basalt__v1__placement__init (p);
-        p->pod_uid = s_dup (task->pod->uid);
-        p->node = s_dup (task->node_name);
-        p->job_uid = s_dup (task->job ? task->job->pg->uid : "");
-        p->pod_resource_version = s_dup (task->pod->resource_version);
+        p->pod_uid = bas_strdup (task->pod->uid);
+        p->node = bas_strdup (task->node_name);
+        p->job_uid = bas_strdup (task->job ? task->job->pg->uid : "");
+        p->pod_resource_version = bas_strdup (task->pod->resource_version);
         commit->placements[commit->n_placements++] = p;
     }
     for (int t = 0; t < ssn->ntasks; t++) {
@@ -247,10 +239,10 @@ sess_model_commit (sess_session_t *ssn)
         if (!p)
             abort ();
         basalt__v1__placement__init (p);
-        p->pod_uid = s_dup (task->pod->uid);
-        p->node = s_dup (task->node->name);
-        p->job_uid = s_dup (task->job ? task->job->pg->uid : "");
-        p->pod_resource_version = s_dup (task->pod->resource_version);
+        p->pod_uid = bas_strdup (task->pod->uid);
+        p->node = bas_strdup (task->node->name);
+        p->job_uid = bas_strdup (task->job ? task->job->pg->uid : "");
+        p->pod_resource_version = bas_strdup (task->pod->resource_version);
         p->has_pipelined = 1;
         p->pipelined = 1;
         commit->placements[commit->n_placements++] = p;
@@ -264,9 +256,9 @@ sess_model_commit (sess_session_t *ssn)
         if (!e)
             abort ();
         basalt__v1__eviction__init (e);
-        e->pod_uid = s_dup (task->pod->uid);
-        e->reason = s_dup (ssn->evictions[i].reason);
-        e->pod_resource_version = s_dup (task->pod->resource_version);
+        e->pod_uid = bas_strdup (task->pod->uid);
+        e->reason = bas_strdup (ssn->evictions[i].reason);
+        e->pod_resource_version = bas_strdup (task->pod->resource_version);
         commit->evictions[commit->n_evictions++] = e;
     }
 
@@ -313,11 +305,11 @@ sess_model_commit (sess_session_t *ssn)
             if (!pc)
                 abort ();
             basalt__v1__pod_condition__init (pc);
-            pc->pod_uid = s_dup (task->pod->uid);
-            pc->type = s_dup ("PodScheduled");
-            pc->status = s_dup ("False");
-            pc->reason = s_dup ("Unschedulable");
-            pc->message = s_dup (s_task_reason (job, task, text, sizeof text));
+            pc->pod_uid = bas_strdup (task->pod->uid);
+            pc->type = bas_strdup ("PodScheduled");
+            pc->status = bas_strdup ("False");
+            pc->reason = bas_strdup ("Unschedulable");
+            pc->message = bas_strdup (s_task_reason (job, task, text, sizeof text));
             commit->pod_conditions[commit->n_pod_conditions++] = pc;
         }
     }
@@ -339,11 +331,11 @@ sess_model_commit (sess_session_t *ssn)
         if (!ge)
             abort ();
         basalt__v1__pod_group_event__init (ge);
-        ge->uid = s_dup (job->pg->uid);
-        ge->type = s_dup ("Normal");
-        ge->reason = s_dup ("Unschedulable");
-        ge->message =
-            s_dup (job->enqueue_message ? job->enqueue_message : SESS_QUEUE_QUOTA_INSUFFICIENT);
+        ge->uid = bas_strdup (job->pg->uid);
+        ge->type = bas_strdup ("Normal");
+        ge->reason = bas_strdup ("Unschedulable");
+        ge->message = bas_strdup (job->enqueue_message ? job->enqueue_message
+                                                       : SESS_QUEUE_QUOTA_INSUFFICIENT);
         commit->group_events[commit->n_group_events++] = ge;
     }
     params->jobs_total = ssn->njobs;

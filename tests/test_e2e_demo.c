@@ -229,31 +229,7 @@ s_assert_capacity (s_env_t *env)
 static void
 s_submit_gang (s_env_t *env, const char *name, int size, const char *cpu)
 {
-    char body[2048];
-    snprintf (
-        body, sizeof body,
-        "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
-        "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},"
-        "\"spec\":{\"minMember\":%d,\"queue\":\"default\"},\"status\":{\"phase\":\"Pending\"}}",
-        name, size);
-    assert_int_equal (
-        util_http_request (env->port, "POST",
-                           "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
-                           "application/json", body, NULL),
-        201);
-    for (int i = 0; i < size; i++) {
-        snprintf (
-            body, sizeof body,
-            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s-%d\","
-            "\"namespace\":\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":\"%s\"}},"
-            "\"spec\":{\"schedulerName\":\"basalt\",\"containers\":[{\"name\":\"c\",\"image\":"
-            "\"busybox\","
-            "\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"64Mi\"}}}]}}",
-            name, i, name, cpu);
-        assert_int_equal (util_http_request (env->port, "POST", "/api/v1/namespaces/default/pods",
-                                             "application/json", body, NULL),
-                          201);
-    }
+    assert_true (util_basalt_submit_gang (env, name, size, cpu, NULL));
 }
 
 //  A plain pod: no PodGroup, no owner; the controller must give it one.

@@ -158,12 +158,7 @@ s_sum (s_test_t *t, const char *container, const char *series, s_metric_arg_t *o
 static char *
 s_holder (s_test_t *t)
 {
-    cJSON *lease = util_basalt_get (t->env, S_LEASE_PATH);
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive (
-        cJSON_GetObjectItemCaseSensitive (lease, "spec"), "holderIdentity");
-    char *holder = strdup (cJSON_IsString (h) ? h->valuestring : "");
-    cJSON_Delete (lease);
-    return holder;
+    return util_basalt_lease_holder (t->env, S_LEASE_PATH);
 }
 
 typedef struct {
@@ -204,33 +199,11 @@ s_wait_bound (s_test_t *t, int want)
     }
 }
 
+//  Volcano's scheduler name: the pods a Volcano user already has.
 static void
 s_submit_gang (s_test_t *t, const char *name, int size)
 {
-    char body[1024];
-    snprintf (body, sizeof body,
-              "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
-              "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},"
-              "\"spec\":{\"minMember\":%d,\"queue\":\"default\"}}",
-              name, size);
-    assert_int_equal (
-        util_http_request (t->env->port, "POST",
-                           "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
-                           "application/json", body, NULL),
-        201);
-    for (int i = 0; i < size; i++) {
-        snprintf (body, sizeof body,
-                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s-%d\","
-                  "\"namespace\":\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":"
-                  "\"%s\"}},\"spec\":{\"schedulerName\":\"volcano\",\"containers\":[{\"name\":"
-                  "\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"250m\","
-                  "\"memory\":\"64Mi\"}}}]}}",
-                  name, i, name);
-        assert_int_equal (util_http_request (t->env->port, "POST",
-                                             "/api/v1/namespaces/default/pods", "application/json",
-                                             body, NULL),
-                          201);
-    }
+    assert_true (util_basalt_submit_gang (t->env, name, size, "250m", "volcano"));
 }
 
 static bool

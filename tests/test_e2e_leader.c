@@ -78,16 +78,10 @@ s_start_cache (s_test_t *t, int i)
     assert_true (t->pod[i]->pids[UTIL_CACHE] > 0);
 }
 
-//  The Lease's holder ("" when none, or no Lease), owned by the caller.
 static char *
 s_holder (s_test_t *t)
 {
-    cJSON *lease = util_basalt_get (t->pod[0], S_LEASE_PATH);
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive (
-        cJSON_GetObjectItemCaseSensitive (lease, "spec"), "holderIdentity");
-    char *holder = strdup (cJSON_IsString (h) ? h->valuestring : "");
-    cJSON_Delete (lease);
-    return holder;
+    return util_basalt_lease_holder (t->pod[0], S_LEASE_PATH);
 }
 
 typedef struct {
@@ -122,30 +116,7 @@ s_wait_holder (s_test_t *t, int i)
 static void
 s_submit_gang (s_test_t *t, const char *name, int size)
 {
-    int port = t->pod[0]->port;
-    char body[1024];
-    snprintf (body, sizeof body,
-              "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
-              "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},"
-              "\"spec\":{\"minMember\":%d,\"queue\":\"default\"}}",
-              name, size);
-    assert_int_equal (
-        util_http_request (port, "POST",
-                           "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
-                           "application/json", body, NULL),
-        201);
-    for (int i = 0; i < size; i++) {
-        snprintf (body, sizeof body,
-                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s-%d\","
-                  "\"namespace\":\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":"
-                  "\"%s\"}},\"spec\":{\"schedulerName\":\"basalt\",\"containers\":[{\"name\":"
-                  "\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"500m\","
-                  "\"memory\":\"64Mi\"}}}]}}",
-                  name, i, name);
-        assert_int_equal (util_http_request (port, "POST", "/api/v1/namespaces/default/pods",
-                                             "application/json", body, NULL),
-                          201);
-    }
+    assert_true (util_basalt_submit_gang (t->pod[0], name, size, "500m", NULL));
 }
 
 typedef struct {

@@ -25,6 +25,7 @@
 #include <czmq.h>
 
 #include "bas_kube.h"
+#include "util_proc.h"
 #include "test_apisim_util.h"
 
 typedef struct {
@@ -64,36 +65,10 @@ s_seen_has (const s_seen_t *seen, const char *name)
     return false;
 }
 
-typedef bool (s_cond_fn) (void *arg);
-
-typedef struct {
-    s_cond_fn *cond;
-    void *arg;
-    int64_t deadline;
-    bool met;
-} s_wait_t;
-
-static int
-s_tick (zloop_t *loop, int timer_id, void *arg)
-{
-    (void)loop;
-    (void)timer_id;
-    s_wait_t *w = arg;
-    if (w->cond (w->arg)) {
-        w->met = true;
-        return -1;
-    }
-    return zclock_mono () > w->deadline ? -1 : 0;
-}
-
 static bool
-s_run_until (zloop_t *loop, s_cond_fn *cond, void *arg, int timeout_ms)
+s_run_until (zloop_t *loop, util_pred_fn *cond, void *arg, int timeout_ms)
 {
-    s_wait_t w = {cond, arg, zclock_mono () + timeout_ms, false};
-    int id = zloop_timer (loop, 5, 0, s_tick, &w);
-    zloop_start (loop);
-    zloop_timer_end (loop, id);
-    return w.met;
+    return util_loop_until (loop, cond, arg, timeout_ms);
 }
 
 typedef struct {

@@ -49,37 +49,10 @@ s_on_lease (void *arg, bool leading, const char *reason)
     }
 }
 
-typedef bool (s_cond_fn) (void *arg);
-
-typedef struct {
-    s_cond_fn *cond;
-    void *arg;
-    int64_t deadline;
-    bool met;
-} s_wait_t;
-
-static int
-s_check (zloop_t *loop, int timer_id, void *arg)
-{
-    (void)loop;
-    (void)timer_id;
-    s_wait_t *w = arg;
-    if (w->cond (w->arg)) {
-        w->met = true;
-        return -1;
-    }
-    return bas_mono_ms () > w->deadline ? -1 : 0;
-}
-
-//  Run the loop until cond holds (true) or timeout_ms passes (false).
 static bool
-s_run_until (zloop_t *loop, s_cond_fn *cond, void *arg, int timeout_ms)
+s_run_until (zloop_t *loop, util_pred_fn *cond, void *arg, int timeout_ms)
 {
-    s_wait_t w = {cond, arg, bas_mono_ms () + timeout_ms, false};
-    int id = zloop_timer (loop, 20, 0, s_check, &w);
-    zloop_start (loop);
-    zloop_timer_end (loop, id);
-    return w.met;
+    return util_loop_until (loop, cond, arg, timeout_ms);
 }
 
 static bool

@@ -384,6 +384,55 @@ util_basalt_metric (util_basalt_t *env, int which, const char *name)
     return v;
 }
 
+bool
+util_basalt_submit_gang (util_basalt_t *env, const char *name, int size, const char *cpu,
+                         const char *scheduler)
+{
+    char body[2048];
+    snprintf (body, sizeof body,
+              "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+              "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},"
+              "\"spec\":{\"minMember\":%d,\"queue\":\"default\"},\"status\":{\"phase\":"
+              "\"Pending\"}}",
+              name, size);
+    long code = util_http_request (
+        env->port, "POST", "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
+        "application/json", body, NULL);
+    if (code != 201) {
+        fprintf (stderr, "util_basalt: PodGroup %s: HTTP %ld\n", name, code);
+        return false;
+    }
+    for (int i = 0; i < size; i++) {
+        snprintf (body, sizeof body,
+                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s-%d\","
+                  "\"namespace\":\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":"
+                  "\"%s\"}},\"spec\":{\"schedulerName\":\"%s\",\"containers\":[{\"name\":"
+                  "\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"%s\","
+                  "\"memory\":\"64Mi\"}}}]}}",
+                  name, i, name, scheduler ? scheduler : "basalt", cpu);
+        code = util_http_request (env->port, "POST", "/api/v1/namespaces/default/pods",
+                                  "application/json", body, NULL);
+        if (code != 201) {
+            fprintf (stderr, "util_basalt: pod %s-%d: HTTP %ld\n", name, i, code);
+            return false;
+        }
+    }
+    return true;
+}
+
+char *
+util_basalt_lease_holder (util_basalt_t *env, const char *path)
+{
+    cJSON *lease = util_basalt_get (env, path);
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive (
+        cJSON_GetObjectItemCaseSensitive (lease, "spec"), "holderIdentity");
+    char *holder = strdup (cJSON_IsString (h) ? h->valuestring : "");
+    cJSON_Delete (lease);
+    if (!holder)
+        abort ();
+    return holder;
+}
+
 int
 util_basalt_bound_pods (util_basalt_t *env, const char *ns)
 {

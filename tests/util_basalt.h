@@ -94,6 +94,16 @@ double util_basalt_metric (util_basalt_t *env, int which, const char *name);
 //  simulator does not answer.
 int util_basalt_bound_pods (util_basalt_t *env, const char *ns);
 
+//  Create a PodGroup `name` (minMember `size`, queue "default") and its
+//  `size` pods `name`-0.. in namespace default, each asking `cpu` and 64Mi,
+//  with schedulerName `scheduler` ("basalt" when NULL). False (with a line
+//  on stderr) when the simulator refuses one.
+bool util_basalt_submit_gang (util_basalt_t *env, const char *name, int size, const char *cpu,
+                              const char *scheduler);
+
+//  The holderIdentity of the Lease at `path` (malloc'd; "" when none).
+char *util_basalt_lease_holder (util_basalt_t *env, const char *path);
+
 //  Stop every service (SIGTERM) and the simulator, dump the logs if a
 //  service did not exit 0, remove the directory (kept with
 //  BASALT_KEEP_LOGS set), free env. Returns true if every child of the

@@ -6,6 +6,7 @@
     returns the stored copy (the same pointer: bas_store_upsert moves it).
 */
 #include "util_model.h"
+#include "bas_util.h"
 
 #include "bas_k8s.h"
 
@@ -31,15 +32,6 @@ s_next_time (bas_store_t *store)
     return n;
 }
 
-static char *
-s_dup (const char *s)
-{
-    char *d = strdup (s ? s : "");
-    if (!d)
-        abort ();
-    return d;
-}
-
 static void *
 s_new (size_t size)
 {
@@ -63,8 +55,8 @@ s_kv (const char *key, const char *value)
 {
     Basalt__V1__KeyValue *kv = s_new (sizeof *kv);
     basalt__v1__key_value__init (kv);
-    kv->key = s_dup (key);
-    kv->value = s_dup (value);
+    kv->key = bas_strdup (key);
+    kv->value = bas_strdup (value);
     return kv;
 }
 
@@ -102,8 +94,8 @@ util_model_node (bas_store_t *store, const char *name, const char *cpu, const ch
 {
     Basalt__V1__Node *node = s_new (sizeof *node);
     basalt__v1__node__init (node);
-    node->name = s_dup (name);
-    node->uid = s_dup (name);
+    node->name = bas_strdup (name);
+    node->uid = bas_strdup (name);
     node->allocatable = util_model_resources (cpu, memory, pods);
     node->has_ready = true;
     node->ready = true;
@@ -120,10 +112,10 @@ util_model_queue (bas_store_t *store, const char *name, const char *parent, int 
 {
     Basalt__V1__Queue *q = s_new (sizeof *q);
     basalt__v1__queue__init (q);
-    q->name = s_dup (name);
-    q->uid = s_dup (name);
+    q->name = bas_strdup (name);
+    q->uid = bas_strdup (name);
     if (parent)
-        q->parent = s_dup (parent);
+        q->parent = bas_strdup (parent);
     q->has_weight = true;
     q->weight = weight;
     q->has_creation_time_ms = true;
@@ -146,8 +138,8 @@ s_default_queue (bas_store_t *store)
         return;
     Basalt__V1__Queue *q = s_new (sizeof *q);
     basalt__v1__queue__init (q);
-    q->name = s_dup ("default");
-    q->uid = s_dup ("default");
+    q->name = bas_strdup ("default");
+    q->uid = bas_strdup ("default");
     q->has_weight = true;
     q->weight = 1;
     q->has_creation_time_ms = true;
@@ -168,13 +160,13 @@ util_model_pod_group (bas_store_t *store, const char *ns, const char *name, cons
     Basalt__V1__PodGroup *pg = s_new (sizeof *pg);
     basalt__v1__pod_group__init (pg);
     ns = ns ? ns : "default";
-    pg->namespace_ = s_dup (ns);
-    pg->name = s_dup (name);
+    pg->namespace_ = bas_strdup (ns);
+    pg->name = bas_strdup (name);
     char uid[512];
     snprintf (uid, sizeof uid, "pg:%s/%s", ns, name);
-    pg->uid = s_dup (uid);
-    pg->resource_version = s_dup ("1");
-    pg->queue = s_dup (queue ? queue : "default");
+    pg->uid = bas_strdup (uid);
+    pg->resource_version = bas_strdup ("1");
+    pg->queue = bas_strdup (queue ? queue : "default");
     pg->has_min_member = true;
     pg->min_member = min_member;
     pg->has_creation_time_ms = true;
@@ -194,16 +186,16 @@ util_model_pod (bas_store_t *store, const char *ns, const char *name, const char
     Basalt__V1__Pod *pod = s_new (sizeof *pod);
     basalt__v1__pod__init (pod);
     ns = ns ? ns : "default";
-    pod->namespace_ = s_dup (ns);
-    pod->name = s_dup (name);
+    pod->namespace_ = bas_strdup (ns);
+    pod->name = bas_strdup (name);
     char uid[512];
     snprintf (uid, sizeof uid, "pod:%s/%s", ns, name);
-    pod->uid = s_dup (uid);
-    pod->resource_version = s_dup ("1");
-    pod->phase = s_dup ("Pending");
-    pod->scheduler_name = s_dup ("volcano");
+    pod->uid = bas_strdup (uid);
+    pod->resource_version = bas_strdup ("1");
+    pod->phase = bas_strdup ("Pending");
+    pod->scheduler_name = bas_strdup ("volcano");
     if (group)
-        pod->group = s_dup (group);
+        pod->group = bas_strdup (group);
     pod->requests = util_model_resources (cpu, memory, 0);
     pod->has_creation_time_ms = true;
     pod->creation_time_ms = s_next_time (store);
@@ -220,7 +212,7 @@ util_model_priority_class (bas_store_t *store, const char *name, int value)
 {
     Basalt__V1__PriorityClass *pc = s_new (sizeof *pc);
     basalt__v1__priority_class__init (pc);
-    pc->name = s_dup (name);
+    pc->name = bas_strdup (name);
     pc->has_value = true;
     pc->value = value;
     Basalt__V1__Object *obj = s_new (sizeof *obj);
@@ -242,9 +234,9 @@ util_model_taint (Basalt__V1__Node *node, const char *key, const char *value, co
 {
     Basalt__V1__Taint *t = s_new (sizeof *t);
     basalt__v1__taint__init (t);
-    t->key = s_dup (key);
-    t->value = s_dup (value);
-    t->effect = s_dup (effect);
+    t->key = bas_strdup (key);
+    t->value = bas_strdup (value);
+    t->effect = bas_strdup (effect);
     s_append ((void ***)&node->taints, &node->n_taints, t);
 }
 
@@ -260,10 +252,10 @@ util_model_toleration (Basalt__V1__Pod *pod, const char *key, const char *op, co
 {
     Basalt__V1__Toleration *t = s_new (sizeof *t);
     basalt__v1__toleration__init (t);
-    t->key = key ? s_dup (key) : NULL;
-    t->operator_ = op ? s_dup (op) : NULL;
-    t->value = value ? s_dup (value) : NULL;
-    t->effect = effect ? s_dup (effect) : NULL;
+    t->key = key ? bas_strdup (key) : NULL;
+    t->operator_ = op ? bas_strdup (op) : NULL;
+    t->value = value ? bas_strdup (value) : NULL;
+    t->effect = effect ? bas_strdup (effect) : NULL;
     s_append ((void ***)&pod->tolerations, &pod->n_tolerations, t);
 }
 
@@ -275,16 +267,16 @@ util_model_phase (Basalt__V1__PodGroup *pg, const char *phase)
         basalt__v1__pod_group_status__init (pg->status);
     }
     free (pg->status->phase);
-    pg->status->phase = s_dup (phase);
+    pg->status->phase = bas_strdup (phase);
 }
 
 void
 util_model_bind (Basalt__V1__Pod *pod, const char *node, const char *phase)
 {
     free (pod->node_name);
-    pod->node_name = s_dup (node);
+    pod->node_name = bas_strdup (node);
     free (pod->phase);
-    pod->phase = s_dup (phase ? phase : "Running");
+    pod->phase = bas_strdup (phase ? phase : "Running");
 }
 
 // ------------------------------------------------------------ scenario loader
@@ -434,26 +426,26 @@ s_add_pod (void *arg, const char *name)
     if (!pod->requests)
         return -1;
     if (s_str (p, "task"))
-        pod->task_role = s_dup (s_str (p, "task"));
+        pod->task_role = bas_strdup (s_str (p, "task"));
     if (s_str (p, "node"))
         util_model_bind (pod, s_str (p, "node"),
                          s_str (p, "phase") ? s_str (p, "phase") : "Running");
     else if (s_str (p, "phase")) {
         free (pod->phase);
-        pod->phase = s_dup (s_str (p, "phase"));
+        pod->phase = bas_strdup (s_str (p, "phase"));
     }
     if (s_str (p, "priorityClassName"))
-        pod->priority_class_name = s_dup (s_str (p, "priorityClassName"));
+        pod->priority_class_name = bas_strdup (s_str (p, "priorityClassName"));
     if (cJSON_GetObjectItemCaseSensitive (p, "priority")) {
         pod->has_priority = true;
         pod->priority = s_int (p, "priority", 0);
     }
     const cJSON *pre = cJSON_GetObjectItemCaseSensitive (p, "preemptable");
     if (pre)
-        pod->preemptable = s_dup (cJSON_IsTrue (pre) ? "true" : "false");
+        pod->preemptable = bas_strdup (cJSON_IsTrue (pre) ? "true" : "false");
     const char *policy = s_str (p, "preemptionPolicy");
     if (policy)
-        pod->preemption_policy = s_dup (policy);
+        pod->preemption_policy = bas_strdup (policy);
     const cJSON *sel = cJSON_GetObjectItemCaseSensitive (p, "nodeSelector");
     const cJSON *it;
     cJSON_ArrayForEach (it, sel)
@@ -613,7 +605,7 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
         return -1;
     int rc = -1;
     if (config_out)
-        *config_out = s_str (doc, "config") ? s_dup (s_str (doc, "config")) : NULL;
+        *config_out = s_str (doc, "config") ? bas_strdup (s_str (doc, "config")) : NULL;
     if (sessions_out)
         *sessions_out = s_int (doc, "sessions", 1);
     const cJSON *it;
@@ -624,7 +616,7 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
         Basalt__V1__PriorityClass *pc =
             util_model_priority_class (store, s_str (it, "name"), s_int (it, "value", 0));
         if (s_str (it, "preemptionPolicy"))
-            pc->preemption_policy = s_dup (s_str (it, "preemptionPolicy"));
+            pc->preemption_policy = bas_strdup (s_str (it, "preemptionPolicy"));
         if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "globalDefault"))) {
             pc->has_global_default = true;
             pc->global_default = true;
@@ -676,7 +668,7 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
             q->priority = s_int (it, "priority", 0);
         }
         if (s_str (it, "state"))
-            q->state = s_dup (s_str (it, "state"));
+            q->state = bas_strdup (s_str (it, "state"));
         //  spec.affinity through the cache's own decoder.
         const cJSON *aff = cJSON_GetObjectItemCaseSensitive (it, "affinity");
         if (aff) {
@@ -738,12 +730,12 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
         if (mr && !(pg->min_resources = s_resources (mr, "minResources", err, errlen)))
             goto done;
         if (s_str (it, "priorityClassName"))
-            pg->priority_class_name = s_dup (s_str (it, "priorityClassName"));
+            pg->priority_class_name = bas_strdup (s_str (it, "priorityClassName"));
         //  The one PodGroup annotation the scheduler reads.
         const char *sla =
             s_str (cJSON_GetObjectItemCaseSensitive (it, "annotations"), "sla-waiting-time");
         if (sla)
-            pg->sla_waiting_time = s_dup (sla);
+            pg->sla_waiting_time = bas_strdup (sla);
         if (s_str (it, "phase"))
             util_model_phase (pg, s_str (it, "phase"));
         const cJSON *kv;

@@ -2,6 +2,7 @@
 #include "util_proc.h"
 
 #include <curl/curl.h>
+#include <czmq.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -296,4 +297,34 @@ util_find_on_path (const char *name, char *buf, size_t len)
     if (len)
         *buf = 0;
     return false;
+}
+
+typedef struct {
+    util_pred_fn *pred;
+    void *arg;
+    int64_t deadline;
+    bool met;
+} s_loop_wait_t;
+
+static int
+s_loop_check (zloop_t *loop, int timer_id, void *arg)
+{
+    (void)loop;
+    (void)timer_id;
+    s_loop_wait_t *w = arg;
+    if (w->pred (w->arg)) {
+        w->met = true;
+        return -1;
+    }
+    return zclock_mono () > w->deadline ? -1 : 0;
+}
+
+bool
+util_loop_until (void *loop, util_pred_fn *pred, void *arg, int timeout_ms)
+{
+    s_loop_wait_t w = {pred, arg, zclock_mono () + timeout_ms, false};
+    int id = zloop_timer (loop, 5, 0, s_loop_check, &w);
+    zloop_start (loop);
+    zloop_timer_end (loop, id);
+    return w.met;
 }

@@ -42,6 +42,11 @@ typedef bool (util_pred_fn) (void *arg);
 //  Poll pred every 20 ms until it returns true or timeout_ms passes.
 bool util_wait_until (util_pred_fn *pred, void *arg, int timeout_ms);
 
+//  The same for a test that drives a zloop (a client library on the test's
+//  own reactor): run `loop` (a zloop_t *) until pred, checked every 5 ms,
+//  returns true, or timeout_ms passes.
+bool util_loop_until (void *loop, util_pred_fn *pred, void *arg, int timeout_ms);
+
 //  HTTP GET to http://127.0.0.1:port/path; returns the code (0 if no
 //  answer) and, if body_p, a malloc'd body.
 long util_http_get (int port, const char *path, char **body_p);

@@ -27,6 +27,7 @@
     time. The model is built with the same wire objects cache-svc sends.
 */
 #include "bas_log.h"
+#include "bas_util.h"
 #include "bas_resource.h"
 #include "bas_store.h"
 #include "sess_sched.h"
@@ -57,15 +58,6 @@ s_now_ms (void)
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
-
-static char *
-s_dup (const char *s)
-{
-    char *d = strdup (s);
-    if (!d)
-        abort ();
-    return d;
 }
 
 static void *
@@ -107,8 +99,8 @@ s_kv (const char *key, const char *value)
 {
     Basalt__V1__KeyValue *kv = s_new (sizeof *kv);
     basalt__v1__key_value__init (kv);
-    kv->key = s_dup (key);
-    kv->value = s_dup (value);
+    kv->key = bas_strdup (key);
+    kv->value = bas_strdup (value);
     return kv;
 }
 
@@ -131,14 +123,14 @@ s_constrain (Basalt__V1__Pod *pod, const char *gang, long g)
 {
     char labels[96];
     snprintf (labels, sizeof labels, "gang=%s", gang);
-    pod->labels = s_dup (labels);
+    pod->labels = bas_strdup (labels);
     Basalt__V1__PodPlacement *pl = s_new (sizeof *pl);
     basalt__v1__pod_placement__init (pl);
     pod->placement = pl;
     Basalt__V1__PodAffinityTerm *term = s_new (sizeof *term);
     basalt__v1__pod_affinity_term__init (term);
     term->label_selector = s_gang_selector (gang);
-    term->topology_key = s_dup ("kubernetes.io/hostname");
+    term->topology_key = bas_strdup ("kubernetes.io/hostname");
     pl->pod_anti_affinity = s_new (sizeof *pl->pod_anti_affinity);
     pl->pod_anti_affinity[0] = term;
     pl->n_pod_anti_affinity = 1;
@@ -148,8 +140,8 @@ s_constrain (Basalt__V1__Pod *pod, const char *gang, long g)
     basalt__v1__topology_spread_constraint__init (c);
     c->has_max_skew = true;
     c->max_skew = 1;
-    c->topology_key = s_dup ("topology.kubernetes.io/zone");
-    c->when_unsatisfiable = s_dup ("DoNotSchedule");
+    c->topology_key = bas_strdup ("topology.kubernetes.io/zone");
+    c->when_unsatisfiable = bas_strdup ("DoNotSchedule");
     c->label_selector = s_gang_selector (gang);
     pl->topology_spread = s_new (sizeof *pl->topology_spread);
     pl->topology_spread[0] = c;
@@ -165,8 +157,8 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
         Basalt__V1__Node *node = s_new (sizeof *node);
         basalt__v1__node__init (node);
         snprintf (name, sizeof name, "node-%05ld", i);
-        node->name = s_dup (name);
-        node->uid = s_dup (name);
+        node->name = bas_strdup (name);
+        node->uid = bas_strdup (name);
         node->allocatable = s_resources (o->node_cpu, o->node_memory, o->node_pods, err, errlen);
         if (!node->allocatable) {
             protobuf_c_message_free_unpacked (&node->base, NULL);
@@ -186,8 +178,8 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
     }
     Basalt__V1__Queue *q = s_new (sizeof *q);
     basalt__v1__queue__init (q);
-    q->name = s_dup ("default");
-    q->uid = s_dup ("default");
+    q->name = bas_strdup ("default");
+    q->uid = bas_strdup ("default");
     q->has_weight = true;
     q->weight = 1;
     q->has_creation_time_ms = true;
@@ -202,20 +194,20 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
         Basalt__V1__PodGroup *pg = s_new (sizeof *pg);
         basalt__v1__pod_group__init (pg);
         snprintf (name, sizeof name, "gang-%06ld", g);
-        pg->namespace_ = s_dup ("default");
-        pg->name = s_dup (name);
+        pg->namespace_ = bas_strdup ("default");
+        pg->name = bas_strdup (name);
         char uid[160];
         snprintf (uid, sizeof uid, "pg:default/%s", name);
-        pg->uid = s_dup (uid);
-        pg->resource_version = s_dup ("1");
-        pg->queue = s_dup ("default");
+        pg->uid = bas_strdup (uid);
+        pg->resource_version = bas_strdup ("1");
+        pg->queue = bas_strdup ("default");
         pg->has_min_member = true;
         pg->min_member = (int32_t)size;
         pg->has_creation_time_ms = true;
         pg->creation_time_ms = clock++;
         pg->status = s_new (sizeof *pg->status);
         basalt__v1__pod_group_status__init (pg->status);
-        pg->status->phase = s_dup ("Pending");
+        pg->status->phase = bas_strdup ("Pending");
         Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_POD_GROUP);
         obj->pod_group = pg;
         bas_store_upsert (store, &obj);
@@ -225,13 +217,13 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
             char pname[96];
             snprintf (pname, sizeof pname, "%s-%ld", name, t);
             snprintf (uid, sizeof uid, "pod:default/%s", pname);
-            pod->namespace_ = s_dup ("default");
-            pod->name = s_dup (pname);
-            pod->uid = s_dup (uid);
-            pod->resource_version = s_dup ("1");
-            pod->phase = s_dup ("Pending");
-            pod->scheduler_name = s_dup ("volcano");
-            pod->group = s_dup (name);
+            pod->namespace_ = bas_strdup ("default");
+            pod->name = bas_strdup (pname);
+            pod->uid = bas_strdup (uid);
+            pod->resource_version = bas_strdup ("1");
+            pod->phase = bas_strdup ("Pending");
+            pod->scheduler_name = bas_strdup ("volcano");
+            pod->group = bas_strdup (name);
             pod->requests = s_resources (o->pod_cpu, o->pod_memory, 1, err, errlen);
             if (!pod->requests) {
                 protobuf_c_message_free_unpacked (&pod->base, NULL);
