@@ -6,6 +6,9 @@
         basalt-ctl certs --out DIR [--binders N] [--force]
                                              CURVE certificates for tcp:// binders
                                              (ctl_certs.h)
+        basalt-ctl simulate --from DUMP [--conf FILE] [--conf-b FILE]
+                                             what-if sessions on a cluster's dump
+                                             (whatif.h)
 
     "Settled" means: every pod of a Basalt scheduler name is bound, or its
     PodGroup carries an Unschedulable condition saying why, and nothing
@@ -15,6 +18,7 @@
 #include "bas_kube.h"
 #include "bas_log.h"
 #include "ctl_certs.h"
+#include "whatif.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -276,10 +280,13 @@ s_usage (FILE *out)
              "Usage: basalt-ctl status|wait [--server URL] [--kubeconfig FILE]\n"
              "                  [--schedulers basalt,volcano] [--timeout S] [--stable S]\n"
              "       basalt-ctl certs --out DIR [--binders N] [--force]\n"
-             "  status  print every pod of the schedulers: group, queue, node or why it waits\n"
-             "  wait    exit 0 once every such pod is bound or explained, and stable\n"
-             "  certs   write the CURVE certificates of cache-svc and its binders\n"
-             "          (basalt-ctl certs --help)\n");
+             "       basalt-ctl simulate --from DUMP [--conf FILE] [--conf-b FILE] [--sessions N]\n"
+             "  status    print every pod of the schedulers: group, queue, node or why it waits\n"
+             "  wait      exit 0 once every such pod is bound or explained, and stable\n"
+             "  certs     write the CURVE certificates of cache-svc and its binders\n"
+             "            (basalt-ctl certs --help)\n"
+             "  simulate  run sessions in process on a kubectl dump of a cluster: what would be\n"
+             "            bound where, what stays pending and why (basalt-ctl simulate --help)\n");
 }
 
 int
@@ -288,6 +295,9 @@ main (int argc, char **argv)
     //  certs has flags of its own and talks to no API server.
     if (argc >= 2 && strcmp (argv[1], "certs") == 0)
         return ctl_certs_main (argc - 1, argv + 1);
+    //  simulate reads a dump and runs sessions in process: no API server.
+    if (argc >= 2 && strcmp (argv[1], "simulate") == 0)
+        return whatif_main (argc - 1, argv + 1);
     s_opts_t o = {NULL, NULL, "basalt,volcano", 60, 2};
     static const struct option options[] = {
         {"server", required_argument, NULL, 's'},     {"kubeconfig", required_argument, NULL, 'k'},
