@@ -6,6 +6,8 @@
         basalt-ctl certs --out DIR [--binders N] [--force]
                                              CURVE certificates for tcp:// binders
                                              (ctl_certs.h)
+        basalt-ctl why NAMESPACE/NAME [--cache URL]
+                                             why a pod or PodGroup waits (why.h)
         basalt-ctl simulate --from DUMP [--conf FILE] [--conf-b FILE]
                                              what-if sessions on a cluster's dump
                                              (whatif.h)
@@ -19,6 +21,7 @@
 #include "bas_log.h"
 #include "ctl_certs.h"
 #include "whatif.h"
+#include "why.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -34,6 +37,7 @@ typedef struct {
     const char *schedulers;
     int timeout_s;
     int stable_s;
+    const char *cache; // cache-svc's --http URL (why)
 } s_opts_t;
 
 static cJSON *
@@ -280,11 +284,15 @@ s_usage (FILE *out)
              "Usage: basalt-ctl status|wait [--server URL] [--kubeconfig FILE]\n"
              "                  [--schedulers basalt,volcano] [--timeout S] [--stable S]\n"
              "       basalt-ctl certs --out DIR [--binders N] [--force]\n"
+             "       basalt-ctl why NAMESPACE/NAME [--server URL] [--cache URL]\n"
              "       basalt-ctl simulate --from DUMP [--conf FILE] [--conf-b FILE] [--sessions N]\n"
              "  status    print every pod of the schedulers: group, queue, node or why it waits\n"
              "  wait      exit 0 once every such pod is bound or explained, and stable\n"
              "  certs     write the CURVE certificates of cache-svc and its binders\n"
              "            (basalt-ctl certs --help)\n"
+             "  why       why a pod or PodGroup waits: its conditions and Events, its queue\n"
+             "            (cache-svc's /debug/state at --cache, default http://127.0.0.1:8481)\n"
+             "            and its place in it, the nodes that came closest and what they lack\n"
              "  simulate  run sessions in process on a kubectl dump of a cluster: what would be\n"
              "            bound where, what stays pending and why (basalt-ctl simulate --help)\n");
 }
@@ -298,12 +306,16 @@ main (int argc, char **argv)
     //  simulate reads a dump and runs sessions in process: no API server.
     if (argc >= 2 && strcmp (argv[1], "simulate") == 0)
         return whatif_main (argc - 1, argv + 1);
-    s_opts_t o = {NULL, NULL, "basalt,volcano", 60, 2};
-    static const struct option options[] = {
-        {"server", required_argument, NULL, 's'},     {"kubeconfig", required_argument, NULL, 'k'},
-        {"schedulers", required_argument, NULL, 'n'}, {"timeout", required_argument, NULL, 't'},
-        {"stable", required_argument, NULL, 'b'},     {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},          {NULL, 0, NULL, 0}};
+    s_opts_t o = {NULL, NULL, "basalt,volcano", 60, 2, "http://127.0.0.1:8481"};
+    static const struct option options[] = {{"server", required_argument, NULL, 's'},
+                                            {"kubeconfig", required_argument, NULL, 'k'},
+                                            {"schedulers", required_argument, NULL, 'n'},
+                                            {"timeout", required_argument, NULL, 't'},
+                                            {"stable", required_argument, NULL, 'b'},
+                                            {"cache", required_argument, NULL, 'c'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {"version", no_argument, NULL, 'V'},
+                                            {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", options, NULL)) != -1) {
         switch (c) {
@@ -321,6 +333,9 @@ main (int argc, char **argv)
             break;
         case 'b':
             o.stable_s = atoi (optarg);
+            break;
+        case 'c':
+            o.cache = optarg;
             break;
         case 'h':
             s_usage (stdout);
@@ -352,7 +367,13 @@ main (int argc, char **argv)
         free (v.signature);
     } else if (strcmp (cmd, "wait") == 0)
         rc = s_wait (&cfg, &o);
-    else {
+    else if (strcmp (cmd, "why") == 0) {
+        if (optind + 1 >= argc) {
+            fprintf (stderr, "basalt-ctl why: which pod or PodGroup? (why NAMESPACE/NAME)\n");
+            rc = 2;
+        } else
+            rc = why_run (&cfg, argv[optind + 1], o.cache);
+    } else {
         fprintf (stderr, "basalt-ctl: unknown command \"%s\"\n", cmd);
         s_usage (stderr);
     }
