@@ -14,7 +14,7 @@ IMAGE_BUILD ?= build-image
 FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build demo test test-asan test-tsan fuzz bench image clean
+.PHONY: all deps configure build demo up test test-asan test-tsan fuzz bench image clean
 
 all: build
 
@@ -29,6 +29,11 @@ build: configure
 
 demo: build
 	@scripts/demo.sh $(BUILD)
+
+# The demo cluster and the four services, kept up until Ctrl-C: kubectl
+# (export KUBECONFIG=build/kubeconfig), the status page, basalt-ctl why.
+up: build
+	@scripts/up.sh $(BUILD)
 
 # ctest.sh fails on a skipped test as well as a failed one. Pass CTEST_ARGS
 # to choose a tier: `make test CTEST_ARGS="-L unit"` runs the fast in-process
