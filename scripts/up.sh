@@ -2,7 +2,9 @@
 # make up: the simulated cluster (examples/demo) and Basalt's four services,
 # kept up until Ctrl-C, for kubectl and the status page.
 #
-#   scripts/up.sh [BUILD_DIR]      (BASALT_UP_PORT=N picks the API port)
+#   scripts/up.sh [BUILD_DIR]      (BASALT_UP_PORT=N picks the API port;
+#                                   BASALT_UP_DIR=DIR puts kubeconfig, logs
+#                                   and sockets in DIR instead of BUILD_DIR)
 #
 # Writes BUILD_DIR/kubeconfig for the simulator and prints the export line,
 # the status page's URL and where the logs are (BUILD_DIR/up/logs); then a
@@ -13,7 +15,8 @@ set -uo pipefail
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
 BUILD=$(realpath "$BUILD")
-DIR="$BUILD/up"
+STATE=$(realpath -m "${BASALT_UP_DIR:-$BUILD}")
+DIR="$STATE/up"
 rm -rf "$DIR"
 mkdir -p "$DIR/logs"
 APISIM_PID=""
@@ -51,7 +54,7 @@ for _ in $(seq 1 100); do
 done
 [ -s "$DIR/apisim.port" ] || { say "up: the API simulator did not start" >&2; exit 1; }
 MASTER="http://127.0.0.1:$(head -n1 "$DIR/apisim.port")"
-cat >"$BUILD/kubeconfig" <<EOF
+cat >"$STATE/kubeconfig" <<EOF
 apiVersion: v1
 kind: Config
 current-context: basalt-up
@@ -86,7 +89,7 @@ done
 
 say "Basalt is up on the simulated cluster of examples/demo (20 nodes, 3 queues, 10 gangs)."
 say "  API server:   $MASTER"
-say "  kubectl:      export KUBECONFIG=$BUILD/kubeconfig"
+say "  kubectl:      export KUBECONFIG=$STATE/kubeconfig"
 say "  status page:  http://127.0.0.1:$CACHE_PORT/ui"
 say "  why it waits: $BUILD/tools/ctl/basalt-ctl --server $MASTER --cache http://127.0.0.1:$CACHE_PORT why default/giant-j"
 say "  logs:         $DIR/logs"
