@@ -334,6 +334,14 @@ bas_replica_new (bas_svc_t *svc, const char *snapshot_endpoint, const char *delt
     self->drain_timer = -1;
     self->work_pending = -1;
     self->heartbeat_ms = -1;
+    //  The model stream's only sender is cache-svc (authenticated on tcp://),
+    //  and its frames are bounded by object counts, not bytes (a delta of
+    //  up to 2,000 objects, a snapshot part of 1,000, each object at most
+    //  what the API server stores): no byte limit here, unlike every
+    //  socket that takes frames from other peers (BAS_SOCK_MAX_MSG_BYTES).
+    bas_sock_opts_t model_opts = opts ? *opts : bas_sock_opts_default ();
+    model_opts.max_msg_bytes = -1;
+    opts = &model_opts;
     //  SUB first, so no delta after the snapshot is missed.
     self->sub = bas_sock_new (ZMQ_SUB, delta_endpoint, false, opts, err, errlen);
     if (!self->sub)

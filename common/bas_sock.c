@@ -14,6 +14,7 @@ bas_sock_opts_default (void)
         .heartbeat_timeout_ms = 5000,
         .reconnect_ivl_ms = 100,
         .reconnect_ivl_max_ms = 2000,
+        .max_msg_bytes = BAS_SOCK_MAX_MSG_BYTES,
     };
     return o;
 }
@@ -47,6 +48,7 @@ bas_sock_new (int type, const char *endpoint, bool bind, const bas_sock_opts_t *
         zsock_set_heartbeat_timeout (sock, opts->heartbeat_timeout_ms);
         zsock_set_heartbeat_ttl (sock, opts->heartbeat_timeout_ms);
     }
+    zsock_set_maxmsgsize (sock, (int)(opts->max_msg_bytes > INT32_MAX ? -1 : opts->max_msg_bytes));
     zsock_set_reconnect_ivl (sock, opts->reconnect_ivl_ms);
     zsock_set_reconnect_ivl_max (sock, opts->reconnect_ivl_max_ms);
     if (type == ZMQ_ROUTER)

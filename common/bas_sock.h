@@ -35,7 +35,16 @@ typedef struct {
                                // libzmq gives each connection a new one)
     bool router_handover;      // ROUTER: a peer reconnecting with a known identity takes it
                                // over from its old, dead connection
+    int64_t max_msg_bytes;     // ZMQ_MAXMSGSIZE: a peer that sends a larger frame is
+                               // disconnected before it is read (-1: no limit)
 } bas_sock_opts_t;
+
+//  The largest frame any Basalt socket takes from a peer, by default: far
+//  above what a peer sends in normal work (a commit part of 4,096
+//  placements is under 1 MiB, a Work or WorkResult a few hundred bytes),
+//  low enough that a hostile or broken peer cannot make a service hold
+//  much (DESIGN.md, wire format: limits).
+#define BAS_SOCK_MAX_MSG_BYTES (64LL * 1024 * 1024)
 
 //  Defaults every service starts from.
 bas_sock_opts_t bas_sock_opts_default (void);
