@@ -32,15 +32,22 @@
     slice to its answer (the Commit does not say how long the session ran).
     A session commits only when it changes something, so a quiet cluster
     shows none.
+
+    GET /ui is a status page that draws /debug/state every second: queues,
+    jobs and why they wait, a node heat map, binders, the commits' latency.
+    It is one static HTML file (ui/status.html, compiled in: cache_ui.h),
+    served like /debug/state, to localhost only.
 */
 #include "bas_kube.h"
 #include "bas_lease.h"
 #include "bas_sock.h"
 #include "bas_svc.h"
 #include "bas_usage.h"
+#include "bas_util.h"
 #include "cache_commit_log.h"
 #include "cache_defaults.h"
 #include "cache_model.h"
+#include "cache_ui.h"
 #include "cache_work.h"
 
 #include <string.h>
@@ -915,6 +922,18 @@ s_debug_state (void *arg, const char *path, char **body_p, const char **ctype)
     return 200;
 }
 
+//  The status page: static bytes, copied (the server frees what it sends).
+static int
+s_ui (void *arg, const char *path, char **body_p, const char **ctype)
+{
+    (void)arg;
+    (void)path;
+    *body_p = bas_alloc (cache_ui_page_len + 1);
+    memcpy (*body_p, cache_ui_page, cache_ui_page_len);
+    *ctype = "text/html; charset=utf-8";
+    return 200;
+}
+
 static int
 s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
 {
@@ -1223,6 +1242,7 @@ main (int argc, char **argv)
     bas_svc_timer (self.svc, CACHE_HEARTBEAT_MS, 0, s_on_heartbeat_timer, &self, "heartbeat");
     bas_svc_set_ready (self.svc, s_ready, &self);
     bas_svc_route (self.svc, "/debug/state", s_debug_state, &self);
+    bas_svc_route (self.svc, "/ui", s_ui, &self);
     bas_info ("listening", "snapshot=%s delta=%s work=%s api=%s", self.config.snapshot_endpoint,
               self.config.delta_endpoint, self.config.work_endpoint, kcfg.server);
     exit_code = bas_svc_run (self.svc);
