@@ -21,6 +21,10 @@
 #define CACHE_INFORMERS 6          // API resources listed and watched (cache_main.c)
 #define CACHE_COMMIT_STEP_ITEMS 32 // items between two looks at the clock
 #define CACHE_CATCH_UP_MAX 10000   // binder messages read before judging liveness
+//  /debug/state's "commits": the last minutes of session commits (a session
+//  every second committing in two parts fills 600 of the records in 5 min).
+#define CACHE_COMMIT_LOG_MS 300000
+#define CACHE_COMMIT_LOG_MAX 2048
 //  Leader election (--leader-elect), with kube-scheduler's and Volcano's
 //  defaults; the Lease is Basalt's own (Volcano's is "volcano").
 #define CACHE_LEASE_NAME "basalt"

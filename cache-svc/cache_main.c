@@ -18,17 +18,36 @@
               assumed, pending, terminated, allocated, conditions, waiting}],
      "nodes":[{name, state: "Ready"|"OutOfSync", reason, ready,
                unschedulable, allocatable, used, idle}],
-     "binders":{connected, in_flight, queued, reissued}}
+     "binders":{connected, in_flight, queued, reissued, lost},
+     "reactor":{max_turn_ms, max_turn_handler},
+     "commits":{now_ms, window_s, capacity,
+                "recent":[{at_ms, session, wait_ms, apply_ms, placements,
+                           accepted, statuses}]}}
     Resources are {"milli_cpu", "memory" (bytes), "pods", "scalars":{name:n}}.
     It is built on the reactor from the live model (O(objects)), on demand.
+    "commits" are the session commits of the last window_s seconds (at most
+    `capacity`), oldest first, as this cache saw them: at_ms is the arrival
+    on the wall clock (now_ms is this answer's, to compare with), wait_ms
+    the time queued behind earlier commits, apply_ms the time from its first
+    slice to its answer (the Commit does not say how long the session ran).
+    A session commits only when it changes something, so a quiet cluster
+    shows none.
+
+    GET /ui is a status page that draws /debug/state every second: queues,
+    jobs and why they wait, a node heat map, binders, the commits' latency.
+    It is one static HTML file (ui/status.html, compiled in: cache_ui.h),
+    served like /debug/state, to localhost only.
 */
 #include "bas_kube.h"
 #include "bas_lease.h"
 #include "bas_sock.h"
 #include "bas_svc.h"
 #include "bas_usage.h"
+#include "bas_util.h"
+#include "cache_commit_log.h"
 #include "cache_defaults.h"
 #include "cache_model.h"
+#include "cache_ui.h"
 #include "cache_work.h"
 
 #include <string.h>
@@ -89,6 +108,8 @@ typedef struct {
     Basalt__V1__CommitResult *result; // the answer being built (owned)
     cache_commit_t *cc;               // progress, NULL before the first slice
     int64_t started_us;               // when it arrived
+    int64_t arrived_ms;               // the same on the wall clock (the commit log)
+    int64_t applied_us;               // when its first slice ran, 0 before
 } s_commit_job_t;
 
 static void
@@ -140,11 +161,12 @@ struct _cache_t {
     bas_metrics_t *metrics;
     cache_model_t *model;
     cache_work_t *work;
-    int64_t last_beat_ms; // when the heartbeat timer last ran (liveness)
-    zlistx_t *commits;    // s_commit_job_t being applied, oldest first
-    int commit_timer;     // the next slice's timer, or -1
-    zlistx_t *snapshots;  // s_snap_job_t being sent, in turn
-    int snapshot_timer;   // the next slice's timer, or -1
+    int64_t last_beat_ms;           // when the heartbeat timer last ran (liveness)
+    zlistx_t *commits;              // s_commit_job_t being applied, oldest first
+    int commit_timer;               // the next slice's timer, or -1
+    zlistx_t *snapshots;            // s_snap_job_t being sent, in turn
+    int snapshot_timer;             // the next slice's timer, or -1
+    cache_commit_log_t *commit_log; // the last minutes of commits (/debug/state)
     bas_kube_t *kube;
     zsock_t *router;  // snapshots and commits
     zsock_t *pub;     // deltas
@@ -348,9 +370,20 @@ s_commit_finish (cache_t *self, s_commit_job_t *job)
                      accepted);
     bas_metrics_add (self->metrics, "basalt_commit_rejections_total", NULL,
                      (double)(commit->n_placements - (size_t)accepted));
+    int64_t now_us = bas_mono_us ();
     bas_debug ("commit", "session=%s placements=%zu accepted=%d statuses=%zu results=%zu ms=%.1f",
                commit->session_id ? commit->session_id : "-", commit->n_placements, accepted,
-               commit->n_statuses, rejected, (double)(bas_mono_us () - job->started_us) / 1000.0);
+               commit->n_statuses, rejected, (double)(now_us - job->started_us) / 1000.0);
+    cache_commit_rec_t rec = {
+        .at_ms = job->arrived_ms,
+        .wait_us = job->applied_us - job->started_us,
+        .apply_us = now_us - job->applied_us,
+        .placements = (uint32_t)commit->n_placements,
+        .accepted = accepted > 0 ? (uint32_t)accepted : 0,
+        .statuses = (uint32_t)commit->n_statuses,
+    };
+    snprintf (rec.session, sizeof rec.session, "%s", commit->session_id ? commit->session_id : "");
+    cache_commit_log_add (self->commit_log, &rec);
 }
 
 //  One slice of the oldest commit: whole gangs for at most CACHE_COMMIT_SLICE_US,
@@ -367,6 +400,7 @@ s_on_commit_timer (zloop_t *loop, int timer_id, void *arg)
     if (!job)
         return 0;
     if (!job->cc) {
+        job->applied_us = bas_mono_us ();
         Basalt__V1__Commit *commit = (Basalt__V1__Commit *)job->msg.body;
         job->cc = cache_model_commit_begin (self->model, commit, job->result);
         cache_model_commit_consume (job->cc, commit);
@@ -425,6 +459,7 @@ s_handle_commit (void *arg, bas_msg_t *msg)
     basalt__v1__commit_result__init (job->result);
     job->result->session_id = commit->session_id ? strdup (commit->session_id) : NULL;
     job->started_us = bas_mono_us ();
+    job->arrived_ms = (int64_t)zclock_time ();
     job->msg = *msg;
     *msg = (bas_msg_t){0}; // the job owns the message now
     zlistx_add_end (self->commits, job);
@@ -879,9 +914,23 @@ s_debug_state (void *arg, const char *path, char **body_p, const char **ctype)
     cJSON *reactor = cJSON_AddObjectToObject (root, "reactor");
     cJSON_AddNumberToObject (reactor, "max_turn_ms", (double)max_us / 1000.0);
     cJSON_AddStringToObject (reactor, "max_turn_handler", what);
+    cJSON_AddItemToObject (root, "commits",
+                           cache_commit_log_json (self->commit_log, (int64_t)zclock_time ()));
     *body_p = cJSON_PrintUnformatted (root);
     cJSON_Delete (root);
     *ctype = "application/json";
+    return 200;
+}
+
+//  The status page: static bytes, copied (the server frees what it sends).
+static int
+s_ui (void *arg, const char *path, char **body_p, const char **ctype)
+{
+    (void)arg;
+    (void)path;
+    *body_p = bas_alloc (cache_ui_page_len + 1);
+    memcpy (*body_p, cache_ui_page, cache_ui_page_len);
+    *ctype = "text/html; charset=utf-8";
     return 200;
 }
 
@@ -1116,6 +1165,7 @@ main (int argc, char **argv)
     self.snapshots = zlistx_new ();
     zlistx_set_destructor (self.snapshots, s_snap_job_free);
     self.snapshot_timer = -1;
+    self.commit_log = cache_commit_log_new (CACHE_COMMIT_LOG_MAX, CACHE_COMMIT_LOG_MS);
     bas_stream_init (&self.router_stream, "cache-svc", epoch);
     bas_stream_init (&self.pub_stream, "cache-svc", epoch);
     bas_stream_init (&self.work_stream, "cache-svc", epoch);
@@ -1192,6 +1242,7 @@ main (int argc, char **argv)
     bas_svc_timer (self.svc, CACHE_HEARTBEAT_MS, 0, s_on_heartbeat_timer, &self, "heartbeat");
     bas_svc_set_ready (self.svc, s_ready, &self);
     bas_svc_route (self.svc, "/debug/state", s_debug_state, &self);
+    bas_svc_route (self.svc, "/ui", s_ui, &self);
     bas_info ("listening", "snapshot=%s delta=%s work=%s api=%s", self.config.snapshot_endpoint,
               self.config.delta_endpoint, self.config.work_endpoint, kcfg.server);
     exit_code = bas_svc_run (self.svc);
@@ -1216,6 +1267,7 @@ done:
     cache_work_destroy (&self.work);
     zlistx_destroy (&self.commits);
     zlistx_destroy (&self.snapshots);
+    cache_commit_log_destroy (&self.commit_log);
     cache_model_destroy (&self.model);
     bas_svc_destroy (&self.svc);
     return exit_code;

@@ -14,6 +14,16 @@
 
 #define S_MAX_ROUTES 16
 
+//  Every HTML page served here is self-contained (cache-svc's /ui): its
+//  script and style are inline and it asks only this server. The policy
+//  says exactly that, so the browser loads nothing from elsewhere (no
+//  script, style, font, image or frame) and the page can send nothing
+//  elsewhere by fetch, image or form.
+#define S_HTML_CSP                                                                                 \
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "                  \
+    "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; "                     \
+    "frame-ancestors 'none'"
+
 typedef struct {
     char path[64];   // exact path matched
     bas_http_fn *fn; // handler
@@ -105,6 +115,10 @@ s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *m
     struct MHD_Response *resp =
         MHD_create_response_from_buffer (strlen (body), body, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header (resp, "Content-Type", ctype);
+    if (strncmp (ctype, "text/html", 9) == 0) {
+        MHD_add_response_header (resp, "Content-Security-Policy", S_HTML_CSP);
+        MHD_add_response_header (resp, "X-Content-Type-Options", "nosniff");
+    }
     enum MHD_Result r = MHD_queue_response (conn, (unsigned)status, resp);
     MHD_destroy_response (resp);
     return r;

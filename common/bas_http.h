@@ -17,7 +17,10 @@
 typedef struct _bas_http_t bas_http_t;
 
 //  A route handler: fill *body_p (malloc'd, taken by the server) and
-//  *content_type (static string); return the HTTP status.
+//  *content_type (static string); return the HTTP status. A "text/html"
+//  answer goes out with a Content-Security-Policy that lets the page run
+//  its inline script and style and fetch from this server, and load
+//  nothing from anywhere else: pages served here are self-contained.
 typedef int (bas_http_fn) (void *arg, const char *path, char **body_p, const char **content_type);
 
 //  Listen on `address` ("127.0.0.1:9090", ":9090" = all interfaces, port 0

@@ -34,6 +34,9 @@ command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
 PACKAGES+=(python3-kubernetes)
 # scripts/run-manifests.py (test_e2e_deploy) reads the rendered manifests.
 PACKAGES+=(python3-yaml)
+# test_e2e_ui opens cache-svc's status page (/ui) in a real browser:
+# headless Chromium renders it, dumps its DOM and takes a screenshot.
+PACKAGES+=(chromium)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

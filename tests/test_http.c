@@ -2,7 +2,8 @@
     scheduler's whole view of the cluster, so a route added with
     bas_http_route_local answers loopback clients and refuses others with
     403 and the reason, unless the service exposes it (--http-debug-public);
-    ordinary routes (/healthz, /metrics) answer everyone.
+    ordinary routes (/healthz, /metrics) answer everyone. An HTML page
+    comes with a Content-Security-Policy that forbids loads from elsewhere.
 
     The server runs in a czmq actor (its own reactor, as in a service); the
     test thread asks over HTTP from 127.0.0.1 and from the machine's first
@@ -38,6 +39,16 @@ s_page (void *arg, const char *path, char **body_p, const char **content_type)
 }
 
 static int
+s_html (void *arg, const char *path, char **body_p, const char **content_type)
+{
+    (void)arg;
+    (void)path;
+    *body_p = strdup ("<!doctype html><title>t</title>\n");
+    *content_type = "text/html; charset=utf-8";
+    return 200;
+}
+
+static int
 s_on_pipe (zloop_t *loop, zsock_t *pipe, void *arg)
 {
     (void)loop;
@@ -60,6 +71,7 @@ s_server (zsock_t *pipe, void *args)
     if (http) {
         bas_http_route (http, "/healthz", s_page, NULL);
         bas_http_route_local (http, "/debug/state", s_page, NULL);
+        bas_http_route_local (http, "/ui", s_html, NULL);
         bas_http_set_expose_local (http, expose);
     }
     zsock_signal (pipe, 0);
@@ -77,18 +89,22 @@ s_collect (char *ptr, size_t size, size_t n, void *arg)
     return size * n;
 }
 
-//  GET http://host:port/path; returns the status and the body in *body.
+//  GET http://host:port/path; returns the status, the body in *body and
+//  the response's header block in *headers (each may be NULL).
 static long
-s_get (const char *host, int port, const char *path, char **body)
+s_get_ex (const char *host, int port, const char *path, char **body, char **headers)
 {
     char url[256];
     snprintf (url, sizeof url, "http://%s:%d%s", host, port, path);
     CURL *curl = curl_easy_init ();
     assert_non_null (curl);
     zchunk_t *chunk = zchunk_new (NULL, 0);
+    zchunk_t *head = zchunk_new (NULL, 0);
     curl_easy_setopt (curl, CURLOPT_URL, url);
     curl_easy_setopt (curl, CURLOPT_WRITEFUNCTION, s_collect);
     curl_easy_setopt (curl, CURLOPT_WRITEDATA, chunk);
+    curl_easy_setopt (curl, CURLOPT_HEADERFUNCTION, s_collect);
+    curl_easy_setopt (curl, CURLOPT_HEADERDATA, head);
     curl_easy_setopt (curl, CURLOPT_TIMEOUT, 20L);
     curl_easy_setopt (curl, CURLOPT_NOPROXY, "*");
     long code = 0;
@@ -97,8 +113,17 @@ s_get (const char *host, int port, const char *path, char **body)
     curl_easy_cleanup (curl);
     if (body)
         *body = zchunk_strdup (chunk);
+    if (headers)
+        *headers = zchunk_strdup (head);
     zchunk_destroy (&chunk);
+    zchunk_destroy (&head);
     return code;
+}
+
+static long
+s_get (const char *host, int port, const char *path, char **body)
+{
+    return s_get_ex (host, port, path, body, NULL);
 }
 
 //  The first IPv4 address of an interface that is up and not loopback, or
@@ -182,6 +207,27 @@ test_local_route (void **state)
     zactor_destroy (&server);
 }
 
+//  An HTML page gets a policy that lets it load nothing from elsewhere;
+//  other answers carry none.
+static void
+test_html_policy (void **state)
+{
+    (void)state;
+    zactor_t *server;
+    int port = s_start (&server, false);
+    char *headers = NULL;
+    assert_int_equal (s_get_ex ("127.0.0.1", port, "/ui", NULL, &headers), 200);
+    assert_non_null (strstr (headers, "Content-Type: text/html"));
+    assert_non_null (strstr (headers, "Content-Security-Policy: default-src 'none'; "));
+    assert_non_null (strstr (headers, "connect-src 'self'"));
+    assert_non_null (strstr (headers, "X-Content-Type-Options: nosniff"));
+    free (headers);
+    assert_int_equal (s_get_ex ("127.0.0.1", port, "/debug/state", NULL, &headers), 200);
+    assert_null (strstr (headers, "Content-Security-Policy"));
+    free (headers);
+    zactor_destroy (&server);
+}
+
 int
 main (void)
 {
@@ -190,6 +236,7 @@ main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_loopback_address),
         cmocka_unit_test (test_local_route),
+        cmocka_unit_test (test_html_policy),
     };
     int rc = cmocka_run_group_tests (tests, NULL, NULL);
     curl_global_cleanup ();

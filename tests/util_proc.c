@@ -19,8 +19,10 @@
 #include <unistd.h>
 #include <ftw.h>
 
-pid_t
-util_spawn (char *const argv[], const char *log_path)
+//  util_spawn with stdout to out_path and stderr to err_path (the same
+//  file when err_path is NULL; both inherited when out_path is NULL).
+static pid_t
+s_spawn (char *const argv[], const char *out_path, const char *err_path)
 {
     pid_t parent = getpid ();
     pid_t pid = fork ();
@@ -37,10 +39,18 @@ util_spawn (char *const argv[], const char *log_path)
         prctl (PR_SET_PDEATHSIG, SIGTERM);
         if (getppid () != parent)
             _exit (127);
-        if (log_path) {
-            int fd = open (log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (out_path) {
+            int fd = open (out_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
             if (fd >= 0) {
                 dup2 (fd, 1);
+                if (!err_path)
+                    dup2 (fd, 2);
+                close (fd);
+            }
+        }
+        if (out_path && err_path) {
+            int fd = open (err_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+            if (fd >= 0) {
                 dup2 (fd, 2);
                 close (fd);
             }
@@ -50,6 +60,12 @@ util_spawn (char *const argv[], const char *log_path)
         _exit (127);
     }
     return pid;
+}
+
+pid_t
+util_spawn (char *const argv[], const char *log_path)
+{
+    return s_spawn (argv, log_path, NULL);
 }
 
 static long
@@ -88,7 +104,13 @@ s_run_ended (void *arg)
 int
 util_run (char *const argv[], const char *log_path, int timeout_ms)
 {
-    s_run_t r = {util_spawn (argv, log_path), 0};
+    return util_run_output (argv, log_path, NULL, timeout_ms);
+}
+
+int
+util_run_output (char *const argv[], const char *out_path, const char *err_path, int timeout_ms)
+{
+    s_run_t r = {s_spawn (argv, out_path, err_path), 0};
     if (r.pid <= 0)
         return -1;
     if (!util_wait_until (s_run_ended, &r, timeout_ms)) {

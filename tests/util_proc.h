@@ -21,6 +21,11 @@ pid_t util_spawn (char *const argv[], const char *log_path);
 //  exit by itself in time (or was killed by a signal).
 int util_run (char *const argv[], const char *log_path, int timeout_ms);
 
+//  The same with stdout into `out_path` and stderr into `err_path` (a
+//  program whose output is the result, and whose stderr is noise).
+int util_run_output (char *const argv[], const char *out_path, const char *err_path,
+                     int timeout_ms);
+
 //  SIGTERM, wait up to timeout_ms, then SIGKILL. Returns the exit status
 //  (as from waitpid) or -1.
 int util_stop (pid_t pid, int timeout_ms);
