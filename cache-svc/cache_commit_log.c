@@ -66,6 +66,8 @@ cache_commit_log_json (cache_commit_log_t *self, int64_t now_ms)
         cJSON_AddNumberToObject (c, "at_ms", (double)r->at_ms);
         cJSON_AddStringToObject (c, "session", r->session);
         cJSON_AddNumberToObject (c, "wait_ms", (double)r->wait_us / 1000.0);
+        if (r->session_us >= 0)
+            cJSON_AddNumberToObject (c, "session_ms", (double)r->session_us / 1000.0);
         cJSON_AddNumberToObject (c, "apply_ms", (double)r->apply_us / 1000.0);
         cJSON_AddNumberToObject (c, "placements", r->placements);
         cJSON_AddNumberToObject (c, "accepted", r->accepted);

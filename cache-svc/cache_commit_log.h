@@ -24,6 +24,7 @@ typedef struct {
     int64_t at_ms;       // when it arrived, wall clock (ms since the Unix epoch)
     int64_t wait_us;     // arrival to its first slice (queued behind earlier commits)
     int64_t apply_us;    // first slice to the answer (applying it, in slices)
+    int64_t session_us;  // how long the session ran, as it says (Commit.session_ms), or -1
     uint32_t placements; // placements it proposed
     uint32_t accepted;   // of those, accepted
     uint32_t statuses;   // PodGroup status changes it carried
@@ -42,7 +43,7 @@ size_t cache_commit_log_size (cache_commit_log_t *self);
 
 //  The records no older than the window at `now_ms` (wall clock), oldest
 //  first, as {"now_ms", "window_s", "capacity", "recent":[{at_ms, session,
-//  wait_ms, apply_ms, placements, accepted, statuses}]} (owned by the
+//  wait_ms, apply_ms, session_ms (when known), placements, accepted, statuses}]} (owned by the
 //  caller).
 cJSON *cache_commit_log_json (cache_commit_log_t *self, int64_t now_ms);
 

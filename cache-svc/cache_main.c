@@ -381,6 +381,7 @@ s_commit_finish (cache_t *self, s_commit_job_t *job)
         .placements = (uint32_t)commit->n_placements,
         .accepted = accepted > 0 ? (uint32_t)accepted : 0,
         .statuses = (uint32_t)commit->n_statuses,
+        .session_us = commit->has_session_ms ? (int64_t)commit->session_ms * 1000 : -1,
     };
     snprintf (rec.session, sizeof rec.session, "%s", commit->session_id ? commit->session_id : "");
     cache_commit_log_add (self->commit_log, &rec);

@@ -683,6 +683,8 @@ s_work (s_job_t *job)
         commit->session_id = strdup (job->sid);
         commit->has_base_seq = 1;
         commit->base_seq = job->base_seq;
+        commit->has_session_ms = 1;
+        commit->session_ms = (uint32_t)(bas_mono_ms () - job->start_ms);
         job->parts = sess_commit_pack (commit, SESS_COMMIT_PART_PLACEMENTS, &job->n_parts);
     }
     protobuf_c_message_free_unpacked (&commit->base, NULL);

@@ -254,6 +254,9 @@ s_demo_settled (void *arg)
                   giant ? "waits for no reason naming cpu" : "is not known");
     else if (cJSON_GetArraySize (commits) < 1)
         snprintf (a->why, sizeof a->why, "no commits in /debug/state");
+    else if (!cJSON_IsNumber (
+                 cJSON_GetObjectItemCaseSensitive (cJSON_GetArrayItem (commits, 0), "session_ms")))
+        snprintf (a->why, sizeof a->why, "a commit without the session's duration (session_ms)");
     else {
         snprintf (a->waiting, sizeof a->waiting, "%s", waiting->valuestring);
         const cJSON *phase = cJSON_GetObjectItemCaseSensitive (giant, "phase");
