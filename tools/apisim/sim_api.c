@@ -19,6 +19,7 @@
 #include "bas_yaml.h"
 #include "sim_clock.h"
 #include "sim_status.h"
+#include "sim_table.h"
 
 #define S_CONTINUE_EXPIRED                                                                         \
     "The provided continue parameter is too old to display a consistent list result. You can "     \
@@ -720,14 +721,49 @@ s_read_ready (sim_ctx_t *ctx)
     return false;
 }
 
+//  Does the read want a Table (kubectl get's Accept header)? Returns 1
+//  with *opts filled, 0 for the object itself, or -1 after replying 400 to
+//  an includeObject the API does not know (checked only for a Table, as
+//  the real server decodes TableOptions only then).
+static int
+s_table_wanted (sim_ctx_t *ctx, sim_table_opts_t *opts)
+{
+    const char *api_version = ctx->reply_scale ? NULL : sim_table_accept (ctx->req->accept);
+    if (!api_version)
+        return 0;
+    *opts = (sim_table_opts_t){.kind = ctx->kind,
+                               .api_version = api_version,
+                               .crd_columns = sim_crds_columns (ctx->api->crds, ctx->kind)};
+    const char *include = sim_ctx_query (ctx, "includeObject");
+    if (sim_table_include_parse (include, &opts->include) != 0) {
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "unrecognized includeObject value: \"%s\"", include);
+        return -1;
+    }
+    return 1;
+}
+
 static void
 s_get (sim_ctx_t *ctx)
 {
     if (!s_read_ready (ctx))
         return;
+    sim_table_opts_t table;
+    int as_table = s_table_wanted (ctx, &table);
+    if (as_table < 0)
+        return;
     sim_obj_t *obj = sim_store_get (ctx->api->store, ctx->kind, ctx->ns, ctx->name);
     if (!obj) {
         sim_ctx_not_found (ctx, ctx->name);
+        return;
+    }
+    if (as_table) {
+        //  One row; the Table's resourceVersion is the object's.
+        char meta[64];
+        snprintf (meta, sizeof meta, "\"resourceVersion\":\"%llu\"", (unsigned long long)obj->rv);
+        sim_buf_t buf = {0};
+        sim_table_append (&table, &obj, 1, meta, &buf);
+        sim_ctx_reply_buf (ctx, 200, &buf);
         return;
     }
     sim_ctx_reply_obj (ctx, 200, obj);
@@ -921,6 +957,10 @@ s_list (sim_ctx_t *ctx)
     sim_api_t *api = ctx->api;
     if (!s_read_ready (ctx))
         return;
+    sim_table_opts_t table;
+    int as_table = s_table_wanted (ctx, &table);
+    if (as_table < 0)
+        return;
     int64_t now = sim_clock_mono_ms ();
     sim_selector_t *labels = NULL, *fields = NULL;
     if (s_parse_selectors (ctx, &labels, &fields) != 0)
@@ -980,6 +1020,7 @@ s_list (sim_ctx_t *ctx)
     }
 
     sim_buf_t items_buf = {0};
+    sim_obj_t **rows = NULL; // a Table's objects (borrowed from items)
     size_t sent = 0;
     size_t i = start;
     const char *last_key = NULL;
@@ -994,11 +1035,23 @@ s_list (sim_ctx_t *ctx)
             continue;
         if (limit > 0 && sent == (size_t)limit)
             break;
-        size_t len;
-        const char *text = sim_obj_item_text (obj, &len);
-        if (sent)
-            sim_buf_append (&items_buf, ",", 1);
-        sim_buf_append (&items_buf, text, len);
+        if (as_table) {
+            if ((sent & (sent - 1)) == 0) {
+                sim_obj_t **grown = realloc (rows, (sent ? 2 * sent : 1) * sizeof *rows);
+                if (!grown) {
+                    fprintf (stderr, "basalt-apisim: out of memory\n");
+                    abort ();
+                }
+                rows = grown;
+            }
+            rows[sent] = obj;
+        } else {
+            size_t len;
+            const char *text = sim_obj_item_text (obj, &len);
+            if (sent)
+                sim_buf_append (&items_buf, ",", 1);
+            sim_buf_append (&items_buf, text, len);
+        }
         sent++;
         last_key = obj->key;
     }
@@ -1028,29 +1081,38 @@ s_list (sim_ctx_t *ctx)
                 more = s_list_match (ctx, obj, labels, fields);
             }
     }
-    sim_buf_t out = {0};
-    sim_buf_puts (&out, "{\"kind\":");
-    sim_buf_json_string (&out, ctx->kind->list_kind);
-    sim_buf_puts (&out, ",\"apiVersion\":");
-    sim_buf_json_string (&out, ctx->kind->api_version);
-    sim_buf_printf (&out, ",\"metadata\":{\"resourceVersion\":\"%llu\"", (unsigned long long)rv);
+    //  The ListMeta, shared by the list and its Table form.
+    sim_buf_t meta = {0};
+    sim_buf_printf (&meta, "\"resourceVersion\":\"%llu\"", (unsigned long long)rv);
     if (more && last_key) {
         const char *key = last_key;
         if (ctx->ns && ctx->kind->namespaced)
             key += strlen (ctx->ns) + 1;
-        sim_buf_puts (&out, ",\"continue\":\"");
-        s_continue_encode (&out, rv, key);
-        sim_buf_puts (&out, "\"");
+        sim_buf_puts (&meta, ",\"continue\":\"");
+        s_continue_encode (&meta, rv, key);
+        sim_buf_puts (&meta, "\"");
         if (sim_selector_empty (labels) && sim_selector_empty (fields))
-            sim_buf_printf (&out, ",\"remainingItemCount\":%zu", remaining);
+            sim_buf_printf (&meta, ",\"remainingItemCount\":%zu", remaining);
+        //  (The snapshot takes the items' references: the rows stay valid.)
         if (!snap)
             s_snapshot_keep (api, ctx->kind, rv, &items, count, now);
     }
-    sim_buf_puts (&out, "},\"items\":[");
-    if (items_buf.len)
-        sim_buf_append (&out, items_buf.data, items_buf.len);
-    sim_buf_puts (&out, "]}");
+    sim_buf_t out = {0};
+    if (as_table)
+        sim_table_append (&table, rows, sent, meta.data, &out);
+    else {
+        sim_buf_puts (&out, "{\"kind\":");
+        sim_buf_json_string (&out, ctx->kind->list_kind);
+        sim_buf_puts (&out, ",\"apiVersion\":");
+        sim_buf_json_string (&out, ctx->kind->api_version);
+        sim_buf_printf (&out, ",\"metadata\":{%s},\"items\":[", meta.data);
+        if (items_buf.len)
+            sim_buf_append (&out, items_buf.data, items_buf.len);
+        sim_buf_puts (&out, "]}");
+    }
+    sim_buf_clear (&meta);
     sim_buf_clear (&items_buf);
+    free (rows);
     sim_ctx_reply_buf (ctx, 200, &out);
 done:
     if (!snap)
@@ -1070,10 +1132,23 @@ s_replay_one (void *arg, const sim_event_t *event)
     sim_watch_offer (r->watch, event);
 }
 
+//  A watch event's object as a Table of one row (kubectl get -w).
+static void
+s_watch_table_row (void *arg, sim_obj_t *obj, sim_buf_t *out)
+{
+    char meta[64];
+    snprintf (meta, sizeof meta, "\"resourceVersion\":\"%llu\"", (unsigned long long)obj->rv);
+    sim_table_append (arg, &obj, 1, meta, out);
+}
+
 static void
 s_watch (sim_ctx_t *ctx)
 {
     sim_api_t *api = ctx->api;
+    sim_table_opts_t table;
+    int as_table = s_table_wanted (ctx, &table);
+    if (as_table < 0)
+        return;
     int64_t now = sim_clock_mono_ms ();
     const char *rv_text = sim_ctx_query (ctx, "resourceVersion");
     const char *timeout_text = sim_ctx_query (ctx, "timeoutSeconds");
@@ -1134,6 +1209,15 @@ s_watch (sim_ctx_t *ctx)
         sim_selector_destroy (&fields);
         sim_ctx_fail (ctx, 500, "InternalError", NULL, NULL, "Internal error occurred: no memory");
         return;
+    }
+    if (as_table) {
+        void *copy = malloc (sizeof table);
+        if (!copy) {
+            fprintf (stderr, "basalt-apisim: out of memory\n");
+            abort ();
+        }
+        memcpy (copy, &table, sizeof table);
+        sim_watch_set_format (watch, s_watch_table_row, &copy);
     }
     if (fresh == S_TOO_LARGE) {
         sim_buf_t buf = {0};
