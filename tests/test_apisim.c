@@ -2077,6 +2077,174 @@ test_tables (void **state)
     s_stop (&sim);
 }
 
+// ---------------------------------------------------------------------------
+// dryRun
+
+//  The list's resourceVersion of a path.
+static unsigned long long
+s_list_rv (s_sim_t *sim, const char *path)
+{
+    cJSON *list = s_get_json (sim, path, 200);
+    unsigned long long rv = s_rv (list);
+    cJSON_Delete (list);
+    return rv;
+}
+
+//  dryRun=All on every write: validated as the write (same errors),
+//  answered with what would be stored, nothing stored, no resourceVersion
+//  used, no watch event. Other values: the 422 of ValidateDryRun.
+static void
+test_dry_run (void **state)
+{
+    (void)state;
+    s_sim_t sim = {0};
+    sim.dir = util_tmpdir ("apisim");
+    s_write (s_path (&sim, "objects.yaml"),
+             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n"
+             "  - name: c\n    image: x\n"
+             "---\n"
+             "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: q1\n"
+             "spec:\n  weight: 1\n");
+    const char *args[] = {"--load", s_path (&sim, "objects.yaml"), NULL};
+    s_start_in (&sim, args);
+    const char *pods = "/api/v1/namespaces/default/pods";
+    const char *pod = "/api/v1/namespaces/default/pods/p";
+    const char *queue = "/apis/scheduling.volcano.sh/v1beta1/queues/q1";
+    unsigned long long rv0 = s_list_rv (&sim, pods);
+    char from[256];
+    snprintf (from, sizeof from, "%s?watch=1&resourceVersion=%llu", pods, rv0);
+    s_watch_t *w = s_watch_start (&sim, from);
+    s_watch_pump (w, 50);
+    cJSON *before = s_get_json (&sim, pod, 200);
+
+    //  create: the object as stored (uid, creationTimestamp, defaults),
+    //  without a resourceVersion; not there afterwards.
+    const char *new_pod = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"n\"},"
+                          "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}";
+    cJSON *made =
+        s_send (&sim, "POST", "/api/v1/namespaces/default/pods?dryRun=All", NULL, new_pod, 201);
+    assert_string_equal (s_str (made, "metadata.name"), "n");
+    assert_non_null (s_str (made, "metadata.uid"));
+    assert_non_null (s_str (made, "metadata.creationTimestamp"));
+    assert_null (s_at (made, "metadata.resourceVersion"));
+    assert_string_equal (s_str (made, "spec.schedulerName"), "default-scheduler");
+    assert_string_equal (s_str (made, "status.phase"), "Pending");
+    cJSON_Delete (made);
+    assert_int_equal (s_req (&sim, "GET", "/api/v1/namespaces/default/pods/n", NULL, NULL, NULL),
+                      404);
+    //  … with the errors of a real create.
+    char *real = NULL, *dry = NULL;
+    const char *bad = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"b\"},"
+                      "\"spec\":{\"containers\":[]}}";
+    assert_int_equal (
+        s_req (&sim, "POST", "/api/v1/namespaces/default/pods?dryRun=All", NULL, bad, &dry), 422);
+    assert_int_equal (s_req (&sim, "POST", pods, NULL, bad, &real), 422);
+    assert_string_equal (dry, real);
+    free (dry);
+    free (real);
+    cJSON_Delete (s_send (&sim, "POST", "/api/v1/namespaces/default/pods?dryRun=All", NULL,
+                          "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"
+                          "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}",
+                          409));
+
+    //  patch and update (and a /status): the result at the current
+    //  resourceVersion; the stored object unchanged.
+    cJSON *patched =
+        s_send (&sim, "PATCH", "/api/v1/namespaces/default/pods/p?dryRun=All",
+                "application/merge-patch+json", "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", 200);
+    assert_string_equal (s_str (patched, "metadata.labels.a"), "b");
+    assert_string_equal (s_str (patched, "metadata.resourceVersion"),
+                         s_str (before, "metadata.resourceVersion"));
+    cJSON_Delete (patched);
+    cJSON *q = s_get_json (&sim, queue, 200);
+    cJSON_ReplaceItemInObject (cJSON_GetObjectItem (q, "spec"), "weight", cJSON_CreateNumber (9));
+    char *text = cJSON_PrintUnformatted (q);
+    cJSON *updated = s_send (
+        &sim, "PUT", "/apis/scheduling.volcano.sh/v1beta1/queues/q1?dryRun=All", NULL, text, 200);
+    assert_int_equal (s_at (updated, "spec.weight")->valueint, 9);
+    cJSON_Delete (updated);
+    free (text);
+    cJSON_Delete (q);
+    cJSON_Delete (
+        s_send (&sim, "PATCH", "/apis/scheduling.volcano.sh/v1beta1/queues/q1/status?dryRun=All",
+                "application/merge-patch+json", "{\"status\":{\"state\":\"Closed\"}}", 200));
+    q = s_get_json (&sim, queue, 200);
+    assert_int_equal (s_at (q, "spec.weight")->valueint, 1);
+    assert_null (s_at (q, "status.state"));
+    cJSON_Delete (q);
+
+    //  binding and eviction: Success, and the pod as it was.
+    const char *binding = "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
+                          "\"p\"},\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}";
+    cJSON_Delete (s_send (&sim, "POST", "/api/v1/namespaces/default/pods/p/binding?dryRun=All",
+                          NULL, binding, 201));
+    cJSON_Delete (s_send (&sim, "POST", "/api/v1/namespaces/default/pods/p/eviction?dryRun=All",
+                          NULL,
+                          "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":"
+                          "{\"name\":\"p\"}}",
+                          201));
+    cJSON_Delete (s_send (&sim, "POST", "/api/v1/namespaces/default/pods/p/eviction", NULL,
+                          "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":"
+                          "{\"name\":\"p\"},\"deleteOptions\":{\"dryRun\":[\"All\"]}}",
+                          201));
+
+    //  delete (dryRun in the query or in DeleteOptions, as kubectl sends
+    //  it) and deletecollection: the state the delete would write.
+    cJSON *gone =
+        s_send (&sim, "DELETE", "/api/v1/namespaces/default/pods/p?dryRun=All", NULL, NULL, 200);
+    assert_non_null (s_str (gone, "metadata.deletionTimestamp"));
+    cJSON_Delete (gone);
+    cJSON_Delete (s_send (&sim, "DELETE", pod, NULL,
+                          "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"dryRun\":[\"All\"]}",
+                          200));
+    cJSON_Delete (
+        s_send (&sim, "DELETE", "/api/v1/namespaces/default/pods?dryRun=All", NULL, NULL, 200));
+    cJSON_Delete (s_send (&sim, "DELETE",
+                          "/apis/scheduling.volcano.sh/v1beta1/queues/q1?dryRun=All", NULL, NULL,
+                          200));
+    cJSON *after = s_get_json (&sim, pod, 200);
+    assert_true (cJSON_Compare (before, after, true));
+    cJSON_Delete (after);
+    cJSON_Delete (before);
+    assert_int_equal (s_req (&sim, "GET", queue, NULL, NULL, NULL), 200);
+
+    //  Any other value: 422 on the verb's options, nothing done.
+    char *body = NULL;
+    assert_int_equal (
+        s_req (&sim, "POST", "/api/v1/namespaces/default/pods?dryRun=Bogus", NULL, new_pod, &body),
+        422);
+    assert_string_equal (
+        body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+              "\"message\":\"CreateOptions.meta.k8s.io \\\"\\\" is invalid: dryRun: Unsupported "
+              "value: []string{\\\"Bogus\\\"}: supported values: \\\"All\\\"\",\"reason\":"
+              "\"Invalid\",\"details\":{\"group\":\"meta.k8s.io\",\"kind\":\"CreateOptions\","
+              "\"causes\":[{\"reason\":\"FieldValueNotSupported\",\"message\":\"Unsupported "
+              "value: []string{\\\"Bogus\\\"}: supported values: \\\"All\\\"\",\"field\":"
+              "\"dryRun\"}]},\"code\":422}\n");
+    free (body);
+    cJSON *st = s_send (&sim, "PATCH", "/api/v1/namespaces/default/pods/p?dryRun=all",
+                        "application/merge-patch+json", "{}", 422);
+    assert_string_equal (s_str (st, "details.kind"), "PatchOptions");
+    cJSON_Delete (st);
+    st = s_send (&sim, "DELETE", pod, NULL, "{\"dryRun\":[\"All\",\"x\"]}", 422);
+    assert_string_equal (s_str (st, "message"),
+                         "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: "
+                         "[]string{\"All\", \"x\"}: supported values: \"All\"");
+    cJSON_Delete (st);
+    assert_int_equal (s_req (&sim, "GET", "/api/v1/namespaces/default/pods/n", NULL, NULL, NULL),
+                      404);
+
+    //  No resourceVersion was used and the watch saw nothing; a real write
+    //  after it is seen.
+    assert_int_equal (s_list_rv (&sim, pods), rv0);
+    s_watch_pump (w, 100);
+    assert_int_equal (s_watch_lines (w), 0);
+    cJSON_Delete (s_send (&sim, "POST", pods, NULL, new_pod, 201));
+    s_watch_wait_lines (w, 1);
+    s_watch_destroy (&w);
+    s_stop (&sim);
+}
+
 int
 main (void)
 {
@@ -2105,6 +2273,7 @@ main (void)
         cmocka_unit_test_teardown (test_sigint, s_teardown),
         cmocka_unit_test_teardown (test_big_list, s_teardown),
         cmocka_unit_test_teardown (test_tables, s_teardown),
+        cmocka_unit_test_teardown (test_dry_run, s_teardown),
     };
     int rc = cmocka_run_group_tests (tests, NULL, NULL);
     curl_global_cleanup ();

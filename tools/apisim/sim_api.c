@@ -1587,6 +1587,104 @@ s_has_sub (const sim_kind_t *kind, const char *sub)
     return false;
 }
 
+//  422 for dryRun values other than "All", as apimachinery's
+//  ValidateDryRun (pkg/apis/meta/v1/validation) answers through
+//  NewInvalid on the verb's options kind: `CreateOptions.meta.k8s.io ""
+//  is invalid: dryRun: Unsupported value: []string{"Bogus"}: supported
+//  values: "All"`. values[0..n) are the values given.
+static void
+s_dry_run_invalid (sim_ctx_t *ctx, const char *const *values, int n, const char *options_kind)
+{
+    //  The bad value as Go's %#v writes a []string.
+    sim_buf_t detail = {0};
+    sim_buf_puts (&detail, "Unsupported value: []string{");
+    for (int i = 0; i < n; i++) {
+        if (i)
+            sim_buf_puts (&detail, ", ");
+        sim_buf_json_string (&detail, values[i]);
+    }
+    sim_buf_puts (&detail, "}: supported values: \"All\"");
+    char message[1200];
+    snprintf (message, sizeof message, "%s.meta.k8s.io \"\" is invalid: dryRun: %s", options_kind,
+              detail.data);
+    cJSON *causes = cJSON_CreateArray ();
+    cJSON *cause = cJSON_CreateObject ();
+    cJSON_AddStringToObject (cause, "reason", "FieldValueNotSupported");
+    cJSON_AddStringToObject (cause, "message", detail.data);
+    cJSON_AddStringToObject (cause, "field", "dryRun");
+    cJSON_AddItemToArray (causes, cause);
+    sim_status_t st = {.code = 422,
+                       .reason = "Invalid",
+                       .message = message,
+                       .group = "meta.k8s.io",
+                       .kind = options_kind,
+                       .causes = causes};
+    s_reply_status (ctx, &st);
+    cJSON_Delete (causes);
+    sim_buf_clear (&detail);
+}
+
+int
+sim_ctx_dry_run_list (sim_ctx_t *ctx, const cJSON *list, const char *options_kind, bool *dry_p)
+{
+    const char *values[16];
+    int n = 0;
+    bool bad = false;
+    const cJSON *v;
+    cJSON_ArrayForEach (v, list)
+    {
+        if (n < 16)
+            values[n++] = cJSON_IsString (v) ? v->valuestring : "";
+        bad = bad || !cJSON_IsString (v) || strcmp (v->valuestring, "All") != 0;
+    }
+    if (bad) {
+        s_dry_run_invalid (ctx, values, n, options_kind);
+        return -1;
+    }
+    if (n)
+        *dry_p = true;
+    return 0;
+}
+
+//  The dryRun query parameter of a write: "All" makes the request a dry
+//  run (ctx->dry_run); any other value is refused with the real 422.
+//  Returns 0, or -1 after replying.
+static int
+s_dry_run_query (sim_ctx_t *ctx)
+{
+    const char *value = sim_ctx_query (ctx, "dryRun");
+    if (!value)
+        return 0;
+    if (!strcmp (value, "All")) {
+        ctx->dry_run = true;
+        return 0;
+    }
+    const char *m = ctx->req->method;
+    const char *options = !strcmp (m, "POST")    ? "CreateOptions"
+                          : !strcmp (m, "PUT")   ? "UpdateOptions"
+                          : !strcmp (m, "PATCH") ? "PatchOptions"
+                                                 : "DeleteOptions";
+    s_dry_run_invalid (ctx, &value, 1, options);
+    return -1;
+}
+
+void
+sim_ctx_reply_unstored (sim_ctx_t *ctx, int code, cJSON **json_p)
+{
+    sim_api_canonical_order (*json_p);
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive (*json_p, "metadata");
+    const char *rv = sim_json_str (meta, "resourceVersion");
+    if (rv && !*rv)
+        cJSON_DeleteItemFromObjectCaseSensitive (meta, "resourceVersion");
+    sim_obj_t *obj = sim_obj_new (ctx->kind, json_p);
+    if (!obj) {
+        sim_ctx_fail (ctx, 500, "InternalError", NULL, NULL, "Internal error occurred: dry run");
+        return;
+    }
+    sim_ctx_reply_obj (ctx, code, obj);
+    sim_obj_unref (&obj);
+}
+
 //  Route a resource path: seg[] after the group/version prefix.
 static void
 s_route_resource (sim_ctx_t *ctx, const char *group, const char *version, char **seg, int nseg)
@@ -1607,7 +1705,7 @@ s_route_resource (sim_ctx_t *ctx, const char *group, const char *version, char *
         if (strcmp (ctx->req->method, "POST") != 0)
             sim_ctx_fail (ctx, 405, "MethodNotAllowed", NULL, NULL,
                           "the server does not allow this method on the requested resource");
-        else
+        else if (s_dry_run_query (ctx) == 0)
             sim_api_bind_collection (ctx);
         return;
     }
@@ -1659,6 +1757,8 @@ s_route_resource (sim_ctx_t *ctx, const char *group, const char *version, char *
         if (r->fn == sim_api_create && ctx->kind->namespaced && !ctx->ns)
             break; // POST /api/v1/pods: no namespace to create in
         if (s_inject (ctx, r))
+            return;
+        if (strcmp (r->method, "GET") != 0 && s_dry_run_query (ctx) != 0)
             return;
         r->fn (ctx);
         return;
