@@ -24,6 +24,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
+#include "sim_table.h"
 #include "util_proc.h"
 
 #include "test_apisim_util.h"
@@ -1775,6 +1776,475 @@ test_big_list (void **state)
     s_stop (&sim);
 }
 
+// ---------------------------------------------------------------------------
+// Tables (what `kubectl get` asks for)
+
+//  kubectl get's Accept header (kubectl 1.20 to current).
+#define S_TABLE_ACCEPT                                                                             \
+    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta."     \
+    "k8s.io,application/json"
+
+static size_t
+s_body_append (char *ptr, size_t size, size_t nmemb, void *arg)
+{
+    char **body = arg;
+    size_t old = *body ? strlen (*body) : 0, n = size * nmemb;
+    char *grown = realloc (*body, old + n + 1);
+    if (!grown)
+        return 0;
+    memcpy (grown + old, ptr, n);
+    grown[old + n] = 0;
+    *body = grown;
+    return n;
+}
+
+//  GET path with this Accept header; asserts the code; returns the body parsed.
+static cJSON *
+s_get_as (s_sim_t *sim, const char *path, const char *accept, long want_code)
+{
+    char url[512], header[512];
+    snprintf (url, sizeof url, "http://127.0.0.1:%d%s", sim->port, path);
+    snprintf (header, sizeof header, "Accept: %s", accept);
+    CURL *easy = curl_easy_init ();
+    struct curl_slist *headers = curl_slist_append (NULL, header);
+    char *body = NULL;
+    curl_easy_setopt (easy, CURLOPT_URL, url);
+    curl_easy_setopt (easy, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt (easy, CURLOPT_WRITEFUNCTION, s_body_append);
+    curl_easy_setopt (easy, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, 10000L);
+    long code = 0;
+    if (curl_easy_perform (easy) == CURLE_OK)
+        curl_easy_getinfo (easy, CURLINFO_RESPONSE_CODE, &code);
+    curl_slist_free_all (headers);
+    curl_easy_cleanup (easy);
+    if (code != want_code)
+        fail_msg ("GET %s (Accept %s): %ld, want %ld: %s", path, accept, code, want_code,
+                  body ? body : "");
+    cJSON *json = cJSON_Parse (body ? body : "");
+    if (!json)
+        fail_msg ("GET %s: not JSON: %s", path, body ? body : "");
+    free (body);
+    return json;
+}
+
+//  The column names of a Table, comma-separated, into buf; "*" marks the
+//  ones of -o wide (priority 1).
+static const char *
+s_table_columns (const cJSON *table, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach (c, cJSON_GetObjectItem (table, "columnDefinitions"))
+    {
+        const cJSON *prio = cJSON_GetObjectItem (c, "priority");
+        at += (size_t)snprintf (buf + at, len - at, "%s%s%s", at ? "," : "", s_str (c, "name"),
+                                cJSON_IsNumber (prio) && prio->valueint ? "*" : "");
+        if (at >= len)
+            break;
+    }
+    return buf;
+}
+
+//  A row's cells as compact JSON, into buf.
+static const char *
+s_table_cells (const cJSON *table, int row, char *buf, size_t len)
+{
+    char *text = cJSON_PrintUnformatted (s_at (table, row == 0   ? "rows.0.cells"
+                                                      : row == 1 ? "rows.1.cells"
+                                                                 : "rows.2.cells"));
+    snprintf (buf, len, "%s", text ? text : "");
+    free (text);
+    return buf;
+}
+
+static const char s_table_objects[] =
+    "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n"
+    "    node-role.kubernetes.io/control-plane: \"\"\n    kubernetes.io/role: gpu\n"
+    "spec:\n  unschedulable: true\n"
+    "status:\n  conditions:\n  - type: Ready\n    status: \"True\"\n  addresses:\n"
+    "  - type: InternalIP\n    address: 10.0.0.1\n  nodeInfo:\n    kubeletVersion: v1.31.6\n"
+    "    osImage: Debian GNU/Linux 12\n"
+    "---\n"
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bound\nspec:\n  nodeName: n1\n"
+    "  containers:\n  - name: a\n    image: x\n  - name: b\n    image: y:1\n"
+    "---\n"
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: done\nspec:\n  nodeName: n1\n"
+    "  containers:\n  - name: a\n    image: x\nstatus:\n  phase: Succeeded\n"
+    "  containerStatuses:\n  - name: a\n    ready: false\n    restartCount: 2\n"
+    "    state:\n      terminated:\n        exitCode: 0\n        reason: Completed\n"
+    "---\n"
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: waiting\nspec:\n  containers:\n"
+    "  - name: a\n    image: x\n"
+    "---\n"
+    "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: q1\n"
+    "spec:\n  weight: 1\n  parent: root\n"
+    "---\n"
+    "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata:\n  name: pg1\n"
+    "spec:\n  minMember: 2\n  queue: q1\nstatus:\n  phase: Running\n  running: 2\n";
+
+//  The Table form: the columns of kube-apiserver's printers (pods, nodes,
+//  namespaces), of a CRD's additionalPrinterColumns (PodGroup, Queue) and
+//  the default table; the row objects includeObject asks for; lists, paged
+//  lists, single gets and watches; and the formatter of ages.
+static void
+test_tables (void **state)
+{
+    (void)state;
+    //  In process: ages as kubectl's duration printer writes them, and the
+    //  Accept headers that ask for a Table.
+    static const struct {
+        long long s;
+        const char *text;
+    } ages[] = {{-5, "<invalid>"},
+                {-1, "0s"},
+                {0, "0s"},
+                {119, "119s"},
+                {120, "2m"},
+                {125, "2m5s"},
+                {600, "10m"},
+                {10799, "179m"},
+                {10800, "3h"},
+                {11040, "3h4m"},
+                {8 * 3600, "8h"},
+                {47 * 3600, "47h"},
+                {48 * 3600, "2d"},
+                {49 * 3600, "2d1h"},
+                {8 * 86400, "8d"},
+                {730 * 86400, "2y"},
+                {731 * 86400, "2y1d"},
+                {3000 * 86400LL, "8y"}};
+    char buf[64];
+    for (size_t i = 0; i < sizeof ages / sizeof ages[0]; i++)
+        assert_string_equal (sim_table_human_duration (ages[i].s, buf, sizeof buf), ages[i].text);
+    assert_string_equal (sim_table_accept (S_TABLE_ACCEPT), "meta.k8s.io/v1");
+    assert_string_equal (sim_table_accept ("application/json; as=Table; v=v1beta1; g=meta.k8s.io"),
+                         "meta.k8s.io/v1beta1");
+    assert_string_equal (sim_table_accept ("application/vnd.kubernetes.protobuf;as=Table;v=v1;"
+                                           "g=meta.k8s.io,application/json;as=Table;v=v1;"
+                                           "g=meta.k8s.io"),
+                         "meta.k8s.io/v1");
+    assert_null (sim_table_accept ("application/json"));
+    assert_null (sim_table_accept (NULL));
+    assert_null (sim_table_accept ("application/json;as=PartialObjectMetadataList;v=v1;"
+                                   "g=meta.k8s.io,application/json"));
+
+    s_sim_t sim = {0};
+    sim.dir = util_tmpdir ("apisim");
+    s_write (s_path (&sim, "objects.yaml"), s_table_objects);
+    const char *args[] = {"--load", s_path (&sim, "objects.yaml"), "--run-delay-ms", "0", NULL};
+    s_start_in (&sim, args);
+    char cols[1024], cells[2048];
+
+    //  Pods: the printer's columns, the wide ones marked priority 1.
+    cJSON *t = s_get_as (&sim, "/api/v1/namespaces/default/pods", S_TABLE_ACCEPT, 200);
+    assert_string_equal (s_str (t, "kind"), "Table");
+    assert_string_equal (s_str (t, "apiVersion"), "meta.k8s.io/v1");
+    assert_non_null (s_str (t, "metadata.resourceVersion"));
+    assert_string_equal (s_table_columns (t, cols, sizeof cols),
+                         "Name,Ready,Status,Restarts,Age,IP*,Node*,Nominated Node*,"
+                         "Readiness Gates*");
+    assert_string_equal (s_str (t, "columnDefinitions.0.format"), "name");
+    //  Rows in key order: bound, done, waiting. The bound pod runs on n1
+    //  (the simulated kubelet started it at once); the finished one shows
+    //  its container's reason and restarts; the unbound one is Pending.
+    s_table_cells (t, 0, cells, sizeof cells);
+    if (!strstr (cells, "[\"bound\",\"2/2\",\"Running\",\"0\",\"") ||
+        !strstr (cells, "\",\"10.244.") || !strstr (cells, "\",\"n1\",\"<none>\",\"<none>\"]"))
+        fail_msg ("bound pod's row: %s", cells);
+    s_table_cells (t, 1, cells, sizeof cells);
+    if (!strstr (cells, "[\"done\",\"0/1\",\"Completed\",\"2\","))
+        fail_msg ("finished pod's row: %s", cells);
+    assert_string_equal (s_str (t, "rows.1.conditions.0.type"), "Completed");
+    assert_string_equal (s_str (t, "rows.1.conditions.0.reason"), "Succeeded");
+    s_table_cells (t, 2, cells, sizeof cells);
+    if (!strstr (cells, "[\"waiting\",\"0/1\",\"Pending\",\"0\",\"") ||
+        !strstr (cells, "\"<none>\",\"<none>\",\"<none>\",\"<none>\"]"))
+        fail_msg ("pending pod's row: %s", cells);
+    //  Each row carries its object's metadata (includeObject=Metadata).
+    assert_string_equal (s_str (t, "rows.0.object.kind"), "PartialObjectMetadata");
+    assert_string_equal (s_str (t, "rows.0.object.apiVersion"), "meta.k8s.io/v1");
+    assert_string_equal (s_str (t, "rows.0.object.metadata.name"), "bound");
+    assert_string_equal (s_str (t, "rows.0.object.metadata.namespace"), "default");
+    assert_non_null (s_str (t, "rows.0.object.metadata.uid"));
+    assert_null (s_at (t, "rows.0.object.spec"));
+    cJSON_Delete (t);
+    //  … or the whole object, or none; anything else is a 400.
+    t = s_get_as (&sim, "/api/v1/namespaces/default/pods?includeObject=Object", S_TABLE_ACCEPT,
+                  200);
+    assert_string_equal (s_str (t, "rows.0.object.kind"), "Pod");
+    assert_string_equal (s_str (t, "rows.0.object.spec.nodeName"), "n1");
+    cJSON_Delete (t);
+    t = s_get_as (&sim, "/api/v1/namespaces/default/pods?includeObject=None", S_TABLE_ACCEPT, 200);
+    assert_null (s_at (t, "rows.0.object"));
+    cJSON_Delete (t);
+    t = s_get_as (&sim, "/api/v1/namespaces/default/pods?includeObject=All", S_TABLE_ACCEPT, 400);
+    assert_string_equal (s_str (t, "message"), "unrecognized includeObject value: \"All\"");
+    cJSON_Delete (t);
+    //  Without the header: the list itself, as before.
+    t = s_get_as (&sim, "/api/v1/namespaces/default/pods", "application/json", 200);
+    assert_string_equal (s_str (t, "kind"), "PodList");
+    cJSON_Delete (t);
+    //  A paged list: the Table carries the list's continue token.
+    t = s_get_as (&sim, "/api/v1/namespaces/default/pods?limit=1", S_TABLE_ACCEPT, 200);
+    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItem (t, "rows")), 1);
+    assert_non_null (s_str (t, "metadata.continue"));
+    assert_int_equal (s_at (t, "metadata.remainingItemCount")->valueint, 2);
+    cJSON_Delete (t);
+    //  A single get: one row; the Table's resourceVersion is the object's.
+    cJSON *pod = s_get_json (&sim, "/api/v1/namespaces/default/pods/waiting", 200);
+    t = s_get_as (&sim, "/api/v1/namespaces/default/pods/waiting",
+                  "application/json;as=Table;v=v1beta1;g=meta.k8s.io", 200);
+    assert_string_equal (s_str (t, "apiVersion"), "meta.k8s.io/v1beta1");
+    assert_string_equal (s_str (t, "rows.0.object.apiVersion"), "meta.k8s.io/v1beta1");
+    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItem (t, "rows")), 1);
+    assert_string_equal (s_str (t, "metadata.resourceVersion"),
+                         s_str (pod, "metadata.resourceVersion"));
+    cJSON_Delete (t);
+    cJSON_Delete (pod);
+    //  A pod being deleted is Terminating.
+    cJSON_Delete (s_send (&sim, "DELETE", "/api/v1/namespaces/default/pods/bound", NULL,
+                          "{\"gracePeriodSeconds\":600}", 200));
+    t = s_get_as (&sim, "/api/v1/namespaces/default/pods/bound", S_TABLE_ACCEPT, 200);
+    assert_string_equal (s_str (t, "rows.0.cells.2"), "Terminating");
+    cJSON_Delete (t);
+
+    //  Nodes: Ready and cordoned, roles from both kinds of label, the
+    //  addresses and node info of -o wide.
+    t = s_get_as (&sim, "/api/v1/nodes", S_TABLE_ACCEPT, 200);
+    assert_string_equal (s_table_columns (t, cols, sizeof cols),
+                         "Name,Status,Roles,Age,Version,Internal-IP*,External-IP*,OS-Image*,"
+                         "Kernel-Version*,Container-Runtime*");
+    s_table_cells (t, 0, cells, sizeof cells);
+    if (!strstr (cells, "[\"n1\",\"Ready,SchedulingDisabled\",\"control-plane,gpu\",\"") ||
+        !strstr (cells, "\",\"v1.31.6\",\"10.0.0.1\",\"<none>\",\"Debian GNU/Linux 12\","
+                        "\"<unknown>\",\"<unknown>\"]"))
+        fail_msg ("node row: %s", cells);
+    cJSON_Delete (t);
+    t = s_get_as (&sim, "/api/v1/namespaces", S_TABLE_ACCEPT, 200);
+    assert_string_equal (s_table_columns (t, cols, sizeof cols), "Name,Status,Age");
+    assert_string_equal (s_str (t, "rows.0.cells.1"), "Active");
+    cJSON_Delete (t);
+
+    //  Custom resources: NAME, then the CRD's columns as the CRD file has
+    //  them (the apiextensions server adds no AGE unless a CRD has no
+    //  columns at all); cells typed as the column says.
+    t = s_get_as (&sim, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
+                  S_TABLE_ACCEPT, 200);
+    assert_string_equal (s_table_columns (t, cols, sizeof cols),
+                         "Name,STATUS,minMember,RUNNINGS,AGE,QUEUE*");
+    assert_string_equal (s_str (t, "columnDefinitions.4.type"), "date");
+    assert_string_equal (s_str (t, "columnDefinitions.1.description"),
+                         "Custom resource definition column (in JSONPath format): .status.phase");
+    s_table_cells (t, 0, cells, sizeof cells);
+    if (!strstr (cells, "[\"pg1\",\"Running\",2,2,\"") || !strstr (cells, "s\",\"q1\"]"))
+        fail_msg ("podgroup row: %s", cells);
+    cJSON_Delete (t);
+    t = s_get_as (&sim, "/apis/scheduling.volcano.sh/v1beta1/queues", S_TABLE_ACCEPT, 200);
+    assert_string_equal (s_table_columns (t, cols, sizeof cols), "Name,PARENT");
+    assert_string_equal (s_table_cells (t, 0, cells, sizeof cells), "[\"q1\",\"root\"]");
+    cJSON_Delete (t);
+    //  A kind without a printer: the generic store's Name and Created At.
+    t = s_get_as (&sim, "/apis/scheduling.k8s.io/v1/priorityclasses", S_TABLE_ACCEPT, 200);
+    assert_string_equal (s_table_columns (t, cols, sizeof cols), "Name,Created At");
+    assert_string_equal (s_str (t, "columnDefinitions.1.type"), "date");
+    assert_string_equal (s_str (t, "rows.0.cells.0"), "system-cluster-critical");
+    assert_int_equal (strlen (s_str (t, "rows.0.cells.1")), 20); // 2024-01-02T03:04:05Z
+    cJSON_Delete (t);
+
+    //  A watch asked for as a Table (kubectl get -w): each event's object
+    //  is a Table of one row, the columns with it.
+    s_watch_t *w = s_watch_start (&sim, "/api/v1/namespaces/default/pods?watch=1");
+    curl_multi_remove_handle (w->multi, w->easy);
+    struct curl_slist *accept = curl_slist_append (NULL, "Accept: " S_TABLE_ACCEPT);
+    curl_easy_setopt (w->easy, CURLOPT_HTTPHEADER, accept);
+    curl_multi_add_handle (w->multi, w->easy);
+    s_watch_wait_lines (w, 3); // the three pods, ADDED
+    cJSON_Delete (
+        s_send (&sim, "DELETE", "/api/v1/namespaces/default/pods/waiting", NULL, NULL, 200));
+    s_watch_wait_lines (w, 4);
+    cJSON *ev = s_watch_event (w, 3);
+    assert_string_equal (s_str (ev, "type"), "MODIFIED");
+    assert_string_equal (s_str (ev, "object.kind"), "Table");
+    assert_string_equal (s_str (ev, "object.columnDefinitions.2.name"), "Status");
+    assert_string_equal (s_str (ev, "object.rows.0.cells.0"), "waiting");
+    assert_string_equal (s_str (ev, "object.rows.0.object.metadata.name"), "waiting");
+    assert_non_null (s_str (ev, "object.rows.0.object.metadata.deletionTimestamp"));
+    cJSON_Delete (ev);
+    s_watch_destroy (&w);
+    curl_slist_free_all (accept);
+    s_stop (&sim);
+}
+
+// ---------------------------------------------------------------------------
+// dryRun
+
+//  The list's resourceVersion of a path.
+static unsigned long long
+s_list_rv (s_sim_t *sim, const char *path)
+{
+    cJSON *list = s_get_json (sim, path, 200);
+    unsigned long long rv = s_rv (list);
+    cJSON_Delete (list);
+    return rv;
+}
+
+//  dryRun=All on every write: validated as the write (same errors),
+//  answered with what would be stored, nothing stored, no resourceVersion
+//  used, no watch event. Other values: the 422 of ValidateDryRun.
+static void
+test_dry_run (void **state)
+{
+    (void)state;
+    s_sim_t sim = {0};
+    sim.dir = util_tmpdir ("apisim");
+    s_write (s_path (&sim, "objects.yaml"),
+             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n"
+             "  - name: c\n    image: x\n"
+             "---\n"
+             "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: q1\n"
+             "spec:\n  weight: 1\n");
+    const char *args[] = {"--load", s_path (&sim, "objects.yaml"), NULL};
+    s_start_in (&sim, args);
+    const char *pods = "/api/v1/namespaces/default/pods";
+    const char *pod = "/api/v1/namespaces/default/pods/p";
+    const char *queue = "/apis/scheduling.volcano.sh/v1beta1/queues/q1";
+    unsigned long long rv0 = s_list_rv (&sim, pods);
+    char from[256];
+    snprintf (from, sizeof from, "%s?watch=1&resourceVersion=%llu", pods, rv0);
+    s_watch_t *w = s_watch_start (&sim, from);
+    s_watch_pump (w, 50);
+    cJSON *before = s_get_json (&sim, pod, 200);
+
+    //  create: the object as stored (uid, creationTimestamp, defaults),
+    //  without a resourceVersion; not there afterwards.
+    const char *new_pod = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"n\"},"
+                          "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}";
+    cJSON *made =
+        s_send (&sim, "POST", "/api/v1/namespaces/default/pods?dryRun=All", NULL, new_pod, 201);
+    assert_string_equal (s_str (made, "metadata.name"), "n");
+    assert_non_null (s_str (made, "metadata.uid"));
+    assert_non_null (s_str (made, "metadata.creationTimestamp"));
+    assert_null (s_at (made, "metadata.resourceVersion"));
+    assert_string_equal (s_str (made, "spec.schedulerName"), "default-scheduler");
+    assert_string_equal (s_str (made, "status.phase"), "Pending");
+    cJSON_Delete (made);
+    assert_int_equal (s_req (&sim, "GET", "/api/v1/namespaces/default/pods/n", NULL, NULL, NULL),
+                      404);
+    //  … with the errors of a real create.
+    char *real = NULL, *dry = NULL;
+    const char *bad = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"b\"},"
+                      "\"spec\":{\"containers\":[]}}";
+    assert_int_equal (
+        s_req (&sim, "POST", "/api/v1/namespaces/default/pods?dryRun=All", NULL, bad, &dry), 422);
+    assert_int_equal (s_req (&sim, "POST", pods, NULL, bad, &real), 422);
+    assert_string_equal (dry, real);
+    free (dry);
+    free (real);
+    cJSON_Delete (s_send (&sim, "POST", "/api/v1/namespaces/default/pods?dryRun=All", NULL,
+                          "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"
+                          "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}",
+                          409));
+
+    //  patch and update (and a /status): the result at the current
+    //  resourceVersion; the stored object unchanged.
+    cJSON *patched =
+        s_send (&sim, "PATCH", "/api/v1/namespaces/default/pods/p?dryRun=All",
+                "application/merge-patch+json", "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", 200);
+    assert_string_equal (s_str (patched, "metadata.labels.a"), "b");
+    assert_string_equal (s_str (patched, "metadata.resourceVersion"),
+                         s_str (before, "metadata.resourceVersion"));
+    cJSON_Delete (patched);
+    cJSON *q = s_get_json (&sim, queue, 200);
+    cJSON_ReplaceItemInObject (cJSON_GetObjectItem (q, "spec"), "weight", cJSON_CreateNumber (9));
+    char *text = cJSON_PrintUnformatted (q);
+    cJSON *updated = s_send (
+        &sim, "PUT", "/apis/scheduling.volcano.sh/v1beta1/queues/q1?dryRun=All", NULL, text, 200);
+    assert_int_equal (s_at (updated, "spec.weight")->valueint, 9);
+    cJSON_Delete (updated);
+    free (text);
+    cJSON_Delete (q);
+    cJSON_Delete (
+        s_send (&sim, "PATCH", "/apis/scheduling.volcano.sh/v1beta1/queues/q1/status?dryRun=All",
+                "application/merge-patch+json", "{\"status\":{\"state\":\"Closed\"}}", 200));
+    q = s_get_json (&sim, queue, 200);
+    assert_int_equal (s_at (q, "spec.weight")->valueint, 1);
+    assert_null (s_at (q, "status.state"));
+    cJSON_Delete (q);
+
+    //  binding and eviction: Success, and the pod as it was.
+    const char *binding = "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
+                          "\"p\"},\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}";
+    cJSON_Delete (s_send (&sim, "POST", "/api/v1/namespaces/default/pods/p/binding?dryRun=All",
+                          NULL, binding, 201));
+    cJSON_Delete (s_send (&sim, "POST", "/api/v1/namespaces/default/pods/p/eviction?dryRun=All",
+                          NULL,
+                          "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":"
+                          "{\"name\":\"p\"}}",
+                          201));
+    cJSON_Delete (s_send (&sim, "POST", "/api/v1/namespaces/default/pods/p/eviction", NULL,
+                          "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":"
+                          "{\"name\":\"p\"},\"deleteOptions\":{\"dryRun\":[\"All\"]}}",
+                          201));
+
+    //  delete (dryRun in the query or in DeleteOptions, as kubectl sends
+    //  it) and deletecollection: the state the delete would write.
+    cJSON *gone =
+        s_send (&sim, "DELETE", "/api/v1/namespaces/default/pods/p?dryRun=All", NULL, NULL, 200);
+    assert_non_null (s_str (gone, "metadata.deletionTimestamp"));
+    cJSON_Delete (gone);
+    cJSON_Delete (s_send (&sim, "DELETE", pod, NULL,
+                          "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"dryRun\":[\"All\"]}",
+                          200));
+    cJSON_Delete (
+        s_send (&sim, "DELETE", "/api/v1/namespaces/default/pods?dryRun=All", NULL, NULL, 200));
+    cJSON_Delete (s_send (&sim, "DELETE",
+                          "/apis/scheduling.volcano.sh/v1beta1/queues/q1?dryRun=All", NULL, NULL,
+                          200));
+    cJSON *after = s_get_json (&sim, pod, 200);
+    assert_true (cJSON_Compare (before, after, true));
+    cJSON_Delete (after);
+    cJSON_Delete (before);
+    assert_int_equal (s_req (&sim, "GET", queue, NULL, NULL, NULL), 200);
+
+    //  Any other value: 422 on the verb's options, nothing done.
+    char *body = NULL;
+    assert_int_equal (
+        s_req (&sim, "POST", "/api/v1/namespaces/default/pods?dryRun=Bogus", NULL, new_pod, &body),
+        422);
+    assert_string_equal (
+        body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+              "\"message\":\"CreateOptions.meta.k8s.io \\\"\\\" is invalid: dryRun: Unsupported "
+              "value: []string{\\\"Bogus\\\"}: supported values: \\\"All\\\"\",\"reason\":"
+              "\"Invalid\",\"details\":{\"group\":\"meta.k8s.io\",\"kind\":\"CreateOptions\","
+              "\"causes\":[{\"reason\":\"FieldValueNotSupported\",\"message\":\"Unsupported "
+              "value: []string{\\\"Bogus\\\"}: supported values: \\\"All\\\"\",\"field\":"
+              "\"dryRun\"}]},\"code\":422}\n");
+    free (body);
+    cJSON *st = s_send (&sim, "PATCH", "/api/v1/namespaces/default/pods/p?dryRun=all",
+                        "application/merge-patch+json", "{}", 422);
+    assert_string_equal (s_str (st, "details.kind"), "PatchOptions");
+    cJSON_Delete (st);
+    st = s_send (&sim, "DELETE", pod, NULL, "{\"dryRun\":[\"All\",\"x\"]}", 422);
+    assert_string_equal (s_str (st, "message"),
+                         "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: "
+                         "[]string{\"All\", \"x\"}: supported values: \"All\"");
+    cJSON_Delete (st);
+    assert_int_equal (s_req (&sim, "GET", "/api/v1/namespaces/default/pods/n", NULL, NULL, NULL),
+                      404);
+
+    //  No resourceVersion was used and the watch saw nothing; a real write
+    //  after it is seen.
+    assert_int_equal (s_list_rv (&sim, pods), rv0);
+    s_watch_pump (w, 100);
+    assert_int_equal (s_watch_lines (w), 0);
+    cJSON_Delete (s_send (&sim, "POST", pods, NULL, new_pod, 201));
+    s_watch_wait_lines (w, 1);
+    s_watch_destroy (&w);
+    s_stop (&sim);
+}
+
 int
 main (void)
 {
@@ -1802,6 +2272,8 @@ main (void)
         cmocka_unit_test_teardown (test_watch_clients_come_and_go, s_teardown),
         cmocka_unit_test_teardown (test_sigint, s_teardown),
         cmocka_unit_test_teardown (test_big_list, s_teardown),
+        cmocka_unit_test_teardown (test_tables, s_teardown),
+        cmocka_unit_test_teardown (test_dry_run, s_teardown),
     };
     int rc = cmocka_run_group_tests (tests, NULL, NULL);
     curl_global_cleanup ();

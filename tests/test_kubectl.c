@@ -7,7 +7,13 @@
     into a second simulator; the PodGroup CRD's schema at work (apply of
     an invalid PodGroup fails with the schema's message, `kubectl explain`
     prints the CRD's field descriptions); and `kubectl describe pod`
-    showing the pod's Events. Then the kinds a deployment is made of
+    showing the pod's Events. kubectl as people read it: the columns of
+    `get` (the server's Table: pods -o wide with a bound pod's NODE and
+    STATUS, PodGroups and Queues with their CRDs' printer columns, nodes,
+    events), `describe pod` and `describe podgroup` with conditions and
+    Events, and --dry-run=server (apply, create and delete change nothing,
+    a watch sees nothing; an unknown dryRun is refused). Then the kinds a
+    deployment is made of
     (Leases, ConfigMaps, RBAC, Services, ...), and deploy/ itself: both
     kustomize overlays rendered by `kubectl kustomize` from a copy of the
     tree (binder-pool with keys from basalt-ctl certs) and applied. After
@@ -38,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -770,6 +777,289 @@ test_crd_schema_and_events (void **state)
     s_env_stop (&env);
 }
 
+// ---------------------------------------------------------------------------
+// kubectl as people read it: get's columns, describe, --dry-run=server
+
+//  The line of kubectl's output whose first word is `first` holds each of
+//  cells (NULL-terminated), in this order.
+static void
+s_expect_row (s_env_t *env, const char *first, const char *const *cells)
+{
+    size_t n = strlen (first);
+    for (const char *line = env->text; line && *line;) {
+        const char *end = strchr (line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen (line);
+        if (len > n && !strncmp (line, first, n) && line[n] == ' ') {
+            char copy[2048];
+            snprintf (copy, sizeof copy, "%.*s", (int)len, line);
+            const char *at = copy + n;
+            for (int i = 0; cells[i]; i++) {
+                const char *hit = strstr (at, cells[i]);
+                if (!hit)
+                    fail_msg ("kubectl's row \"%s\" lacks \"%s\" (in order):\n%s", first, cells[i],
+                              env->text);
+                at = hit + strlen (cells[i]);
+            }
+            return;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    fail_msg ("kubectl output has no row \"%s\":\n%s", first, env->text);
+}
+
+static const char s_table_objects[] =
+    "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n"
+    "    node-role.kubernetes.io/worker: \"\"\n"
+    "status:\n  conditions:\n  - type: Ready\n    status: \"True\"\n  nodeInfo:\n"
+    "    kubeletVersion: v1.31.6\n  allocatable:\n    cpu: \"8\"\n    pods: \"110\"\n"
+    "---\n"
+    "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: q1\n"
+    "spec:\n  weight: 1\n  parent: root\n"
+    "---\n"
+    "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata:\n  name: pg1\n"
+    "spec:\n  minMember: 1\n  queue: q1\n"
+    "---\n"
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  annotations:\n"
+    "    scheduling.k8s.io/group-name: pg1\nspec:\n  schedulerName: volcano\n"
+    "  containers:\n  - name: c\n    image: nginx:1\n"
+    "---\n"
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: waiting\nspec:\n  containers:\n"
+    "  - name: c\n    image: nginx:1\n";
+
+//  POST an Event about an object, as Basalt writes them.
+static void
+s_post_event (s_env_t *env, const char *name, const char *kind, const char *api_version,
+              const char *object, const char *uid, const char *reason, const char *message)
+{
+    char body[2048], now[32];
+    time_t t = time (NULL);
+    struct tm tm;
+    gmtime_r (&t, &tm);
+    strftime (now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf (body, sizeof body,
+              "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"%s\"},"
+              "\"involvedObject\":{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"namespace\":"
+              "\"default\",\"name\":\"%s\",\"uid\":\"%s\"},\"reason\":\"%s\",\"message\":\"%s\","
+              "\"type\":\"Normal\",\"source\":{\"component\":\"basalt\"},\"count\":1,"
+              "\"firstTimestamp\":\"%s\",\"lastTimestamp\":\"%s\"}",
+              name, kind, api_version, object, uid, reason, message, now, now);
+    assert_int_equal (util_http_request (env->sim.port, "POST", "/api/v1/namespaces/default/events",
+                                         NULL, body, NULL),
+                      201);
+}
+
+//  kubectl get prints the server's columns (the Table form): pods with
+//  -o wide (a bound pod's NODE and STATUS), PodGroups and Queues with
+//  their CRDs' printer columns, nodes; describe shows a pod's and a
+//  PodGroup's conditions and the Events written through the API.
+static void
+test_get_columns_and_describe (void **state)
+{
+    (void)state;
+    s_env_t env;
+    s_env_start (&env);
+    KUBECTL_OK (&env, "apply", "-f", s_manifest (&env, "objects.yaml", s_table_objects));
+    //  web is bound as Basalt's binder binds, then started by the kubelet.
+    assert_int_equal (util_http_request (env.sim.port, "POST", POD "web/binding", NULL,
+                                         "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":"
+                                         "{\"name\":\"web\"},\"target\":{\"kind\":\"Node\","
+                                         "\"name\":\"n1\"}}",
+                                         NULL),
+                      201);
+    s_wait (&env, POD "web", 200, "status.phase", "Running", -1);
+    //  The PodGroup's status, as Basalt writes it (a PUT of the whole
+    //  object: the CRD has no /status).
+    cJSON *pg = s_get_json (&env.sim, PG "pg1", 200);
+    char now[32];
+    time_t t = time (NULL);
+    struct tm tm;
+    gmtime_r (&t, &tm);
+    strftime (now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char status[512];
+    snprintf (status, sizeof status,
+              "{\"phase\":\"Running\",\"running\":1,\"conditions\":[{\"type\":\"Scheduled\","
+              "\"status\":\"True\",\"reason\":\"tasks in gang are ready to be scheduled\","
+              "\"message\":\"1/1 tasks in gang bound by basalt\",\"transitionID\":\"t1\","
+              "\"lastTransitionTime\":\"%s\"}]}",
+              now);
+    cJSON_AddItemToObject (pg, "status", cJSON_Parse (status));
+    char *text = cJSON_PrintUnformatted (pg);
+    assert_int_equal (util_http_request (env.sim.port, "PUT", PG "pg1", NULL, text, NULL), 200);
+    free (text);
+    char uid[64];
+    snprintf (uid, sizeof uid, "%s", s_str (pg, "metadata.uid"));
+    cJSON_Delete (pg);
+    s_post_event (&env, "pg1.1", "PodGroup", "scheduling.volcano.sh/v1beta1", "pg1", uid,
+                  "Scheduled", "gang pg1 bound to n1 by basalt");
+    cJSON *pod = s_get_json (&env.sim, POD "web", 200);
+    snprintf (uid, sizeof uid, "%s", s_str (pod, "metadata.uid"));
+    cJSON_Delete (pod);
+    s_post_event (&env, "web.1", "Pod", "v1", "web", uid, "Scheduled",
+                  "Successfully assigned default/web to n1");
+
+    KUBECTL_OK (&env, "get", "pods", "-o", "wide");
+    s_expect_row (&env, "NAME",
+                  (const char *[]){"READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE",
+                                   "NOMINATED NODE", "READINESS GATES", NULL});
+    s_expect_row (
+        &env, "web",
+        (const char *[]){"1/1", "Running", "0", "s ", "10.244.", "n1", "<none>", "<none>", NULL});
+    s_expect_row (
+        &env, "waiting",
+        (const char *[]){"0/1", "Pending", "0", "<none>", "<none>", "<none>", "<none>", NULL});
+    //  Without -o wide the priority-1 columns are left out.
+    KUBECTL_OK (&env, "get", "pods");
+    s_expect_row (&env, "NAME", (const char *[]){"READY", "STATUS", "RESTARTS", "AGE", NULL});
+    s_expect_row (&env, "web", (const char *[]){"1/1", "Running", "0", NULL});
+    if (s_has (&env, "NODE") || s_has (&env, "n1"))
+        fail_msg ("kubectl get pods shows -o wide's columns:\n%s", env.text);
+    KUBECTL_OK (&env, "get", "podgroups");
+    s_expect_row (&env, "NAME", (const char *[]){"STATUS", "MINMEMBER", "RUNNINGS", "AGE", NULL});
+    s_expect_row (&env, "pg1", (const char *[]){"Running", "1", "1", NULL});
+    if (s_has (&env, "QUEUE"))
+        fail_msg ("QUEUE is a wide column (priority 1):\n%s", env.text);
+    KUBECTL_OK (&env, "get", "podgroups", "-o", "wide");
+    s_expect_row (&env, "NAME",
+                  (const char *[]){"STATUS", "MINMEMBER", "RUNNINGS", "AGE", "QUEUE", NULL});
+    s_expect_row (&env, "pg1", (const char *[]){"Running", "1", "1", "q1", NULL});
+    KUBECTL_OK (&env, "get", "queues");
+    s_expect_row (&env, "NAME", (const char *[]){"PARENT", NULL});
+    s_expect_row (&env, "q1", (const char *[]){"root", NULL});
+    KUBECTL_OK (&env, "get", "nodes");
+    s_expect_row (&env, "NAME", (const char *[]){"STATUS", "ROLES", "AGE", "VERSION", NULL});
+    s_expect_row (&env, "n1", (const char *[]){"Ready", "worker", "v1.31.6", NULL});
+    KUBECTL_OK (&env, "get", "events");
+    s_expect_row (&env, "LAST", (const char *[]){"TYPE", "REASON", "OBJECT", "MESSAGE", NULL});
+    s_expect (&env, "pod/web");
+    s_expect (&env, "podgroup/pg1");
+
+    //  describe: the conditions and the Events of the object.
+    KUBECTL_OK (&env, "describe", "pod", "web");
+    s_expect_row (&env, "Node:", (const char *[]){"n1", NULL});
+    s_expect_row (&env, "Status:", (const char *[]){"Running", NULL});
+    s_expect (&env, "Conditions:");
+    s_expect_row (&env, "  PodScheduled", (const char *[]){"True", NULL});
+    s_expect (&env, "Events:");
+    s_expect_row (
+        &env, "  Normal",
+        (const char *[]){"Scheduled", "basalt", "Successfully assigned default/web to n1", NULL});
+    if (s_has (&env, "gang pg1 bound"))
+        fail_msg ("describe pod web shows the PodGroup's event:\n%s", env.text);
+    KUBECTL_OK (&env, "describe", "podgroup", "pg1");
+    s_expect (&env, "Conditions:");
+    s_expect (&env, "1/1 tasks in gang bound by basalt");
+    s_expect (&env, "tasks in gang are ready to be scheduled");
+    s_expect_row (&env, "    Type:", (const char *[]){"Scheduled", NULL});
+    s_expect (&env, "Events:");
+    s_expect_row (&env, "  Normal",
+                  (const char *[]){"Scheduled", "basalt", "gang pg1 bound to n1 by basalt", NULL});
+    if (s_has (&env, "Successfully assigned"))
+        fail_msg ("describe podgroup pg1 shows the pod's event:\n%s", env.text);
+    s_env_stop (&env);
+}
+
+//  The resourceVersion of a list.
+static unsigned long long
+s_list_rv (s_env_t *env, const char *path)
+{
+    cJSON *list = s_get_json (&env->sim, path, 200);
+    const char *rv = s_str (list, "metadata.resourceVersion");
+    unsigned long long v = rv ? strtoull (rv, NULL, 10) : 0;
+    cJSON_Delete (list);
+    return v;
+}
+
+//  --dry-run=server: apply of a change leaves the object as it was, create
+//  of a new one leaves it absent, delete leaves it there; a watch opened
+//  before sees nothing and no resourceVersion is used. A dryRun value the
+//  API does not know is refused.
+static void
+test_dry_run_server (void **state)
+{
+    (void)state;
+    s_env_t env;
+    s_env_start (&env);
+    const char *file = s_manifest (&env, "objects.yaml", s_table_objects);
+    KUBECTL_OK (&env, "apply", "-f", file);
+    const char *pods = "/api/v1/namespaces/default/pods";
+    unsigned long long rv0 = s_list_rv (&env, pods);
+    char from[256];
+    snprintf (from, sizeof from, "%s?watch=1&resourceVersion=%llu", pods, rv0);
+    s_watch_t *w = s_watch_start (&env.sim, from);
+    s_watch_pump (w, 50);
+    cJSON *before = s_get_json (&env.sim, POD "web", 200);
+
+    char *changed = strdup (s_table_objects);
+    char *p = strstr (changed, "image: nginx:1");
+    memcpy (p, "image: nginx:2", 14);
+    p = strstr (changed, "minMember: 1");
+    p[11] = '5';
+    KUBECTL_OK (&env, "apply", "--dry-run=server", "-f",
+                s_manifest (&env, "changed.yaml", changed));
+    free (changed);
+    s_expect (&env, "pod/web configured (server dry run)");
+    s_expect (&env, "podgroup.scheduling.volcano.sh/pg1 configured (server dry run)");
+    assert_int_equal (s_number (&env, PG "pg1", "spec.minMember"), 1);
+    //  … and the server's answer is what the write would store.
+    KUBECTL_OK (&env, "apply", "--dry-run=server", "-f",
+                s_manifest (&env, "one.yaml",
+                            "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata:\n"
+                            "  name: pg1\nspec:\n  minMember: 4\n  queue: q1\n"),
+                "-o", "jsonpath={.spec.minMember}");
+    assert_string_equal (env.text, "4");
+    assert_int_equal (s_number (&env, PG "pg1", "spec.minMember"), 1);
+
+    const char *fresh = s_manifest (&env, "fresh.yaml",
+                                    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: fresh\nspec:\n"
+                                    "  containers:\n  - name: c\n    image: x\n---\n"
+                                    "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+                                    "metadata:\n  name: q2\nspec:\n  weight: 2\n");
+    KUBECTL_OK (&env, "create", "--dry-run=server", "-f", fresh);
+    s_expect (&env, "pod/fresh created (server dry run)");
+    s_expect (&env, "queue.scheduling.volcano.sh/q2 created (server dry run)");
+    assert_int_equal (s_code (&env, POD "fresh"), 404);
+    assert_int_equal (s_code (&env, QUEUE "q2"), 404);
+    //  An invalid object fails as a real create would.
+    const char *bad[] = {"create",
+                         "--dry-run=server",
+                         "--validate=false",
+                         "-f",
+                         s_manifest (&env, "bad.yaml", s_bad_podgroup),
+                         NULL};
+    assert_int_equal (s_kubectl (&env, bad), 1);
+    s_expect (&env, "spec.minMember: Invalid value: \"string\"");
+    KUBECTL_OK (&env, "delete", "--dry-run=server", "pod/web", "pod/waiting");
+    s_expect (&env, "pod \"web\" deleted (server dry run)");
+    assert_int_equal (s_code (&env, POD "waiting"), 200);
+    cJSON *after = s_get_json (&env.sim, POD "web", 200);
+    assert_true (cJSON_Compare (before, after, true));
+    cJSON_Delete (after);
+    cJSON_Delete (before);
+
+    //  Nothing happened: no watch event, no resourceVersion used.
+    s_watch_pump (w, 200);
+    if (s_watch_lines (w) != 0)
+        fail_msg ("a watch saw dry runs: %s", w->data);
+    assert_int_equal (s_list_rv (&env, pods), rv0);
+    s_watch_destroy (&w);
+
+    //  A raw request with an unknown dryRun value: the API's 422.
+    char *body = NULL;
+    assert_int_equal (util_http_request (env.sim.port, "POST",
+                                         "/api/v1/namespaces/default/pods?dryRun=Bogus", NULL,
+                                         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":"
+                                         "{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":"
+                                         "\"c\",\"image\":\"x\"}]}}",
+                                         &body),
+                      422);
+    assert_non_null (strstr (body, "CreateOptions.meta.k8s.io \\\"\\\" is invalid: dryRun: "
+                                   "Unsupported value: []string{\\\"Bogus\\\"}: supported "
+                                   "values: \\\"All\\\""));
+    free (body);
+    assert_int_equal (s_code (&env, POD "x"), 404);
+    s_env_stop (&env);
+}
+
 //  Leases (leader election's lock): kubectl finds the kind through
 //  discovery, lists it across namespaces and reads one back.
 static void
@@ -1142,6 +1432,8 @@ main (void)
         cmocka_unit_test_teardown (test_deployments, s_teardown),
         cmocka_unit_test_teardown (test_openapi_media_types, s_teardown),
         cmocka_unit_test_teardown (test_crd_schema_and_events, s_teardown),
+        cmocka_unit_test_teardown (test_get_columns_and_describe, s_teardown),
+        cmocka_unit_test_teardown (test_dry_run_server, s_teardown),
         cmocka_unit_test_teardown (test_leases, s_teardown),
         cmocka_unit_test_teardown (test_deploy_kinds, s_teardown),
         cmocka_unit_test_teardown (test_deploy_one_pod, s_teardown),

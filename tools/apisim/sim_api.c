@@ -19,6 +19,7 @@
 #include "bas_yaml.h"
 #include "sim_clock.h"
 #include "sim_status.h"
+#include "sim_table.h"
 
 #define S_CONTINUE_EXPIRED                                                                         \
     "The provided continue parameter is too old to display a consistent list result. You can "     \
@@ -720,14 +721,49 @@ s_read_ready (sim_ctx_t *ctx)
     return false;
 }
 
+//  Does the read want a Table (kubectl get's Accept header)? Returns 1
+//  with *opts filled, 0 for the object itself, or -1 after replying 400 to
+//  an includeObject the API does not know (checked only for a Table, as
+//  the real server decodes TableOptions only then).
+static int
+s_table_wanted (sim_ctx_t *ctx, sim_table_opts_t *opts)
+{
+    const char *api_version = ctx->reply_scale ? NULL : sim_table_accept (ctx->req->accept);
+    if (!api_version)
+        return 0;
+    *opts = (sim_table_opts_t){.kind = ctx->kind,
+                               .api_version = api_version,
+                               .crd_columns = sim_crds_columns (ctx->api->crds, ctx->kind)};
+    const char *include = sim_ctx_query (ctx, "includeObject");
+    if (sim_table_include_parse (include, &opts->include) != 0) {
+        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
+                      "unrecognized includeObject value: \"%s\"", include);
+        return -1;
+    }
+    return 1;
+}
+
 static void
 s_get (sim_ctx_t *ctx)
 {
     if (!s_read_ready (ctx))
         return;
+    sim_table_opts_t table;
+    int as_table = s_table_wanted (ctx, &table);
+    if (as_table < 0)
+        return;
     sim_obj_t *obj = sim_store_get (ctx->api->store, ctx->kind, ctx->ns, ctx->name);
     if (!obj) {
         sim_ctx_not_found (ctx, ctx->name);
+        return;
+    }
+    if (as_table) {
+        //  One row; the Table's resourceVersion is the object's.
+        char meta[64];
+        snprintf (meta, sizeof meta, "\"resourceVersion\":\"%llu\"", (unsigned long long)obj->rv);
+        sim_buf_t buf = {0};
+        sim_table_append (&table, &obj, 1, meta, &buf);
+        sim_ctx_reply_buf (ctx, 200, &buf);
         return;
     }
     sim_ctx_reply_obj (ctx, 200, obj);
@@ -921,6 +957,10 @@ s_list (sim_ctx_t *ctx)
     sim_api_t *api = ctx->api;
     if (!s_read_ready (ctx))
         return;
+    sim_table_opts_t table;
+    int as_table = s_table_wanted (ctx, &table);
+    if (as_table < 0)
+        return;
     int64_t now = sim_clock_mono_ms ();
     sim_selector_t *labels = NULL, *fields = NULL;
     if (s_parse_selectors (ctx, &labels, &fields) != 0)
@@ -980,6 +1020,7 @@ s_list (sim_ctx_t *ctx)
     }
 
     sim_buf_t items_buf = {0};
+    sim_obj_t **rows = NULL; // a Table's objects (borrowed from items)
     size_t sent = 0;
     size_t i = start;
     const char *last_key = NULL;
@@ -994,11 +1035,23 @@ s_list (sim_ctx_t *ctx)
             continue;
         if (limit > 0 && sent == (size_t)limit)
             break;
-        size_t len;
-        const char *text = sim_obj_item_text (obj, &len);
-        if (sent)
-            sim_buf_append (&items_buf, ",", 1);
-        sim_buf_append (&items_buf, text, len);
+        if (as_table) {
+            if ((sent & (sent - 1)) == 0) {
+                sim_obj_t **grown = realloc (rows, (sent ? 2 * sent : 1) * sizeof *rows);
+                if (!grown) {
+                    fprintf (stderr, "basalt-apisim: out of memory\n");
+                    abort ();
+                }
+                rows = grown;
+            }
+            rows[sent] = obj;
+        } else {
+            size_t len;
+            const char *text = sim_obj_item_text (obj, &len);
+            if (sent)
+                sim_buf_append (&items_buf, ",", 1);
+            sim_buf_append (&items_buf, text, len);
+        }
         sent++;
         last_key = obj->key;
     }
@@ -1028,29 +1081,38 @@ s_list (sim_ctx_t *ctx)
                 more = s_list_match (ctx, obj, labels, fields);
             }
     }
-    sim_buf_t out = {0};
-    sim_buf_puts (&out, "{\"kind\":");
-    sim_buf_json_string (&out, ctx->kind->list_kind);
-    sim_buf_puts (&out, ",\"apiVersion\":");
-    sim_buf_json_string (&out, ctx->kind->api_version);
-    sim_buf_printf (&out, ",\"metadata\":{\"resourceVersion\":\"%llu\"", (unsigned long long)rv);
+    //  The ListMeta, shared by the list and its Table form.
+    sim_buf_t meta = {0};
+    sim_buf_printf (&meta, "\"resourceVersion\":\"%llu\"", (unsigned long long)rv);
     if (more && last_key) {
         const char *key = last_key;
         if (ctx->ns && ctx->kind->namespaced)
             key += strlen (ctx->ns) + 1;
-        sim_buf_puts (&out, ",\"continue\":\"");
-        s_continue_encode (&out, rv, key);
-        sim_buf_puts (&out, "\"");
+        sim_buf_puts (&meta, ",\"continue\":\"");
+        s_continue_encode (&meta, rv, key);
+        sim_buf_puts (&meta, "\"");
         if (sim_selector_empty (labels) && sim_selector_empty (fields))
-            sim_buf_printf (&out, ",\"remainingItemCount\":%zu", remaining);
+            sim_buf_printf (&meta, ",\"remainingItemCount\":%zu", remaining);
+        //  (The snapshot takes the items' references: the rows stay valid.)
         if (!snap)
             s_snapshot_keep (api, ctx->kind, rv, &items, count, now);
     }
-    sim_buf_puts (&out, "},\"items\":[");
-    if (items_buf.len)
-        sim_buf_append (&out, items_buf.data, items_buf.len);
-    sim_buf_puts (&out, "]}");
+    sim_buf_t out = {0};
+    if (as_table)
+        sim_table_append (&table, rows, sent, meta.data, &out);
+    else {
+        sim_buf_puts (&out, "{\"kind\":");
+        sim_buf_json_string (&out, ctx->kind->list_kind);
+        sim_buf_puts (&out, ",\"apiVersion\":");
+        sim_buf_json_string (&out, ctx->kind->api_version);
+        sim_buf_printf (&out, ",\"metadata\":{%s},\"items\":[", meta.data);
+        if (items_buf.len)
+            sim_buf_append (&out, items_buf.data, items_buf.len);
+        sim_buf_puts (&out, "]}");
+    }
+    sim_buf_clear (&meta);
     sim_buf_clear (&items_buf);
+    free (rows);
     sim_ctx_reply_buf (ctx, 200, &out);
 done:
     if (!snap)
@@ -1070,10 +1132,23 @@ s_replay_one (void *arg, const sim_event_t *event)
     sim_watch_offer (r->watch, event);
 }
 
+//  A watch event's object as a Table of one row (kubectl get -w).
+static void
+s_watch_table_row (void *arg, sim_obj_t *obj, sim_buf_t *out)
+{
+    char meta[64];
+    snprintf (meta, sizeof meta, "\"resourceVersion\":\"%llu\"", (unsigned long long)obj->rv);
+    sim_table_append (arg, &obj, 1, meta, out);
+}
+
 static void
 s_watch (sim_ctx_t *ctx)
 {
     sim_api_t *api = ctx->api;
+    sim_table_opts_t table;
+    int as_table = s_table_wanted (ctx, &table);
+    if (as_table < 0)
+        return;
     int64_t now = sim_clock_mono_ms ();
     const char *rv_text = sim_ctx_query (ctx, "resourceVersion");
     const char *timeout_text = sim_ctx_query (ctx, "timeoutSeconds");
@@ -1134,6 +1209,15 @@ s_watch (sim_ctx_t *ctx)
         sim_selector_destroy (&fields);
         sim_ctx_fail (ctx, 500, "InternalError", NULL, NULL, "Internal error occurred: no memory");
         return;
+    }
+    if (as_table) {
+        void *copy = malloc (sizeof table);
+        if (!copy) {
+            fprintf (stderr, "basalt-apisim: out of memory\n");
+            abort ();
+        }
+        memcpy (copy, &table, sizeof table);
+        sim_watch_set_format (watch, s_watch_table_row, &copy);
     }
     if (fresh == S_TOO_LARGE) {
         sim_buf_t buf = {0};
@@ -1503,6 +1587,104 @@ s_has_sub (const sim_kind_t *kind, const char *sub)
     return false;
 }
 
+//  422 for dryRun values other than "All", as apimachinery's
+//  ValidateDryRun (pkg/apis/meta/v1/validation) answers through
+//  NewInvalid on the verb's options kind: `CreateOptions.meta.k8s.io ""
+//  is invalid: dryRun: Unsupported value: []string{"Bogus"}: supported
+//  values: "All"`. values[0..n) are the values given.
+static void
+s_dry_run_invalid (sim_ctx_t *ctx, const char *const *values, int n, const char *options_kind)
+{
+    //  The bad value as Go's %#v writes a []string.
+    sim_buf_t detail = {0};
+    sim_buf_puts (&detail, "Unsupported value: []string{");
+    for (int i = 0; i < n; i++) {
+        if (i)
+            sim_buf_puts (&detail, ", ");
+        sim_buf_json_string (&detail, values[i]);
+    }
+    sim_buf_puts (&detail, "}: supported values: \"All\"");
+    char message[1200];
+    snprintf (message, sizeof message, "%s.meta.k8s.io \"\" is invalid: dryRun: %s", options_kind,
+              detail.data);
+    cJSON *causes = cJSON_CreateArray ();
+    cJSON *cause = cJSON_CreateObject ();
+    cJSON_AddStringToObject (cause, "reason", "FieldValueNotSupported");
+    cJSON_AddStringToObject (cause, "message", detail.data);
+    cJSON_AddStringToObject (cause, "field", "dryRun");
+    cJSON_AddItemToArray (causes, cause);
+    sim_status_t st = {.code = 422,
+                       .reason = "Invalid",
+                       .message = message,
+                       .group = "meta.k8s.io",
+                       .kind = options_kind,
+                       .causes = causes};
+    s_reply_status (ctx, &st);
+    cJSON_Delete (causes);
+    sim_buf_clear (&detail);
+}
+
+int
+sim_ctx_dry_run_list (sim_ctx_t *ctx, const cJSON *list, const char *options_kind, bool *dry_p)
+{
+    const char *values[16];
+    int n = 0;
+    bool bad = false;
+    const cJSON *v;
+    cJSON_ArrayForEach (v, list)
+    {
+        if (n < 16)
+            values[n++] = cJSON_IsString (v) ? v->valuestring : "";
+        bad = bad || !cJSON_IsString (v) || strcmp (v->valuestring, "All") != 0;
+    }
+    if (bad) {
+        s_dry_run_invalid (ctx, values, n, options_kind);
+        return -1;
+    }
+    if (n)
+        *dry_p = true;
+    return 0;
+}
+
+//  The dryRun query parameter of a write: "All" makes the request a dry
+//  run (ctx->dry_run); any other value is refused with the real 422.
+//  Returns 0, or -1 after replying.
+static int
+s_dry_run_query (sim_ctx_t *ctx)
+{
+    const char *value = sim_ctx_query (ctx, "dryRun");
+    if (!value)
+        return 0;
+    if (!strcmp (value, "All")) {
+        ctx->dry_run = true;
+        return 0;
+    }
+    const char *m = ctx->req->method;
+    const char *options = !strcmp (m, "POST")    ? "CreateOptions"
+                          : !strcmp (m, "PUT")   ? "UpdateOptions"
+                          : !strcmp (m, "PATCH") ? "PatchOptions"
+                                                 : "DeleteOptions";
+    s_dry_run_invalid (ctx, &value, 1, options);
+    return -1;
+}
+
+void
+sim_ctx_reply_unstored (sim_ctx_t *ctx, int code, cJSON **json_p)
+{
+    sim_api_canonical_order (*json_p);
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive (*json_p, "metadata");
+    const char *rv = sim_json_str (meta, "resourceVersion");
+    if (rv && !*rv)
+        cJSON_DeleteItemFromObjectCaseSensitive (meta, "resourceVersion");
+    sim_obj_t *obj = sim_obj_new (ctx->kind, json_p);
+    if (!obj) {
+        sim_ctx_fail (ctx, 500, "InternalError", NULL, NULL, "Internal error occurred: dry run");
+        return;
+    }
+    sim_ctx_reply_obj (ctx, code, obj);
+    sim_obj_unref (&obj);
+}
+
 //  Route a resource path: seg[] after the group/version prefix.
 static void
 s_route_resource (sim_ctx_t *ctx, const char *group, const char *version, char **seg, int nseg)
@@ -1523,7 +1705,7 @@ s_route_resource (sim_ctx_t *ctx, const char *group, const char *version, char *
         if (strcmp (ctx->req->method, "POST") != 0)
             sim_ctx_fail (ctx, 405, "MethodNotAllowed", NULL, NULL,
                           "the server does not allow this method on the requested resource");
-        else
+        else if (s_dry_run_query (ctx) == 0)
             sim_api_bind_collection (ctx);
         return;
     }
@@ -1575,6 +1757,8 @@ s_route_resource (sim_ctx_t *ctx, const char *group, const char *version, char *
         if (r->fn == sim_api_create && ctx->kind->namespaced && !ctx->ns)
             break; // POST /api/v1/pods: no namespace to create in
         if (s_inject (ctx, r))
+            return;
+        if (strcmp (r->method, "GET") != 0 && s_dry_run_query (ctx) != 0)
             return;
         r->fn (ctx);
         return;

@@ -10,6 +10,12 @@
     patch (merge, JSON, strategic), delete (with preconditions), the pod
     binding and eviction subresources and /status subresources.
 
+    Reads answer in the Table form when the Accept header asks for it
+    (kubectl get's columns, sim_table.h); every write honours dryRun=All
+    (validated and answered as the write, nothing stored, no
+    resourceVersion used, no watch event) and refuses other dryRun values
+    with the API's 422.
+
     Also: the scale subresource of Deployments and ReplicaSets, the
     OpenAPI documents kubectl's validation looks for (sim_openapi.c),
     bearer-token authentication (--token-auth-file), fault injection

@@ -13,7 +13,9 @@
     graceful update before deleting), a second delete that may only shorten
     the grace period, finalizers that hold an object, and the
     foregroundDeletion / orphan finalizers of the propagation policies,
-    which the garbage collector (sim_ctrl) removes when done.
+    which the garbage collector (sim_ctrl) removes when done. A dry run
+    (dryRun=All in the query or the DeleteOptions) takes the same path and
+    answers with the state it computed, writing nothing.
 */
 #include "sim_api_impl.h"
 
@@ -123,6 +125,20 @@ sim_api_write_obj (sim_api_t *self, const sim_kind_t *kind, cJSON **json_p, sim_
     return obj;
 }
 
+//  A state a dry run answers with, never stored (takes *json_p); a
+//  reference the caller owns.
+static sim_obj_t *
+s_unstored (const sim_kind_t *kind, cJSON **json_p)
+{
+    sim_api_canonical_order (*json_p);
+    sim_obj_t *obj = sim_obj_new (kind, json_p);
+    if (!obj) {
+        fprintf (stderr, "basalt-apisim: a stored object lost its name\n");
+        abort ();
+    }
+    return obj;
+}
+
 sim_obj_t *
 sim_api_delete_obj (sim_api_t *self, sim_obj_t *obj, const sim_delete_opts_t *opts)
 {
@@ -145,6 +161,8 @@ sim_api_delete_obj (sim_api_t *self, sim_obj_t *obj, const sim_delete_opts_t *op
         sim_json_set_str (m, "deletionTimestamp",
                           s_timestamp_at (at - current + opts->grace_s, ts, sizeof ts));
         sim_json_set (m, "deletionGracePeriodSeconds", cJSON_CreateNumber ((double)opts->grace_s));
+        if (opts->dry_run)
+            return s_unstored (kind, &json);
         sim_obj_t *final = NULL;
         sim_obj_t *marked = sim_api_write_obj (self, kind, &json, &final);
         return marked ? sim_obj_ref (marked) : final;
@@ -181,6 +199,10 @@ sim_api_delete_obj (sim_api_t *self, sim_obj_t *obj, const sim_delete_opts_t *op
         const cJSON *gen = cJSON_GetObjectItemCaseSensitive (m, "generation");
         if (kind->has_generation && cJSON_IsNumber (gen) && gen->valuedouble > 0)
             sim_json_set (m, "generation", cJSON_CreateNumber (gen->valuedouble + 1));
+        //  A dry run answers with the marked object, as the real store's
+        //  dry-run delete does once the graceful update is computed.
+        if (opts->dry_run)
+            return s_unstored (kind, &json);
         sim_api_canonical_order (json);
         sim_obj_t *marked = sim_store_replace (self->store, kind, &json);
         if (!marked)
@@ -196,6 +218,8 @@ sim_api_delete_obj (sim_api_t *self, sim_obj_t *obj, const sim_delete_opts_t *op
             return sim_obj_ref (marked);
         obj = marked;
     }
+    if (opts->dry_run)
+        return sim_obj_ref (obj); // what a removal would answer with: the object as it is
     sim_obj_t *final = s_remove_now (self, obj);
     return final ? final : sim_obj_ref (obj);
 }
@@ -213,6 +237,7 @@ s_delete_options (sim_ctx_t *ctx, cJSON **opts_json_p, sim_delete_opts_t *opts)
     *opts_json_p = NULL;
     opts->grace_s = -1;
     opts->propagation = NULL;
+    opts->dry_run = ctx->dry_run;
     bool blank = true;
     for (size_t i = 0; ctx->req->body && i < ctx->req->body_len; i++)
         if (!strchr (" \t\r\n", ctx->req->body[i]))
@@ -230,6 +255,14 @@ s_delete_options (sim_ctx_t *ctx, cJSON **opts_json_p, sim_delete_opts_t *opts)
         }
     }
     *opts_json_p = json;
+    //  kubectl delete --dry-run=server sends DeleteOptions{dryRun: [All]}
+    //  in the body.
+    if (sim_ctx_dry_run_list (ctx, cJSON_GetObjectItemCaseSensitive (json, "dryRun"),
+                              "DeleteOptions", &opts->dry_run) != 0) {
+        cJSON_Delete (json);
+        *opts_json_p = NULL;
+        return -1;
+    }
     const cJSON *grace = cJSON_GetObjectItemCaseSensitive (json, "gracePeriodSeconds");
     const char *qgrace = sim_ctx_query (ctx, "gracePeriodSeconds");
     if (cJSON_IsNumber (grace))
@@ -276,6 +309,8 @@ sim_api_delete (sim_ctx_t *ctx)
         sim_obj_t *state = sim_api_delete_obj (ctx->api, obj, &opts);
         sim_obj_t *now = sim_store_get (ctx->api->store, ctx->kind, ctx->ns, ctx->name);
         bool pending = now && uid && strcmp (now->uid, uid) == 0;
+        if (opts.dry_run) // still there either way: pending when it would be
+            pending = cJSON_GetArraySize (sim_json_at (state->json, "metadata.finalizers")) > 0;
         //  202 when dependents are deleted first and the object is still here.
         int code =
             pending && opts.propagation && !strcmp (opts.propagation, "Foreground") ? 202 : 200;
@@ -363,8 +398,19 @@ sim_api_evict (sim_ctx_t *ctx)
         goto done;
     }
     const cJSON *dopts = cJSON_GetObjectItemCaseSensitive (eviction, "deleteOptions");
+    bool dry = ctx->dry_run;
+    if (sim_ctx_dry_run_list (ctx, cJSON_GetObjectItemCaseSensitive (dopts, "dryRun"),
+                              "DeleteOptions", &dry) != 0)
+        goto done;
     if (sim_ctx_check_preconditions (ctx, pod, sim_json_at (dopts, "preconditions")) != 0)
         goto done;
+    if (dry) {
+        //  Neither the DisruptionTarget condition nor the delete happen.
+        sim_buf_t out = {0};
+        sim_status_append_success (&out, 201);
+        sim_ctx_reply_buf (ctx, 201, &out);
+        goto done;
+    }
     if (!sim_json_at (pod->json, "metadata.deletionTimestamp")) {
         cJSON *json = sim_obj_copy (pod);
         sim_api_set_condition (json, "DisruptionTarget", "EvictionByEvictionAPI",

@@ -54,6 +54,7 @@ typedef struct {
     const char *sub;          // subresource ("status", "binding", …), or NULL
     bool watch_path;          // the deprecated /watch/ prefix was used
     bool reply_scale;         // reply objects in their autoscaling/v1 Scale form
+    bool dry_run;             // dryRun=All: validate and answer as a write would, store nothing
     char gr[160];             // "pods" or "podgroups.scheduling.volcano.sh"
 } sim_ctx_t;
 
@@ -101,14 +102,15 @@ void sim_api_openapi (sim_ctx_t *ctx, char **seg, int nseg);
 typedef struct {
     int64_t grace_s;         // gracePeriodSeconds, or -1 when not given
     const char *propagation; // "Background", "Foreground", "Orphan", or NULL (Background)
+    bool dry_run;            // dryRun=All: compute the outcome, change nothing
 } sim_delete_opts_t;
 
 //  Delete an object (its current stored state, borrowed) the way the API
-//  server's generic store does: a pod bound to a node and still running is
-//  marked (deletionTimestamp = now + grace, deletionGracePeriodSeconds) and
-//  left to the simulated kubelet; an object with finalizers, or deleted
-//  with Foreground/Orphan propagation, is marked and left to them;
-//  anything else is removed (a pod first gets a MODIFIED with grace 0, as
+//  server's generic store does (with opts->dry_run, nothing is written and
+//  the state answered is the one the delete would write): a pod bound to a node and still running
+//  is marked (deletionTimestamp = now + grace, deletionGracePeriodSeconds) and left to the
+//  simulated kubelet; an object with finalizers, or deleted with Foreground/Orphan propagation, is
+//  marked and left to them; anything else is removed (a pod first gets a MODIFIED with grace 0, as
 //  the real store writes it before deleting). Returns the state to answer
 //  with (a reference the caller owns): the marked object or the final one.
 //  Never NULL.
@@ -121,6 +123,16 @@ sim_obj_t *sim_api_delete_obj (sim_api_t *self, sim_obj_t *obj, const sim_delete
 //  *final_p, if given, gets a reference to its final state) or is gone.
 sim_obj_t *sim_api_write_obj (sim_api_t *self, const sim_kind_t *kind, cJSON **json_p,
                               sim_obj_t **final_p);
+
+//  A dry run's answer: the object as it would be stored (stored form,
+//  takes *json_p), in canonical order, without the resourceVersion a new
+//  object only gets from the store.
+void sim_ctx_reply_unstored (sim_ctx_t *ctx, int code, cJSON **json_p);
+
+//  A dryRun list (the DeleteOptions body's) checked as ValidateDryRun
+//  does: 0 with *dry_p set when it is ["All"] (or empty: not a dry run),
+//  -1 after replying 422 Invalid on `options_kind` ("DeleteOptions").
+int sim_ctx_dry_run_list (sim_ctx_t *ctx, const cJSON *list, const char *options_kind, bool *dry_p);
 
 //  Check DeleteOptions-style preconditions {uid, resourceVersion}. Returns
 //  0, or -1 after replying 409 with the real message.

@@ -9,6 +9,9 @@
     /status writes keep only status and main-endpoint writes drop status for
     kinds that have the subresource, and a write that changes nothing is not
     a write (no new resourceVersion, no watch event), as in the real store.
+    A dry run (dryRun=All) goes through every one of those steps and stops
+    where the store would be written: it answers with what would have been
+    stored and leaves the store, its resourceVersion and the watches alone.
 */
 #include "sim_api_impl.h"
 
@@ -589,6 +592,12 @@ sim_api_create (sim_ctx_t *ctx)
         goto done;
     if (s_validate (ctx, json, true) != 0)
         goto done;
+    if (ctx->dry_run) {
+        //  Validated and defaulted as a real create; nothing stored, no
+        //  resourceVersion used, no watch event.
+        sim_ctx_reply_unstored (ctx, 201, &json);
+        goto done;
+    }
     sim_obj_t *obj = s_store_new (api, ctx->kind, &json);
     if (!obj) {
         sim_ctx_fail (ctx, 500, "InternalError", NULL, NULL, "Internal error occurred: store");
@@ -699,6 +708,12 @@ s_commit (sim_ctx_t *ctx, sim_obj_t *old, cJSON *next)
     //  A write that changes nothing is answered with the current object.
     if (cJSON_Compare (next, old->json, true)) {
         sim_ctx_reply_obj (ctx, 200, old);
+        goto done;
+    }
+    if (ctx->dry_run) {
+        //  The object as the write would store it, under its current
+        //  resourceVersion (the real store's dry-run GuaranteedUpdate).
+        sim_ctx_reply_unstored (ctx, 200, &next);
         goto done;
     }
     bool was_unbound = ctx->kind->id == SIM_KIND_PODS && !sim_json_str (old->json, "spec.nodeName");
@@ -861,6 +876,12 @@ s_bind (sim_ctx_t *ctx, const cJSON *binding, const char *name)
                       "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already "
                       "assigned to node \"%s\"",
                       name, name, current);
+        return;
+    }
+    if (ctx->dry_run) {
+        sim_buf_t out = {0};
+        sim_status_append_success (&out, 201);
+        sim_ctx_reply_buf (ctx, 201, &out);
         return;
     }
     cJSON *json = sim_obj_copy (pod);

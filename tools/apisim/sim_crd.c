@@ -15,6 +15,7 @@
 struct _sim_crds_t {
     cJSON *docs;                          // every parsed CRD (owned array)
     const cJSON *schemas[SIM_KIND_COUNT]; // openAPIV3Schema by kind id (borrowed)
+    const cJSON *columns[SIM_KIND_COUNT]; // additionalPrinterColumns by kind id (borrowed)
 };
 
 typedef struct {
@@ -59,6 +60,7 @@ s_doc (void *arg, cJSON **doc_p, int index)
             return -1;
         }
         load->self->schemas[k->id] = schema;
+        load->self->columns[k->id] = sim_json_at (version, "additionalPrinterColumns");
     }
     cJSON_AddItemToArray (load->self->docs, doc);
     *doc_p = NULL;
@@ -106,4 +108,12 @@ sim_crds_schema (const sim_crds_t *self, const sim_kind_t *kind)
     if (!self || !kind || (int)kind->id < 0 || kind->id >= SIM_KIND_COUNT)
         return NULL;
     return self->schemas[kind->id];
+}
+
+const cJSON *
+sim_crds_columns (const sim_crds_t *self, const sim_kind_t *kind)
+{
+    if (!self || !kind || (int)kind->id < 0 || kind->id >= SIM_KIND_COUNT)
+        return NULL;
+    return self->columns[kind->id];
 }

@@ -8,7 +8,8 @@
     simulator serves (matched by group, plural and served version name).
     Validation (sim_schema.h) and the OpenAPI documents (sim_openapi.c)
     both read that schema, so what the simulator enforces and publishes is
-    what the CRD says, not a copy.
+    what the CRD says, not a copy. The version's additionalPrinterColumns
+    are the Table columns `kubectl get` shows (sim_table.h).
 */
 #ifndef SIM_CRD_H
 #define SIM_CRD_H
@@ -43,5 +44,10 @@ void sim_crds_destroy (sim_crds_t **self_p);
 //  The openAPIV3Schema for kind (borrowed, lives as long as self), or NULL
 //  for a kind no CRD defines (the built-in ones).
 const cJSON *sim_crds_schema (const sim_crds_t *self, const sim_kind_t *kind);
+
+//  The additionalPrinterColumns of the CRD version served for kind
+//  (borrowed, lives as long as self; what `kubectl get` prints, see
+//  sim_table.h), or NULL when it has none or no CRD defines the kind.
+const cJSON *sim_crds_columns (const sim_crds_t *self, const sim_kind_t *kind);
 
 #endif

@@ -17,21 +17,23 @@
 #include "sim_defaults.h"
 
 struct _sim_watch_t {
-    sim_watch_hub_t *hub;     // registered here, or NULL after hub destroy
-    sim_watch_t *prev, *next; // hub list links
-    const sim_kind_t *kind;   // watched resource
-    char *ns;                 // namespace, or NULL for all
-    sim_selector_t *labels;   // label selector (owned), or NULL
-    sim_selector_t *fields;   // field selector (owned), or NULL
-    int64_t bookmark_ms;      // bookmark period, <= 0 for none
-    int64_t next_bookmark;    // when the next bookmark is due
-    int64_t deadline;         // when the stream ends
-    uint64_t skip_until;      // events at or below this resourceVersion are not sent
-    bool finished;            // no more events will be added
-    bool aborted;             // finished by a simulated connection break
-    sim_buf_t out;            // bytes not yet read by the connection
-    sim_watch_wake_fn *wake;  // called when output is ready, or NULL
-    void *wake_arg;           // its argument
+    sim_watch_hub_t *hub;        // registered here, or NULL after hub destroy
+    sim_watch_t *prev, *next;    // hub list links
+    const sim_kind_t *kind;      // watched resource
+    char *ns;                    // namespace, or NULL for all
+    sim_selector_t *labels;      // label selector (owned), or NULL
+    sim_selector_t *fields;      // field selector (owned), or NULL
+    int64_t bookmark_ms;         // bookmark period, <= 0 for none
+    int64_t next_bookmark;       // when the next bookmark is due
+    int64_t deadline;            // when the stream ends
+    uint64_t skip_until;         // events at or below this resourceVersion are not sent
+    bool finished;               // no more events will be added
+    bool aborted;                // finished by a simulated connection break
+    sim_buf_t out;               // bytes not yet read by the connection
+    sim_watch_wake_fn *wake;     // called when output is ready, or NULL
+    void *wake_arg;              // its argument
+    sim_watch_format_fn *format; // writes event objects, or NULL (the object itself)
+    void *format_arg;            // its argument (owned, freed with free ())
 };
 
 struct _sim_watch_hub_t {
@@ -205,8 +207,18 @@ sim_watch_destroy (sim_watch_t **self_p)
     sim_selector_destroy (&self->labels);
     sim_selector_destroy (&self->fields);
     free (self->ns);
+    free (self->format_arg);
     sim_buf_clear (&self->out);
     free (self);
+}
+
+void
+sim_watch_set_format (sim_watch_t *self, sim_watch_format_fn *fn, void **arg_p)
+{
+    free (self->format_arg);
+    self->format = fn;
+    self->format_arg = *arg_p;
+    *arg_p = NULL;
 }
 
 void
@@ -253,7 +265,10 @@ sim_watch_send (sim_watch_t *self, const char *type, sim_obj_t *obj)
     sim_buf_puts (&self->out, "{\"type\":\"");
     sim_buf_puts (&self->out, type);
     sim_buf_puts (&self->out, "\",\"object\":");
-    sim_obj_append_full (obj, &self->out);
+    if (self->format)
+        self->format (self->format_arg, obj, &self->out);
+    else
+        sim_obj_append_full (obj, &self->out);
     sim_buf_puts (&self->out, "}\n");
     if (!s_overflow (self))
         s_wake (self);

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim_buf.h"
 #include "sim_select.h"
 #include "sim_store.h"
 
@@ -28,6 +29,10 @@ typedef struct _sim_watch_t sim_watch_t;
 
 //  Output became available or the watch finished.
 typedef void (sim_watch_wake_fn) (void *arg);
+
+//  Append the JSON an event carries for obj (borrowed) to out: how a watch
+//  asked for in another form (a Table) writes its events.
+typedef void (sim_watch_format_fn) (void *arg, sim_obj_t *obj, sim_buf_t *out);
 
 sim_watch_hub_t *sim_watch_hub_new (void);
 //  Destroy the hub; watches still registered are detached (not freed).
@@ -75,6 +80,11 @@ void sim_watch_skip_until (sim_watch_t *self, uint64_t rv);
 void sim_watch_destroy (sim_watch_t **self_p);
 
 void sim_watch_set_wake (sim_watch_t *self, sim_watch_wake_fn *fn, void *arg);
+
+//  Write the objects of ADDED, MODIFIED and DELETED events with fn instead
+//  of as themselves. Takes *arg_p (malloc'd; freed with free () when the
+//  watch goes) and nulls it.
+void sim_watch_set_format (sim_watch_t *self, sim_watch_format_fn *fn, void **arg_p);
 
 //  Offer a change: sent as ADDED/MODIFIED/DELETED after the selector
 //  transition rules, or not at all.
