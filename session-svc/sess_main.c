@@ -551,12 +551,18 @@ s_filter_group_events (zhashx_t *said, bas_store_t *store, Basalt__V1__Commit *c
 {
     zlistx_t *gone = zlistx_new ();
     zlistx_set_destructor (gone, (zlistx_destructor_fn *)zstr_free);
+    //  Keyed by "uid|type": a waiting group may have one Event of each type
+    //  (Normal: enqueue refused; Warning: its gang unschedulable). Forgotten
+    //  once the group is gone or no longer waits.
     for (void *v = zhashx_first (said); v; v = zhashx_next (said)) {
-        const char *uid = zhashx_cursor (said);
+        const char *key = zhashx_cursor (said);
+        char uid[256];
+        snprintf (uid, sizeof uid, "%.*s", (int)strcspn (key, "|"), key);
         const Basalt__V1__PodGroup *pg = bas_store_pod_group (store, uid);
         const char *phase = pg && pg->status ? pg->status->phase : NULL;
-        if (!pg || (phase && *phase && strcmp (phase, "Pending") != 0))
-            zlistx_add_end (gone, strdup (uid));
+        if (!pg ||
+            (phase && *phase && strcmp (phase, "Pending") != 0 && strcmp (phase, "Inqueue") != 0))
+            zlistx_add_end (gone, strdup (key));
     }
     for (char *uid = zlistx_first (gone); uid; uid = zlistx_next (gone))
         zhashx_delete (said, uid);
@@ -567,12 +573,14 @@ s_filter_group_events (zhashx_t *said, bas_store_t *store, Basalt__V1__Commit *c
         char key[1024];
         snprintf (key, sizeof key, "%s|%s|%s", e->type ? e->type : "", e->reason ? e->reason : "",
                   e->message ? e->message : "");
-        const char *last = e->uid ? zhashx_lookup (said, e->uid) : NULL;
+        char said_key[300];
+        snprintf (said_key, sizeof said_key, "%s|%s", e->uid ? e->uid : "", e->type ? e->type : "");
+        const char *last = e->uid ? zhashx_lookup (said, said_key) : NULL;
         if (!e->uid || (last && strcmp (last, key) == 0)) {
             basalt__v1__pod_group_event__free_unpacked (e, NULL);
             continue;
         }
-        zhashx_update (said, e->uid, strdup (key));
+        zhashx_update (said, said_key, strdup (key));
         commit->group_events[kept++] = e;
     }
     commit->n_group_events = kept;

@@ -318,11 +318,11 @@ sess_model_commit (sess_session_t *ssn)
     //  PodGroup created before its pods gets (no condition: DESIGN problem
     //  2). Proposed every session; session-svc drops the ones it has
     //  already had written in the same words.
-    size_t nrefused = 0;
+    size_t nevents = 0;
     for (int j = 0; j < ssn->njobs; j++)
-        nrefused += ssn->jobs[j].enqueue_refused;
-    if (nrefused)
-        commit->group_events = s_grow (NULL, nrefused, sizeof *commit->group_events);
+        nevents += ssn->jobs[j].enqueue_refused + ssn->jobs[j].has_new_cond;
+    if (nevents)
+        commit->group_events = s_grow (NULL, nevents, sizeof *commit->group_events);
     for (int j = 0; j < ssn->njobs; j++) {
         const sess_job_t *job = &ssn->jobs[j];
         if (!job->enqueue_refused || !s_eq (s_phase (job), "Pending") || !job->pg->uid)
@@ -336,6 +336,25 @@ sess_model_commit (sess_session_t *ssn)
         ge->reason = bas_strdup ("Unschedulable");
         ge->message = bas_strdup (job->enqueue_message ? job->enqueue_message
                                                        : SESS_QUEUE_QUOTA_INSUFFICIENT);
+        commit->group_events[commit->n_group_events++] = ge;
+    }
+    //  A gang that waits gets a Warning Event with its Unschedulable
+    //  condition's words, as Volcano's RecordJobStatusEvent writes for a
+    //  Pending or Inqueue PodGroup (there every session; here once per
+    //  wording, see above), so `kubectl describe podgroup` shows why.
+    for (int j = 0; j < ssn->njobs; j++) {
+        const sess_job_t *job = &ssn->jobs[j];
+        if (!job->has_new_cond || !s_eq (job->new_cond.type, "Unschedulable") || !job->pg->uid ||
+            !(s_eq (s_phase (job), "Pending") || s_eq (s_phase (job), "Inqueue")))
+            continue;
+        Basalt__V1__PodGroupEvent *ge = calloc (1, sizeof *ge);
+        if (!ge)
+            abort ();
+        basalt__v1__pod_group_event__init (ge);
+        ge->uid = bas_strdup (job->pg->uid);
+        ge->type = bas_strdup ("Warning");
+        ge->reason = bas_strdup ("Unschedulable");
+        ge->message = bas_strdup (job->new_cond.message);
         commit->group_events[commit->n_group_events++] = ge;
     }
     params->jobs_total = ssn->njobs;

@@ -772,16 +772,25 @@ test_resourcequota_event (void **state)
     (void)state;
     s_run_t run;
     s_scenario (&run, BASALT_SOURCE_DIR "/tests/scenarios/resourcequota-refuses-over-quota.yaml");
-    const Basalt__V1__PodGroupEvent *ev = NULL;
+    //  "over" gets both Events Volcano writes for it: the Normal one of the
+    //  refusal, and the Warning one of its gang's Unschedulable condition.
+    const Basalt__V1__PodGroupEvent *ev = NULL, *warning = NULL;
     for (size_t i = 0; i < run.commit->n_group_events; i++) {
         const Basalt__V1__PodGroupEvent *e = run.commit->group_events[i];
         assert_non_null (strstr (e->uid, "over")); // only "over" was refused
-        ev = e;
+        if (strcmp (e->type, "Normal") == 0)
+            ev = e;
+        else
+            warning = e;
     }
     assert_non_null (ev);
     assert_string_equal (ev->reason, "Unschedulable");
     assert_string_equal (ev->message, "resource quota insufficient, requested: cpu=2, used: cpu=1, "
                                       "limited: cpu=4");
+    assert_non_null (warning);
+    assert_string_equal (warning->type, "Warning");
+    assert_string_equal (warning->reason, "Unschedulable");
+    assert_non_null (strstr (warning->message, "tasks in gang unschedulable"));
     s_done (&run);
 }
 
