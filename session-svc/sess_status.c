@@ -116,6 +116,20 @@ s_cond_new (const sess_cond_t *c)
 }
 
 //  A status change for the job, or NULL when nothing changed.
+//  An Unschedulable Event about a PodGroup, added to the commit (whose
+//  group_events has room for it).
+static void
+s_group_event (Basalt__V1__Commit *commit, const char *uid, const char *type, const char *message)
+{
+    Basalt__V1__PodGroupEvent *ge = bas_alloc (sizeof *ge);
+    basalt__v1__pod_group_event__init (ge);
+    ge->uid = bas_strdup (uid);
+    ge->type = bas_strdup (type);
+    ge->reason = bas_strdup ("Unschedulable");
+    ge->message = bas_strdup (message);
+    commit->group_events[commit->n_group_events++] = ge;
+}
+
 static Basalt__V1__PodGroupStatusChange *
 s_status_change (const sess_job_t *job)
 {
@@ -327,16 +341,8 @@ sess_model_commit (sess_session_t *ssn)
         const sess_job_t *job = &ssn->jobs[j];
         if (!job->enqueue_refused || !s_eq (s_phase (job), "Pending") || !job->pg->uid)
             continue;
-        Basalt__V1__PodGroupEvent *ge = calloc (1, sizeof *ge);
-        if (!ge)
-            abort ();
-        basalt__v1__pod_group_event__init (ge);
-        ge->uid = bas_strdup (job->pg->uid);
-        ge->type = bas_strdup ("Normal");
-        ge->reason = bas_strdup ("Unschedulable");
-        ge->message = bas_strdup (job->enqueue_message ? job->enqueue_message
-                                                       : SESS_QUEUE_QUOTA_INSUFFICIENT);
-        commit->group_events[commit->n_group_events++] = ge;
+        s_group_event (commit, job->pg->uid, "Normal",
+                       job->enqueue_message ? job->enqueue_message : SESS_QUEUE_QUOTA_INSUFFICIENT);
     }
     //  A gang that waits gets a Warning Event with its Unschedulable
     //  condition's words, as Volcano's RecordJobStatusEvent writes for a
@@ -347,15 +353,7 @@ sess_model_commit (sess_session_t *ssn)
         if (!job->has_new_cond || !s_eq (job->new_cond.type, "Unschedulable") || !job->pg->uid ||
             !(s_eq (s_phase (job), "Pending") || s_eq (s_phase (job), "Inqueue")))
             continue;
-        Basalt__V1__PodGroupEvent *ge = calloc (1, sizeof *ge);
-        if (!ge)
-            abort ();
-        basalt__v1__pod_group_event__init (ge);
-        ge->uid = bas_strdup (job->pg->uid);
-        ge->type = bas_strdup ("Warning");
-        ge->reason = bas_strdup ("Unschedulable");
-        ge->message = bas_strdup (job->new_cond.message);
-        commit->group_events[commit->n_group_events++] = ge;
+        s_group_event (commit, job->pg->uid, "Warning", job->new_cond.message);
     }
     params->jobs_total = ssn->njobs;
     params->pods_placed = ssn->ndispatched;
