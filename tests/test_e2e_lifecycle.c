@@ -56,6 +56,7 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <czmq.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -582,7 +583,13 @@ typedef struct {
     s_env_t *env;
     double sessions; // sessions when writes last changed
     long writes;     // API writes then
+    int64_t at_ms;   // and when (monotonic)
 } s_quiet_t;
+
+//  A write's effects reach controller-svc through the watch and the cache's
+//  delta stream, and it recounts queue statuses at most once per
+//  CTL_QUEUE_INTERVAL_MS (1 s): quiet means no write for twice that too.
+#define S_QUIET_MS 2000
 
 //  True once S_STEADY_SESSIONS / 4 sessions ran without an API write and
 //  controller-svc has no queue status left to write (a recount of the
@@ -597,9 +604,10 @@ s_quiet (void *arg)
     if (w != q->writes || q->sessions < 0) {
         q->writes = w;
         q->sessions = s;
+        q->at_ms = zclock_mono ();
         return false;
     }
-    return s >= q->sessions + S_STEADY_SESSIONS / 4 &&
+    return s >= q->sessions + S_STEADY_SESSIONS / 4 && zclock_mono () - q->at_ms >= S_QUIET_MS &&
            s_metric (q->env, P_CONTROLLER, "basalt_controller_queue_work_pending") == 0;
 }
 
@@ -680,7 +688,7 @@ test_steady_state_writes (void **state)
 
     //  Settle: the first sessions may bring the loaded statuses to what
     //  the scheduler computes (conditions); then writes stop.
-    s_quiet_t q = {env, -1, -1};
+    s_quiet_t q = {env, -1, -1, 0};
     if (!util_wait_until (s_quiet, &q, S_SETTLE_MS)) {
         s_dump_logs (env);
         fail_msg ("API writes did not stop: %ld so far", s_api_writes (env, NULL));

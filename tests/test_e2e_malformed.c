@@ -88,16 +88,20 @@ s_errors_counted (void *arg)
     return !isnan (v) && v >= a->want;
 }
 
-//  Read and drop whatever the cache answered, so that our side stays small.
-static void
+//  Read and drop whatever the cache answered, so that our side stays
+//  small; returns how many answers were read.
+static int
 s_drain (zsock_t *sock)
 {
+    int n = 0;
     while (zsock_events (sock) & ZMQ_POLLIN) {
         zmsg_t *m = zmsg_recv_nowait (sock);
         if (!m)
             break;
         zmsg_destroy (&m);
+        n++;
     }
+    return n;
 }
 
 static void
@@ -145,7 +149,7 @@ test_malformed_traffic (void **state)
     wr.has_work_id = 1;
     wr.has_ok = 1;
     wr.ok = 1;
-    int bad_frames = 0, gangs = 0;
+    int bad_frames = 0, gangs = 0, sess_answers = 0, work_answers = 0;
     for (int i = 0; i < S_ROUNDS; i++) {
         //  Garbage, truncated, the wrong type, a body that does not decode.
         s_send_frames (sess, 1, "garbage");
@@ -161,8 +165,8 @@ test_malformed_traffic (void **state)
         bas_msg_send (sess, &stream, NULL, &hb.base);
         wr.work_id = (uint64_t)i + 1000000;
         bas_msg_send (work, &stream, NULL, &wr.base);
-        s_drain (sess);
-        s_drain (work);
+        sess_answers += s_drain (sess);
+        work_answers += s_drain (work);
         if (i % 500 == 0) {
             char name[32];
             snprintf (name, sizeof name, "during-%d", gangs++);
@@ -207,8 +211,25 @@ test_malformed_traffic (void **state)
     assert_true (rss0 > 0 && rss1 > 0);
     assert_true (rss1 - rss0 < S_RSS_GROWTH_KB);
     assert_true (util_basalt_alive (env, UTIL_CACHE));
-    s_drain (sess);
-    s_drain (work);
+    //  Every message on the session socket is answered with an Error (five
+    //  a round), and on the binder socket each WorkResult and the garbage
+    //  (two a round). Our sockets close only once every answer is in: a
+    //  peer that disconnects while cache-svc is still writing a multipart
+    //  answer to it trips an assertion in Debian's libzmq 4.3.4
+    //  (session_base.cpp:260, clean_pipes: "Resource temporarily
+    //  unavailable") when cache-svc later stops; see the note in issue 11.
+    int64_t until = zclock_mono () + S_WAIT_MS;
+    while ((sess_answers < 5 * S_ROUNDS || work_answers < 2 * S_ROUNDS) && zclock_mono () < until) {
+        zpoller_t *p = zpoller_new (sess, work, NULL);
+        zpoller_wait (p, 100);
+        zpoller_destroy (&p);
+        sess_answers += s_drain (sess);
+        work_answers += s_drain (work);
+    }
+    printf ("answers: %d on the session socket, %d on the binder socket\n", sess_answers,
+            work_answers);
+    assert_int_equal (sess_answers, 5 * S_ROUNDS);
+    assert_int_equal (work_answers, 2 * S_ROUNDS);
     zsock_destroy (&sess);
     zsock_destroy (&work);
     assert_true (util_basalt_destroy (&env));
