@@ -13,6 +13,8 @@
     GET /debug/state dumps the model as JSON, like Volcano's cache dumper:
     {"service","epoch","seq","synced","unpublished","counts",
      "queues":[{name, parent, weight, state, capability, deserved,
+                deserved_from: "spec" (the Queue's) | "session" (as the last
+                session that committed computed it: proportion) | "none",
                 allocated, request, inqueue, jobs, phases}],
      "jobs":[{uid, namespace, name, queue, phase, min_member, pods, bound,
               assumed, pending, terminated, allocated, conditions, waiting}],
@@ -167,6 +169,8 @@ struct _cache_t {
     zlistx_t *snapshots;            // s_snap_job_t being sent, in turn
     int snapshot_timer;             // the next slice's timer, or -1
     cache_commit_log_t *commit_log; // the last minutes of commits (/debug/state)
+    zhashx_t *shares;               // queue name -> bas_res_t: deserved, as the last
+                                    // session that said it computed it (Commit.queue_shares)
     bas_kube_t *kube;
     zsock_t *router;  // snapshots and commits
     zsock_t *pub;     // deltas
@@ -430,6 +434,29 @@ s_commit_arm (cache_t *self)
 
 //  A commit is taken over (the message is kept until answered) and applied
 //  in slices on the following turns, in the order commits arrived.
+static void
+s_share_free (void **item_p)
+{
+    free (*item_p);
+    *item_p = NULL;
+}
+
+//  The queues' deserved shares a session computed: kept for /debug/state
+//  (the spec's deserved, when a Queue sets one, is shown instead).
+static void
+s_take_shares (cache_t *self, const Basalt__V1__Commit *commit)
+{
+    for (size_t i = 0; i < commit->n_queue_shares; i++) {
+        const Basalt__V1__QueueShare *sh = commit->queue_shares[i];
+        bas_res_t *r = bas_alloc (sizeof *r);
+        if (!sh->queue || bas_res_from_proto (r, sh->deserved, NULL, 0) != 0) {
+            free (r);
+            continue;
+        }
+        zhashx_update (self->shares, sh->queue, r);
+    }
+}
+
 static int
 s_handle_commit (void *arg, bas_msg_t *msg)
 {
@@ -451,6 +478,7 @@ s_handle_commit (void *arg, bas_msg_t *msg)
                   commit->session_id ? commit->session_id : "-", commit->n_placements);
         return 0;
     }
+    s_take_shares (self, commit);
     s_commit_job_t *job = calloc (1, sizeof *job);
     if (!job)
         abort ();
@@ -741,7 +769,7 @@ s_waiting (const bas_usage_job_t *j, const char *phase)
 }
 
 static cJSON *
-s_state_queues (bas_usage_t *usage)
+s_state_queues (bas_usage_t *usage, zhashx_t *shares)
 {
     cJSON *arr = cJSON_CreateArray ();
     for (size_t i = 0; i < bas_usage_queue_count (usage); i++) {
@@ -755,8 +783,15 @@ s_state_queues (bas_usage_t *usage)
         cJSON_AddBoolToObject (o, "exists", q->queue != NULL);
         cJSON_AddItemToObject (
             o, "capability", q->has_capability ? s_res_json (&q->capability) : cJSON_CreateNull ());
+        const bas_res_t *share = q->has_deserved ? NULL : zhashx_lookup (shares, q->name);
         cJSON_AddItemToObject (o, "deserved",
-                               q->has_deserved ? s_res_json (&q->deserved) : cJSON_CreateNull ());
+                               q->has_deserved ? s_res_json (&q->deserved)
+                               : share         ? s_res_json (share)
+                                               : cJSON_CreateNull ());
+        cJSON_AddStringToObject (o, "deserved_from",
+                                 q->has_deserved ? "spec"
+                                 : share         ? "session"
+                                                 : "none");
         cJSON_AddItemToObject (o, "allocated", s_res_json (&q->allocated));
         cJSON_AddItemToObject (o, "request", s_res_json (&q->request));
         cJSON_AddItemToObject (o, "inqueue", s_res_json (&q->inqueue));
@@ -899,7 +934,7 @@ s_debug_state (void *arg, const char *path, char **body_p, const char **ctype)
     cJSON_AddNumberToObject (counts, "nodes_out_of_sync",
                              (double)cache_model_nodes_out_of_sync (self->model));
     bas_usage_t *usage = bas_usage_new (store);
-    cJSON_AddItemToObject (root, "queues", s_state_queues (usage));
+    cJSON_AddItemToObject (root, "queues", s_state_queues (usage, self->shares));
     cJSON_AddItemToObject (root, "jobs", s_state_jobs (usage));
     bas_usage_destroy (&usage);
     cJSON_AddItemToObject (root, "nodes", s_state_nodes (self));
@@ -1167,6 +1202,8 @@ main (int argc, char **argv)
     zlistx_set_destructor (self.snapshots, s_snap_job_free);
     self.snapshot_timer = -1;
     self.commit_log = cache_commit_log_new (CACHE_COMMIT_LOG_MAX, CACHE_COMMIT_LOG_MS);
+    self.shares = zhashx_new ();
+    zhashx_set_destructor (self.shares, s_share_free);
     bas_stream_init (&self.router_stream, "cache-svc", epoch);
     bas_stream_init (&self.pub_stream, "cache-svc", epoch);
     bas_stream_init (&self.work_stream, "cache-svc", epoch);
@@ -1269,6 +1306,7 @@ done:
     zlistx_destroy (&self.commits);
     zlistx_destroy (&self.snapshots);
     cache_commit_log_destroy (&self.commit_log);
+    zhashx_destroy (&self.shares);
     cache_model_destroy (&self.model);
     bas_svc_destroy (&self.svc);
     return exit_code;

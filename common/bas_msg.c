@@ -49,6 +49,7 @@ static const ProtobufCMessageDescriptor *const s_types[] = {
     &basalt__v1__pod_group_status_change__descriptor,
     &basalt__v1__pod_condition__descriptor,
     &basalt__v1__pod_group_event__descriptor,
+    &basalt__v1__queue_share__descriptor,
     &basalt__v1__commit__descriptor,
     &basalt__v1__item_result__descriptor,
     &basalt__v1__commit_result__descriptor,

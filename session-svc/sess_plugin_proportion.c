@@ -321,6 +321,8 @@ sess_proportion_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void 
     for (int q = 0; q < ssn->nqueues; q++)
         if (self->attrs[q].has) {
             s_update_share (&self->attrs[q]);
+            ssn->queues[q].share = self->attrs[q].deserved;
+            ssn->queues[q].has_share = true;
             if (bas_log_enabled (BAS_LOG_V (2))) {
                 char d[160], al[160];
                 bas_res_format (&self->attrs[q].deserved, d, sizeof d);

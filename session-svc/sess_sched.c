@@ -158,6 +158,7 @@ sess_commit_pack (const Basalt__V1__Commit *commit, size_t part_placements, size
         if (count > 0)
             part.n_evictions = 0;
         if (!last) {
+            part.n_queue_shares = 0;
             part.n_statuses = 0;
             part.n_pod_conditions = 0;
             part.n_group_events = 0;

@@ -180,6 +180,8 @@ struct _sess_queue_t {
     bas_res_t deserved;   // spec.deserved (has_deserved)
     bas_res_t guarantee;  // spec.guarantee (has_guarantee)
     bool has_capability, has_deserved, has_guarantee;
+    bas_res_t share; // deserved as this session computed it (proportion), if has_share
+    bool has_share;
     int njobs;     // jobs in this queue
     bool overused; // allocate found it overused: its jobs were not looked at
 };

@@ -355,6 +355,18 @@ sess_model_commit (sess_session_t *ssn)
             continue;
         s_group_event (commit, job->pg->uid, "Warning", job->new_cond.message);
     }
+    //  The deserved shares proportion computed, for cache-svc's view.
+    commit->queue_shares = s_grow (NULL, (size_t)ssn->nqueues, sizeof *commit->queue_shares);
+    for (int q = 0; q < ssn->nqueues; q++) {
+        const sess_queue_t *queue = &ssn->queues[q];
+        if (!queue->has_share || !queue->name)
+            continue;
+        Basalt__V1__QueueShare *sh = bas_alloc (sizeof *sh);
+        basalt__v1__queue_share__init (sh);
+        sh->queue = bas_strdup (queue->name);
+        sh->deserved = bas_res_to_proto (&queue->share);
+        commit->queue_shares[commit->n_queue_shares++] = sh;
+    }
     params->jobs_total = ssn->njobs;
     params->pods_placed = ssn->ndispatched;
     params->pods_evicted = (int)commit->n_evictions;

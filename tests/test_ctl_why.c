@@ -82,7 +82,8 @@ test_why (void **state)
     s_has (out, "Unschedulable=True");
     s_has (out, "Insufficient cpu");
     s_has (out, "queue research: Open");
-    s_has (out, "  deserved   not set on the Queue");
+    s_has (out, "  deserved   cpu ");
+    s_has (out, "(proportion's share, last session)");
     s_has (out, "  allocated  cpu ");
     s_has (out, "position: 1 of 1 waiting jobs in queue research");
     s_has (out, "0 of 20 fit");

@@ -407,12 +407,17 @@ why_run (const bas_kube_config_t *cfg, const char *target, const char *cache_url
         if (!found)
             printf ("queue %s: cache-svc does not know it (no such Queue?)\n", queue);
         else {
-            char d[96], a[96], c[96], in[96];
+            char d[160], a[96], c[96], in[96];
             s_res_text (d, sizeof d, s_at (found, "deserved", NULL));
+            const char *from = s_str (found, "deserved_from", NULL);
             if (!strcmp (d, "-"))
                 snprintf (d, sizeof d,
-                          "not set on the Queue (proportion shares the cluster by "
-                          "weight at each session)");
+                          "not known (set on no Queue, and no session has "
+                          "computed it yet)");
+            else if (from && !strcmp (from, "session")) {
+                size_t used = strlen (d);
+                snprintf (d + used, sizeof d - used, " (proportion's share, last session)");
+            }
             s_res_text (a, sizeof a, s_at (found, "allocated", NULL));
             s_res_text (c, sizeof c, s_at (found, "capability", NULL));
             s_res_text (in, sizeof in, s_at (found, "inqueue", NULL));
