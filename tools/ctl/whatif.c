@@ -14,6 +14,7 @@
 #include "bas_util.h"
 #include "bas_yaml.h"
 #include "ctl_podgroup.h"
+#include "scn_proc.h"
 #include "scn_run.h"
 
 #include <czmq.h>
@@ -130,21 +131,12 @@ s_set_annotation (cJSON *obj, const char *key, const char *value)
 static int
 s_load (s_cluster_t *c, const char *path, char *err, size_t errlen)
 {
-    size_t len = 0;
-    char *text = NULL;
-    FILE *f = fopen (path, "rb");
-    if (f) {
-        fseek (f, 0, SEEK_END);
-        long n = ftell (f);
-        fseek (f, 0, SEEK_SET);
-        text = n >= 0 ? bas_alloc ((size_t)n + 1) : NULL;
-        len = text ? fread (text, 1, (size_t)n, f) : 0;
-        fclose (f);
-    }
+    char *text = scn_proc_read_file (path);
     if (!text) {
         snprintf (err, errlen, "%s: cannot read it", path);
         return -1;
     }
+    size_t len = strlen (text);
     for (int i = 0; i < 5; i++)
         c->kinds[i] = cJSON_CreateArray ();
     char yerr[256];
@@ -266,23 +258,13 @@ s_run (s_cluster_t *c, const char *dump, const char *conf_path, int sessions, ch
 {
     sess_conf_t *conf = NULL;
     if (conf_path) {
-        char *text = NULL;
-        FILE *f = fopen (conf_path, "rb");
-        size_t len = 0;
-        if (f) {
-            fseek (f, 0, SEEK_END);
-            long n = ftell (f);
-            fseek (f, 0, SEEK_SET);
-            text = n >= 0 ? bas_alloc ((size_t)n + 1) : NULL;
-            len = text ? fread (text, 1, (size_t)n, f) : 0;
-            fclose (f);
-        }
+        char *text = scn_proc_read_file (conf_path);
         if (!text) {
             snprintf (err, errlen, "%s: cannot read it", conf_path);
             return NULL;
         }
         char cerr[400];
-        conf = sess_conf_parse (text, len, cerr, sizeof cerr);
+        conf = sess_conf_parse (text, strlen (text), cerr, sizeof cerr);
         free (text);
         if (!conf) {
             snprintf (err, errlen, "%s: %s", conf_path, cerr);
