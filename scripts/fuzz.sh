@@ -2,6 +2,10 @@
 # Run every libFuzzer target of fuzz/ for SECONDS each (make fuzz).
 #
 #   scripts/fuzz.sh BUILD_DIR SECONDS [TARGET...]
+#   FUZZ_RUNS=10000000 scripts/fuzz.sh BUILD_DIR 36000 fuzz_msg
+#
+# With FUZZ_RUNS set, a target also stops after that many executions
+# (whichever comes first): the long runs reported in fuzz/README.md.
 #
 # Each target first replays its regression inputs (fuzz/regress/TARGET/,
 # crashes found before and fixed), then fuzzes for SECONDS from its working
@@ -56,14 +60,18 @@ for t in "${TARGETS[@]}"; do
     dirs=("$corpus")
     [ -d "$ROOT/fuzz/seeds/$t" ] && dirs+=("$ROOT/fuzz/seeds/$t")
     for d in $(seeds_for "$t"); do [ -d "$d" ] && dirs+=("$d"); done
-    "$bin" "${opts[@]}" -max_total_time="$SECONDS_EACH" "${dirs[@]}" > "$log" 2>&1
+    runs=()
+    [ -n "${FUZZ_RUNS:-}" ] && runs=("-runs=$FUZZ_RUNS")
+    start=$(date +%s)
+    "$bin" "${opts[@]}" -max_total_time="$SECONDS_EACH" "${runs[@]}" "${dirs[@]}" > "$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     size=$(ls "$corpus" | wc -l)
+    took=$(( $(date +%s) - start ))
     if [ $rc -eq 0 ]; then
-        echo "fuzz target=$t seconds=$SECONDS_EACH execs=${execs:-?} corpus=$size result=ok"
+        echo "fuzz target=$t seconds=$took execs=${execs:-?} corpus=$size result=ok"
     else
-        echo "fuzz target=$t seconds=$SECONDS_EACH execs=${execs:-?} corpus=$size result=FAILED (exit $rc, see $log)"
+        echo "fuzz target=$t seconds=$took execs=${execs:-?} corpus=$size result=FAILED (exit $rc, see $log)"
         grep -E "^==[0-9]+==ERROR|^SUMMARY|runtime error|Test unit written" "$log" | head -5
         status=1
     fi

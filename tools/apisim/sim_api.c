@@ -83,7 +83,12 @@ sim_api_new (const sim_api_config_t *cfg)
                                 : NULL;
     self->ctrl = sim_ctrl_new (self);
     char err[512] = "";
-    self->crds = sim_crds_new (err, sizeof err);
+    //  Parsing the CRDs is most of an API's start; a caller making many
+    //  (the fuzz target, one per input) parses them once and lends them.
+    if (!cfg->crds)
+        self->crds = self->crds_owned = sim_crds_new (err, sizeof err);
+    else
+        self->crds = cfg->crds;
     if (!self->crds)
         bas_error ("crds_invalid", "reason=\"%s\"", err);
     self->schema = sim_schema_new ();
@@ -118,7 +123,7 @@ sim_api_destroy (sim_api_t **self_p)
         s_snapshot_free (&self->snapshots[i]);
     sim_kubelet_destroy (&self->kubelet);
     sim_ctrl_destroy (&self->ctrl);
-    sim_crds_destroy (&self->crds);
+    sim_crds_destroy (&self->crds_owned);
     sim_schema_destroy (&self->schema);
     for (size_t i = 0; i < self->ntokens; i++)
         free (self->tokens[i]);

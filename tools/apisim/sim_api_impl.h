@@ -31,7 +31,8 @@ struct _sim_api_t {
     sim_watch_hub_t *hub;                        // live watches
     sim_kubelet_t *kubelet;                      // pod lifecycle
     sim_ctrl_t *ctrl;                            // garbage collector, Deployment/ReplicaSet
-    sim_crds_t *crds;                            // the CRDs served (their schemas)
+    const sim_crds_t *crds;                      // the CRDs served (their schemas)
+    sim_crds_t *crds_owned;                      // crds when this API parsed them
     sim_schema_t *schema;                        // validator of custom resources
     sim_fault_t faults;                          // injected failures
     sim_rand_t rand;                             // uids, suffixes, jitter
