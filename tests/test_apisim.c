@@ -788,6 +788,23 @@ test_binding (void **state)
     free (body);
     free (binding);
 
+    //  The audit counts both: one binding done, one refused on the same
+    //  node; a binding to another node is counted apart.
+    const char *other =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"a-p4r2l\"},"
+        "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"n9\"}}";
+    assert_int_equal (s_req (&sim, "POST", path, NULL, other, &body), 409);
+    free (body);
+    cJSON *audit = s_get_json (&sim, "/admin/audit", 200);
+    assert_int_equal ((int)cJSON_GetObjectItem (audit, "binds")->valuedouble, 1);
+    assert_int_equal ((int)cJSON_GetObjectItem (audit, "rebindsSameNode")->valuedouble, 1);
+    assert_int_equal ((int)cJSON_GetObjectItem (audit, "rebindsOtherNode")->valuedouble, 1);
+    const cJSON *last = cJSON_GetObjectItem (audit, "lastRebinds");
+    assert_int_equal (cJSON_GetArraySize (last), 2);
+    assert_string_equal (cJSON_GetArrayItem (last, 1)->valuestring,
+                         "default/a-p4r2l on a-kl827, asked n9");
+    cJSON_Delete (audit);
+
     //  The lifecycle: Running with Ready=True after the run delay.
     s_running_t r = {&sim, "/api/v1/namespaces/default/pods/a-p4r2l"};
     assert_true (util_wait_until (s_pod_running, &r, 5000));

@@ -1775,6 +1775,27 @@ s_route_resource (sim_ctx_t *ctx, const char *group, const char *version, char *
 //  The admin endpoint of fault injection: GET shows the configuration and
 //  counters, POST replaces it (and runs the one-shot actions dropWatches
 //  and expireWatches), DELETE clears it.
+//  GET /admin/audit: the bindings the API accepted and refused (sim_audit_t).
+static void
+s_admin_audit (sim_ctx_t *ctx)
+{
+    if (strcmp (ctx->req->method, "GET") != 0) {
+        sim_ctx_fail (ctx, 405, "MethodNotAllowed", NULL, NULL,
+                      "the server does not allow this method on the requested resource");
+        return;
+    }
+    const sim_audit_t *au = &ctx->api->audit;
+    cJSON *out = cJSON_CreateObject ();
+    cJSON_AddNumberToObject (out, "binds", (double)au->binds);
+    cJSON_AddNumberToObject (out, "rebindsSameNode", (double)au->rebinds_same);
+    cJSON_AddNumberToObject (out, "rebindsOtherNode", (double)au->rebinds_other);
+    cJSON *last = cJSON_AddArrayToObject (out, "lastRebinds");
+    unsigned long from = au->nlast > SIM_AUDIT_KEEP ? au->nlast - SIM_AUDIT_KEEP : 0;
+    for (unsigned long i = from; i < au->nlast; i++)
+        cJSON_AddItemToArray (last, cJSON_CreateString (au->last[i % SIM_AUDIT_KEEP]));
+    s_reply_json (ctx, out);
+}
+
 static void
 s_admin_faults (sim_ctx_t *ctx)
 {
@@ -1872,6 +1893,10 @@ sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *resp)
     }
     if (nseg == 2 && !strcmp (seg[0], "admin") && !strcmp (seg[1], "faults")) {
         s_admin_faults (&ctx);
+        return;
+    }
+    if (nseg == 2 && !strcmp (seg[0], "admin") && !strcmp (seg[1], "audit")) {
+        s_admin_audit (&ctx);
         return;
     }
     if (nseg >= 1 && !strcmp (seg[0], "api")) {

@@ -25,6 +25,19 @@ typedef struct {
     int64_t expires;        // monotonic ms after which continue tokens get 410
 } sim_snapshot_t;
 
+//  What the API did with bindings, for a checker that must not trust the
+//  scheduler's own counts (GET /admin/audit): every binding accepted and
+//  every binding of a pod already on a node (refused 409, as the real API
+//  does), split by whether it named the pod's node or another one.
+#define SIM_AUDIT_KEEP 64
+typedef struct {
+    unsigned long binds;          // bindings accepted
+    unsigned long rebinds_same;   // refused: the pod is already on that node
+    unsigned long rebinds_other;  // refused: the pod is already on another node
+    char last[SIM_AUDIT_KEEP][200]; // the latest refusals, "ns/pod on A, asked B"
+    unsigned long nlast;          // refusals recorded (index = nlast % KEEP)
+} sim_audit_t;
+
 struct _sim_api_t {
     sim_api_config_t cfg;                        // tunables
     sim_store_t *store;                          // objects and change log
@@ -35,6 +48,7 @@ struct _sim_api_t {
     sim_crds_t *crds_owned;                      // crds when this API parsed them
     sim_schema_t *schema;                        // validator of custom resources
     sim_fault_t faults;                          // injected failures
+    sim_audit_t audit;                           // bindings done and refused
     sim_rand_t rand;                             // uids, suffixes, jitter
     int port;                                    // for discovery
     sim_snapshot_t snapshots[SIM_MAX_SNAPSHOTS]; // paged-list snapshots

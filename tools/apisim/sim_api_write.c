@@ -872,6 +872,15 @@ s_bind (sim_ctx_t *ctx, const cJSON *binding, const char *name)
     }
     const char *current = sim_json_str (pod->json, "spec.nodeName");
     if (current && *current) {
+        if (!ctx->dry_run) {
+            sim_audit_t *au = &api->audit;
+            if (strcmp (current, node) == 0)
+                au->rebinds_same++;
+            else
+                au->rebinds_other++;
+            snprintf (au->last[au->nlast++ % SIM_AUDIT_KEEP], sizeof au->last[0],
+                      "%s on %s, asked %s", pod->key, current, node);
+        }
         sim_ctx_fail (ctx, 409, "Conflict", name, "pods/binding",
                       "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already "
                       "assigned to node \"%s\"",
@@ -899,6 +908,7 @@ s_bind (sim_ctx_t *ctx, const cJSON *binding, const char *name)
         sim_ctx_not_found (ctx, name);
         return;
     }
+    api->audit.binds++;
     bas_debug ("pod_bound", "pod=%s node=%s rv=%llu", bound->key, node,
                (unsigned long long)bound->rv);
     sim_api_pod_bound (api, bound);

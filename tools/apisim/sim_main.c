@@ -43,6 +43,8 @@ s_usage (FILE *out)
              "  --fault-latency-ms N   add N ms to every API request\n"
              "                         (all faults can be changed at run time: POST, GET or\n"
              "                         DELETE /admin/faults; see tools/apisim/sim_fault.h)\n"
+             "  GET /admin/audit counts the bindings accepted and those refused because the\n"
+             "  pod was already on a node (the same node or another), for soak checkers.\n"
              "\n"
              "  Pods annotated basalt.dev/complete-after-ms: \"N\" finish N ms after they\n"
              "  start (exit code from basalt.dev/exit-code, default 0 = Succeeded).\n"
