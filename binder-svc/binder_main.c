@@ -53,7 +53,20 @@ typedef struct {
     uint64_t last_work_id; // the highest work id received (reported in heartbeats)
     bool draining;         // SIGTERM: take no more work
     int64_t drain_deadline_ms;
+    //  The clocks' offset: the least (receipt - send) wall time of the
+    //  cache's messages since the cache's epoch began, so that a message's
+    //  age is measured without trusting the two clocks to agree
+    //  (s_work_age_ms).
+    uint64_t cache_epoch;
+    int64_t least_offset_us; // S_OFFSET_NONE before the first message
+    int64_t least_at_ms;     // bas_mono_ms () when it was last brought forward
 } binder_t;
+
+#define S_OFFSET_NONE INT64_MAX
+//  The least offset creeps up this many microseconds a second, so that a
+//  cache clock stepped back (or drifting) is followed: 1 ms a second, far
+//  above any real drift, far below any age that matters.
+#define S_OFFSET_CREEP_US_PER_S 1000
 
 typedef struct {
     binder_t *binder;
@@ -119,6 +132,8 @@ s_on_done (void *arg, const bas_kube_response_t *resp)
     s_call_t *call = arg;
     binder_t *self = call->binder;
     bool ok = binder_result_ok (call->work, resp->code, resp->message);
+    if (resp->code == 0 && resp->reason && strcmp (resp->reason, "Expired") == 0)
+        bas_metrics_add (self->metrics, "basalt_binder_work_expired_total", NULL, 1);
     double ms = (double)(bas_mono_ms () - call->start_ms);
     char labels[64];
     snprintf (labels, sizeof labels, "kind=\"%s\"", s_kind (call->work));
@@ -158,6 +173,34 @@ s_method (const char *method)
     return "OTHER";
 }
 
+//  How long ago the cache sent this message, on the binder's clock: its
+//  (receipt - send) wall time less the least such value seen (the clocks'
+//  offset plus the link's least delay). A binder that was frozen reads the
+//  messages queued meanwhile as old. The least value creeps up slowly, to
+//  follow a clock that was stepped; a new cache epoch (another process,
+//  maybe another host) starts afresh.
+static int64_t
+s_work_age_ms (binder_t *self, const bas_msg_t *msg)
+{
+    const Basalt__V1__Header *h = msg->header;
+    if (!h || !h->has_send_time_us)
+        return 0;
+    int64_t now_ms = bas_mono_ms ();
+    if (h->has_epoch && h->epoch != self->cache_epoch) {
+        self->cache_epoch = h->epoch;
+        self->least_offset_us = S_OFFSET_NONE;
+    }
+    int64_t offset = zclock_usecs () - h->send_time_us;
+    if (self->least_offset_us == S_OFFSET_NONE || offset < self->least_offset_us)
+        self->least_offset_us = offset;
+    else
+        self->least_offset_us += (now_ms - self->least_at_ms) * S_OFFSET_CREEP_US_PER_S / 1000;
+    if (self->least_offset_us > offset)
+        self->least_offset_us = offset;
+    self->least_at_ms = now_ms;
+    return (offset - self->least_offset_us) / 1000;
+}
+
 static int
 s_handle_work (void *arg, bas_msg_t *msg)
 {
@@ -165,6 +208,17 @@ s_handle_work (void *arg, bas_msg_t *msg)
     Basalt__V1__Work *work = (Basalt__V1__Work *)msg->body;
     if (work->work_id > self->last_work_id)
         self->last_work_id = work->work_id;
+    //  Work older than its lease may have been re-issued to another binder
+    //  already: do nothing with it, say so (the cache ignores the answer
+    //  when it has re-issued the work, and plans again when it has not).
+    int64_t age = s_work_age_ms (self, msg);
+    if (age >= BAS_WORK_TTL_MS) {
+        bas_metrics_add (self->metrics, "basalt_binder_work_expired_total", NULL, 1);
+        bas_warn ("work_expired", "work_id=%llu kind=%s age_ms=%lld",
+                  (unsigned long long)work->work_id, s_kind (work), (long long)age);
+        s_answer (self, work, false, 0, "Expired", "the work's lease ran out before it started");
+        return 0;
+    }
     char err[256];
     binder_request_t req;
     if (binder_request_build (work, &req, err, sizeof err) != 0) {
@@ -184,8 +238,10 @@ s_handle_work (void *arg, bas_msg_t *msg)
     call->handle = zlistx_add_end (self->calls, call);
     self->in_flight++;
     bas_metrics_set (self->metrics, "basalt_binder_in_flight", NULL, self->in_flight);
-    if (bas_kube_request (self->kube, req.method, req.path, req.content_type, req.body, s_on_done,
-                          call) != 0) {
+    //  No attempt starts once the lease has run out (bas_kube_request_until).
+    int64_t deadline = call->start_ms + (BAS_WORK_TTL_MS - age);
+    if (bas_kube_request_until (self->kube, req.method, req.path, req.content_type, req.body,
+                                deadline, s_on_done, call) != 0) {
         bas_kube_response_t resp = {0, "", 0, "ClientError", "request could not be queued"};
         s_on_done (call, &resp);
     }
@@ -293,6 +349,7 @@ main (int argc, char **argv)
     self.config.concurrency = BINDER_CONCURRENCY;
     self.config.kube.qps = BINDER_KUBE_QPS;
     self.config.kube.burst = BINDER_KUBE_BURST;
+    self.least_offset_us = S_OFFSET_NONE;
     int exit_code = 0;
     self.svc = bas_svc_new ("binder-svc", "Basalt binder: performs API writes for the scheduler.",
                             s_flags, &self.config, &self.config.common, argc, argv, &exit_code);
@@ -313,7 +370,12 @@ main (int argc, char **argv)
                           "API writes in flight", NULL, 0);
     bas_metrics_describe (self.metrics, "basalt_binder_request_duration_milliseconds",
                           BAS_METRIC_HISTOGRAM, "API write latency by kind of work", buckets, 16);
+    bas_metrics_describe (self.metrics, "basalt_binder_work_expired_total", BAS_METRIC_COUNTER,
+                          "Work items not written because their lease (BAS_WORK_TTL_MS) ran out "
+                          "before a request could start (a binder frozen, a cache restarted)",
+                          NULL, 0);
     bas_metrics_set (self.metrics, "basalt_binder_in_flight", NULL, 0);
+    bas_metrics_add (self.metrics, "basalt_binder_work_expired_total", NULL, 0);
     if (self.config.binder_id)
         snprintf (self.id, sizeof self.id, "%s", self.config.binder_id);
     else {

@@ -2,6 +2,8 @@
 #ifndef CACHE_DEFAULTS_H
 #define CACHE_DEFAULTS_H
 
+#include "bas_msg.h" // BAS_WORK_TTL_MS
+
 #define CACHE_SNAPSHOT_ENDPOINT "ipc:///tmp/basalt/cache.sock"
 #define CACHE_DELTA_ENDPOINT "ipc:///tmp/basalt/delta.sock"
 #define CACHE_WORK_ENDPOINT "ipc:///tmp/basalt/work.sock"
@@ -11,6 +13,14 @@
 #define CACHE_DELTA_MAX_OBJECTS 2000 // flush early when a batch grows this big
 #define CACHE_HEARTBEAT_MS 1000      // heartbeat on the delta stream
 #define CACHE_BINDER_TIMEOUT_MS 5000 // a binder silent this long is gone
+//  A started cache-svc plans nothing for this long (its model is not
+//  "synced" before): work an earlier cache-svc handed out is by then
+//  written, and in the model through the watch, or given up by its binder
+//  (BAS_WORK_TTL_MS), so no pod is placed twice across a restart.
+#define CACHE_START_FENCE_MS (BAS_WORK_TTL_MS + 1000)
+//  A lost binder's work is re-issued this long after its lease ran out: time
+//  for the watch to show a write its binder made at the last moment.
+#define CACHE_WORK_REISSUE_MARGIN_MS 500
 //  The binder link's ZMTP heartbeat timeout: far above any reactor stall, so
 //  that a held reactor does not make libzmq drop the connection (and the
 //  results queued on it). A binder's liveness is judged by the application

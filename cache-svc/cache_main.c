@@ -184,7 +184,14 @@ struct _cache_t {
     bas_sock_opts_t work_opts; // the binder ROUTER's, bound when leading
     bool lease_lost;           // stop with CACHE_EXIT_LEASE_LOST
     bool stopping;
+    int64_t fence_until_ms; // bas_mono_ms () before which the model is not synced
+    int fence_timer;        // checks the sync again when the fence ends, or -1
 };
+
+//  The binder lease must run out before the cache gives a silent binder's
+//  work to another: a heartbeat's period (BINDER_HEARTBEAT_MS) and a margin.
+_Static_assert (CACHE_BINDER_TIMEOUT_MS >= BAS_WORK_TTL_MS + 2000,
+                "a binder may be declared lost while its work's lease still runs");
 
 // ------------------------------------------------------------ publishing
 
@@ -210,6 +217,8 @@ s_leading (cache_t *self)
     return !self->config.leader_elect || (self->lease && bas_lease_leading (self->lease));
 }
 
+static void s_count_result (cache_t *self, const char *kind, bool ok);
+
 static void
 s_dispatch_work (cache_t *self)
 {
@@ -219,6 +228,23 @@ s_dispatch_work (cache_t *self)
     if (!s_leading (self))
         return; // a standby has no work; a lost leader hands out none
     while (cache_work_next (self->work, &identity, &work, now)) {
+        //  A bind the API has already done (seen through the watch: the
+        //  result of a lost binder, a re-issued item) or can no longer do
+        //  (the pod is gone or on another node) is settled here, not sent.
+        int moot = work->item_case == BASALT__V1__WORK__ITEM_BIND
+                       ? cache_model_bind_moot (self->model, work->bind)
+                       : 0;
+        if (moot != 0) {
+            Basalt__V1__Work *w = cache_work_done (self->work, identity, work->work_id);
+            if (w) {
+                cache_model_bind_result (self->model, w->bind, moot > 0,
+                                         "the pod is gone or bound to another node");
+                s_count_result (self, "bind", moot > 0);
+                bas_metrics_add (self->metrics, "basalt_work_settled_total", NULL, 1);
+                basalt__v1__work__free_unpacked (w, NULL);
+            }
+            continue;
+        }
         if (bas_svc_send (self->svc, self->workers, &self->work_stream, identity, "binder",
                           &work->base) != 0) {
             cache_work_unsend (self->work, work->work_id);
@@ -240,12 +266,36 @@ s_on_work (void *arg, Basalt__V1__Work **work_p)
 
 // ------------------------------------------------------------ informers
 
+static void s_check_synced (cache_t *self);
+
+static int
+s_on_fence (zloop_t *loop, int timer_id, void *arg)
+{
+    (void)loop;
+    (void)timer_id;
+    cache_t *self = arg;
+    self->fence_timer = -1;
+    s_check_synced (self);
+    return 0;
+}
+
 static void
 s_check_synced (cache_t *self)
 {
     bool all = true;
     for (int i = 0; i < CACHE_INFORMERS; i++)
         all = all && self->informers[i] && bas_kube_informer_synced (self->informers[i]);
+    int64_t fence = self->fence_until_ms - bas_mono_ms ();
+    if (all && fence > 0) {
+        //  Listed, but an earlier cache-svc's binders may still write what
+        //  it handed out (CACHE_START_FENCE_MS): not synced before then.
+        if (self->fence_timer == -1) {
+            bas_info ("start_fence", "wait_ms=%lld", (long long)fence);
+            self->fence_timer = zloop_timer (bas_svc_loop (self->svc), (size_t)fence + 1, 1,
+                                             s_on_fence, self);
+        }
+        all = false;
+    }
     if (all && !cache_model_synced (self->model))
         bas_info ("synced", "nodes=%zu pods=%zu podgroups=%zu queues=%zu",
                   bas_store_size (cache_model_store (self->model),
@@ -1112,7 +1162,9 @@ s_ready (void *arg, const char **reason)
 {
     cache_t *self = arg;
     if (!cache_model_synced (self->model)) {
-        *reason = "not yet synced with the API server";
+        *reason = self->fence_until_ms > bas_mono_ms ()
+                      ? "synced soon: waiting out the work an earlier cache-svc handed out"
+                      : "not yet synced with the API server";
         return false;
     }
     return true;
@@ -1154,6 +1206,10 @@ s_describe (bas_metrics_t *m)
                           "Times a node went out of sync", NULL, 0);
     bas_metrics_describe (m, "basalt_bind_failures_total", BAS_METRIC_COUNTER,
                           "Binds that failed and were released", NULL, 0);
+    bas_metrics_describe (m, "basalt_work_settled_total", BAS_METRIC_COUNTER,
+                          "Binds settled without an API write: the watch showed the pod bound "
+                          "already, or gone, when the work's turn came (a re-issued item)",
+                          NULL, 0);
     bas_metrics_describe (m, "basalt_work_reissued_total", BAS_METRIC_COUNTER,
                           "Work items re-issued after a binder went silent or a result was overdue",
                           NULL, 0);
@@ -1193,6 +1249,8 @@ main (int argc, char **argv)
     bas_metrics_set (self.metrics, "basalt_leader", NULL, self.config.leader_elect ? 0 : 1);
     uint64_t epoch = bas_svc_epoch (self.svc);
     self.model = cache_model_new (epoch, self.config.scheduler_name);
+    self.fence_until_ms = bas_mono_ms () + CACHE_START_FENCE_MS;
+    self.fence_timer = -1;
     cache_model_set_ignored_devices (self.model, self.config.ignored_devices);
     self.work = cache_work_new ();
     self.commits = zlistx_new ();

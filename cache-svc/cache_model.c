@@ -1192,6 +1192,19 @@ cache_model_commit (cache_model_t *self, const Basalt__V1__Commit *commit,
 }
 
 int
+cache_model_bind_moot (cache_model_t *self, const Basalt__V1__BindWork *bind)
+{
+    if (!bind->pod_uid)
+        return 0;
+    const Basalt__V1__Pod *pod = bas_store_pod (self->store, bind->pod_uid);
+    if (!pod)
+        return -1;
+    if (!pod->node_name || !*pod->node_name)
+        return 0;
+    return bind->node && strcmp (pod->node_name, bind->node) == 0 ? 1 : -1;
+}
+
+int
 cache_model_bind_result (cache_model_t *self, const Basalt__V1__BindWork *bind, bool ok,
                          const char *reason)
 {

@@ -133,6 +133,11 @@ bool cache_model_commit_step (cache_model_t *self, cache_commit_t *cc, size_t bu
                               cache_work_fn *fn, void *arg);
 int cache_model_commit_end (cache_commit_t **cc_p);
 
+//  Whether a bind is still to be done: 0 yes; 1 no, the API already has the
+//  pod on that node (the watch showed it); -1 no, the pod is gone, is
+//  another pod now, or is on another node.
+int cache_model_bind_moot (cache_model_t *self, const Basalt__V1__BindWork *bind);
+
 //  A binder's result for a bind: on failure the assumption is dropped (the
 //  pod is pending again). Returns 0.
 int cache_model_bind_result (cache_model_t *self, const Basalt__V1__BindWork *bind, bool ok,

@@ -6,6 +6,7 @@
 #include "cache_work.h"
 
 #include "bas_log.h"
+#include "cache_defaults.h"
 
 #include <string.h>
 
@@ -25,6 +26,8 @@ typedef struct {
 
 struct _cache_work_t {
     uint64_t next_id;        // work ids
+    uint64_t last_sent_id;   // the id of the item handed out last
+    uint64_t prev_sent_id;   // and of the one before (cache_work_unsend)
     zlistx_t *queue;         // Basalt__V1__Work* waiting (owned)
     zhashx_t *binders;       // key -> s_binder_t
     zlistx_t *lru;           // keys (char*), least recently served first
@@ -223,6 +226,16 @@ cache_work_next (cache_work_t *self, zframe_t **identity_p, Basalt__V1__Work **w
         if (!b || b->credits <= 0)
             continue;
         Basalt__V1__Work *w = zlistx_detach (self->queue, NULL); // NULL: the first item
+        //  Ids go out in increasing order: a binder's heartbeat names the
+        //  highest id it has received, and every item sent to it before
+        //  that one must have a lower id (cache_work_reconcile). An item
+        //  queued behind a re-issued one (which took a new id) is renumbered.
+        if (w->work_id <= self->last_sent_id) {
+            w->has_work_id = 1;
+            w->work_id = ++self->next_id;
+        }
+        self->prev_sent_id = self->last_sent_id;
+        self->last_sent_id = w->work_id;
         if (s_status_uid (w))
             zhashx_delete (self->status_queued, s_status_uid (w));
         s_flight_t *f = calloc (1, sizeof *f);
@@ -274,6 +287,9 @@ cache_work_unsend (cache_work_t *self, uint64_t work_id)
     s_binder_t *b = zhashx_lookup (self->binders, f->binder);
     if (b)
         b->credits++;
+    //  Never sent: the order of the ids sent stays as it was without it.
+    if (work_id == self->last_sent_id)
+        self->last_sent_id = self->prev_sent_id;
     s_enqueue (self, f->work, true, false);
     f->work = NULL;
     zhashx_delete (self->flight, id);
@@ -287,29 +303,6 @@ cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms)
     for (s_binder_t *b = zhashx_first (self->binders); b; b = zhashx_next (self->binders))
         if (now_ms - b->last_seen_ms > binder_timeout_ms)
             zlistx_add_end (gone, strdup (b->key));
-    if (zlistx_size (gone) == 0) {
-        zlistx_destroy (&gone);
-        return 0;
-    }
-    //  Only a lost binder's work is re-issued: a binder that is connected
-    //  and answering performs every item it took and reports it, however
-    //  slow the API is, and sending the item again would bind twice.
-    zhashx_t *lost = zhashx_new ();
-    for (char *k = zlistx_first (gone); k; k = zlistx_next (gone))
-        zhashx_insert (lost, k, (void *)"1");
-    int requeued = 0;
-    zlistx_t *ids = zlistx_new ();
-    zlistx_set_destructor (ids, (zlistx_destructor_fn *)zstr_free);
-    for (s_flight_t *f = zhashx_first (self->flight); f; f = zhashx_next (self->flight))
-        if (zhashx_lookup (lost, f->binder))
-            zlistx_add_end (ids, strdup (zhashx_cursor (self->flight)));
-    for (char *id = zlistx_first (ids); id; id = zlistx_next (ids)) {
-        s_flight_t *f = zhashx_lookup (self->flight, id);
-        s_enqueue (self, f->work, true, true);
-        f->work = NULL;
-        zhashx_delete (self->flight, id);
-        requeued++;
-    }
     for (char *k = zlistx_first (gone); k; k = zlistx_next (gone)) {
         bas_warn (
             "binder_lost", "binder=%s silent_ms=%lld", k,
@@ -319,11 +312,31 @@ cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms)
         if (handle)
             zlistx_delete (self->lru, handle);
     }
-    self->reissued += (unsigned long)requeued;
     self->lost += zlistx_size (gone);
-    zhashx_destroy (&lost);
-    zlistx_destroy (&ids);
     zlistx_destroy (&gone);
+    //  Only a lost binder's work is re-issued: a binder that is connected
+    //  and answering performs every item it took and reports it, however
+    //  slow the API is, and sending the item again would bind twice. And
+    //  only once the item's lease has run out (BAS_WORK_TTL_MS from its
+    //  send, and a margin for the watch to show a write made at the last
+    //  moment): a binder that was frozen, not dead, may still perform what
+    //  reached it meanwhile until then, and never after.
+    int requeued = 0;
+    zlistx_t *ids = zlistx_new ();
+    zlistx_set_destructor (ids, (zlistx_destructor_fn *)zstr_free);
+    for (s_flight_t *f = zhashx_first (self->flight); f; f = zhashx_next (self->flight))
+        if (!zhashx_lookup (self->binders, f->binder) &&
+            now_ms - f->sent_ms > BAS_WORK_TTL_MS + CACHE_WORK_REISSUE_MARGIN_MS)
+            zlistx_add_end (ids, strdup (zhashx_cursor (self->flight)));
+    for (char *id = zlistx_first (ids); id; id = zlistx_next (ids)) {
+        s_flight_t *f = zhashx_lookup (self->flight, id);
+        s_enqueue (self, f->work, true, true);
+        f->work = NULL;
+        zhashx_delete (self->flight, id);
+        requeued++;
+    }
+    self->reissued += (unsigned long)requeued;
+    zlistx_destroy (&ids);
     return requeued;
 }
 

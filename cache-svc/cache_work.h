@@ -49,9 +49,12 @@ Basalt__V1__Work *cache_work_done (cache_work_t *self, zframe_t *identity, uint6
 //  Put a sent item back at the front of the queue (the send failed).
 void cache_work_unsend (cache_work_t *self, uint64_t work_id);
 
-//  Forget binders silent for binder_timeout_ms and re-queue their work.
-//  Work in flight on a binder that is still heard from is never re-queued,
-//  however long it takes. Returns the number of items re-queued. The
+//  Forget binders silent for binder_timeout_ms and re-queue the work of
+//  lost binders once its lease has run out (BAS_WORK_TTL_MS after it was
+//  sent, and CACHE_WORK_REISSUE_MARGIN_MS); call it every so often, as the
+//  lease of an item may run out after its binder was lost. Work in flight
+//  on a binder that is still heard from is never re-queued, however long
+//  it takes. Returns the number of items re-queued. The
 //  caller judges silence on its own clock after reading what the binders
 //  sent (a busy reactor must not mistake its own delay for their silence).
 int cache_work_expire (cache_work_t *self, int64_t now_ms, int binder_timeout_ms);

@@ -904,6 +904,8 @@ typedef struct {
     s_buf_t resp;                  // response body; for a watch the partial line or error body
     zlistx_t *events;              // watch: parsed events (cJSON *) waiting for dispatch
     bool too_big;                  // the response passed max_body
+    bool expired;                  // not sent: its deadline passed
+    int64_t deadline;              // zclock_mono () after which no attempt starts; 0: none
     int attempt;                   // attempts sent so far
     int timer_id;                  // retry timer, or -1
     void *handle;                  // in kube->requests
@@ -1307,11 +1309,20 @@ s_token_refresh (bas_kube_t *self)
     bas_info ("kube_token_reloaded", "file=%s bytes=%zu", self->cfg.token_file, strlen (text));
 }
 
+static void s_req_finish (s_req_t *req, long code, CURLcode res);
+
 //  Hands a request to curl now (the token was already taken).
 static void
 s_req_send (s_req_t *req)
 {
     bas_kube_t *self = req->kube;
+    if (req->deadline && zclock_mono () > req->deadline) {
+        //  Whoever asked for it has given it up by now (bas_kube_request_until).
+        req->expired = true;
+        req->state = S_REQ_IDLE;
+        s_req_finish (req, 0, CURLE_OK);
+        return;
+    }
     s_token_refresh (self);
     if (req->token_gen != self->token_gen) {
         //  The token changed since the headers were built (a retry, a
@@ -1418,7 +1429,10 @@ s_req_finish (s_req_t *req, long code, CURLcode res)
     bas_kube_response_t response = {code, req->resp.data ? req->resp.data : "", req->resp.len, NULL,
                                     NULL};
     char *reason = NULL, *message = NULL;
-    if (code == 0) {
+    if (req->expired) {
+        reason = s_strdup ("Expired");
+        message = s_strdup ("not sent: its deadline passed before an attempt could start");
+    } else if (code == 0) {
         reason = s_strdup (req->too_big ? "ResponseTooLarge" : "TransportError");
         message = req->too_big ? s_printf ("response body larger than %zu bytes", self->max_body)
                   : req->errbuf[0] ? s_strdup (req->errbuf)
@@ -2359,11 +2373,22 @@ int
 bas_kube_request (bas_kube_t *self, const char *method, const char *path, const char *content_type,
                   const char *body, bas_kube_done_fn *done, void *arg)
 {
+    return bas_kube_request_until (self, method, path, content_type, body, 0, done, arg);
+}
+
+int
+bas_kube_request_until (bas_kube_t *self, const char *method, const char *path,
+                        const char *content_type, const char *body, int64_t deadline,
+                        bas_kube_done_fn *done, void *arg)
+{
     if (!self || !method || !*method || !path || !*path)
+        return -1;
+    if (deadline && zclock_mono () >= deadline)
         return -1;
     s_req_t *req = s_req_new (self, S_REQ_PLAIN, method, path, content_type, body);
     if (!req)
         return -1;
+    req->deadline = deadline;
     req->done = done;
     req->arg = arg;
     s_req_submit (req);

@@ -128,6 +128,14 @@ int bas_kube_request (bas_kube_t *self, const char *method, const char *path,
                       const char *content_type, const char *body, bas_kube_done_fn *done,
                       void *arg);
 
+//  The same, but no attempt (the first, behind the rate limit, or a retry)
+//  starts after `deadline` (zclock_mono () milliseconds; 0: none): the
+//  request then finishes with code 0 and reason "Expired", nothing sent.
+//  Returns -1 (nothing queued) when the deadline has already passed.
+int bas_kube_request_until (bas_kube_t *self, const char *method, const char *path,
+                            const char *content_type, const char *body, int64_t deadline,
+                            bas_kube_done_fn *done, void *arg);
+
 //  Called after every finished HTTP transfer (each attempt of a request,
 //  each list page, each watch stream) with the Kubernetes verb ("get",
 //  "create", "update", "patch", "delete", "list", "watch"), the HTTP code (0

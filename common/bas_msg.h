@@ -23,6 +23,16 @@
 
 #define BAS_PROTOCOL_VERSION 1
 
+//  The lease on a unit of binder work: a binder starts no API request for
+//  a work item later than this after cache-svc sent it (measured on the
+//  binder's clock, corrected for the clocks' offset, binder_main.c), so
+//  that work the cache has given up on and re-issued (a binder frozen,
+//  then resumed) or that a cache which died handed out is never written
+//  twice. cache-svc declares a binder lost only after a silence longer
+//  than this plus a heartbeat, and a restarted cache-svc plans nothing
+//  until this has passed since it started (cache_defaults.h).
+#define BAS_WORK_TTL_MS 3000
+
 //  Decode results.
 #define BAS_MSG_OK 0
 #define BAS_MSG_ETRUNCATED (-1) // fewer frames than [identity][type][header][body]

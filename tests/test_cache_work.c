@@ -17,6 +17,7 @@
 
 #include "bas_log.h"
 #include "cache_work.h"
+#include "cache_defaults.h"
 
 #define BINDER_TIMEOUT 5000
 
@@ -259,6 +260,82 @@ test_silent_binder_work_reissued (void **state)
     cache_work_destroy (&pool);
 }
 
+//  Work sent to a binder shortly before it is declared lost waits for its
+//  lease (BAS_WORK_TTL_MS from the send, and the margin) before it goes to
+//  another binder: a frozen binder that wakes up may still perform it
+//  until then (it received it in time), and never after.
+static void
+test_lost_binder_work_waits_for_its_lease (void **state)
+{
+    (void)state;
+    cache_work_t *pool = cache_work_new ();
+    zframe_t *a = zframe_new ("A", 1);
+    zframe_t *b = zframe_new ("B", 1);
+    cache_work_ready (pool, a, 5, "binder-a", 0);
+    assert_true (cache_work_seen (pool, a, 1000));
+    s_add (pool, "p1");
+    char binder[16];
+    const char *pod;
+    uint64_t id;
+    assert_true (s_next (pool, 5000, binder, &pod, &id)); // sent at 5000; A heard last at 1000
+    cache_work_ready (pool, b, 5, "binder-b", 6000);
+    assert_true (cache_work_seen (pool, b, 6001));
+    assert_int_equal (cache_work_expire (pool, 6001, BINDER_TIMEOUT), 0);
+    assert_int_equal (cache_work_lost (pool), 1); // A is lost ...
+    assert_int_equal (cache_work_in_flight (pool), 1); // ... but its item's lease runs
+    const int64_t lease_end = 5000 + BAS_WORK_TTL_MS + CACHE_WORK_REISSUE_MARGIN_MS;
+    assert_true (cache_work_seen (pool, b, lease_end));
+    assert_int_equal (cache_work_expire (pool, lease_end, BINDER_TIMEOUT), 0);
+    assert_true (cache_work_seen (pool, b, lease_end + 1));
+    assert_int_equal (cache_work_expire (pool, lease_end + 1, BINDER_TIMEOUT), 1);
+    assert_true (s_next (pool, lease_end + 1, binder, &pod, &id));
+    assert_string_equal (binder, "B");
+    assert_string_equal (pod, "p1");
+    zframe_destroy (&b);
+    zframe_destroy (&a);
+    cache_work_destroy (&pool);
+}
+
+//  Ids go out in increasing order, so that a binder's heartbeat ("the
+//  highest id I received") says which items it has seen: an item waiting
+//  behind a re-issued one (which got a new, higher id) is renumbered when
+//  it is sent.
+static void
+test_ids_sent_in_order (void **state)
+{
+    (void)state;
+    cache_work_t *pool = cache_work_new ();
+    zframe_t *a = zframe_new ("A", 1);
+    zframe_t *b = zframe_new ("B", 1);
+    cache_work_ready (pool, a, 1, "binder-a", 0);
+    s_add (pool, "p1");
+    uint64_t id2 = s_add (pool, "p2");
+    char binder[16];
+    const char *pod;
+    uint64_t id, id1;
+    assert_true (s_next (pool, 0, binder, &pod, &id1));
+    assert_false (s_next (pool, 0, binder, &pod, &id)); // A has no more credit
+    cache_work_ready (pool, b, 0, "binder-b", 9000);
+    assert_true (cache_work_seen (pool, b, 9000));
+    assert_int_equal (cache_work_expire (pool, 9000, BINDER_TIMEOUT), 1); // A lost, p1 back
+    cache_work_ready (pool, b, 2, "binder-b", 9000);
+    assert_true (s_next (pool, 9000, binder, &pod, &id));
+    assert_string_equal (pod, "p1");
+    assert_true (id > id2); // re-issued: a new id
+    uint64_t reissued = id;
+    assert_true (s_next (pool, 9000, binder, &pod, &id));
+    assert_string_equal (pod, "p2");
+    assert_true (id > reissued); // sent after it: a higher id than its own
+    //  B's heartbeat saying it received p1 only does not count p2 as received.
+    const uint64_t held[] = {reissued};
+    assert_true (cache_work_seen (pool, b, 9100));
+    assert_int_equal (cache_work_reconcile (pool, b, reissued, held, 1, 9100, BINDER_TIMEOUT), 0);
+    assert_int_equal (cache_work_in_flight (pool), 2);
+    zframe_destroy (&b);
+    zframe_destroy (&a);
+    cache_work_destroy (&pool);
+}
+
 //  Work on a binder that is still heard from is never re-issued, however
 //  long its result takes (the API may be slow): sending it again would bind
 //  twice. Only the binder's silence makes its work someone else's.
@@ -433,6 +510,8 @@ main (void)
         cmocka_unit_test_setup (test_result_returns_credit, s_setup),
         cmocka_unit_test_setup (test_unsend, s_setup),
         cmocka_unit_test_setup (test_silent_binder_work_reissued, s_setup),
+        cmocka_unit_test_setup (test_lost_binder_work_waits_for_its_lease, s_setup),
+        cmocka_unit_test_setup (test_ids_sent_in_order, s_setup),
         cmocka_unit_test_setup (test_slow_work_of_live_binder_kept, s_setup),
         cmocka_unit_test_setup (test_status_coalesced_while_waiting, s_setup),
         cmocka_unit_test_setup (test_reconcile_with_heartbeat, s_setup),
