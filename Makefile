@@ -12,9 +12,11 @@ FUZZ_BUILD ?= build-fuzz
 IMAGE_BUILD ?= build-image
 # make fuzz: seconds per libFuzzer target (CI runs 30)
 FUZZ_SECONDS ?= 60
+# make soak: minutes of arrivals and chaos in each of the two soaks
+SOAK_MINUTES ?= 10
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build demo up test test-asan test-tsan fuzz bench image clean
+.PHONY: all deps configure build demo up test test-asan test-tsan fuzz soak bench image clean
 
 all: build
 
@@ -59,6 +61,18 @@ fuzz: deps
 		-DBASALT_FUZZ=ON >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz-targets
 	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# The kill soak, then the API fault soak (the same, with the simulator
+# injecting errors, latency, dropped watches and 410s): SOAK_MINUTES each of
+# 200 nodes, 10,000 pods in gangs, SIGKILL/SIGSTOP on every service, checked
+# from the API; reports in BUILD/soak-kill.json and BUILD/soak-faults.json.
+# Fails on any duplicate bind, partial gang, overcommitted node, lost pod,
+# lost PodGroup or crash (tools/soak/soak.py).
+soak: build
+	@python3 tools/soak/soak.py --build $(BUILD) --minutes $(SOAK_MINUTES) \
+		--dir $(BUILD)/soak-kill --report $(BUILD)/soak-kill.json
+	@python3 tools/soak/soak.py --build $(BUILD) --minutes $(SOAK_MINUTES) --faults \
+		--dir $(BUILD)/soak-faults --report $(BUILD)/soak-faults.json
 
 bench: build
 	@scripts/bench.sh $(BUILD)

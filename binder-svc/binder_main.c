@@ -50,7 +50,7 @@ typedef struct {
     char id[64];
     int in_flight;         // requests sent, not yet answered
     zlistx_t *calls;       // s_call_t in flight (borrowed: each call owns itself)
-    uint64_t last_work_id; // the highest work id received (reported in heartbeats)
+    uint64_t last_work_id; // the highest work id received from cache_epoch (in heartbeats)
     bool draining;         // SIGTERM: take no more work
     int64_t drain_deadline_ms;
     //  The clocks' offset: the least (receipt - send) wall time of the
@@ -186,10 +186,6 @@ s_work_age_ms (binder_t *self, const bas_msg_t *msg)
     if (!h || !h->has_send_time_us)
         return 0;
     int64_t now_ms = bas_mono_ms ();
-    if (h->has_epoch && h->epoch != self->cache_epoch) {
-        self->cache_epoch = h->epoch;
-        self->least_offset_us = S_OFFSET_NONE;
-    }
     int64_t offset = zclock_usecs () - h->send_time_us;
     if (self->least_offset_us == S_OFFSET_NONE || offset < self->least_offset_us)
         self->least_offset_us = offset;
@@ -206,6 +202,13 @@ s_handle_work (void *arg, bas_msg_t *msg)
 {
     binder_t *self = arg;
     Basalt__V1__Work *work = (Basalt__V1__Work *)msg->body;
+    //  A new cache (another epoch) numbers its work from 1 again: what this
+    //  binder received from the one before says nothing about it.
+    if (msg->header && msg->header->has_epoch && msg->header->epoch != self->cache_epoch) {
+        self->cache_epoch = msg->header->epoch;
+        self->last_work_id = 0;
+        self->least_offset_us = S_OFFSET_NONE;
+    }
     if (work->work_id > self->last_work_id)
         self->last_work_id = work->work_id;
     //  Work older than its lease may have been re-issued to another binder
@@ -302,6 +305,8 @@ s_on_heartbeat (zloop_t *loop, int timer_id, void *arg)
     hb.service = self->id;
     hb.has_last_work_id = 1;
     hb.last_work_id = self->last_work_id;
+    hb.has_work_epoch = 1;
+    hb.work_epoch = self->cache_epoch;
     uint64_t *held = malloc ((zlistx_size (self->calls) + 1) * sizeof *held);
     if (!held)
         abort ();

@@ -678,7 +678,11 @@ s_handle_heartbeat (void *arg, bas_msg_t *msg)
     //  late): the same forgiveness applies to this judgement.
     if (s_beat_late (self, now))
         cache_work_forgive (self->work, now);
-    if (hb->has_last_work_id &&
+    //  Ids received from an earlier cache-svc (or none from this one yet)
+    //  say nothing about this one's work: only a heartbeat about this
+    //  epoch's work is reconciled with it.
+    bool ours = !hb->has_work_epoch || hb->work_epoch == bas_svc_epoch (self->svc);
+    if (ours && hb->has_last_work_id &&
         cache_work_reconcile (self->work, msg->identity, hb->last_work_id, hb->work_held,
                               hb->n_work_held, now, CACHE_BINDER_TIMEOUT_MS) > 0)
         s_dispatch_work (self);

@@ -179,6 +179,7 @@ class Services:
         self.list.append(Service("controller-svc", [b + "/controller-svc/controller-svc"] + common
                                  + ["--snapshot-endpoint", snap, "--delta-endpoint", delta], logs))
         self.stopping = False
+        self.done = False
         self.crashes = []
         self.restarts = {}
 
@@ -189,7 +190,9 @@ class Services:
         threading.Thread(target=self._scraper, daemon=True).start()
 
     def _keeper(self):
-        while not self.stopping:
+        # PR_SET_PDEATHSIG fires when the *thread* that started a child
+        # ends: this thread lives until every service has stopped.
+        while not self.done:
             for s in self.list:
                 rc = s.proc.poll()
                 if rc is None or self.stopping:
@@ -199,6 +202,8 @@ class Services:
                                                           signal.Signals(-rc).name))
                     log("CRASH %s exited %s (log %s)" % (s.name, rc, s.logpath))
                 time.sleep(0.3)
+                if self.stopping:
+                    continue
                 self.restarts[s.name] = self.restarts.get(s.name, 0) + 1
                 s.start()
             time.sleep(0.1)
@@ -242,18 +247,26 @@ class Services:
         return out
 
     def stop(self):
+        """SIGTERM to every service; one that does not exit 0 (a sanitizer's
+        report, a hang) is a crash."""
+        if self.stopping:
+            return
         self.stopping = True
-        for s in self.list:
-            if s.proc and s.proc.poll() is None:
-                s.proc.send_signal(signal.SIGCONT)
-                s.proc.terminate()
-        for s in self.list:
-            if s.proc:
-                try:
-                    s.proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    s.proc.kill()
-                    s.proc.wait()
+        running = [s for s in self.list if s.proc and s.proc.poll() is None]
+        for s in running:
+            s.proc.send_signal(signal.SIGCONT)
+            s.proc.terminate()
+        for s in running:
+            try:
+                rc = s.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                s.proc.kill()
+                s.proc.wait()
+                rc = "a hang (killed 20 s after SIGTERM)"
+            if rc != 0:
+                self.crashes.append("%s exited %s at the stop" % (s.name, rc))
+                log("CRASH %s exited %s at the stop (log %s)" % (s.name, rc, s.logpath))
+        self.done = True
 
 
 # ---------------------------------------------------------------------------
@@ -526,8 +539,9 @@ class Workload:
     CPUS = ("250m", "500m", "500m", "1", "1", "2")
     MEMS = ("256Mi", "512Mi", "1Gi", "2Gi")
 
-    def __init__(self, api, checker, rnd, args):
+    def __init__(self, api, reaper_api, checker, rnd, args):
         self.api, self.checker, self.rnd, self.args = api, checker, rnd, args
+        self.reaper_api = reaper_api   # its own connection: deletes go beside creates
         self.submitted_pods = 0
         self.gangs = []        # (name, size)
         self.completed_gangs = 0
@@ -587,10 +601,15 @@ class Workload:
         sizes = dict(self.gangs)
         for g in done:
             for k in range(sizes.get(g, 0)):
-                self.api.request("DELETE", "/api/v1/namespaces/%s/pods/%s-%d" % (NS, g, k))
-            self.api.request("DELETE", "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/"
-                             "podgroups/%s" % (NS, g))
+                self.reaper_api.request("DELETE", "/api/v1/namespaces/%s/pods/%s-%d" % (NS, g, k))
+            self.reaper_api.request("DELETE", "/apis/scheduling.volcano.sh/v1beta1/namespaces/"
+                                    "%s/podgroups/%s" % (NS, g))
             self.completed_gangs += 1
+
+    def reaper(self):
+        while self.running:
+            self.reap()
+            time.sleep(1)
 
     def scale(self):
         replicas = self.rnd.choice((0, 2, 4, 8, 12))
@@ -614,8 +633,6 @@ class Workload:
             if now() >= next_scale:
                 self.scale()
                 next_scale = now() + self.rnd.uniform(10, 30)
-            if i % 20 == 0:
-                self.reap()
 
     def inject_duplicate(self):
         """What a binder that binds twice would do: a second binding of a
@@ -707,6 +724,15 @@ def main():
     if args.dir is None:
         import tempfile
         args.dir = tempfile.mkdtemp(prefix="basalt-soak-")
+    args.dir = os.path.abspath(args.dir)
+    # What an earlier run left in --dir (its own files only).
+    import shutil
+    shutil.rmtree(os.path.join(args.dir, "logs"), ignore_errors=True)
+    for f in ("cache.sock", "delta.sock", "work.sock", "nodes.yaml", "apisim.port"):
+        try:
+            os.unlink(os.path.join(args.dir, f))
+        except FileNotFoundError:
+            pass
     os.makedirs(os.path.join(args.dir, "logs"), exist_ok=True)
     log("seed=%d dir=%s nodes=%d pods=%d minutes=%g faults=%s" % (
         seed, args.dir, args.nodes, args.pods, args.minutes, args.faults))
@@ -716,9 +742,10 @@ def main():
     api = Api("127.0.0.1", port, stats, "workload")
     master = "http://127.0.0.1:%d" % port
     checker = Checker(Api("127.0.0.1", port, stats, "checker"), args)
-    workload = Workload(api, checker, rnd, args)
+    workload = Workload(api, Api("127.0.0.1", port, stats, "reaper"), checker, rnd, args)
     workload.setup()
     checker.start()
+    threading.Thread(target=workload.reaper, daemon=True).start()
     services = Services(args, master, stats)
     services.start()
     chaos = Chaos(services, rnd, args)
@@ -758,7 +785,6 @@ def main():
         # Settle: every pod bound (the workload keeps reaping finished gangs).
         settled = None
         while now() < chaos_end + args.settle_s:
-            workload.reap()
             if not checker.unbound() and workload.submitted_pods >= args.pods:
                 settled = now()
                 break
@@ -777,8 +803,9 @@ def main():
                 "API refused %d bindings of pods already on that node and %d on another: %s"
                 % (audit["rebindsSameNode"], audit["rebindsOtherNode"],
                    "; ".join(audit["lastRebinds"][-5:])))
-        checker.violations["crashes"] = list(services.crashes)
         totals = services.totals()
+        services.stop()
+        checker.violations["crashes"] = list(services.crashes)
     finally:
         checker.running = False
         workload.running = False
