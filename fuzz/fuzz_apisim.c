@@ -9,6 +9,7 @@
     later (a read of a future resourceVersion) is left; a watch is opened
     and closed.
 */
+#include "fuzz_quiet.h"
 #include "sim_api.h"
 #include "sim_crd.h"
 #include <stdint.h>
@@ -59,6 +60,7 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
+    fuzz_quiet ();
     char err[512];
     s_crds = sim_crds_new (err, sizeof err);
     if (!s_crds) {

@@ -7,6 +7,7 @@
     a text of several lines is also read as a watch stream, one event per
     line.
 */
+#include "fuzz_quiet.h"
 #include "bas_k8s.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +42,15 @@ s_document (const cJSON *doc)
     const cJSON *object = cJSON_GetObjectItemCaseSensitive (doc, "object");
     if (cJSON_IsObject (object))
         s_decode_all (object);
+}
+
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    fuzz_quiet ();
+    return 0;
 }
 
 int

@@ -3,6 +3,7 @@
     URL, contexts, users, base64 certificate data). Paths it names are
     read as a client would (bounded by BAS_KUBE_FILE_MAX).
 */
+#include "fuzz_quiet.h"
 #include "bas_kube.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,6 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    fuzz_quiet ();
+    return 0;
+}
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -9,6 +9,7 @@
     ROUTER identity frame. So the fuzzer reaches every message type's body
     without having to guess type names.
 */
+#include "fuzz_quiet.h"
 #include "bas_msg.h"
 #include "bas_pbjson.h"
 #include <stdint.h>
@@ -23,6 +24,15 @@ s_add (zmsg_t *msg, const uint8_t *data, size_t size)
 {
     zframe_t *frame = zframe_new (data, size);
     zmsg_append (msg, &frame);
+}
+
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    fuzz_quiet ();
+    return 0;
 }
 
 int

@@ -2,11 +2,21 @@
     durations ("1h30m") and RFC 3339 times, each parser on the same text;
     what parses is formatted back.
 */
+#include "fuzz_quiet.h"
 #include "bas_k8s.h"
 #include "bas_quantity.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    fuzz_quiet ();
+    return 0;
+}
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

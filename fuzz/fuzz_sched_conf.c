@@ -1,10 +1,20 @@
 /*  fuzz_sched_conf: Volcano's scheduler configuration (actions and plugin
     tiers, as in volcano-scheduler.conf) through session-svc's parser.
 */
+#include "fuzz_quiet.h"
 #include "sess_sched.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    fuzz_quiet ();
+    return 0;
+}
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -3,6 +3,7 @@
     tested: libFuzzer's -rss_limit_mb and -timeout catch a bomb that gets
     through.
 */
+#include "fuzz_quiet.h"
 #include "bas_yaml.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +19,15 @@ s_doc (void *arg, cJSON **doc_p, int index)
     (*docs)++;
     cJSON_Delete (*doc_p);
     *doc_p = NULL;
+    return 0;
+}
+
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    fuzz_quiet ();
     return 0;
 }
 
