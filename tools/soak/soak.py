@@ -44,6 +44,7 @@ import ctypes
 import http.client
 import json
 import os
+import queue
 import random
 import re
 import signal
@@ -542,6 +543,7 @@ class Workload:
     def __init__(self, api, reaper_api, checker, rnd, args):
         self.api, self.checker, self.rnd, self.args = api, checker, rnd, args
         self.reaper_api = reaper_api   # its own connection: deletes go beside creates
+        self.submissions = queue.Queue(maxsize=64)
         self.submitted_pods = 0
         self.gangs = []        # (name, size)
         self.completed_gangs = 0
@@ -569,22 +571,35 @@ class Workload:
                                                                  "memory": "256Mi"}}}]}}}})
 
     def submit_gang(self, i):
+        """Decide gang i here (the seed decides the run) and hand its
+        requests to a submitter (each its own connection: with 50 ms of
+        injected latency one connection cannot keep up with the arrivals)."""
         size = self.rnd.choice(self.SIZES)
         size = min(size, self.args.pods - self.submitted_pods)
         name = "g%05d" % i
         cpu, mem = self.rnd.choice(self.CPUS), self.rnd.choice(self.MEMS)
         # Most gangs finish; a few run to the end (they must all fit).
         complete = self.rnd.randint(3000, 30000) if self.rnd.random() < 0.85 else 0
-        self.api.request("POST", "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups"
-                         % NS, {
-                             "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                             "metadata": {"name": name, "namespace": NS},
-                             "spec": {"minMember": size, "queue": self.rnd.choice(QUEUES)}})
-        for k in range(size):
-            self.api.request("POST", "/api/v1/namespaces/%s/pods" % NS,
-                             pod_body("%s-%d" % (name, k), name, cpu, mem, complete))
+        queue_name = self.rnd.choice(QUEUES)
+        self.submissions.put((name, size, cpu, mem, complete, queue_name))
         self.submitted_pods += size
         self.gangs.append((name, size))
+
+    def submitter(self, api):
+        while True:
+            item = self.submissions.get()
+            if item is None:
+                return
+            name, size, cpu, mem, complete, queue_name = item
+            api.request("POST", "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups"
+                        % NS, {
+                            "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                            "metadata": {"name": name, "namespace": NS},
+                            "spec": {"minMember": size, "queue": queue_name}})
+            for k in range(size):
+                api.request("POST", "/api/v1/namespaces/%s/pods" % NS,
+                            pod_body("%s-%d" % (name, k), name, cpu, mem, complete))
+            self.submissions.task_done()
 
     def reap(self):
         """Delete the gangs whose pods all finished, as a job controller would."""
@@ -618,7 +633,11 @@ class Workload:
                          ctype="application/merge-patch+json")
         self.scales += 1
 
-    def run(self, window_s):
+    def run(self, window_s, submitter_apis):
+        workers = [threading.Thread(target=self.submitter, args=(a,), daemon=True)
+                   for a in submitter_apis]
+        for w in workers:
+            w.start()
         start = now()
         i = 0
         next_scale = start + 20
@@ -633,6 +652,10 @@ class Workload:
             if now() >= next_scale:
                 self.scale()
                 next_scale = now() + self.rnd.uniform(10, 30)
+        for _ in workers:
+            self.submissions.put(None)
+        for w in workers:
+            w.join()
 
     def inject_duplicate(self):
         """What a binder that binds twice would do: a second binding of a
@@ -642,7 +665,9 @@ class Workload:
         if not bound:
             return False
         p = bound[0]
-        self.api.request("POST", "/api/v1/namespaces/%s/pods/%s/binding" % (NS, p["name"]), {
+        # Its own connection: the workload's is in use by another thread.
+        api = Api(self.api.host, self.api.port, self.api.stats, "injector")
+        api.request("POST", "/api/v1/namespaces/%s/pods/%s/binding" % (NS, p["name"]), {
             "apiVersion": "v1", "kind": "Binding", "metadata": {"name": p["name"]},
             "target": {"apiVersion": "v1", "kind": "Node", "name": p["node"]}})
         log("injected a second binding of %s to %s" % (p["name"], p["node"]))
@@ -765,7 +790,8 @@ def main():
         threading.Thread(target=chaos.run, args=(t0 + window,), daemon=True).start()
     injected = False
     try:
-        wl = threading.Thread(target=workload.run, args=(window,), daemon=True)
+        submitters = [Api("127.0.0.1", port, stats, "submitter-%d" % i) for i in range(4)]
+        wl = threading.Thread(target=workload.run, args=(window, submitters), daemon=True)
         wl.start()
         last_progress = 0
         while now() < t0 + window or wl.is_alive():
