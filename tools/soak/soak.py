@@ -27,7 +27,10 @@ simulator's /admin/audit of bindings) and counts:
                  the API refuses both, its audit counts them) and a pod seen
                  on a second node
   partial_gangs  a gang with some but fewer than minMember members bound for
-                 longer than --partial-limit-s, once all its pods exist
+                 longer than --partial-limit-s once all its pods exist, counted
+                 while cache-svc and session-svc are ready (a scheduler that
+                 is down or fenced cannot finish a gang; that time is
+                 reported as scheduler_unavailable_s)
   overcommitted  a node whose bound, unfinished pods ask for more cpu, memory
                  or pods than it has
   lost_pods      pods still unbound when the cluster has room for them,
@@ -209,6 +212,23 @@ class Services:
                 s.start()
             time.sleep(0.1)
 
+    def scheduler_ready(self):
+        """cache-svc and session-svc both answer /readyz 200 within 0.3 s."""
+        for s in self.list[:2]:
+            port = s.http_port()
+            if not port or s.proc.poll() is not None:
+                return False
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=0.3)
+                c.request("GET", "/readyz")
+                code = c.getresponse().status
+                c.close()
+            except (OSError, http.client.HTTPException):
+                return False
+            if code != 200:
+                return False
+        return True
+
     def _scrape(self, s):
         port = s.http_port()
         if not port:
@@ -341,6 +361,8 @@ class Checker:
         self.expected_group_deletes = set()   # the workload deleted these
         self.relists = {"pods": 0, "podgroups": 0}
         self.running = True
+        self.services = None        # set once they run: their readiness
+        self.unavailable_s = 0.0    # time cache-svc or session-svc was not ready
 
     def flag(self, cls, what):
         with self.lock:
@@ -458,11 +480,20 @@ class Checker:
         threading.Thread(target=self._loop, daemon=True).start()
 
     def _loop(self):
+        last = now()
         while self.running:
             time.sleep(0.5)
+            # A gang's partial time counts only while the scheduler can
+            # act: cache-svc and session-svc both answer /readyz (not
+            # killed, frozen, restarting or in the start fence).
+            up = self.services is None or self.services.scheduler_ready()
+            t = now()
             with self.lock:
                 self._check_nodes()
-                self._check_gangs()
+                self._check_gangs(t - last if up else 0.0)
+            if not up:
+                self.unavailable_s += t - last
+            last = t
 
     def _check_nodes(self):
         use = {}
@@ -484,7 +515,7 @@ class Checker:
             else:
                 self.over_flagged.discard(node)
 
-    def _check_gangs(self):
+    def _check_gangs(self, dt):
         members = {}
         for p in self.pods.values():
             if p["group"]:
@@ -498,13 +529,17 @@ class Checker:
                 continue
             total, bound = members.get(name, (0, 0))
             if total >= g["min"] and 0 < bound < g["min"]:
-                since = self.partial_since.setdefault(name, t)
-                self.max_partial_s = max(self.max_partial_s, t - since)
-                if t - since > self.args.partial_limit_s and name not in self.partial_flagged:
+                if name not in self.partial_since:
+                    self.partial_since[name] = [t, 0.0]   # since, time the scheduler was up
+                else:
+                    self.partial_since[name][1] += dt
+                since, up_s = self.partial_since[name]
+                self.max_partial_s = max(self.max_partial_s, up_s)
+                if up_s > self.args.partial_limit_s and name not in self.partial_flagged:
                     self.partial_flagged.add(name)
                     self.violations["partial_gangs"].append(
-                        "%s: %d of minMember %d bound for %.1f s" % (name, bound, g["min"],
-                                                                     t - since))
+                        "%s: %d of minMember %d bound for %.1f s of scheduler time (%.1f s "
+                        "in all)" % (name, bound, g["min"], up_s, t - since))
                     log("VIOLATION partial_gangs: " + self.violations["partial_gangs"][-1])
             else:
                 self.partial_since.pop(name, None)
@@ -728,8 +763,9 @@ def main():
     ap.add_argument("--kill-min-s", type=float, default=1.0)
     ap.add_argument("--kill-max-s", type=float, default=5.0)
     ap.add_argument("--partial-limit-s", type=float, default=20.0,
-                    help="a gang partly bound longer than this is a violation (default 20: "
-                         "the binder timeout, a restart and a session, with a frozen process)")
+                    help="a gang partly bound longer than this, counted while cache-svc and "
+                         "session-svc are ready, is a violation (default 20: a binder's "
+                         "timeout, the work's lease and a session, with a binder frozen)")
     ap.add_argument("--settle-s", type=float, default=300.0)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--short", action="store_true",
@@ -773,6 +809,7 @@ def main():
     threading.Thread(target=workload.reaper, daemon=True).start()
     services = Services(args, master, stats)
     services.start()
+    checker.services = services
     chaos = Chaos(services, rnd, args)
     t0 = now()
     window = args.minutes * 60
@@ -849,6 +886,7 @@ def main():
         "rebinds_same_node": audit["rebindsSameNode"],
         "rebinds_other_node": audit["rebindsOtherNode"],
         "max_partial_gang_s": round(checker.max_partial_s, 1),
+        "scheduler_unavailable_s": round(checker.unavailable_s, 1),
         "settle_s_after_last_kill": round(settled - last_kill, 1) if settled else None,
         "checker_relists": checker.relists,
         "client_retries": {k: v for k, v in stats.items()},
