@@ -44,14 +44,7 @@ s_document (const cJSON *doc)
         s_decode_all (object);
 }
 
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_quiet ();
-    return 0;
-}
+FUZZ_QUIET_INITIALIZE
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

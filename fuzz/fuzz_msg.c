@@ -26,14 +26,7 @@ s_add (zmsg_t *msg, const uint8_t *data, size_t size)
     zmsg_append (msg, &frame);
 }
 
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_quiet ();
-    return 0;
-}
+FUZZ_QUIET_INITIALIZE
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -9,14 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_quiet ();
-    return 0;
-}
+FUZZ_QUIET_INITIALIZE
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

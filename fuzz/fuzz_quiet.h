@@ -21,4 +21,14 @@ fuzz_quiet (void)
         bas_log_set_stream (devnull); // kept open for the process's life
 }
 
+//  A target's LLVMFuzzerInitialize when quieting the log is all it needs.
+#define FUZZ_QUIET_INITIALIZE                                                                      \
+    int LLVMFuzzerInitialize (int *argc, char ***argv)                                             \
+    {                                                                                              \
+        (void)argc;                                                                                \
+        (void)argv;                                                                                \
+        fuzz_quiet ();                                                                             \
+        return 0;                                                                                  \
+    }
+
 #endif

@@ -22,14 +22,7 @@ s_doc (void *arg, cJSON **doc_p, int index)
     return 0;
 }
 
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_quiet ();
-    return 0;
-}
+FUZZ_QUIET_INITIALIZE
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
