@@ -54,9 +54,8 @@ typedef struct {
     bool draining;         // SIGTERM: take no more work
     int64_t drain_deadline_ms;
     //  The clocks' offset: the least (receipt - send) wall time of the
-    //  cache's messages since the cache's epoch began, so that a message's
-    //  age is measured without trusting the two clocks to agree
-    //  (s_work_age_ms).
+    //  cache's messages, so that a message's age is measured without
+    //  trusting the two clocks to agree (s_work_age_ms).
     uint64_t cache_epoch;
     int64_t least_offset_us; // S_OFFSET_NONE before the first message
     int64_t least_at_ms;     // bas_mono_ms () when it was last brought forward
@@ -177,8 +176,11 @@ s_method (const char *method)
 //  (receipt - send) wall time less the least such value seen (the clocks'
 //  offset plus the link's least delay). A binder that was frozen reads the
 //  messages queued meanwhile as old. The least value creeps up slowly, to
-//  follow a clock that was stepped; a new cache epoch (another process,
-//  maybe another host) starts afresh.
+//  follow a clock that was stepped or a cache-svc started on another host
+//  whose clock is behind; it is kept across cache epochs, because the first
+//  message of a new cache-svc may be one that waited while this binder was
+//  frozen (the kill soak found that starting afresh there let such work
+//  through). A cache whose clock is ahead lowers it at once.
 static int64_t
 s_work_age_ms (binder_t *self, const bas_msg_t *msg)
 {
@@ -207,7 +209,6 @@ s_handle_work (void *arg, bas_msg_t *msg)
     if (msg->header && msg->header->has_epoch && msg->header->epoch != self->cache_epoch) {
         self->cache_epoch = msg->header->epoch;
         self->last_work_id = 0;
-        self->least_offset_us = S_OFFSET_NONE;
     }
     if (work->work_id > self->last_work_id)
         self->last_work_id = work->work_id;
