@@ -190,8 +190,8 @@ struct _cache_t {
 
 //  The binder lease must run out before the cache gives a silent binder's
 //  work to another: a heartbeat's period (BINDER_HEARTBEAT_MS) and a margin.
-_Static_assert (CACHE_BINDER_TIMEOUT_MS >= BAS_WORK_TTL_MS + 2000,
-                "a binder may be declared lost while its work's lease still runs");
+_Static_assert(CACHE_BINDER_TIMEOUT_MS >= BAS_WORK_TTL_MS + 2000,
+               "a binder may be declared lost while its work's lease still runs");
 
 // ------------------------------------------------------------ publishing
 
@@ -291,8 +291,8 @@ s_check_synced (cache_t *self)
         //  it handed out (CACHE_START_FENCE_MS): not synced before then.
         if (self->fence_timer == -1) {
             bas_info ("start_fence", "wait_ms=%lld", (long long)fence);
-            self->fence_timer = zloop_timer (bas_svc_loop (self->svc), (size_t)fence + 1, 1,
-                                             s_on_fence, self);
+            self->fence_timer =
+                zloop_timer (bas_svc_loop (self->svc), (size_t)fence + 1, 1, s_on_fence, self);
         }
         all = false;
     }

@@ -281,7 +281,7 @@ test_lost_binder_work_waits_for_its_lease (void **state)
     cache_work_ready (pool, b, 5, "binder-b", 6000);
     assert_true (cache_work_seen (pool, b, 6001));
     assert_int_equal (cache_work_expire (pool, 6001, BINDER_TIMEOUT), 0);
-    assert_int_equal (cache_work_lost (pool), 1); // A is lost ...
+    assert_int_equal (cache_work_lost (pool), 1);      // A is lost ...
     assert_int_equal (cache_work_in_flight (pool), 1); // ... but its item's lease runs
     const int64_t lease_end = 5000 + BAS_WORK_TTL_MS + CACHE_WORK_REISSUE_MARGIN_MS;
     assert_true (cache_work_seen (pool, b, lease_end));

@@ -47,7 +47,8 @@ typedef struct {
     int min_request_timeout_s;    // watch length without timeoutSeconds (×[1,2))
     int64_t continue_ttl_ms;      // lifetime of a paged list's snapshot
     int64_t rv_wait_ms;           // a read of a future resourceVersion waits this long, then 504
-    const struct _sim_crds_t *crds; // NULL: parse the embedded CRDs; else borrowed, outlives the API
+    const struct _sim_crds_t
+        *crds; // NULL: parse the embedded CRDs; else borrowed, outlives the API
 } sim_api_config_t;
 
 //  Fill cfg with the defaults of sim_defaults.h.

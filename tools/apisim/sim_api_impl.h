@@ -31,11 +31,11 @@ typedef struct {
 //  does), split by whether it named the pod's node or another one.
 #define SIM_AUDIT_KEEP 64
 typedef struct {
-    unsigned long binds;          // bindings accepted
-    unsigned long rebinds_same;   // refused: the pod is already on that node
-    unsigned long rebinds_other;  // refused: the pod is already on another node
+    unsigned long binds;            // bindings accepted
+    unsigned long rebinds_same;     // refused: the pod is already on that node
+    unsigned long rebinds_other;    // refused: the pod is already on another node
     char last[SIM_AUDIT_KEEP][200]; // the latest refusals, "ns/pod on A, asked B"
-    unsigned long nlast;          // refusals recorded (index = nlast % KEEP)
+    unsigned long nlast;            // refusals recorded (index = nlast % KEEP)
 } sim_audit_t;
 
 struct _sim_api_t {
