@@ -189,11 +189,9 @@ s_work_age_ms (binder_t *self, const bas_msg_t *msg)
         return 0;
     int64_t now_ms = bas_mono_ms ();
     int64_t offset = zclock_usecs () - h->send_time_us;
-    if (self->least_offset_us == S_OFFSET_NONE || offset < self->least_offset_us)
-        self->least_offset_us = offset;
-    else
+    if (self->least_offset_us != S_OFFSET_NONE)
         self->least_offset_us += (now_ms - self->least_at_ms) * S_OFFSET_CREEP_US_PER_S / 1000;
-    if (self->least_offset_us > offset)
+    if (offset < self->least_offset_us)
         self->least_offset_us = offset;
     self->least_at_ms = now_ms;
     return (offset - self->least_offset_us) / 1000;

@@ -88,8 +88,7 @@ class Api:
             self.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
         return self.conn
 
-    def request(self, method, path, body=None, ctype="application/json", ok=(200, 201),
-                attempts=30):
+    def request(self, method, path, body=None, ctype="application/json", attempts=30):
         """(code, parsed body). Retries connection errors, 5xx and 429
         (after Retry-After); other codes are returned."""
         data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
@@ -587,7 +586,7 @@ class Workload:
 
     def setup(self):
         self.api.request("POST", "/api/v1/namespaces", {
-            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}, ok=(201, 409))
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
         for i, q in enumerate(QUEUES):
             self.api.request("POST", "/apis/scheduling.volcano.sh/v1beta1/queues", {
                 "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
