@@ -28,7 +28,6 @@
 #define CACHE_WORK_ZMTP_TIMEOUT_MS 60000
 #define CACHE_COMMIT_SLICE_US 5000 // a commit slice holds the reactor about this long
 #define CACHE_SNAPSHOT_PART 1000   // objects in one part of a snapshot
-#define CACHE_INFORMERS 6          // API resources listed and watched (cache_main.c)
 #define CACHE_COMMIT_STEP_ITEMS 32 // items between two looks at the clock
 #define CACHE_CATCH_UP_MAX 10000   // binder messages read before judging liveness
 //  /debug/state's "commits": the last minutes of session commits (a session

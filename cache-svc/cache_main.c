@@ -40,6 +40,7 @@
     It is one static HTML file (ui/status.html, compiled in: cache_ui.h),
     served like /debug/state, to localhost only.
 */
+#include "bas_k8s.h"
 #include "bas_kube.h"
 #include "bas_lease.h"
 #include "bas_sock.h"
@@ -153,8 +154,8 @@ s_snap_job_free (void **item_p)
 //  What an informer's callback needs: the cache and the kind it watches.
 typedef struct {
     cache_t *cache;
-    Basalt__V1__ObjectKind kind;
-    const char *path;
+    const bas_kind_t *kind;
+    char path[128];
 } s_informer_arg_t;
 
 struct _cache_t {
@@ -178,8 +179,9 @@ struct _cache_t {
     bas_stream_t router_stream;
     bas_stream_t pub_stream;
     bas_stream_t work_stream;
-    bas_kube_informer_t *informers[CACHE_INFORMERS];
-    s_informer_arg_t informer_args[CACHE_INFORMERS];
+    //  One per row of the kind table, in its order.
+    bas_kube_informer_t *informers[BAS_KIND_LIMIT];
+    s_informer_arg_t informer_args[BAS_KIND_LIMIT];
     bas_lease_t *lease;        // with --leader-elect
     bas_sock_opts_t work_opts; // the binder ROUTER's, bound when leading
     bool lease_lost;           // stop with CACHE_EXIT_LEASE_LOST
@@ -283,7 +285,7 @@ static void
 s_check_synced (cache_t *self)
 {
     bool all = true;
-    for (int i = 0; i < CACHE_INFORMERS; i++)
+    for (size_t i = 0; i < bas_kind_count (); i++)
         all = all && self->informers[i] && bas_kube_informer_synced (self->informers[i]);
     int64_t fence = self->fence_until_ms - bas_mono_ms ();
     if (all && fence > 0) {
@@ -318,7 +320,7 @@ s_on_api_event (void *arg, bas_kube_event_t type, const cJSON *object)
         s_check_synced (self);
         return;
     }
-    if (cache_model_api_event (self->model, ia->kind, (int)type, object) != 0)
+    if (cache_model_api_event (self->model, ia->kind->kind, (int)type, object) != 0)
         bas_metrics_add (self->metrics, "basalt_api_decode_errors_total", NULL, 1);
     if (cache_model_dirty_count (self->model) >= CACHE_DELTA_MAX_OBJECTS)
         s_flush (self);
@@ -758,20 +760,13 @@ s_update_metrics (cache_t *self)
     bas_metrics_set_total (m, "basalt_work_coalesced_total", NULL,
                            (double)cache_work_coalesced (self->work));
     bas_metrics_set (m, "basalt_cache_synced", NULL, cache_model_synced (self->model) ? 1 : 0);
-    static const struct {
-        Basalt__V1__ObjectKind kind;
-        const char *label;
-    } kinds[] = {
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, "kind=\"node\""},
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, "kind=\"pod\""},
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, "kind=\"podgroup\""},
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, "kind=\"queue\""},
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS, "kind=\"priorityclass\""},
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA, "kind=\"resourcequota\""},
-    };
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        bas_metrics_set (m, "basalt_cache_objects", kinds[i].label,
-                         (double)bas_store_size (cache_model_store (self->model), kinds[i].kind));
+    for (size_t i = 0; i < bas_kind_count (); i++) {
+        const bas_kind_t *k = bas_kind_at (i);
+        char label[64];
+        snprintf (label, sizeof label, "kind=\"%s\"", k->label);
+        bas_metrics_set (m, "basalt_cache_objects", label,
+                         (double)bas_store_size (cache_model_store (self->model), k->kind));
+    }
 }
 
 // ------------------------------------------------------------ /debug/state
@@ -1312,23 +1307,12 @@ main (int argc, char **argv)
         exit_code = 1;
         goto done;
     }
-    static const struct {
-        Basalt__V1__ObjectKind kind;
-        const char *path;
-    } watches[CACHE_INFORMERS] = {
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS,
-         "/apis/scheduling.k8s.io/v1/priorityclasses"},
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA, "/api/v1/resourcequotas"},
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, "/apis/scheduling.volcano.sh/v1beta1/queues"},
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, "/api/v1/nodes"},
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP,
-         "/apis/scheduling.volcano.sh/v1beta1/podgroups"},
-        {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, "/api/v1/pods"},
-    };
-    for (int i = 0; i < CACHE_INFORMERS; i++) {
-        self.informer_args[i] = (s_informer_arg_t){&self, watches[i].kind, watches[i].path};
-        self.informers[i] = bas_kube_watch (self.kube, watches[i].path, NULL, s_on_api_event,
-                                            &self.informer_args[i]);
+    for (size_t i = 0; i < bas_kind_count (); i++) {
+        s_informer_arg_t *ia = &self.informer_args[i];
+        ia->cache = &self;
+        ia->kind = bas_kind_at (i);
+        bas_kind_path (ia->kind, ia->path, sizeof ia->path);
+        self.informers[i] = bas_kube_watch (self.kube, ia->path, NULL, s_on_api_event, ia);
     }
     bas_svc_reader (self.svc, self.router, s_on_router, &self, "router");
     if (self.config.leader_elect) {

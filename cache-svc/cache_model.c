@@ -508,10 +508,9 @@ cache_model_api_event (cache_model_t *self, Basalt__V1__ObjectKind kind, int eve
                        const cJSON *object)
 {
     if (event == BAS_KUBE_DELETED) {
-        bool by_uid = kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD ||
-                      kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP ||
-                      kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA;
-        const char *key = s_json_str (object, "metadata", by_uid ? "uid" : "name");
+        const bas_kind_t *k = bas_kind_of (kind);
+        const char *key =
+            k ? s_json_str (object, "metadata", k->key == BAS_KIND_KEY_UID ? "uid" : "name") : NULL;
         if (!key) {
             self->stats.decode_errors++;
             bas_warn ("api_delete_without_key", "kind=%d", (int)kind);

@@ -15,11 +15,14 @@
 */
 #include "bas_store.h"
 #include "bas_hash.h"
+#include "bas_k8s.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define S_KINDS 7
+//  Tables and slot arrays are indexed by ObjectKind value; a kind without
+//  a row in the kind table (bas_k8s.h) has none and holds nothing.
+#define S_KINDS BAS_KIND_LIMIT
 
 //  One object and where it sits in its kind's slot array.
 typedef struct {
@@ -98,9 +101,8 @@ bas_store_new (void)
     bas_store_t *self = calloc (1, sizeof *self);
     if (!self)
         abort ();
-    for (int k = 1; k < S_KINDS; k++) {
-        self->tables[k] = bas_hash_new (s_entry_destroy);
-    }
+    for (size_t i = 0; i < bas_kind_count (); i++)
+        self->tables[bas_kind_at (i)->kind] = bas_hash_new (s_entry_destroy);
     self->group_names = bas_hash_new (free);
     return self;
 }
@@ -124,7 +126,8 @@ void
 bas_store_clear (bas_store_t *self)
 {
     for (int k = 1; k < S_KINDS; k++) {
-        bas_hash_purge (self->tables[k]);
+        if (self->tables[k])
+            bas_hash_purge (self->tables[k]);
         s_slots_clear (&self->slots[k]);
     }
     bas_hash_purge (self->group_names);
@@ -133,57 +136,21 @@ bas_store_clear (bas_store_t *self)
 Basalt__V1__ObjectKind
 bas_store_kind (const Basalt__V1__Object *obj)
 {
-    switch (obj->kind_case) {
-    case BASALT__V1__OBJECT__KIND_NODE:
-        return obj->node ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE : 0;
-    case BASALT__V1__OBJECT__KIND_POD:
-        return obj->pod ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD : 0;
-    case BASALT__V1__OBJECT__KIND_POD_GROUP:
-        return obj->pod_group ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP : 0;
-    case BASALT__V1__OBJECT__KIND_QUEUE:
-        return obj->queue ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE : 0;
-    case BASALT__V1__OBJECT__KIND_PRIORITY_CLASS:
-        return obj->priority_class ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS : 0;
-    case BASALT__V1__OBJECT__KIND_RESOURCE_QUOTA:
-        return obj->resource_quota ? BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA : 0;
-    default:
-        return 0;
-    }
-}
-
-static bool
-s_nonempty (const char *s)
-{
-    return s && *s;
+    const bas_kind_t *k = bas_kind_of_object (obj);
+    return k ? k->kind : 0;
 }
 
 const char *
 bas_store_key (const Basalt__V1__Object *obj)
 {
-    const char *key = NULL;
-    switch (bas_store_kind (obj)) {
-    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE:
-        key = obj->node->name;
-        break;
-    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD:
-        key = obj->pod->uid;
-        break;
-    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP:
-        key = obj->pod_group->uid;
-        break;
-    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE:
-        key = obj->queue->name;
-        break;
-    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS:
-        key = obj->priority_class->name;
-        break;
-    case BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA:
-        key = obj->resource_quota->uid;
-        break;
-    default:
-        break;
-    }
-    return s_nonempty (key) ? key : NULL;
+    return bas_kind_key (obj);
+}
+
+//  The kind has a table (a row in the kind table).
+static bool
+s_known (const bas_store_t *self, Basalt__V1__ObjectKind kind)
+{
+    return kind > 0 && kind < S_KINDS && self->tables[kind];
 }
 
 static void
@@ -282,7 +249,7 @@ bas_store_upsert_copy (bas_store_t *self, const Basalt__V1__Object *obj)
 int
 bas_store_delete (bas_store_t *self, Basalt__V1__ObjectKind kind, const char *key)
 {
-    if (kind <= 0 || kind >= S_KINDS || !key)
+    if (!s_known (self, kind) || !key)
         return -1;
     s_entry_t *e = bas_hash_lookup (self->tables[kind], key);
     if (!e)
@@ -296,7 +263,7 @@ bas_store_delete (bas_store_t *self, Basalt__V1__ObjectKind kind, const char *ke
 const Basalt__V1__Object *
 bas_store_get (bas_store_t *self, Basalt__V1__ObjectKind kind, const char *key)
 {
-    if (kind <= 0 || kind >= S_KINDS || !key)
+    if (!s_known (self, kind) || !key)
         return NULL;
     const s_entry_t *e = bas_hash_lookup (self->tables[kind], key);
     return e ? e->obj : NULL;
@@ -354,7 +321,7 @@ bas_store_pod_group_by_name (bas_store_t *self, const char *ns, const char *name
 size_t
 bas_store_size (bas_store_t *self, Basalt__V1__ObjectKind kind)
 {
-    if (kind <= 0 || kind >= S_KINDS)
+    if (!s_known (self, kind))
         return 0;
     return bas_hash_size (self->tables[kind]);
 }
@@ -362,7 +329,7 @@ bas_store_size (bas_store_t *self, Basalt__V1__ObjectKind kind)
 void
 bas_store_foreach (bas_store_t *self, Basalt__V1__ObjectKind kind, bas_store_fn *fn, void *arg)
 {
-    if (kind <= 0 || kind >= S_KINDS)
+    if (!s_known (self, kind))
         return;
     //  By slot: no iteration state in the table, so the callback may look
     //  objects up (it must not change the store).
@@ -415,7 +382,7 @@ bas_store_pack_snapshot (bas_store_t *self, const Basalt__V1__Snapshot *extra)
     Basalt__V1__Snapshot snap = *extra;
     size_t total = 0;
     for (int k = 1; k < S_KINDS; k++)
-        total += bas_hash_size (self->tables[k]);
+        total += self->tables[k] ? bas_hash_size (self->tables[k]) : 0;
     //  Borrow the store's objects for packing; nothing is copied.
     Basalt__V1__Object **objects = calloc (total ? total : 1, sizeof *objects);
     if (!objects)

@@ -18,6 +18,7 @@
     whole again. Resource arithmetic is bas_resource's, which never aborts.
 */
 #include "sess_session.h"
+#include "bas_k8s.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -364,26 +365,9 @@ s_vec_push (s_vec_t *v, const void *item)
 static void
 s_collect (void *arg, const Basalt__V1__Object *obj)
 {
-    s_vec_t *v = arg;
-    switch (obj->kind_case) {
-    case BASALT__V1__OBJECT__KIND_NODE:
-        s_vec_push (v, obj->node);
-        break;
-    case BASALT__V1__OBJECT__KIND_POD:
-        s_vec_push (v, obj->pod);
-        break;
-    case BASALT__V1__OBJECT__KIND_POD_GROUP:
-        s_vec_push (v, obj->pod_group);
-        break;
-    case BASALT__V1__OBJECT__KIND_QUEUE:
-        s_vec_push (v, obj->queue);
-        break;
-    case BASALT__V1__OBJECT__KIND_PRIORITY_CLASS:
-        s_vec_push (v, obj->priority_class);
-        break;
-    default:
-        break;
-    }
+    const ProtobufCMessage *msg = bas_kind_message (obj);
+    if (msg)
+        s_vec_push (arg, msg); // one kind per walk: the caller's type
 }
 
 static const char *

@@ -24,6 +24,8 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
+#include "bas_k8s.h"
+#include "sim_kind.h"
 #include "sim_table.h"
 #include "util_proc.h"
 
@@ -2262,11 +2264,30 @@ test_dry_run (void **state)
     s_stop (&sim);
 }
 
+// ---------------------------------------------------------------------------
+// The simulator serves every kind Basalt reads (a row of bas_k8s's kind
+// table without a resource here would leave its informer failing)
+
+static void
+test_serves_every_kind (void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < bas_kind_count (); i++) {
+        const bas_kind_t *k = bas_kind_at (i);
+        const sim_kind_t *sk = sim_kind_by_kind (k->group_version, k->name);
+        if (!sk)
+            fail_msg ("the simulator does not serve %s %s", k->group_version, k->name);
+        assert_string_equal (sk->resource, k->resource);
+        assert_int_equal (sk->namespaced, k->namespaced);
+    }
+}
+
 int
 main (void)
 {
     curl_global_init (CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_serves_every_kind),
         cmocka_unit_test_teardown (test_flags, s_teardown),
         cmocka_unit_test_teardown (test_load_errors, s_teardown),
         cmocka_unit_test_teardown (test_load_and_list, s_teardown),

@@ -1175,18 +1175,91 @@ test_garbage (void **state)
     cJSON_Delete (base);
 }
 
+//  The kind table: every ObjectKind and every member of Object's oneof has
+//  one row, numbered alike, keyed by the field its row names; each row's
+//  decoder gives an Object the table recognises with the key it names.
+static void
+test_kind_table (void **state)
+{
+    (void)state;
+    const ProtobufCEnumDescriptor *ed = &basalt__v1__object_kind__descriptor;
+    for (unsigned i = 0; i < ed->n_values; i++) {
+        if (ed->values[i].value == BASALT__V1__OBJECT_KIND__OBJECT_KIND_UNSPECIFIED)
+            continue;
+        const bas_kind_t *k = bas_kind_of ((Basalt__V1__ObjectKind)ed->values[i].value);
+        if (!k)
+            fail_msg ("ObjectKind %s has no row in the kind table", ed->values[i].name);
+    }
+    const ProtobufCMessageDescriptor *od = &basalt__v1__object__descriptor;
+    for (unsigned i = 0; i < od->n_fields; i++)
+        if (!bas_kind_of ((Basalt__V1__ObjectKind)od->fields[i].id))
+            fail_msg ("Object member %s: no row numbered %u", od->fields[i].name, od->fields[i].id);
+    assert_int_equal (bas_kind_count (), ed->n_values - 1);
+    for (size_t i = 0; i < bas_kind_count (); i++) {
+        const bas_kind_t *k = bas_kind_at (i);
+        assert_true (k->kind > 0 && k->kind < BAS_KIND_LIMIT);
+        for (size_t j = 0; j < i; j++) {
+            assert_int_not_equal (bas_kind_at (j)->kind, k->kind);
+            assert_string_not_equal (bas_kind_at (j)->name, k->name);
+            assert_string_not_equal (bas_kind_at (j)->label, k->label);
+        }
+        assert_ptr_equal (bas_kind_named (k->name), k);
+        const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field (od, k->kind);
+        assert_non_null (f);
+        assert_ptr_equal (f->descriptor, k->descriptor);
+        const ProtobufCFieldDescriptor *key = protobuf_c_message_descriptor_get_field_by_name (
+            k->descriptor, k->key == BAS_KIND_KEY_UID ? "uid" : "name");
+        assert_non_null (key);
+        assert_int_equal (key->offset, k->key_offset);
+        //  Its decoder, through the one dispatch, on a minimal object.
+        char json[512], err[256] = "";
+        snprintf (json, sizeof json,
+                  "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"name\":\"n1\","
+                  "\"uid\":\"u1\"%s}}",
+                  k->group_version, k->name, k->namespaced ? ",\"namespace\":\"ns\"" : "");
+        cJSON *doc = cJSON_Parse (json);
+        Basalt__V1__Object *obj = bas_k8s_object_from_json (k->kind, doc, err, sizeof err);
+        if (!obj)
+            fail_msg ("%s: %s", k->name, err);
+        assert_ptr_equal (bas_kind_of_object (obj), k);
+        assert_string_equal (bas_kind_key (obj), k->key == BAS_KIND_KEY_UID ? "u1" : "n1");
+        protobuf_c_message_free_unpacked (&obj->base, NULL);
+        cJSON_Delete (doc);
+    }
+    char path[128];
+    bas_kind_path (bas_kind_of (BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD), path, sizeof path);
+    assert_string_equal (path, "/api/v1/pods");
+    bas_kind_path (bas_kind_of (BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP), path, sizeof path);
+    assert_string_equal (path, "/apis/scheduling.volcano.sh/v1beta1/podgroups");
+    //  An unknown kind is an error, never a guess.
+    assert_null (bas_kind_of (0));
+    assert_null (bas_kind_of ((Basalt__V1__ObjectKind)BAS_KIND_LIMIT));
+    assert_null (bas_kind_named ("Secret"));
+    assert_int_equal (bas_k8s_kind_named ("Secret"),
+                      BASALT__V1__OBJECT_KIND__OBJECT_KIND_UNSPECIFIED);
+    char err[256] = "";
+    cJSON *doc = cJSON_Parse ("{\"metadata\":{\"name\":\"x\"}}");
+    assert_null (bas_k8s_object_from_json ((Basalt__V1__ObjectKind)99, doc, err, sizeof err));
+    assert_non_null (strstr (err, "not a kind the scheduler reads"));
+    cJSON_Delete (doc);
+    Basalt__V1__Object empty = BASALT__V1__OBJECT__INIT;
+    assert_null (bas_kind_of_object (&empty));
+    assert_null (bas_kind_key (&empty));
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test (test_pod_fixture),   cmocka_unit_test (test_pod_watch_stream),
-        cmocka_unit_test (test_pod_requests),  cmocka_unit_test (test_pod_volcano),
-        cmocka_unit_test (test_pod_errors),    cmocka_unit_test (test_nodes),
-        cmocka_unit_test (test_pod_affinity),  cmocka_unit_test (test_pod_spread),
-        cmocka_unit_test (test_pod_preferred), cmocka_unit_test (test_resourcequota),
-        cmocka_unit_test (test_podgroup),      cmocka_unit_test (test_queue),
-        cmocka_unit_test (test_priorityclass), cmocka_unit_test (test_time),
-        cmocka_unit_test (test_garbage),       cmocka_unit_test (test_key_given_twice),
+        cmocka_unit_test (test_pod_fixture),     cmocka_unit_test (test_pod_watch_stream),
+        cmocka_unit_test (test_pod_requests),    cmocka_unit_test (test_pod_volcano),
+        cmocka_unit_test (test_pod_errors),      cmocka_unit_test (test_nodes),
+        cmocka_unit_test (test_pod_affinity),    cmocka_unit_test (test_pod_spread),
+        cmocka_unit_test (test_pod_preferred),   cmocka_unit_test (test_resourcequota),
+        cmocka_unit_test (test_podgroup),        cmocka_unit_test (test_queue),
+        cmocka_unit_test (test_priorityclass),   cmocka_unit_test (test_time),
+        cmocka_unit_test (test_kind_table),      cmocka_unit_test (test_garbage),
+        cmocka_unit_test (test_key_given_twice),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
