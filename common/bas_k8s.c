@@ -1920,6 +1920,77 @@ bas_k8s_time_parse_ms (const char *text)
     return secs * 1000 + ms;
 }
 
+//  An IntOrString member (minAvailable, maxUnavailable): its text, "2" or
+//  "50%". Absent or null -> untouched.
+static int
+s_int_or_percent (s_ctx_t *ctx, const cJSON *item, const char *path, char **out)
+{
+    if (!item || cJSON_IsNull (item))
+        return 0;
+    char text[32];
+    if (cJSON_IsNumber (item)) {
+        int32_t v = 0;
+        if (s_int32 (ctx, item, path, &v, NULL) != 0)
+            return -1;
+        snprintf (text, sizeof text, "%d", v);
+    } else if (cJSON_IsString (item)) {
+        const char *t = item->valuestring;
+        size_t n = strlen (t);
+        size_t digits = strspn (t, "0123456789");
+        if (n == 0 || n >= sizeof text || digits == 0 ||
+            !(digits == n || (digits == n - 1 && t[n - 1] == '%'))) {
+            s_fail (ctx, "%s: expected an integer or a percentage such as \"50%%\"", path);
+            return -1;
+        }
+        snprintf (text, sizeof text, "%s", t);
+    } else {
+        s_fail (ctx, "%s: expected an integer or a percentage, got %s", path, s_type_name (item));
+        return -1;
+    }
+    return s_set_str (ctx, out, text);
+}
+
+Basalt__V1__PodDisruptionBudget *
+bas_k8s_pdb_from_json (const cJSON *obj, char *err, size_t errlen)
+{
+    s_ctx_t ctx;
+    s_ctx_init (&ctx, err, errlen, "poddisruptionbudget");
+    s_meta_t m;
+    if (s_meta (&ctx, obj, "poddisruptionbudget", &m) != 0)
+        return NULL;
+    Basalt__V1__PodDisruptionBudget *b = s_alloc (&ctx, sizeof *b);
+    if (!b)
+        return NULL;
+    basalt__v1__pod_disruption_budget__init (b);
+    const cJSON *spec, *status;
+    if (s_set_str (&ctx, &b->uid, m.uid) || s_set_str (&ctx, &b->namespace_, m.ns) ||
+        s_set_str (&ctx, &b->name, m.name) || s_set_str (&ctx, &b->resource_version, m.rv) ||
+        s_object (&ctx, s_get (obj, "spec"), "spec", &spec) != 0 ||
+        s_object (&ctx, s_get (obj, "status"), "status", &status) != 0 ||
+        s_label_selector (&ctx, s_get (spec, "selector"), "spec.selector", &b->selector) != 0 ||
+        s_int_or_percent (&ctx, s_get (spec, "minAvailable"), "spec.minAvailable",
+                          &b->min_available) != 0 ||
+        s_int_or_percent (&ctx, s_get (spec, "maxUnavailable"), "spec.maxUnavailable",
+                          &b->max_unavailable) != 0 ||
+        s_int32 (&ctx, s_get (status, "disruptionsAllowed"), "status.disruptionsAllowed",
+                 &b->disruptions_allowed, &b->has_disruptions_allowed) != 0 ||
+        s_int32 (&ctx, s_get (status, "currentHealthy"), "status.currentHealthy",
+                 &b->current_healthy, &b->has_current_healthy) != 0 ||
+        s_int32 (&ctx, s_get (status, "desiredHealthy"), "status.desiredHealthy",
+                 &b->desired_healthy, &b->has_desired_healthy) != 0 ||
+        s_int32 (&ctx, s_get (status, "expectedPods"), "status.expectedPods", &b->expected_pods,
+                 &b->has_expected_pods) != 0)
+        goto error;
+    if (b->min_available && b->max_unavailable) {
+        s_fail (&ctx, "spec: minAvailable and maxUnavailable are both set (one at most)");
+        goto error;
+    }
+    return b;
+error:
+    protobuf_c_message_free_unpacked (&b->base, NULL);
+    return NULL;
+}
+
 // ------------------------------------------------------------ the kind table
 
 //  Each decoder as the table calls it.
@@ -1935,6 +2006,7 @@ S_DECODER (podgroup)
 S_DECODER (queue)
 S_DECODER (priorityclass)
 S_DECODER (resourcequota)
+S_DECODER (pdb)
 
 #define S_CORE "v1"
 #define S_VOLCANO "scheduling.volcano.sh/v1beta1"
@@ -1949,6 +2021,10 @@ static const bas_kind_t s_kinds[] = {
     {BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA, "ResourceQuota", "resourcequota", S_CORE,
      "resourcequotas", true, BAS_KIND_KEY_UID, offsetof (Basalt__V1__ResourceQuota, uid),
      &basalt__v1__resource_quota__descriptor, s_decode_resourcequota},
+    {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_DISRUPTION_BUDGET, "PodDisruptionBudget",
+     "poddisruptionbudget", "policy/v1", "poddisruptionbudgets", true, BAS_KIND_KEY_UID,
+     offsetof (Basalt__V1__PodDisruptionBudget, uid),
+     &basalt__v1__pod_disruption_budget__descriptor, s_decode_pdb},
     {BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, "Queue", "queue", S_VOLCANO, "queues", false,
      BAS_KIND_KEY_NAME, offsetof (Basalt__V1__Queue, name), &basalt__v1__queue__descriptor,
      s_decode_queue},

@@ -54,6 +54,10 @@ Basalt__V1__Queue *bas_k8s_queue_from_json (const cJSON *obj, char *err, size_t 
 //  milli-units); NULL with err on a bad object or quantity.
 Basalt__V1__ResourceQuota *bas_k8s_resourcequota_from_json (const cJSON *obj, char *err,
                                                             size_t errlen);
+//  A policy/v1 PodDisruptionBudget (selector, minAvailable or
+//  maxUnavailable as written, the status counts); NULL with err when both
+//  are set or one is neither an integer nor a percentage.
+Basalt__V1__PodDisruptionBudget *bas_k8s_pdb_from_json (const cJSON *obj, char *err, size_t errlen);
 Basalt__V1__PriorityClass *bas_k8s_priorityclass_from_json (const cJSON *obj, char *err,
                                                             size_t errlen);
 

@@ -705,6 +705,59 @@ test_nodes (void **state)
 }
 
 static void
+test_pdb (void **state)
+{
+    (void)state;
+    cJSON *json = s_load ("./pdb-zk.json");
+    char err[512] = "";
+    Basalt__V1__PodDisruptionBudget *b = bas_k8s_pdb_from_json (json, err, sizeof err);
+    if (!b)
+        print_error ("%s\n", err);
+    assert_non_null (b);
+    assert_string_equal (b->name, "zk-pdb");
+    assert_string_equal (b->namespace_, "default");
+    assert_string_equal (b->min_available, "2");
+    assert_null (b->max_unavailable);
+    assert_non_null (b->selector);
+    assert_int_equal (b->selector->n_match_labels, 1);
+    assert_string_equal (b->selector->match_labels[0]->key, "app");
+    assert_string_equal (b->selector->match_labels[0]->value, "zookeeper");
+    assert_true (b->has_disruptions_allowed && b->disruptions_allowed == 1);
+    assert_true (b->current_healthy == 3 && b->desired_healthy == 2 && b->expected_pods == 3);
+    s_wire_check (&b->base);
+    protobuf_c_message_free_unpacked (&b->base, NULL);
+    cJSON_Delete (json);
+    static const struct {
+        const char *spec, *want;
+    } bad[] = {
+        {"{\"minAvailable\":\"50\",\"maxUnavailable\":1}", "both set"},
+        {"{\"maxUnavailable\":\"ten%\"}",
+         "spec.maxUnavailable: expected an integer or a percentage"},
+        {"{\"minAvailable\":true}", "spec.minAvailable: expected an integer or a percentage"},
+        {"{\"selector\":[]}", "spec.selector"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char doc[256];
+        snprintf (doc, sizeof doc,
+                  "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":%s}", bad[i].spec);
+        json = s_json (doc);
+        err[0] = 0;
+        assert_null (bas_k8s_pdb_from_json (json, err, sizeof err));
+        if (!strstr (err, bad[i].want))
+            fail_msg ("%s: got \"%s\", want \"%s\"", bad[i].spec, err, bad[i].want);
+        cJSON_Delete (json);
+    }
+    json = s_json ("{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":{"
+                   "\"maxUnavailable\":\"25%\",\"selector\":{}}}");
+    b = bas_k8s_pdb_from_json (json, err, sizeof err);
+    assert_non_null (b);
+    assert_string_equal (b->max_unavailable, "25%");
+    assert_non_null (b->selector); // {} selects every pod of the namespace
+    protobuf_c_message_free_unpacked (&b->base, NULL);
+    cJSON_Delete (json);
+}
+
+static void
 test_podgroup (void **state)
 {
     (void)state;
@@ -1251,15 +1304,15 @@ int
 main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test (test_pod_fixture),     cmocka_unit_test (test_pod_watch_stream),
-        cmocka_unit_test (test_pod_requests),    cmocka_unit_test (test_pod_volcano),
-        cmocka_unit_test (test_pod_errors),      cmocka_unit_test (test_nodes),
-        cmocka_unit_test (test_pod_affinity),    cmocka_unit_test (test_pod_spread),
-        cmocka_unit_test (test_pod_preferred),   cmocka_unit_test (test_resourcequota),
-        cmocka_unit_test (test_podgroup),        cmocka_unit_test (test_queue),
-        cmocka_unit_test (test_priorityclass),   cmocka_unit_test (test_time),
-        cmocka_unit_test (test_kind_table),      cmocka_unit_test (test_garbage),
-        cmocka_unit_test (test_key_given_twice),
+        cmocka_unit_test (test_pod_fixture),   cmocka_unit_test (test_pod_watch_stream),
+        cmocka_unit_test (test_pod_requests),  cmocka_unit_test (test_pod_volcano),
+        cmocka_unit_test (test_pod_errors),    cmocka_unit_test (test_nodes),
+        cmocka_unit_test (test_pod_affinity),  cmocka_unit_test (test_pod_spread),
+        cmocka_unit_test (test_pod_preferred), cmocka_unit_test (test_resourcequota),
+        cmocka_unit_test (test_pdb),           cmocka_unit_test (test_podgroup),
+        cmocka_unit_test (test_queue),         cmocka_unit_test (test_priorityclass),
+        cmocka_unit_test (test_time),          cmocka_unit_test (test_kind_table),
+        cmocka_unit_test (test_garbage),       cmocka_unit_test (test_key_given_twice),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

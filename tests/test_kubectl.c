@@ -38,6 +38,7 @@
     scripts/install-deps.sh installs Debian's kubernetes-client.
 */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +50,7 @@
 
 #include <cmocka.h>
 
+#include "bas_k8s.h"
 #include "bas_yaml.h"
 #include "test_apisim_util.h"
 
@@ -1237,6 +1239,49 @@ s_expect_containers (s_env_t *env, const char *path, const char *want)
 //  exists and is left as it is (-l leaves Basalt's default out); every
 //  object of the overlay is created, and the simulated ReplicaSet
 //  controller makes the two scheduler pods of four containers from it.
+//  The ClusterRole lets cache-svc list and watch every kind of the kind
+//  table (bas_k8s.h): a kind added without its rule fails here, not in a
+//  real cluster's informer.
+static void
+s_expect_kinds_allowed (s_env_t *env)
+{
+    KUBECTL_OK (env, "get", "clusterrole", "basalt-scheduler", "-o", "json");
+    cJSON *role = cJSON_Parse (env->text);
+    assert_non_null (role);
+    for (size_t i = 0; i < bas_kind_count (); i++) {
+        const bas_kind_t *k = bas_kind_at (i);
+        char group[128] = "";
+        const char *slash = strchr (k->group_version, '/');
+        if (slash)
+            snprintf (group, sizeof group, "%.*s", (int)(slash - k->group_version),
+                      k->group_version);
+        int verbs = 0; // 1 list, 2 watch
+        const cJSON *rule;
+        cJSON_ArrayForEach (rule, cJSON_GetObjectItemCaseSensitive (role, "rules"))
+        {
+            bool g = false, r = false;
+            const cJSON *x;
+            cJSON_ArrayForEach (x, cJSON_GetObjectItemCaseSensitive (rule, "apiGroups")) g =
+                g || (cJSON_IsString (x) && strcmp (x->valuestring, group) == 0);
+            cJSON_ArrayForEach (x, cJSON_GetObjectItemCaseSensitive (rule, "resources")) r =
+                r || (cJSON_IsString (x) && strcmp (x->valuestring, k->resource) == 0);
+            if (!g || !r)
+                continue;
+            cJSON_ArrayForEach (x, cJSON_GetObjectItemCaseSensitive (rule, "verbs"))
+            {
+                if (cJSON_IsString (x) && strcmp (x->valuestring, "list") == 0)
+                    verbs |= 1;
+                if (cJSON_IsString (x) && strcmp (x->valuestring, "watch") == 0)
+                    verbs |= 2;
+            }
+        }
+        if (verbs != 3)
+            fail_msg ("deploy/base/rbac.yaml: no list and watch of %s in group \"%s\"", k->resource,
+                      group);
+    }
+    cJSON_Delete (role);
+}
+
 static void
 test_deploy_one_pod (void **state)
 {
@@ -1281,6 +1326,7 @@ test_deploy_one_pod (void **state)
                            NULL};
     for (int i = 0; names[i]; i++)
         s_expect (&env, names[i]);
+    s_expect_kinds_allowed (&env);
     //  The pods the Deployment makes pass the API's pod validation.
     s_wait (&env, VS_PODS "scheduler", 200, NULL, NULL, 2);
     s_expect_containers (&env, VS_PODS "scheduler",
