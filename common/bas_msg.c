@@ -1,8 +1,8 @@
 /*  bas_msg: see bas_msg.h.
 
-    The type registry is a const array written out by hand from
-    proto/basalt.proto; tests/test_msg.c parses the .proto file and fails
-    when a message is missing here, so a new message cannot be forgotten.
+    The type registry is a const array the build writes from protoc-c's
+    header (scripts/msgtypes.sh); tests/test_msg.c parses the .proto file
+    and fails when a message is missing from it.
 */
 #include "bas_msg.h"
 
@@ -11,58 +11,9 @@
 #include <sys/time.h>
 #include <time.h>
 
+//  Generated from protoc-c's header by the build (scripts/msgtypes.sh).
 static const ProtobufCMessageDescriptor *const s_types[] = {
-    &basalt__v1__header__descriptor,
-    &basalt__v1__scalar__descriptor,
-    &basalt__v1__resources__descriptor,
-    &basalt__v1__key_value__descriptor,
-    &basalt__v1__taint__descriptor,
-    &basalt__v1__toleration__descriptor,
-    &basalt__v1__node_selector_requirement__descriptor,
-    &basalt__v1__node_selector_term__descriptor,
-    &basalt__v1__label_selector__descriptor,
-    &basalt__v1__pod_affinity_term__descriptor,
-    &basalt__v1__host_port__descriptor,
-    &basalt__v1__topology_spread_constraint__descriptor,
-    &basalt__v1__preferred_scheduling_term__descriptor,
-    &basalt__v1__weighted_pod_affinity_term__descriptor,
-    &basalt__v1__pod_placement__descriptor,
-    &basalt__v1__node__descriptor,
-    &basalt__v1__owner_ref__descriptor,
-    &basalt__v1__pod__descriptor,
-    &basalt__v1__pod_group_condition__descriptor,
-    &basalt__v1__pod_group_status__descriptor,
-    &basalt__v1__pod_group__descriptor,
-    &basalt__v1__queue__descriptor,
-    &basalt__v1__queue_affinity__descriptor,
-    &basalt__v1__quota_item__descriptor,
-    &basalt__v1__resource_quota__descriptor,
-    &basalt__v1__priority_class__descriptor,
-    &basalt__v1__object__descriptor,
-    &basalt__v1__object_ref__descriptor,
-    &basalt__v1__node_sync_state__descriptor,
-    &basalt__v1__snapshot_request__descriptor,
-    &basalt__v1__snapshot__descriptor,
-    &basalt__v1__delta__descriptor,
-    &basalt__v1__placement__descriptor,
-    &basalt__v1__eviction__descriptor,
-    &basalt__v1__pod_group_status_change__descriptor,
-    &basalt__v1__pod_condition__descriptor,
-    &basalt__v1__pod_group_event__descriptor,
-    &basalt__v1__queue_share__descriptor,
-    &basalt__v1__commit__descriptor,
-    &basalt__v1__item_result__descriptor,
-    &basalt__v1__commit_result__descriptor,
-    &basalt__v1__bind_work__descriptor,
-    &basalt__v1__evict_work__descriptor,
-    &basalt__v1__status_work__descriptor,
-    &basalt__v1__pod_condition_work__descriptor,
-    &basalt__v1__event_work__descriptor,
-    &basalt__v1__work__descriptor,
-    &basalt__v1__work_result__descriptor,
-    &basalt__v1__ready__descriptor,
-    &basalt__v1__heartbeat__descriptor,
-    &basalt__v1__error__descriptor,
+#include "bas_msgtypes.inc"
 };
 
 const ProtobufCMessageDescriptor *const *
