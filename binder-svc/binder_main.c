@@ -87,25 +87,6 @@ s_send_ready (binder_t *self)
     bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", &ready.base);
 }
 
-static const char *
-s_kind (const Basalt__V1__Work *w)
-{
-    switch (w->item_case) {
-    case BASALT__V1__WORK__ITEM_BIND:
-        return "bind";
-    case BASALT__V1__WORK__ITEM_EVICT:
-        return "evict";
-    case BASALT__V1__WORK__ITEM_STATUS:
-        return "status";
-    case BASALT__V1__WORK__ITEM_POD_CONDITION:
-        return "pod_condition";
-    case BASALT__V1__WORK__ITEM_EVENT:
-        return "event";
-    default:
-        return "none";
-    }
-}
-
 static void
 s_answer (binder_t *self, const Basalt__V1__Work *work, bool ok, long code, const char *reason,
           const char *message)
@@ -121,7 +102,7 @@ s_answer (binder_t *self, const Basalt__V1__Work *work, bool ok, long code, cons
     r.message = (char *)message;
     bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", &r.base);
     char labels[96];
-    snprintf (labels, sizeof labels, "kind=\"%s\",code=\"%ld\"", s_kind (work), code);
+    snprintf (labels, sizeof labels, "kind=\"%s\",code=\"%ld\"", bas_work_name (work), code);
     bas_metrics_add (self->metrics, "basalt_binder_requests_total", labels, 1);
 }
 
@@ -135,7 +116,7 @@ s_on_done (void *arg, const bas_kube_response_t *resp)
         bas_metrics_add (self->metrics, "basalt_binder_work_expired_total", NULL, 1);
     double ms = (double)(bas_mono_ms () - call->start_ms);
     char labels[64];
-    snprintf (labels, sizeof labels, "kind=\"%s\"", s_kind (call->work));
+    snprintf (labels, sizeof labels, "kind=\"%s\"", bas_work_name (call->work));
     bas_metrics_observe (self->metrics, "basalt_binder_request_duration_milliseconds", labels, ms);
     if (call->work->item_case == BASALT__V1__WORK__ITEM_BIND) {
         const Basalt__V1__BindWork *b = call->work->bind;
@@ -147,8 +128,8 @@ s_on_done (void *arg, const bas_kube_response_t *resp)
                       b->namespace_, b->name, b->node, resp->code,
                       resp->reason ? resp->reason : "-", resp->message ? resp->message : "");
     } else if (!ok)
-        bas_warn ("write_failed", "kind=%s code=%ld reason=%s msg=\"%s\"", s_kind (call->work),
-                  resp->code, resp->reason ? resp->reason : "-",
+        bas_warn ("write_failed", "kind=%s code=%ld reason=%s msg=\"%s\"",
+                  bas_work_name (call->work), resp->code, resp->reason ? resp->reason : "-",
                   resp->message ? resp->message : "");
     s_answer (self, call->work, ok, resp->code, resp->reason, resp->message);
     if (call->handle)
@@ -217,7 +198,7 @@ s_handle_work (void *arg, bas_msg_t *msg)
     if (age >= BAS_WORK_TTL_MS) {
         bas_metrics_add (self->metrics, "basalt_binder_work_expired_total", NULL, 1);
         bas_warn ("work_expired", "work_id=%llu kind=%s age_ms=%lld",
-                  (unsigned long long)work->work_id, s_kind (work), (long long)age);
+                  (unsigned long long)work->work_id, bas_work_name (work), (long long)age);
         s_answer (self, work, false, 0, "Expired", "the work's lease ran out before it started");
         return 0;
     }

@@ -1,20 +1,17 @@
 /*  binder_work: turns one work item from cache-svc into one Kubernetes API
-    request and the API's answer into a WorkResult. No sockets, no state
-    beyond the request: the binder is a stateless worker (DESIGN.md).
+    request and the API's answer into a WorkResult, through the work kinds'
+    table (common/bas_work.h). No sockets, no state beyond the request: the
+    binder is a stateless worker (DESIGN.md).
 */
 #ifndef BINDER_WORK_H
 #define BINDER_WORK_H
 
 #include <stdbool.h>
 
+#include "bas_work.h"
 #include "basalt.pb-c.h"
 
-typedef struct {
-    char method[8]; // POST, PATCH
-    char path[768]; // API path
-    const char *content_type;
-    char *body; // malloc'd JSON, owned by the caller
-} binder_request_t;
+typedef bas_work_request_t binder_request_t;
 
 //  Build the API request for `work`. Returns 0, or -1 (with a message in
 //  err) when the work item is malformed (missing names).

@@ -47,6 +47,7 @@
 #include "bas_svc.h"
 #include "bas_usage.h"
 #include "bas_util.h"
+#include "bas_work.h"
 #include "cache_commit_log.h"
 #include "cache_defaults.h"
 #include "cache_model.h"
@@ -241,7 +242,7 @@ s_dispatch_work (cache_t *self)
             if (w) {
                 cache_model_bind_result (self->model, w->bind, moot > 0,
                                          "the pod is gone or bound to another node");
-                s_count_result (self, "bind", moot > 0);
+                s_count_result (self, bas_work_name (w), moot > 0);
                 bas_metrics_add (self->metrics, "basalt_work_settled_total", NULL, 1);
                 basalt__v1__work__free_unpacked (w, NULL);
             }
@@ -635,22 +636,10 @@ s_handle_result (void *arg, bas_msg_t *msg)
             labels, sizeof labels, "binder=\"%s\"",
             bas_metrics_escape (id, sizeof id, cache_work_binder_id (self->work, msg->identity)));
         bas_metrics_add (self->metrics, "basalt_work_results_by_binder_total", labels, 1);
-        if (work->item_case == BASALT__V1__WORK__ITEM_BIND) {
-            cache_model_bind_result (self->model, work->bind, ok,
-                                     r->message ? r->message : r->reason);
-            s_count_result (self, "bind", ok);
-        } else if (work->item_case == BASALT__V1__WORK__ITEM_STATUS) {
-            cache_model_status_result (self->model, work->status, ok);
-            s_count_result (self, "status", ok);
-        } else if (work->item_case == BASALT__V1__WORK__ITEM_EVICT) {
-            cache_model_evict_result (self->model, work->evict, ok);
-            s_count_result (self, "evict", ok);
-        } else if (work->item_case == BASALT__V1__WORK__ITEM_POD_CONDITION)
-            s_count_result (self, "pod_condition", ok);
-        else if (work->item_case == BASALT__V1__WORK__ITEM_EVENT)
-            s_count_result (self, "event", ok);
-        else
-            s_count_result (self, "unknown", ok);
+        if (cache_model_work_result (self->model, work, ok, r->message ? r->message : r->reason) !=
+            0)
+            bas_warn ("work_result_unknown", "work_id=%llu", (unsigned long long)r->work_id);
+        s_count_result (self, bas_work_name (work), ok);
         basalt__v1__work__free_unpacked (work, NULL);
     }
     s_dispatch_work (self);

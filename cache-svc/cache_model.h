@@ -138,6 +138,12 @@ int cache_model_commit_end (cache_commit_t **cc_p);
 //  another pod now, or is on another node.
 int cache_model_bind_moot (cache_model_t *self, const Basalt__V1__BindWork *bind);
 
+//  A binder's result for any work item, by its kind (cache_commit.c's
+//  result table): what the model assumed is undone when the write failed.
+//  Returns 0, or -1 for a work item of no known kind.
+int cache_model_work_result (cache_model_t *self, const Basalt__V1__Work *work, bool ok,
+                             const char *message);
+
 //  A binder's result for a bind: on failure the assumption is dropped (the
 //  pod is pending again). Returns 0.
 int cache_model_bind_result (cache_model_t *self, const Basalt__V1__BindWork *bind, bool ok,

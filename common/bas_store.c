@@ -16,6 +16,7 @@
 #include "bas_store.h"
 #include "bas_hash.h"
 #include "bas_k8s.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,60 @@ bas_store_pod (bas_store_t *self, const char *uid)
     const Basalt__V1__Object *o =
         bas_store_get (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, uid);
     return o ? o->pod : NULL;
+}
+
+//  The stored object itself (not a copy), or NULL.
+static Basalt__V1__Object *
+s_stored (bas_store_t *self, Basalt__V1__ObjectKind kind, const char *key)
+{
+    if (!s_known (self, kind) || !key)
+        return NULL;
+    s_entry_t *e = bas_hash_lookup (self->tables[kind], key);
+    return e ? e->obj : NULL;
+}
+
+Basalt__V1__Object *
+bas_store_lend (bas_store_t *self, Basalt__V1__ObjectKind kind, const char *key)
+{
+    return s_stored (self, kind, key);
+}
+
+int
+bas_store_pod_set_assumed (bas_store_t *self, const char *uid, const char *node)
+{
+    Basalt__V1__Object *o = s_stored (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, uid);
+    if (!o)
+        return -1;
+    free (o->pod->assumed_node);
+    o->pod->assumed_node = node ? bas_strdup (node) : NULL;
+    return 0;
+}
+
+int
+bas_store_pod_set_deleting (bas_store_t *self, const char *uid, bool deleting)
+{
+    Basalt__V1__Object *o = s_stored (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, uid);
+    if (!o)
+        return -1;
+    o->pod->has_deleting = 1;
+    o->pod->deleting = deleting;
+    return 0;
+}
+
+int
+bas_store_pod_group_set_status (bas_store_t *self, const char *uid,
+                                Basalt__V1__PodGroupStatus *status)
+{
+    Basalt__V1__Object *o = s_stored (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, uid);
+    if (!o) {
+        if (status)
+            basalt__v1__pod_group_status__free_unpacked (status, NULL);
+        return -1;
+    }
+    if (o->pod_group->status)
+        basalt__v1__pod_group_status__free_unpacked (o->pod_group->status, NULL);
+    o->pod_group->status = status;
+    return 0;
 }
 
 const Basalt__V1__PodGroup *

@@ -61,6 +61,22 @@ const Basalt__V1__PodGroup *bas_store_pod_group (bas_store_t *self, const char *
 const Basalt__V1__Queue *bas_store_queue (bas_store_t *self, const char *name);
 const Basalt__V1__PriorityClass *bas_store_priority_class (bas_store_t *self, const char *name);
 
+//  Changes in place, for the store's owner (cache-svc's model, which
+//  assumes and releases before the API says so): a pod's assumed node
+//  (NULL clears it) and its deleting mark, a pod group's status (taken;
+//  the old one freed). Each returns 0, or -1 when there is no such object
+//  (a status not taken is then freed).
+int bas_store_pod_set_assumed (bas_store_t *self, const char *uid, const char *node);
+int bas_store_pod_set_deleting (bas_store_t *self, const char *uid, bool deleting);
+int bas_store_pod_group_set_status (bas_store_t *self, const char *uid,
+                                    Basalt__V1__PodGroupStatus *status);
+
+//  A stored object lent to a message being packed (a Delta's upserts):
+//  the caller neither changes nor frees it, and drops it before the store
+//  changes. NULL if there is none.
+Basalt__V1__Object *bas_store_lend (bas_store_t *self, Basalt__V1__ObjectKind kind,
+                                    const char *key);
+
 //  The pod group named `name` in `ns`, or NULL.
 const Basalt__V1__PodGroup *bas_store_pod_group_by_name (bas_store_t *self, const char *ns,
                                                          const char *name);

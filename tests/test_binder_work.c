@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "bas_work.h"
 #include "binder_work.h"
 
 #define FIXTURES BASALT_SHARED_DIR "/k8s-fixtures/objects/"
@@ -457,6 +458,56 @@ test_event (void **state)
     assert_non_null (strstr (err, "event work 7"));
 }
 
+//  A Work holding an empty message of each member of Work's oneof.
+static Basalt__V1__Work *
+s_empty_work (const ProtobufCFieldDescriptor *f)
+{
+    const ProtobufCMessageDescriptor *md = f->descriptor;
+    ProtobufCMessage *msg = calloc (1, md->sizeof_message);
+    assert_non_null (msg);
+    md->message_init (msg);
+    return bas_work_new ((Basalt__V1__Work__ItemCase)f->id, msg);
+}
+
+//  The work kinds' table: every member of Work's oneof has one row of its
+//  message, with a name and a request that refuses an empty item.
+static void
+test_work_kind_table (void **state)
+{
+    (void)state;
+    const ProtobufCMessageDescriptor *wd = &basalt__v1__work__descriptor;
+    size_t members = 0;
+    for (unsigned i = 0; i < wd->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &wd->fields[i];
+        if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+            continue;
+        members++;
+        Basalt__V1__Work *w = s_empty_work (f);
+        w->has_work_id = 1;
+        w->work_id = 42;
+        const bas_work_kind_t *k = bas_work_kind_of (w);
+        if (!k)
+            fail_msg ("Work member %s has no row in the work kinds' table", f->name);
+        assert_ptr_equal (k->descriptor, f->descriptor);
+        assert_string_equal (bas_work_name (w), k->name);
+        for (size_t j = 0; j < bas_work_kind_count (); j++)
+            if (bas_work_kind_at (j) != k)
+                assert_string_not_equal (bas_work_kind_at (j)->name, k->name);
+        bas_work_request_t req;
+        char err[256] = "";
+        assert_int_equal (bas_work_request (w, &req, err, sizeof err), -1);
+        assert_non_null (strstr (err, "work 42 lacks"));
+        assert_null (req.body);
+        assert_false (bas_work_done (w, 500, "x"));
+        assert_true (bas_work_done (w, 201, NULL));
+        basalt__v1__work__free_unpacked (w, NULL);
+    }
+    assert_int_equal (bas_work_kind_count (), members);
+    Basalt__V1__Work none = BASALT__V1__WORK__INIT;
+    assert_null (bas_work_kind_of (&none));
+    assert_string_equal (bas_work_name (&none), "none");
+}
+
 int
 main (void)
 {
@@ -464,7 +515,8 @@ main (void)
         cmocka_unit_test (test_bind_request),  cmocka_unit_test (test_malformed_work),
         cmocka_unit_test (test_status_patch),  cmocka_unit_test (test_evict),
         cmocka_unit_test (test_pod_condition), cmocka_unit_test (test_nomination),
-        cmocka_unit_test (test_result_ok),     cmocka_unit_test (test_event),
+        cmocka_unit_test (test_result_ok),     cmocka_unit_test (test_work_kind_table),
+        cmocka_unit_test (test_event),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

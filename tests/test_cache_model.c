@@ -22,6 +22,7 @@
 
 #include "bas_kube.h"
 #include "bas_log.h"
+#include "bas_work.h"
 #include "cache_model.h"
 
 #define K_NODE BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE
@@ -1285,6 +1286,39 @@ test_unschedulable_condition_and_event (void **state)
     cache_model_destroy (&model);
 }
 
+//  A Work holding an empty message of each member of Work's oneof.
+static Basalt__V1__Work *
+s_empty_work (const ProtobufCFieldDescriptor *f)
+{
+    const ProtobufCMessageDescriptor *md = f->descriptor;
+    ProtobufCMessage *msg = calloc (1, md->sizeof_message);
+    assert_non_null (msg);
+    md->message_init (msg);
+    return bas_work_new ((Basalt__V1__Work__ItemCase)f->id, msg);
+}
+
+//  Every member of Work's oneof has a row in cache_commit.c's result table:
+//  a result of any kind is taken (0), one of no kind refused (-1).
+static void
+test_work_result_table (void **state)
+{
+    (void)state;
+    cache_model_t *model = cache_model_new (7, "basalt");
+    const ProtobufCMessageDescriptor *wd = &basalt__v1__work__descriptor;
+    for (unsigned i = 0; i < wd->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &wd->fields[i];
+        if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+            continue;
+        Basalt__V1__Work *w = s_empty_work (f);
+        if (cache_model_work_result (model, w, false, "failed") != 0)
+            fail_msg ("Work member %s has no row in cache-svc's result table", f->name);
+        basalt__v1__work__free_unpacked (w, NULL);
+    }
+    Basalt__V1__Work none = BASALT__V1__WORK__INIT;
+    assert_int_equal (cache_model_work_result (model, &none, true, NULL), -1);
+    cache_model_destroy (&model);
+}
+
 int
 main (void)
 {
@@ -1308,6 +1342,7 @@ main (void)
         cmocka_unit_test_setup (test_status_rollback_after_api_change, s_setup),
         cmocka_unit_test_setup (test_status_unknown_uid, s_setup),
         cmocka_unit_test_setup (test_bad_api_objects, s_setup),
+        cmocka_unit_test (test_work_result_table),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
