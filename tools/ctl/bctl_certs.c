@@ -1,4 +1,4 @@
-/*  ctl_certs: see ctl_certs.h.
+/*  bctl_certs: see bctl_certs.h.
 
     Design note: every path is decided and checked before anything is
     written, so a refused run (a file exists) leaves the directory as it
@@ -6,7 +6,7 @@
     keeps the mode of a file it truncates, and a secret must not inherit a
     readable one.
 */
-#include "ctl_certs.h"
+#include "bctl_certs.h"
 
 #include <czmq.h>
 #include <dirent.h>
@@ -164,7 +164,7 @@ s_plan (s_cert_t *certs, const char *dir, int binders)
 }
 
 int
-ctl_certs_main (int argc, char **argv)
+bctl_certs_main (int argc, char **argv)
 {
     const char *dir = NULL;
     int binders = 1;

@@ -5,7 +5,7 @@
                                              exit 0 once scheduling has settled
         basalt-ctl certs --out DIR [--binders N] [--force]
                                              CURVE certificates for tcp:// binders
-                                             (ctl_certs.h)
+                                             (bctl_certs.h)
         basalt-ctl why NAMESPACE/NAME [--cache URL]
                                              why a pod or PodGroup waits (why.h)
         basalt-ctl simulate --from DUMP [--conf FILE] [--conf-b FILE]
@@ -19,7 +19,7 @@
 */
 #include "bas_kube.h"
 #include "bas_log.h"
-#include "ctl_certs.h"
+#include "bctl_certs.h"
 #include "whatif.h"
 #include "why.h"
 
@@ -302,7 +302,7 @@ main (int argc, char **argv)
 {
     //  certs has flags of its own and talks to no API server.
     if (argc >= 2 && strcmp (argv[1], "certs") == 0)
-        return ctl_certs_main (argc - 1, argv + 1);
+        return bctl_certs_main (argc - 1, argv + 1);
     //  simulate reads a dump and runs sessions in process: no API server.
     if (argc >= 2 && strcmp (argv[1], "simulate") == 0)
         return whatif_main (argc - 1, argv + 1);

@@ -1,4 +1,4 @@
-/*  ctl_certs: `basalt-ctl certs`, the CURVE certificates for running
+/*  bctl_certs: `basalt-ctl certs`, the CURVE certificates for running
     binders over tcp:// (deploy/overlays/binder-pool).
 
     It writes, with czmq's zcert (zcert_save's format: FILE holds the
@@ -21,11 +21,11 @@
     created mode 0600 (the umask is 077 while they are written), public
     ones 0644, a directory it creates for DIR 0700.
 */
-#ifndef CTL_CERTS_H
-#define CTL_CERTS_H
+#ifndef BCTL_CERTS_H
+#define BCTL_CERTS_H
 
 //  Run `certs` with its own arguments (argv[0] is "certs"). Returns the
 //  process exit code: 0, 1 on failure (said on stderr), 2 on bad usage.
-int ctl_certs_main (int argc, char **argv);
+int bctl_certs_main (int argc, char **argv);
 
 #endif
