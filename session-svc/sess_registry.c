@@ -3,8 +3,10 @@
     Design note: a command table in the Redis manner — one const array per
     kind, looked up by name. Every name Volcano knows is listed, so a
     configuration written for Volcano parses; entries Basalt does not
-    implement yet have NULL entry points and are skipped with a warning
-    (sess_conf.c). Adding a plugin is one line here plus its file.
+    implement yet have NULL entry points, and a configuration naming one
+    is refused unless it marks the entry optional (sess_conf.c). Adding a
+    plugin is its file (sess_plugin_NAME.c), its open and close in
+    sess_session.h, and one line here.
 */
 #include "sess_session.h"
 
