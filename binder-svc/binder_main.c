@@ -237,7 +237,7 @@ s_handle_error (void *arg, bas_msg_t *msg)
 {
     binder_t *self = arg;
     const Basalt__V1__Error *e = (const Basalt__V1__Error *)msg->body;
-    if (e->code == 410) {
+    if (e->code == BASALT__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_PEER) {
         //  The cache does not know us (it restarted): announce ourselves again.
         bas_info ("rejoin", "reason=\"%s\"", e->message ? e->message : "");
         s_send_ready (self);
@@ -251,25 +251,6 @@ static const bas_handler_t s_handlers[] = {
     {&basalt__v1__error__descriptor, s_handle_error},
     {NULL, NULL},
 };
-
-static int
-s_on_dealer (zloop_t *loop, zsock_t *sock, void *arg)
-{
-    (void)loop;
-    binder_t *self = arg;
-    bas_msg_t msg;
-    if (bas_svc_recv (self->svc, sock, false, "cache-svc", &msg) != BAS_MSG_OK) {
-        bas_msg_clear (&msg);
-        return 0;
-    }
-    const bas_handler_t *h = bas_handler_find (s_handlers, msg.desc);
-    if (h)
-        h->fn (self, &msg);
-    else
-        bas_warn ("unknown_message", "type=%s", msg.desc->name);
-    bas_msg_clear (&msg);
-    return 0;
-}
 
 static int
 s_on_heartbeat (zloop_t *loop, int timer_id, void *arg)
@@ -404,7 +385,7 @@ main (int argc, char **argv)
         exit_code = 1;
         goto done;
     }
-    bas_svc_reader (self.svc, self.dealer, s_on_dealer, &self, "work");
+    bas_svc_dispatch (self.svc, self.dealer, NULL, s_handlers, &self, "work", "cache-svc", false);
     bas_svc_timer (self.svc, BINDER_HEARTBEAT_MS, 0, s_on_heartbeat, &self, "heartbeat");
     bas_svc_set_stop (self.svc, s_on_stop, &self);
     bas_svc_set_ready (self.svc, s_ready, &self);

@@ -555,45 +555,6 @@ static const bas_handler_t s_router_handlers[] = {
     {NULL, NULL},
 };
 
-static void
-s_answer_error (cache_t *self, zsock_t *sock, bas_stream_t *stream, zframe_t *identity, int code,
-                const char *text, const char *about)
-{
-    if (!identity)
-        return;
-    Basalt__V1__Error e = BASALT__V1__ERROR__INIT;
-    e.has_code = 1;
-    e.code = code;
-    e.message = (char *)text;
-    e.about_type = (char *)about;
-    bas_svc_send (self->svc, sock, stream, identity, "peer", &e.base);
-}
-
-static int
-s_on_router (zloop_t *loop, zsock_t *sock, void *arg)
-{
-    (void)loop;
-    cache_t *self = arg;
-    bas_msg_t msg;
-    int rc = bas_svc_recv (self->svc, sock, true, "session", &msg);
-    if (rc != BAS_MSG_OK) {
-        s_answer_error (self, sock, &self->router_stream, msg.identity, 400, bas_msg_strerror (rc),
-                        NULL);
-        bas_msg_clear (&msg);
-        return 0;
-    }
-    const bas_handler_t *h = bas_handler_find (s_router_handlers, msg.desc);
-    if (h)
-        h->fn (self, &msg);
-    else {
-        bas_warn ("unknown_message", "socket=snapshot type=%s", msg.desc->name);
-        s_answer_error (self, sock, &self->router_stream, msg.identity, 404,
-                        "no handler for this message type", msg.desc->name);
-    }
-    bas_msg_clear (&msg);
-    return 0;
-}
-
 // ------------------------------------------------------------ the binder ROUTER
 
 static int
@@ -623,8 +584,9 @@ s_handle_result (void *arg, bas_msg_t *msg)
     cache_t *self = arg;
     const Basalt__V1__WorkResult *r = (const Basalt__V1__WorkResult *)msg->body;
     if (!cache_work_seen (self->work, msg->identity, bas_mono_ms ())) {
-        s_answer_error (self, self->workers, &self->work_stream, msg->identity, 410,
-                        "unknown binder: send Ready", msg->desc->name);
+        bas_svc_send_error (self->svc, self->workers, &self->work_stream, msg->identity, "binder",
+                            BASALT__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_PEER,
+                            "unknown binder: send Ready", msg->desc->name);
         return 0;
     }
     Basalt__V1__Work *work = cache_work_done (self->work, msg->identity, r->work_id);
@@ -661,8 +623,9 @@ s_handle_heartbeat (void *arg, bas_msg_t *msg)
     const Basalt__V1__Heartbeat *hb = (const Basalt__V1__Heartbeat *)msg->body;
     int64_t now = bas_mono_ms ();
     if (!cache_work_seen (self->work, msg->identity, now)) {
-        s_answer_error (self, self->workers, &self->work_stream, msg->identity, 410,
-                        "unknown binder: send Ready", msg->desc->name);
+        bas_svc_send_error (self->svc, self->workers, &self->work_stream, msg->identity, "binder",
+                            BASALT__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_PEER,
+                            "unknown binder: send Ready", msg->desc->name);
         return 0;
     }
     //  Read before the heartbeat timer after the reactor was held (it fires
@@ -687,29 +650,14 @@ static const bas_handler_t s_work_handlers[] = {
     {NULL, NULL},
 };
 
+//  Read and handle one binder message now, through the socket's dispatch
+//  (the heartbeat's catch-up reads them before judging the binders).
 static int
 s_on_workers (zloop_t *loop, zsock_t *sock, void *arg)
 {
     (void)loop;
     cache_t *self = arg;
-    bas_msg_t msg;
-    int rc = bas_svc_recv (self->svc, sock, true, "binder", &msg);
-    if (rc != BAS_MSG_OK) {
-        s_answer_error (self, sock, &self->work_stream, msg.identity, 400, bas_msg_strerror (rc),
-                        NULL);
-        bas_msg_clear (&msg);
-        return 0;
-    }
-    const bas_handler_t *h = bas_handler_find (s_work_handlers, msg.desc);
-    if (h)
-        h->fn (self, &msg);
-    else {
-        bas_warn ("unknown_message", "socket=work type=%s", msg.desc->name);
-        s_answer_error (self, sock, &self->work_stream, msg.identity, 404,
-                        "no handler for this message type", msg.desc->name);
-    }
-    bas_msg_clear (&msg);
-    return 0;
+    return bas_svc_dispatch_now (self->svc, sock);
 }
 
 // ------------------------------------------------------------ timers
@@ -855,7 +803,8 @@ s_bind_work (cache_t *self, char *err, size_t errlen)
         bas_error ("socket_failed", "msg=\"%s\"", err);
         return -1;
     }
-    bas_svc_reader (self->svc, self->workers, s_on_workers, self, "workers");
+    bas_svc_dispatch (self->svc, self->workers, &self->work_stream, s_work_handlers, self,
+                      "workers", "binder", true);
     return 0;
 }
 
@@ -1078,7 +1027,8 @@ main (int argc, char **argv)
         bas_kind_path (ia->kind, ia->path, sizeof ia->path);
         self.informers[i] = bas_kube_watch (self.kube, ia->path, NULL, s_on_api_event, ia);
     }
-    bas_svc_reader (self.svc, self.router, s_on_router, &self, "router");
+    bas_svc_dispatch (self.svc, self.router, &self.router_stream, s_router_handlers, &self,
+                      "router", "session", true);
     if (self.config.leader_elect) {
         bas_lease_config_t lcfg = {self.config.lease_namespace,   self.config.lease_name,
                                    self.config.lease_identity,    self.config.lease_duration_ms,

@@ -56,6 +56,8 @@ bas_msg_strerror (int rc)
         return "bad_version";
     case BAS_MSG_EAGAIN:
         return "nothing_to_read";
+    case BAS_MSG_ENOHANDLER:
+        return "no_handler";
     default:
         return "error";
     }

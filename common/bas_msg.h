@@ -42,6 +42,7 @@
 #define BAS_MSG_EBODY (-5)      // the body frame does not decode as `type`
 #define BAS_MSG_EVERSION (-6)   // the header's protocol version is not ours
 #define BAS_MSG_EAGAIN (-7)     // no message to read (bas_svc_recv never waits)
+#define BAS_MSG_ENOHANDLER (-8) // decoded, but the socket takes no message of this type
 
 //  A short name for a decode result ("truncated", "unknown_type", ...).
 const char *bas_msg_strerror (int rc);
@@ -106,7 +107,11 @@ int bas_msg_send_raw (zsock_t *sock, zmsg_t **msg_p);
 //  session-svc cuts a big commit into parts between gangs.
 size_t bas_msg_commit_gangs (const Basalt__V1__Commit *commit, size_t **order_p, size_t **start_p);
 
-//  Handler table entry: one per message type a socket accepts.
+//  Handler table entry: one per message type a socket accepts. A socket's
+//  table is one const array ending with {NULL, NULL}, handed to
+//  bas_svc_dispatch. The handler gets the decoded message, which it may
+//  take apart (taking a member nulls it: the dispatcher bas_msg_clears the
+//  rest); its return value is not used (return 0).
 typedef int (bas_handler_fn) (void *self, bas_msg_t *msg);
 typedef struct {
     const ProtobufCMessageDescriptor *desc; // the message type handled

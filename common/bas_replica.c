@@ -1,4 +1,13 @@
-/*  bas_replica: see bas_replica.h. */
+/*  bas_replica: see bas_replica.h.
+
+    Design note: the Clone logic (s_on_snapshot, s_on_delta, s_on_heartbeat
+    and what they call) touches no socket and no reactor directly. Its
+    messages come from bas_svc_dispatch (the SUB's and the DEALER's tables)
+    or, in a replica made with bas_replica_new_detached, from
+    bas_replica_feed; what it sends goes through s_send, and buffered
+    deltas are applied in slices across reactor turns only when there is a
+    reactor (detached, all at once).
+*/
 #include "bas_replica.h"
 
 #include <string.h>
@@ -8,7 +17,10 @@
 #define S_DRAIN_SLICE_US 10000   // buffered deltas applied per turn, at most this long
 
 struct _bas_replica_t {
-    bas_svc_t *svc;                // borrowed service
+    bas_svc_t *svc;                // borrowed service, or NULL (detached)
+    char name[64];                 // the requester named in SnapshotRequests
+    bas_replica_send_fn *send;     // detached: where requests go, or NULL
+    bas_handler_t *dealer_table;   // the DEALER's dispatch table (owned)
     zsock_t *dealer;               // requests to the cache's ROUTER
     zsock_t *sub;                  // the cache's delta stream
     bas_stream_t stream;           // our header state on the DEALER
@@ -49,6 +61,16 @@ s_delta_free (void **item_p)
     }
 }
 
+//  Send a request to the cache: on the DEALER, or to the detached
+//  replica's send function.
+static int
+s_send (bas_replica_t *self, const ProtobufCMessage *body)
+{
+    if (self->svc)
+        return bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", body);
+    return self->send ? self->send (self->arg, body) : -1;
+}
+
 void
 bas_replica_resync (bas_replica_t *self, const char *why)
 {
@@ -59,7 +81,7 @@ bas_replica_resync (bas_replica_t *self, const char *why)
     }
     bas_info ("resnapshot", "reason=\"%s\" seq=%llu", why, (unsigned long long)self->seq);
     Basalt__V1__SnapshotRequest req = BASALT__V1__SNAPSHOT_REQUEST__INIT;
-    req.requester = (char *)bas_svc_name (self->svc);
+    req.requester = self->name;
     req.has_request_id = 1;
     req.request_id = ++self->request_id;
     self->awaiting = true;
@@ -73,7 +95,7 @@ bas_replica_resync (bas_replica_t *self, const char *why)
         bas_svc_timer_end (self->svc, self->drain_timer);
         self->drain_timer = -1;
     }
-    bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", &req.base);
+    s_send (self, &req.base);
 }
 
 static void
@@ -168,7 +190,8 @@ s_on_drain (zloop_t *loop, int timer_id, void *arg)
     self->drain_timer = -1;
     int64_t start = bas_mono_us ();
     Basalt__V1__Delta *d;
-    while ((d = zlistx_first (self->buffer)) && bas_mono_us () - start < S_DRAIN_SLICE_US) {
+    while ((d = zlistx_first (self->buffer)) &&
+           (!self->svc || bas_mono_us () - start < S_DRAIN_SLICE_US)) {
         int rc = s_apply (self, d, !self->awaiting);
         zlistx_delete (self->buffer, zlistx_cursor (self->buffer));
         if (rc != 0) {
@@ -176,7 +199,7 @@ s_on_drain (zloop_t *loop, int timer_id, void *arg)
             return 0;
         }
     }
-    if (zlistx_size (self->buffer) > 0)
+    if (zlistx_size (self->buffer) > 0 && self->svc)
         self->drain_timer = bas_svc_timer (self->svc, 0, 1, s_on_drain, self, "replica");
     else if (self->overflowed)
         bas_replica_resync (self, "deltas dropped while buffered");
@@ -233,70 +256,62 @@ s_on_snapshot (void *arg, bas_msg_t *msg)
     return 0;
 }
 
+//  An answer on the DEALER other than a Snapshot: the caller's handler.
 static int
-s_on_dealer (zloop_t *loop, zsock_t *sock, void *arg)
+s_on_answer (void *arg, bas_msg_t *msg)
 {
-    (void)loop;
     bas_replica_t *self = arg;
-    bas_msg_t msg;
-    if (bas_svc_recv (self->svc, sock, false, "cache-svc", &msg) != BAS_MSG_OK) {
-        bas_msg_clear (&msg);
-        return 0;
-    }
-    if (msg.desc == &basalt__v1__snapshot__descriptor)
-        s_on_snapshot (self, &msg);
-    else {
-        const bas_handler_t *h =
-            self->handlers ? bas_handler_find (self->handlers, msg.desc) : NULL;
-        if (h)
-            h->fn (self->arg, &msg);
-        else
-            bas_warn ("unexpected_message", "type=%s peer=cache-svc", msg.desc->name);
-    }
-    bas_msg_clear (&msg);
+    const bas_handler_t *h = self->handlers ? bas_handler_find (self->handlers, msg->desc) : NULL;
+    return h ? h->fn (self->arg, msg) : 0;
+}
+
+static int
+s_on_delta (void *arg, bas_msg_t *msg)
+{
+    bas_replica_t *self = arg;
+    Basalt__V1__Delta *delta = (Basalt__V1__Delta *)msg->body;
+    if (!self->has_snapshot || self->awaiting || self->held || self->drain_timer != -1) {
+        if (zlistx_size (self->buffer) < S_BUFFER_MAX) {
+            zlistx_add_end (self->buffer, delta);
+            msg->body = NULL; // the buffer owns it now
+        } else
+            self->overflowed = true;
+        //  Every part is in and the deltas they are ahead of are coming.
+        if (self->awaiting && self->parts_done && self->drain_timer == -1)
+            s_on_drain (NULL, -1, self);
+    } else if (s_apply (self, delta, true) != 0)
+        bas_replica_resync (self, delta->epoch != self->epoch ? "new epoch" : "gap");
+    else if (self->fns.on_change)
+        self->fns.on_change (self->arg);
     return 0;
 }
 
 static int
-s_on_sub (zloop_t *loop, zsock_t *sock, void *arg)
+s_on_heartbeat (void *arg, bas_msg_t *msg)
 {
-    (void)loop;
     bas_replica_t *self = arg;
-    bas_msg_t msg;
-    if (bas_svc_recv (self->svc, sock, false, "cache-svc", &msg) != BAS_MSG_OK) {
-        bas_msg_clear (&msg);
+    if (!self->has_snapshot || self->awaiting || self->held || self->drain_timer != -1 ||
+        !msg->header)
         return 0;
-    }
-    if (msg.desc == &basalt__v1__delta__descriptor) {
-        Basalt__V1__Delta *delta = (Basalt__V1__Delta *)msg.body;
-        if (!self->has_snapshot || self->awaiting || self->held || self->drain_timer != -1) {
-            if (zlistx_size (self->buffer) < S_BUFFER_MAX) {
-                zlistx_add_end (self->buffer, delta);
-                msg.body = NULL; // the buffer owns it now
-            } else
-                self->overflowed = true;
-            //  Every part is in and the deltas they are ahead of are coming.
-            if (self->awaiting && self->parts_done && self->drain_timer == -1)
-                s_on_drain (NULL, -1, self);
-        } else if (s_apply (self, delta, true) != 0)
-            bas_replica_resync (self, delta->epoch != self->epoch ? "new epoch" : "gap");
-        else if (self->fns.on_change)
-            self->fns.on_change (self->arg);
-    } else if (msg.desc == &basalt__v1__heartbeat__descriptor && self->has_snapshot &&
-               !self->awaiting && !self->held && self->drain_timer == -1 && msg.header) {
-        const Basalt__V1__Heartbeat *hb = (const Basalt__V1__Heartbeat *)msg.body;
-        self->work_pending = hb->has_work_pending ? (int)hb->work_pending : -1;
-        self->heartbeat_ms = bas_mono_ms ();
-        //  The cache's heartbeat carries its current epoch and seq after
-        //  every delta sent before it: being behind means we lost some.
-        if (msg.header->epoch != self->epoch)
-            bas_replica_resync (self, "new epoch");
-        else if (msg.header->seq > self->seq)
-            bas_replica_resync (self, "behind heartbeat");
-    }
-    bas_msg_clear (&msg);
+    const Basalt__V1__Heartbeat *hb = (const Basalt__V1__Heartbeat *)msg->body;
+    self->work_pending = hb->has_work_pending ? (int)hb->work_pending : -1;
+    self->heartbeat_ms = bas_mono_ms ();
+    //  The cache's heartbeat carries its current epoch and seq after
+    //  every delta sent before it: being behind means we lost some.
+    if (msg->header->epoch != self->epoch)
+        bas_replica_resync (self, "new epoch");
+    else if (msg->header->seq > self->seq)
+        bas_replica_resync (self, "behind heartbeat");
     return 0;
 }
+
+//  The cache's delta stream (SUB). Anything else the cache publishes is
+//  counted and dropped by the dispatch.
+static const bas_handler_t s_stream_handlers[] = {
+    {&basalt__v1__delta__descriptor, s_on_delta},
+    {&basalt__v1__heartbeat__descriptor, s_on_heartbeat},
+    {NULL, NULL},
+};
 
 static int
 s_on_timer (zloop_t *loop, int timer_id, void *arg)
@@ -310,15 +325,14 @@ s_on_timer (zloop_t *loop, int timer_id, void *arg)
     return 0;
 }
 
-bas_replica_t *
-bas_replica_new (bas_svc_t *svc, const char *snapshot_endpoint, const char *delta_endpoint,
-                 const bas_sock_opts_t *opts, const bas_replica_fns_t *fns,
-                 const bas_handler_t *handlers, void *arg, char *err, size_t errlen)
+//  What both constructors share: the state, with no socket.
+static bas_replica_t *
+s_new (const char *name, const bas_replica_fns_t *fns, const bas_handler_t *handlers, void *arg)
 {
     bas_replica_t *self = calloc (1, sizeof *self);
     if (!self)
         abort ();
-    self->svc = svc;
+    snprintf (self->name, sizeof self->name, "%s", name ? name : "replica");
     self->fns = *fns;
     self->handlers = handlers;
     self->arg = arg;
@@ -329,11 +343,32 @@ bas_replica_new (bas_svc_t *svc, const char *snapshot_endpoint, const char *delt
     zhashx_set_destructor (self->out_of_sync, (zhashx_destructor_fn *)zstr_free);
     self->ignored = zlistx_new ();
     zlistx_set_destructor (self->ignored, (zlistx_destructor_fn *)zstr_free);
-    bas_stream_init (&self->stream, bas_svc_name (svc), bas_svc_epoch (svc));
     self->timer_id = -1;
     self->drain_timer = -1;
     self->work_pending = -1;
     self->heartbeat_ms = -1;
+    //  The DEALER's table: Snapshot, then each type the caller handles
+    //  (s_on_answer finds the caller's handler again).
+    size_t n = 0;
+    while (handlers && handlers[n].desc)
+        n++;
+    self->dealer_table = calloc (n + 2, sizeof *self->dealer_table);
+    if (!self->dealer_table)
+        abort ();
+    self->dealer_table[0] = (bas_handler_t){&basalt__v1__snapshot__descriptor, s_on_snapshot};
+    for (size_t i = 0; i < n; i++)
+        self->dealer_table[i + 1] = (bas_handler_t){handlers[i].desc, s_on_answer};
+    return self;
+}
+
+bas_replica_t *
+bas_replica_new (bas_svc_t *svc, const char *snapshot_endpoint, const char *delta_endpoint,
+                 const bas_sock_opts_t *opts, const bas_replica_fns_t *fns,
+                 const bas_handler_t *handlers, void *arg, char *err, size_t errlen)
+{
+    bas_replica_t *self = s_new (bas_svc_name (svc), fns, handlers, arg);
+    self->svc = svc;
+    bas_stream_init (&self->stream, bas_svc_name (svc), bas_svc_epoch (svc));
     //  The model stream's only sender is cache-svc (authenticated on tcp://),
     //  and its frames are bounded by object counts, not bytes (a delta of
     //  up to 2,000 objects, a snapshot part of 1,000, each object at most
@@ -349,14 +384,39 @@ bas_replica_new (bas_svc_t *svc, const char *snapshot_endpoint, const char *delt
     self->dealer = bas_sock_new (ZMQ_DEALER, snapshot_endpoint, false, opts, err, errlen);
     if (!self->dealer)
         goto error;
-    bas_svc_reader (svc, self->sub, s_on_sub, self, "deltas");
-    bas_svc_reader (svc, self->dealer, s_on_dealer, self, "snapshots");
+    bas_svc_dispatch (svc, self->sub, NULL, s_stream_handlers, self, "deltas", "cache-svc", false);
+    bas_svc_dispatch (svc, self->dealer, NULL, self->dealer_table, self, "snapshots", "cache-svc",
+                      false);
     self->timer_id = bas_svc_timer (svc, 500, 0, s_on_timer, self, "replica");
     bas_replica_resync (self, "start");
     return self;
 error:
     bas_replica_destroy (&self);
     return NULL;
+}
+
+bas_replica_t *
+bas_replica_new_detached (const char *name, const bas_replica_fns_t *fns,
+                          const bas_handler_t *handlers, bas_replica_send_fn *send, void *arg)
+{
+    bas_replica_t *self = s_new (name, fns, handlers, arg);
+    self->send = send;
+    bas_replica_resync (self, "start");
+    return self;
+}
+
+int
+bas_replica_feed (bas_replica_t *self, bas_msg_t *msg)
+{
+    if (!msg->desc)
+        return -1;
+    const bas_handler_t *h = bas_handler_find (s_stream_handlers, msg->desc);
+    if (!h)
+        h = bas_handler_find (self->dealer_table, msg->desc);
+    if (!h)
+        return -1;
+    h->fn (self, msg);
+    return 0;
 }
 
 void
@@ -381,6 +441,7 @@ bas_replica_destroy (bas_replica_t **self_p)
     zhashx_destroy (&self->out_of_sync);
     zlistx_destroy (&self->ignored);
     bas_store_destroy (&self->store);
+    free (self->dealer_table);
     free (self);
     *self_p = NULL;
 }
@@ -477,13 +538,26 @@ bas_replica_heartbeat_ms (bas_replica_t *self)
 int
 bas_replica_send (bas_replica_t *self, const ProtobufCMessage *body)
 {
-    return bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", body);
+    return s_send (self, body);
 }
 
 int
 bas_replica_send_packed (bas_replica_t *self, const ProtobufCMessageDescriptor *desc,
                          zframe_t **body_p)
 {
+    if (!self->svc) {
+        //  Detached: the send function takes a message, not a packed one.
+        zframe_t *body = *body_p;
+        *body_p = NULL;
+        ProtobufCMessage *m =
+            body ? protobuf_c_message_unpack (desc, NULL, zframe_size (body), zframe_data (body))
+                 : NULL;
+        zframe_destroy (&body);
+        int rc = m && self->send ? self->send (self->arg, m) : -1;
+        if (m)
+            protobuf_c_message_free_unpacked (m, NULL);
+        return rc;
+    }
     zmsg_t *msg = bas_msg_encode_packed (&self->stream, NULL, desc, body_p, 0);
     return bas_svc_send_msg (self->svc, self->dealer, "cache-svc", desc, &msg);
 }

@@ -8,7 +8,9 @@
     same DEALER carries the reader's own requests (commits), whose answers
     go to the caller's handler table.
 
-    Owned by one service; everything runs on that service's reactor.
+    Owned by one service; everything runs on that service's reactor. The
+    same logic runs without sockets or a reactor (bas_replica_new_detached
+    and bas_replica_feed), which is how tests/test_replica.c drives it.
 */
 #ifndef BAS_REPLICA_H
 #define BAS_REPLICA_H
@@ -43,6 +45,31 @@ bas_replica_t *bas_replica_new (bas_svc_t *svc, const char *snapshot_endpoint,
                                 const bas_replica_fns_t *fns, const bas_handler_t *handlers,
                                 void *arg, char *err, size_t errlen);
 void bas_replica_destroy (bas_replica_t **self_p);
+
+//  Where a detached replica sends what would go on its DEALER: its
+//  SnapshotRequests and bas_replica_send's requests. `body` is borrowed
+//  for the call. Returns 0 or -1.
+typedef int (bas_replica_send_fn) (void *arg, const ProtobufCMessage *body);
+
+//  A replica with no sockets and no reactor (tests, tools): the cache's
+//  messages are handed to it with bas_replica_feed, and its requests go to
+//  `send` (may be NULL), called with `arg` like the callbacks; it asks for
+//  its first snapshot before returning. Without a reactor, deltas
+//  buffered while a snapshot came in are applied at once rather than in
+//  slices across turns, and an unanswered SnapshotRequest is not retried
+//  on a timer (feed the snapshot, or call bas_replica_resync). `name` is
+//  copied (the requester in SnapshotRequests); `fns` copied and
+//  `handlers` borrowed as in bas_replica_new.
+bas_replica_t *bas_replica_new_detached (const char *name, const bas_replica_fns_t *fns,
+                                         const bas_handler_t *handlers, bas_replica_send_fn *send,
+                                         void *arg);
+
+//  Hand one decoded message to the replica as if the cache had sent it: a
+//  Snapshot (part), Delta or Heartbeat (msg->header gives a heartbeat's
+//  epoch and seq), or an answer the replica's handlers take. It may take
+//  members of *msg (nulling them); the caller still bas_msg_clears it.
+//  Returns 0, or -1 for a type the replica takes on neither socket.
+int bas_replica_feed (bas_replica_t *self, bas_msg_t *msg);
 
 bas_store_t *bas_replica_store (bas_replica_t *self);
 

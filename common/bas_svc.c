@@ -16,6 +16,7 @@
 #define S_LONG_TURN_US 200000 // a reactor turn this long is logged (warn)
 #define S_API_BUCKETS 16      // 1 ms .. 32 s, doubling
 #define S_TURN_BUCKETS 16     // 0.5 ms .. 16 s, doubling
+#define S_TYPE_TEXT 64        // bytes of a received type frame kept for the log
 
 //  The allocator this program runs on, as "jemalloc-5.3.0" or "libc".
 static void
@@ -41,7 +42,7 @@ s_allocator (char *buf, size_t size)
 //  skipped) until the service is destroyed.
 typedef struct {
     bas_svc_t *svc;          // the service timing it
-    zloop_reader_fn *reader; // one of these three is set
+    zloop_reader_fn *reader; // one of these three is set (or table)
     zloop_fn *poller;
     zloop_timer_fn *timer;
     void *arg;         // the handler's argument
@@ -50,6 +51,13 @@ typedef struct {
     int timer_id;      // zloop's id (timers)
     size_t times_left; // firings left (timers; 0 = forever)
     bool ended;        // timer ended before its last firing
+
+    //  A dispatching reader (bas_svc_dispatch): the table instead of reader.
+    const bas_handler_t *table; // its handlers, ending with {NULL, NULL}
+    bas_stream_t *stream;       // header state of its Error answers, or NULL
+    const char *peer;           // who is on the other end (static)
+    bool router;                // the socket is a ROUTER (identity first)
+    bool answers;               // a bad message is answered with an Error
 } s_handler_t;
 
 struct _bas_svc_t {
@@ -176,7 +184,9 @@ s_describe (bas_metrics_t *m)
     bas_metrics_describe (m, "basalt_messages_total", BAS_METRIC_COUNTER,
                           "Messages sent and received, by direction, peer and type", NULL, 0);
     bas_metrics_describe (m, "basalt_decode_errors_total", BAS_METRIC_COUNTER,
-                          "Received messages that did not decode, by reason", NULL, 0);
+                          "Received messages dropped because they did not decode or no handler "
+                          "of the socket takes their type, by peer, socket and reason",
+                          NULL, 0);
     bas_metrics_describe (m, "basalt_send_failures_total", BAS_METRIC_COUNTER,
                           "Messages that could not be sent (peer full or gone)", NULL, 0);
     bas_metrics_describe (m, "basalt_tap_messages_total", BAS_METRIC_COUNTER,
@@ -458,12 +468,14 @@ s_handler_remove (bas_svc_t *self, s_handler_t *h)
         zlistx_delete (self->handlers, cursor);
 }
 
+static int s_dispatch_one (s_handler_t *h, zsock_t *sock);
+
 static int
 s_on_reader (zloop_t *loop, zsock_t *sock, void *arg)
 {
     s_handler_t *h = arg;
     int64_t start = bas_mono_us ();
-    int rc = h->reader (loop, sock, h->arg);
+    int rc = h->table ? s_dispatch_one (h, sock) : h->reader (loop, sock, h->arg);
     bas_svc_turn (h->svc, h->what, start);
     return rc;
 }
@@ -510,7 +522,7 @@ bas_svc_reader_end (bas_svc_t *self, zsock_t *sock)
 {
     zloop_reader_end (self->loop, sock);
     for (s_handler_t *h = zlistx_first (self->handlers); h; h = zlistx_next (self->handlers))
-        if (h->reader && h->handle == sock) {
+        if ((h->reader || h->table) && h->handle == sock) {
             zlistx_delete (self->handlers, zlistx_cursor (self->handlers));
             break;
         }
@@ -767,8 +779,49 @@ s_count (bas_svc_t *self, const char *dir, const char *peer, const char *type)
     bas_metrics_add (self->metrics, "basalt_messages_total", labels, 1);
 }
 
-int
-bas_svc_recv (bas_svc_t *self, zsock_t *sock, bool router, const char *peer, bas_msg_t *out)
+//  The type frame of a received message as printable text for the log
+//  (a frame from an unknown peer may hold anything): at most size - 1
+//  bytes, a byte that is not printable (or a quote) as '?', "-" if none.
+static void
+s_type_text (zmsg_t *msg, bool router, char *buf, size_t size)
+{
+    zframe_t *frame = zmsg_first (msg);
+    if (router && frame)
+        frame = zmsg_next (msg);
+    size_t n = 0;
+    if (frame) {
+        const byte *data = zframe_data (frame);
+        size_t len = zframe_size (frame);
+        for (; n < len && n + 1 < size; n++)
+            buf[n] = data[n] > 0x20 && data[n] < 0x7f && data[n] != '"' && data[n] != '\\'
+                         ? (char)data[n]
+                         : '?';
+    }
+    if (n == 0)
+        buf[n++] = '-';
+    buf[n] = 0;
+}
+
+//  A received message that no handler takes (rc: a decode error or
+//  BAS_MSG_ENOHANDLER): one warn line and one count, the same for every
+//  socket (bas_svc_dispatch's policy).
+static void
+s_rejected (bas_svc_t *self, const char *what, const char *peer, const char *type, int rc)
+{
+    char labels[256], esc_peer[96], esc_what[64];
+    snprintf (labels, sizeof labels, "peer=\"%s\",socket=\"%s\",reason=\"%s\"",
+              bas_metrics_escape (esc_peer, sizeof esc_peer, peer ? peer : "-"),
+              bas_metrics_escape (esc_what, sizeof esc_what, what ? what : "-"),
+              bas_msg_strerror (rc));
+    bas_metrics_add (self->metrics, "basalt_decode_errors_total", labels, 1);
+    bas_warn ("bad_message", "socket=%s peer=%s type=%s reason=%s", what ? what : "-",
+              peer ? peer : "-", type, bas_msg_strerror (rc));
+}
+
+//  bas_svc_recv, for a socket named `what`; *type gets the type frame's text.
+static int
+s_recv (bas_svc_t *self, zsock_t *sock, bool router, const char *peer, const char *what, char *type,
+        size_t type_size, bas_msg_t *out)
 {
     if (!(zsock_events (sock) & ZMQ_POLLIN)) {
         memset (out, 0, sizeof *out);
@@ -780,19 +833,99 @@ bas_svc_recv (bas_svc_t *self, zsock_t *sock, bool router, const char *peer, bas
         return BAS_MSG_ETRUNCATED;
     }
     if (s_tap_on (self)) {
-        zframe_t *type = zmsg_first (msg);
-        s_tap (self, "in", peer, msg, router && type ? zmsg_next (msg) : type);
+        zframe_t *first = zmsg_first (msg);
+        s_tap (self, "in", peer, msg, router && first ? zmsg_next (msg) : first);
     }
+    s_type_text (msg, router, type, type_size);
     int rc = bas_msg_decode (&msg, router, out);
     if (rc != BAS_MSG_OK) {
-        char labels[160], esc[96];
-        snprintf (labels, sizeof labels, "peer=\"%s\",reason=\"%s\"",
-                  bas_metrics_escape (esc, sizeof esc, peer), bas_msg_strerror (rc));
-        bas_metrics_add (self->metrics, "basalt_decode_errors_total", labels, 1);
-        bas_warn ("decode_error", "peer=%s reason=%s", peer ? peer : "-", bas_msg_strerror (rc));
+        s_rejected (self, what, peer, type, rc);
         return rc;
     }
     s_count (self, "in", peer, out->desc->name);
+    return rc;
+}
+
+int
+bas_svc_recv (bas_svc_t *self, zsock_t *sock, bool router, const char *peer, bas_msg_t *out)
+{
+    char type[S_TYPE_TEXT];
+    return s_recv (self, sock, router, peer, NULL, type, sizeof type, out);
+}
+
+int
+bas_svc_send_error (bas_svc_t *self, zsock_t *sock, bas_stream_t *stream, zframe_t *identity,
+                    const char *peer, Basalt__V1__ErrorCode code, const char *text,
+                    const char *about)
+{
+    if (!identity && zsock_type (sock) == ZMQ_ROUTER)
+        return -1; // nobody to route it to
+    Basalt__V1__Error e = BASALT__V1__ERROR__INIT;
+    e.has_code = 1;
+    e.code = (int32_t)code;
+    e.message = (char *)text;
+    e.about_type = (char *)about;
+    return bas_svc_send (self, sock, stream, identity, peer, &e.base);
+}
+
+//  One reactor call of a dispatching reader: one message read, handled or
+//  rejected by the policy in bas_svc.h.
+static int
+s_dispatch_one (s_handler_t *h, zsock_t *sock)
+{
+    bas_svc_t *self = h->svc;
+    bas_msg_t msg;
+    char type[S_TYPE_TEXT];
+    int rc = s_recv (self, sock, h->router, h->peer, h->what, type, sizeof type, &msg);
+    if (rc == BAS_MSG_OK) {
+        const bas_handler_t *entry = bas_handler_find (h->table, msg.desc);
+        if (entry) {
+            entry->fn (h->arg, &msg);
+            bas_msg_clear (&msg);
+            return 0;
+        }
+        rc = BAS_MSG_ENOHANDLER;
+        s_rejected (self, h->what, h->peer, msg.desc->name, rc);
+    }
+    //  Only a message read from a peer is answered (not a read that found
+    //  none, nor on a socket without identities).
+    if (rc != BAS_MSG_EAGAIN && h->answers && msg.identity) {
+        if (rc == BAS_MSG_ENOHANDLER)
+            bas_svc_send_error (self, sock, h->stream, msg.identity, h->peer,
+                                BASALT__V1__ERROR_CODE__ERROR_CODE_UNHANDLED_TYPE,
+                                "no handler for this message type", msg.desc->name);
+        else
+            bas_svc_send_error (self, sock, h->stream, msg.identity, h->peer,
+                                BASALT__V1__ERROR_CODE__ERROR_CODE_MALFORMED, bas_msg_strerror (rc),
+                                NULL);
+    }
+    bas_msg_clear (&msg);
+    return 0;
+}
+
+int
+bas_svc_dispatch_now (bas_svc_t *self, zsock_t *sock)
+{
+    for (s_handler_t *h = zlistx_first (self->handlers); h; h = zlistx_next (self->handlers))
+        if (h->table && h->handle == sock)
+            return s_dispatch_one (h, sock);
+    return -1;
+}
+
+int
+bas_svc_dispatch (bas_svc_t *self, zsock_t *sock, bas_stream_t *stream, const bas_handler_t *table,
+                  void *arg, const char *what, const char *peer, bool answers)
+{
+    s_handler_t *h = s_handler_new (self, arg, what);
+    h->table = table;
+    h->stream = stream;
+    h->peer = peer ? peer : "-";
+    h->router = zsock_type (sock) == ZMQ_ROUTER;
+    h->answers = answers && stream;
+    h->handle = sock;
+    int rc = zloop_reader (self->loop, sock, s_on_reader, h);
+    if (rc != 0)
+        s_handler_remove (self, h);
     return rc;
 }
 

@@ -190,9 +190,58 @@ int bas_svc_run (bas_svc_t *self);
 //  Ask the reactor to stop after the current handler.
 void bas_svc_stop (bas_svc_t *self);
 
+// ------------------------------------------------------------ message dispatch
+//
+//  Every socket that carries Basalt messages is read by the library: a
+//  service hands each socket its const handler table (bas_handler_t, ending
+//  with {NULL, NULL}) once, as flux-core's modules hand theirs to
+//  flux_msg_handler_addvec, and writes no reader loop of its own. Each
+//  reactor call reads one message (bas_svc_recv), finds the handler of its
+//  type and calls it with `arg`; the message is cleared after the handler
+//  returns (bas_handler_fn says what a handler may keep).
+//
+//  One policy for a message no handler takes, on every socket: a frame that
+//  does not decode (truncated, extra frames, an unknown type, a bad header,
+//  body or protocol version) and a message of a type the table lacks are
+//  both logged (one warn line, event bad_message, with socket, peer, type
+//  and reason), counted in basalt_decode_errors_total{peer,socket,reason}
+//  (reason "no_handler" for a type the table lacks, bas_msg_strerror's
+//  name otherwise), dropped, and, on a socket that `answers` (a ROUTER
+//  serving requests: the Error goes to the identity the message came
+//  from), answered with an Error: ERROR_CODE_MALFORMED with the reason
+//  for a frame that does not decode, ERROR_CODE_UNHANDLED_TYPE with
+//  about_type for a type the table lacks. DEALERs and SUBs never answer
+//  (an Error sent back on a stream would go to a peer that does not ask).
+//
+//  `sock` and `table` are borrowed and must outlive the reader (end it with
+//  bas_svc_reader_end); `stream` (the header state of Error answers, may be
+//  NULL when !answers) is borrowed too. `what` names the socket (static) in
+//  the reactor's turn timing, the log and the metric; `peer` names who is
+//  on the other end ("session", "binder", "cache-svc"), as in
+//  basalt_messages_total. Returns 0 or -1 (zloop refused the reader).
+int bas_svc_dispatch (bas_svc_t *self, zsock_t *sock, bas_stream_t *stream,
+                      const bas_handler_t *table, void *arg, const char *what, const char *peer,
+                      bool answers);
+
+//  Read and handle one message from a socket given to bas_svc_dispatch now,
+//  inside the current turn, as its reader would (cache-svc's heartbeat reads
+//  the binders' traffic waiting on the socket before it judges them).
+//  Returns 0, or -1 when `sock` has no dispatch.
+int bas_svc_dispatch_now (bas_svc_t *self, zsock_t *sock);
+
+//  Send an Error{code, message = text, about_type = about} on `sock`, to
+//  `identity` on a ROUTER (copied; nothing is sent without one there).
+//  For the errors a handler decides (ERROR_CODE_UNKNOWN_PEER); bad frames
+//  are answered by bas_svc_dispatch itself. Returns 0 or -1.
+int bas_svc_send_error (bas_svc_t *self, zsock_t *sock, bas_stream_t *stream, zframe_t *identity,
+                        const char *peer, Basalt__V1__ErrorCode code, const char *text,
+                        const char *about);
+
 //  Receive one message from `sock` and decode it, counting it by type
 //  (basalt_messages_total{dir="in"}) or as a decode error
-//  (basalt_decode_errors_total{reason=...}), and mirroring it to the tap.
+//  (basalt_decode_errors_total{peer,socket="-",reason}, logged as
+//  bas_svc_dispatch does), and mirroring it to the tap. Services read
+//  through bas_svc_dispatch; this is the primitive under it.
 //  Returns BAS_MSG_OK or a decode error (out then holds only an identity).
 //  It never waits: with no whole message on the socket it returns
 //  BAS_MSG_EAGAIN at once. A reactor handler may be called on a readiness
