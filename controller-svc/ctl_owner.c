@@ -1,5 +1,6 @@
 /*  ctl_owner: see ctl_owner.h. */
 #include "ctl_owner.h"
+#include "bas_util.h"
 
 #include <czmq.h>
 #include <stdio.h>
@@ -9,15 +10,6 @@
 struct _ctl_owners_t {
     zhashx_t *by_uid; // uid -> ctl_owner_t
 };
-
-static char *
-s_dup (const char *s)
-{
-    char *d = strdup (s ? s : "");
-    if (!d)
-        abort ();
-    return d;
-}
 
 static void
 s_owner_free (void **item_p)
@@ -117,19 +109,19 @@ ctl_owners_upsert (ctl_owners_t *self, const char *kind, const char *api_version
         o = calloc (1, sizeof *o);
         if (!o)
             abort ();
-        o->uid = s_dup (uid);
+        o->uid = bas_strdup (uid);
         zhashx_insert (self->by_uid, uid, o);
     }
     free (o->kind);
-    o->kind = s_dup (kind);
+    o->kind = bas_strdup (kind);
     free (o->api_version);
-    o->api_version = s_dup (api_version);
+    o->api_version = bas_strdup (api_version);
     free (o->ns);
-    o->ns = s_dup (ns ? ns : "default");
+    o->ns = bas_strdup (ns ? ns : "default");
     free (o->name);
-    o->name = s_dup (name);
+    o->name = bas_strdup (name);
     free (o->rv);
-    o->rv = s_dup (s_str (meta, "resourceVersion"));
+    o->rv = bas_strdup (s_str (meta, "resourceVersion"));
     o->replicas = replicas;
     cJSON_Delete (o->annotations);
     o->annotations = ctl_owner_annotations (obj);

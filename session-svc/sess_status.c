@@ -25,12 +25,6 @@
 #include <string.h>
 #include <time.h>
 
-static bool
-s_eq (const char *a, const char *b)
-{
-    return strcmp (a ? a : "", b ? b : "") == 0;
-}
-
 //  The phase the job's PodGroup has at close.
 static const char *
 s_phase (const sess_job_t *job)
@@ -46,7 +40,7 @@ s_phase (const sess_job_t *job)
         int completed = sess_job_count (job, SESS_COMPLETED_CLASS);
         return scheduled == completed ? "Completed" : "Running";
     }
-    return s_eq (job->phase, "Inqueue") ? "Inqueue" : "Pending";
+    return bas_streq (job->phase, "Inqueue") ? "Inqueue" : "Pending";
 }
 
 //  Why a task still waits, in the words a user reads (kubectl describe):
@@ -68,7 +62,7 @@ s_task_reason (const sess_job_t *job, const sess_task_t *task, char *buf, size_t
     }
     if (job->unschedulable && job->new_cond.message && *job->new_cond.message)
         return job->new_cond.message;
-    if (s_eq (s_phase (job), "Pending")) {
+    if (bas_streq (s_phase (job), "Pending")) {
         snprintf (buf, len, "pod group %s is not admitted to queue %s yet", job->uid,
                   job->queue->name);
         return buf;
@@ -79,8 +73,8 @@ s_task_reason (const sess_job_t *job, const sess_task_t *task, char *buf, size_t
 static bool
 s_cond_same (const sess_cond_t *a, const Basalt__V1__PodGroupCondition *b)
 {
-    return s_eq (a->type, b->type) && s_eq (a->status, b->status) && s_eq (a->reason, b->reason) &&
-           s_eq (a->message, b->message);
+    return bas_streq (a->type, b->type) && bas_streq (a->status, b->status) &&
+           bas_streq (a->reason, b->reason) && bas_streq (a->message, b->message);
 }
 
 static Basalt__V1__PodGroupCondition *
@@ -145,13 +139,13 @@ s_status_change (const sess_job_t *job)
     //  to five PATCHes per gang of three); the counts ride along with the
     //  next write that matters.
     int min = job->min_available;
-    bool changed = !old || !s_eq (old->phase, phase) ||
+    bool changed = !old || !bas_streq (old->phase, phase) ||
                    ((old->running >= min) != (running >= min)) ||
                    ((old->failed > 0) != (failed > 0));
     int replaced = -1;
     if (job->has_new_cond) {
         for (size_t i = 0; old && i < old->n_conditions; i++)
-            if (s_eq (old->conditions[i]->type, job->new_cond.type)) {
+            if (bas_streq (old->conditions[i]->type, job->new_cond.type)) {
                 replaced = (int)i;
                 break;
             }
@@ -295,7 +289,8 @@ sess_model_commit (sess_session_t *ssn)
         //  they create the pods only once the group is Inqueue.
         if (job->ntasks == 0) {
             const Basalt__V1__PodGroupStatus *old = job->pg->status;
-            if (s_eq (s_phase (job), "Inqueue") && !(old && s_eq (old->phase, "Inqueue"))) {
+            if (bas_streq (s_phase (job), "Inqueue") &&
+                !(old && bas_streq (old->phase, "Inqueue"))) {
                 Basalt__V1__PodGroupStatusChange *ch = s_status_change (job);
                 if (ch)
                     commit->statuses[commit->n_statuses++] = ch;
@@ -339,7 +334,7 @@ sess_model_commit (sess_session_t *ssn)
         commit->group_events = s_grow (NULL, nevents, sizeof *commit->group_events);
     for (int j = 0; j < ssn->njobs; j++) {
         const sess_job_t *job = &ssn->jobs[j];
-        if (!job->enqueue_refused || !s_eq (s_phase (job), "Pending") || !job->pg->uid)
+        if (!job->enqueue_refused || !bas_streq (s_phase (job), "Pending") || !job->pg->uid)
             continue;
         s_group_event (commit, job->pg->uid, "Normal",
                        job->enqueue_message ? job->enqueue_message : SESS_QUEUE_QUOTA_INSUFFICIENT);
@@ -350,8 +345,9 @@ sess_model_commit (sess_session_t *ssn)
     //  wording, see above), so `kubectl describe podgroup` shows why.
     for (int j = 0; j < ssn->njobs; j++) {
         const sess_job_t *job = &ssn->jobs[j];
-        if (!job->has_new_cond || !s_eq (job->new_cond.type, "Unschedulable") || !job->pg->uid ||
-            !(s_eq (s_phase (job), "Pending") || s_eq (s_phase (job), "Inqueue")))
+        if (!job->has_new_cond || !bas_streq (job->new_cond.type, "Unschedulable") ||
+            !job->pg->uid ||
+            !(bas_streq (s_phase (job), "Pending") || bas_streq (s_phase (job), "Inqueue")))
             continue;
         s_group_event (commit, job->pg->uid, "Warning", job->new_cond.message);
     }
