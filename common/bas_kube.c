@@ -31,6 +31,7 @@
 #include "bas_hash.h"
 #include "bas_log.h"
 #include "bas_msg.h"
+#include "bas_util.h"
 #include "bas_yaml.h"
 
 #include <curl/curl.h>
@@ -80,38 +81,6 @@
 
 // ------------------------------------------------------------ small helpers
 
-//  The one out-of-memory path: allocation failure is not recoverable here.
-static void *
-s_alloc (void *ptr, size_t size)
-{
-    void *p = realloc (ptr, size ? size : 1);
-    if (!p) {
-        fprintf (stderr, "bas_kube: out of memory (%zu bytes)\n", size);
-        abort ();
-    }
-    return p;
-}
-
-static char *
-s_strdup (const char *s)
-{
-    if (!s)
-        return NULL;
-    size_t n = strlen (s);
-    char *d = s_alloc (NULL, n + 1);
-    memcpy (d, s, n + 1);
-    return d;
-}
-
-static char *
-s_strndup (const char *s, size_t n)
-{
-    char *d = s_alloc (NULL, n + 1);
-    memcpy (d, s, n);
-    d[n] = 0;
-    return d;
-}
-
 //  Formats into a new string owned by the caller.
 static char *s_printf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 static char *
@@ -121,7 +90,7 @@ s_printf (const char *fmt, ...)
     va_start (args, fmt);
     int n = vsnprintf (NULL, 0, fmt, args);
     va_end (args);
-    char *s = s_alloc (NULL, (size_t)(n < 0 ? 0 : n) + 1);
+    char *s = bas_malloc ((size_t)(n < 0 ? 0 : n) + 1);
     va_start (args, fmt);
     vsnprintf (s, (size_t)(n < 0 ? 0 : n) + 1, fmt, args);
     va_end (args);
@@ -163,7 +132,7 @@ s_buf_append (s_buf_t *buf, const char *data, size_t n, size_t max)
         size_t cap = buf->cap ? buf->cap : 4096;
         while (cap < buf->len + n + 1)
             cap *= 2;
-        buf->data = s_alloc (buf->data, cap);
+        buf->data = bas_realloc (buf->data, cap);
         buf->cap = cap;
     }
     memcpy (buf->data + buf->len, data, n);
@@ -209,7 +178,7 @@ s_read_file (const char *path, size_t *len_p)
         return NULL;
     }
     if (!buf.data)
-        buf.data = s_strdup ("");
+        buf.data = bas_strdup ("");
     if (len_p)
         *len_p = buf.len;
     return buf.data;
@@ -229,12 +198,6 @@ static bool
 s_file_readable (const char *path)
 {
     return access (path, R_OK) == 0;
-}
-
-static bool
-s_streq (const char *a, const char *b)
-{
-    return a && b && strcmp (a, b) == 0;
 }
 
 //  String value of obj[key], or NULL when absent or not a string.
@@ -270,7 +233,7 @@ static char *
 s_base64_decode (const char *text, size_t *len_p)
 {
     size_t n = strlen (text);
-    char *out = s_alloc (NULL, n / 4 * 3 + 4);
+    char *out = bas_malloc (n / 4 * 3 + 4);
     size_t len = 0;
     uint32_t acc = 0;
     int bits = 0;
@@ -311,7 +274,7 @@ static char *
 s_url_escape (const char *text)
 {
     size_t n = strlen (text);
-    char *out = s_alloc (NULL, n * 3 + 1);
+    char *out = bas_malloc (n * 3 + 1);
     size_t pos = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)text[i];
@@ -385,7 +348,7 @@ static char *
 s_resolve_path (const char *dir, const char *path)
 {
     if (path[0] == '/' || !dir || !*dir)
-        return s_strdup (path);
+        return bas_strdup (path);
     return s_printf ("%s/%s", dir, path);
 }
 
@@ -415,7 +378,7 @@ s_kc_find (s_kcfile_t *files, int nfiles, const char *list, const char *name, co
         const cJSON *entry;
         cJSON_ArrayForEach (entry, array)
         {
-            if (!s_streq (s_json_str (entry, "name"), name))
+            if (!bas_streq (s_json_str (entry, "name"), name))
                 continue;
             const cJSON *map = cJSON_GetObjectItemCaseSensitive (entry, inner);
             if (!cJSON_IsObject (map)) {
@@ -504,7 +467,7 @@ s_kc_apply (s_kcfile_t *files, int nfiles, bas_kube_config_t *out, char *err, si
                   cluster_name);
         return -1;
     }
-    out->server = s_strdup (server);
+    out->server = bas_strdup (server);
     out->insecure =
         s_kc_true (cJSON_GetObjectItemCaseSensitive (cluster, "insecure-skip-tls-verify"));
     if (s_kc_pem (cluster, cluster_file, "cluster", cluster_name, "certificate-authority",
@@ -527,7 +490,7 @@ s_kc_apply (s_kcfile_t *files, int nfiles, bas_kube_config_t *out, char *err, si
     const char *token = s_json_str (user, "token");
     const char *token_file = s_json_str (user, "tokenFile");
     if (token && *token)
-        out->token = s_strdup (token);
+        out->token = bas_strdup (token);
     else if (token_file && *token_file) {
         char *path = s_resolve_path (user_file->dir, token_file);
         char *text = s_read_file (path, NULL);
@@ -590,10 +553,10 @@ s_kc_load (char **paths, int npaths, bas_kube_config_t *out, char *err, size_t e
         file->path = paths[i];
         file->json = json;
         const char *slash = strrchr (paths[i], '/');
-        file->dir = slash ? s_strndup (paths[i], (size_t)(slash - paths[i])) : s_strdup (".");
+        file->dir = slash ? bas_strndup (paths[i], (size_t)(slash - paths[i])) : bas_strdup (".");
         if (slash == paths[i]) {
             free (file->dir);
-            file->dir = s_strdup ("/");
+            file->dir = bas_strdup ("/");
         }
     }
     rc = s_kc_apply (files, nfiles, out, err, errlen);
@@ -621,12 +584,12 @@ s_incluster_load (bas_kube_config_t *out, char *err, size_t errlen)
         return -1;
     }
     out->token = s_rtrim (token);
-    out->token_file = s_strdup (token_path);
+    out->token_file = bas_strdup (token_path);
     out->server = strchr (host, ':') ? s_printf ("https://[%s]:%s", host, port)
                                      : s_printf ("https://%s:%s", host, port);
     const char *ca_path = BAS_KUBE_SA_DIR "/ca.crt";
     if (s_file_readable (ca_path))
-        out->ca_file = s_strdup (ca_path);
+        out->ca_file = bas_strdup (ca_path);
     else
         bas_warn ("kube_config_no_ca", "file=%s err=\"%s\"", ca_path, strerror (errno));
     return 0;
@@ -658,7 +621,7 @@ bas_kube_config_load (bas_kube_config_t *cfg, const char *kubeconfig, const char
         source = "kubeconfig";
     } else if (env && *env) {
         //  A colon-separated list; files that do not exist are skipped.
-        env_copy = s_strdup (env);
+        env_copy = bas_strdup (env);
         char *save = NULL;
         for (char *p = strtok_r (env_copy, ":", &save); p && npaths < BAS_KUBE_KUBECONFIG_MAX_FILES;
              p = strtok_r (NULL, ":", &save))
@@ -687,7 +650,7 @@ bas_kube_config_load (bas_kube_config_t *cfg, const char *kubeconfig, const char
     if (npaths > 0)
         rc = s_kc_load (paths, npaths, &tmp, err, errlen);
     else if (have_master) {
-        tmp.server = s_strdup (master);
+        tmp.server = bas_strdup (master);
         source = "master";
         rc = 0;
     } else
@@ -698,7 +661,7 @@ done:
     if (rc == 0) {
         if (have_master) {
             free (tmp.server);
-            tmp.server = s_strdup (master);
+            tmp.server = bas_strdup (master);
         }
         s_config_move (cfg, &tmp);
         bas_info ("kube_config", "source=%s server=%s auth=%s", source ? source : "?", cfg->server,
@@ -858,18 +821,18 @@ s_status_decode (long code, const char *body, size_t len, char **reason_p, char 
         const char *reason = s_json_str (status, "reason");
         const char *message = s_json_str (status, "message");
         if (reason && *reason)
-            *reason_p = s_strdup (reason);
+            *reason_p = bas_strdup (reason);
         if (message)
-            *message_p = s_strdup (message);
+            *message_p = bas_strdup (message);
     }
     cJSON_Delete (status);
     if (!*reason_p)
-        *reason_p = s_strdup (s_code_reason (code));
+        *reason_p = bas_strdup (s_code_reason (code));
     if (!*message_p) {
         size_t n = 0;
         while (body && n < len && body[n] != '\n' && n < BAS_KUBE_LOG_TEXT_MAX)
             n++;
-        *message_p = s_strndup (body ? body : "", n);
+        *message_p = bas_strndup (body ? body : "", n);
     }
 }
 
@@ -1095,8 +1058,7 @@ s_curl_socket (CURL *easy, curl_socket_t fd, int what, void *userp, void *socket
     uint32_t events =
         ((what & CURL_POLL_IN) ? EPOLLIN : 0) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
     if (!sock) {
-        sock = (s_sock_t *)s_alloc (NULL, sizeof *sock);
-        memset (sock, 0, sizeof *sock);
+        sock = bas_alloc (sizeof *sock);
         sock->fd = fd;
         sock->handle = zlistx_add_end (self->sockets, sock);
         curl_multi_assign (self->multi, fd, sock);
@@ -1178,19 +1140,18 @@ static s_req_t *
 s_req_new (bas_kube_t *self, s_req_kind_t kind, const char *method, const char *path,
            const char *content_type, const char *body)
 {
-    s_req_t *req = (s_req_t *)s_alloc (NULL, sizeof *req);
-    memset (req, 0, sizeof *req);
+    s_req_t *req = bas_alloc (sizeof *req);
     req->kube = self;
     req->kind = kind;
     req->state = S_REQ_IDLE;
     req->timer_id = -1;
-    req->method = s_strdup (method);
-    req->path = s_strdup (path);
+    req->method = bas_strdup (method);
+    req->path = bas_strdup (path);
     if (body) {
-        req->body = s_strdup (body);
+        req->body = bas_strdup (body);
         req->body_len = strlen (body);
     }
-    req->content_type = content_type ? s_strdup (content_type) : NULL;
+    req->content_type = content_type ? bas_strdup (content_type) : NULL;
     req->token_gen = self->token_gen;
     req->easy = curl_easy_init ();
     if (!req->easy)
@@ -1297,7 +1258,7 @@ s_token_refresh (bas_kube_t *self)
     s_rtrim (text);
     self->token_stat = st;
     self->token_stat_valid = true;
-    if (!*text || s_streq (text, self->cfg.token)) {
+    if (!*text || bas_streq (text, self->cfg.token)) {
         if (!*text)
             bas_warn ("kube_token_empty", "file=%s action=keep_old_token", self->cfg.token_file);
         free (text);
@@ -1430,13 +1391,13 @@ s_req_finish (s_req_t *req, long code, CURLcode res)
                                     NULL};
     char *reason = NULL, *message = NULL;
     if (req->expired) {
-        reason = s_strdup ("Expired");
-        message = s_strdup ("not sent: its deadline passed before an attempt could start");
+        reason = bas_strdup ("Expired");
+        message = bas_strdup ("not sent: its deadline passed before an attempt could start");
     } else if (code == 0) {
-        reason = s_strdup (req->too_big ? "ResponseTooLarge" : "TransportError");
+        reason = bas_strdup (req->too_big ? "ResponseTooLarge" : "TransportError");
         message = req->too_big ? s_printf ("response body larger than %zu bytes", self->max_body)
-                  : req->errbuf[0] ? s_strdup (req->errbuf)
-                                   : s_strdup (curl_easy_strerror (res));
+                  : req->errbuf[0] ? bas_strdup (req->errbuf)
+                                   : bas_strdup (curl_easy_strerror (res));
     } else if (code >= 400)
         s_status_decode (code, req->resp.data, req->resp.len, &reason, &message);
     response.reason = reason;
@@ -1471,13 +1432,13 @@ s_req_complete (s_req_t *req, CURLcode res)
     if (self->observer) {
         curl_off_t us = 0;
         curl_easy_getinfo (req->easy, CURLINFO_TOTAL_TIME_T, &us);
-        const char *verb = req->kind == S_REQ_LIST           ? "list"
-                           : req->kind == S_REQ_WATCH        ? "watch"
-                           : s_streq (req->method, "POST")   ? "create"
-                           : s_streq (req->method, "PUT")    ? "update"
-                           : s_streq (req->method, "PATCH")  ? "patch"
-                           : s_streq (req->method, "DELETE") ? "delete"
-                                                             : "get";
+        const char *verb = req->kind == S_REQ_LIST             ? "list"
+                           : req->kind == S_REQ_WATCH          ? "watch"
+                           : bas_streq (req->method, "POST")   ? "create"
+                           : bas_streq (req->method, "PUT")    ? "update"
+                           : bas_streq (req->method, "PATCH")  ? "patch"
+                           : bas_streq (req->method, "DELETE") ? "delete"
+                                                               : "get";
         self->observer (self->observer_arg, verb, res == CURLE_OK || code ? code : 0,
                         (double)us / 1000.0);
     }
@@ -1541,7 +1502,7 @@ s_watch_line (s_req_t *req, const char *line, size_t len)
         return; // blank line
     //  Kept as text: parsing is part of delivering, which is done for a
     //  bounded time per turn (s_process), however much one read brought.
-    s_line_t *l = s_alloc (NULL, sizeof *l + (len - start) + 1);
+    s_line_t *l = bas_malloc (sizeof *l + (len - start) + 1);
     l->len = len - start;
     memcpy (l->text, line + start, l->len);
     l->text[l->len] = 0;
@@ -1654,9 +1615,9 @@ s_object_key (const cJSON *meta, char *buf, size_t cap)
 static void
 s_informer_set_rv (bas_kube_informer_t *inf, const char *rv)
 {
-    if (rv && *rv && !s_streq (inf->rv, rv)) {
+    if (rv && *rv && !bas_streq (inf->rv, rv)) {
         free (inf->rv);
-        inf->rv = s_strdup (rv);
+        inf->rv = bas_strdup (rv);
     }
 }
 
@@ -1699,7 +1660,7 @@ s_informer_forget (bas_kube_informer_t *inf, const char *key)
     const char *mapped = (const char *)bas_hash_lookup (inf->names, nkey);
     if (mapped && strcmp (mapped, key) == 0)
         bas_hash_delete (inf->names, nkey);
-    char *copy = s_strdup (key);
+    char *copy = bas_strdup (key);
     bas_hash_delete (inf->index, copy);
     inf->fn (inf->arg, BAS_KUBE_DELETED, obj);
     free (copy);
@@ -1721,20 +1682,19 @@ s_informer_upsert (bas_kube_informer_t *inf, const cJSON *obj)
     }
     const char *rv = s_json_str (meta, "resourceVersion");
     s_entry_t *entry = (s_entry_t *)bas_hash_lookup (inf->index, key);
-    if (entry && s_streq (entry->rv, rv ? rv : "")) {
+    if (entry && bas_streq (entry->rv, rv ? rv : "")) {
         entry->gen = inf->gen;
         return;
     }
     bas_kube_event_t type = entry ? BAS_KUBE_MODIFIED : BAS_KUBE_ADDED;
     if (!entry) {
-        entry = (s_entry_t *)s_alloc (NULL, sizeof *entry);
-        memset (entry, 0, sizeof *entry);
+        entry = bas_alloc (sizeof *entry);
         const char *name = s_json_str (meta, "name");
         const char *ns = s_json_str (meta, "namespace");
         const char *uid = s_json_str (meta, "uid");
-        entry->name = s_strdup (name ? name : "");
-        entry->ns = ns && *ns ? s_strdup (ns) : NULL;
-        entry->uid = uid && *uid ? s_strdup (uid) : NULL;
+        entry->name = bas_strdup (name ? name : "");
+        entry->ns = ns && *ns ? bas_strdup (ns) : NULL;
+        entry->uid = uid && *uid ? bas_strdup (uid) : NULL;
         //  Another object under this name (an older uid the relist has not
         //  swept yet, or whose DELETED was never seen) is gone: deliver
         //  its deletion first, so consumers keyed by name see delete then
@@ -1743,15 +1703,15 @@ s_informer_upsert (bas_kube_informer_t *inf, const cJSON *obj)
         const char *nkey = s_entry_name_key (entry, nbuf, sizeof nbuf);
         const char *old_key = (const char *)bas_hash_lookup (inf->names, nkey);
         if (old_key && strcmp (old_key, key) != 0) {
-            char *old_copy = s_strdup (old_key);
+            char *old_copy = bas_strdup (old_key);
             s_informer_forget (inf, old_copy);
             free (old_copy);
         }
         bas_hash_insert (inf->index, key, entry);
-        bas_hash_update (inf->names, nkey, s_strdup (key));
+        bas_hash_update (inf->names, nkey, bas_strdup (key));
     }
     free (entry->rv);
-    entry->rv = s_strdup (rv ? rv : "");
+    entry->rv = bas_strdup (rv ? rv : "");
     entry->gen = inf->gen;
     inf->fn (inf->arg, type, obj);
 }
@@ -1790,7 +1750,7 @@ s_informer_sweep (bas_kube_informer_t *inf)
     for (s_entry_t *entry = (s_entry_t *)bas_hash_first (inf->index); entry;
          entry = (s_entry_t *)bas_hash_next (inf->index))
         if (entry->gen != inf->gen)
-            zlistx_add_end (gone, s_strdup ((const char *)bas_hash_cursor (inf->index)));
+            zlistx_add_end (gone, bas_strdup ((const char *)bas_hash_cursor (inf->index)));
     for (char *key = (char *)zlistx_first (gone); key; key = (char *)zlistx_next (gone))
         s_informer_forget (inf, key);
     zlistx_destroy (&gone);
@@ -1930,8 +1890,8 @@ s_informer_log_failure (bas_kube_informer_t *inf, const char *what, s_req_t *req
 {
     char *reason = NULL, *message = NULL;
     if (res != CURLE_OK || code == 0) {
-        reason = s_strdup (req->too_big ? "ResponseTooLarge" : "TransportError");
-        message = s_strdup (req->errbuf[0] ? req->errbuf : curl_easy_strerror (res));
+        reason = bas_strdup (req->too_big ? "ResponseTooLarge" : "TransportError");
+        message = bas_strdup (req->errbuf[0] ? req->errbuf : curl_easy_strerror (res));
     } else
         s_status_decode (code, req->resp.data, req->resp.len, &reason, &message);
     char text[BAS_KUBE_LOG_TEXT_MAX * 2 + 4];
@@ -1975,7 +1935,7 @@ s_list_complete (bas_kube_informer_t *inf, s_req_t *req, CURLcode res, long code
         return;
     }
     free (inf->list_rv);
-    inf->list_rv = s_strdup (rv);
+    inf->list_rv = bas_strdup (rv);
     //  Ask for the next page first: the server builds it while this one
     //  is delivered.
     const char *cont = s_json_str (meta, "continue");
@@ -2029,7 +1989,7 @@ s_watch_event (bas_kube_informer_t *inf, const cJSON *event)
         char text[BAS_KUBE_LOG_TEXT_MAX * 2 + 4];
         s_log_text (text, sizeof text, message, message ? strlen (message) : 0);
         if (code == 410 ||
-            (code == 0 && (s_streq (reason, "Expired") || s_streq (reason, "Gone")))) {
+            (code == 0 && (bas_streq (reason, "Expired") || bas_streq (reason, "Gone")))) {
             bas_info ("kube_relist", "path=%s code=410 reason=%s msg=\"%s\"", inf->path,
                       reason ? reason : "Expired", text);
             s_informer_expired (inf);
@@ -2197,19 +2157,19 @@ s_process (bas_kube_t *self)
 static void
 s_config_copy (bas_kube_config_t *dst, const bas_kube_config_t *src)
 {
-    dst->server = s_strdup (src->server);
-    dst->token = s_strdup (src->token);
-    dst->token_file = s_strdup (src->token_file);
-    dst->ca_file = s_strdup (src->ca_file);
-    dst->ca_data = s_strdup (src->ca_data);
-    dst->client_cert_file = s_strdup (src->client_cert_file);
-    dst->client_key_file = s_strdup (src->client_key_file);
-    dst->client_cert_data = s_strdup (src->client_cert_data);
-    dst->client_key_data = s_strdup (src->client_key_data);
+    dst->server = bas_strdup_or_null (src->server);
+    dst->token = bas_strdup_or_null (src->token);
+    dst->token_file = bas_strdup_or_null (src->token_file);
+    dst->ca_file = bas_strdup_or_null (src->ca_file);
+    dst->ca_data = bas_strdup_or_null (src->ca_data);
+    dst->client_cert_file = bas_strdup_or_null (src->client_cert_file);
+    dst->client_key_file = bas_strdup_or_null (src->client_key_file);
+    dst->client_cert_data = bas_strdup_or_null (src->client_cert_data);
+    dst->client_key_data = bas_strdup_or_null (src->client_key_data);
     dst->insecure = src->insecure;
     dst->qps = src->qps;
     dst->burst = src->burst;
-    dst->user_agent = s_strdup (src->user_agent);
+    dst->user_agent = bas_strdup_or_null (src->user_agent);
 }
 
 static void
@@ -2243,8 +2203,7 @@ bas_kube_new (zloop_t *loop, const bas_kube_config_t *cfg)
         bas_error ("kube_new_failed", "err=\"curl_global_init failed\"");
         return NULL;
     }
-    bas_kube_t *self = (bas_kube_t *)s_alloc (NULL, sizeof *self);
-    memset (self, 0, sizeof *self);
+    bas_kube_t *self = bas_alloc (sizeof *self);
     self->loop = loop;
     self->epfd = -1;
     s_config_copy (&self->cfg, cfg);
@@ -2341,11 +2300,10 @@ bas_kube_watch (bas_kube_t *self, const char *path, const char *selector, bas_ku
 {
     if (!self || !path || !*path || !fn)
         return NULL;
-    bas_kube_informer_t *inf = (bas_kube_informer_t *)s_alloc (NULL, sizeof *inf);
-    memset (inf, 0, sizeof *inf);
+    bas_kube_informer_t *inf = bas_alloc (sizeof *inf);
     inf->kube = self;
-    inf->path = s_strdup (path);
-    inf->selector = selector && *selector ? s_strdup (selector) : NULL;
+    inf->path = bas_strdup (path);
+    inf->selector = selector && *selector ? bas_strdup (selector) : NULL;
     inf->fn = fn;
     inf->arg = arg;
     inf->index = bas_hash_new (s_entry_destroy);
@@ -2455,7 +2413,7 @@ done:
     curl_slist_free_all (headers);
     curl_global_cleanup ();
     if (body_p && code) {
-        *body_p = buf.data ? buf.data : s_strdup ("");
+        *body_p = buf.data ? buf.data : bas_strdup ("");
         buf.data = NULL;
     }
     s_buf_free (&buf);

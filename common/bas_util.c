@@ -22,6 +22,24 @@ bas_alloc (size_t size)
     return p;
 }
 
+void *
+bas_malloc (size_t size)
+{
+    void *p = malloc (size ? size : 1);
+    if (!p)
+        s_out_of_memory (size);
+    return p;
+}
+
+void *
+bas_realloc (void *ptr, size_t size)
+{
+    void *p = realloc (ptr, size ? size : 1);
+    if (!p)
+        s_out_of_memory (size);
+    return p;
+}
+
 char *
 bas_strdup (const char *s)
 {
@@ -35,6 +53,15 @@ char *
 bas_strdup_or_null (const char *s)
 {
     return s ? bas_strdup (s) : NULL;
+}
+
+char *
+bas_strndup (const char *s, size_t n)
+{
+    char *d = bas_malloc (n + 1);
+    memcpy (d, s, n);
+    d[n] = 0;
+    return d;
 }
 
 void

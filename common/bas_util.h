@@ -15,11 +15,21 @@
 //  calloc that does not return NULL: aborts with a message instead.
 void *bas_alloc (size_t size);
 
+//  malloc that does not return NULL (the bytes are not cleared).
+void *bas_malloc (size_t size);
+
+//  realloc that does not return NULL; ptr may be NULL. On failure ptr
+//  is not freed, but the process ends anyway.
+void *bas_realloc (void *ptr, size_t size);
+
 //  strdup that does not return NULL; NULL gives "".
 char *bas_strdup (const char *s);
 
 //  The same, but NULL gives NULL (for optional strings).
 char *bas_strdup_or_null (const char *s);
+
+//  A NUL-terminated copy of the n bytes at s (s holds at least n bytes).
+char *bas_strndup (const char *s, size_t n);
 
 //  Replace the string *field (freed) by a copy of value (NULL gives "").
 void bas_set_str (char **field, const char *value);
