@@ -198,9 +198,7 @@ s_str_free (void **item_p)
 static s_call_t *
 s_call_new (ctl_lifecycle_t *self, s_call_kind_t kind, const char *key, uint64_t gen)
 {
-    s_call_t *call = calloc (1, sizeof *call);
-    if (!call)
-        abort ();
+    s_call_t *call = bas_alloc (sizeof *call);
     call->self = self;
     call->kind = kind;
     call->key = bas_strdup (key);
@@ -369,9 +367,7 @@ s_action (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod)
 {
     s_action_t *a = zhashx_lookup (self->actions, pod->uid);
     if (!a) {
-        a = calloc (1, sizeof *a);
-        if (!a)
-            abort ();
+        a = bas_alloc (sizeof *a);
         a->uid = bas_strdup (pod->uid);
         zhashx_insert (self->actions, pod->uid, a);
     }
@@ -836,9 +832,7 @@ s_reconcile_owner (ctl_lifecycle_t *self, const char *owner_uid)
                    name, owner->name, live);
         return;
     }
-    s_delete_t *d = calloc (1, sizeof *d);
-    if (!d)
-        abort ();
+    s_delete_t *d = bas_alloc (sizeof *d);
     d->uid = bas_strdup (pg->uid);
     d->rv = bas_strdup (pg->resource_version);
     d->ns = bas_strdup (owner->ns);
@@ -956,9 +950,7 @@ s_owner_scaled_up (ctl_lifecycle_t *self, const ctl_owner_t *owner)
 ctl_lifecycle_t *
 ctl_lifecycle_new (const ctl_lifecycle_config_t *config, bas_store_t *store)
 {
-    ctl_lifecycle_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    ctl_lifecycle_t *self = bas_alloc (sizeof *self);
     self->config = *config;
     if (!self->config.component)
         self->config.component = "basalt-controller";

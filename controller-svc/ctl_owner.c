@@ -31,9 +31,7 @@ s_owner_free (void **item_p)
 ctl_owners_t *
 ctl_owners_new (void)
 {
-    ctl_owners_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    ctl_owners_t *self = bas_alloc (sizeof *self);
     self->by_uid = zhashx_new ();
     zhashx_set_destructor (self->by_uid, s_owner_free);
     return self;
@@ -106,9 +104,7 @@ ctl_owners_upsert (ctl_owners_t *self, const char *kind, const char *api_version
     if (o)
         *prev_replicas = o->replicas;
     else {
-        o = calloc (1, sizeof *o);
-        if (!o)
-            abort ();
+        o = bas_alloc (sizeof *o);
         o->uid = bas_strdup (uid);
         zhashx_insert (self->by_uid, uid, o);
     }
