@@ -80,9 +80,7 @@ s_cond_same (const sess_cond_t *a, const Basalt__V1__PodGroupCondition *b)
 static Basalt__V1__PodGroupCondition *
 s_cond_copy (const Basalt__V1__PodGroupCondition *c)
 {
-    Basalt__V1__PodGroupCondition *out = calloc (1, sizeof *out);
-    if (!out)
-        abort ();
+    Basalt__V1__PodGroupCondition *out = bas_alloc (sizeof *out);
     basalt__v1__pod_group_condition__init (out);
     out->type = bas_strdup (c->type);
     out->status = bas_strdup (c->status);
@@ -96,9 +94,7 @@ s_cond_copy (const Basalt__V1__PodGroupCondition *c)
 static Basalt__V1__PodGroupCondition *
 s_cond_new (const sess_cond_t *c)
 {
-    Basalt__V1__PodGroupCondition *out = calloc (1, sizeof *out);
-    if (!out)
-        abort ();
+    Basalt__V1__PodGroupCondition *out = bas_alloc (sizeof *out);
     basalt__v1__pod_group_condition__init (out);
     out->type = bas_strdup (c->type);
     out->status = bas_strdup (c->status);
@@ -162,9 +158,7 @@ s_status_change (const sess_job_t *job)
                    ? job->new_cond.type
                    : "same");
 
-    Basalt__V1__PodGroupStatus *st = calloc (1, sizeof *st);
-    if (!st)
-        abort ();
+    Basalt__V1__PodGroupStatus *st = bas_alloc (sizeof *st);
     basalt__v1__pod_group_status__init (st);
     st->phase = bas_strdup (phase);
     st->has_running = st->has_succeeded = st->has_failed = true;
@@ -174,9 +168,7 @@ s_status_change (const sess_job_t *job)
     size_t nold = old ? old->n_conditions : 0;
     size_t n = nold + (job->has_new_cond && replaced < 0);
     if (n) {
-        st->conditions = calloc (n, sizeof *st->conditions);
-        if (!st->conditions)
-            abort ();
+        st->conditions = bas_alloc (sizeof *st->conditions * n);
     }
     for (size_t i = 0; i < nold; i++) {
         const Basalt__V1__PodGroupCondition *c = old->conditions[i];
@@ -188,9 +180,7 @@ s_status_change (const sess_job_t *job)
     if (job->has_new_cond && replaced < 0)
         st->conditions[st->n_conditions++] = s_cond_new (&job->new_cond);
 
-    Basalt__V1__PodGroupStatusChange *ch = calloc (1, sizeof *ch);
-    if (!ch)
-        abort ();
+    Basalt__V1__PodGroupStatusChange *ch = bas_alloc (sizeof *ch);
     basalt__v1__pod_group_status_change__init (ch);
     ch->uid = bas_strdup (job->pg->uid);
     ch->namespace_ = bas_strdup (job->pg->namespace_);
@@ -202,9 +192,7 @@ s_status_change (const sess_job_t *job)
 static void *
 s_grow (void *arr, size_t n, size_t size)
 {
-    void *out = realloc (arr, (n ? n : 1) * size);
-    if (!out)
-        abort ();
+    void *out = bas_realloc (arr, (n ? n : 1) * size);
     return out;
 }
 
@@ -212,9 +200,7 @@ Basalt__V1__Commit *
 sess_model_commit (sess_session_t *ssn)
 {
     sess_params_t *params = ssn->params;
-    Basalt__V1__Commit *commit = calloc (1, sizeof *commit);
-    if (!commit)
-        abort ();
+    Basalt__V1__Commit *commit = bas_alloc (sizeof *commit);
     basalt__v1__commit__init (commit);
     commit->session_id = bas_strdup (params->session_id);
 
@@ -229,9 +215,7 @@ sess_model_commit (sess_session_t *ssn)
         s_grow (NULL, (size_t)(ssn->ndispatched + npipelined), sizeof *commit->placements);
     for (int i = 0; i < ssn->ndispatched; i++) {
         const sess_task_t *task = ssn->dispatched[i];
-        Basalt__V1__Placement *p = calloc (1, sizeof *p);
-        if (!p)
-            abort ();
+        Basalt__V1__Placement *p = bas_alloc (sizeof *p);
         basalt__v1__placement__init (p);
         p->pod_uid = bas_strdup (task->pod->uid);
         p->node = bas_strdup (task->node_name);
@@ -243,9 +227,7 @@ sess_model_commit (sess_session_t *ssn)
         const sess_task_t *task = &ssn->tasks[t];
         if (task->status != SESS_TASK_PIPELINED || !task->node)
             continue;
-        Basalt__V1__Placement *p = calloc (1, sizeof *p);
-        if (!p)
-            abort ();
+        Basalt__V1__Placement *p = bas_alloc (sizeof *p);
         basalt__v1__placement__init (p);
         p->pod_uid = bas_strdup (task->pod->uid);
         p->node = bas_strdup (task->node->name);
@@ -260,9 +242,7 @@ sess_model_commit (sess_session_t *ssn)
     commit->evictions = s_grow (NULL, (size_t)ssn->nevictions, sizeof *commit->evictions);
     for (int i = 0; i < ssn->nevictions; i++) {
         const sess_task_t *task = ssn->evictions[i].task;
-        Basalt__V1__Eviction *e = calloc (1, sizeof *e);
-        if (!e)
-            abort ();
+        Basalt__V1__Eviction *e = bas_alloc (sizeof *e);
         basalt__v1__eviction__init (e);
         e->pod_uid = bas_strdup (task->pod->uid);
         e->reason = bas_strdup (ssn->evictions[i].reason);
@@ -310,9 +290,7 @@ sess_model_commit (sess_session_t *ssn)
             if (task->dispatched ||
                 !(task->status & (SESS_TASK_PENDING | SESS_TASK_ALLOCATED | SESS_TASK_PIPELINED)))
                 continue;
-            Basalt__V1__PodCondition *pc = calloc (1, sizeof *pc);
-            if (!pc)
-                abort ();
+            Basalt__V1__PodCondition *pc = bas_alloc (sizeof *pc);
             basalt__v1__pod_condition__init (pc);
             pc->pod_uid = bas_strdup (task->pod->uid);
             pc->type = bas_strdup ("PodScheduled");
