@@ -9,6 +9,7 @@
     buckets to go as inserts it can take before the next growth.
 */
 #include "bas_hash.h"
+#include "bas_util.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -61,9 +62,7 @@ s_growing (const bas_hash_t *self)
 static void
 s_table_init (s_table_t *t, size_t n)
 {
-    t->b = calloc (n, sizeof *t->b);
-    if (!t->b)
-        abort ();
+    t->b = bas_alloc (sizeof *t->b * n);
     t->n = n;
     t->used = 0;
 }
@@ -71,9 +70,7 @@ s_table_init (s_table_t *t, size_t n)
 bas_hash_t *
 bas_hash_new (bas_hash_free_fn *destructor)
 {
-    bas_hash_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    bas_hash_t *self = bas_alloc (sizeof *self);
     self->destructor = destructor;
     s_table_init (&self->t[0], S_MIN_BUCKETS);
     return self;
@@ -187,9 +184,7 @@ static void
 s_add (bas_hash_t *self, const char *key, uint64_t hash, void *value)
 {
     size_t len = strlen (key) + 1;
-    s_item_t *it = malloc (sizeof *it + len);
-    if (!it)
-        abort ();
+    s_item_t *it = bas_malloc (sizeof *it + len);
     memcpy (it->key, key, len);
     it->hash = hash;
     it->value = value;

@@ -1,5 +1,6 @@
 /*  bas_http: see bas_http.h. */
 #include "bas_http.h"
+#include "bas_util.h"
 
 #include "bas_log.h"
 #include "bas_msg.h"
@@ -183,9 +184,7 @@ bas_http_new (zloop_t *loop, const char *address, char *err, size_t errlen)
         snprintf (err, errlen, "HTTP address \"%s\": \"%s\" is not an IPv4 address", address, host);
         return NULL;
     }
-    bas_http_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    bas_http_t *self = bas_alloc (sizeof *self);
     self->loop = loop;
     self->timer_id = -1;
     self->daemon = MHD_start_daemon (

@@ -32,9 +32,10 @@
 #include <string.h>
 
 #include "bas_resource.h"
+#include "bas_util.h"
 
 //  Longest piece of outside text quoted back in a message.
-#define S_QUOTE_MAX 64
+#define S_QUOTE_MAX BAS_QUOTE_MAX
 
 //  Annotation and label prefixes whose entries a pod carries along.
 #define S_PREFIX_VOLCANO "volcano.sh/"
@@ -106,28 +107,6 @@ s_fail_raw (s_ctx_t *ctx, const char *message)
     ctx->failed = true;
     if (ctx->err && ctx->errlen > 0)
         snprintf (ctx->err, ctx->errlen, "%s", message);
-}
-
-//  Copy text into out for a message, escaping '"', '\' and control bytes.
-static void
-s_quote (const char *text, char *out, size_t outlen)
-{
-    size_t o = 0, i = 0;
-    for (; text[i] && i < S_QUOTE_MAX && o + 5 < outlen; i++) {
-        unsigned char c = (unsigned char)text[i];
-        if (c == '"' || c == '\\') {
-            out[o++] = '\\';
-            out[o++] = (char)c;
-        } else if (c < 0x20 || c == 0x7f)
-            o += (size_t)snprintf (out + o, outlen - o, "\\x%02x", c);
-        else
-            out[o++] = (char)c;
-    }
-    if (text[i] && o + 4 < outlen) {
-        memcpy (out + o, "...", 3);
-        o += 3;
-    }
-    out[o] = '\0';
 }
 
 //  What a JSON value is, for "expected X, got Y" messages.
@@ -317,7 +296,7 @@ s_time (s_ctx_t *ctx, const cJSON *item, const char *path, int64_t *ms, bool *ha
     int64_t v = bas_k8s_time_parse_ms (text);
     if (v < 0) {
         char q[S_QUOTE_MAX * 4 + 8];
-        s_quote (text, q, sizeof q);
+        bas_quote (text, q, sizeof q);
         s_fail (ctx, "%s: malformed RFC 3339 time \"%s\"", path, q);
         return -1;
     }
@@ -364,7 +343,7 @@ s_kv_list (s_ctx_t *ctx, const cJSON *map, const char *path, s_key_filter_fn *fi
             continue;
         if (!cJSON_IsString (c) || !c->valuestring) {
             char q[S_QUOTE_MAX * 4 + 8];
-            s_quote (c->string, q, sizeof q);
+            bas_quote (c->string, q, sizeof q);
             s_fail (ctx, "%s[\"%s\"]: expected a string, got %s", path, q, s_type_name (c));
             return -1;
         }
@@ -570,9 +549,9 @@ s_meta (s_ctx_t *ctx, const cJSON *obj, const char *kind, s_meta_t *m)
         s_peek_str (ctx, ns, "metadata.namespace", &m->ns) != 0)
         return -1;
     char qname[S_QUOTE_MAX * 4 + 8], qns[S_QUOTE_MAX * 4 + 8];
-    s_quote (m->name ? m->name : "(no name)", qname, sizeof qname);
+    bas_quote (m->name ? m->name : "(no name)", qname, sizeof qname);
     if (m->ns && *m->ns) {
-        s_quote (m->ns, qns, sizeof qns);
+        bas_quote (m->ns, qns, sizeof qns);
         snprintf (ctx->what, sizeof ctx->what, "%s %s/%s", kind, qns, qname);
     } else
         snprintf (ctx->what, sizeof ctx->what, "%s %s", kind, qname);
@@ -688,7 +667,7 @@ s_container (s_ctx_t *ctx, const cJSON *c, const char *list, size_t index, bas_r
         return -1;
 
     char qc[S_QUOTE_MAX * 4 + 8];
-    s_quote (cname ? cname : "(no name)", qc, sizeof qc);
+    bas_quote (cname ? cname : "(no name)", qc, sizeof qc);
     const char *kind = strcmp (list, "containers") == 0 ? "container" : "init container";
     char where[1200], msg[2400];
     snprintf (where, sizeof where, "%s %s %s requests", ctx->what, kind, qc);
@@ -1204,12 +1183,12 @@ s_labels_packed (s_ctx_t *ctx, const cJSON *map, char **out)
             continue;
         char q[S_QUOTE_MAX * 4 + 8];
         if (!cJSON_IsString (c) || !c->valuestring) {
-            s_quote (c->string, q, sizeof q);
+            bas_quote (c->string, q, sizeof q);
             s_fail (ctx, "metadata.labels[\"%s\"]: expected a string, got %s", q, s_type_name (c));
             return -1;
         }
         if (!*c->string || strpbrk (c->string, "=\n") || strchr (c->valuestring, '\n')) {
-            s_quote (c->string, q, sizeof q);
+            bas_quote (c->string, q, sizeof q);
             s_fail (ctx, "metadata.labels[\"%s\"]: not a valid label", q);
             return -1;
         }
@@ -1508,7 +1487,7 @@ s_min_task_member (s_ctx_t *ctx, const cJSON *map, Basalt__V1__PodGroup *pg)
         return -1;
     for (const cJSON *c = map->child; c; c = c->next) {
         char path[320], q[S_QUOTE_MAX * 4 + 8];
-        s_quote (c->string ? c->string : "", q, sizeof q);
+        bas_quote (c->string ? c->string : "", q, sizeof q);
         snprintf (path, sizeof path, "spec.minTaskMember[\"%s\"]", q);
         int32_t v;
         protobuf_c_boolean has = 0;

@@ -12,6 +12,11 @@
     CURLMOPT_SOCKETFUNCTION and its timeout as a zloop timer through
     CURLMOPT_TIMERFUNCTION, so a slow API server never blocks the reactor.
     Watch bodies are split at '\n' whatever the chunk boundaries are.
+
+    The code is in three files: bas_kubeconfig.c (bas_kube_config_load and
+    _clear), bas_kube.c (the client: requests, rate limit, retries,
+    deadlines, curl on the reactor) and bas_informer.c (list + watch);
+    bas_kube_private.h holds what they share.
 */
 #ifndef BAS_KUBE_H
 #define BAS_KUBE_H

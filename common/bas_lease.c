@@ -333,9 +333,7 @@ bas_lease_t *
 bas_lease_new (zloop_t *loop, bas_kube_t *kube, const bas_lease_config_t *cfg, bas_lease_fn *fn,
                void *arg)
 {
-    bas_lease_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    bas_lease_t *self = bas_alloc (sizeof *self);
     self->loop = loop;
     self->kube = kube;
     self->fn = fn;

@@ -1,5 +1,6 @@
 /*  bas_metrics: see bas_metrics.h. */
 #include "bas_metrics.h"
+#include "bas_util.h"
 
 #include <czmq.h>
 #include <math.h>
@@ -58,9 +59,7 @@ s_family_destroy (void **item_p)
 bas_metrics_t *
 bas_metrics_new (void)
 {
-    bas_metrics_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    bas_metrics_t *self = bas_alloc (sizeof *self);
     self->families = zhashx_new ();
     zhashx_set_destructor (self->families, s_family_destroy);
     self->order = zlistx_new ();
@@ -85,9 +84,7 @@ bas_metrics_describe (bas_metrics_t *self, const char *name, bas_metric_type_t t
 {
     if (zhashx_lookup (self->families, name))
         return;
-    s_family_t *f = calloc (1, sizeof *f);
-    if (!f)
-        abort ();
+    s_family_t *f = bas_alloc (sizeof *f);
     f->name = strdup (name);
     f->help = strdup (help ? help : "");
     f->type = type;
@@ -111,9 +108,7 @@ s_series (bas_metrics_t *self, const char *name, const char *labels, bas_metric_
     const char *key = labels ? labels : "";
     s_series_t *s = zhashx_lookup (f->series, key);
     if (!s) {
-        s = calloc (1, sizeof *s);
-        if (!s)
-            abort ();
+        s = bas_alloc (sizeof *s);
         s->labels = strdup (key);
         zhashx_insert (f->series, key, s);
         zlistx_add_end (f->order, s);
@@ -270,9 +265,7 @@ char *
 bas_metrics_render (bas_metrics_t *self)
 {
     size_t cap = 4096, len = 0;
-    char *out = malloc (cap);
-    if (!out)
-        abort ();
+    char *out = bas_malloc (cap);
     out[0] = 0;
 #define S_EMIT(...)                                                                                \
     do {                                                                                           \
@@ -284,9 +277,7 @@ bas_metrics_render (bas_metrics_t *self)
             n = sizeof line - 1;                                                                   \
         while (len + (size_t)n + 1 > cap) {                                                        \
             cap *= 2;                                                                              \
-            out = realloc (out, cap);                                                              \
-            if (!out)                                                                              \
-                abort ();                                                                          \
+            out = bas_realloc (out, cap);                                                          \
         }                                                                                          \
         memcpy (out + len, line, (size_t)n + 1);                                                   \
         len += (size_t)n;                                                                          \

@@ -3,6 +3,7 @@
     repeated count or the oneof case.
 */
 #include "bas_pbjson.h"
+#include "bas_util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -118,9 +119,7 @@ s_value (const ProtobufCFieldDescriptor *f, const void *p)
     }
     case PROTOBUF_C_TYPE_BYTES: {
         const ProtobufCBinaryData *b = p;
-        char *hex = malloc (b->len * 2 + 1);
-        if (!hex)
-            abort ();
+        char *hex = bas_malloc (b->len * 2 + 1);
         for (size_t i = 0; i < b->len; i++)
             snprintf (hex + 2 * i, 3, "%02x", b->data[i]);
         hex[b->len * 2] = 0;
@@ -315,9 +314,7 @@ s_set_value (const ProtobufCFieldDescriptor *f, void *p, const cJSON *j, const c
     case PROTOBUF_C_TYPE_STRING:
         if (!cJSON_IsString (j))
             return s_fail (err, errlen, path, "not a string");
-        *(char **)p = strdup (j->valuestring);
-        if (!*(char **)p)
-            abort ();
+        *(char **)p = bas_strdup (j->valuestring);
         return true;
     case PROTOBUF_C_TYPE_BYTES: {
         if (!cJSON_IsString (j))
@@ -327,9 +324,7 @@ s_set_value (const ProtobufCFieldDescriptor *f, void *p, const cJSON *j, const c
             return s_fail (err, errlen, path, "odd number of hex digits");
         ProtobufCBinaryData *b = p;
         b->len = n / 2;
-        b->data = malloc (b->len ? b->len : 1);
-        if (!b->data)
-            abort ();
+        b->data = bas_malloc (b->len ? b->len : 1);
         for (size_t i = 0; i < b->len; i++) {
             int hi = s_hexval (j->valuestring[2 * i]), lo = s_hexval (j->valuestring[2 * i + 1]);
             if (hi < 0 || lo < 0)
@@ -357,9 +352,7 @@ s_to_message (const ProtobufCMessageDescriptor *desc, const cJSON *json, const c
         s_fail (err, errlen, path, "not an object");
         return NULL;
     }
-    ProtobufCMessage *msg = malloc (desc->sizeof_message);
-    if (!msg)
-        abort ();
+    ProtobufCMessage *msg = bas_malloc (desc->sizeof_message);
     protobuf_c_message_init (desc, msg);
     char *base = (char *)msg;
     const cJSON *item;
@@ -389,9 +382,7 @@ s_to_message (const ProtobufCMessageDescriptor *desc, const cJSON *json, const c
             if (n == 0)
                 continue;
             size_t size = s_size (f->type);
-            *arr = calloc (n, size);
-            if (!*arr)
-                abort ();
+            *arr = bas_alloc (size * n);
             const cJSON *elem;
             cJSON_ArrayForEach (elem, item)
             {

@@ -19,9 +19,9 @@
     sends it (it re-serialises quantities canonically), so Basalt rejects it.
 */
 #include "bas_quantity.h"
+#include "bas_util.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,9 +30,6 @@
 //  digits to bring 10^(+-S_EXP_CLAMP) back into int64 range, so the outcome
 //  (out of range, or a fraction rounded to one unit) is the same.
 #define S_EXP_CLAMP INT64_C (1000000000000000)
-
-//  The longest piece of the input quoted back in a message.
-#define S_QUOTE_MAX 64
 
 //  A suffix with its power of ten and power of two.
 typedef struct {
@@ -63,44 +60,6 @@ typedef struct {
     int64_t exp10;     // power of ten of digit hi
     int exp2;          // power of two (binary suffix)
 } s_parsed_t;
-
-//  Write `fmt` into err (if any). The message never exceeds errlen.
-static void
-s_set_err (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-}
-
-//  Copy `text` into out as a readable fragment: printable ASCII as is,
-//  '"' and '\' escaped, control bytes as \xNN, bytes >= 0x80 passed through
-//  so UTF-8 stays readable. Truncated with "..." after S_QUOTE_MAX bytes.
-static void
-s_quote (const char *text, size_t n, char *out, size_t outlen)
-{
-    size_t o = 0;
-    size_t limit = n > S_QUOTE_MAX ? S_QUOTE_MAX : n;
-    for (size_t i = 0; i < limit && o + 5 < outlen; i++) {
-        unsigned char c = (unsigned char)text[i];
-        if (c == '"' || c == '\\') {
-            out[o++] = '\\';
-            out[o++] = (char)c;
-        } else if (c < 0x20 || c == 0x7f) {
-            o += (size_t)snprintf (out + o, outlen - o, "\\x%02x", c);
-        } else
-            out[o++] = (char)c;
-    }
-    if (limit < n && o + 4 < outlen) {
-        memcpy (out + o, "...", 3);
-        o += 3;
-    }
-    if (outlen > 0)
-        out[o < outlen ? o : outlen - 1] = '\0';
-}
 
 //  Describe character c for a message: 'x', ' ' (a space), or byte 0xNN.
 static void
@@ -141,15 +100,15 @@ s_digit (const s_parsed_t *q, size_t i)
 static int
 s_parse_exponent (const char *s, const char *suffix, int64_t *exp, char *err, size_t errlen)
 {
-    char q[S_QUOTE_MAX * 4 + 8];
+    char q[BAS_QUOTE_MAX * 4 + 8];
     bool neg = false;
     const char *p = s;
     if (*p == '+' || *p == '-')
         neg = *p++ == '-';
     if (!s_is_digit (*p)) {
-        s_quote (suffix, strlen (suffix), q, sizeof q);
-        s_set_err (err, errlen, "malformed exponent \"%s\": expected digits after \"%.*s\"", q,
-                   (int)(p - suffix), suffix);
+        bas_quote (suffix, q, sizeof q);
+        bas_set_err (err, errlen, "malformed exponent \"%s\": expected digits after \"%.*s\"", q,
+                     (int)(p - suffix), suffix);
         return -1;
     }
     //  Like strconv.ParseInt: the exponent must fit an int64.
@@ -157,25 +116,26 @@ s_parse_exponent (const char *s, const char *suffix, int64_t *exp, char *err, si
     for (; s_is_digit (*p); p++) {
         uint64_t d = (uint64_t)(*p - '0');
         if (v > (UINT64_C (9223372036854775808) - d) / 10) {
-            s_quote (suffix, strlen (suffix), q, sizeof q);
-            s_set_err (err, errlen, "exponent in \"%s\" is out of range", q);
+            bas_quote (suffix, q, sizeof q);
+            bas_set_err (err, errlen, "exponent in \"%s\" is out of range", q);
             return -1;
         }
         v = v * 10 + d;
     }
     if (*p != '\0') {
-        s_quote (suffix, strlen (suffix), q, sizeof q);
+        bas_quote (suffix, q, sizeof q);
         char c[16];
         s_describe_char (*p, c, sizeof c);
-        s_set_err (err, errlen,
-                   "malformed exponent \"%s\": unexpected %s (an exponent is an integer and takes "
-                   "no suffix)",
-                   q, c);
+        bas_set_err (
+            err, errlen,
+            "malformed exponent \"%s\": unexpected %s (an exponent is an integer and takes "
+            "no suffix)",
+            q, c);
         return -1;
     }
     if (!neg && v == UINT64_C (9223372036854775808)) {
-        s_quote (suffix, strlen (suffix), q, sizeof q);
-        s_set_err (err, errlen, "exponent in \"%s\" is out of range", q);
+        bas_quote (suffix, q, sizeof q);
+        bas_set_err (err, errlen, "exponent in \"%s\" is out of range", q);
         return -1;
     }
     int64_t clamped = v > (uint64_t)S_EXP_CLAMP ? S_EXP_CLAMP : (int64_t)v;
@@ -190,11 +150,11 @@ s_parse (const char *text, s_parsed_t *out, char *err, size_t errlen)
 {
     memset (out, 0, sizeof *out);
     if (!text) {
-        s_set_err (err, errlen, "no text (NULL)");
+        bas_set_err (err, errlen, "no text (NULL)");
         return -1;
     }
     if (*text == '\0') {
-        s_set_err (err, errlen, "empty string");
+        bas_set_err (err, errlen, "empty string");
         return -1;
     }
     const char *p = text;
@@ -219,13 +179,13 @@ s_parse (const char *text, s_parsed_t *out, char *err, size_t errlen)
         //  Point at the place a digit was expected: after the sign and the '.'.
         const char *at = frac_start ? frac_start : int_start;
         if (*at == '\0')
-            s_set_err (err, errlen, "expected a digit at offset %zu, found the end of the text",
-                       (size_t)(at - text));
+            bas_set_err (err, errlen, "expected a digit at offset %zu, found the end of the text",
+                         (size_t)(at - text));
         else {
             char c[16];
             s_describe_char (*at, c, sizeof c);
-            s_set_err (err, errlen, "expected a digit at offset %zu, found %s", (size_t)(at - text),
-                       c);
+            bas_set_err (err, errlen, "expected a digit at offset %zu, found %s",
+                         (size_t)(at - text), c);
         }
         return -1;
     }
@@ -255,19 +215,19 @@ s_parse (const char *text, s_parsed_t *out, char *err, size_t errlen)
             while (s_is_alnum (*q))
                 q++;
             if (*suffix == '.') {
-                s_set_err (err, errlen, "unexpected second '.' at offset %zu",
-                           (size_t)(suffix - text));
+                bas_set_err (err, errlen, "unexpected second '.' at offset %zu",
+                             (size_t)(suffix - text));
             } else if (*q != '\0') {
                 char c[16];
                 s_describe_char (*q, c, sizeof c);
-                s_set_err (err, errlen, "unexpected %s at offset %zu", c, (size_t)(q - text));
+                bas_set_err (err, errlen, "unexpected %s at offset %zu", c, (size_t)(q - text));
             } else {
-                char quoted[S_QUOTE_MAX * 4 + 8];
-                s_quote (suffix, strlen (suffix), quoted, sizeof quoted);
-                s_set_err (err, errlen,
-                           "unknown suffix \"%s\" (expected one of n u m k M G T P E Ki Mi Gi "
-                           "Ti Pi Ei, or an exponent e<N>)",
-                           quoted);
+                char quoted[BAS_QUOTE_MAX * 4 + 8];
+                bas_quote (suffix, quoted, sizeof quoted);
+                bas_set_err (err, errlen,
+                             "unknown suffix \"%s\" (expected one of n u m k M G T P E Ki Mi Gi "
+                             "Ti Pi Ei, or an exponent e<N>)",
+                             quoted);
             }
             return -1;
         }
@@ -400,9 +360,9 @@ bas_quantity_parse_scaled (const char *text, int scale, int64_t *out, char *err,
         return BAS_QTY_EINVALID;
     int64_t v;
     if (s_scale (&q, -(int64_t)scale, &v) != BAS_QTY_OK) {
-        s_set_err (err, errlen, "out of range: %s %s %s", q.negative ? "below" : "above",
-                   q.negative ? "-9223372036854775808" : "9223372036854775807",
-                   s_unit_name (-scale));
+        bas_set_err (err, errlen, "out of range: %s %s %s", q.negative ? "below" : "above",
+                     q.negative ? "-9223372036854775808" : "9223372036854775807",
+                     s_unit_name (-scale));
         return BAS_QTY_ERANGE;
     }
     if (out)
@@ -417,12 +377,12 @@ s_parse_unit (const char *text, int scale, int64_t *out, char *err, size_t errle
     char problem[256];
     int rc = bas_quantity_parse_scaled (text, scale, out, problem, sizeof problem);
     if (rc != BAS_QTY_OK && err && errlen > 0) {
-        char quoted[S_QUOTE_MAX * 4 + 8];
+        char quoted[BAS_QUOTE_MAX * 4 + 8];
         if (text)
-            s_quote (text, strlen (text), quoted, sizeof quoted);
+            bas_quote (text, quoted, sizeof quoted);
         else
             snprintf (quoted, sizeof quoted, "(null)");
-        s_set_err (err, errlen, "quantity \"%s\": %s", quoted, problem);
+        bas_set_err (err, errlen, "quantity \"%s\": %s", quoted, problem);
     }
     return rc;
 }

@@ -13,52 +13,14 @@
     sync instead of dying (DESIGN problem 4).
 */
 #include "bas_resource.h"
+#include "bas_util.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bas_quantity.h"
-
-//  The longest piece of outside text quoted back in a message.
-#define S_QUOTE_MAX 64
-
-//  Write `fmt` into err (if any).
-static void
-s_set_err (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-}
-
-//  Copy text into out for a message: '"' and '\' escaped, control bytes as
-//  \xNN, cut with "..." after S_QUOTE_MAX bytes.
-static void
-s_quote (const char *text, char *out, size_t outlen)
-{
-    size_t o = 0, i = 0;
-    for (; text[i] && i < S_QUOTE_MAX && o + 5 < outlen; i++) {
-        unsigned char c = (unsigned char)text[i];
-        if (c == '"' || c == '\\') {
-            out[o++] = '\\';
-            out[o++] = (char)c;
-        } else if (c < 0x20 || c == 0x7f)
-            o += (size_t)snprintf (out + o, outlen - o, "\\x%02x", c);
-        else
-            out[o++] = (char)c;
-    }
-    if (text[i] && o + 4 < outlen) {
-        memcpy (out + o, "...", 3);
-        o += 3;
-    }
-    out[o] = '\0';
-}
 
 //  Saturating a + b; sets *ovf when the true sum does not fit.
 static int64_t
@@ -350,24 +312,24 @@ bas_res_from_proto (bas_res_t *r, const Basalt__V1__Resources *p, char *err, siz
     for (size_t i = 0; i < p->n_scalars; i++) {
         const Basalt__V1__Scalar *s = p->scalars[i];
         if (!s || !s->name || !*s->name) {
-            s_set_err (err, errlen, "resources: scalar %zu has no name", i);
+            bas_set_err (err, errlen, "resources: scalar %zu has no name", i);
             return -1;
         }
-        char q[S_QUOTE_MAX * 4 + 8];
-        s_quote (s->name, q, sizeof q);
+        char q[BAS_QUOTE_MAX * 4 + 8];
+        bas_quote (s->name, q, sizeof q);
         if (s_find (r, s->name) >= 0) {
-            s_set_err (err, errlen, "resources: scalar \"%s\" appears twice", q);
+            bas_set_err (err, errlen, "resources: scalar \"%s\" appears twice", q);
             return -1;
         }
         int rc = bas_res_scalar_set (r, s->name, s->has_value ? s->value : 0);
         if (rc == BAS_RES_ENAME) {
-            s_set_err (err, errlen, "resources: scalar name \"%s\" is longer than %d bytes", q,
-                       BAS_RES_NAME_MAX - 1);
+            bas_set_err (err, errlen, "resources: scalar name \"%s\" is longer than %d bytes", q,
+                         BAS_RES_NAME_MAX - 1);
             return -1;
         }
         if (rc == BAS_RES_ETOOMANY) {
-            s_set_err (err, errlen, "resources: too many scalars (at most %d): \"%s\"",
-                       BAS_RES_MAX_SCALARS, q);
+            bas_set_err (err, errlen, "resources: too many scalars (at most %d): \"%s\"",
+                         BAS_RES_MAX_SCALARS, q);
             return -1;
         }
     }
@@ -455,7 +417,7 @@ bas_res_from_json (bas_res_t *r, const cJSON *list, const char *where, char *err
     if (!list || cJSON_IsNull (list))
         return 0;
     if (!cJSON_IsObject (list)) {
-        s_set_err (err, errlen, "%s: expected an object of quantities", where);
+        bas_set_err (err, errlen, "%s: expected an object of quantities", where);
         return -1;
     }
     for (const cJSON *item = list->child; item; item = item->next) {
@@ -463,8 +425,8 @@ bas_res_from_json (bas_res_t *r, const cJSON *list, const char *where, char *err
         s_dim_t dim = s_classify (name);
         if (dim == S_DIM_IGNORE)
             continue;
-        char qname[S_QUOTE_MAX * 4 + 8];
-        s_quote (name, qname, sizeof qname);
+        char qname[BAS_QUOTE_MAX * 4 + 8];
+        bas_quote (name, qname, sizeof qname);
         char numtext[40];
         const char *text;
         if (cJSON_IsString (item) && item->valuestring)
@@ -474,25 +436,25 @@ bas_res_from_json (bas_res_t *r, const cJSON *list, const char *where, char *err
             s_number_text (item->valuedouble, numtext, sizeof numtext);
             text = numtext;
         } else {
-            s_set_err (err, errlen, "%s: %s: expected a quantity string, got %s", where, qname,
-                       cJSON_IsNull (item)    ? "null"
-                       : cJSON_IsBool (item)  ? "a boolean"
-                       : cJSON_IsArray (item) ? "an array"
-                                              : "an object");
+            bas_set_err (err, errlen, "%s: %s: expected a quantity string, got %s", where, qname,
+                         cJSON_IsNull (item)    ? "null"
+                         : cJSON_IsBool (item)  ? "a boolean"
+                         : cJSON_IsArray (item) ? "an array"
+                                                : "an object");
             return -1;
         }
-        char qtext[S_QUOTE_MAX * 4 + 8];
+        char qtext[BAS_QUOTE_MAX * 4 + 8];
         char problem[256];
         int64_t v = 0;
         if (bas_quantity_parse_scaled (text, dim == S_DIM_CPU ? -3 : 0, &v, problem,
                                        sizeof problem) != BAS_QTY_OK) {
-            s_quote (text, qtext, sizeof qtext);
-            s_set_err (err, errlen, "%s: %s \"%s\": %s", where, qname, qtext, problem);
+            bas_quote (text, qtext, sizeof qtext);
+            bas_set_err (err, errlen, "%s: %s \"%s\": %s", where, qname, qtext, problem);
             return -1;
         }
         if (v < 0) {
-            s_quote (text, qtext, sizeof qtext);
-            s_set_err (err, errlen, "%s: %s \"%s\": must not be negative", where, qname, qtext);
+            bas_quote (text, qtext, sizeof qtext);
+            bas_set_err (err, errlen, "%s: %s \"%s\": must not be negative", where, qname, qtext);
             return -1;
         }
         switch (dim) {
@@ -508,14 +470,14 @@ bas_res_from_json (bas_res_t *r, const cJSON *list, const char *where, char *err
         default: {
             int rc = bas_res_scalar_set (r, name, v);
             if (rc == BAS_RES_ENAME) {
-                s_set_err (err, errlen, "%s: resource name \"%s\" is longer than %d bytes", where,
-                           qname, BAS_RES_NAME_MAX - 1);
+                bas_set_err (err, errlen, "%s: resource name \"%s\" is longer than %d bytes", where,
+                             qname, BAS_RES_NAME_MAX - 1);
                 return -1;
             }
             if (rc == BAS_RES_ETOOMANY) {
-                s_set_err (err, errlen,
-                           "%s: %s: too many scalar resources (at most %d non-zero ones)", where,
-                           qname, BAS_RES_MAX_SCALARS);
+                bas_set_err (err, errlen,
+                             "%s: %s: too many scalar resources (at most %d non-zero ones)", where,
+                             qname, BAS_RES_MAX_SCALARS);
                 return -1;
             }
         }

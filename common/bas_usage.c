@@ -1,5 +1,6 @@
 /*  bas_usage: see bas_usage.h. */
 #include "bas_usage.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +42,7 @@ s_queue (bas_usage_t *self, const char *name)
 {
     bas_usage_queue_t *q = zhashx_lookup (self->queues, name);
     if (!q) {
-        q = calloc (1, sizeof *q);
-        if (!q)
-            abort ();
+        q = bas_alloc (sizeof *q);
         q->name = name;
         zhashx_insert (self->queues, name, q);
     }
@@ -73,9 +72,7 @@ s_on_group (void *arg, const Basalt__V1__Object *obj)
     char key[512];
     snprintf (key, sizeof key, "%s/%s", pg->namespace_ ? pg->namespace_ : "",
               pg->name ? pg->name : "");
-    bas_usage_job_t *j = calloc (1, sizeof *j);
-    if (!j)
-        abort ();
+    bas_usage_job_t *j = bas_alloc (sizeof *j);
     j->group = pg;
     j->queue = pg->queue && *pg->queue ? pg->queue : "default";
     if (zhashx_insert (self->jobs, key, j) != 0) {
@@ -153,9 +150,7 @@ s_job_cmp (const void *a, const void *b)
 bas_usage_t *
 bas_usage_new (bas_store_t *store)
 {
-    bas_usage_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    bas_usage_t *self = bas_alloc (sizeof *self);
     self->queues = zhashx_new ();
     zhashx_set_destructor (self->queues, (zhashx_destructor_fn *)zstr_free);
     self->jobs = zhashx_new ();
@@ -165,19 +160,17 @@ bas_usage_new (bas_store_t *store)
     bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_on_pod, self);
 
     self->nqueues = zhashx_size (self->queues);
-    self->qsorted = calloc (self->nqueues + 1, sizeof *self->qsorted);
+    self->qsorted = bas_alloc (sizeof *self->qsorted * (self->nqueues + 1));
     size_t i = 0;
     for (bas_usage_queue_t *q = zhashx_first (self->queues); q; q = zhashx_next (self->queues))
         self->qsorted[i++] = q;
     qsort (self->qsorted, self->nqueues, sizeof *self->qsorted, s_queue_cmp);
     self->njobs = zhashx_size (self->jobs);
-    self->jsorted = calloc (self->njobs + 1, sizeof *self->jsorted);
+    self->jsorted = bas_alloc (sizeof *self->jsorted * (self->njobs + 1));
     i = 0;
     for (bas_usage_job_t *j = zhashx_first (self->jobs); j; j = zhashx_next (self->jobs))
         self->jsorted[i++] = j;
     qsort (self->jsorted, self->njobs, sizeof *self->jsorted, s_job_cmp);
-    if (!self->qsorted || !self->jsorted)
-        abort ();
     return self;
 }
 

@@ -127,12 +127,6 @@ s_wall (ctl_lifecycle_t *self)
                                    : bas_now_us () / 1000;
 }
 
-static bool
-s_eq (const char *a, const char *b)
-{
-    return strcmp (a ? a : "", b ? b : "") == 0;
-}
-
 static void
 s_metric (ctl_lifecycle_t *self, const char *name, const char *labels)
 {
@@ -204,9 +198,7 @@ s_str_free (void **item_p)
 static s_call_t *
 s_call_new (ctl_lifecycle_t *self, s_call_kind_t kind, const char *key, uint64_t gen)
 {
-    s_call_t *call = calloc (1, sizeof *call);
-    if (!call)
-        abort ();
+    s_call_t *call = bas_alloc (sizeof *call);
     call->self = self;
     call->kind = kind;
     call->key = bas_strdup (key);
@@ -302,7 +294,7 @@ static s_delete_t *
 s_delete_unresolved_by_name (ctl_lifecycle_t *self, const char *ns, const char *name)
 {
     for (s_delete_t *d = zhashx_first (self->deletes); d; d = zhashx_next (self->deletes))
-        if (d->state != D_DONE && s_eq (d->ns, ns) && s_eq (d->name, name))
+        if (d->state != D_DONE && bas_streq (d->ns, ns) && bas_streq (d->name, name))
             return d;
     return NULL;
 }
@@ -328,7 +320,7 @@ s_warn_event (ctl_lifecycle_t *self, zhashx_t *warned, const char *value,
 {
     const char *key = obj->uid && *obj->uid ? obj->uid : obj->name;
     const char *was = zhashx_lookup (warned, key);
-    if (was && s_eq (was, value))
+    if (was && bas_streq (was, value))
         return;
     zhashx_update (warned, key, bas_strdup (value));
     bas_warn ("invalid_input", "reason=%s object=%s/%s/%s uid=%s msg=\"%s\"", reason, obj->kind,
@@ -375,9 +367,7 @@ s_action (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod)
 {
     s_action_t *a = zhashx_lookup (self->actions, pod->uid);
     if (!a) {
-        a = calloc (1, sizeof *a);
-        if (!a)
-            abort ();
+        a = bas_alloc (sizeof *a);
         a->uid = bas_strdup (pod->uid);
         zhashx_insert (self->actions, pod->uid, a);
     }
@@ -486,7 +476,7 @@ s_creating_end (ctl_lifecycle_t *self, const s_call_t *call)
     if (!call->group_key)
         return;
     const char *by = zhashx_lookup (self->creating, call->group_key);
-    if (by && s_eq (by, call->key))
+    if (by && bas_streq (by, call->key))
         zhashx_delete (self->creating, call->group_key);
 }
 
@@ -499,7 +489,7 @@ s_on_created (void *arg, const bas_kube_response_t *resp)
     s_creating_end (self, call);
     s_action_t *a = s_call_action (call);
     if (a) {
-        bool exists = resp->code == 409 && s_eq (resp->reason, "AlreadyExists");
+        bool exists = resp->code == 409 && bas_streq (resp->reason, "AlreadyExists");
         if ((resp->code >= 200 && resp->code < 300) || exists) {
             bas_info ("podgroup_created", "podgroup=%s/%s for=%s existed=%s", a->ns, a->group,
                       a->name, exists ? "yes" : "no");
@@ -552,7 +542,7 @@ s_create (ctl_lifecycle_t *self, s_action_t *a, const Basalt__V1__Pod *pod,
     char key[640];
     snprintf (key, sizeof key, "%s/%s", a->ns, a->group);
     const char *by = zhashx_lookup (self->creating, key);
-    if (by && !s_eq (by, a->uid)) {
+    if (by && !bas_streq (by, a->uid)) {
         a->state = S_FAILED;
         a->retry_at = s_now (self) + S_JOIN_RETRY_MS;
         a->gen = ++self->gen;
@@ -613,7 +603,7 @@ s_on_owner (void *arg, const bas_kube_response_t *resp)
             const cJSON *uid = cJSON_GetObjectItemCaseSensitive (
                 cJSON_GetObjectItemCaseSensitive (obj, "metadata"), "uid");
             //  Another object under the owner's name is not the owner.
-            if (cJSON_IsString (uid) && s_eq (uid->valuestring, call->owner_uid))
+            if (cJSON_IsString (uid) && bas_streq (uid->valuestring, call->owner_uid))
                 ann = ctl_owner_annotations (obj);
             else
                 bas_debug ("owner_replaced", "pod=%s/%s owner_uid=%s", a->ns, a->name,
@@ -666,7 +656,7 @@ s_consider (ctl_lifecycle_t *self, const Basalt__V1__Pod *pod)
     ctl_podgroup_name (pod, group, sizeof group);
     bas_set_str (&a->group, group);
     const Basalt__V1__PodGroup *pg = bas_store_pod_group_by_name (self->store, a->ns, group);
-    if (pg && self->removing && s_eq (pg->uid, self->removing))
+    if (pg && self->removing && bas_streq (pg->uid, self->removing))
         pg = NULL; // still in the store during its delete callback
     if (pg) {
         if (pg->uid && zhashx_lookup (self->deletes, pg->uid))
@@ -781,7 +771,7 @@ s_send_delete (ctl_lifecycle_t *self, s_delete_t *d)
     const char *stale = NULL;
     if (!pg)
         stale = "the group is gone";
-    else if (!s_eq (pg->resource_version, d->rv))
+    else if (!bas_streq (pg->resource_version, d->rv))
         stale = "the group changed";
     else if (!owner)
         stale = "the owner is gone";
@@ -834,7 +824,7 @@ s_reconcile_owner (ctl_lifecycle_t *self, const char *owner_uid)
     //  The API refused a delete of this very version: the model is behind
     //  the API; decide again when it shows the group as it is now.
     const char *refused = zhashx_lookup (self->refused, pg->uid);
-    if (refused && s_eq (refused, pg->resource_version))
+    if (refused && bas_streq (refused, pg->resource_version))
         return;
     int live = s_live_pods (self, owner->uid);
     if (live > 0) {
@@ -842,9 +832,7 @@ s_reconcile_owner (ctl_lifecycle_t *self, const char *owner_uid)
                    name, owner->name, live);
         return;
     }
-    s_delete_t *d = calloc (1, sizeof *d);
-    if (!d)
-        abort ();
+    s_delete_t *d = bas_alloc (sizeof *d);
     d->uid = bas_strdup (pg->uid);
     d->rv = bas_strdup (pg->resource_version);
     d->ns = bas_strdup (owner->ns);
@@ -915,7 +903,7 @@ s_owner_scaled_up (ctl_lifecycle_t *self, const ctl_owner_t *owner)
     zlistx_t *stale = zlistx_new ();
     zlistx_set_destructor (stale, s_str_free);
     for (s_delete_t *d = zhashx_first (self->deletes); d; d = zhashx_next (self->deletes))
-        if (d->state == D_PENDING && s_eq (d->owner_uid, owner->uid))
+        if (d->state == D_PENDING && bas_streq (d->owner_uid, owner->uid))
             zlistx_add_end (stale, bas_strdup (d->uid));
     for (char *uid = zlistx_first (stale); uid; uid = zlistx_next (stale)) {
         s_delete_t *d = zhashx_lookup (self->deletes, uid);
@@ -947,7 +935,7 @@ s_owner_scaled_up (ctl_lifecycle_t *self, const ctl_owner_t *owner)
             !ctl_name_in_list (self->config.scheduler_names, pod->scheduler_name))
             continue;
         s_consider (self, pod);
-        if (pod->group && *pod->group && !s_eq (pod->group, group))
+        if (pod->group && *pod->group && !bas_streq (pod->group, group))
             continue; // in a group of its own choosing
         if (!newest || pod->creation_time_ms > newest->creation_time_ms)
             newest = pod;
@@ -962,9 +950,7 @@ s_owner_scaled_up (ctl_lifecycle_t *self, const ctl_owner_t *owner)
 ctl_lifecycle_t *
 ctl_lifecycle_new (const ctl_lifecycle_config_t *config, bas_store_t *store)
 {
-    ctl_lifecycle_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    ctl_lifecycle_t *self = bas_alloc (sizeof *self);
     self->config = *config;
     if (!self->config.component)
         self->config.component = "basalt-controller";
@@ -1225,7 +1211,7 @@ ctl_lifecycle_queue_delete (ctl_lifecycle_t *self, const char *name)
     zlistx_t *uids = s_uids (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP);
     for (char *uid = zlistx_first (uids); uid; uid = zlistx_next (uids)) {
         const Basalt__V1__PodGroup *pg = bas_store_pod_group (self->store, uid);
-        if (pg && s_eq (pg->queue, name))
+        if (pg && bas_streq (pg->queue, name))
             s_check_queue (self, pg);
     }
     zlistx_destroy (&uids);

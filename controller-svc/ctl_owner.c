@@ -1,5 +1,6 @@
 /*  ctl_owner: see ctl_owner.h. */
 #include "ctl_owner.h"
+#include "bas_util.h"
 
 #include <czmq.h>
 #include <stdio.h>
@@ -9,15 +10,6 @@
 struct _ctl_owners_t {
     zhashx_t *by_uid; // uid -> ctl_owner_t
 };
-
-static char *
-s_dup (const char *s)
-{
-    char *d = strdup (s ? s : "");
-    if (!d)
-        abort ();
-    return d;
-}
 
 static void
 s_owner_free (void **item_p)
@@ -39,9 +31,7 @@ s_owner_free (void **item_p)
 ctl_owners_t *
 ctl_owners_new (void)
 {
-    ctl_owners_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    ctl_owners_t *self = bas_alloc (sizeof *self);
     self->by_uid = zhashx_new ();
     zhashx_set_destructor (self->by_uid, s_owner_free);
     return self;
@@ -114,22 +104,20 @@ ctl_owners_upsert (ctl_owners_t *self, const char *kind, const char *api_version
     if (o)
         *prev_replicas = o->replicas;
     else {
-        o = calloc (1, sizeof *o);
-        if (!o)
-            abort ();
-        o->uid = s_dup (uid);
+        o = bas_alloc (sizeof *o);
+        o->uid = bas_strdup (uid);
         zhashx_insert (self->by_uid, uid, o);
     }
     free (o->kind);
-    o->kind = s_dup (kind);
+    o->kind = bas_strdup (kind);
     free (o->api_version);
-    o->api_version = s_dup (api_version);
+    o->api_version = bas_strdup (api_version);
     free (o->ns);
-    o->ns = s_dup (ns ? ns : "default");
+    o->ns = bas_strdup (ns ? ns : "default");
     free (o->name);
-    o->name = s_dup (name);
+    o->name = bas_strdup (name);
     free (o->rv);
-    o->rv = s_dup (s_str (meta, "resourceVersion"));
+    o->rv = bas_strdup (s_str (meta, "resourceVersion"));
     o->replicas = replicas;
     cJSON_Delete (o->annotations);
     o->annotations = ctl_owner_annotations (obj);

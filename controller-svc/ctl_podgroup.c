@@ -4,6 +4,7 @@
 #include "bas_k8s.h"
 #include "bas_quantity.h"
 #include "bas_resource.h"
+#include "bas_util.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -203,12 +204,6 @@ ctl_podgroup_build (const Basalt__V1__Pod *pod, const cJSON *owner_annotations,
     return pg;
 }
 
-static bool
-s_eq (const char *a, const char *b)
-{
-    return strcmp (a ? a : "", b ? b : "") == 0;
-}
-
 //  The resources as a Kubernetes ResourceList value for minResources.
 static void
 s_res_keys (const bas_res_t *r, cJSON *into, const bas_res_t *want)
@@ -239,11 +234,11 @@ ctl_podgroup_update_patch (const Basalt__V1__PodGroup *have, const cJSON *want)
     if (cJSON_IsNumber (mm) && (int32_t)mm->valuedouble != have->min_member)
         cJSON_AddNumberToObject (out, "minMember", mm->valuedouble);
     const cJSON *q = cJSON_GetObjectItemCaseSensitive (spec, "queue");
-    if (cJSON_IsString (q) && !s_eq (q->valuestring, have->queue))
+    if (cJSON_IsString (q) && !bas_streq (q->valuestring, have->queue))
         cJSON_AddStringToObject (out, "queue", q->valuestring);
     const cJSON *pc = cJSON_GetObjectItemCaseSensitive (spec, "priorityClassName");
     const char *want_pc = cJSON_IsString (pc) ? pc->valuestring : NULL;
-    if (!s_eq (want_pc, have->priority_class_name)) {
+    if (!bas_streq (want_pc, have->priority_class_name)) {
         if (want_pc && *want_pc)
             cJSON_AddStringToObject (out, "priorityClassName", want_pc);
         else

@@ -130,9 +130,7 @@ s_call_free (s_call_t *call)
 ctl_queue_t *
 ctl_queue_new (const ctl_queue_config_t *config, bas_store_t *store)
 {
-    ctl_queue_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    ctl_queue_t *self = bas_alloc (sizeof *self);
     self->config = *config;
     if (!self->config.default_queue || !*self->config.default_queue)
         self->config.default_queue = "default";
@@ -198,9 +196,7 @@ s_count (ctl_queue_t *self, const char *what, long code)
 static s_call_t *
 s_call_new (ctl_queue_t *self, const char *queue, bool create)
 {
-    s_call_t *call = calloc (1, sizeof *call);
-    if (!call)
-        abort ();
+    s_call_t *call = bas_alloc (sizeof *call);
     call->self = self;
     call->queue = bas_strdup (queue);
     call->create = create;
@@ -323,9 +319,7 @@ s_tally (ctl_queue_t *self, const char *queue)
 {
     s_tally_t *t = zhashx_lookup (self->tally, queue);
     if (!t) {
-        t = calloc (1, sizeof *t);
-        if (!t)
-            abort ();
+        t = bas_alloc (sizeof *t);
         zhashx_insert (self->tally, queue, t);
     }
     return t;
@@ -497,9 +491,7 @@ s_write (void *arg, const Basalt__V1__Object *obj)
     }
     char path[400];
     snprintf (path, sizeof path, S_QUEUE_PATH "/%s/status", q->name);
-    sent = calloc (1, sizeof *sent);
-    if (!sent)
-        abort ();
+    sent = bas_alloc (sizeof *sent);
     sent->rv = bas_strdup (rv);
     sent->patch = patch;
     zhashx_update (self->sent, q->name, sent);

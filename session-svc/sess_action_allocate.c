@@ -15,6 +15,7 @@
     tasks goes back in line for one more task per turn (elastic jobs).
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +36,8 @@ s_role_fail (sess_job_t *job, const char *role)
 {
     if (s_role_failed (job, role))
         return;
-    const char **arr = realloc (job->failed_roles, (size_t)(job->nfailed_roles + 1) * sizeof *arr);
-    if (!arr)
-        abort ();
+    const char **arr =
+        bas_realloc (job->failed_roles, (size_t)(job->nfailed_roles + 1) * sizeof *arr);
     job->failed_roles = arr;
     arr[job->nfailed_roles++] = role;
 }
@@ -113,11 +113,9 @@ sess_allocate_execute (sess_session_t *ssn, const cJSON *args)
     (void)args;
     sess_heap_t queues;
     sess_heap_init (&queues, sess_cmp_queues, ssn);
-    sess_heap_t *jobs = calloc ((size_t)ssn->nqueues + 1, sizeof *jobs);
-    sess_heap_t *tasks = calloc ((size_t)ssn->njobs + 1, sizeof *tasks);
-    bool *pushed = calloc ((size_t)ssn->nqueues + 1, sizeof *pushed);
-    if (!jobs || !tasks || !pushed)
-        abort ();
+    sess_heap_t *jobs = bas_alloc (sizeof *jobs * ((size_t)ssn->nqueues + 1));
+    sess_heap_t *tasks = bas_alloc (sizeof *tasks * ((size_t)ssn->njobs + 1));
+    bool *pushed = bas_alloc (sizeof *pushed * ((size_t)ssn->nqueues + 1));
     for (int q = 0; q < ssn->nqueues; q++)
         sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
     char message[512];

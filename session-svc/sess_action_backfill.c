@@ -9,6 +9,7 @@
     dispatched as soon as the job is ready.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 
@@ -18,10 +19,8 @@ sess_backfill_execute (sess_session_t *ssn, const cJSON *args)
     (void)args;
     sess_heap_t queues;
     sess_heap_init (&queues, sess_cmp_queues, ssn);
-    sess_heap_t *jobs = calloc ((size_t)ssn->nqueues + 1, sizeof *jobs);
-    bool *pushed = calloc ((size_t)ssn->nqueues + 1, sizeof *pushed);
-    if (!jobs || !pushed)
-        abort ();
+    sess_heap_t *jobs = bas_alloc (sizeof *jobs * ((size_t)ssn->nqueues + 1));
+    bool *pushed = bas_alloc (sizeof *pushed * ((size_t)ssn->nqueues + 1));
     for (int q = 0; q < ssn->nqueues; q++)
         sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
     char message[256];

@@ -34,6 +34,7 @@
     name, so the result depends only on the input.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -165,15 +166,13 @@ sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
         cJSON_IsTrue (ta) || (cJSON_IsString (ta) && strcmp (ta->valuestring, "true") == 0);
     sess_heap_t queues;
     sess_heap_init (&queues, sess_cmp_queues, ssn);
-    sess_heap_t *jobs = calloc ((size_t)ssn->nqueues + 1, sizeof *jobs);
-    sess_heap_t *tasks = calloc ((size_t)ssn->njobs + 1, sizeof *tasks);
-    bool *pushed = calloc ((size_t)ssn->nqueues + 1, sizeof *pushed);
-    bool *starving = calloc ((size_t)ssn->njobs + 1, sizeof *starving);
-    sess_node_t **nodes = calloc ((size_t)ssn->nnodes + 1, sizeof *nodes);
-    sess_task_t **cands = calloc ((size_t)ssn->ntasks + 1, sizeof *cands);
-    sess_task_t **victims = calloc ((size_t)ssn->ntasks + 1, sizeof *victims);
-    if (!jobs || !tasks || !pushed || !starving || !nodes || !cands || !victims)
-        abort ();
+    sess_heap_t *jobs = bas_alloc (sizeof *jobs * ((size_t)ssn->nqueues + 1));
+    sess_heap_t *tasks = bas_alloc (sizeof *tasks * ((size_t)ssn->njobs + 1));
+    bool *pushed = bas_alloc (sizeof *pushed * ((size_t)ssn->nqueues + 1));
+    bool *starving = bas_alloc (sizeof *starving * ((size_t)ssn->njobs + 1));
+    sess_node_t **nodes = bas_alloc (sizeof *nodes * ((size_t)ssn->nnodes + 1));
+    sess_task_t **cands = bas_alloc (sizeof *cands * ((size_t)ssn->ntasks + 1));
+    sess_task_t **victims = bas_alloc (sizeof *victims * ((size_t)ssn->ntasks + 1));
     for (int q = 0; q < ssn->nqueues; q++)
         sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
     char message[256];

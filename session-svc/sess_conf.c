@@ -13,6 +13,7 @@
     inconsistent enable/enabled prefixes: they are part of the file format.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -151,9 +152,7 @@ static int
 s_parse_actions (sess_conf_t *self, const char *actions, const char *text, size_t len, char *err,
                  size_t errlen)
 {
-    char *copy = strdup (actions);
-    if (!copy)
-        abort ();
+    char *copy = bas_strdup (actions);
     char reason[256];
     int rc = 0;
     char *save = NULL;
@@ -277,9 +276,7 @@ s_parse_plugin (sess_plugin_conf_t *p, const cJSON *item, const char *text, size
                   name->valuestring);
         return 1;
     }
-    p->name = strdup (name->valuestring);
-    if (!p->name)
-        abort ();
+    p->name = bas_strdup (name->valuestring);
     p->def = def;
     const cJSON *args = cJSON_GetObjectItemCaseSensitive (item, "arguments");
     if (cJSON_IsObject (args)) {
@@ -382,9 +379,7 @@ sess_conf_parse (const char *yaml_text, size_t len, char *err, size_t errlen)
             snprintf (err, errlen, "%s", yerr);
         return NULL;
     }
-    sess_conf_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    sess_conf_t *self = bas_alloc (sizeof *self);
     if (!cJSON_IsObject (doc)) {
         s_fail (err, errlen, yaml_text, len, NULL,
                 "line 1: the configuration must be a mapping with actions and tiers");

@@ -16,6 +16,7 @@
     of nnodes entries), never per task.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,9 +59,8 @@ s_add (sess_session_t *ssn, sess_fn_kind_t kind, void *self, s_any_fn fn, s_any_
     int flag = s_kind_flag[kind];
     if (flag >= 0 && !conf->flags[flag])
         return;
-    sess_fn_entry_t *arr = realloc (ssn->fns[kind], (size_t)(ssn->nfns[kind] + 1) * sizeof *arr);
-    if (!arr)
-        abort ();
+    sess_fn_entry_t *arr =
+        bas_realloc (ssn->fns[kind], (size_t)(ssn->nfns[kind] + 1) * sizeof *arr);
     ssn->fns[kind] = arr;
     arr[ssn->nfns[kind]++] = (sess_fn_entry_t){ssn->cur_plugin, self, fn, fn2, false};
 }
@@ -115,9 +115,7 @@ sess_plugins_open (sess_session_t *ssn)
     int total = 0;
     for (int t = 0; t < sess_conf_ntiers (ssn->conf); t++)
         total += sess_conf_nplugins (ssn->conf, t);
-    ssn->plugins = calloc (total ? (size_t)total : 1, sizeof *ssn->plugins);
-    if (!ssn->plugins)
-        abort ();
+    ssn->plugins = bas_alloc (sizeof *ssn->plugins * (total ? (size_t)total : 1));
     for (int t = 0; t < sess_conf_ntiers (ssn->conf); t++)
         for (int i = 0; i < sess_conf_nplugins (ssn->conf, t); i++) {
             const sess_plugin_conf_t *conf = sess_conf_plugin (ssn->conf, t, i);
@@ -335,9 +333,7 @@ sess_job_note_refusal (sess_session_t *ssn, const sess_job_t *job, const char *m
     sess_job_t *j = &ssn->jobs[job->index];
     if (j->enqueue_message || !message)
         return;
-    j->enqueue_message = strdup (message);
-    if (!j->enqueue_message)
-        abort ();
+    j->enqueue_message = bas_strdup (message);
 }
 
 bool
@@ -408,9 +404,7 @@ s_victims (sess_session_t *ssn, sess_fn_kind_t kind, const sess_task_t *preempto
 {
     if (n <= 0)
         return 0;
-    sess_task_t **buf = malloc ((size_t)n * sizeof *buf);
-    if (!buf)
-        abort ();
+    sess_task_t **buf = bas_malloc ((size_t)n * sizeof *buf);
     int nvictims = 0;
     bool init = false;
     int tier = -1;
@@ -541,9 +535,7 @@ s_stmt_push (sess_stmt_t *stmt, sess_op_kind_t kind, sess_task_t *task, sess_nod
 {
     if (stmt->nops == stmt->cap) {
         stmt->cap = stmt->cap ? stmt->cap * 2 : 16;
-        stmt->ops = realloc (stmt->ops, (size_t)stmt->cap * sizeof *stmt->ops);
-        if (!stmt->ops)
-            abort ();
+        stmt->ops = bas_realloc (stmt->ops, (size_t)stmt->cap * sizeof *stmt->ops);
     }
     sess_op_t *op = &stmt->ops[stmt->nops++];
     *op = (sess_op_t){kind, task, node, 0, NULL};
@@ -595,9 +587,7 @@ s_record_eviction (sess_session_t *ssn, sess_task_t *task, const char *reason)
     if (ssn->nevictions == ssn->evictions_cap) {
         ssn->evictions_cap = ssn->evictions_cap ? ssn->evictions_cap * 2 : 16;
         ssn->evictions =
-            realloc (ssn->evictions, (size_t)ssn->evictions_cap * sizeof *ssn->evictions);
-        if (!ssn->evictions)
-            abort ();
+            bas_realloc (ssn->evictions, (size_t)ssn->evictions_cap * sizeof *ssn->evictions);
     }
     ssn->evictions[ssn->nevictions++] = (sess_eviction_t){task, reason};
 }
@@ -640,9 +630,7 @@ sess_dispatch (sess_session_t *ssn, sess_task_t *task)
     if (ssn->ndispatched == ssn->dispatched_cap) {
         ssn->dispatched_cap = ssn->dispatched_cap ? ssn->dispatched_cap * 2 : 256;
         ssn->dispatched =
-            realloc (ssn->dispatched, (size_t)ssn->dispatched_cap * sizeof *ssn->dispatched);
-        if (!ssn->dispatched)
-            abort ();
+            bas_realloc (ssn->dispatched, (size_t)ssn->dispatched_cap * sizeof *ssn->dispatched);
     }
     ssn->dispatched[ssn->ndispatched++] = task;
 }
@@ -855,10 +843,8 @@ sess_preempt_nodes (sess_session_t *ssn, sess_task_t *task, sess_node_t **out)
     }
     if (n < 2 || !sess_has_node_order (ssn))
         return n;
-    s_scored_t *scored = malloc ((size_t)n * sizeof *scored);
-    double *scores = malloc ((size_t)n * sizeof *scores);
-    if (!scored || !scores)
-        abort ();
+    s_scored_t *scored = bas_malloc ((size_t)n * sizeof *scored);
+    double *scores = bas_malloc ((size_t)n * sizeof *scores);
     sess_node_scores (ssn, task, out, n, scores);
     for (int i = 0; i < n; i++)
         scored[i] = (s_scored_t){out[i], scores[i]};
@@ -874,18 +860,14 @@ sess_task_t **
 sess_node_tasks (sess_session_t *ssn, const sess_node_t *node, int *n)
 {
     if (!ssn->node_tasks) {
-        ssn->node_tasks = calloc ((size_t)ssn->nnodes + 1, sizeof *ssn->node_tasks);
-        ssn->node_ntasks = calloc ((size_t)ssn->nnodes + 1, sizeof *ssn->node_ntasks);
-        if (!ssn->node_tasks || !ssn->node_ntasks)
-            abort ();
+        ssn->node_tasks = bas_alloc (sizeof *ssn->node_tasks * ((size_t)ssn->nnodes + 1));
+        ssn->node_ntasks = bas_alloc (sizeof *ssn->node_ntasks * ((size_t)ssn->nnodes + 1));
         for (int t = 0; t < ssn->ntasks; t++)
             if (ssn->tasks[t].node)
                 ssn->node_ntasks[ssn->tasks[t].node->index]++;
         for (int i = 0; i < ssn->nnodes; i++) {
             ssn->node_tasks[i] =
-                malloc ((size_t)(ssn->node_ntasks[i] + 1) * sizeof (sess_task_t *));
-            if (!ssn->node_tasks[i])
-                abort ();
+                bas_malloc ((size_t)(ssn->node_ntasks[i] + 1) * sizeof (sess_task_t *));
             ssn->node_ntasks[i] = 0;
         }
         for (int t = 0; t < ssn->ntasks; t++) {
@@ -997,9 +979,7 @@ sess_heap_push (sess_heap_t *h, void *item)
 {
     if (h->n == h->cap) {
         h->cap = h->cap ? h->cap * 2 : 16;
-        h->items = realloc (h->items, (size_t)h->cap * sizeof *h->items);
-        if (!h->items)
-            abort ();
+        h->items = bas_realloc (h->items, (size_t)h->cap * sizeof *h->items);
     }
     int i = h->n++;
     h->items[i] = item;

@@ -56,6 +56,7 @@
     task in the session has a pod (anti-)affinity term.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include "bas_hash.h"
 
@@ -190,9 +191,7 @@ s_refs_push (s_refs_t *r, const sess_task_t *task, int term)
 {
     if (r->n == r->cap) {
         r->cap = r->cap ? r->cap * 2 : 4;
-        r->v = realloc (r->v, (size_t)r->cap * sizeof *r->v);
-        if (!r->v)
-            abort ();
+        r->v = bas_realloc (r->v, (size_t)r->cap * sizeof *r->v);
     }
     r->v[r->n++] = (s_ref_t){task, term};
 }
@@ -212,9 +211,7 @@ s_refs_at (bas_hash_t *index, const char *key)
 {
     s_refs_t *r = bas_hash_lookup (index, key);
     if (!r) {
-        r = calloc (1, sizeof *r);
-        if (!r)
-            abort ();
+        r = bas_alloc (sizeof *r);
         bas_hash_insert (index, key, r);
     }
     return r;
@@ -228,15 +225,11 @@ s_topo (sess_interpod_t *self, const char *key)
         if (strcmp (self->topos[i]->key, key) == 0)
             return self->topos[i];
     sess_session_t *ssn = self->ssn;
-    s_topo_t *t = calloc (1, sizeof *t);
-    self->topos = realloc (self->topos, (size_t)(self->ntopos + 1) * sizeof *self->topos);
-    if (!t || !self->topos)
-        abort ();
+    s_topo_t *t = bas_alloc (sizeof *t);
+    self->topos = bas_realloc (self->topos, (size_t)(self->ntopos + 1) * sizeof *self->topos);
     self->topos[self->ntopos++] = t;
     t->key = key;
-    t->dom = malloc ((size_t)(ssn->nnodes ? ssn->nnodes : 1) * sizeof *t->dom);
-    if (!t->dom)
-        abort ();
+    t->dom = bas_malloc ((size_t)(ssn->nnodes ? ssn->nnodes : 1) * sizeof *t->dom);
     bas_hash_t *ids = bas_hash_new (NULL);
     for (int n = 0; n < ssn->nnodes; n++) {
         const char *v = sess_node_label (&ssn->nodes[n], key);
@@ -284,17 +277,13 @@ s_dset_entry (s_dset_t *d, int slot, const s_topo_t *topo, bool create)
         return NULL;
     if (d->n == d->cap) {
         d->cap = d->cap ? d->cap * 2 : 4;
-        d->e = realloc (d->e, (size_t)d->cap * sizeof *d->e);
-        if (!d->e)
-            abort ();
+        d->e = bas_realloc (d->e, (size_t)d->cap * sizeof *d->e);
     }
     s_dset_entry_t *e = &d->e[d->n++];
     e->slot = slot;
     e->topo = topo;
     e->active = 0;
-    e->stamp = calloc ((size_t)(topo->ndoms ? topo->ndoms : 1), sizeof *e->stamp);
-    if (!e->stamp)
-        abort ();
+    e->stamp = bas_alloc (sizeof *e->stamp * (size_t)(topo->ndoms ? topo->ndoms : 1));
     return e;
 }
 
@@ -503,13 +492,9 @@ sess_interpod_new (sess_session_t *ssn)
               s_has_soft_spread (ssn->tasks[i].pod);
     if (!any)
         return NULL;
-    sess_interpod_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    sess_interpod_t *self = bas_alloc (sizeof *self);
     self->ssn = ssn;
-    self->in_view = calloc ((size_t)(ssn->ntasks ? ssn->ntasks : 1), 1);
-    if (!self->in_view)
-        abort ();
+    self->in_view = bas_alloc ((size_t)(ssn->ntasks ? ssn->ntasks : 1));
     self->by_label = bas_hash_new (s_refs_free);
     self->anti_by_label = bas_hash_new (s_refs_free);
     char key[768];
@@ -847,9 +832,7 @@ s_count_domains (sess_interpod_t *self, const sess_task_t *task)
     }
     char *sig = NULL;
     if (!per_task) {
-        sig = malloc (siglen);
-        if (!sig)
-            abort ();
+        sig = bas_malloc (siglen);
         sig[0] = 0;
         for (int i = 0; i < self->nspread; i++) {
             strcat (sig, s_or (self->spread[i].c->topology_key));
@@ -865,9 +848,7 @@ s_count_domains (sess_interpod_t *self, const sess_task_t *task)
     sess_session_t *ssn = self->ssn;
     for (int i = 0; i < self->nspread; i++) {
         s_spread_t *sp = &self->spread[i];
-        uint8_t *seen = calloc ((size_t)(sp->topo->ndoms ? sp->topo->ndoms : 1), 1);
-        if (!seen)
-            abort ();
+        uint8_t *seen = bas_alloc ((size_t)(sp->topo->ndoms ? sp->topo->ndoms : 1));
         sp->ndomains = 0;
         for (int n = 0; n < ssn->nnodes; n++) {
             const sess_node_t *node = &ssn->nodes[n];
@@ -885,9 +866,7 @@ s_count_domains (sess_interpod_t *self, const sess_task_t *task)
     self->domains_sig = sig;
     if (sig) {
         free (self->domains_n);
-        self->domains_n = malloc ((size_t)self->nspread * sizeof *self->domains_n);
-        if (!self->domains_n)
-            abort ();
+        self->domains_n = bas_malloc ((size_t)self->nspread * sizeof *self->domains_n);
         for (int i = 0; i < self->nspread; i++)
             self->domains_n[i] = self->spread[i].ndomains;
     }
@@ -927,11 +906,9 @@ s_spread_room (s_spread_t *sp)
     free (sp->count);
     free (sp->stamp);
     free (sp->touched);
-    sp->count = calloc ((size_t)need, sizeof *sp->count);
-    sp->stamp = calloc ((size_t)need, sizeof *sp->stamp);
-    sp->touched = calloc ((size_t)need, sizeof *sp->touched);
-    if (!sp->count || !sp->stamp || !sp->touched)
-        abort ();
+    sp->count = bas_alloc (sizeof *sp->count * (size_t)need);
+    sp->stamp = bas_alloc (sizeof *sp->stamp * (size_t)need);
+    sp->touched = bas_alloc (sizeof *sp->touched * (size_t)need);
     sp->cap = need;
 }
 
@@ -956,9 +933,7 @@ s_spread_memo (sess_interpod_t *self, const sess_task_t *task)
             continue;
         if (self->nspread == self->spread_cap) {
             int cap = self->spread_cap ? self->spread_cap * 2 : 4;
-            self->spread = realloc (self->spread, (size_t)cap * sizeof *self->spread);
-            if (!self->spread)
-                abort ();
+            self->spread = bas_realloc (self->spread, (size_t)cap * sizeof *self->spread);
             memset (self->spread + self->spread_cap, 0,
                     (size_t)(cap - self->spread_cap) * sizeof *self->spread);
             self->spread_cap = cap;
@@ -1030,16 +1005,12 @@ s_sum_add (sess_interpod_t *self, const char *key, const sess_node_t *node, int6
         if (self->sums[i].topo == topo)
             e = &self->sums[i];
     if (!e) {
-        self->sums = realloc (self->sums, (size_t)(self->nsums + 1) * sizeof *self->sums);
-        if (!self->sums)
-            abort ();
+        self->sums = bas_realloc (self->sums, (size_t)(self->nsums + 1) * sizeof *self->sums);
         e = &self->sums[self->nsums++];
         e->topo = topo;
         e->active = 0;
-        e->val = calloc ((size_t)(topo->ndoms ? topo->ndoms : 1), sizeof *e->val);
-        e->stamp = calloc ((size_t)(topo->ndoms ? topo->ndoms : 1), sizeof *e->stamp);
-        if (!e->val || !e->stamp)
-            abort ();
+        e->val = bas_alloc (sizeof *e->val * (size_t)(topo->ndoms ? topo->ndoms : 1));
+        e->stamp = bas_alloc (sizeof *e->stamp * (size_t)(topo->ndoms ? topo->ndoms : 1));
     }
     e->active = self->sums_gen;
     if (e->stamp[dom] != self->sums_gen) {
@@ -1133,9 +1104,7 @@ sess_interpod_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t
     //  Each candidate's raw score, then kube-scheduler's normalisation to
     //  0-100 between the smallest and the largest (all 0 when equal).
     int64_t min = 0, max = 0;
-    int64_t *raw = malloc ((size_t)n * sizeof *raw);
-    if (!raw)
-        abort ();
+    int64_t *raw = bas_malloc ((size_t)n * sizeof *raw);
     for (int k = 0; k < n; k++) {
         int64_t sum = 0;
         for (int i = 0; i < self->nsums; i++) {
@@ -1219,10 +1188,8 @@ sess_spread_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t *
     if (nsoft == 0)
         return; // Kubernetes' system default spreading needs Services and ReplicaSets
     //  Candidates without every key are ignored (score 0).
-    uint8_t *ignored = calloc ((size_t)n, 1);
-    int64_t *raw = calloc ((size_t)n, sizeof *raw);
-    if (!ignored || !raw)
-        abort ();
+    uint8_t *ignored = bas_alloc ((size_t)n);
+    int64_t *raw = bas_alloc (sizeof *raw * (size_t)n);
     int nignored = 0;
     for (int k = 0; k < n; k++)
         for (int i = 0; i < nsoft && !ignored[k]; i++)
@@ -1233,10 +1200,8 @@ sess_spread_score (sess_interpod_t *self, const sess_task_t *task, sess_node_t *
     for (int i = 0; i < nsoft; i++) {
         s_soft_t *sp = &soft[i];
         size_t nd = (size_t)(sp->topo->ndoms ? sp->topo->ndoms : 1);
-        sp->count = calloc (nd, sizeof *sp->count);
-        sp->pair = calloc (nd, 1);
-        if (!sp->count || !sp->pair)
-            abort ();
+        sp->count = bas_alloc (sizeof *sp->count * nd);
+        sp->pair = bas_alloc (nd);
         sp->size = 0;
         for (int k = 0; k < n; k++) {
             if (ignored[k])

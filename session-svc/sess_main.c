@@ -27,6 +27,7 @@
     worker into a registry of its own whose series the reactor takes over.
 */
 #include "bas_replica.h"
+#include "bas_util.h"
 #include "bas_sock.h"
 #include "bas_svc.h"
 #include "bas_usage.h"
@@ -348,9 +349,7 @@ s_update_gauges (sess_t *self)
     bas_store_t *store = bas_replica_hold (self->replica);
     if (!store)
         return; // catching up: with the next session or period
-    s_job_t *job = calloc (1, sizeof *job);
-    if (!job)
-        abort ();
+    s_job_t *job = bas_alloc (sizeof *job);
     job->store = store;
     s_job_send (self, job);
 }
@@ -629,9 +628,7 @@ s_session (sess_t *self, const char *why)
         return;
     self->wait_seq = 0;
     self->new_work = false;
-    s_job_t *job = calloc (1, sizeof *job);
-    if (!job)
-        abort ();
+    s_job_t *job = bas_alloc (sizeof *job);
     job->store = store;
     job->conf = self->conf;
     job->why = why;
@@ -853,11 +850,9 @@ s_load_conf (sess_t *self, bool at_start)
     FILE *f = fopen (self->config.scheduler_conf, "rb");
     if (!f)
         return at_start ? -1 : 0;
-    char *text = malloc ((size_t)st.st_size + 1);
-    size_t len = text ? fread (text, 1, (size_t)st.st_size, f) : 0;
+    char *text = bas_malloc ((size_t)st.st_size + 1);
+    size_t len = fread (text, 1, (size_t)st.st_size, f);
     fclose (f);
-    if (!text)
-        abort ();
     text[len] = 0;
     char err[512];
     sess_conf_t *conf = sess_conf_parse (text, len, err, sizeof err);

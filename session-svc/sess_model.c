@@ -19,6 +19,7 @@
 */
 #include "sess_session.h"
 #include "bas_k8s.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -148,9 +149,7 @@ sess_res_infinite (bas_res_t *r)
 sess_fit_t *
 sess_fit_new (int nnodes)
 {
-    sess_fit_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    sess_fit_t *self = bas_alloc (sizeof *self);
     self->nnodes = nnodes;
     return self;
 }
@@ -167,9 +166,7 @@ sess_fit_add (sess_fit_t *self, const char *reason, int count)
         self->counts[SESS_FIT_MAX_REASONS - 1] += count;
         return;
     }
-    self->reasons[self->nreasons] = strdup (reason);
-    if (!self->reasons[self->nreasons])
-        abort ();
+    self->reasons[self->nreasons] = bas_strdup (reason);
     self->counts[self->nreasons++] = count;
 }
 
@@ -355,9 +352,7 @@ s_vec_push (s_vec_t *v, const void *item)
 {
     if (v->n == v->cap) {
         v->cap = v->cap ? v->cap * 2 : 64;
-        v->items = realloc (v->items, v->cap * sizeof *v->items);
-        if (!v->items)
-            abort ();
+        v->items = bas_realloc (v->items, v->cap * sizeof *v->items);
     }
     v->items[v->n++] = item;
 }
@@ -421,9 +416,7 @@ s_open_queues (sess_session_t *ssn)
             have_root = true;
     }
     int n = (int)v.n + !have_root;
-    ssn->queues = calloc ((size_t)n, sizeof *ssn->queues);
-    if (!ssn->queues)
-        abort ();
+    ssn->queues = bas_alloc (sizeof *ssn->queues * (size_t)n);
     int k = 0;
     for (size_t i = 0; i < v.n; i++) {
         const Basalt__V1__Queue *q = v.items[i];
@@ -515,9 +508,7 @@ s_open_nodes (sess_session_t *ssn, sess_node_t **all_p, int *nall_p)
 {
     s_vec_t v = {0};
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, s_collect, &v);
-    sess_node_t *all = calloc (v.n ? v.n : 1, sizeof *all);
-    if (!all)
-        abort ();
+    sess_node_t *all = bas_alloc (sizeof *all * (v.n ? v.n : 1));
     int n = 0;
     for (size_t i = 0; i < v.n; i++) {
         const Basalt__V1__Node *node = v.items[i];
@@ -558,9 +549,7 @@ s_open_nodes (sess_session_t *ssn, sess_node_t **all_p, int *nall_p)
         }
         sn->nlabels = node->n_labels;
         if (sn->nlabels) {
-            sn->labels = malloc (sn->nlabels * sizeof *sn->labels);
-            if (!sn->labels)
-                abort ();
+            sn->labels = bas_malloc (sn->nlabels * sizeof *sn->labels);
             for (size_t l = 0; l < sn->nlabels; l++)
                 sn->labels[l] = node->labels[l];
             qsort (sn->labels, sn->nlabels, sizeof *sn->labels, s_kv_cmp);
@@ -701,10 +690,8 @@ s_open_jobs (sess_session_t *ssn)
                        s_find_default_priority, ssn);
     s_vec_t v = {0};
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, s_collect, &v);
-    ssn->jobs = calloc (v.n ? v.n : 1, sizeof *ssn->jobs);
-    ssn->job_mins = calloc (v.n ? v.n : 1, sizeof *ssn->job_mins);
-    if (!ssn->jobs || !ssn->job_mins)
-        abort ();
+    ssn->jobs = bas_alloc (sizeof *ssn->jobs * (v.n ? v.n : 1));
+    ssn->job_mins = bas_alloc (sizeof *ssn->job_mins * (v.n ? v.n : 1));
     bas_res_zero (&ssn->zero);
     int nmins = 0;
     int n = 0;
@@ -742,9 +729,7 @@ s_open_jobs (sess_session_t *ssn)
         }
         bas_res_zero (&job->allocated);
         if (pg->n_min_task_member) {
-            job->roles = calloc (pg->n_min_task_member, sizeof *job->roles);
-            if (!job->roles)
-                abort ();
+            job->roles = bas_alloc (sizeof *job->roles * pg->n_min_task_member);
             for (size_t r = 0; r < pg->n_min_task_member; r++) {
                 const Basalt__V1__KeyValue *kv = pg->min_task_member[r];
                 long min = kv->value ? strtol (kv->value, NULL, 10) : 0;
@@ -771,14 +756,12 @@ s_open_jobs (sess_session_t *ssn)
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_collect, &pods);
     if (pods.n)
         qsort (pods.items, pods.n, sizeof *pods.items, s_pod_cmp);
-    ssn->tasks = calloc (pods.n ? pods.n : 1, sizeof *ssn->tasks);
+    ssn->tasks = bas_alloc (sizeof *ssn->tasks * (pods.n ? pods.n : 1));
     //  A request is 608 bytes (eight scalar slots, names inline): a task
     //  shares the one of the task before it when they are equal (a job's
     //  pods sort together and mostly ask for the same), else takes the next
     //  slot. At 150,000 pods a copy per task was 91 MB of each session.
-    ssn->reqs = calloc (pods.n ? pods.n : 1, sizeof *ssn->reqs);
-    if (!ssn->tasks || !ssn->reqs)
-        abort ();
+    ssn->reqs = bas_alloc (sizeof *ssn->reqs * (pods.n ? pods.n : 1));
     int nt = 0, nreqs = 0;
     char key[512];
     for (size_t i = 0; i < pods.n; i++) {
@@ -834,9 +817,7 @@ s_open_jobs (sess_session_t *ssn)
     for (int j = 0; j < n; j++) {
         sess_job_t *job = &ssn->jobs[j];
         if (job->ntasks) {
-            job->tasks = calloc ((size_t)job->ntasks, sizeof *job->tasks);
-            if (!job->tasks)
-                abort ();
+            job->tasks = bas_alloc (sizeof *job->tasks * (size_t)job->ntasks);
         }
         job->ntasks = 0;
     }
@@ -889,10 +870,8 @@ sess_model_open (sess_session_t *ssn)
 
     //  Keep nodes whose accounting is whole; the others are out of sync
     //  for this session (DESIGN problem 4).
-    ssn->nodes = calloc (nall ? (size_t)nall : 1, sizeof *ssn->nodes);
-    int *map = calloc (nall ? (size_t)nall : 1, sizeof *map);
-    if (!ssn->nodes || !map)
-        abort ();
+    ssn->nodes = bas_alloc (sizeof *ssn->nodes * (nall ? (size_t)nall : 1));
+    int *map = bas_alloc (sizeof *map * (nall ? (size_t)nall : 1));
     int n = 0;
     for (int i = 0; i < nall; i++) {
         sess_node_t *node = &all[i];
@@ -933,11 +912,9 @@ sess_model_open (sess_session_t *ssn)
     ssn->node_index = zhashx_new ();
     for (int i = 0; i < n; i++)
         zhashx_insert (ssn->node_index, ssn->nodes[i].name, &ssn->nodes[i]);
-    ssn->scratch_nodes = calloc (n ? (size_t)n : 1, sizeof *ssn->scratch_nodes);
-    ssn->scratch_scores = calloc (n ? (size_t)n : 1, sizeof *ssn->scratch_scores);
-    ssn->scratch_fits_idle = calloc (n ? (size_t)n : 1, sizeof *ssn->scratch_fits_idle);
-    if (!ssn->scratch_nodes || !ssn->scratch_scores || !ssn->scratch_fits_idle)
-        abort ();
+    ssn->scratch_nodes = bas_alloc (sizeof *ssn->scratch_nodes * (n ? (size_t)n : 1));
+    ssn->scratch_scores = bas_alloc (sizeof *ssn->scratch_scores * (n ? (size_t)n : 1));
+    ssn->scratch_fits_idle = bas_alloc (sizeof *ssn->scratch_fits_idle * (n ? (size_t)n : 1));
     ssn->interpod = sess_interpod_new (ssn);
     return 0;
 }

@@ -9,6 +9,7 @@
     node's Used, as Volcano does (volcano-semantics.md §6).
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -66,9 +67,7 @@ s_score (void *self_, const sess_task_t *task, const sess_node_t *node)
 int
 sess_binpack_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_p)
 {
-    s_self_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    s_self_t *self = bas_alloc (sizeof *self);
     self->weight = sess_arg_int (conf, "binpack.weight", 1);
     self->cpu = sess_arg_int (conf, "binpack.cpu", 1);
     self->memory = sess_arg_int (conf, "binpack.memory", 1);
@@ -78,9 +77,7 @@ sess_binpack_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **s
         self->memory = 1;
     const char *list = sess_arg_string (conf, "binpack.resources");
     if (list) {
-        char *copy = strdup (list), *save = NULL;
-        if (!copy)
-            abort ();
+        char *copy = bas_strdup (list), *save = NULL;
         for (char *tok = strtok_r (copy, ", ", &save); tok && self->nres < S_MAX_RES;
              tok = strtok_r (NULL, ", ", &save)) {
             if (!*tok)

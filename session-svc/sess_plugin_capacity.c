@@ -30,6 +30,7 @@
     more closely related to the reclaimer's go first.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -494,13 +495,11 @@ s_reclaimable (void *self_, const sess_task_t *reclaimer, sess_task_t **cands, i
     const sess_queue_t *rq = reclaimer->job->queue;
     const s_attr_t *ra = &self->attrs[rq->index];
     bool ancestors = self->hierarchy && self->ancestor_reclaim_level > 0;
-    sess_task_t **order = malloc ((size_t)(n + 1) * sizeof *order);
-    bas_res_t *alloc = calloc ((size_t)ssn->nqueues + 1, sizeof *alloc);
-    bool *have = calloc ((size_t)ssn->nqueues + 1, sizeof *have);
+    sess_task_t **order = bas_malloc ((size_t)(n + 1) * sizeof *order);
+    bas_res_t *alloc = bas_alloc (sizeof *alloc * ((size_t)ssn->nqueues + 1));
+    bool *have = bas_alloc (sizeof *have * ((size_t)ssn->nqueues + 1));
     const sess_queue_t **anc_used =
-        calloc ((size_t)self->ancestor_reclaim_level + 1, sizeof *anc_used);
-    if (!order || !alloc || !have || !anc_used)
-        abort ();
+        bas_alloc (sizeof *anc_used * ((size_t)self->ancestor_reclaim_level + 1));
     memcpy (order, cands, (size_t)n * sizeof *order);
     sess_victims_sort (ssn, reclaimer, order, n);
     int k = 0;
@@ -596,9 +595,7 @@ s_victim_queue_order (void *self_, const sess_queue_t *l, const sess_queue_t *r,
 int
 sess_capacity_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_p)
 {
-    s_self_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    s_self_t *self = bas_alloc (sizeof *self);
     self->ssn = ssn;
     self->hierarchy = conf->flags[SESS_FLAG_HIERARCHY];
     self->ancestor_reclaim_level = sess_arg_int (conf, "ancestorReclaimLevel", 0);
@@ -606,9 +603,7 @@ sess_capacity_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **
         self->ancestor_reclaim_level = 0;
     if (self->ancestor_reclaim_level > 64)
         self->ancestor_reclaim_level = 64;
-    self->attrs = calloc ((size_t)ssn->nqueues + 1, sizeof *self->attrs);
-    if (!self->attrs)
-        abort ();
+    self->attrs = bas_alloc (sizeof *self->attrs * ((size_t)ssn->nqueues + 1));
     for (int q = 0; q < ssn->nqueues; q++) {
         const sess_queue_t *queue = &ssn->queues[q];
         s_attr_t *a = &self->attrs[q];

@@ -13,6 +13,7 @@
     hierarchy-weights annotations on the wire; plain drf is used.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 
@@ -91,10 +92,8 @@ s_preemptable (void *self_, const sess_task_t *preemptor, sess_task_t **cands, i
     double ls = s_share_of (&mine, &self->ssn->total);
     //  Per victim job, its allocation as the candidates are taken away: as
     //  in Volcano, every candidate considered is subtracted, chosen or not.
-    bas_res_t *left = calloc ((size_t)n + 1, sizeof *left);
-    const sess_job_t **seen = calloc ((size_t)n + 1, sizeof *seen);
-    if (!left || !seen)
-        abort ();
+    bas_res_t *left = bas_alloc (sizeof *left * ((size_t)n + 1));
+    const sess_job_t **seen = bas_alloc (sizeof *seen * ((size_t)n + 1));
     int nseen = 0, k = 0;
     for (int i = 0; i < n; i++) {
         const sess_job_t *vj = cands[i]->job;
@@ -122,14 +121,10 @@ sess_drf_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_
 {
     if (conf->flags[SESS_FLAG_HIERARCHY])
         bas_warn ("sched_drf_hierarchy_unimplemented", "msg=\"plain drf is used\"");
-    s_self_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    s_self_t *self = bas_alloc (sizeof *self);
     self->ssn = ssn;
-    self->share = calloc ((size_t)ssn->njobs + 1, sizeof *self->share);
-    self->alloc = calloc ((size_t)ssn->njobs + 1, sizeof *self->alloc);
-    if (!self->share || !self->alloc)
-        abort ();
+    self->share = bas_alloc (sizeof *self->share * ((size_t)ssn->njobs + 1));
+    self->alloc = bas_alloc (sizeof *self->alloc * ((size_t)ssn->njobs + 1));
     for (int j = 0; j < ssn->njobs; j++) {
         self->alloc[j] = ssn->jobs[j].allocated;
         self->share[j] = s_share_of (&self->alloc[j], &ssn->total);

@@ -17,6 +17,7 @@
     condition for it every session).
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -218,12 +219,10 @@ s_set_cond (sess_session_t *ssn, sess_job_t *job, const char *type, const char *
     job->new_cond.type = type;
     job->new_cond.status = "True";
     job->new_cond.reason = reason;
-    job->new_cond.message = strdup (message ? message : "");
-    job->new_cond.transition_id = strdup (ssn->params->session_id ? ssn->params->session_id : "");
-    job->new_cond.last_transition_time = strdup (ts);
-    if (!job->new_cond.message || !job->new_cond.transition_id ||
-        !job->new_cond.last_transition_time)
-        abort ();
+    job->new_cond.message = bas_strdup (message ? message : "");
+    job->new_cond.transition_id =
+        bas_strdup (ssn->params->session_id ? ssn->params->session_id : "");
+    job->new_cond.last_transition_time = bas_strdup (ts);
     job->has_new_cond = true;
 }
 

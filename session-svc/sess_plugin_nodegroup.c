@@ -34,6 +34,7 @@
     queue whose annotation does not parse, checked first, as in Volcano.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -130,9 +131,7 @@ s_parse_limits (const char *text, const char *queue, s_limits_t *l)
         l->invalid = true;
         return;
     }
-    l->caps = calloc ((size_t)cJSON_GetArraySize (l->json) + 1, sizeof *l->caps);
-    if (!l->caps)
-        abort ();
+    l->caps = bas_alloc (sizeof *l->caps * ((size_t)cJSON_GetArraySize (l->json) + 1));
     const cJSON *g;
     cJSON_ArrayForEach (g, l->json)
     {
@@ -245,17 +244,11 @@ s_score (void *self_, const sess_task_t *task, const sess_node_t *node)
 int
 sess_nodegroup_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_p)
 {
-    s_self_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
-    self->affinity = calloc ((size_t)(ssn->nqueues ? ssn->nqueues : 1), sizeof *self->affinity);
-    if (!self->affinity)
-        abort ();
+    s_self_t *self = bas_alloc (sizeof *self);
+    self->affinity = bas_alloc (sizeof *self->affinity * (size_t)(ssn->nqueues ? ssn->nqueues : 1));
     bool hierarchy = conf->flags[SESS_FLAG_HIERARCHY];
     self->ssn = ssn;
-    self->limits = calloc ((size_t)(ssn->nqueues ? ssn->nqueues : 1), sizeof *self->limits);
-    if (!self->limits)
-        abort ();
+    self->limits = bas_alloc (sizeof *self->limits * (size_t)(ssn->nqueues ? ssn->nqueues : 1));
     bool any_limits = false;
     for (int i = 0; i < ssn->nqueues; i++) {
         const sess_queue_t *q = &ssn->queues[i];

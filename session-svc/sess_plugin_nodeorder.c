@@ -36,6 +36,7 @@
     the session does not have), imagelocality (no image data on the wire).
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -138,9 +139,7 @@ s_taint_batch (void *self_, const sess_task_t *task, sess_node_t *const *nodes, 
 {
     const s_self_t *self = self_;
     int64_t max = 0;
-    int64_t *count = calloc ((size_t)(n ? n : 1), sizeof *count);
-    if (!count)
-        abort ();
+    int64_t *count = bas_alloc (sizeof *count * (size_t)(n ? n : 1));
     for (int k = 0; k < n; k++) {
         const Basalt__V1__Node *node = nodes[k]->node;
         for (size_t i = 0; i < node->n_taints; i++) {
@@ -193,9 +192,7 @@ s_any_prefer_taint (const sess_session_t *ssn)
 int
 sess_nodeorder_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_p)
 {
-    s_self_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    s_self_t *self = bas_alloc (sizeof *self);
     self->least = sess_arg_int (conf, "leastrequested.weight", 1);
     self->most = sess_arg_int (conf, "mostrequested.weight", 0);
     self->balanced = sess_arg_int (conf, "balancedresource.weight", 1);

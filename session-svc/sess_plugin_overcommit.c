@@ -9,6 +9,7 @@
     jobs add to inqueue.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,9 +59,7 @@ s_enqueued (void *self_, sess_job_t *job)
 int
 sess_overcommit_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_p)
 {
-    s_self_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    s_self_t *self = bas_alloc (sizeof *self);
     double factor = sess_arg_double (conf, "overcommit-factor", SESS_OVERCOMMIT_FACTOR);
     if (factor < 1.0)
         factor = SESS_OVERCOMMIT_FACTOR;

@@ -30,6 +30,7 @@
     Volcano.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -248,9 +249,7 @@ s_port_user (s_self_t *self, const sess_task_t *task, bool counted)
         return;
     if (users->n == users->cap) {
         users->cap = users->cap ? users->cap * 2 : 4;
-        users->v = realloc (users->v, (size_t)users->cap * sizeof *users->v);
-        if (!users->v)
-            abort ();
+        users->v = bas_realloc (users->v, (size_t)users->cap * sizeof *users->v);
     }
     users->v[users->n++] = task;
 }
@@ -264,9 +263,7 @@ s_ports_open (s_self_t *self)
         any = sess_placement (ssn->tasks[i].pod)->n_host_ports > 0;
     if (!any)
         return;
-    self->port_users = calloc ((size_t)ssn->nnodes + 1, sizeof *self->port_users);
-    if (!self->port_users)
-        abort ();
+    self->port_users = bas_alloc (sizeof *self->port_users * ((size_t)ssn->nnodes + 1));
     for (int i = 0; i < ssn->ntasks; i++) {
         const sess_task_t *t = &ssn->tasks[i];
         if (t->node && !(t->status & SESS_COMPLETED_CLASS))
@@ -336,9 +333,7 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
 int
 sess_predicates_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_p)
 {
-    s_self_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    s_self_t *self = bas_alloc (sizeof *self);
     self->ssn = ssn;
     self->node_affinity = sess_arg_bool (conf, "predicate.NodeAffinityEnable", true);
     self->taint_toleration = sess_arg_bool (conf, "predicate.TaintTolerationEnable", true);

@@ -19,6 +19,7 @@
     (spec.parent is ignored, as in Volcano); use capacity for that.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -87,9 +88,7 @@ static void
 s_water_fill (s_self_t *self)
 {
     sess_session_t *ssn = self->ssn;
-    bool *met = calloc ((size_t)ssn->nqueues + 1, sizeof *met);
-    if (!met)
-        abort ();
+    bool *met = bas_alloc (sizeof *met * ((size_t)ssn->nqueues + 1));
     bas_res_t remaining = ssn->total;
     for (int round = 0; round < SESS_PROPORTION_MAX_ROUNDS; round++) {
         int64_t wsum = 0;
@@ -209,10 +208,8 @@ s_reclaimable (void *self_, const sess_task_t *reclaimer, sess_task_t **cands, i
     (void)reclaimer;
     const s_self_t *self = self_;
     sess_session_t *ssn = self->ssn;
-    bas_res_t *alloc = calloc ((size_t)ssn->nqueues + 1, sizeof *alloc);
-    bool *have = calloc ((size_t)ssn->nqueues + 1, sizeof *have);
-    if (!alloc || !have)
-        abort ();
+    bas_res_t *alloc = bas_alloc (sizeof *alloc * ((size_t)ssn->nqueues + 1));
+    bool *have = bas_alloc (sizeof *have * ((size_t)ssn->nqueues + 1));
     int k = 0;
     for (int i = 0; i < n; i++) {
         const sess_job_t *job = cands[i]->job;
@@ -260,13 +257,9 @@ int
 sess_proportion_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_p)
 {
     (void)conf;
-    s_self_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    s_self_t *self = bas_alloc (sizeof *self);
     self->ssn = ssn;
-    self->attrs = calloc ((size_t)ssn->nqueues + 1, sizeof *self->attrs);
-    if (!self->attrs)
-        abort ();
+    self->attrs = bas_alloc (sizeof *self->attrs * ((size_t)ssn->nqueues + 1));
     for (int q = 0; q < ssn->nqueues; q++) {
         s_attr_t *a = &self->attrs[q];
         bas_res_zero (&a->allocated);

@@ -20,6 +20,7 @@
     name them, in milli-units, to compare with the quota's items.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include "bas_quantity.h"
 
@@ -151,9 +152,7 @@ s_enqueued (void *self_, sess_job_t *job)
         snprintf (key, sizeof key, "%s\x1f%s", ns, items[i].name);
         int64_t *v = zhashx_lookup (self->asked, key);
         if (!v) {
-            v = calloc (1, sizeof *v);
-            if (!v)
-                abort ();
+            v = bas_alloc (sizeof *v);
             zhashx_insert (self->asked, key, v);
         }
         *v += items[i].milli;
@@ -171,9 +170,7 @@ int
 sess_resourcequota_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_p)
 {
     (void)conf;
-    s_self_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    s_self_t *self = bas_alloc (sizeof *self);
     self->ssn = ssn;
     self->asked = zhashx_new ();
     zhashx_set_destructor (self->asked, s_free_item);

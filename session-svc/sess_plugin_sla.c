@@ -20,6 +20,7 @@
     positive duration refuses the file.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 
 #include "bas_quantity.h"
 
@@ -82,13 +83,9 @@ sess_sla_check_args (const cJSON *args, const char **key, char *why, size_t len)
 int
 sess_sla_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_p)
 {
-    s_self_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    s_self_t *self = bas_alloc (sizeof *self);
     self->ssn = ssn;
-    self->wait_ms = malloc ((size_t)(ssn->njobs ? ssn->njobs : 1) * sizeof *self->wait_ms);
-    if (!self->wait_ms)
-        abort ();
+    self->wait_ms = bas_malloc ((size_t)(ssn->njobs ? ssn->njobs : 1) * sizeof *self->wait_ms);
     int64_t global = -1, ns;
     const char *arg = sess_arg_string (conf, "sla-waiting-time");
     if (arg && bas_duration_parse (arg, &ns, NULL, 0) == 0 && ns > 0)

@@ -7,6 +7,7 @@
     call but the Commit; the replica is never changed.
 */
 #include "sess_session.h"
+#include "bas_util.h"
 #include "bas_msg.h"
 
 #include <stdlib.h>
@@ -23,9 +24,7 @@ s_pipelined (sess_session_t *ssn, sess_params_t *params)
     params->pods_pipelined = n;
     if (!params->want_pipelined || n == 0)
         return;
-    params->pipelined = calloc ((size_t)n, sizeof *params->pipelined);
-    if (!params->pipelined)
-        abort ();
+    params->pipelined = bas_alloc (sizeof *params->pipelined * (size_t)n);
     for (int t = 0; t < ssn->ntasks; t++) {
         const sess_task_t *task = &ssn->tasks[t];
         if (task->status != SESS_TASK_PIPELINED)
@@ -88,9 +87,7 @@ sess_run (bas_store_t *replica, const sess_conf_t *conf, sess_params_t *params)
         sess_plugins_close (&ssn);
     if (!commit) {
         //  Nothing to propose; still answer with an (empty) commit.
-        commit = calloc (1, sizeof *commit);
-        if (!commit)
-            abort ();
+        commit = bas_alloc (sizeof *commit);
         basalt__v1__commit__init (commit);
         if (params->session_id)
             commit->session_id = strdup (params->session_id);
@@ -125,23 +122,19 @@ sess_commit_pack (const Basalt__V1__Commit *commit, size_t part_placements, size
 {
     size_t n = commit->n_placements;
     if (part_placements == 0 || n <= part_placements) {
-        zframe_t **parts = malloc (sizeof *parts);
-        if (!parts)
-            abort ();
+        zframe_t **parts = bas_malloc (sizeof *parts);
         parts[0] = s_pack (commit);
         *n_parts = 1;
         return parts;
     }
     size_t *order = NULL, *start = NULL;
     size_t gangs = bas_msg_commit_gangs (commit, &order, &start);
-    Basalt__V1__Placement **sorted = malloc (n * sizeof *sorted);
+    Basalt__V1__Placement **sorted = bas_malloc (n * sizeof *sorted);
     //  A part is closed only when the next gang does not fit in it, so two
     //  neighbouring parts hold more than part_placements together: at most
     //  2 n/part_placements + 1 parts.
     size_t cap = 2 * (n / part_placements) + 2;
-    zframe_t **parts = calloc (cap, sizeof *parts);
-    if (!sorted || !parts)
-        abort ();
+    zframe_t **parts = bas_alloc (sizeof *parts * cap);
     for (size_t i = 0; i < n; i++)
         sorted[i] = commit->placements[order[i]];
     size_t count = 0, from = 0;

@@ -25,12 +25,6 @@
 #include <string.h>
 #include <time.h>
 
-static bool
-s_eq (const char *a, const char *b)
-{
-    return strcmp (a ? a : "", b ? b : "") == 0;
-}
-
 //  The phase the job's PodGroup has at close.
 static const char *
 s_phase (const sess_job_t *job)
@@ -46,7 +40,7 @@ s_phase (const sess_job_t *job)
         int completed = sess_job_count (job, SESS_COMPLETED_CLASS);
         return scheduled == completed ? "Completed" : "Running";
     }
-    return s_eq (job->phase, "Inqueue") ? "Inqueue" : "Pending";
+    return bas_streq (job->phase, "Inqueue") ? "Inqueue" : "Pending";
 }
 
 //  Why a task still waits, in the words a user reads (kubectl describe):
@@ -68,7 +62,7 @@ s_task_reason (const sess_job_t *job, const sess_task_t *task, char *buf, size_t
     }
     if (job->unschedulable && job->new_cond.message && *job->new_cond.message)
         return job->new_cond.message;
-    if (s_eq (s_phase (job), "Pending")) {
+    if (bas_streq (s_phase (job), "Pending")) {
         snprintf (buf, len, "pod group %s is not admitted to queue %s yet", job->uid,
                   job->queue->name);
         return buf;
@@ -79,16 +73,14 @@ s_task_reason (const sess_job_t *job, const sess_task_t *task, char *buf, size_t
 static bool
 s_cond_same (const sess_cond_t *a, const Basalt__V1__PodGroupCondition *b)
 {
-    return s_eq (a->type, b->type) && s_eq (a->status, b->status) && s_eq (a->reason, b->reason) &&
-           s_eq (a->message, b->message);
+    return bas_streq (a->type, b->type) && bas_streq (a->status, b->status) &&
+           bas_streq (a->reason, b->reason) && bas_streq (a->message, b->message);
 }
 
 static Basalt__V1__PodGroupCondition *
 s_cond_copy (const Basalt__V1__PodGroupCondition *c)
 {
-    Basalt__V1__PodGroupCondition *out = calloc (1, sizeof *out);
-    if (!out)
-        abort ();
+    Basalt__V1__PodGroupCondition *out = bas_alloc (sizeof *out);
     basalt__v1__pod_group_condition__init (out);
     out->type = bas_strdup (c->type);
     out->status = bas_strdup (c->status);
@@ -102,9 +94,7 @@ s_cond_copy (const Basalt__V1__PodGroupCondition *c)
 static Basalt__V1__PodGroupCondition *
 s_cond_new (const sess_cond_t *c)
 {
-    Basalt__V1__PodGroupCondition *out = calloc (1, sizeof *out);
-    if (!out)
-        abort ();
+    Basalt__V1__PodGroupCondition *out = bas_alloc (sizeof *out);
     basalt__v1__pod_group_condition__init (out);
     out->type = bas_strdup (c->type);
     out->status = bas_strdup (c->status);
@@ -145,13 +135,13 @@ s_status_change (const sess_job_t *job)
     //  to five PATCHes per gang of three); the counts ride along with the
     //  next write that matters.
     int min = job->min_available;
-    bool changed = !old || !s_eq (old->phase, phase) ||
+    bool changed = !old || !bas_streq (old->phase, phase) ||
                    ((old->running >= min) != (running >= min)) ||
                    ((old->failed > 0) != (failed > 0));
     int replaced = -1;
     if (job->has_new_cond) {
         for (size_t i = 0; old && i < old->n_conditions; i++)
-            if (s_eq (old->conditions[i]->type, job->new_cond.type)) {
+            if (bas_streq (old->conditions[i]->type, job->new_cond.type)) {
                 replaced = (int)i;
                 break;
             }
@@ -168,9 +158,7 @@ s_status_change (const sess_job_t *job)
                    ? job->new_cond.type
                    : "same");
 
-    Basalt__V1__PodGroupStatus *st = calloc (1, sizeof *st);
-    if (!st)
-        abort ();
+    Basalt__V1__PodGroupStatus *st = bas_alloc (sizeof *st);
     basalt__v1__pod_group_status__init (st);
     st->phase = bas_strdup (phase);
     st->has_running = st->has_succeeded = st->has_failed = true;
@@ -180,9 +168,7 @@ s_status_change (const sess_job_t *job)
     size_t nold = old ? old->n_conditions : 0;
     size_t n = nold + (job->has_new_cond && replaced < 0);
     if (n) {
-        st->conditions = calloc (n, sizeof *st->conditions);
-        if (!st->conditions)
-            abort ();
+        st->conditions = bas_alloc (sizeof *st->conditions * n);
     }
     for (size_t i = 0; i < nold; i++) {
         const Basalt__V1__PodGroupCondition *c = old->conditions[i];
@@ -194,9 +180,7 @@ s_status_change (const sess_job_t *job)
     if (job->has_new_cond && replaced < 0)
         st->conditions[st->n_conditions++] = s_cond_new (&job->new_cond);
 
-    Basalt__V1__PodGroupStatusChange *ch = calloc (1, sizeof *ch);
-    if (!ch)
-        abort ();
+    Basalt__V1__PodGroupStatusChange *ch = bas_alloc (sizeof *ch);
     basalt__v1__pod_group_status_change__init (ch);
     ch->uid = bas_strdup (job->pg->uid);
     ch->namespace_ = bas_strdup (job->pg->namespace_);
@@ -208,9 +192,7 @@ s_status_change (const sess_job_t *job)
 static void *
 s_grow (void *arr, size_t n, size_t size)
 {
-    void *out = realloc (arr, (n ? n : 1) * size);
-    if (!out)
-        abort ();
+    void *out = bas_realloc (arr, (n ? n : 1) * size);
     return out;
 }
 
@@ -218,9 +200,7 @@ Basalt__V1__Commit *
 sess_model_commit (sess_session_t *ssn)
 {
     sess_params_t *params = ssn->params;
-    Basalt__V1__Commit *commit = calloc (1, sizeof *commit);
-    if (!commit)
-        abort ();
+    Basalt__V1__Commit *commit = bas_alloc (sizeof *commit);
     basalt__v1__commit__init (commit);
     commit->session_id = bas_strdup (params->session_id);
 
@@ -235,9 +215,7 @@ sess_model_commit (sess_session_t *ssn)
         s_grow (NULL, (size_t)(ssn->ndispatched + npipelined), sizeof *commit->placements);
     for (int i = 0; i < ssn->ndispatched; i++) {
         const sess_task_t *task = ssn->dispatched[i];
-        Basalt__V1__Placement *p = calloc (1, sizeof *p);
-        if (!p)
-            abort ();
+        Basalt__V1__Placement *p = bas_alloc (sizeof *p);
         basalt__v1__placement__init (p);
         p->pod_uid = bas_strdup (task->pod->uid);
         p->node = bas_strdup (task->node_name);
@@ -249,9 +227,7 @@ sess_model_commit (sess_session_t *ssn)
         const sess_task_t *task = &ssn->tasks[t];
         if (task->status != SESS_TASK_PIPELINED || !task->node)
             continue;
-        Basalt__V1__Placement *p = calloc (1, sizeof *p);
-        if (!p)
-            abort ();
+        Basalt__V1__Placement *p = bas_alloc (sizeof *p);
         basalt__v1__placement__init (p);
         p->pod_uid = bas_strdup (task->pod->uid);
         p->node = bas_strdup (task->node->name);
@@ -266,9 +242,7 @@ sess_model_commit (sess_session_t *ssn)
     commit->evictions = s_grow (NULL, (size_t)ssn->nevictions, sizeof *commit->evictions);
     for (int i = 0; i < ssn->nevictions; i++) {
         const sess_task_t *task = ssn->evictions[i].task;
-        Basalt__V1__Eviction *e = calloc (1, sizeof *e);
-        if (!e)
-            abort ();
+        Basalt__V1__Eviction *e = bas_alloc (sizeof *e);
         basalt__v1__eviction__init (e);
         e->pod_uid = bas_strdup (task->pod->uid);
         e->reason = bas_strdup (ssn->evictions[i].reason);
@@ -295,7 +269,8 @@ sess_model_commit (sess_session_t *ssn)
         //  they create the pods only once the group is Inqueue.
         if (job->ntasks == 0) {
             const Basalt__V1__PodGroupStatus *old = job->pg->status;
-            if (s_eq (s_phase (job), "Inqueue") && !(old && s_eq (old->phase, "Inqueue"))) {
+            if (bas_streq (s_phase (job), "Inqueue") &&
+                !(old && bas_streq (old->phase, "Inqueue"))) {
                 Basalt__V1__PodGroupStatusChange *ch = s_status_change (job);
                 if (ch)
                     commit->statuses[commit->n_statuses++] = ch;
@@ -315,9 +290,7 @@ sess_model_commit (sess_session_t *ssn)
             if (task->dispatched ||
                 !(task->status & (SESS_TASK_PENDING | SESS_TASK_ALLOCATED | SESS_TASK_PIPELINED)))
                 continue;
-            Basalt__V1__PodCondition *pc = calloc (1, sizeof *pc);
-            if (!pc)
-                abort ();
+            Basalt__V1__PodCondition *pc = bas_alloc (sizeof *pc);
             basalt__v1__pod_condition__init (pc);
             pc->pod_uid = bas_strdup (task->pod->uid);
             pc->type = bas_strdup ("PodScheduled");
@@ -339,7 +312,7 @@ sess_model_commit (sess_session_t *ssn)
         commit->group_events = s_grow (NULL, nevents, sizeof *commit->group_events);
     for (int j = 0; j < ssn->njobs; j++) {
         const sess_job_t *job = &ssn->jobs[j];
-        if (!job->enqueue_refused || !s_eq (s_phase (job), "Pending") || !job->pg->uid)
+        if (!job->enqueue_refused || !bas_streq (s_phase (job), "Pending") || !job->pg->uid)
             continue;
         s_group_event (commit, job->pg->uid, "Normal",
                        job->enqueue_message ? job->enqueue_message : SESS_QUEUE_QUOTA_INSUFFICIENT);
@@ -350,8 +323,9 @@ sess_model_commit (sess_session_t *ssn)
     //  wording, see above), so `kubectl describe podgroup` shows why.
     for (int j = 0; j < ssn->njobs; j++) {
         const sess_job_t *job = &ssn->jobs[j];
-        if (!job->has_new_cond || !s_eq (job->new_cond.type, "Unschedulable") || !job->pg->uid ||
-            !(s_eq (s_phase (job), "Pending") || s_eq (s_phase (job), "Inqueue")))
+        if (!job->has_new_cond || !bas_streq (job->new_cond.type, "Unschedulable") ||
+            !job->pg->uid ||
+            !(bas_streq (s_phase (job), "Pending") || bas_streq (s_phase (job), "Inqueue")))
             continue;
         s_group_event (commit, job->pg->uid, "Warning", job->new_cond.message);
     }

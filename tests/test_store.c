@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "bas_store.h"
+#include "bas_util.h"
 
 #define K_NODE BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE
 #define K_POD BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD
@@ -29,12 +30,6 @@
 
 //  Objects are malloc'd throughout so the store frees them with
 //  protobuf_c_message_free_unpacked.
-static char *
-s_dup (const char *s)
-{
-    return s ? strdup (s) : NULL;
-}
-
 static Basalt__V1__Object *
 s_object (void)
 {
@@ -50,7 +45,7 @@ s_node (const char *name, int64_t milli_cpu)
     Basalt__V1__Object *obj = s_object ();
     Basalt__V1__Node *node = malloc (sizeof *node);
     basalt__v1__node__init (node);
-    node->name = s_dup (name);
+    node->name = bas_strdup_or_null (name);
     node->allocatable = malloc (sizeof *node->allocatable);
     basalt__v1__resources__init (node->allocatable);
     node->allocatable->has_milli_cpu = 1;
@@ -66,10 +61,10 @@ s_pod (const char *uid, const char *ns, const char *name)
     Basalt__V1__Object *obj = s_object ();
     Basalt__V1__Pod *pod = malloc (sizeof *pod);
     basalt__v1__pod__init (pod);
-    pod->uid = s_dup (uid);
-    pod->namespace_ = s_dup (ns);
-    pod->name = s_dup (name);
-    pod->phase = s_dup ("Pending");
+    pod->uid = bas_strdup_or_null (uid);
+    pod->namespace_ = bas_strdup_or_null (ns);
+    pod->name = bas_strdup_or_null (name);
+    pod->phase = bas_strdup_or_null ("Pending");
     obj->kind_case = BASALT__V1__OBJECT__KIND_POD;
     obj->pod = pod;
     return obj;
@@ -81,10 +76,10 @@ s_pg (const char *uid, const char *ns, const char *name)
     Basalt__V1__Object *obj = s_object ();
     Basalt__V1__PodGroup *pg = malloc (sizeof *pg);
     basalt__v1__pod_group__init (pg);
-    pg->uid = s_dup (uid);
-    pg->namespace_ = s_dup (ns);
-    pg->name = s_dup (name);
-    pg->queue = s_dup ("default");
+    pg->uid = bas_strdup_or_null (uid);
+    pg->namespace_ = bas_strdup_or_null (ns);
+    pg->name = bas_strdup_or_null (name);
+    pg->queue = bas_strdup_or_null ("default");
     pg->has_min_member = 1;
     pg->min_member = 1;
     obj->kind_case = BASALT__V1__OBJECT__KIND_POD_GROUP;
@@ -98,7 +93,7 @@ s_queue (const char *name, int weight)
     Basalt__V1__Object *obj = s_object ();
     Basalt__V1__Queue *q = malloc (sizeof *q);
     basalt__v1__queue__init (q);
-    q->name = s_dup (name);
+    q->name = bas_strdup_or_null (name);
     q->has_weight = 1;
     q->weight = weight;
     obj->kind_case = BASALT__V1__OBJECT__KIND_QUEUE;
@@ -112,7 +107,7 @@ s_pc (const char *name, int value)
     Basalt__V1__Object *obj = s_object ();
     Basalt__V1__PriorityClass *pc = malloc (sizeof *pc);
     basalt__v1__priority_class__init (pc);
-    pc->name = s_dup (name);
+    pc->name = bas_strdup_or_null (name);
     pc->has_value = 1;
     pc->value = value;
     obj->kind_case = BASALT__V1__OBJECT__KIND_PRIORITY_CLASS;
@@ -691,7 +686,7 @@ static Basalt__V1__Object *
 s_placed_pod (const char *uid)
 {
     Basalt__V1__Object *obj = s_pod (uid, "ns", uid);
-    obj->pod->labels = s_dup ("app=web\nrole=worker");
+    obj->pod->labels = bas_strdup_or_null ("app=web\nrole=worker");
     Basalt__V1__PodPlacement *pl = malloc (sizeof *pl);
     basalt__v1__pod_placement__init (pl);
     Basalt__V1__HostPort *hp = malloc (sizeof *hp);

@@ -7,6 +7,7 @@
     Anything the table does not know is a Status error, never a crash.
 */
 #include "sim_api_impl.h"
+#include "bas_util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -195,11 +196,8 @@ s_tokens_load (sim_api_t *self, char *err, size_t errlen)
             return -1;
         }
         *comma = 0;
-        char **grown = realloc (tokens, (n + 1) * sizeof *tokens);
-        if (!grown || !(grown[n] = strdup (line))) {
-            fprintf (stderr, "basalt-apisim: out of memory\n");
-            abort ();
-        }
+        char **grown = bas_realloc (tokens, (n + 1) * sizeof *tokens);
+        grown[n] = bas_strdup (line);
         tokens = grown;
         n++;
     }
@@ -1042,11 +1040,7 @@ s_list (sim_ctx_t *ctx)
             break;
         if (as_table) {
             if ((sent & (sent - 1)) == 0) {
-                sim_obj_t **grown = realloc (rows, (sent ? 2 * sent : 1) * sizeof *rows);
-                if (!grown) {
-                    fprintf (stderr, "basalt-apisim: out of memory\n");
-                    abort ();
-                }
+                sim_obj_t **grown = bas_realloc (rows, (sent ? 2 * sent : 1) * sizeof *rows);
                 rows = grown;
             }
             rows[sent] = obj;
@@ -1216,11 +1210,7 @@ s_watch (sim_ctx_t *ctx)
         return;
     }
     if (as_table) {
-        void *copy = malloc (sizeof table);
-        if (!copy) {
-            fprintf (stderr, "basalt-apisim: out of memory\n");
-            abort ();
-        }
+        void *copy = bas_malloc (sizeof table);
         memcpy (copy, &table, sizeof table);
         sim_watch_set_format (watch, s_watch_table_row, &copy);
     }

@@ -1,5 +1,6 @@
 /*  sim_buf: see sim_buf.h. */
 #include "sim_buf.h"
+#include "bas_util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,11 +15,7 @@ s_reserve (sim_buf_t *self, size_t more)
     size_t cap = self->cap ? self->cap : 256;
     while (cap < self->len + more + 1)
         cap *= 2;
-    char *grown = realloc (self->data, cap);
-    if (!grown) {
-        fprintf (stderr, "basalt-apisim: out of memory (%zu bytes)\n", cap);
-        abort ();
-    }
+    char *grown = bas_realloc (self->data, cap);
     self->data = grown;
     self->cap = cap;
 }

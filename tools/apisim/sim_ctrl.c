@@ -1,5 +1,6 @@
 /*  sim_ctrl: see sim_ctrl.h. */
 #include "sim_api_impl.h"
+#include "bas_util.h"
 
 #include <czmq.h>
 #include <stdio.h>
@@ -237,12 +238,8 @@ sim_ctrl_on_event (sim_ctrl_t *self, const sim_event_t *event)
     }
     switch (event->type) {
     case SIM_EVENT_ADDED: {
-        s_ref_t *r = malloc (sizeof *r);
-        char *key = strdup (obj->key);
-        if (!r || !key) {
-            fprintf (stderr, "basalt-apisim: out of memory\n");
-            abort ();
-        }
+        s_ref_t *r = bas_malloc (sizeof *r);
+        char *key = bas_strdup (obj->key);
         r->kind = obj->kind->id;
         r->key = key;
         zhashx_update (self->objs, obj->uid, r);
@@ -473,11 +470,7 @@ s_controlled (sim_ctrl_t *self, const char *owner_uid, sim_kind_id_t kind, size_
 {
     zlistx_t *deps = s_dependents (self, owner_uid);
     size_t cap = zlistx_size (deps) + 1;
-    sim_obj_t **out = malloc (cap * sizeof *out);
-    if (!out) {
-        fprintf (stderr, "basalt-apisim: out of memory\n");
-        abort ();
-    }
+    sim_obj_t **out = bas_malloc (cap * sizeof *out);
     *n = 0;
     for (char *d = zlistx_first (deps); d; d = zlistx_next (deps)) {
         sim_obj_t *obj = s_by_uid (self, d);

@@ -5,6 +5,7 @@
     list owns nothing but strings.
 */
 #include "sim_field.h"
+#include "bas_util.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -38,22 +39,10 @@ static const struct {
     [SIM_FIELD_FORBIDDEN] = {"Forbidden", "FieldValueForbidden", false},
 };
 
-static void *
-s_alloc (void *ptr, size_t size)
-{
-    void *p = realloc (ptr, size);
-    if (!p) {
-        fprintf (stderr, "basalt-apisim: out of memory\n");
-        abort ();
-    }
-    return p;
-}
-
 sim_field_errors_t *
 sim_field_errors_new (void)
 {
-    sim_field_errors_t *self = s_alloc (NULL, sizeof *self);
-    memset (self, 0, sizeof *self);
+    sim_field_errors_t *self = bas_alloc (sizeof *self);
     return self;
 }
 
@@ -181,15 +170,11 @@ s_add (sim_field_errors_t *self, sim_field_type_t type, const char *field, const
         sim_buf_puts (&body, ": ");
         sim_buf_puts (&body, detail);
     }
-    self->errors = s_alloc (self->errors, (self->count + 1) * sizeof *self->errors);
+    self->errors = bas_realloc (self->errors, (self->count + 1) * sizeof *self->errors);
     s_error_t *e = &self->errors[self->count++];
     e->type = type;
-    e->field = strdup (field ? field : "");
+    e->field = bas_strdup (field ? field : "");
     e->body = sim_buf_detach (&body, NULL);
-    if (!e->field) {
-        fprintf (stderr, "basalt-apisim: out of memory\n");
-        abort ();
-    }
 }
 
 void
@@ -211,15 +196,11 @@ sim_field_errors_extend (sim_field_errors_t *self, const sim_field_errors_t *fro
 {
     for (size_t i = 0; i < from->count; i++) {
         const s_error_t *e = &from->errors[i];
-        self->errors = s_alloc (self->errors, (self->count + 1) * sizeof *self->errors);
+        self->errors = bas_realloc (self->errors, (self->count + 1) * sizeof *self->errors);
         s_error_t *copy = &self->errors[self->count++];
         copy->type = e->type;
-        copy->field = strdup (e->field);
-        copy->body = strdup (e->body);
-        if (!copy->field || !copy->body) {
-            fprintf (stderr, "basalt-apisim: out of memory\n");
-            abort ();
-        }
+        copy->field = bas_strdup (e->field);
+        copy->body = bas_strdup (e->body);
     }
 }
 

@@ -1,5 +1,6 @@
 /*  sim_kubelet: see sim_kubelet.h. */
 #include "sim_kubelet.h"
+#include "bas_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,16 +37,6 @@ struct _sim_kubelet_t {
     sim_kubelet_delete_fn *del; // finishes graceful deletions
     void *del_arg;              // its argument
 };
-
-static void *
-s_oom (void *ptr)
-{
-    if (!ptr) {
-        fprintf (stderr, "basalt-apisim: out of memory\n");
-        abort ();
-    }
-    return ptr;
-}
 
 sim_kubelet_t *
 sim_kubelet_new (sim_store_t *store, sim_rand_t *rand, int64_t run_delay_ms, int64_t stop_delay_ms)
@@ -108,16 +99,16 @@ s_push (sim_kubelet_t *self, s_action_t action, const char *ns, const char *name
 {
     if (self->count == self->cap) {
         self->cap = self->cap ? self->cap * 2 : 64;
-        self->heap = s_oom (realloc (self->heap, self->cap * sizeof *self->heap));
+        self->heap = bas_realloc (self->heap, self->cap * sizeof *self->heap);
     }
     size_t i = self->count++;
     s_entry_t *e = &self->heap[i];
     e->due = due;
     e->seq = self->seq++;
     e->action = action;
-    e->ns = s_oom (strdup (ns));
-    e->name = s_oom (strdup (name));
-    e->uid = s_oom (strdup (uid ? uid : ""));
+    e->ns = bas_strdup (ns);
+    e->name = bas_strdup (name);
+    e->uid = bas_strdup (uid ? uid : "");
     while (i > 0 && s_before (&self->heap[i], &self->heap[(i - 1) / 2])) {
         s_swap (&self->heap[i], &self->heap[(i - 1) / 2]);
         i = (i - 1) / 2;

@@ -1,5 +1,6 @@
 /*  sim_obj: see sim_obj.h. */
 #include "sim_obj.h"
+#include "bas_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@ sim_obj_new (const sim_kind_t *kind, cJSON **json_p)
         cJSON_Delete (json);
         return NULL;
     }
-    sim_obj_t *self = s_oom (calloc (1, sizeof *self));
+    sim_obj_t *self = bas_alloc (sizeof *self);
     self->refs = 1;
     self->kind = kind;
     self->json = json;
@@ -41,7 +42,7 @@ sim_obj_new (const sim_kind_t *kind, cJSON **json_p)
     const char *rv = sim_json_str (json, "metadata.resourceVersion");
     self->rv = rv ? strtoull (rv, NULL, 10) : 0;
     size_t klen = strlen (self->ns) + strlen (name) + 2;
-    self->key = s_oom (malloc (klen));
+    self->key = bas_malloc (klen);
     if (kind->namespaced)
         snprintf (self->key, klen, "%s/%s", self->ns, name);
     else

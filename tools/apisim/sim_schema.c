@@ -11,6 +11,7 @@
     array elements as "[i]".
 */
 #include "sim_schema.h"
+#include "bas_util.h"
 
 #include <math.h>
 #include <regex.h>
@@ -353,12 +354,8 @@ s_regex (sim_schema_t *self, const char *pattern)
     for (size_t i = 0; i < self->npatterns; i++)
         if (!strcmp (self->patterns[i].pattern, pattern))
             return self->patterns[i].ok ? &self->patterns[i].re : NULL;
-    s_pattern_t *grown = realloc (self->patterns, (self->npatterns + 1) * sizeof *grown);
-    char *copy = strdup (pattern);
-    if (!grown || !copy) {
-        fprintf (stderr, "basalt-apisim: out of memory\n");
-        abort ();
-    }
+    s_pattern_t *grown = bas_realloc (self->patterns, (self->npatterns + 1) * sizeof *grown);
+    char *copy = bas_strdup (pattern);
     self->patterns = grown;
     s_pattern_t *p = &self->patterns[self->npatterns++];
     p->pattern = copy;

@@ -7,6 +7,7 @@
     (commas inside `in (…)` do not split).
 */
 #include "sim_select.h"
+#include "bas_util.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -124,11 +125,7 @@ s_trimmed (const char *start, const char *end)
     while (end > start && isspace ((unsigned char)end[-1]))
         end--;
     size_t n = (size_t)(end - start);
-    char *out = malloc (n + 1);
-    if (!out) {
-        fprintf (stderr, "basalt-apisim: out of memory\n");
-        abort ();
-    }
+    char *out = bas_malloc (n + 1);
     memcpy (out, start, n);
     out[n] = 0;
     return out;
@@ -137,11 +134,7 @@ s_trimmed (const char *start, const char *end)
 static void
 s_add_value (s_req_t *req, char *value)
 {
-    char **grown = realloc (req->values, (req->nvalues + 1) * sizeof *grown);
-    if (!grown) {
-        fprintf (stderr, "basalt-apisim: out of memory\n");
-        abort ();
-    }
+    char **grown = bas_realloc (req->values, (req->nvalues + 1) * sizeof *grown);
     req->values = grown;
     req->values[req->nvalues++] = value;
 }

@@ -7,6 +7,7 @@
     in a scheduler's workload.
 */
 #include "sim_store.h"
+#include "bas_util.h"
 
 #include <czmq.h>
 #include <stdio.h>
@@ -223,11 +224,7 @@ sim_store_list (sim_store_t *self, const sim_kind_t *kind, const char *ns, size_
 {
     zhashx_t *map = self->objects[kind->id];
     size_t cap = zhashx_size (map);
-    sim_obj_t **items = malloc ((cap ? cap : 1) * sizeof *items);
-    if (!items) {
-        fprintf (stderr, "basalt-apisim: out of memory\n");
-        abort ();
-    }
+    sim_obj_t **items = bas_malloc ((cap ? cap : 1) * sizeof *items);
     size_t n = 0;
     bool filter = ns && *ns && kind->namespaced;
     for (sim_obj_t *obj = zhashx_first (map); obj; obj = zhashx_next (map))

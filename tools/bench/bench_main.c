@@ -60,15 +60,6 @@ s_now_ms (void)
     return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
-static void *
-s_new (size_t size)
-{
-    void *p = calloc (1, size);
-    if (!p)
-        abort ();
-    return p;
-}
-
 //  Resources from quantity strings; NULL with err on a bad quantity.
 static Basalt__V1__Resources *
 s_resources (const char *cpu, const char *memory, long pods, char *err, size_t errlen)
@@ -88,7 +79,7 @@ s_resources (const char *cpu, const char *memory, long pods, char *err, size_t e
 static Basalt__V1__Object *
 s_object (Basalt__V1__Object__KindCase kind)
 {
-    Basalt__V1__Object *obj = s_new (sizeof *obj);
+    Basalt__V1__Object *obj = bas_alloc (sizeof *obj);
     basalt__v1__object__init (obj);
     obj->kind_case = kind;
     return obj;
@@ -97,7 +88,7 @@ s_object (Basalt__V1__Object__KindCase kind)
 static Basalt__V1__KeyValue *
 s_kv (const char *key, const char *value)
 {
-    Basalt__V1__KeyValue *kv = s_new (sizeof *kv);
+    Basalt__V1__KeyValue *kv = bas_alloc (sizeof *kv);
     basalt__v1__key_value__init (kv);
     kv->key = bas_strdup (key);
     kv->value = bas_strdup (value);
@@ -108,9 +99,9 @@ s_kv (const char *key, const char *value)
 static Basalt__V1__LabelSelector *
 s_gang_selector (const char *gang)
 {
-    Basalt__V1__LabelSelector *sel = s_new (sizeof *sel);
+    Basalt__V1__LabelSelector *sel = bas_alloc (sizeof *sel);
     basalt__v1__label_selector__init (sel);
-    sel->match_labels = s_new (sizeof *sel->match_labels);
+    sel->match_labels = bas_alloc (sizeof *sel->match_labels);
     sel->match_labels[0] = s_kv ("gang", gang);
     sel->n_match_labels = 1;
     return sel;
@@ -124,26 +115,26 @@ s_constrain (Basalt__V1__Pod *pod, const char *gang, long g)
     char labels[96];
     snprintf (labels, sizeof labels, "gang=%s", gang);
     pod->labels = bas_strdup (labels);
-    Basalt__V1__PodPlacement *pl = s_new (sizeof *pl);
+    Basalt__V1__PodPlacement *pl = bas_alloc (sizeof *pl);
     basalt__v1__pod_placement__init (pl);
     pod->placement = pl;
-    Basalt__V1__PodAffinityTerm *term = s_new (sizeof *term);
+    Basalt__V1__PodAffinityTerm *term = bas_alloc (sizeof *term);
     basalt__v1__pod_affinity_term__init (term);
     term->label_selector = s_gang_selector (gang);
     term->topology_key = bas_strdup ("kubernetes.io/hostname");
-    pl->pod_anti_affinity = s_new (sizeof *pl->pod_anti_affinity);
+    pl->pod_anti_affinity = bas_alloc (sizeof *pl->pod_anti_affinity);
     pl->pod_anti_affinity[0] = term;
     pl->n_pod_anti_affinity = 1;
     if (g % 2)
         return;
-    Basalt__V1__TopologySpreadConstraint *c = s_new (sizeof *c);
+    Basalt__V1__TopologySpreadConstraint *c = bas_alloc (sizeof *c);
     basalt__v1__topology_spread_constraint__init (c);
     c->has_max_skew = true;
     c->max_skew = 1;
     c->topology_key = bas_strdup ("topology.kubernetes.io/zone");
     c->when_unsatisfiable = bas_strdup ("DoNotSchedule");
     c->label_selector = s_gang_selector (gang);
-    pl->topology_spread = s_new (sizeof *pl->topology_spread);
+    pl->topology_spread = bas_alloc (sizeof *pl->topology_spread);
     pl->topology_spread[0] = c;
     pl->n_topology_spread = 1;
 }
@@ -154,7 +145,7 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
     int64_t clock = 1000;
     char name[64];
     for (long i = 0; i < o->nodes; i++) {
-        Basalt__V1__Node *node = s_new (sizeof *node);
+        Basalt__V1__Node *node = bas_alloc (sizeof *node);
         basalt__v1__node__init (node);
         snprintf (name, sizeof name, "node-%05ld", i);
         node->name = bas_strdup (name);
@@ -168,7 +159,7 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
         node->has_unschedulable = true;
         char zone[32];
         snprintf (zone, sizeof zone, "zone-%ld", i % 10);
-        node->labels = s_new (2 * sizeof *node->labels);
+        node->labels = bas_alloc (2 * sizeof *node->labels);
         node->labels[0] = s_kv ("kubernetes.io/hostname", name);
         node->labels[1] = s_kv ("topology.kubernetes.io/zone", zone);
         node->n_labels = 2;
@@ -176,7 +167,7 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
         obj->node = node;
         bas_store_upsert (store, &obj);
     }
-    Basalt__V1__Queue *q = s_new (sizeof *q);
+    Basalt__V1__Queue *q = bas_alloc (sizeof *q);
     basalt__v1__queue__init (q);
     q->name = bas_strdup ("default");
     q->uid = bas_strdup ("default");
@@ -191,7 +182,7 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
     long gangs = (o->pods + o->gang - 1) / o->gang;
     for (long g = 0; g < gangs; g++) {
         long size = g == gangs - 1 && o->pods % o->gang ? o->pods % o->gang : o->gang;
-        Basalt__V1__PodGroup *pg = s_new (sizeof *pg);
+        Basalt__V1__PodGroup *pg = bas_alloc (sizeof *pg);
         basalt__v1__pod_group__init (pg);
         snprintf (name, sizeof name, "gang-%06ld", g);
         pg->namespace_ = bas_strdup ("default");
@@ -205,14 +196,14 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
         pg->min_member = (int32_t)size;
         pg->has_creation_time_ms = true;
         pg->creation_time_ms = clock++;
-        pg->status = s_new (sizeof *pg->status);
+        pg->status = bas_alloc (sizeof *pg->status);
         basalt__v1__pod_group_status__init (pg->status);
         pg->status->phase = bas_strdup ("Pending");
         Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_POD_GROUP);
         obj->pod_group = pg;
         bas_store_upsert (store, &obj);
         for (long t = 0; t < size; t++) {
-            Basalt__V1__Pod *pod = s_new (sizeof *pod);
+            Basalt__V1__Pod *pod = bas_alloc (sizeof *pod);
             basalt__v1__pod__init (pod);
             char pname[96];
             snprintf (pname, sizeof pname, "%s-%ld", name, t);
@@ -293,14 +284,14 @@ static long
 s_first_fit (bas_store_t *store)
 {
     s_ff_t ff = {0};
-    ff.nodes = s_new ((bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE) + 1) *
-                      sizeof *ff.nodes);
-    ff.pods = s_new ((bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD) + 1) *
-                     sizeof *ff.pods);
+    ff.nodes = bas_alloc ((bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE) + 1) *
+                          sizeof *ff.nodes);
+    ff.pods = bas_alloc ((bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD) + 1) *
+                         sizeof *ff.pods);
     bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, s_ff_node, &ff);
     bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_ff_pod, &ff);
     qsort (ff.pods, ff.n_pods, sizeof *ff.pods, s_ff_by_group);
-    size_t *chosen = s_new ((ff.n_pods + 1) * sizeof *chosen);
+    size_t *chosen = bas_alloc ((ff.n_pods + 1) * sizeof *chosen);
     long placed = 0;
     for (size_t start = 0; start < ff.n_pods;) {
         size_t end = start;
@@ -378,7 +369,7 @@ s_load_conf (const char *path, bool *bad)
     char *text = NULL;
     size_t len = 0;
     if (f) {
-        text = s_new (1 << 20);
+        text = bas_alloc (1 << 20);
         len = fread (text, 1, (1 << 20) - 1, f);
         fclose (f);
     }

@@ -7,6 +7,7 @@
     readable one.
 */
 #include "bctl_certs.h"
+#include "bas_util.h"
 
 #include <czmq.h>
 #include <dirent.h>
@@ -216,9 +217,7 @@ bctl_certs_main (int argc, char **argv)
         fprintf (stderr, "basalt-ctl certs: --out path too long\n");
         return 2;
     }
-    s_cert_t *certs = calloc ((size_t)binders + 1, sizeof *certs);
-    if (!certs)
-        abort ();
+    s_cert_t *certs = bas_alloc (sizeof *certs * ((size_t)binders + 1));
     int n = s_plan (certs, dir, binders);
     int rc = 1;
     //  Refuse before writing anything.

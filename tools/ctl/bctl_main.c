@@ -18,6 +18,7 @@
     it works against the simulator and a real cluster alike.
 */
 #include "bas_kube.h"
+#include "bas_util.h"
 #include "bas_log.h"
 #include "bctl_certs.h"
 #include "whatif.h"
@@ -176,9 +177,7 @@ s_view (const bas_kube_config_t *cfg, const s_opts_t *o, bool print, s_view_t *v
         return -1;
     }
     size_t cap = 1024, len = 0;
-    char *sig = malloc (cap);
-    if (!sig)
-        abort ();
+    char *sig = bas_malloc (cap);
     sig[0] = 0;
     if (print)
         printf ("%-32s %-44s %-12s %s\n", "POD", "PODGROUP", "QUEUE", "NODE / WHY WAITING");
@@ -229,9 +228,7 @@ s_view (const bas_kube_config_t *cfg, const s_opts_t *o, bool print, s_view_t *v
         int n = snprintf (line, sizeof line, "%s/%s=%s;", ns ? ns : "", name ? name : "", where);
         while (len + (size_t)n + 1 > cap) {
             cap *= 2;
-            sig = realloc (sig, cap);
-            if (!sig)
-                abort ();
+            sig = bas_realloc (sig, cap);
         }
         memcpy (sig + len, line, (size_t)n + 1);
         len += (size_t)n;

@@ -19,6 +19,7 @@
     during it.
 */
 #include "scn_run.h"
+#include "bas_util.h"
 
 #include "scn_proc.h"
 
@@ -286,9 +287,7 @@ s_fingerprint (s_env_t *env)
         return NULL;
     }
     size_t cap = 4096, len = 0;
-    char *fp = malloc (cap);
-    if (!fp)
-        abort ();
+    char *fp = bas_malloc (cap);
     fp[0] = 0;
     const cJSON *o;
     cJSON_ArrayForEach (o, cJSON_GetObjectItemCaseSensitive (pods, "items"))
@@ -304,9 +303,7 @@ s_fingerprint (s_env_t *env)
                               : "-");
         if (len + (size_t)n + 1 > cap) {
             cap = (cap + (size_t)n) * 2;
-            fp = realloc (fp, cap);
-            if (!fp)
-                abort ();
+            fp = bas_realloc (fp, cap);
         }
         memcpy (fp + len, line, (size_t)n + 1);
         len += (size_t)n;
@@ -319,9 +316,7 @@ s_fingerprint (s_env_t *env)
                       s_jstr (o, "metadata", "name"), s_jstr (o, "metadata", "resourceVersion"));
         if (len + (size_t)n + 1 > cap) {
             cap = (cap + (size_t)n) * 2;
-            fp = realloc (fp, cap);
-            if (!fp)
-                abort ();
+            fp = bas_realloc (fp, cap);
         }
         memcpy (fp + len, line, (size_t)n + 1);
         len += (size_t)n;

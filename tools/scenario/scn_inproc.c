@@ -12,6 +12,7 @@
     from the snapshot's node states: exactly what session-svc sees.
 */
 #include "scn_run.h"
+#include "bas_util.h"
 
 #include "bas_k8s.h"
 #include "bas_kube.h"
@@ -270,9 +271,7 @@ s_session (s_run_t *self, const sess_conf_t *conf, int n, char *err, size_t errl
         rc = -1;
     } else {
         commit->session_id = commit->session_id ? commit->session_id : strdup (sid);
-        Basalt__V1__CommitResult *result = calloc (1, sizeof *result);
-        if (!result)
-            abort ();
+        Basalt__V1__CommitResult *result = bas_alloc (sizeof *result);
         basalt__v1__commit_result__init (result);
         cache_model_commit (self->model, commit, result, s_on_work, self);
         //  Reservations of this session only: pipelined is what the last one left.

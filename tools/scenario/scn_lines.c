@@ -2,6 +2,7 @@
     own path and, for a mapping, whether the next node is a key.
 */
 #include "scn_lines.h"
+#include "bas_util.h"
 
 #include <czmq.h>
 #include <stdbool.h>
@@ -65,16 +66,12 @@ s_child_path (const s_frame_t *top, char *out, size_t len)
 scn_lines_t *
 scn_lines_new (const char *text, size_t len)
 {
-    scn_lines_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    scn_lines_t *self = bas_alloc (sizeof *self);
     self->lines = zhashx_new ();
     yaml_parser_t parser;
     yaml_parser_initialize (&parser);
     yaml_parser_set_input_string (&parser, (const unsigned char *)text, len);
-    s_frame_t *stack = calloc (S_MAX_DEPTH, sizeof *stack);
-    if (!stack)
-        abort ();
+    s_frame_t *stack = bas_alloc (sizeof *stack * S_MAX_DEPTH);
     int depth = 0;
     bool ok = true, done = false;
     while (!done) {

@@ -14,6 +14,7 @@
     parse or check (an unknown key, a bad value, a bad configuration).
 */
 #include "bas_log.h"
+#include "bas_util.h"
 #include "scn_outcome.h"
 #include "scn_proc.h"
 #include "scn_run.h"
@@ -176,10 +177,8 @@ static void
 s_run_parallel (zlistx_t *files, bool e2e, const scn_opts_t *opts, int jobs, int counts[3])
 {
     size_t n = zlistx_size (files), next = 0, running = 0, i = 0;
-    s_job_t *job = calloc (n ? n : 1, sizeof *job);
-    const char **names = calloc (n ? n : 1, sizeof *names);
-    if (!job || !names)
-        abort ();
+    s_job_t *job = bas_alloc (sizeof *job * (n ? n : 1));
+    const char **names = bas_alloc (sizeof *names * (n ? n : 1));
     for (const char *f = zlistx_first (files); f; f = zlistx_next (files))
         names[i++] = f;
     char dir[] = "/tmp/basalt-scn-out-XXXXXX";

@@ -1,5 +1,6 @@
 /*  scn_outcome: see scn_outcome.h. */
 #include "scn_outcome.h"
+#include "bas_util.h"
 
 #include "scn_spec.h"
 
@@ -37,9 +38,7 @@ s_group_free (void **item_p)
 scn_outcome_t *
 scn_outcome_new (void)
 {
-    scn_outcome_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    scn_outcome_t *self = bas_alloc (sizeof *self);
     self->pods = zhashx_new ();
     zhashx_set_destructor (self->pods, s_pod_free);
     self->groups = zhashx_new ();
@@ -74,9 +73,7 @@ scn_outcome_pod (scn_outcome_t *self, const char *key)
 {
     scn_pod_t *p = zhashx_lookup (self->pods, key);
     if (!p) {
-        p = calloc (1, sizeof *p);
-        if (!p)
-            abort ();
+        p = bas_alloc (sizeof *p);
         zhashx_insert (self->pods, key, p);
     }
     return p;
@@ -87,9 +84,7 @@ scn_outcome_group (scn_outcome_t *self, const char *key)
 {
     scn_group_t *g = zhashx_lookup (self->groups, key);
     if (!g) {
-        g = calloc (1, sizeof *g);
-        if (!g)
-            abort ();
+        g = bas_alloc (sizeof *g);
         g->conditions = strdup ("");
         g->messages = strdup ("");
         zhashx_insert (self->groups, key, g);

@@ -2,6 +2,7 @@
     runner is a command-line tool with nothing else to do while it waits.
 */
 #include "scn_proc.h"
+#include "bas_util.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -129,9 +130,7 @@ scn_proc_read_file (const char *path)
     for (;;) {
         if (len + 4096 > cap) {
             cap = cap ? cap * 2 : 8192;
-            text = realloc (text, cap);
-            if (!text)
-                abort ();
+            text = bas_realloc (text, cap);
         }
         size_t n = fread (text + len, 1, cap - len - 1, f);
         if (n == 0)

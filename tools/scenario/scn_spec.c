@@ -6,6 +6,7 @@
     does not list is refused everywhere in the same words.
 */
 #include "scn_spec.h"
+#include "bas_util.h"
 
 #include "bas_k8s.h"
 #include "bas_resource.h"
@@ -939,9 +940,7 @@ s_read_file (const char *path, size_t *len_p)
     for (;;) {
         if (len + 4096 > cap) {
             cap = cap ? cap * 2 : 8192;
-            text = realloc (text, cap);
-            if (!text)
-                abort ();
+            text = bas_realloc (text, cap);
         }
         size_t n = fread (text + len, 1, cap - len - 1, f);
         if (n == 0)
@@ -988,9 +987,7 @@ scn_spec_load (const char *path, char *err, size_t errlen)
         free (text);
         return NULL;
     }
-    scn_spec_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    scn_spec_t *self = bas_alloc (sizeof *self);
     self->path = strdup (path);
     self->objects = cJSON_CreateArray ();
     s_ctx_t ctx = {path, scn_lines_new (text, len), err, errlen, 0, self->objects};

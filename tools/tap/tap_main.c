@@ -28,6 +28,7 @@
     --read, rates are computed over the capture's own time span.
 */
 #include "bas_log.h"
+#include "bas_util.h"
 #include "bas_msg.h"
 #include "bas_pbjson.h"
 #include "bas_sock.h"
@@ -304,9 +305,7 @@ s_handle (tap_t *self, zmsg_t *msg)
         snprintf (key, sizeof key, "%s %s", link, desc->short_name);
         s_stat_t *s = zhashx_lookup (self->stats, key);
         if (!s) {
-            s = calloc (1, sizeof *s);
-            if (!s)
-                abort ();
+            s = bas_alloc (sizeof *s);
             snprintf (s->link, sizeof s->link, "%s", link);
             snprintf (s->type, sizeof s->type, "%s", desc->short_name);
             s->first_us = atoll (when);
@@ -358,9 +357,7 @@ s_track_seq (tap_t *self, const char *svc, const char *epoch, uint64_t seq)
     snprintf (key, sizeof key, "%s %s", svc, epoch);
     s_seq_t *s = zhashx_lookup (self->seqs, key);
     if (!s) {
-        s = calloc (1, sizeof *s);
-        if (!s)
-            abort ();
+        s = bas_alloc (sizeof *s);
         snprintf (s->svc, sizeof s->svc, "%s", key);
         zhashx_insert (self->seqs, key, s);
     } else if (seq > s->last_seq + 1)
@@ -382,9 +379,7 @@ static void
 s_print_stats (tap_t *self, double seconds)
 {
     size_t n = zhashx_size (self->stats), i = 0;
-    s_stat_t **rows = calloc (n ? n : 1, sizeof *rows);
-    if (!rows)
-        abort ();
+    s_stat_t **rows = bas_alloc (sizeof *rows * (n ? n : 1));
     for (s_stat_t *s = zhashx_first (self->stats); s; s = zhashx_next (self->stats))
         rows[i++] = s;
     qsort (rows, n, sizeof *rows, s_stat_cmp);
@@ -570,9 +565,7 @@ main (int argc, char **argv)
     zsys_set_logstream (NULL);
     zpoller_t *poller = zpoller_new (NULL);
     int nends = argc - optind;
-    s_end_t *ends = calloc ((size_t)nends, sizeof *ends);
-    if (!ends)
-        abort ();
+    s_end_t *ends = bas_alloc (sizeof *ends * (size_t)nends);
     bas_sock_opts_t sock_opts = bas_sock_opts_default ();
     sock_opts.curve_cert = self.opts.curve_cert;
     sock_opts.curve_server = self.opts.curve_server;
