@@ -9,6 +9,7 @@
     On SIGTERM it stops taking work and drains what is in flight.
 */
 #include "bas_kube.h"
+#include "bas_util.h"
 #include "bas_sock.h"
 #include "bas_svc.h"
 #include "binder_defaults.h"
@@ -210,9 +211,7 @@ s_handle_work (void *arg, bas_msg_t *msg)
         s_answer (self, work, false, 0, "BadWork", err);
         return 0;
     }
-    s_call_t *call = calloc (1, sizeof *call);
-    if (!call)
-        abort ();
+    s_call_t *call = bas_alloc (sizeof *call);
     call->binder = self;
     call->work = work;
     call->start_ms = bas_mono_ms ();
@@ -268,9 +267,7 @@ s_on_heartbeat (zloop_t *loop, int timer_id, void *arg)
     hb.last_work_id = self->last_work_id;
     hb.has_work_epoch = 1;
     hb.work_epoch = self->cache_epoch;
-    uint64_t *held = malloc ((zlistx_size (self->calls) + 1) * sizeof *held);
-    if (!held)
-        abort ();
+    uint64_t *held = bas_malloc ((zlistx_size (self->calls) + 1) * sizeof *held);
     for (s_call_t *c = zlistx_first (self->calls); c; c = zlistx_next (self->calls))
         held[hb.n_work_held++] = c->work->work_id;
     hb.work_held = held;

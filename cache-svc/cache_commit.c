@@ -25,9 +25,7 @@
 static Basalt__V1__ItemResult *
 s_item (const char *key, bool accepted, const char *reason)
 {
-    Basalt__V1__ItemResult *r = malloc (sizeof *r);
-    if (!r)
-        abort ();
+    Basalt__V1__ItemResult *r = bas_malloc (sizeof *r);
     basalt__v1__item_result__init (r);
     r->key = bas_strdup (key ? key : "");
     r->has_accepted = 1;
@@ -95,9 +93,7 @@ s_add_result (Basalt__V1__CommitResult *result, size_t *cap, Basalt__V1__ItemRes
 {
     if (result->n_results == *cap) {
         *cap = *cap ? *cap * 2 : 16;
-        result->results = realloc (result->results, *cap * sizeof *result->results);
-        if (!result->results)
-            abort ();
+        result->results = bas_realloc (result->results, *cap * sizeof *result->results);
     }
     result->results[result->n_results++] = item;
 }
@@ -157,9 +153,7 @@ s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn 
         reason = s_check_placement (self, pl, &sum, &req, buf, sizeof buf);
         if (!reason) {
             if (!t) {
-                t = calloc (1, sizeof *t);
-                if (!t)
-                    abort ();
+                t = bas_alloc (sizeof *t);
                 zhashx_insert (tentative, node, t);
             }
             bas_res_add (t, &req);
@@ -354,9 +348,7 @@ cache_model_commit_begin (cache_model_t *self, const Basalt__V1__Commit *commit,
                           Basalt__V1__CommitResult *result)
 {
     (void)self;
-    cache_commit_t *cc = calloc (1, sizeof *cc);
-    if (!cc)
-        abort ();
+    cache_commit_t *cc = bas_alloc (sizeof *cc);
     cc->commit = commit;
     cc->result = result;
     cc->jobs = bas_msg_commit_gangs (commit, &cc->order, &cc->start);

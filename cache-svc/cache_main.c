@@ -393,9 +393,7 @@ s_handle_snapshot_request (void *arg, bas_msg_t *msg)
             break;
         }
     s_flush (self);
-    s_snap_job_t *job = calloc (1, sizeof *job);
-    if (!job)
-        abort ();
+    s_snap_job_t *job = bas_alloc (sizeof *job);
     job->requester = strdup (requester);
     job->identity = zframe_dup (msg->identity);
     job->snap = cache_model_snapshot_begin (self->model, req->has_request_id ? req->request_id : 0);
@@ -532,12 +530,8 @@ s_handle_commit (void *arg, bas_msg_t *msg)
         return 0;
     }
     s_take_shares (self, commit);
-    s_commit_job_t *job = calloc (1, sizeof *job);
-    if (!job)
-        abort ();
-    job->result = malloc (sizeof *job->result);
-    if (!job->result)
-        abort ();
+    s_commit_job_t *job = bas_alloc (sizeof *job);
+    job->result = bas_malloc (sizeof *job->result);
     basalt__v1__commit_result__init (job->result);
     job->result->session_id = commit->session_id ? strdup (commit->session_id) : NULL;
     job->started_us = bas_mono_us ();

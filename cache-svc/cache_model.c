@@ -8,6 +8,7 @@
     pod's new state is counted.
 */
 #include "cache_model.h"
+#include "bas_util.h"
 #include "cache_model_private.h"
 
 #include "bas_hash.h"
@@ -98,9 +99,7 @@ s_split (const char *list)
 cache_model_t *
 cache_model_new (uint64_t epoch, const char *scheduler_names)
 {
-    cache_model_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    cache_model_t *self = bas_alloc (sizeof *self);
     self->epoch = epoch;
     self->store = bas_store_new ();
     self->scheduler_names = s_split (scheduler_names);
@@ -202,9 +201,7 @@ cache_model_mark (cache_model_t *self, Basalt__V1__ObjectKind kind, const char *
     snprintf (k, sizeof k, "%d/%s", (int)kind, key);
     if (bas_hash_lookup (self->dirty, k))
         return;
-    s_dirty_t *d = malloc (sizeof *d);
-    if (!d)
-        abort ();
+    s_dirty_t *d = bas_malloc (sizeof *d);
     d->kind = kind;
     d->key = strdup (key);
     bas_hash_insert (self->dirty, k, d);
@@ -232,9 +229,7 @@ s_account (cache_model_t *self, const char *node)
 {
     s_acct_t *a = zhashx_lookup (self->accounts, node);
     if (!a) {
-        a = calloc (1, sizeof *a);
-        if (!a)
-            abort ();
+        a = bas_alloc (sizeof *a);
         zhashx_insert (self->accounts, node, a);
     }
     return a;
@@ -327,9 +322,7 @@ cache_model_charge (cache_model_t *self, const Basalt__V1__Pod *pod)
     cache_model_drop_ignored (self, &req);
     req.pods = 1;
     size_t nlen = strlen (node) + 1;
-    s_charge_t *c = malloc (sizeof *c + nlen);
-    if (!c)
-        abort ();
+    s_charge_t *c = bas_malloc (sizeof *c + nlen);
     memcpy (c->node, node, nlen);
     c->milli_cpu = req.milli_cpu;
     c->memory = req.memory;
@@ -337,9 +330,7 @@ cache_model_charge (cache_model_t *self, const Basalt__V1__Pod *pod)
     c->nscalars = req.nscalars;
     c->scalars = NULL;
     if (req.nscalars) {
-        c->scalars = malloc ((size_t)req.nscalars * sizeof *c->scalars);
-        if (!c->scalars)
-            abort ();
+        c->scalars = bas_malloc ((size_t)req.nscalars * sizeof *c->scalars);
         memcpy (c->scalars, req.scalars, (size_t)req.nscalars * sizeof *c->scalars);
     }
     s_acct_t *a = s_account (self, node);
@@ -526,18 +517,14 @@ static Basalt__V1__NodeSyncState **
 s_node_states (cache_model_t *self, zhashx_t *source, size_t *n_p, bool only_out)
 {
     size_t cap = zhashx_size (source), n = 0;
-    Basalt__V1__NodeSyncState **states = calloc (cap ? cap : 1, sizeof *states);
-    if (!states)
-        abort ();
+    Basalt__V1__NodeSyncState **states = bas_alloc ((cap ? cap : 1) * sizeof *states);
     (void)self;
     for (void *v = zhashx_first (source); v; v = zhashx_next (source)) {
         const char *name = zhashx_cursor (source);
         bool out = only_out ? ((s_acct_t *)v)->out_of_sync : strcmp ((char *)v, "1") == 0;
         if (only_out && !out)
             continue;
-        Basalt__V1__NodeSyncState *s = malloc (sizeof *s);
-        if (!s)
-            abort ();
+        Basalt__V1__NodeSyncState *s = bas_malloc (sizeof *s);
         basalt__v1__node_sync_state__init (s);
         s->node = (char *)name;
         s->has_out_of_sync = 1;
@@ -570,11 +557,9 @@ cache_model_flush (cache_model_t *self, uint64_t *seq_p)
         free (self->flush_upserts);
         free (self->flush_deletes);
         free (self->flush_refs);
-        self->flush_upserts = malloc (self->flush_cap * sizeof *self->flush_upserts);
-        self->flush_deletes = malloc (self->flush_cap * sizeof *self->flush_deletes);
-        self->flush_refs = malloc (self->flush_cap * sizeof *self->flush_refs);
-        if (!self->flush_upserts || !self->flush_deletes || !self->flush_refs)
-            abort ();
+        self->flush_upserts = bas_malloc (self->flush_cap * sizeof *self->flush_upserts);
+        self->flush_deletes = bas_malloc (self->flush_cap * sizeof *self->flush_deletes);
+        self->flush_refs = bas_malloc (self->flush_cap * sizeof *self->flush_refs);
     }
     Basalt__V1__Object **upserts = self->flush_upserts;
     Basalt__V1__ObjectRef **deletes = self->flush_deletes;
@@ -632,9 +617,7 @@ struct _cache_snapshot_t {
 cache_snapshot_t *
 cache_model_snapshot_begin (cache_model_t *self, uint64_t request_id)
 {
-    cache_snapshot_t *snap = calloc (1, sizeof *snap);
-    if (!snap)
-        abort ();
+    cache_snapshot_t *snap = bas_alloc (sizeof *snap);
     snap->cursor = bas_store_cursor_new (self->store);
     snap->seq = self->seq;
     snap->request_id = request_id;
@@ -675,9 +658,7 @@ cache_model_snapshot_part (cache_model_t *self, cache_snapshot_t *snap, size_t m
         extra.has_standby = snap->standby;
         extra.standby = snap->standby;
         size_t nign = zlistx_size (self->ignored_devices), i = 0;
-        ignored = calloc (nign ? nign : 1, sizeof *ignored);
-        if (!ignored)
-            abort ();
+        ignored = bas_alloc ((nign ? nign : 1) * sizeof *ignored);
         for (char *s = zlistx_first (self->ignored_devices); s;
              s = zlistx_next (self->ignored_devices))
             ignored[i++] = s;

@@ -4,6 +4,7 @@
     a list of keys: the binder served is moved to the end.
 */
 #include "cache_work.h"
+#include "bas_util.h"
 
 #include "bas_log.h"
 #include "cache_defaults.h"
@@ -109,9 +110,7 @@ s_flight_free (void **item_p)
 cache_work_t *
 cache_work_new (void)
 {
-    cache_work_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    cache_work_t *self = bas_alloc (sizeof *self);
     self->queue = zlistx_new ();
     zlistx_set_destructor (self->queue, s_work_free);
     self->binders = zhashx_new ();
@@ -181,9 +180,7 @@ cache_work_ready (cache_work_t *self, zframe_t *identity, int credits, const cha
     s_key (identity, key, sizeof key);
     s_binder_t *b = zhashx_lookup (self->binders, key);
     if (!b) {
-        b = calloc (1, sizeof *b);
-        if (!b)
-            abort ();
+        b = bas_alloc (sizeof *b);
         snprintf (b->key, sizeof b->key, "%s", key);
         b->identity = zframe_dup (identity);
         zhashx_insert (self->binders, key, b);
@@ -238,9 +235,7 @@ cache_work_next (cache_work_t *self, zframe_t **identity_p, Basalt__V1__Work **w
         self->last_sent_id = w->work_id;
         if (s_status_uid (w))
             zhashx_delete (self->status_queued, s_status_uid (w));
-        s_flight_t *f = calloc (1, sizeof *f);
-        if (!f)
-            abort ();
+        s_flight_t *f = bas_alloc (sizeof *f);
         f->work = w;
         snprintf (f->binder, sizeof f->binder, "%s", key);
         f->sent_ms = now_ms;

@@ -5,6 +5,7 @@
     and fails when a message is missing from it.
 */
 #include "bas_msg.h"
+#include "bas_util.h"
 
 #include <errno.h>
 #include <string.h>
@@ -253,11 +254,9 @@ size_t
 bas_msg_commit_gangs (const Basalt__V1__Commit *commit, size_t **order_p, size_t **start_p)
 {
     size_t n = commit->n_placements;
-    size_t *group = calloc (n ? n : 1, sizeof *group);
-    size_t *start = calloc (n + 2, sizeof *start);
-    size_t *order = calloc (n ? n : 1, sizeof *order);
-    if (!group || !start || !order)
-        abort ();
+    size_t *group = bas_alloc ((n ? n : 1) * sizeof *group);
+    size_t *start = bas_alloc ((n + 2) * sizeof *start);
+    size_t *order = bas_alloc ((n ? n : 1) * sizeof *order);
     zhashx_t *jobs = zhashx_new (); // job uid -> group number + 1
     size_t groups = 0;
     for (size_t i = 0; i < n; i++) {
@@ -273,9 +272,7 @@ bas_msg_commit_gangs (const Basalt__V1__Commit *commit, size_t **order_p, size_t
     zhashx_destroy (&jobs);
     for (size_t g = 0; g < groups; g++)
         start[g + 1] += start[g];
-    size_t *fill = calloc (groups ? groups : 1, sizeof *fill);
-    if (!fill)
-        abort ();
+    size_t *fill = bas_alloc ((groups ? groups : 1) * sizeof *fill);
     for (size_t i = 0; i < n; i++)
         order[start[group[i]] + fill[group[i]]++] = i;
     free (fill);

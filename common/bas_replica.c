@@ -9,6 +9,7 @@
     reactor (detached, all at once).
 */
 #include "bas_replica.h"
+#include "bas_util.h"
 
 #include <string.h>
 
@@ -329,9 +330,7 @@ s_on_timer (zloop_t *loop, int timer_id, void *arg)
 static bas_replica_t *
 s_new (const char *name, const bas_replica_fns_t *fns, const bas_handler_t *handlers, void *arg)
 {
-    bas_replica_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    bas_replica_t *self = bas_alloc (sizeof *self);
     snprintf (self->name, sizeof self->name, "%s", name ? name : "replica");
     self->fns = *fns;
     self->handlers = handlers;
@@ -352,9 +351,7 @@ s_new (const char *name, const bas_replica_fns_t *fns, const bas_handler_t *hand
     size_t n = 0;
     while (handlers && handlers[n].desc)
         n++;
-    self->dealer_table = calloc (n + 2, sizeof *self->dealer_table);
-    if (!self->dealer_table)
-        abort ();
+    self->dealer_table = bas_alloc ((n + 2) * sizeof *self->dealer_table);
     self->dealer_table[0] = (bas_handler_t){&basalt__v1__snapshot__descriptor, s_on_snapshot};
     for (size_t i = 0; i < n; i++)
         self->dealer_table[i + 1] = (bas_handler_t){handlers[i].desc, s_on_answer};

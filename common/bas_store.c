@@ -65,9 +65,7 @@ s_slot_take (s_slots_t *sl, s_entry_t *e)
     else {
         if (sl->n == sl->cap) {
             sl->cap = sl->cap ? sl->cap * 2 : 64;
-            sl->at = realloc (sl->at, sl->cap * sizeof *sl->at);
-            if (!sl->at)
-                abort ();
+            sl->at = bas_realloc (sl->at, sl->cap * sizeof *sl->at);
         }
         i = sl->n++;
     }
@@ -81,9 +79,7 @@ s_slot_free (s_slots_t *sl, uint32_t i)
     sl->at[i] = NULL;
     if (sl->nfreed == sl->freed_cap) {
         sl->freed_cap = sl->freed_cap ? sl->freed_cap * 2 : 64;
-        sl->freed = realloc (sl->freed, sl->freed_cap * sizeof *sl->freed);
-        if (!sl->freed)
-            abort ();
+        sl->freed = bas_realloc (sl->freed, sl->freed_cap * sizeof *sl->freed);
     }
     sl->freed[sl->nfreed++] = i;
 }
@@ -99,9 +95,7 @@ s_slots_clear (s_slots_t *sl)
 bas_store_t *
 bas_store_new (void)
 {
-    bas_store_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    bas_store_t *self = bas_alloc (sizeof *self);
     for (size_t i = 0; i < bas_kind_count (); i++)
         self->tables[bas_kind_at (i)->kind] = bas_hash_new (s_entry_destroy);
     self->group_names = bas_hash_new (free);
@@ -199,9 +193,7 @@ bas_store_upsert (bas_store_t *self, Basalt__V1__Object **obj_p)
         protobuf_c_message_free_unpacked (&e->obj->base, NULL);
         e->obj = obj;
     } else {
-        e = calloc (1, sizeof *e);
-        if (!e)
-            abort ();
+        e = bas_alloc (sizeof *e);
         e->obj = obj;
         e->slot = s_slot_take (&self->slots[kind], e);
         bas_hash_insert (self->tables[kind], key, e);
@@ -209,9 +201,7 @@ bas_store_upsert (bas_store_t *self, Basalt__V1__Object **obj_p)
     if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP) {
         char name[512];
         s_group_name (obj->pod_group, name, sizeof name);
-        char *uid = strdup (key);
-        if (!uid)
-            abort ();
+        char *uid = bas_strdup (key);
         bas_hash_update (self->group_names, name, uid);
     }
     return 0;
@@ -222,9 +212,7 @@ bas_msg_dup (const ProtobufCMessage *msg)
 {
     size_t len = protobuf_c_message_get_packed_size (msg);
     uint8_t stackbuf[4096];
-    uint8_t *buf = len <= sizeof stackbuf ? stackbuf : malloc (len);
-    if (!buf)
-        abort ();
+    uint8_t *buf = len <= sizeof stackbuf ? stackbuf : bas_malloc (len);
     protobuf_c_message_pack (msg, buf);
     ProtobufCMessage *copy = protobuf_c_message_unpack (msg->descriptor, NULL, len, buf);
     if (buf != stackbuf)
@@ -439,9 +427,7 @@ bas_store_pack_snapshot (bas_store_t *self, const Basalt__V1__Snapshot *extra)
     for (int k = 1; k < S_KINDS; k++)
         total += self->tables[k] ? bas_hash_size (self->tables[k]) : 0;
     //  Borrow the store's objects for packing; nothing is copied.
-    Basalt__V1__Object **objects = calloc (total ? total : 1, sizeof *objects);
-    if (!objects)
-        abort ();
+    Basalt__V1__Object **objects = bas_alloc ((total ? total : 1) * sizeof *objects);
     size_t n = 0;
     for (int k = 1; k < S_KINDS; k++)
         for (uint32_t i = 0; i < self->slots[k].n; i++)
@@ -476,9 +462,7 @@ bas_store_cursor_new (bas_store_t *self)
 bas_store_cursor_t *
 bas_store_cursor_new_kind (bas_store_t *self, Basalt__V1__ObjectKind kind)
 {
-    bas_store_cursor_t *c = calloc (1, sizeof *c);
-    if (!c)
-        abort ();
+    bas_store_cursor_t *c = bas_alloc (sizeof *c);
     c->store = self;
     c->kind = kind > 0 && kind < S_KINDS ? (int)kind : 1;
     c->last = kind > 0 && kind < S_KINDS ? (int)kind + 1 : S_KINDS;
@@ -550,9 +534,7 @@ bas_store_pack_part (bas_store_t *self, bas_store_cursor_t *cursor, size_t max,
     //  deleted since the cursor was made are not met (a delta says so).
     size_t left = bas_store_cursor_left (cursor);
     size_t take = left < max ? left : max; // at most this many objects
-    Basalt__V1__Object **objects = calloc (take ? take : 1, sizeof *objects);
-    if (!objects)
-        abort ();
+    Basalt__V1__Object **objects = bas_alloc ((take ? take : 1) * sizeof *objects);
     size_t n = 0;
     for (s_entry_t *e; n < take && (e = s_cursor_entry (cursor));)
         objects[n++] = e->obj;

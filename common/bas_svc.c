@@ -1,5 +1,6 @@
 /*  bas_svc: see bas_svc.h. */
 #include "bas_svc.h"
+#include "bas_util.h"
 
 #include "bas_sock.h"
 
@@ -295,9 +296,7 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
     zsys_set_logstream (NULL);
     zsys_init ();
 
-    bas_svc_t *self = calloc (1, sizeof *self);
-    if (!self)
-        abort ();
+    bas_svc_t *self = bas_alloc (sizeof *self);
     snprintf (self->name, sizeof self->name, "%s", name);
     self->epoch = (uint64_t)bas_now_us ();
     self->loop = zloop_new ();
@@ -450,9 +449,7 @@ bas_svc_turn_max (bas_svc_t *self, const char **what_p)
 static s_handler_t *
 s_handler_new (bas_svc_t *self, void *arg, const char *what)
 {
-    s_handler_t *h = calloc (1, sizeof *h);
-    if (!h)
-        abort ();
+    s_handler_t *h = bas_alloc (sizeof *h);
     h->svc = self;
     h->arg = arg;
     h->what = what ? what : "handler";
