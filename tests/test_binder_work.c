@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "bas_work.h"
+#include "util_model.h"
 #include "binder_work.h"
 
 #define FIXTURES BASALT_SHARED_DIR "/k8s-fixtures/objects/"
@@ -458,17 +459,6 @@ test_event (void **state)
     assert_non_null (strstr (err, "event work 7"));
 }
 
-//  A Work holding an empty message of each member of Work's oneof.
-static Basalt__V1__Work *
-s_empty_work (const ProtobufCFieldDescriptor *f)
-{
-    const ProtobufCMessageDescriptor *md = f->descriptor;
-    ProtobufCMessage *msg = calloc (1, md->sizeof_message);
-    assert_non_null (msg);
-    md->message_init (msg);
-    return bas_work_new ((Basalt__V1__Work__ItemCase)f->id, msg);
-}
-
 //  The work kinds' table: every member of Work's oneof has one row of its
 //  message, with a name and a request that refuses an empty item.
 static void
@@ -482,7 +472,7 @@ test_work_kind_table (void **state)
         if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
             continue;
         members++;
-        Basalt__V1__Work *w = s_empty_work (f);
+        Basalt__V1__Work *w = util_model_empty_work (f);
         w->has_work_id = 1;
         w->work_id = 42;
         const bas_work_kind_t *k = bas_work_kind_of (w);

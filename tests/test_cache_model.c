@@ -23,6 +23,7 @@
 #include "bas_kube.h"
 #include "bas_log.h"
 #include "bas_work.h"
+#include "util_model.h"
 #include "cache_model.h"
 
 #define K_NODE BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE
@@ -1286,17 +1287,6 @@ test_unschedulable_condition_and_event (void **state)
     cache_model_destroy (&model);
 }
 
-//  A Work holding an empty message of each member of Work's oneof.
-static Basalt__V1__Work *
-s_empty_work (const ProtobufCFieldDescriptor *f)
-{
-    const ProtobufCMessageDescriptor *md = f->descriptor;
-    ProtobufCMessage *msg = calloc (1, md->sizeof_message);
-    assert_non_null (msg);
-    md->message_init (msg);
-    return bas_work_new ((Basalt__V1__Work__ItemCase)f->id, msg);
-}
-
 //  Every member of Work's oneof has a row in cache_commit.c's result table:
 //  a result of any kind is taken (0), one of no kind refused (-1).
 static void
@@ -1309,7 +1299,7 @@ test_work_result_table (void **state)
         const ProtobufCFieldDescriptor *f = &wd->fields[i];
         if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
             continue;
-        Basalt__V1__Work *w = s_empty_work (f);
+        Basalt__V1__Work *w = util_model_empty_work (f);
         if (cache_model_work_result (model, w, false, "failed") != 0)
             fail_msg ("Work member %s has no row in cache-svc's result table", f->name);
         basalt__v1__work__free_unpacked (w, NULL);

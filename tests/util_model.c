@@ -6,6 +6,7 @@
     returns the stored copy (the same pointer: bas_store_upsert moves it).
 */
 #include "util_model.h"
+#include "bas_work.h"
 #include "bas_util.h"
 
 #include "bas_k8s.h"
@@ -876,4 +877,13 @@ util_model_feed_back (bas_store_t *store, const Basalt__V1__Commit *commit, bool
                 util_model_bind (pod, commit->placements[i]->node, "Running");
         }
     return 0;
+}
+
+Basalt__V1__Work *
+util_model_empty_work (const ProtobufCFieldDescriptor *member)
+{
+    const ProtobufCMessageDescriptor *md = member->descriptor;
+    ProtobufCMessage *msg = bas_alloc (md->sizeof_message);
+    md->message_init (msg);
+    return bas_work_new ((Basalt__V1__Work__ItemCase)member->id, msg);
 }

@@ -76,4 +76,8 @@ int util_model_placed_count (const Basalt__V1__Commit *commit, const char *pg);
 const Basalt__V1__PodGroupStatusChange *util_model_status (const Basalt__V1__Commit *commit,
                                                            const char *pg);
 
+//  A Work whose item is an empty message of `member`, one of the fields of
+//  Work's oneof (tests that walk the work kinds' tables).
+Basalt__V1__Work *util_model_empty_work (const ProtobufCFieldDescriptor *member);
+
 #endif
