@@ -771,20 +771,6 @@ static const s_section_t s_sections[] = {
 
 // ------------------------------------------------------------ manifests
 
-static const struct {
-    const char *api_version;
-    const char *kind;
-    bool namespaced;
-} s_manifest_kinds[] = {
-    {"v1", "Node", false},
-    {"v1", "Pod", true},
-    {"scheduling.volcano.sh/v1beta1", "PodGroup", true},
-    {"scheduling.volcano.sh/v1beta1", "Queue", false},
-    {"scheduling.k8s.io/v1", "PriorityClass", false},
-    {"v1", "ResourceQuota", true},
-    {NULL, NULL, false},
-};
-
 //  Decode with the same decoder cache-svc uses, so a bad manifest is
 //  reported here with its place rather than dropped by the cache.
 static int
@@ -815,23 +801,25 @@ s_add_manifests (s_ctx_t *ctx, const cJSON *list)
                            s_type_name (m));
         const char *av = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (m, "apiVersion"));
         const char *kind = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (m, "kind"));
-        int k = 0;
-        while (s_manifest_kinds[k].kind &&
-               !(av && kind && strcmp (av, s_manifest_kinds[k].api_version) == 0 &&
-                 strcmp (kind, s_manifest_kinds[k].kind) == 0))
-            k++;
-        if (!s_manifest_kinds[k].kind)
+        //  Any kind Basalt reads into its model (the kind table, bas_k8s.h).
+        const bas_kind_t *k = bas_kind_named (kind);
+        if (!k || !av || strcmp (av, k->group_version) != 0) {
+            char known[256] = "";
+            for (size_t j = 0; j < bas_kind_count (); j++)
+                snprintf (known + strlen (known), sizeof known - strlen (known), "%s%s",
+                          j ? ", " : "", bas_kind_at (j)->name);
             return s_fail (ctx, path,
                            "manifests[%d]: unsupported object (apiVersion \"%s\", kind \"%s\"); "
-                           "expected a Node, Pod, PodGroup, Queue or PriorityClass",
-                           i - 1, av ? av : "", kind ? kind : "");
+                           "expected one of %s",
+                           i - 1, av ? av : "", kind ? kind : "", known);
+        }
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive (m, "metadata");
         const char *name = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (meta, "name"));
         if (!name || !*name)
             return s_fail (ctx, path, "manifests[%d]: %s without metadata.name", i - 1, kind);
         cJSON *o = cJSON_Duplicate (m, true);
         const char *ns = NULL;
-        if (s_manifest_kinds[k].namespaced) {
+        if (k->namespaced) {
             ns = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (meta, "namespace"));
             ns = ns && *ns ? ns : "default";
         }
