@@ -1899,6 +1899,30 @@ bas_k8s_time_parse_ms (const char *text)
     return secs * 1000 + ms;
 }
 
+//  The keys of a JSON object (a map such as status.disruptedPods), in its
+//  order. Absent or null -> none.
+static int
+s_map_keys (s_ctx_t *ctx, const cJSON *map, const char *path, char ***out, size_t *n_out)
+{
+    const cJSON *obj;
+    if (s_object (ctx, map, path, &obj) != 0)
+        return -1;
+    size_t n = (size_t)cJSON_GetArraySize (obj);
+    if (!obj || n == 0)
+        return 0;
+    *out = s_alloc_array (ctx, n, sizeof **out);
+    if (!*out)
+        return -1;
+    const cJSON *item;
+    cJSON_ArrayForEach (item, obj)
+    {
+        if (s_set_str (ctx, &(*out)[*n_out], item->string) != 0)
+            return -1;
+        (*n_out)++;
+    }
+    return 0;
+}
+
 //  An IntOrString member (minAvailable, maxUnavailable): its text, "2" or
 //  "50%". Absent or null -> untouched.
 static int
@@ -1958,7 +1982,9 @@ bas_k8s_pdb_from_json (const cJSON *obj, char *err, size_t errlen)
         s_int32 (&ctx, s_get (status, "desiredHealthy"), "status.desiredHealthy",
                  &b->desired_healthy, &b->has_desired_healthy) != 0 ||
         s_int32 (&ctx, s_get (status, "expectedPods"), "status.expectedPods", &b->expected_pods,
-                 &b->has_expected_pods) != 0)
+                 &b->has_expected_pods) != 0 ||
+        s_map_keys (&ctx, s_get (status, "disruptedPods"), "status.disruptedPods",
+                    &b->disrupted_pods, &b->n_disrupted_pods) != 0)
         goto error;
     if (b->min_available && b->max_unavailable) {
         s_fail (&ctx, "spec: minAvailable and maxUnavailable are both set (one at most)");

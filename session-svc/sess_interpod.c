@@ -389,6 +389,12 @@ s_selects (const Basalt__V1__LabelSelector *sel, s_label_fn *label, const void *
     return true;
 }
 
+bool
+sess_pod_selected (const Basalt__V1__LabelSelector *sel, const Basalt__V1__Pod *pod)
+{
+    return s_selects (sel, s_pod_label_fn, pod);
+}
+
 //  A namespaceSelector the session can evaluate: on the name label only.
 static bool
 s_ns_selector_supported (const Basalt__V1__LabelSelector *sel)

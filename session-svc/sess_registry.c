@@ -57,6 +57,7 @@ static const sess_plugin_def_t s_plugins[] = {
     {"nodegroup", sess_nodegroup_open, sess_nodegroup_close, s_nodegroup_args, NULL},
     {"sla", sess_sla_open, sess_sla_close, s_sla_args, sess_sla_check_args},
     {"resourcequota", sess_resourcequota_open, sess_resourcequota_close, s_no_args, NULL},
+    {"pdb", sess_pdb_open, sess_pdb_close, s_no_args, NULL},
     //  Volcano plugins not implemented yet: a configuration naming one is
     //  refused unless the entry says optional: true (sess_conf.c).
     {"deviceshare", NULL, NULL, NULL, NULL},
@@ -67,7 +68,6 @@ static const sess_plugin_def_t s_plugins[] = {
     {"cdp", NULL, NULL, NULL, NULL},
     {"rescheduling", NULL, NULL, NULL, NULL},
     {"usage", NULL, NULL, NULL, NULL},
-    {"pdb", NULL, NULL, NULL, NULL},
     {"network-topology-aware", NULL, NULL, NULL, NULL},
     {"extender", NULL, NULL, NULL, NULL},
 };

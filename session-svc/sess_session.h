@@ -285,12 +285,13 @@ const sess_action_def_t *sess_registry_action (const char *name);
 //  Plugin entry points (one file each).
 sess_plugin_open_fn sess_priority_open, sess_gang_open, sess_conformance_open, sess_predicates_open,
     sess_nodeorder_open, sess_binpack_open, sess_drf_open, sess_proportion_open, sess_capacity_open,
-    sess_overcommit_open, sess_nodegroup_open, sess_sla_open, sess_resourcequota_open;
+    sess_overcommit_open, sess_nodegroup_open, sess_sla_open, sess_resourcequota_open,
+    sess_pdb_open;
 int sess_sla_check_args (const cJSON *args, const char **key, char *why, size_t len);
 sess_plugin_close_fn sess_priority_close, sess_gang_close, sess_conformance_close,
     sess_predicates_close, sess_nodeorder_close, sess_binpack_close, sess_drf_close,
     sess_proportion_close, sess_capacity_close, sess_overcommit_close, sess_nodegroup_close,
-    sess_sla_close, sess_resourcequota_close;
+    sess_sla_close, sess_resourcequota_close, sess_pdb_close;
 
 //  Action entry points.
 sess_action_fn sess_enqueue_execute, sess_allocate_execute, sess_backfill_execute,
@@ -645,6 +646,10 @@ bool sess_pod_tolerates (const Basalt__V1__Pod *pod, const char *key, const char
 //  tolerate, or NULL.
 const Basalt__V1__Taint *sess_pod_untolerated_taint (const Basalt__V1__Pod *pod,
                                                      const sess_node_t *node);
+
+//  Kubernetes' LabelSelector against the pod's labels: NULL selects no
+//  pod, an empty selector every pod.
+bool sess_pod_selected (const Basalt__V1__LabelSelector *sel, const Basalt__V1__Pod *pod);
 
 //  The pod's placement fields (pod affinity terms, host ports, spread
 //  constraints, preferences): an empty set when it has none.

@@ -748,10 +748,14 @@ test_pdb (void **state)
         cJSON_Delete (json);
     }
     json = s_json ("{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":{"
-                   "\"maxUnavailable\":\"25%\",\"selector\":{}}}");
+                   "\"maxUnavailable\":\"25%\",\"selector\":{}},\"status\":{\"disruptedPods\":"
+                   "{\"w-1\":\"2026-11-26T04:00:00Z\",\"w-2\":\"2026-11-26T04:00:01Z\"}}}");
     b = bas_k8s_pdb_from_json (json, err, sizeof err);
     assert_non_null (b);
     assert_string_equal (b->max_unavailable, "25%");
+    assert_int_equal (b->n_disrupted_pods, 2);
+    assert_string_equal (b->disrupted_pods[0], "w-1");
+    assert_string_equal (b->disrupted_pods[1], "w-2");
     assert_non_null (b->selector); // {} selects every pod of the namespace
     protobuf_c_message_free_unpacked (&b->base, NULL);
     cJSON_Delete (json);
