@@ -819,6 +819,30 @@ s_req_finish (bas_kube_req_t *req, long code, CURLcode res)
 
 //  A transfer ended (or could not start): retry, finish, or hand it to its
 //  informer.
+//  A 429 that answers rather than throttles: the eviction subresource's
+//  refusal on a PodDisruptionBudget, a Status whose details name the
+//  cause DisruptionBudget (shared/k8s-fixtures status-429-eviction-pdb).
+//  Retrying would repeat the refusal until the budget allows; whether to
+//  evict again is the scheduler's next decision, so it is returned as is.
+static bool
+s_budget_refusal (const bas_kube_req_t *req)
+{
+    if (!req->resp.data || req->resp.len == 0)
+        return false;
+    cJSON *st = cJSON_ParseWithLength (req->resp.data, req->resp.len);
+    const cJSON *cause;
+    bool refusal = false;
+    cJSON_ArrayForEach (cause, cJSON_GetObjectItemCaseSensitive (
+                                   cJSON_GetObjectItemCaseSensitive (st, "details"), "causes"))
+    {
+        const char *reason =
+            cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (cause, "reason"));
+        refusal = refusal || bas_streq (reason, "DisruptionBudget");
+    }
+    cJSON_Delete (st);
+    return refusal;
+}
+
 static void
 s_req_complete (bas_kube_req_t *req, CURLcode res)
 {
@@ -847,9 +871,10 @@ s_req_complete (bas_kube_req_t *req, CURLcode res)
         bas_kube_watch_complete (req->informer, req, res, code);
         return;
     }
-    if (code == 429)
+    bool refused = code == 429 && s_budget_refusal (req);
+    if (code == 429 && !refused)
         self->stats.throttled++;
-    bool retryable = (res != CURLE_OK && !req->too_big) || code >= 500 || code == 429;
+    bool retryable = (res != CURLE_OK && !req->too_big) || code >= 500 || (code == 429 && !refused);
     if (retryable && req->attempt < BAS_KUBE_MAX_ATTEMPTS) {
         size_t delay = bas_kube_backoff_ms (self, req->attempt - 1);
         long after = code == 429 ? bas_kube_retry_after (req->easy) : 0;

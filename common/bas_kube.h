@@ -125,7 +125,9 @@ typedef void (bas_kube_done_fn) (void *arg, const bas_kube_response_t *response)
 //  response (after retries). `content_type` may be NULL (application/json).
 //  body may be NULL (copied otherwise). Retries (up to 5 tries, backoff from
 //  100 ms to 10 s with jitter, at least Retry-After) on transport errors,
-//  5xx and 429; other codes finish at once. code 0 means no complete
+//  5xx and 429 (except a PodDisruptionBudget's refusal of an eviction: a
+//  Status with the cause DisruptionBudget, an answer); other codes finish
+//  at once. code 0 means no complete
 //  response: reason "TransportError" or "ResponseTooLarge". Error responses
 //  are logged. `done` is never called before bas_kube_request returns.
 //  Returns 0, or -1 if it could not be queued.

@@ -1113,6 +1113,46 @@ test_request_429_retry_after (void **state)
     world_stop (&w);
 }
 
+//  (5b) an eviction refused by a PodDisruptionBudget: 429 with the Status
+//  of shared/k8s-fixtures, an answer, not throttling: no retry.
+static void
+h_429_pdb (srv_t *srv, int fd, const hreq_t *req)
+{
+    (void)srv;
+    (void)req;
+    char path[512];
+    snprintf (path, sizeof path, "%s/k8s-fixtures/objects/status-429-eviction-pdb.json",
+              BASALT_SHARED_DIR);
+    char *body = util_read_file (path, NULL);
+    assert_non_null (body);
+    srv_reply (fd, 429, "application/json", NULL, body);
+    free (body);
+}
+
+static void
+test_request_429_budget_refusal (void **state)
+{
+    (void)state;
+    world_t w;
+    done_t done = {0};
+    world_start (&w, h_429_pdb, NULL, 0, 0);
+    assert_int_equal (bas_kube_request (w.kube, "POST",
+                                        "/api/v1/namespaces/default/pods/p/eviction", NULL, "{}",
+                                        s_on_done, &done),
+                      0);
+    assert_true (s_run_until (w.loop, c_done1, &done, 10000));
+    assert_int_equal (done.code, 429);
+    assert_string_equal (done.reason, "TooManyRequests");
+    assert_non_null (strstr (done.message, "disruption budget"));
+    bas_kube_stats_t stats;
+    bas_kube_stats (w.kube, &stats);
+    assert_int_equal (stats.retries, 0);
+    assert_int_equal (stats.throttled, 0);
+    hreq_t second = {0};
+    assert_false (srv_request (w.srv, 1, &second)); // one request, no second
+    world_stop (&w);
+}
+
 //  (6) 500 twice, then 200.
 static void
 h_500 (srv_t *srv, int fd, const hreq_t *req)
@@ -1598,6 +1638,7 @@ main (void)
         cmocka_unit_test (test_watch_410_loop_backs_off),
         cmocka_unit_test (test_watch_error_event_reconnects),
         cmocka_unit_test (test_request_429_retry_after),
+        cmocka_unit_test (test_request_429_budget_refusal),
         cmocka_unit_test (test_request_500_then_success),
         cmocka_unit_test (test_request_404_status),
         cmocka_unit_test (test_watch_malformed_line),
