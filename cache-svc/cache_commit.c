@@ -248,6 +248,31 @@ s_commit_eviction (cache_model_t *self, cache_commit_t *cc, size_t i, cache_work
     e->reason = ev->reason ? bas_strdup (ev->reason) : NULL;
     Basalt__V1__Work *w = bas_work_new (BASALT__V1__WORK__ITEM_EVICT, &e->base);
     fn (arg, &w);
+    //  The victim is told why (kubectl describe pod): whom it made room
+    //  for, in which queue, as kube-scheduler's Preempted Event does.
+    bool reclaim = ev->reason && strcmp (ev->reason, "reclaim") == 0;
+    char message[768], queue[160] = "";
+    if (ev->preemptor_queue && *ev->preemptor_queue)
+        snprintf (queue, sizeof queue, " of queue %s", ev->preemptor_queue);
+    if (ev->preemptor && *ev->preemptor)
+        snprintf (message, sizeof message, "%s by pod %s%s on node %s",
+                  reclaim ? "Reclaimed" : "Preempted", ev->preemptor, queue,
+                  pod->node_name ? pod->node_name : "-");
+    else
+        snprintf (message, sizeof message, "Evicted by the scheduler (%s) on node %s",
+                  ev->reason ? ev->reason : "preempt", pod->node_name ? pod->node_name : "-");
+    Basalt__V1__EventWork *evw = bas_alloc (sizeof *evw);
+    basalt__v1__event_work__init (evw);
+    evw->namespace_ = bas_strdup (pod->namespace_ ? pod->namespace_ : "default");
+    evw->kind = bas_strdup ("Pod");
+    evw->name = bas_strdup (pod->name);
+    evw->uid = bas_strdup (pod->uid);
+    evw->api_version = bas_strdup ("v1");
+    evw->type = bas_strdup ("Normal");
+    evw->reason = bas_strdup (reclaim ? "Reclaimed" : "Preempted");
+    evw->message = bas_strdup (message);
+    Basalt__V1__Work *we = bas_work_new (BASALT__V1__WORK__ITEM_EVENT, &evw->base);
+    fn (arg, &we);
 }
 
 static void

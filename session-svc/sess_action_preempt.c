@@ -90,13 +90,13 @@ s_evict_minimal (sess_session_t *ssn, sess_stmt_t *local, sess_task_t *preemptor
                  sess_task_t **victims, int nv)
 {
     for (int v = 0; v < nv; v++)
-        sess_stmt_evict (local, victims[v], "preempt");
+        sess_stmt_evict (local, victims[v], "preempt", preemptor);
     if (!s_fits (ssn, preemptor, node))
         return false;
     for (int v = nv - 1; v >= 0; v--) {
         sess_stmt_unevict (local, victims[v]);
         if (!s_fits (ssn, preemptor, node))
-            sess_stmt_evict (local, victims[v], "preempt");
+            sess_stmt_evict (local, victims[v], "preempt", preemptor);
     }
     for (int v = 0; v < nv; v++)
         if (victims[v]->status == SESS_TASK_RELEASING)
@@ -133,7 +133,7 @@ s_preempt (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *preemptor, s_sco
             for (int v = 0; v < nv && !s_fits (ssn, preemptor, node); v++) {
                 bas_debug ("sched_preempt_victim", "preemptor=%s victim=%s node=%s",
                            preemptor->pod->uid, victims[v]->pod->uid, node->name);
-                sess_stmt_evict (&local, victims[v], "preempt");
+                sess_stmt_evict (&local, victims[v], "preempt", preemptor);
             }
         if (s_fits (ssn, preemptor, node)) {
             sess_stmt_pipeline (&local, preemptor, node);

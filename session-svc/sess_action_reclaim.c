@@ -64,7 +64,7 @@ s_reclaim_for_task (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *task, s
         for (int v = 0; v < nv && !sess_res_fit (task->resreq, &available, NULL, 0); v++) {
             bas_debug ("sched_reclaim_victim", "reclaimer=%s victim=%s node=%s", task->pod->uid,
                        victims[v]->pod->uid, node->name);
-            if (sess_stmt_evict (&local, victims[v], "reclaim") == 0)
+            if (sess_stmt_evict (&local, victims[v], "reclaim", task) == 0)
                 bas_res_add (&available, victims[v]->resreq);
         }
         if (!sess_res_fit (task->resreq, &available, NULL, 0)) {

@@ -538,7 +538,7 @@ s_stmt_push (sess_stmt_t *stmt, sess_op_kind_t kind, sess_task_t *task, sess_nod
         stmt->ops = bas_realloc (stmt->ops, (size_t)stmt->cap * sizeof *stmt->ops);
     }
     sess_op_t *op = &stmt->ops[stmt->nops++];
-    *op = (sess_op_t){kind, task, node, 0, NULL};
+    *op = (sess_op_t){kind, task, node, 0, NULL, NULL};
     return op;
 }
 
@@ -554,7 +554,8 @@ s_update_on_node (sess_task_t *task, int status)
 }
 
 int
-sess_stmt_evict (sess_stmt_t *stmt, sess_task_t *task, const char *reason)
+sess_stmt_evict (sess_stmt_t *stmt, sess_task_t *task, const char *reason,
+                 const sess_task_t *preemptor)
 {
     if (!task->node)
         return -1;
@@ -568,6 +569,7 @@ sess_stmt_evict (sess_stmt_t *stmt, sess_task_t *task, const char *reason)
     sess_op_t *op = s_stmt_push (stmt, SESS_OP_EVICT, task, task->node);
     op->old_status = old;
     op->reason = reason;
+    op->preemptor = preemptor;
     return 0;
 }
 
@@ -582,14 +584,14 @@ sess_stmt_merge (sess_stmt_t *dst, sess_stmt_t *src)
 }
 
 static void
-s_record_eviction (sess_session_t *ssn, sess_task_t *task, const char *reason)
+s_record_eviction (sess_session_t *ssn, const sess_op_t *op)
 {
     if (ssn->nevictions == ssn->evictions_cap) {
         ssn->evictions_cap = ssn->evictions_cap ? ssn->evictions_cap * 2 : 16;
         ssn->evictions =
             bas_realloc (ssn->evictions, (size_t)ssn->evictions_cap * sizeof *ssn->evictions);
     }
-    ssn->evictions[ssn->nevictions++] = (sess_eviction_t){task, reason};
+    ssn->evictions[ssn->nevictions++] = (sess_eviction_t){op->task, op->reason, op->preemptor};
 }
 
 static void
@@ -644,7 +646,7 @@ sess_stmt_commit (sess_stmt_t *stmt)
             sess_dispatch (stmt->ssn, op->task);
         else if (op->kind == SESS_OP_EVICT) {
             op->task->last_tx = 0;
-            s_record_eviction (stmt->ssn, op->task, op->reason);
+            s_record_eviction (stmt->ssn, op);
         }
     }
     stmt->nops = 0;

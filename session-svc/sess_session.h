@@ -465,8 +465,9 @@ typedef struct {
 
 //  An eviction a statement committed (it goes into the Commit).
 typedef struct {
-    sess_task_t *task;  // the victim (borrowed)
-    const char *reason; // "preempt" or "reclaim" (static)
+    sess_task_t *task;            // the victim (borrowed)
+    const char *reason;           // "preempt" or "reclaim" (static)
+    const sess_task_t *preemptor; // whom it makes room for (borrowed)
 } sess_eviction_t;
 
 struct _sess_session_t {
@@ -582,11 +583,12 @@ const char *sess_fit_text (const sess_fit_t *self, char *buf, size_t len);
 typedef enum { SESS_OP_ALLOCATE = 1, SESS_OP_PIPELINE = 2, SESS_OP_EVICT = 3 } sess_op_kind_t;
 
 typedef struct {
-    sess_op_kind_t kind; // what was done
-    sess_task_t *task;   // to which task
-    sess_node_t *node;   // on which node
-    int old_status;      // evict: the status to restore on discard
-    const char *reason;  // evict: why (static)
+    sess_op_kind_t kind;          // what was done
+    sess_task_t *task;            // to which task
+    sess_node_t *node;            // on which node
+    int old_status;               // evict: the status to restore on discard
+    const char *reason;           // evict: why (static)
+    const sess_task_t *preemptor; // evict: whom it makes room for
 } sess_op_t;
 
 //  A transaction log of tentative operations on the session state.
@@ -606,7 +608,8 @@ int sess_stmt_pipeline (sess_stmt_t *stmt, sess_task_t *task, sess_node_t *node)
 //  on its node (its resources count as being freed: FutureIdle grows, it
 //  no longer counts against the pod limit) and deallocate handlers fire.
 //  `reason` is static. Returns 0, or -1 when the task is on no node.
-int sess_stmt_evict (sess_stmt_t *stmt, sess_task_t *task, const char *reason);
+int sess_stmt_evict (sess_stmt_t *stmt, sess_task_t *task, const char *reason,
+                     const sess_task_t *preemptor);
 //  Undo the statement's eviction of task (it is back on its node, counted);
 //  -1 when the statement does not evict it.
 int sess_stmt_unevict (sess_stmt_t *stmt, sess_task_t *task);

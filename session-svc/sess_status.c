@@ -247,6 +247,15 @@ sess_model_commit (sess_session_t *ssn)
         e->pod_uid = bas_strdup (task->pod->uid);
         e->reason = bas_strdup (ssn->evictions[i].reason);
         e->pod_resource_version = bas_strdup (task->pod->resource_version);
+        const sess_task_t *by = ssn->evictions[i].preemptor;
+        if (by) {
+            char who[512];
+            snprintf (who, sizeof who, "%s/%s", by->pod->namespace_ ? by->pod->namespace_ : "",
+                      by->pod->name ? by->pod->name : "");
+            e->preemptor = bas_strdup (who);
+            if (by->job && by->job->queue && by->job->queue->name)
+                e->preemptor_queue = bas_strdup (by->job->queue->name);
+        }
         commit->evictions[commit->n_evictions++] = e;
     }
 

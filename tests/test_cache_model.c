@@ -1144,6 +1144,40 @@ test_bad_api_objects (void **state)
 //  Evictions become EvictWork once; a second proposal while the first is
 //  in flight, or one made on a stale pod, is refused; a failed eviction may
 //  be proposed again.
+//  The victim's Event names whom it made room for and that pod's queue
+//  (issue 9: evictions are explained).
+static void
+test_eviction_event_names_preemptor (void **state)
+{
+    (void)state;
+    cache_model_t *model = s_model ("4");
+    s_pod (model, BAS_KUBE_ADDED,
+           (s_pod_t){.uid = "uid-v",
+                     .name = "victim",
+                     .node = "n1",
+                     .cpu = "1",
+                     .phase = "Running",
+                     .rv = "5"});
+    s_commit_t c;
+    s_commit_init (&c);
+    s_evict (&c, "uid-v", "5");
+    c.ev[0].reason = "reclaim";
+    c.ev[0].preemptor = "team-a/trainer-0";
+    c.ev[0].preemptor_queue = "q-a";
+    s_works_t works = {0};
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, NULL);
+    s_result_free (r);
+    assert_int_equal (works.n, 2);
+    const Basalt__V1__EventWork *e = works.items[1]->event;
+    assert_non_null (e);
+    assert_string_equal (e->reason, "Reclaimed");
+    assert_string_equal (e->type, "Normal");
+    assert_string_equal (e->kind, "Pod");
+    assert_string_equal (e->message, "Reclaimed by pod team-a/trainer-0 of queue q-a on node n1");
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
 static void
 test_evictions (void **state)
 {
@@ -1164,10 +1198,15 @@ test_evictions (void **state)
     assert_true (s_accepted (r, "uid-v"));
     assert_int_equal (r->accepted, 1);
     s_result_free (r);
-    assert_int_equal (works.n, 1);
+    //  The eviction, and the victim's Event saying why.
+    assert_int_equal (works.n, 2);
     assert_int_equal (works.items[0]->item_case, BASALT__V1__WORK__ITEM_EVICT);
     assert_string_equal (works.items[0]->evict->name, "victim");
     assert_string_equal (works.items[0]->evict->pod_uid, "uid-v");
+    assert_int_equal (works.items[1]->item_case, BASALT__V1__WORK__ITEM_EVENT);
+    assert_string_equal (works.items[1]->event->reason, "Preempted");
+    assert_string_equal (works.items[1]->event->name, "victim");
+    assert_string_equal (works.items[1]->event->uid, "uid-v");
     //  The victim is Releasing in the model from now on, also across an
     //  API update that does not show the deletion yet.
     const Basalt__V1__Pod *v = bas_store_pod (cache_model_store (model), "uid-v");
@@ -1186,19 +1225,19 @@ test_evictions (void **state)
     assert_false (r->results[0]->accepted);
     assert_non_null (strstr (r->results[0]->reason, "already being evicted"));
     s_result_free (r);
-    assert_int_equal (works.n, 1);
+    assert_int_equal (works.n, 2);
     //  The eviction failed: the pod is not Releasing, and may be proposed again.
     cache_model_evict_result (model, works.items[0]->evict, false);
     assert_false (bas_store_pod (cache_model_store (model), "uid-v")->deleting);
     r = s_run (model, &c, &works, NULL);
     assert_true (s_accepted (r, "uid-v"));
     s_result_free (r);
-    assert_int_equal (works.n, 2);
+    assert_int_equal (works.n, 4);
     //  Stale view of the pod: refused.
     s_commit_t stale;
     s_commit_init (&stale);
     s_evict (&stale, "uid-v", "4");
-    cache_model_evict_result (model, works.items[1]->evict, false);
+    cache_model_evict_result (model, works.items[2]->evict, false);
     r = s_run (model, &stale, &works, NULL);
     assert_false (r->results[0]->accepted);
     assert_non_null (strstr (r->results[0]->reason, "changed"));
@@ -1208,7 +1247,7 @@ test_evictions (void **state)
     r = s_run (model, &c, &works, NULL);
     assert_false (r->results[0]->accepted);
     s_result_free (r);
-    assert_int_equal (works.n, 2);
+    assert_int_equal (works.n, 4);
     s_works_clear (&works);
     cache_model_destroy (&model);
 }
@@ -1333,6 +1372,7 @@ main (void)
         cmocka_unit_test_setup (test_status_unknown_uid, s_setup),
         cmocka_unit_test_setup (test_bad_api_objects, s_setup),
         cmocka_unit_test (test_work_result_table),
+        cmocka_unit_test (test_eviction_event_names_preemptor),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
