@@ -111,9 +111,17 @@ s_preempt (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *preemptor, s_sco
 {
     if (preemptor->preempt_never) {
         bas_debug ("sched_preempt_never", "task=%s", preemptor->pod->uid);
+        if (scope == S_BETWEEN_JOBS)
+            sess_preempt_note_text (preemptor, "preemption: not attempted: the pod's "
+                                               "preemptionPolicy is Never");
         return false;
     }
     int nn = sess_preempt_nodes (ssn, preemptor, nodes);
+    //  Why each node made no room, for the pod's condition (between jobs:
+    //  within its own job a pod finding nothing is the common case).
+    static const char *const reasons[] = {SESS_PREEMPT_NOT_HELPFUL, SESS_PREEMPT_NO_VICTIMS,
+                                          SESS_PREEMPT_NOT_ENOUGH, SESS_PREEMPT_NO_FIT};
+    int counts[4] = {ssn->nnodes - nn, 0, 0, 0};
     for (int i = 0; i < nn; i++) {
         sess_node_t *node = nodes[i];
         int ntasks = 0, nc = 0;
@@ -122,8 +130,10 @@ s_preempt (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *preemptor, s_sco
             if (s_candidate (preemptor, on_node[t], scope))
                 cands[nc++] = on_node[t];
         int nv = sess_preemptable (ssn, preemptor, cands, nc, victims);
-        if (!s_victims_enough (preemptor, node, victims, nv))
+        if (!s_victims_enough (preemptor, node, victims, nv)) {
+            counts[nv == 0 ? 1 : 2]++;
             continue;
+        }
         sess_victims_sort (ssn, preemptor, victims, nv);
         sess_stmt_t local;
         sess_stmt_init (&local, ssn);
@@ -143,7 +153,10 @@ s_preempt (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *preemptor, s_sco
         }
         sess_stmt_discard (&local);
         sess_stmt_fini (&local);
+        counts[3]++;
     }
+    if (scope == S_BETWEEN_JOBS)
+        sess_preempt_note (preemptor, "preemption", ssn->nnodes, reasons, counts, 4);
     return false;
 }
 
@@ -173,6 +186,7 @@ sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
     sess_node_t **nodes = bas_alloc (sizeof *nodes * ((size_t)ssn->nnodes + 1));
     sess_task_t **cands = bas_alloc (sizeof *cands * ((size_t)ssn->ntasks + 1));
     sess_task_t **victims = bas_alloc (sizeof *victims * ((size_t)ssn->ntasks + 1));
+    sess_task_t **placed = bas_alloc (sizeof *placed * ((size_t)ssn->ntasks + 1));
     for (int q = 0; q < ssn->nqueues; q++)
         sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
     char message[256];
@@ -204,18 +218,30 @@ sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
             sess_stmt_t stmt;
             sess_stmt_init (&stmt, ssn);
             bool assigned = false;
+            int nplaced = 0;
             while (sess_job_starving (ssn, job) && !sess_heap_empty (&tasks[job->index])) {
                 sess_task_t *task = sess_heap_pop (&tasks[job->index]);
                 if (s_preempt (ssn, &stmt, task, S_BETWEEN_JOBS, topology_aware, nodes, cands,
-                               victims))
+                               victims)) {
                     assigned = true;
+                    placed[nplaced++] = task;
+                }
             }
             if (sess_job_pipelined (ssn, job)) {
                 sess_stmt_commit (&stmt);
                 if (assigned)
                     sess_heap_push (heap, job);
-            } else
+            } else {
+                //  Room for some, not for the gang: nothing is evicted.
                 sess_stmt_discard (&stmt);
+                char note[256];
+                snprintf (note, sizeof note,
+                          "preemption: room for %d of the gang's pending pods, too few for "
+                          "minMember %d; nothing evicted",
+                          nplaced, job->min_available);
+                for (int t = 0; t < nplaced; t++)
+                    sess_preempt_note_text (placed[t], note);
+            }
             sess_stmt_fini (&stmt);
         }
         //  Within each starving job of the queue.
@@ -250,5 +276,6 @@ sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
     free (nodes);
     free (cands);
     free (victims);
+    free (placed);
     sess_heap_fini (&queues);
 }

@@ -39,24 +39,34 @@ s_reclaim_for_task (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *task, s
                     sess_task_t **victims)
 {
     char reason[128];
+    //  Why each node made no room, for the pod's condition.
+    static const char *const reasons[] = {SESS_PREEMPT_NOT_HELPFUL, SESS_PREEMPT_NO_VICTIMS,
+                                          SESS_PREEMPT_NOT_ENOUGH, SESS_PREEMPT_NO_FIT};
+    int counts[4] = {0, 0, 0, 0};
     for (int i = 0; i < ssn->nnodes; i++) {
         sess_node_t *node = &ssn->nodes[i];
         if (!node->ready ||
-            sess_predicate (ssn, task, node, reason, sizeof reason) == SESS_PRED_UNRESOLVABLE)
+            sess_predicate (ssn, task, node, reason, sizeof reason) == SESS_PRED_UNRESOLVABLE) {
+            counts[0]++;
             continue;
+        }
         int ntasks = 0, nc = 0;
         sess_task_t **on_node = sess_node_tasks (ssn, node, &ntasks);
         for (int t = 0; t < ntasks; t++)
             if (s_candidate (task, on_node[t]))
                 cands[nc++] = on_node[t];
         int nv = sess_reclaimable (ssn, task, cands, nc, victims);
-        if (nv == 0)
+        if (nv == 0) {
+            counts[1]++;
             continue;
+        }
         bas_res_t available = *sess_node_future_idle (node);
         for (int v = 0; v < nv; v++)
             bas_res_add (&available, victims[v]->resreq);
-        if (!sess_res_fit (task->resreq, &available, NULL, 0))
+        if (!sess_res_fit (task->resreq, &available, NULL, 0)) {
+            counts[2]++;
             continue; // Volcano's ValidateVictims
+        }
         sess_victims_sort (ssn, task, victims, nv);
         available = *sess_node_future_idle (node);
         sess_stmt_t local;
@@ -70,6 +80,7 @@ s_reclaim_for_task (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *task, s
         if (!sess_res_fit (task->resreq, &available, NULL, 0)) {
             sess_stmt_discard (&local);
             sess_stmt_fini (&local);
+            counts[3]++;
             continue;
         }
         sess_stmt_pipeline (&local, task, node);
@@ -77,6 +88,7 @@ s_reclaim_for_task (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *task, s
         sess_stmt_fini (&local);
         return true;
     }
+    sess_preempt_note (task, "reclaim", ssn->nnodes, reasons, counts, 4);
     return false;
 }
 

@@ -218,6 +218,29 @@ sess_fit_text (const sess_fit_t *self, char *buf, size_t len)
     return buf;
 }
 
+void
+sess_preempt_note_text (sess_task_t *task, const char *text)
+{
+    free (task->preempt_note);
+    task->preempt_note = bas_strdup (text);
+    if (task->job)
+        task->job->preempt_note = task->preempt_note;
+}
+
+void
+sess_preempt_note (sess_task_t *task, const char *action, int nnodes, const char *const *reasons,
+                   const int *counts, int n)
+{
+    sess_fit_t *fit = sess_fit_new (nnodes);
+    for (int i = 0; i < n; i++)
+        if (counts[i] > 0)
+            sess_fit_add (fit, reasons[i], counts[i]);
+    char text[512], note[600];
+    snprintf (note, sizeof note, "%s: %s", action, sess_fit_text (fit, text, sizeof text));
+    sess_fit_destroy (&fit);
+    sess_preempt_note_text (task, note);
+}
+
 // ------------------------------------------------------------ tasks, nodes, jobs
 
 static int
@@ -927,8 +950,10 @@ sess_model_close (sess_session_t *ssn)
         free (ssn->nodes[i].labels);
     free (ssn->nodes);
     ssn->nodes = NULL;
-    for (int t = 0; t < ssn->ntasks; t++)
+    for (int t = 0; t < ssn->ntasks; t++) {
         sess_fit_destroy (&ssn->tasks[t].fit);
+        free (ssn->tasks[t].preempt_note);
+    }
     free (ssn->tasks);
     ssn->tasks = NULL;
     free (ssn->reqs);

@@ -253,6 +253,10 @@ sess_gang_close (sess_session_t *ssn, void *self)
             snprintf (why, sizeof why, "%s", job->invalid);
         else
             s_job_histogram (job, why, sizeof why);
+        if (job->preempt_note) {
+            size_t used = strlen (why);
+            snprintf (why + used, sizeof why - used, " %s", job->preempt_note);
+        }
         snprintf (message, sizeof message, "%d/%d tasks in gang unschedulable: %s", unready,
                   job->ntasks, why);
         s_set_cond (ssn, job, "Unschedulable", "NotEnoughResources", message);

@@ -110,6 +110,7 @@ struct _sess_task_t {
     int last_tx;                // status before the last discard, 0 if none
     sess_fit_t *fit;            // why it fit no node in this session, owned
     bool queue_refused;         // its queue had no room for it (allocate)
+    char *preempt_note;         // why preempt or reclaim made it no room, owned, or NULL
 };
 
 //  A PodGroup condition in the session (the old ones borrowed, new ones owned).
@@ -149,6 +150,7 @@ struct _sess_job_t {
     int role_min_total;        // Σ role minimums
     const char *phase;         // in-session phase (static or borrowed)
     const sess_fit_t *fit;     // the last task fit failure (borrowed from a task)
+    const char *preempt_note;  // the last task's preemption note (borrowed from it)
     char *invalid;             // JobValid / enqueue failure message, owned
     const char **failed_roles; // roles that failed predicates (fit-error cache)
     int nfailed_roles;
@@ -703,6 +705,20 @@ int sess_predicate_nodes (sess_session_t *ssn, sess_task_t *task, bool with_reso
 //  limit), in descending score order (ties by name), into out (capacity
 //  ssn->nnodes). Returns their number.
 int sess_preempt_nodes (sess_session_t *ssn, sess_task_t *task, sess_node_t **out);
+//  Why preempt or reclaim (`action`) found the task no room, per node as
+//  kube-scheduler's "preemption:" clause says it: the counts of nodes by
+//  reason (the reasons are static texts, each counted into the first equal
+//  one). Replaces the task's earlier note; its job's note follows it.
+#define SESS_PREEMPT_NO_VICTIMS "No preemption victims found for incoming pod"
+#define SESS_PREEMPT_NOT_HELPFUL "Preemption is not helpful for scheduling"
+#define SESS_PREEMPT_NOT_ENOUGH "evicting every victim would not free enough"
+#define SESS_PREEMPT_NO_FIT "the pod would not fit after evicting"
+void sess_preempt_note (sess_task_t *task, const char *action, int nnodes,
+                        const char *const *reasons, const int *counts, int n);
+//  A task that preempt or reclaim did place, but whose gang the statement
+//  could not make whole: the note says so.
+void sess_preempt_note_text (sess_task_t *task, const char *text);
+
 //  The tasks on each node (index = node->index), built on first use and
 //  kept for the session; the arrays are owned by the session.
 sess_task_t **sess_node_tasks (sess_session_t *ssn, const sess_node_t *node, int *n);

@@ -46,8 +46,27 @@ s_phase (const sess_job_t *job)
 //  Why a task still waits, in the words a user reads (kubectl describe):
 //  the nodes' reasons when it was tried, else its queue's, else the gang's,
 //  else Volcano's own fallback.
+static const char *s_task_reason_base (const sess_job_t *job, const sess_task_t *task, char *buf,
+                                       size_t len);
+
+//  The reason, and what preempt or reclaim found (kube-scheduler's
+//  "preemption:" clause) when they tried for the pod.
 static const char *
 s_task_reason (const sess_job_t *job, const sess_task_t *task, char *buf, size_t len)
+{
+    const char *base = s_task_reason_base (job, task, buf, len);
+    if (!task->preempt_note)
+        return base;
+    if (base != buf)
+        snprintf (buf, len, "%s", base);
+    size_t used = strlen (buf);
+    if (used + 1 < len)
+        snprintf (buf + used, len - used, " %s", task->preempt_note);
+    return buf;
+}
+
+static const char *
+s_task_reason_base (const sess_job_t *job, const sess_task_t *task, char *buf, size_t len)
 {
     if (task->fit)
         return sess_fit_text (task->fit, buf, len);
