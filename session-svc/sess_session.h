@@ -158,6 +158,8 @@ struct _sess_job_t {
     bool enqueue_refused;  // the enqueue action's plugins refused it (queue quota)
     char *enqueue_message; // the Event message the refusing plugin gave, owned, or
                            // NULL (then SESS_QUEUE_QUOTA_INSUFFICIENT)
+    bool gang_preemptable; // may lose pods to gangpreempt / gangreclaim: the PodGroup's
+                           // volcano.sh/preemptable when set, else true
 };
 
 //  The message of the Event a group refused by enqueue gets, as Volcano's
