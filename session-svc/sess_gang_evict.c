@@ -194,7 +194,7 @@ sess_gang_check_args (const char *action, const cJSON *args)
     for (const cJSON *a = args->child; a; a = a->next)
         if (a->string && strcmp (a->string, "maxDomains") != 0 &&
             strcmp (a->string, "allowWholeBundle") != 0)
-            bas_warn ("sched_conf_argument_unimplemented", "action=%s key=%s msg=\"ignored\"",
+            bas_warn ("sched_conf_argument_unimplemented", "action=%s argument=%s msg=\"ignored\"",
                       action, a->string);
 }
 
