@@ -49,9 +49,39 @@
     the gang's pod placed on its node (else the first), each pending pod
     pipelined to its node.
 
-    Design note: Volcano scans HyperNode domains (maxDomains of them);
-    Basalt has no HyperNodes yet, so the whole cluster is the one domain
-    and maxDomains is read, checked and unused.
+    Where it differs from Volcano, and why:
+    - One domain: Volcano scans HyperNode domains (maxDomains of them) and
+      sub-jobs; Basalt has neither yet, so the whole cluster is the one
+      domain (maxDomains is read, checked and unused) and the gang's
+      pending pods are one worksheet.
+    - A whole bundle is every pod the victim job has on a node, offered
+      only when all are candidates and all are permitted; Volcano's is
+      the candidates left after the safe ones, so evicting it can leave
+      the job's other pods (not preemptable, Bound in reclaim, filtered
+      out, elsewhere) running below minMember. A job already below its
+      minMember has no surplus here (Volcano counts all its candidates
+      safe): its pods go all together or stay. Issue 9: a victim gang
+      loses only surplus pods or all its running pods.
+    - The surplus pods are the first in victim order (reverse task order,
+      as preempt evicts pods of one job); Volcano takes the lowest pod
+      priority, then uid. A whole bundle's fit is measured against its
+      own pods; Volcano's against all the job's pods, pending included.
+    - The filters are the Preemptable / Reclaimable ones of preempt and
+      reclaim with their tier rule (Volcano has a separate
+      UnifiedEvictableFn that only gang, priority, conformance and
+      capacity register): so pdb budgets hold, drf and proportion vote
+      when their tier is reached, capacity's reclaim test is the full
+      one. They are shown the gang's first pending pod asking for the
+      whole need.
+    - The plan is made minimal (give-back, exchange; at most
+      SESS_GANG_MAX_TRIALS trials); Volcano evicts every bundle it
+      accumulated.
+    - The quick test counts FutureIdle (reservations made earlier in the
+      session are not free); Volcano counts Idle + Releasing.
+    - A gang with a preemptionPolicy Never pod evicts nobody (Kubernetes'
+      meaning); Volcano's gang actions do not look.
+    - Every ready node is tried, ties go by name: the result depends only
+      on the input.
 */
 #include "sess_session.h"
 #include "bas_util.h"
