@@ -1525,9 +1525,16 @@ bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen)
     pg->creation_time_ms = m.created_ms;
     pg->has_deleting = 1;
     pg->deleting = m.deleting;
-    const char *sla;
+    const char *sla, *preempt;
     if (s_map_str (&ctx, m.annotations, "metadata.annotations", "sla-waiting-time", &sla) != 0 ||
-        s_set_str (&ctx, &pg->sla_waiting_time, sla) != 0)
+        s_set_str (&ctx, &pg->sla_waiting_time, sla) != 0 ||
+        s_map_str (&ctx, m.annotations, "metadata.annotations", BAS_ANN_PREEMPTABLE, &preempt) != 0)
+        goto error;
+    //  volcano.sh/preemptable: the annotation, else the label (as on pods).
+    if (!preempt &&
+        s_map_str (&ctx, m.labels, "metadata.labels", BAS_ANN_PREEMPTABLE, &preempt) != 0)
+        goto error;
+    if (s_set_str (&ctx, &pg->preemptable, preempt) != 0)
         goto error;
 
     const cJSON *spec, *status, *mtm, *conditions;

@@ -438,6 +438,12 @@ sess_conf_parse (const char *yaml_text, size_t len, char *err, size_t errlen)
         s_fail (err, errlen, yaml_text, len, "actions", "no actions configured");
         goto error;
     }
+    //  Each configured action that checks its arguments warns about bad
+    //  ones now, once, rather than at every session.
+    for (int i = 0; i < self->nactions; i++)
+        if (self->actions[i]->check_args)
+            self->actions[i]->check_args (self->actions[i]->name,
+                                          sess_conf_action_args (self, self->actions[i]->name));
     cJSON_Delete (doc);
     return self;
 error:

@@ -691,6 +691,22 @@ s_preemptable (const char *value)
     return true;
 }
 
+//  volcano.sh/preemptable on a PodGroup, for the gang-aware actions
+//  (Volcano's IsJobPreemptableForGangEviction): absent means true; when
+//  set, Go's strconv.ParseBool decides and anything it refuses is false,
+//  as Volcano's JobInfo reads it.
+static bool
+s_gang_preemptable (const char *value)
+{
+    static const char *const trues[] = {"true", "True", "TRUE", "t", "T", "1"};
+    if (!value)
+        return true;
+    for (size_t i = 0; i < sizeof trues / sizeof trues[0]; i++)
+        if (strcmp (value, trues[i]) == 0)
+            return true;
+    return false;
+}
+
 //  preemptionPolicy Never: the pod's own spec.preemptionPolicy, else (for
 //  pods admitted without it) its PriorityClass's, which Kubernetes'
 //  admission copies into the pod.
@@ -739,6 +755,7 @@ s_open_jobs (sess_session_t *ssn)
         if (!found && ssn->has_default_priority)
             job->priority = ssn->default_priority;
         job->min_available = pg->min_member > 0 ? pg->min_member : 0;
+        job->gang_preemptable = s_gang_preemptable (pg->preemptable);
         job->creation_ms = pg->creation_time_ms;
         job->phase = pg->status && pg->status->phase ? pg->status->phase : "";
         //  A request is 608 bytes: only the jobs that have minResources

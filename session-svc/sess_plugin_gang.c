@@ -4,8 +4,9 @@
     run (and enough of each role with a minimum); ready when minMember of
     them are placed (pending best-effort tasks count: backfill will place
     them); pipelined when placed + waiting reach minMember. Not-ready jobs
-    go before ready ones. Victims (preempt/reclaim, later) are taken only
-    while their gang stays at or above its minMember.
+    go before ready ones. Victims of preempt and reclaim are taken only
+    while their gang stays at or above its minMember; gangpreempt and
+    gangreclaim keep the gangs themselves and get every candidate.
 
     At close every job gets a condition: Scheduled when ready, else
     Unschedulable with Volcano's message "<n>/<m> tasks in gang
@@ -116,12 +117,19 @@ s_job_starving (void *self, const sess_job_t *job)
     return sess_job_waiting_num (job) + sess_job_ready_num (job) < job->min_available;
 }
 
-//  Victims: keep every victim gang at or above its minMember.
+//  Victims: keep every victim gang at or above its minMember. For the
+//  gang-aware actions every candidate is permitted (Volcano's gang
+//  UnifiedEvictableFn): they offer a victim job's surplus members or all
+//  of its running members, never fewer, so the gang is kept by the action.
 static int
 s_victims (void *self, const sess_task_t *preemptor, sess_task_t **cands, int n, sess_task_t **out)
 {
-    (void)self;
+    const sess_session_t *ssn = self;
     (void)preemptor;
+    if (ssn->gang_evicting) {
+        memcpy (out, cands, (size_t)n * sizeof *out);
+        return n;
+    }
     int k = 0;
     for (int i = 0; i < n; i++) {
         sess_job_t *job = cands[i]->job;
@@ -143,8 +151,8 @@ sess_gang_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self
     (void)conf;
     *self_p = NULL;
     sess_add_job_valid_fn (ssn, NULL, s_job_valid);
-    sess_add_preemptable_fn (ssn, NULL, s_victims);
-    sess_add_reclaimable_fn (ssn, NULL, s_victims);
+    sess_add_preemptable_fn (ssn, ssn, s_victims);
+    sess_add_reclaimable_fn (ssn, ssn, s_victims);
     sess_add_job_order_fn (ssn, NULL, s_job_order);
     sess_add_job_ready_fn (ssn, NULL, s_job_ready);
     sess_add_job_pipelined_fn (ssn, NULL, s_job_pipelined);

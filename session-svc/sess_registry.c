@@ -13,14 +13,14 @@
 #include <string.h>
 
 static const sess_action_def_t s_actions[] = {
-    {"enqueue", sess_enqueue_execute},
-    {"allocate", sess_allocate_execute},
-    {"backfill", sess_backfill_execute},
-    {"preempt", sess_preempt_execute},
-    {"reclaim", sess_reclaim_execute},
-    {"gangpreempt", NULL},
-    {"gangreclaim", NULL},
-    {"shuffle", NULL},
+    {"enqueue", sess_enqueue_execute, NULL},
+    {"allocate", sess_allocate_execute, NULL},
+    {"backfill", sess_backfill_execute, NULL},
+    {"preempt", sess_preempt_execute, NULL},
+    {"reclaim", sess_reclaim_execute, NULL},
+    {"gangpreempt", sess_gangpreempt_execute, sess_gang_check_args},
+    {"gangreclaim", sess_gangreclaim_execute, sess_gang_check_args},
+    {"shuffle", NULL, NULL},
 };
 
 //  The arguments each plugin reads (sess_plugin_*.c); Volcano's others,

@@ -46,6 +46,16 @@
 //  default 1; Basalt does as Volcano.
 #define SESS_HARD_POD_AFFINITY_WEIGHT 0
 
+//  gangpreempt / gangreclaim (Volcano's arguments and defaults): HyperNode
+//  domains tried per preemptor gang, and whether a victim job may lose all
+//  of its running pods (a whole bundle).
+#define SESS_GANG_MAX_DOMAINS 8
+#define SESS_GANG_ALLOW_WHOLE_BUNDLE true
+//  Basalt's own: placement simulations a preemptor gang may spend making
+//  its plan smaller once one is found (giving victims back, exchanging
+//  one for a cheaper one); the search stops with the plan it has then.
+#define SESS_GANG_MAX_TRIALS 64
+
 //  Kubernetes' non-zero request defaults used in scoring (100m CPU, 200Mi).
 #define SESS_NONZERO_MILLI_CPU 100
 #define SESS_NONZERO_MEMORY (200LL * 1024 * 1024)

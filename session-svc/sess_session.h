@@ -160,6 +160,8 @@ struct _sess_job_t {
     bool enqueue_refused;  // the enqueue action's plugins refused it (queue quota)
     char *enqueue_message; // the Event message the refusing plugin gave, owned, or
                            // NULL (then SESS_QUEUE_QUOTA_INSUFFICIENT)
+    bool gang_preemptable; // may lose pods to gangpreempt / gangreclaim: the PodGroup's
+                           // volcano.sh/preemptable when set, else true
 };
 
 //  The message of the Event a group refused by enqueue gets, as Volcano's
@@ -273,10 +275,16 @@ struct _sess_plugin_def_t {
 
 //  An action; execute NULL = known to Volcano, not implemented yet.
 typedef void (sess_action_fn) (sess_session_t *ssn, const cJSON *args);
+//  Looks at an action's arguments (its `configurations` entry, or NULL)
+//  when the configuration is loaded and warns about each bad one, which
+//  the action then replaces by its default (as Volcano does, but once per
+//  load rather than at every session).
+typedef void (sess_action_args_fn) (const char *action, const cJSON *args);
 
 struct _sess_action_def_t {
     const char *name; // Volcano action name
     sess_action_fn *execute;
+    sess_action_args_fn *check_args; // or NULL
 };
 
 //  Look-ups in the const tables of sess_registry.c. *known says whether
@@ -297,7 +305,8 @@ sess_plugin_close_fn sess_priority_close, sess_gang_close, sess_conformance_clos
 
 //  Action entry points.
 sess_action_fn sess_enqueue_execute, sess_allocate_execute, sess_backfill_execute,
-    sess_preempt_execute, sess_reclaim_execute;
+    sess_preempt_execute, sess_reclaim_execute, sess_gangpreempt_execute, sess_gangreclaim_execute;
+sess_action_args_fn sess_gang_check_args;
 
 // ------------------------------------------------------------ callbacks
 
@@ -514,6 +523,9 @@ struct _sess_session_t {
                                        // scores (sess_interpod.c), NULL when no pod asks
     sess_task_t ***node_tasks;         // per node index: tasks on it, or NULL (sess_node_tasks)
     int *node_ntasks;                  // per node index: entries in node_tasks
+    bool gang_evicting; // a gang-aware action (gangpreempt, gangreclaim) is asking the victim
+                        // filters: the gang plugin lets every candidate through, as the
+                        // action keeps each victim gang whole or above its minMember itself
 };
 
 //  Build the session model from the replica (sess_model.c). Returns 0, or
@@ -726,6 +738,40 @@ sess_task_t **sess_node_tasks (sess_session_t *ssn, const sess_node_t *node, int
 //  ones where the request fits idle (when with_resources), score, highest
 //  wins, ties by node name. Never NULL when n > 0.
 sess_node_t *sess_best_node (sess_session_t *ssn, sess_task_t *task, int n, bool with_resources);
+
+// ------------------------------------------------------------ gang-aware eviction
+
+//  The engine of gangpreempt and gangreclaim (sess_gang_evict.c): for one
+//  starving gang, victims chosen job by job — a victim job loses only
+//  pods above its minMember (its surplus) or all of its running pods —
+//  and kept only when the whole gang then places.
+typedef enum {
+    SESS_GANG_PREEMPT, // gangpreempt: lower-priority jobs of the gang's own queue
+    SESS_GANG_RECLAIM, // gangreclaim: jobs of other, reclaimable queues
+} sess_gang_kind_t;
+
+//  The two actions' arguments, after defaulting.
+typedef struct {
+    int max_domains;         // maxDomains (> 0): HyperNode domains tried per gang
+    bool allow_whole_bundle; // allowWholeBundle: a victim job may lose all its running pods
+} sess_gang_args_t;
+
+//  Read `action`'s arguments (may be NULL) into out: Volcano's defaults
+//  (sess_sched_defaults.h) for the ones absent or bad, a warning for each
+//  bad one when warn is set.
+void sess_gang_args (const char *action, const cJSON *args, sess_gang_args_t *out, bool warn);
+
+//  A working context for one run of a gang-aware action: scratch sized by
+//  the session, reused gang after gang. New one owned by the caller.
+typedef struct _sess_gang_t sess_gang_t;
+sess_gang_t *sess_gang_new (sess_session_t *ssn, sess_gang_kind_t kind,
+                            const sess_gang_args_t *args);
+void sess_gang_destroy (sess_gang_t **self_p);
+//  Make room for the starving gang `job` and pipeline its pending pods:
+//  on success the evictions and the pipelined placements are added to
+//  stmt (the caller commits or discards it) and true is returned; on
+//  failure the session is as it was and stmt is untouched.
+bool sess_gang_evict (sess_gang_t *self, sess_stmt_t *stmt, sess_job_t *job);
 
 // ------------------------------------------------------------ heap
 

@@ -856,6 +856,26 @@ test_podgroup (void **state)
     assert_true (pg->deleting);
     assert_non_null (pg->status);
     assert_null (pg->status->phase);
+    assert_null (pg->preemptable);
+    protobuf_c_message_free_unpacked (&pg->base, NULL);
+    cJSON_Delete (json);
+
+    //  volcano.sh/preemptable (gangpreempt, gangreclaim): the annotation as
+    //  written, else the label.
+    json = s_json ("{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\",\"annotations\":"
+                   "{\"volcano.sh/preemptable\":\"false\"},\"labels\":"
+                   "{\"volcano.sh/preemptable\":\"true\"}}}");
+    pg = bas_k8s_podgroup_from_json (json, err, sizeof err);
+    assert_non_null (pg);
+    assert_string_equal (pg->preemptable, "false");
+    s_wire_check (&pg->base);
+    protobuf_c_message_free_unpacked (&pg->base, NULL);
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\",\"labels\":"
+                   "{\"volcano.sh/preemptable\":\"False\"}}}");
+    pg = bas_k8s_podgroup_from_json (json, err, sizeof err);
+    assert_non_null (pg);
+    assert_string_equal (pg->preemptable, "False");
     protobuf_c_message_free_unpacked (&pg->base, NULL);
     cJSON_Delete (json);
 

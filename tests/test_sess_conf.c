@@ -14,6 +14,7 @@
 
 #include "bas_log.h"
 #include "sess_sched.h"
+#include "sess_session.h"
 #include "util_model.h"
 
 static sess_conf_t *
@@ -274,6 +275,81 @@ test_unimplemented_arguments (void **state)
     free (text);
 }
 
+//  gangpreempt / gangreclaim arguments: a bad one is warned about once,
+//  when the configuration loads, and Volcano's default is used (maxDomains
+//  takes YAML integers above 0 only, allowWholeBundle booleans or what Go's
+//  ParseBool reads); an argument neither reads is warned about too.
+static void
+test_gang_arguments (void **state)
+{
+    (void)state;
+    const char *yaml = "actions: \"gangpreempt, gangreclaim\"\n"
+                       "tiers:\n"
+                       "- plugins:\n"
+                       "  - name: gang\n"
+                       "configurations:\n"
+                       "- name: gangpreempt\n"
+                       "  arguments:\n"
+                       "    maxDomains: 0\n"
+                       "    allowWholeBundle: maybe\n"
+                       "    madeup: 1\n"
+                       "- name: gangreclaim\n"
+                       "  arguments:\n"
+                       "    maxDomains: 3\n"
+                       "    allowWholeBundle: \"F\"\n";
+    char *text = NULL;
+    size_t len = 0;
+    FILE *log = open_memstream (&text, &len);
+    assert_non_null (log);
+    bas_log_init ("test", BAS_LOG_WARN, BAS_LOG_FORMAT_TEXT);
+    bas_log_set_stream (log);
+    char err[512];
+    sess_conf_t *conf = s_parse (yaml, err, sizeof err);
+    bas_log_set_stream (stderr);
+    bas_log_init ("test", BAS_LOG_ERROR, BAS_LOG_FORMAT_TEXT);
+    fclose (log);
+    assert_non_null (conf);
+    static const char *const warned[] = {"action=gangpreempt key=maxDomains value=0",
+                                         "action=gangpreempt key=allowWholeBundle value=\"maybe\"",
+                                         "action=gangpreempt argument=madeup"};
+    for (size_t i = 0; i < sizeof warned / sizeof warned[0]; i++) {
+        const char *at = strstr (text, warned[i]);
+        if (!at)
+            fail_msg ("no warning for %s in:\n%s", warned[i], text);
+        assert_null (strstr (at + 1, warned[i])); // once
+    }
+    assert_null (strstr (text, "action=gangreclaim"));
+    free (text);
+
+    sess_gang_args_t args;
+    sess_gang_args ("gangpreempt", sess_conf_action_args (conf, "gangpreempt"), &args, false);
+    assert_int_equal (args.max_domains, 8);
+    assert_true (args.allow_whole_bundle);
+    sess_gang_args ("gangreclaim", sess_conf_action_args (conf, "gangreclaim"), &args, false);
+    assert_int_equal (args.max_domains, 3);
+    assert_false (args.allow_whole_bundle);
+    sess_gang_args ("gangreclaim", NULL, &args, false);
+    assert_int_equal (args.max_domains, 8);
+    assert_true (args.allow_whole_bundle);
+    sess_conf_destroy (&conf);
+
+    //  Volcano's GetInt takes no numeric string, nor a fraction; negative
+    //  counts fall back as zero does.
+    static const char *const bad[] = {"{\"maxDomains\":\"3\"}", "{\"maxDomains\":2.5}",
+                                      "{\"maxDomains\":-1}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cJSON *json = cJSON_Parse (bad[i]);
+        sess_gang_args ("gangpreempt", json, &args, false);
+        assert_int_equal (args.max_domains, 8);
+        cJSON_Delete (json);
+    }
+    cJSON *json = cJSON_Parse ("{\"maxDomains\":1,\"allowWholeBundle\":\"0\"}");
+    sess_gang_args ("gangpreempt", json, &args, false);
+    assert_int_equal (args.max_domains, 1);
+    assert_false (args.allow_whole_bundle);
+    cJSON_Delete (json);
+}
+
 int
 main (void)
 {
@@ -284,6 +360,7 @@ main (void)
         cmocka_unit_test (test_bad),
         cmocka_unit_test (test_flags_drive_session),
         cmocka_unit_test (test_unimplemented_arguments),
+        cmocka_unit_test (test_gang_arguments),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -732,11 +732,18 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
             goto done;
         if (s_str (it, "priorityClassName"))
             pg->priority_class_name = bas_strdup (s_str (it, "priorityClassName"));
-        //  The one PodGroup annotation the scheduler reads.
-        const char *sla =
-            s_str (cJSON_GetObjectItemCaseSensitive (it, "annotations"), "sla-waiting-time");
+        //  The PodGroup annotations the scheduler reads.
+        const cJSON *ann = cJSON_GetObjectItemCaseSensitive (it, "annotations");
+        const char *sla = s_str (ann, "sla-waiting-time");
         if (sla)
             pg->sla_waiting_time = bas_strdup (sla);
+        //  Written unquoted (true/false) it is a YAML boolean: its text, as
+        //  basalt-scenario gives the API server.
+        const cJSON *preempt = cJSON_GetObjectItemCaseSensitive (ann, "volcano.sh/preemptable");
+        if (cJSON_IsString (preempt))
+            pg->preemptable = bas_strdup (preempt->valuestring);
+        else if (cJSON_IsBool (preempt))
+            pg->preemptable = bas_strdup (cJSON_IsTrue (preempt) ? "true" : "false");
         if (s_str (it, "phase"))
             util_model_phase (pg, s_str (it, "phase"));
         const cJSON *kv;
