@@ -36,6 +36,7 @@
 #include "sess_session.h"
 #include "bas_util.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +106,57 @@ s_evict_minimal (sess_session_t *ssn, sess_stmt_t *local, sess_task_t *preemptor
     return true;
 }
 
+//  Try the preemptor on one node in `local` (its own statement): victims
+//  evicted and the preemptor pipelined when it then fits (returns true);
+//  otherwise nothing is left in `local` and counts[] says why.
+static bool
+s_try_node (sess_session_t *ssn, sess_stmt_t *local, sess_task_t *preemptor, s_scope_t scope,
+            bool topology_aware, sess_node_t *node, sess_task_t **cands, sess_task_t **victims,
+            int *counts)
+{
+    int ntasks = 0, nc = 0;
+    sess_task_t **on_node = sess_node_tasks (ssn, node, &ntasks);
+    for (int t = 0; t < ntasks; t++)
+        if (s_candidate (preemptor, on_node[t], scope))
+            cands[nc++] = on_node[t];
+    int nv = sess_preemptable (ssn, preemptor, cands, nc, victims);
+    if (!s_victims_enough (preemptor, node, victims, nv)) {
+        counts[nv == 0 ? 1 : 2]++;
+        return false;
+    }
+    sess_victims_sort (ssn, preemptor, victims, nv);
+    if (topology_aware)
+        s_evict_minimal (ssn, local, preemptor, node, victims, nv);
+    else
+        for (int v = 0; v < nv && !s_fits (ssn, preemptor, node); v++) {
+            bas_debug ("sched_preempt_victim", "preemptor=%s victim=%s node=%s",
+                       preemptor->pod->uid, victims[v]->pod->uid, node->name);
+            sess_stmt_evict (local, victims[v], "preempt", preemptor);
+        }
+    if (s_fits (ssn, preemptor, node)) {
+        sess_stmt_pipeline (local, preemptor, node);
+        return true;
+    }
+    sess_stmt_discard (local);
+    counts[3]++;
+    return false;
+}
+
+//  What a node's plan costs: its victims, and the highest priority among
+//  them (issue 9, minimal: the fewest victims first, then the lowest).
+static void
+s_cost (const sess_stmt_t *local, int *nvictims, int *top)
+{
+    *nvictims = 0;
+    *top = INT32_MIN;
+    for (int i = 0; i < local->nops; i++)
+        if (local->ops[i].kind == SESS_OP_EVICT) {
+            (*nvictims)++;
+            if (local->ops[i].task->priority > *top)
+                *top = local->ops[i].task->priority;
+        }
+}
+
 static bool
 s_preempt (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *preemptor, s_scope_t scope,
            bool topology_aware, sess_node_t **nodes, sess_task_t **cands, sess_task_t **victims)
@@ -122,38 +174,46 @@ s_preempt (sess_session_t *ssn, sess_stmt_t *stmt, sess_task_t *preemptor, s_sco
     static const char *const reasons[] = {SESS_PREEMPT_NOT_HELPFUL, SESS_PREEMPT_NO_VICTIMS,
                                           SESS_PREEMPT_NOT_ENOUGH, SESS_PREEMPT_NO_FIT};
     int counts[4] = {ssn->nnodes - nn, 0, 0, 0};
+    //  Volcano's default: the first node (in score order) that makes room.
+    //  With enableTopologyAwarePreemption every node's minimal plan is
+    //  costed and the cheapest one is taken: the fewest victims, then the
+    //  lowest highest-priority victim, then node order (volcano-sh/volcano
+    //  #5984: ten pods evicted on one node where one on another would do;
+    //  kube-scheduler weighs victim priority before their number).
+    int best = -1, best_n = 0, best_top = 0;
     for (int i = 0; i < nn; i++) {
-        sess_node_t *node = nodes[i];
-        int ntasks = 0, nc = 0;
-        sess_task_t **on_node = sess_node_tasks (ssn, node, &ntasks);
-        for (int t = 0; t < ntasks; t++)
-            if (s_candidate (preemptor, on_node[t], scope))
-                cands[nc++] = on_node[t];
-        int nv = sess_preemptable (ssn, preemptor, cands, nc, victims);
-        if (!s_victims_enough (preemptor, node, victims, nv)) {
-            counts[nv == 0 ? 1 : 2]++;
-            continue;
-        }
-        sess_victims_sort (ssn, preemptor, victims, nv);
         sess_stmt_t local;
         sess_stmt_init (&local, ssn);
-        if (topology_aware)
-            s_evict_minimal (ssn, &local, preemptor, node, victims, nv);
-        else
-            for (int v = 0; v < nv && !s_fits (ssn, preemptor, node); v++) {
-                bas_debug ("sched_preempt_victim", "preemptor=%s victim=%s node=%s",
-                           preemptor->pod->uid, victims[v]->pod->uid, node->name);
-                sess_stmt_evict (&local, victims[v], "preempt", preemptor);
-            }
-        if (s_fits (ssn, preemptor, node)) {
-            sess_stmt_pipeline (&local, preemptor, node);
+        bool fits = s_try_node (ssn, &local, preemptor, scope, topology_aware, nodes[i], cands,
+                                victims, counts);
+        if (fits && !topology_aware) {
             sess_stmt_merge (stmt, &local);
             sess_stmt_fini (&local);
             return true;
         }
-        sess_stmt_discard (&local);
+        if (fits) {
+            int n, top;
+            s_cost (&local, &n, &top);
+            if (best < 0 || n < best_n || (n == best_n && top < best_top)) {
+                best = i;
+                best_n = n;
+                best_top = top;
+            }
+            sess_stmt_discard (&local);
+        }
         sess_stmt_fini (&local);
-        counts[3]++;
+    }
+    if (best >= 0) {
+        sess_stmt_t local;
+        sess_stmt_init (&local, ssn);
+        int unused[4] = {0, 0, 0, 0};
+        bool fits = s_try_node (ssn, &local, preemptor, scope, topology_aware, nodes[best], cands,
+                                victims, unused);
+        if (fits)
+            sess_stmt_merge (stmt, &local);
+        sess_stmt_fini (&local);
+        if (fits)
+            return true;
     }
     if (scope == S_BETWEEN_JOBS)
         sess_preempt_note (preemptor, "preemption", ssn->nnodes, reasons, counts, 4);
