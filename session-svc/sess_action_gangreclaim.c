@@ -19,60 +19,9 @@
     about when the configuration loads and the default is used.
 */
 #include "sess_session.h"
-#include "bas_util.h"
-
-#include <stdlib.h>
 
 void
 sess_gangreclaim_execute (sess_session_t *ssn, const cJSON *args)
 {
-    sess_gang_args_t parsed;
-    sess_gang_args ("gangreclaim", args, &parsed, false);
-    sess_heap_t queues;
-    sess_heap_init (&queues, sess_cmp_queues, ssn);
-    sess_heap_t *jobs = bas_alloc (sizeof *jobs * ((size_t)ssn->nqueues + 1));
-    bool *pushed = bas_alloc (sizeof *pushed * ((size_t)ssn->nqueues + 1));
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
-    char message[256];
-    for (int j = 0; j < ssn->njobs; j++) {
-        sess_job_t *job = &ssn->jobs[j];
-        const char *reason = NULL;
-        if (sess_job_is_pending (job) ||
-            sess_job_valid (ssn, job, &reason, message, sizeof message) != 0)
-            continue;
-        int q = job->queue->index;
-        if (!pushed[q]) {
-            pushed[q] = true;
-            sess_heap_push (&queues, job->queue);
-        }
-        if (sess_job_starving (ssn, job))
-            sess_heap_push (&jobs[q], job);
-    }
-    sess_gang_t *gang = sess_gang_new (ssn, SESS_GANG_RECLAIM, &parsed);
-    while (!sess_heap_empty (&queues)) {
-        sess_queue_t *queue = sess_heap_pop (&queues);
-        if (sess_overused (ssn, queue)) {
-            bas_debug ("sched_gang_queue_overused", "queue=%s", queue->name);
-            continue;
-        }
-        sess_heap_t *heap = &jobs[queue->index];
-        while (!sess_heap_empty (heap)) {
-            sess_job_t *job = sess_heap_pop (heap);
-            sess_stmt_t stmt;
-            sess_stmt_init (&stmt, ssn);
-            sess_gang_evict (gang, &stmt, job);
-            if (sess_job_pipelined (ssn, job))
-                sess_stmt_commit (&stmt);
-            else
-                sess_stmt_discard (&stmt);
-            sess_stmt_fini (&stmt);
-        }
-    }
-    sess_gang_destroy (&gang);
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_fini (&jobs[q]);
-    free (jobs);
-    free (pushed);
-    sess_heap_fini (&queues);
+    sess_gang_run (ssn, args, SESS_GANG_RECLAIM, "gangreclaim");
 }

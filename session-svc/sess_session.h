@@ -772,6 +772,12 @@ void sess_gang_destroy (sess_gang_t **self_p);
 //  stmt (the caller commits or discards it) and true is returned; on
 //  failure the session is as it was and stmt is untouched.
 bool sess_gang_evict (sess_gang_t *self, sess_stmt_t *stmt, sess_job_t *job);
+//  gangpreempt's and gangreclaim's execute (`action` names the action for
+//  its arguments): admitted, valid, starving jobs by queue order then job
+//  order, one statement each, sess_gang_evict, committed when the job is
+//  pipelined, else discarded; for reclaim an overused queue takes nothing.
+void sess_gang_run (sess_session_t *ssn, const cJSON *args, sess_gang_kind_t kind,
+                    const char *action);
 
 // ------------------------------------------------------------ heap
 
