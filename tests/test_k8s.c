@@ -996,6 +996,33 @@ test_queue (void **state)
     assert_string_equal (q->nodegroup_resource_limits, "{\"g1\":{\"cpu\":\"1\"}}");
     protobuf_c_message_free_unpacked (&q->base, NULL);
     cJSON_Delete (json);
+    //  The hierarchical drf annotations: path and weights, as written (the
+    //  plugin splits them); absent, both stay unset.
+    json = s_json ("{\"metadata\":{\"name\":\"root-eng-prod\",\"annotations\":{"
+                   "\"volcano.sh/hierarchy\":\"root/eng/prod\","
+                   "\"volcano.sh/hierarchy-weights\":\"1/2/8\"}}}");
+    q = bas_k8s_queue_from_json (json, err, sizeof err);
+    if (!q)
+        print_error ("%s\n", err);
+    assert_non_null (q);
+    assert_string_equal (q->hierarchy, "root/eng/prod");
+    assert_string_equal (q->hierarchy_weights, "1/2/8");
+    s_wire_check (&q->base);
+    protobuf_c_message_free_unpacked (&q->base, NULL);
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"flat\",\"annotations\":{\"x\":\"y\"}}}");
+    q = bas_k8s_queue_from_json (json, err, sizeof err);
+    assert_non_null (q);
+    assert_null (q->hierarchy);
+    assert_null (q->hierarchy_weights);
+    protobuf_c_message_free_unpacked (&q->base, NULL);
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"bad\",\"annotations\":{"
+                   "\"volcano.sh/hierarchy\":3}}}");
+    assert_null (bas_k8s_queue_from_json (json, err, sizeof err));
+    assert_string_equal (err, "queue bad: metadata.annotations[\"volcano.sh/hierarchy\"]: "
+                              "expected a string, got a number");
+    cJSON_Delete (json);
     json = s_json ("{\"metadata\":{\"name\":\"ng\"},\"spec\":{\"affinity\":{}}}");
     q = bas_k8s_queue_from_json (json, err, sizeof err);
     assert_non_null (q);

@@ -474,7 +474,7 @@ static const char *const s_node_keys[] = {"name",   "allocatable",   "labels",
                                           "taints", "unschedulable", NULL};
 static const char *const s_queue_keys[] = {"name",     "parent",    "weight",      "capability",
                                            "deserved", "guarantee", "reclaimable", "priority",
-                                           "state",    "affinity",  NULL};
+                                           "state",    "affinity",  "annotations", NULL};
 static const char *const s_pg_keys[] = {
     "name",         "namespace",         "queue", "minMember",   "minTaskMember",
     "minResources", "priorityClassName", "phase", "annotations", NULL};
@@ -670,19 +670,45 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
         }
         if (s_str (it, "state"))
             q->state = bas_strdup (s_str (it, "state"));
-        //  spec.affinity through the cache's own decoder.
+        //  spec.affinity and metadata.annotations through the cache's own
+        //  decoder (annotation values as text, as basalt-scenario writes them).
         const cJSON *aff = cJSON_GetObjectItemCaseSensitive (it, "affinity");
-        if (aff) {
+        const cJSON *ann = cJSON_GetObjectItemCaseSensitive (it, "annotations");
+        if (aff || ann) {
             cJSON *obj = cJSON_CreateObject ();
-            cJSON_AddStringToObject (cJSON_AddObjectToObject (obj, "metadata"), "name", q->name);
-            cJSON_AddItemToObject (cJSON_AddObjectToObject (obj, "spec"), "affinity",
-                                   cJSON_Duplicate (aff, true));
+            cJSON *meta = cJSON_AddObjectToObject (obj, "metadata");
+            cJSON_AddStringToObject (meta, "name", q->name);
+            if (aff)
+                cJSON_AddItemToObject (cJSON_AddObjectToObject (obj, "spec"), "affinity",
+                                       cJSON_Duplicate (aff, true));
+            if (ann) {
+                cJSON *a = cJSON_AddObjectToObject (meta, "annotations");
+                const cJSON *kv;
+                cJSON_ArrayForEach (kv, ann)
+                {
+                    char num[64];
+                    const char *text = cJSON_IsString (kv) ? kv->valuestring
+                                       : cJSON_IsBool (kv) ? (cJSON_IsTrue (kv) ? "true" : "false")
+                                                           : NULL;
+                    if (!text && cJSON_IsNumber (kv)) {
+                        snprintf (num, sizeof num, "%.15g", kv->valuedouble);
+                        text = num;
+                    }
+                    cJSON_AddStringToObject (a, kv->string, text ? text : "");
+                }
+            }
             Basalt__V1__Queue *d = bas_k8s_queue_from_json (obj, err, errlen);
             cJSON_Delete (obj);
             if (!d)
                 goto done;
             q->affinity = d->affinity;
             d->affinity = NULL;
+            q->hierarchy = d->hierarchy;
+            d->hierarchy = NULL;
+            q->hierarchy_weights = d->hierarchy_weights;
+            d->hierarchy_weights = NULL;
+            q->nodegroup_resource_limits = d->nodegroup_resource_limits;
+            d->nodegroup_resource_limits = NULL;
             protobuf_c_message_free_unpacked (&d->base, NULL);
         }
     }

@@ -69,6 +69,7 @@ static const s_key_t s_queue_keys[] = {{"name", S_STR, NULL, true},
                                        {"priority", S_INT, NULL, false},
                                        {"state", S_STR, NULL, false},
                                        {"affinity", S_ANY, NULL, false},
+                                       {"annotations", S_STRMAP, NULL, false},
                                        {NULL}};
 static const s_key_t s_podgroup_keys[] = {{"name", S_STR, NULL, true},
                                           {"namespace", S_STR, NULL, false},
@@ -511,6 +512,25 @@ s_add_node (s_ctx_t *ctx, const cJSON *n, const char *path, const char *name)
     return s_add (ctx, o, path, "Node", NULL, name);
 }
 
+//  Copy a scenario's `annotations` map (NULL: none) into the object's
+//  metadata.annotations, every value as text (YAML may read 1 or true).
+static void
+s_annotations (cJSON *o, const cJSON *ann)
+{
+    if (!ann)
+        return;
+    cJSON *meta = s_obj (o, "metadata");
+    cJSON *a = cJSON_GetObjectItemCaseSensitive (meta, "annotations");
+    if (!a)
+        a = cJSON_AddObjectToObject (meta, "annotations");
+    const cJSON *it;
+    cJSON_ArrayForEach (it, ann)
+    {
+        char vb[256];
+        cJSON_AddStringToObject (a, it->string, s_text (it, vb, sizeof vb));
+    }
+}
+
 static int
 s_add_queue (s_ctx_t *ctx, const cJSON *q, const char *path, const char *name)
 {
@@ -549,6 +569,9 @@ s_add_queue (s_ctx_t *ctx, const cJSON *q, const char *path, const char *name)
         }
         cJSON_AddItemToObject (spec, "affinity", cJSON_Duplicate (aff, true));
     }
+    //  metadata.annotations (volcano.sh/hierarchy and hierarchy-weights for
+    //  drf's hierarchical mode).
+    s_annotations (o, cJSON_GetObjectItemCaseSensitive (q, "annotations"));
     const char *state = s_get_str (q, "state", buf, sizeof buf);
     cJSON_AddStringToObject (s_obj (o, "status"), "state", state ? state : "Open");
     return s_add (ctx, o, path, "Queue", NULL, name);
@@ -579,19 +602,7 @@ s_add_podgroup (s_ctx_t *ctx, const cJSON *g, const char *path, const char *name
     //  Volcano's controllers create PodGroups Pending; so do we unless told.
     const char *phase = s_get_str (g, "phase", b4, sizeof b4);
     cJSON_AddStringToObject (s_obj (o, "status"), "phase", phase ? phase : "Pending");
-    const cJSON *ann = cJSON_GetObjectItemCaseSensitive (g, "annotations");
-    if (ann) {
-        cJSON *meta = s_obj (o, "metadata");
-        cJSON *a = cJSON_GetObjectItemCaseSensitive (meta, "annotations");
-        if (!a)
-            a = cJSON_AddObjectToObject (meta, "annotations");
-        const cJSON *it;
-        cJSON_ArrayForEach (it, ann)
-        {
-            char vb[256];
-            cJSON_AddStringToObject (a, it->string, s_text (it, vb, sizeof vb));
-        }
-    }
+    s_annotations (o, cJSON_GetObjectItemCaseSensitive (g, "annotations"));
     return s_add (ctx, o, path, "PodGroup", ns, name);
 }
 
