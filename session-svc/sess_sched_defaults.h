@@ -39,6 +39,10 @@
 //  loops until nothing changes; integer rounding makes a cap prudent).
 #define SESS_PROPORTION_MAX_ROUNDS 64
 
+//  drf with enableHierarchy: the deepest volcano.sh/hierarchy path read
+//  (levels past it stay in the last one's name).
+#define SESS_HDRF_MAX_DEPTH 16
+
 //  kube-scheduler's InterPodAffinity hardPodAffinityWeight: how much a
 //  placed pod's required affinity term that selects the incoming pod adds
 //  to its domain's score. Volcano's nodeorder builds the plugin with empty
