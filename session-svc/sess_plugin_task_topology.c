@@ -566,16 +566,17 @@ s_node_order (void *self_, const sess_task_t *task, const sess_node_t *node)
         return 0;
     int role = self->role[s_task_index (self, task)];
     int score = s_count_get (b->nodes, b->nnodes, node->name, -1);
-    //  The pods of the job placed on the node in this session that the
-    //  task's role dislikes.
-    int *count = bas_alloc (sizeof (int) * (size_t)m->nroles);
-    for (int i = 0; i < m->nnode_roles; i++)
-        if (strcmp (m->node_roles[i].node, node->name) == 0)
-            count[m->node_roles[i].role] += m->node_roles[i].count;
-    int dislike = s_liking (m, role, count, true);
-    free (count);
-    if (dislike < 0)
-        score += dislike;
+    //  Less the pods of the job placed on the node in this session that the
+    //  task's role dislikes (the entries are per role, so no count array).
+    int dislike = 0;
+    for (int i = 0; i < m->nnode_roles; i++) {
+        const s_count_t *c = &m->node_roles[i];
+        if (strcmp (c->node, node->name) != 0)
+            continue;
+        if (c->role == role ? m->self_anti[role] : m->inter_anti[role * m->nroles + c->role])
+            dislike -= c->count;
+    }
+    score += dislike;
     score += b->nunplaced;
     if (!s_le (&b->request, &room)) {
         //  Leave out other unplaced pods until the rest fits.
