@@ -1536,6 +1536,16 @@ bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen)
         goto error;
     if (s_set_str (&ctx, &pg->preemptable, preempt) != 0)
         goto error;
+    //  The task-topology plugin's annotations, as written.
+    const char *aff, *anti, *order;
+    if (s_map_str (&ctx, m.annotations, "metadata.annotations", BAS_ANN_TOPO_AFFINITY, &aff) ||
+        s_map_str (&ctx, m.annotations, "metadata.annotations", BAS_ANN_TOPO_ANTI_AFFINITY,
+                   &anti) ||
+        s_map_str (&ctx, m.annotations, "metadata.annotations", BAS_ANN_TOPO_TASK_ORDER, &order) ||
+        s_set_str (&ctx, &pg->task_topology_affinity, aff) ||
+        s_set_str (&ctx, &pg->task_topology_anti_affinity, anti) ||
+        s_set_str (&ctx, &pg->task_topology_task_order, order))
+        goto error;
 
     const cJSON *spec, *status, *mtm, *conditions;
     const char *queue;

@@ -36,6 +36,10 @@
 #define BAS_ANN_MIN_MEMBER "scheduling.volcano.sh/group-min-member"
 #define BAS_ANN_TASK_SPEC "volcano.sh/task-spec"
 #define BAS_ANN_PREEMPTABLE "volcano.sh/preemptable"
+//  The task-topology plugin's PodGroup annotations.
+#define BAS_ANN_TOPO_AFFINITY "volcano.sh/task-topology-affinity"
+#define BAS_ANN_TOPO_ANTI_AFFINITY "volcano.sh/task-topology-anti-affinity"
+#define BAS_ANN_TOPO_TASK_ORDER "volcano.sh/task-topology-task-order"
 
 Basalt__V1__Node *bas_k8s_node_from_json (const cJSON *obj, char *err, size_t errlen);
 

@@ -42,6 +42,7 @@ static const char *const s_capacity_args[] = {"ancestorReclaimLevel", NULL};
 static const char *const s_overcommit_args[] = {"overcommit-factor", NULL};
 static const char *const s_sla_args[] = {"sla-waiting-time", NULL};
 static const char *const s_nodegroup_args[] = {"strict", "enablePreferredOrder", NULL};
+static const char *const s_task_topology_args[] = {"task-topology.weight", NULL};
 
 static const sess_plugin_def_t s_plugins[] = {
     {"priority", sess_priority_open, sess_priority_close, s_no_args, NULL},
@@ -58,12 +59,13 @@ static const sess_plugin_def_t s_plugins[] = {
     {"sla", sess_sla_open, sess_sla_close, s_sla_args, sess_sla_check_args},
     {"resourcequota", sess_resourcequota_open, sess_resourcequota_close, s_no_args, NULL},
     {"pdb", sess_pdb_open, sess_pdb_close, s_no_args, NULL},
+    {"task-topology", sess_task_topology_open, sess_task_topology_close, s_task_topology_args,
+     NULL},
     //  Volcano plugins not implemented yet: a configuration naming one is
     //  refused unless the entry says optional: true (sess_conf.c).
     {"deviceshare", NULL, NULL, NULL, NULL},
     {"resource-strategy-fit", NULL, NULL, NULL, NULL},
     {"tdm", NULL, NULL, NULL, NULL},
-    {"task-topology", NULL, NULL, NULL, NULL},
     {"numa-aware", NULL, NULL, NULL, NULL},
     {"cdp", NULL, NULL, NULL, NULL},
     {"rescheduling", NULL, NULL, NULL, NULL},

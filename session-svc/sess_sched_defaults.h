@@ -60,6 +60,12 @@
 //  one for a cheaper one); the search stops with the plan it has then.
 #define SESS_GANG_MAX_TRIALS 64
 
+//  task-topology plugin: its task-topology.weight when not given, and the
+//  top of a node score (Kubernetes' MaxNodeScore) its bucket score is
+//  scaled to.
+#define SESS_TASK_TOPOLOGY_WEIGHT 1
+#define SESS_MAX_NODE_SCORE 100
+
 //  Kubernetes' non-zero request defaults used in scoring (100m CPU, 200Mi).
 #define SESS_NONZERO_MILLI_CPU 100
 #define SESS_NONZERO_MEMORY (200LL * 1024 * 1024)

@@ -296,12 +296,12 @@ const sess_action_def_t *sess_registry_action (const char *name);
 sess_plugin_open_fn sess_priority_open, sess_gang_open, sess_conformance_open, sess_predicates_open,
     sess_nodeorder_open, sess_binpack_open, sess_drf_open, sess_proportion_open, sess_capacity_open,
     sess_overcommit_open, sess_nodegroup_open, sess_sla_open, sess_resourcequota_open,
-    sess_pdb_open;
+    sess_pdb_open, sess_task_topology_open;
 int sess_sla_check_args (const cJSON *args, const char **key, char *why, size_t len);
 sess_plugin_close_fn sess_priority_close, sess_gang_close, sess_conformance_close,
     sess_predicates_close, sess_nodeorder_close, sess_binpack_close, sess_drf_close,
     sess_proportion_close, sess_capacity_close, sess_overcommit_close, sess_nodegroup_close,
-    sess_sla_close, sess_resourcequota_close, sess_pdb_close;
+    sess_sla_close, sess_resourcequota_close, sess_pdb_close, sess_task_topology_close;
 
 //  Action entry points.
 sess_action_fn sess_enqueue_execute, sess_allocate_execute, sess_backfill_execute,

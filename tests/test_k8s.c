@@ -879,6 +879,35 @@ test_podgroup (void **state)
     protobuf_c_message_free_unpacked (&pg->base, NULL);
     cJSON_Delete (json);
 
+    //  The task-topology annotations (volcano.sh/task-topology-affinity,
+    //  -anti-affinity, -task-order) as written, an empty one kept empty;
+    //  absent ones stay unset; a non-string one is refused by its path.
+    json = s_json ("{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\",\"annotations\":{"
+                   "\"volcano.sh/task-topology-affinity\":\"ps,worker;ps,,chief,;\","
+                   "\"volcano.sh/task-topology-anti-affinity\":\"\"}}}");
+    pg = bas_k8s_podgroup_from_json (json, err, sizeof err);
+    assert_non_null (pg);
+    assert_string_equal (pg->task_topology_affinity, "ps,worker;ps,,chief,;");
+    assert_string_equal (pg->task_topology_anti_affinity, "");
+    assert_null (pg->task_topology_task_order);
+    s_wire_check (&pg->base);
+    protobuf_c_message_free_unpacked (&pg->base, NULL);
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\",\"annotations\":{"
+                   "\"volcano.sh/task-topology-task-order\":\"ps,worker\"}}}");
+    pg = bas_k8s_podgroup_from_json (json, err, sizeof err);
+    assert_non_null (pg);
+    assert_null (pg->task_topology_affinity);
+    assert_null (pg->task_topology_anti_affinity);
+    assert_string_equal (pg->task_topology_task_order, "ps,worker");
+    protobuf_c_message_free_unpacked (&pg->base, NULL);
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\",\"annotations\":{"
+                   "\"volcano.sh/task-topology-affinity\":3}}}");
+    assert_null (bas_k8s_podgroup_from_json (json, err, sizeof err));
+    assert_non_null (strstr (err, "volcano.sh/task-topology-affinity"));
+    cJSON_Delete (json);
+
     //  Wrong types.
     static const struct {
         const char *json;

@@ -770,6 +770,15 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
             pg->preemptable = bas_strdup (preempt->valuestring);
         else if (cJSON_IsBool (preempt))
             pg->preemptable = bas_strdup (cJSON_IsTrue (preempt) ? "true" : "false");
+        const char *topo[3] = {s_str (ann, BAS_ANN_TOPO_AFFINITY),
+                               s_str (ann, BAS_ANN_TOPO_ANTI_AFFINITY),
+                               s_str (ann, BAS_ANN_TOPO_TASK_ORDER)};
+        if (topo[0])
+            pg->task_topology_affinity = bas_strdup (topo[0]);
+        if (topo[1])
+            pg->task_topology_anti_affinity = bas_strdup (topo[1]);
+        if (topo[2])
+            pg->task_topology_task_order = bas_strdup (topo[2]);
         if (s_str (it, "phase"))
             util_model_phase (pg, s_str (it, "phase"));
         const cJSON *kv;
