@@ -1020,6 +1020,7 @@ main (int argc, char **argv)
         ia->kind = bas_kind_at (i);
         bas_kind_path (ia->kind, ia->path, sizeof ia->path);
         self.informers[i] = bas_kube_watch (self.kube, ia->path, NULL, s_on_api_event, ia);
+        bas_kube_informer_set_optional (self.informers[i], ia->kind->optional);
     }
     bas_svc_dispatch (self.svc, self.router, &self.router_stream, s_router_handlers, &self,
                       "router", "session", true);

@@ -427,6 +427,27 @@ bas_kube_list_complete (bas_kube_informer_t *inf, bas_kube_req_t *req, CURLcode 
         s_informer_expired (inf);
         return;
     }
+    if (res == CURLE_OK && code == 404 && inf->optional) {
+        //  The resource is not served (its CRD is not installed): there
+        //  are none of it. Synced and empty; look again now and then, in
+        //  case the CRD is installed later.
+        if (!inf->absent)
+            bas_info ("kube_resource_absent",
+                      "path=%s code=404 msg=\"not served by this API server: taken as none; "
+                      "listing again every %d s\"",
+                      inf->path, BAS_KUBE_ABSENT_RELIST_MS / 1000);
+        inf->absent = true;
+        s_informer_drop_req (inf);
+        s_informer_sweep (inf);
+        inf->failures = 0;
+        if (!inf->synced) {
+            inf->synced = true;
+            inf->fn (inf->arg, BAS_KUBE_SYNCED, NULL);
+        }
+        s_informer_wait (inf, true, BAS_KUBE_ABSENT_RELIST_MS);
+        return;
+    }
+    inf->absent = false;
     if (res != CURLE_OK || code != 200) {
         self->stats.errors++;
         s_informer_log_failure (inf, "list", req, res, code);
@@ -643,6 +664,13 @@ bas_kube_watch (bas_kube_t *self, const char *path, const char *selector, bas_ku
     inf->handle = zlistx_add_end (self->informers, inf);
     s_informer_list (inf, NULL);
     return inf;
+}
+
+void
+bas_kube_informer_set_optional (bas_kube_informer_t *informer, bool optional)
+{
+    if (informer)
+        informer->optional = optional;
 }
 
 bool

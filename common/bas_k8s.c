@@ -1505,6 +1505,40 @@ s_min_task_member (s_ctx_t *ctx, const cJSON *map, Basalt__V1__PodGroup *pg)
     return 0;
 }
 
+//  spec.networkTopology: {mode: hard|soft, highestTierAllowed, highestTierName}.
+//  Volcano's default mode is hard; an unknown mode is refused (a typo must
+//  not turn a hard constraint into none).
+static int
+s_network_topology (s_ctx_t *ctx, const cJSON *item, Basalt__V1__PodGroup *pg)
+{
+    const cJSON *nt;
+    if (s_object (ctx, item, "spec.networkTopology", &nt) != 0)
+        return -1;
+    if (!nt)
+        return 0;
+    const char *mode;
+    if (s_peek_str (ctx, s_get (nt, "mode"), "spec.networkTopology.mode", &mode) != 0)
+        return -1;
+    if (!mode || !*mode)
+        mode = "hard";
+    if (strcmp (mode, "hard") != 0 && strcmp (mode, "soft") != 0) {
+        s_fail (ctx, "spec.networkTopology.mode: \"%s\" is neither \"hard\" nor \"soft\"", mode);
+        return -1;
+    }
+    if (s_set_str (ctx, &pg->network_topology_mode, mode) != 0 ||
+        s_int32 (ctx, s_get (nt, "highestTierAllowed"), "spec.networkTopology.highestTierAllowed",
+                 &pg->highest_tier_allowed, &pg->has_highest_tier_allowed) != 0 ||
+        s_str (ctx, s_get (nt, "highestTierName"), "spec.networkTopology.highestTierName",
+               &pg->highest_tier_name) != 0)
+        return -1;
+    if (pg->has_highest_tier_allowed && pg->highest_tier_allowed < 0) {
+        s_fail (ctx, "spec.networkTopology.highestTierAllowed: %d is negative",
+                pg->highest_tier_allowed);
+        return -1;
+    }
+    return 0;
+}
+
 Basalt__V1__PodGroup *
 bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen)
 {
@@ -1560,7 +1594,13 @@ bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen)
         s_str (&ctx, s_get (spec, "priorityClassName"), "spec.priorityClassName",
                &pg->priority_class_name) != 0 ||
         s_object (&ctx, s_get (spec, "minTaskMember"), "spec.minTaskMember", &mtm) != 0 ||
-        s_min_task_member (&ctx, mtm, pg) != 0)
+        s_min_task_member (&ctx, mtm, pg) != 0 ||
+        s_network_topology (&ctx, s_get (spec, "networkTopology"), pg) != 0)
+        goto error;
+    const char *allocated;
+    if (s_map_str (&ctx, m.annotations, "metadata.annotations", BAS_ANN_ALLOCATED_HYPERNODE,
+                   &allocated) != 0 ||
+        s_set_str (&ctx, &pg->allocated_hypernode, allocated && *allocated ? allocated : NULL))
         goto error;
 
     pg->status = s_alloc (&ctx, sizeof *pg->status);
@@ -2013,6 +2053,98 @@ error:
     return NULL;
 }
 
+// ------------------------------------------------------------ hypernodes
+
+//  spec.members of a HyperNode: each a type and exactly one selector.
+static int
+s_hypernode_members (s_ctx_t *ctx, const cJSON *list, Basalt__V1__HyperNode *hn)
+{
+    size_t n = (size_t)cJSON_GetArraySize (list);
+    if (!list || n == 0)
+        return 0;
+    hn->members = s_alloc_array (ctx, n, sizeof *hn->members);
+    if (!hn->members)
+        return -1;
+    const cJSON *item;
+    cJSON_ArrayForEach (item, list)
+    {
+        char path[64];
+        snprintf (path, sizeof path, "spec.members[%zu]", hn->n_members);
+        const cJSON *mobj, *sel, *exact, *regex;
+        if (s_object (ctx, item, path, &mobj) != 0)
+            return -1;
+        Basalt__V1__HyperNodeMember *mem = s_alloc (ctx, sizeof *mem);
+        if (!mem)
+            return -1;
+        basalt__v1__hyper_node_member__init (mem);
+        hn->members[hn->n_members++] = mem;
+        if (!mobj) {
+            s_fail (ctx, "%s: null", path);
+            return -1;
+        }
+        const char *type;
+        if (s_peek_str (ctx, s_get (mobj, "type"), path, &type) != 0)
+            return -1;
+        if (!type || (strcmp (type, "Node") != 0 && strcmp (type, "HyperNode") != 0)) {
+            s_fail (ctx, "%s.type: \"%s\" is neither \"Node\" nor \"HyperNode\"", path,
+                    type ? type : "");
+            return -1;
+        }
+        if (s_set_str (ctx, &mem->type, type) != 0 ||
+            s_object (ctx, s_get (mobj, "selector"), path, &sel) != 0 ||
+            s_object (ctx, s_get (sel, "exactMatch"), path, &exact) != 0 ||
+            s_object (ctx, s_get (sel, "regexMatch"), path, &regex) != 0 ||
+            s_str (ctx, s_get (exact, "name"), path, &mem->exact_name) != 0 ||
+            s_str (ctx, s_get (regex, "pattern"), path, &mem->regex) != 0 ||
+            s_label_selector (ctx, s_get (sel, "labelMatch"), path, &mem->label_match) != 0)
+            return -1;
+        int nsel = (mem->exact_name != NULL) + (mem->regex != NULL) + (mem->label_match != NULL);
+        if (nsel != 1) {
+            s_fail (
+                ctx,
+                "%s.selector: needs exactly one of exactMatch, regexMatch, labelMatch (%d given)",
+                path, nsel);
+            return -1;
+        }
+        if (mem->label_match && strcmp (type, "Node") != 0) {
+            s_fail (ctx, "%s.selector.labelMatch: only a member of type Node can use it", path);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+Basalt__V1__HyperNode *
+bas_k8s_hypernode_from_json (const cJSON *obj, char *err, size_t errlen)
+{
+    s_ctx_t ctx;
+    s_ctx_init (&ctx, err, errlen, "hypernode");
+    s_meta_t m;
+    if (s_meta (&ctx, obj, "hypernode", &m) != 0)
+        return NULL;
+    Basalt__V1__HyperNode *hn = s_alloc (&ctx, sizeof *hn);
+    if (!hn)
+        return NULL;
+    basalt__v1__hyper_node__init (hn);
+    const cJSON *spec, *members;
+    if (s_set_str (&ctx, &hn->uid, m.uid) || s_set_str (&ctx, &hn->name, m.name) ||
+        s_set_str (&ctx, &hn->resource_version, m.rv) ||
+        s_object (&ctx, s_get (obj, "spec"), "spec", &spec) != 0 ||
+        s_int32 (&ctx, s_get (spec, "tier"), "spec.tier", &hn->tier, &hn->has_tier) != 0 ||
+        s_str (&ctx, s_get (spec, "tierName"), "spec.tierName", &hn->tier_name) != 0 ||
+        s_array (&ctx, s_get (spec, "members"), "spec.members", &members) != 0 ||
+        s_hypernode_members (&ctx, members, hn) != 0)
+        goto error;
+    if (!hn->has_tier || hn->tier < 0) {
+        s_fail (&ctx, "spec.tier: %s", hn->has_tier ? "negative" : "missing");
+        goto error;
+    }
+    return hn;
+error:
+    protobuf_c_message_free_unpacked (&hn->base, NULL);
+    return NULL;
+}
+
 // ------------------------------------------------------------ the kind table
 
 //  Each decoder as the table calls it.
@@ -2029,6 +2161,7 @@ S_DECODER (queue)
 S_DECODER (priorityclass)
 S_DECODER (resourcequota)
 S_DECODER (pdb)
+S_DECODER (hypernode)
 
 #define S_CORE "v1"
 #define S_VOLCANO "scheduling.volcano.sh/v1beta1"
@@ -2039,25 +2172,29 @@ static const bas_kind_t s_kinds[] = {
     {BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS, "PriorityClass", "priorityclass",
      "scheduling.k8s.io/v1", "priorityclasses", false, BAS_KIND_KEY_NAME,
      offsetof (Basalt__V1__PriorityClass, name), &basalt__v1__priority_class__descriptor,
-     s_decode_priorityclass},
+     s_decode_priorityclass, false},
     {BASALT__V1__OBJECT_KIND__OBJECT_KIND_RESOURCE_QUOTA, "ResourceQuota", "resourcequota", S_CORE,
      "resourcequotas", true, BAS_KIND_KEY_UID, offsetof (Basalt__V1__ResourceQuota, uid),
-     &basalt__v1__resource_quota__descriptor, s_decode_resourcequota},
+     &basalt__v1__resource_quota__descriptor, s_decode_resourcequota, false},
     {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_DISRUPTION_BUDGET, "PodDisruptionBudget",
      "poddisruptionbudget", "policy/v1", "poddisruptionbudgets", true, BAS_KIND_KEY_UID,
      offsetof (Basalt__V1__PodDisruptionBudget, uid),
-     &basalt__v1__pod_disruption_budget__descriptor, s_decode_pdb},
+     &basalt__v1__pod_disruption_budget__descriptor, s_decode_pdb, false},
+    {BASALT__V1__OBJECT_KIND__OBJECT_KIND_HYPER_NODE, "HyperNode", "hypernode",
+     "topology.volcano.sh/v1alpha1", "hypernodes", false, BAS_KIND_KEY_NAME,
+     offsetof (Basalt__V1__HyperNode, name), &basalt__v1__hyper_node__descriptor,
+     s_decode_hypernode, true},
     {BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, "Queue", "queue", S_VOLCANO, "queues", false,
      BAS_KIND_KEY_NAME, offsetof (Basalt__V1__Queue, name), &basalt__v1__queue__descriptor,
-     s_decode_queue},
+     s_decode_queue, false},
     {BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, "Node", "node", S_CORE, "nodes", false,
      BAS_KIND_KEY_NAME, offsetof (Basalt__V1__Node, name), &basalt__v1__node__descriptor,
-     s_decode_node},
+     s_decode_node, false},
     {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, "PodGroup", "podgroup", S_VOLCANO, "podgroups",
      true, BAS_KIND_KEY_UID, offsetof (Basalt__V1__PodGroup, uid),
-     &basalt__v1__pod_group__descriptor, s_decode_podgroup},
+     &basalt__v1__pod_group__descriptor, s_decode_podgroup, false},
     {BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, "Pod", "pod", S_CORE, "pods", true, BAS_KIND_KEY_UID,
-     offsetof (Basalt__V1__Pod, uid), &basalt__v1__pod__descriptor, s_decode_pod},
+     offsetof (Basalt__V1__Pod, uid), &basalt__v1__pod__descriptor, s_decode_pod, false},
 };
 #define S_NKINDS (sizeof s_kinds / sizeof s_kinds[0])
 

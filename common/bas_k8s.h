@@ -40,6 +40,8 @@
 #define BAS_ANN_TOPO_AFFINITY "volcano.sh/task-topology-affinity"
 #define BAS_ANN_TOPO_ANTI_AFFINITY "volcano.sh/task-topology-anti-affinity"
 #define BAS_ANN_TOPO_TASK_ORDER "volcano.sh/task-topology-task-order"
+//  The HyperNode a network-topology gang was placed in (PodGroup annotation).
+#define BAS_ANN_ALLOCATED_HYPERNODE "volcano.sh/job-allocated-hypernode"
 
 Basalt__V1__Node *bas_k8s_node_from_json (const cJSON *obj, char *err, size_t errlen);
 
@@ -62,6 +64,9 @@ Basalt__V1__ResourceQuota *bas_k8s_resourcequota_from_json (const cJSON *obj, ch
 //  maxUnavailable as written, the status counts); NULL with err when both
 //  are set or one is neither an integer nor a percentage.
 Basalt__V1__PodDisruptionBudget *bas_k8s_pdb_from_json (const cJSON *obj, char *err, size_t errlen);
+//  A topology.volcano.sh/v1alpha1 HyperNode (tier, tierName, members with
+//  exactly one selector each; labelMatch only for nodes).
+Basalt__V1__HyperNode *bas_k8s_hypernode_from_json (const cJSON *obj, char *err, size_t errlen);
 Basalt__V1__PriorityClass *bas_k8s_priorityclass_from_json (const cJSON *obj, char *err,
                                                             size_t errlen);
 
@@ -93,6 +98,9 @@ typedef struct {
     const ProtobufCMessageDescriptor *descriptor; // the message
     //  A new message from the API's JSON; NULL with err (object and field).
     ProtobufCMessage *(*decode) (const cJSON *obj, char *err, size_t errlen);
+    //  Served only where its CRD is installed (Volcano < 1.12 has no
+    //  HyperNodes): a 404 on list means none of it, not a failure.
+    bool optional;
 } bas_kind_t;
 
 //  Every ObjectKind value in the table is below this (array sizes).

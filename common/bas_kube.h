@@ -96,6 +96,11 @@ bas_kube_informer_t *bas_kube_watch (bas_kube_t *self, const char *path, const c
 
 //  True once the informer's first list has been delivered.
 bool bas_kube_informer_synced (bas_kube_informer_t *informer);
+//  An optional resource (a CRD that may not be installed): a 404 on list
+//  is taken as an empty, synced collection, listed again every
+//  BAS_KUBE_ABSENT_RELIST_MS, instead of a failure retried with backoff.
+#define BAS_KUBE_ABSENT_RELIST_MS 60000
+void bas_kube_informer_set_optional (bas_kube_informer_t *informer, bool optional);
 
 //  Counters for metrics.
 typedef struct {

@@ -112,6 +112,8 @@ struct _bas_kube_informer_t {
     char *list_rv;         // resourceVersion of the list in progress
     unsigned gen;          // current list generation
     bool synced;           // the first list has been delivered
+    bool optional;         // a 404 on list means "not served here": synced, empty
+    bool absent;           // the last list was such a 404 (logged once)
     bas_kube_req_t *req;   // current list page or watch, or NULL
     unsigned req_gen;      // bumped whenever req changes (dispatch guard)
     int timer_id;          // backoff timer, or -1

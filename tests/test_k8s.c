@@ -705,6 +705,107 @@ test_nodes (void **state)
 }
 
 static void
+test_hypernode (void **state)
+{
+    (void)state;
+    char err[512] = "";
+    cJSON *json = s_load ("./hypernode-rack.json");
+    Basalt__V1__HyperNode *hn = bas_k8s_hypernode_from_json (json, err, sizeof err);
+    if (!hn)
+        print_error ("%s\n", err);
+    assert_non_null (hn);
+    assert_string_equal (hn->name, "rack-0");
+    assert_true (hn->has_tier && hn->tier == 1);
+    assert_string_equal (hn->tier_name, "rack");
+    assert_int_equal (hn->n_members, 1);
+    assert_string_equal (hn->members[0]->type, "Node");
+    assert_null (hn->members[0]->exact_name);
+    assert_non_null (hn->members[0]->label_match);
+    assert_int_equal (hn->members[0]->label_match->n_match_labels, 2);
+    s_wire_check (&hn->base);
+    protobuf_c_message_free_unpacked (&hn->base, NULL);
+    cJSON_Delete (json);
+    json = s_load ("./hypernode-spine.json");
+    hn = bas_k8s_hypernode_from_json (json, err, sizeof err);
+    assert_non_null (hn);
+    assert_int_equal (hn->tier, 2);
+    assert_int_equal (hn->n_members, 2);
+    assert_string_equal (hn->members[1]->type, "HyperNode");
+    assert_string_equal (hn->members[1]->exact_name, "rack-1");
+    protobuf_c_message_free_unpacked (&hn->base, NULL);
+    cJSON_Delete (json);
+    static const struct {
+        const char *spec, *want;
+    } bad[] = {
+        {"{\"members\":[]}", "hypernode h: spec.tier: missing"},
+        {"{\"tier\":-1}", "spec.tier: negative"},
+        {"{\"tier\":\"1\"}", "spec.tier"},
+        {"{\"tier\":1,\"members\":[{\"type\":\"Rack\",\"selector\":{\"exactMatch\":{\"name\":"
+         "\"a\"}}}]}",
+         "spec.members[0].type: \"Rack\" is neither"},
+        {"{\"tier\":1,\"members\":[{\"type\":\"Node\",\"selector\":{}}]}",
+         "spec.members[0].selector: needs exactly one"},
+        {"{\"tier\":1,\"members\":[{\"type\":\"Node\",\"selector\":{\"exactMatch\":{\"name\":"
+         "\"a\"},\"regexMatch\":{\"pattern\":\"a.*\"}}}]}",
+         "(2 given)"},
+        {"{\"tier\":1,\"members\":[{\"type\":\"HyperNode\",\"selector\":{\"labelMatch\":{}}}]}",
+         "only a member of type Node"},
+        {"{\"tier\":1,\"members\":[7]}", "spec.members[0]"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char doc[512];
+        snprintf (doc, sizeof doc, "{\"metadata\":{\"name\":\"h\"},\"spec\":%s}", bad[i].spec);
+        json = s_json (doc);
+        err[0] = 0;
+        assert_null (bas_k8s_hypernode_from_json (json, err, sizeof err));
+        if (!strstr (err, bad[i].want))
+            fail_msg ("%s: got \"%s\", want \"%s\"", bad[i].spec, err, bad[i].want);
+        cJSON_Delete (json);
+    }
+}
+
+static void
+test_podgroup_network_topology (void **state)
+{
+    (void)state;
+    char err[512] = "";
+    cJSON *json = s_json (
+        "{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\",\"uid\":\"u\",\"annotations\":{"
+        "\"volcano.sh/job-allocated-hypernode\":\"rack-0\"}},\"spec\":{\"minMember\":4,"
+        "\"networkTopology\":{\"mode\":\"hard\",\"highestTierAllowed\":1}}}");
+    Basalt__V1__PodGroup *pg = bas_k8s_podgroup_from_json (json, err, sizeof err);
+    assert_non_null (pg);
+    assert_string_equal (pg->network_topology_mode, "hard");
+    assert_true (pg->has_highest_tier_allowed && pg->highest_tier_allowed == 1);
+    assert_null (pg->highest_tier_name);
+    assert_string_equal (pg->allocated_hypernode, "rack-0");
+    protobuf_c_message_free_unpacked (&pg->base, NULL);
+    cJSON_Delete (json);
+    //  No mode: Volcano's default, hard.
+    json = s_json ("{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\"},\"spec\":{"
+                   "\"networkTopology\":{\"highestTierName\":\"rack\"}}}");
+    pg = bas_k8s_podgroup_from_json (json, err, sizeof err);
+    assert_non_null (pg);
+    assert_string_equal (pg->network_topology_mode, "hard");
+    assert_string_equal (pg->highest_tier_name, "rack");
+    assert_false (pg->has_highest_tier_allowed);
+    protobuf_c_message_free_unpacked (&pg->base, NULL);
+    cJSON_Delete (json);
+    //  No networkTopology: no mode.
+    json = s_json ("{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\"},\"spec\":{}}");
+    pg = bas_k8s_podgroup_from_json (json, err, sizeof err);
+    assert_non_null (pg);
+    assert_null (pg->network_topology_mode);
+    protobuf_c_message_free_unpacked (&pg->base, NULL);
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\"},\"spec\":{"
+                   "\"networkTopology\":{\"mode\":\"strict\"}}}");
+    assert_null (bas_k8s_podgroup_from_json (json, err, sizeof err));
+    assert_non_null (strstr (err, "spec.networkTopology.mode: \"strict\" is neither"));
+    cJSON_Delete (json);
+}
+
+static void
 test_pdb (void **state)
 {
     (void)state;
@@ -1345,11 +1446,15 @@ test_kind_table (void **state)
         assert_non_null (key);
         assert_int_equal (key->offset, k->key_offset);
         //  Its decoder, through the one dispatch, on a minimal object.
+        //  (A HyperNode's CRD requires spec.tier.)
         char json[512], err[256] = "";
         snprintf (json, sizeof json,
                   "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"name\":\"n1\","
-                  "\"uid\":\"u1\"%s}}",
-                  k->group_version, k->name, k->namespaced ? ",\"namespace\":\"ns\"" : "");
+                  "\"uid\":\"u1\"%s}%s}",
+                  k->group_version, k->name, k->namespaced ? ",\"namespace\":\"ns\"" : "",
+                  k->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_HYPER_NODE
+                      ? ",\"spec\":{\"tier\":1}"
+                      : "");
         cJSON *doc = cJSON_Parse (json);
         Basalt__V1__Object *obj = bas_k8s_object_from_json (k->kind, doc, err, sizeof err);
         if (!obj)
@@ -1384,15 +1489,26 @@ int
 main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test (test_pod_fixture),   cmocka_unit_test (test_pod_watch_stream),
-        cmocka_unit_test (test_pod_requests),  cmocka_unit_test (test_pod_volcano),
-        cmocka_unit_test (test_pod_errors),    cmocka_unit_test (test_nodes),
-        cmocka_unit_test (test_pod_affinity),  cmocka_unit_test (test_pod_spread),
-        cmocka_unit_test (test_pod_preferred), cmocka_unit_test (test_resourcequota),
-        cmocka_unit_test (test_pdb),           cmocka_unit_test (test_podgroup),
-        cmocka_unit_test (test_queue),         cmocka_unit_test (test_priorityclass),
-        cmocka_unit_test (test_time),          cmocka_unit_test (test_kind_table),
-        cmocka_unit_test (test_garbage),       cmocka_unit_test (test_key_given_twice),
+        cmocka_unit_test (test_pod_fixture),
+        cmocka_unit_test (test_pod_watch_stream),
+        cmocka_unit_test (test_pod_requests),
+        cmocka_unit_test (test_pod_volcano),
+        cmocka_unit_test (test_pod_errors),
+        cmocka_unit_test (test_nodes),
+        cmocka_unit_test (test_pod_affinity),
+        cmocka_unit_test (test_pod_spread),
+        cmocka_unit_test (test_pod_preferred),
+        cmocka_unit_test (test_resourcequota),
+        cmocka_unit_test (test_pdb),
+        cmocka_unit_test (test_hypernode),
+        cmocka_unit_test (test_podgroup_network_topology),
+        cmocka_unit_test (test_podgroup),
+        cmocka_unit_test (test_queue),
+        cmocka_unit_test (test_priorityclass),
+        cmocka_unit_test (test_time),
+        cmocka_unit_test (test_kind_table),
+        cmocka_unit_test (test_garbage),
+        cmocka_unit_test (test_key_given_twice),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

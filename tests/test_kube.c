@@ -928,6 +928,61 @@ test_watch_410_loop_backs_off (void **state)
     world_stop (&w);
 }
 
+//  A resource the server does not serve (a CRD not installed): 404 on list.
+static void
+h_not_served (srv_t *srv, int fd, const hreq_t *req)
+{
+    (void)srv;
+    (void)req;
+    srv_reply (fd, 404, "application/json", NULL,
+               "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+               "\"Failure\",\"message\":\"the server could not find the requested resource\","
+               "\"reason\":\"NotFound\",\"code\":404}");
+}
+
+static bool
+c_synced (void *arg)
+{
+    world_t *w = (world_t *)arg;
+    return w->rec.synced > 0;
+}
+
+static bool
+c_three_requests (void *arg)
+{
+    world_t *w = (world_t *)arg;
+    return srv_count (w->srv, false) >= 3;
+}
+
+//  An optional informer takes the 404 as an empty, synced collection and
+//  does not watch; a required one keeps retrying and never syncs.
+static void
+test_list_404_optional (void **state)
+{
+    (void)state;
+    world_t w;
+    world_start (&w, h_not_served, NULL, 0, 0);
+    bas_kube_informer_t *inf = bas_kube_watch (
+        w.kube, "/apis/topology.volcano.sh/v1alpha1/hypernodes", NULL, s_on_event, &w.rec);
+    bas_kube_informer_set_optional (inf, true);
+    assert_true (s_run_until (w.loop, c_synced, &w, 10000));
+    assert_true (bas_kube_informer_synced (inf));
+    assert_int_equal (w.rec.n, 1);
+    assert_int_equal (w.rec.ev[0].type, BAS_KUBE_SYNCED);
+    assert_int_equal (srv_count (w.srv, true), 0); // no watch of what is not served
+    bas_kube_stats_t stats;
+    bas_kube_stats (w.kube, &stats);
+    assert_int_equal (stats.errors, 0);
+    world_stop (&w);
+
+    world_start (&w, h_not_served, NULL, 0, 0);
+    inf = bas_kube_watch (w.kube, "/api/v1/pods", NULL, s_on_event, &w.rec);
+    assert_true (s_run_until (w.loop, c_three_requests, &w, 10000));
+    assert_false (bas_kube_informer_synced (inf));
+    assert_int_equal (w.rec.synced, 0);
+    world_stop (&w);
+}
+
 //  An expired continue token in the middle of a list starts the list over;
 //  nothing is delivered twice.
 static void
@@ -1636,6 +1691,7 @@ main (void)
         cmocka_unit_test (test_watch_http_410_relists),
         cmocka_unit_test (test_list_continue_expired),
         cmocka_unit_test (test_watch_410_loop_backs_off),
+        cmocka_unit_test (test_list_404_optional),
         cmocka_unit_test (test_watch_error_event_reconnects),
         cmocka_unit_test (test_request_429_retry_after),
         cmocka_unit_test (test_request_429_budget_refusal),

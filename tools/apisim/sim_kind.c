@@ -91,6 +91,11 @@ static const sim_kind_t s_kinds[SIM_KIND_COUNT] = {
      "HorizontalPodAutoscaler", "HorizontalPodAutoscalerList", "autoscaling", "v2",
      "autoscaling/v2", "hpa", .namespaced = true, .status_subresource = true, .builtin = true,
      .has_spec = true, .has_status = true},
+    //  Volcano's network topology CRD (cluster-scoped, a status
+    //  subresource): stored only; no HyperNode controller fills status.
+    {SIM_KIND_HYPERNODES, "hypernodes", "hypernode", "HyperNode", "HyperNodeList",
+     "topology.volcano.sh", "v1alpha1", "topology.volcano.sh/v1alpha1", "hn",
+     .status_subresource = true, .has_generation = true},
 };
 
 const sim_kind_t *
