@@ -12,7 +12,10 @@
     is only pipelined the reservations stay for the rest of the session,
     unwritten; otherwise the statement is discarded and leaves no trace.
     Best-effort tasks are left to backfill. A ready job with more pending
-    tasks goes back in line for one more task per turn (elastic jobs).
+    tasks goes back in line for one more task per turn (elastic jobs). A
+    job with spec.networkTopology (when the cluster has HyperNodes) is
+    placed inside one HyperNode by sess_topo_place, which runs the same
+    task loop there.
 */
 #include "sess_session.h"
 #include "bas_util.h"
@@ -69,7 +72,7 @@ s_need_continue (const sess_job_t *job)
     return true;
 }
 
-static s_outcome_t
+static int
 s_allocate_tasks (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks, sess_stmt_t *stmt)
 {
     while (!sess_heap_empty (tasks)) {
@@ -152,6 +155,8 @@ sess_allocate_execute (sess_session_t *ssn, const cJSON *args)
     }
     sess_stmt_t stmt;
     sess_stmt_init (&stmt, ssn);
+    int topo_weights[2];
+    sess_network_topology_weights (ssn, topo_weights);
     while (!sess_heap_empty (&queues)) {
         sess_queue_t *queue = sess_heap_pop (&queues);
         if (sess_overused (ssn, queue)) {
@@ -163,7 +168,12 @@ sess_allocate_execute (sess_session_t *ssn, const cJSON *args)
         if (sess_heap_empty (heap))
             continue;
         sess_job_t *job = sess_heap_pop (heap);
-        s_outcome_t outcome = s_allocate_tasks (ssn, job, &tasks[job->index], &stmt);
+        //  A gang with network topology goes inside one HyperNode.
+        s_outcome_t outcome =
+            job->topo_highest >= 0
+                ? (s_outcome_t)sess_topo_place (ssn, job, &tasks[job->index], &stmt,
+                                                s_allocate_tasks, topo_weights)
+                : (s_outcome_t)s_allocate_tasks (ssn, job, &tasks[job->index], &stmt);
         if (outcome == S_READY) {
             sess_stmt_commit (&stmt);
             if (!sess_heap_empty (&tasks[job->index]))

@@ -760,7 +760,10 @@ s_nodes_to_find (int n)
 int
 sess_predicate_nodes (sess_session_t *ssn, sess_task_t *task, bool with_resources)
 {
-    int n = ssn->nnodes;
+    //  Inside a HyperNode (ssn->domain) only its nodes are seen, from the
+    //  first: the rotation is for the whole cluster.
+    const int *domain = ssn->domain;
+    int n = domain ? ssn->ndomain : ssn->nnodes;
     if (n == 0) {
         sess_fit_destroy (&task->fit);
         task->fit = sess_fit_new (0);
@@ -769,13 +772,13 @@ sess_predicate_nodes (sess_session_t *ssn, sess_task_t *task, bool with_resource
         return 0;
     }
     int want = s_nodes_to_find (n);
-    int start = ssn->next_node % n;
+    int start = domain ? 0 : ssn->next_node % n;
     int found = 0, scanned = 0;
     s_histo_t histo;
     histo.n = 0;
     char reason[128];
     for (int i = 0; i < n; i++) {
-        sess_node_t *node = &ssn->nodes[(start + i) % n];
+        sess_node_t *node = domain ? &ssn->nodes[domain[i]] : &ssn->nodes[(start + i) % n];
         scanned = i + 1;
         reason[0] = 0;
         bool ok = node->ready;
@@ -802,7 +805,8 @@ sess_predicate_nodes (sess_session_t *ssn, sess_task_t *task, bool with_resource
         if (found >= want)
             break;
     }
-    ssn->next_node = (start + scanned) % n;
+    if (!domain)
+        ssn->next_node = (start + scanned) % n;
     if (found == 0) {
         sess_fit_destroy (&task->fit);
         task->fit = sess_fit_new (n);

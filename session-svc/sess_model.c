@@ -956,6 +956,8 @@ sess_model_open (sess_session_t *ssn)
     ssn->scratch_scores = bas_alloc (sizeof *ssn->scratch_scores * (n ? (size_t)n : 1));
     ssn->scratch_fits_idle = bas_alloc (sizeof *ssn->scratch_fits_idle * (n ? (size_t)n : 1));
     ssn->interpod = sess_interpod_new (ssn);
+    ssn->topo = sess_topo_new (ssn);
+    sess_topo_jobs (ssn);
     return 0;
 }
 
@@ -963,6 +965,7 @@ void
 sess_model_close (sess_session_t *ssn)
 {
     sess_interpod_destroy (&ssn->interpod);
+    sess_topo_destroy (&ssn->topo);
     for (int i = 0; i < ssn->nnodes; i++)
         free (ssn->nodes[i].labels);
     free (ssn->nodes);

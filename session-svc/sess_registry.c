@@ -43,6 +43,15 @@ static const char *const s_overcommit_args[] = {"overcommit-factor", NULL};
 static const char *const s_sla_args[] = {"sla-waiting-time", NULL};
 static const char *const s_nodegroup_args[] = {"strict", "enablePreferredOrder", NULL};
 static const char *const s_task_topology_args[] = {"task-topology.weight", NULL};
+static const char *const s_network_topology_args[] = {"weight",
+                                                      "hypernode.binpack.cpu",
+                                                      "hypernode.binpack.memory",
+                                                      "hypernode.binpack.resources",
+                                                      "hypernode.binpack.resources.",
+                                                      "hypernode.binpack.normal-pod.enable",
+                                                      "hypernode.binpack.normal-pod.fading",
+                                                      "hypernode.gradient.evict.max-hypernodes",
+                                                      NULL};
 
 static const sess_plugin_def_t s_plugins[] = {
     {"priority", sess_priority_open, sess_priority_close, s_no_args, NULL},
@@ -59,6 +68,8 @@ static const sess_plugin_def_t s_plugins[] = {
     {"sla", sess_sla_open, sess_sla_close, s_sla_args, sess_sla_check_args},
     {"resourcequota", sess_resourcequota_open, sess_resourcequota_close, s_no_args, NULL},
     {"pdb", sess_pdb_open, sess_pdb_close, s_no_args, NULL},
+    {"network-topology-aware", sess_network_topology_open, sess_network_topology_close,
+     s_network_topology_args, NULL},
     {"task-topology", sess_task_topology_open, sess_task_topology_close, s_task_topology_args,
      NULL},
     //  Volcano plugins not implemented yet: a configuration naming one is
@@ -70,7 +81,6 @@ static const sess_plugin_def_t s_plugins[] = {
     {"cdp", NULL, NULL, NULL, NULL},
     {"rescheduling", NULL, NULL, NULL, NULL},
     {"usage", NULL, NULL, NULL, NULL},
-    {"network-topology-aware", NULL, NULL, NULL, NULL},
     {"extender", NULL, NULL, NULL, NULL},
 };
 

@@ -162,6 +162,9 @@ struct _sess_job_t {
                            // NULL (then SESS_QUEUE_QUOTA_INSUFFICIENT)
     bool gang_preemptable; // may lose pods to gangpreempt / gangreclaim: the PodGroup's
                            // volcano.sh/preemptable when set, else true
+    int topo_highest;      // spec.networkTopology: the highest HyperNode tier it may span
+                           // (soft: the virtual top's), or -1 (none, or no HyperNodes)
+    int topo_allocated;    // the HyperNode its placed pods are in, or -1
 };
 
 //  The message of the Event a group refused by enqueue gets, as Volcano's
@@ -296,12 +299,13 @@ const sess_action_def_t *sess_registry_action (const char *name);
 sess_plugin_open_fn sess_priority_open, sess_gang_open, sess_conformance_open, sess_predicates_open,
     sess_nodeorder_open, sess_binpack_open, sess_drf_open, sess_proportion_open, sess_capacity_open,
     sess_overcommit_open, sess_nodegroup_open, sess_sla_open, sess_resourcequota_open,
-    sess_pdb_open, sess_task_topology_open;
+    sess_pdb_open, sess_task_topology_open, sess_network_topology_open;
 int sess_sla_check_args (const cJSON *args, const char **key, char *why, size_t len);
 sess_plugin_close_fn sess_priority_close, sess_gang_close, sess_conformance_close,
     sess_predicates_close, sess_nodeorder_close, sess_binpack_close, sess_drf_close,
     sess_proportion_close, sess_capacity_close, sess_overcommit_close, sess_nodegroup_close,
-    sess_sla_close, sess_resourcequota_close, sess_pdb_close, sess_task_topology_close;
+    sess_sla_close, sess_resourcequota_close, sess_pdb_close, sess_task_topology_close,
+    sess_network_topology_close;
 
 //  Action entry points.
 sess_action_fn sess_enqueue_execute, sess_allocate_execute, sess_backfill_execute,
@@ -526,6 +530,9 @@ struct _sess_session_t {
     bool gang_evicting; // a gang-aware action (gangpreempt, gangreclaim) is asking the victim
                         // filters: the gang plugin lets every candidate through, as the
                         // action keeps each victim gang whole or above its minMember itself
+    struct _sess_topo_t *topo; // the HyperNodes (sess_topology.c), NULL when there are none
+    const int *domain;         // when set, predicate scans see only these node indices
+    int ndomain;               // (a HyperNode's nodes), borrowed
 };
 
 //  Build the session model from the replica (sess_model.c). Returns 0, or
@@ -802,5 +809,49 @@ sess_heap_empty (const sess_heap_t *h)
 
 //  Heap comparators over the session's order dispatchers (ctx = ssn).
 sess_heap_cmp_fn sess_cmp_jobs, sess_cmp_queues, sess_cmp_tasks;
+
+// ------------------------------------------------------------ network topology
+
+//  The HyperNode tree over the session's nodes (sess_topology.c). HyperNodes
+//  are numbered 0..count-1 in name order; the virtual top (every node, one
+//  tier above the highest) is sess_topo_top. New one owned by the caller;
+//  NULL when the replica has no HyperNode.
+typedef struct _sess_topo_t sess_topo_t;
+sess_topo_t *sess_topo_new (sess_session_t *ssn);
+void sess_topo_destroy (sess_topo_t **self_p);
+int sess_topo_count (const sess_topo_t *self);
+int sess_topo_top (const sess_topo_t *self);
+const char *sess_topo_name (const sess_topo_t *self, int h);
+int sess_topo_tier (const sess_topo_t *self, int h);
+int sess_topo_parent (const sess_topo_t *self, int h); // -1 for the top
+//  Lowest and highest tier of the real HyperNodes.
+void sess_topo_tiers (const sess_topo_t *self, int *min_tier, int *max_tier);
+//  Its nodes (session node indices, ascending) and their Σ allocatable.
+const int *sess_topo_nodes (const sess_topo_t *self, int h, int *n);
+const bas_res_t *sess_topo_allocatable (const sess_topo_t *self, int h);
+//  The lowest-tier HyperNode holding the node (the top when none does).
+int sess_topo_leaf (const sess_topo_t *self, const sess_node_t *node);
+int sess_topo_lookup (const sess_topo_t *self, const char *name); // -1 when unknown
+//  Lowest common ancestor (a or b may be -1: the other is returned).
+int sess_topo_lca (const sess_topo_t *self, int a, int b);
+//  Set every job's topo_highest and topo_allocated (after the model is built).
+void sess_topo_jobs (sess_session_t *ssn);
+//  The network-topology-aware plugin's HyperNode binpack score, 0..1:
+//  Σ weight × (used + req) / allocatable over cpu and memory (the ones req
+//  asks for) / Σ weight; 0 when req does not fit.
+double sess_topo_binpack_score (const sess_topo_t *self, int h, const bas_res_t *used,
+                                const bas_res_t *req, int cpu_weight, int memory_weight);
+//  Place a gang with network topology (see sess_topology.c): try_fn is
+//  allocate's task loop (0 discarded, else ready or pipelined, the
+//  operations left in stmt), run with ssn->domain set. weights: the
+//  HyperNode binpack weights of cpu and memory. Returns try_fn's result
+//  for the chosen HyperNode, or 0 (the pods get a note saying why).
+typedef int (sess_topo_try_fn) (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks,
+                                sess_stmt_t *stmt);
+//  The network-topology-aware plugin's HyperNode binpack weights (cpu,
+//  memory) when it is in the session, else Volcano's defaults (1, 1).
+void sess_network_topology_weights (sess_session_t *ssn, int weights[2]);
+int sess_topo_place (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks, sess_stmt_t *stmt,
+                     sess_topo_try_fn *try_fn, const int weights[2]);
 
 #endif

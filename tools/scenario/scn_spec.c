@@ -80,7 +80,16 @@ static const s_key_t s_podgroup_keys[] = {{"name", S_STR, NULL, true},
                                           {"priorityClassName", S_STR, NULL, false},
                                           {"phase", S_STR, NULL, false},
                                           {"annotations", S_STRMAP, NULL, false},
+                                          {"networkTopology", S_ANY, NULL, false},
                                           {NULL}};
+static const s_key_t s_hypernode_keys[] = {{"name", S_STR, NULL, true},
+                                           {"tier", S_INT, NULL, true},
+                                           {"tierName", S_STR, NULL, false},
+                                           {"nodes", S_STRLIST, NULL, false},
+                                           {"hypernodes", S_STRLIST, NULL, false},
+                                           {"nodeRegex", S_STR, NULL, false},
+                                           {"nodeLabels", S_STRMAP, NULL, false},
+                                           {NULL}};
 static const s_key_t s_pc_keys[] = {{"name", S_STR, NULL, true},
                                     {"value", S_INT, NULL, true},
                                     {"globalDefault", S_BOOL, NULL, false},
@@ -134,6 +143,7 @@ static const s_key_t s_top_keys[] = {{"name", S_STR, NULL, false},
                                      {"priorityClasses", S_LIST, s_pc_keys, false},
                                      {"pods", S_LIST, s_pod_keys, false},
                                      {"resourceQuotas", S_LIST, s_quota_keys, false},
+                                     {"hypernodes", S_LIST, s_hypernode_keys, false},
                                      {"manifests", S_ANY, NULL, false},
                                      {"expect", S_MAP, s_expect_keys, true},
                                      {NULL}};
@@ -603,7 +613,61 @@ s_add_podgroup (s_ctx_t *ctx, const cJSON *g, const char *path, const char *name
     const char *phase = s_get_str (g, "phase", b4, sizeof b4);
     cJSON_AddStringToObject (s_obj (o, "status"), "phase", phase ? phase : "Pending");
     s_annotations (o, cJSON_GetObjectItemCaseSensitive (g, "annotations"));
+    const cJSON *nt = cJSON_GetObjectItemCaseSensitive (g, "networkTopology");
+    if (nt)
+        cJSON_AddItemToObject (spec, "networkTopology", cJSON_Duplicate (nt, true));
     return s_add (ctx, o, path, "PodGroup", ns, name);
+}
+
+//  A Volcano HyperNode: members by exact name (nodes, hypernodes), a node
+//  name pattern, node labels; each becomes one spec.members entry.
+static cJSON *
+s_member (const char *type, const char *how, cJSON *what)
+{
+    cJSON *m = cJSON_CreateObject ();
+    cJSON_AddStringToObject (m, "type", type);
+    cJSON_AddItemToObject (s_obj (m, "selector"), how, what);
+    return m;
+}
+
+static int
+s_add_hypernode (s_ctx_t *ctx, const cJSON *h, const char *path, const char *name)
+{
+    cJSON *o = s_new_object ("topology.volcano.sh/v1alpha1", "HyperNode");
+    s_meta (ctx, o, name, NULL);
+    cJSON *spec = s_obj (o, "spec");
+    cJSON_AddNumberToObject (spec, "tier",
+                             cJSON_GetObjectItemCaseSensitive (h, "tier")->valuedouble);
+    char buf[128];
+    const char *tier_name = s_get_str (h, "tierName", buf, sizeof buf);
+    if (tier_name)
+        cJSON_AddStringToObject (spec, "tierName", tier_name);
+    cJSON *members = cJSON_AddArrayToObject (spec, "members");
+    static const struct {
+        const char *key, *type;
+    } lists[] = {{"nodes", "Node"}, {"hypernodes", "HyperNode"}};
+    for (size_t l = 0; l < 2; l++) {
+        const cJSON *item;
+        cJSON_ArrayForEach (item, cJSON_GetObjectItemCaseSensitive (h, lists[l].key))
+        {
+            cJSON *exact = cJSON_CreateObject ();
+            cJSON_AddStringToObject (exact, "name", item->valuestring);
+            cJSON_AddItemToArray (members, s_member (lists[l].type, "exactMatch", exact));
+        }
+    }
+    const char *regex = s_get_str (h, "nodeRegex", buf, sizeof buf);
+    if (regex) {
+        cJSON *re = cJSON_CreateObject ();
+        cJSON_AddStringToObject (re, "pattern", regex);
+        cJSON_AddItemToArray (members, s_member ("Node", "regexMatch", re));
+    }
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive (h, "nodeLabels");
+    if (labels) {
+        cJSON *lm = cJSON_CreateObject ();
+        cJSON_AddItemToObject (lm, "matchLabels", s_string_map (labels));
+        cJSON_AddItemToArray (members, s_member ("Node", "labelMatch", lm));
+    }
+    return s_add (ctx, o, path, "HyperNode", NULL, name);
 }
 
 //  A v1 ResourceQuota: spec.hard, and status.used as given (no quota
@@ -777,6 +841,7 @@ static const s_section_t s_sections[] = {
     {"podgroups", s_add_podgroup, false},
     {"pods", s_add_pod, true},
     {"resourceQuotas", s_add_quota, false},
+    {"hypernodes", s_add_hypernode, false},
     {NULL, NULL, false},
 };
 
