@@ -32,19 +32,23 @@ typedef struct {
     int runs;  // runs so far (names their output files)
 } s_env_t;
 
-//  Run basalt-scenario with args (NULL-terminated, at most 8); returns its
-//  exit status and its output (stdout + stderr, caller frees) in *output.
+//  Run basalt-scenario with args (NULL-terminated, at most S_MAX_ARGS);
+//  returns its exit status and its output (stdout + stderr, caller frees)
+//  in *output.
+#define S_MAX_ARGS 512
 static int
 s_run (s_env_t *env, const char *const *args, char **output)
 {
     char bin[512], log[512];
     snprintf (bin, sizeof bin, "%s/tools/scenario/basalt-scenario", BASALT_BIN_DIR);
     snprintf (log, sizeof log, "%s/run-%d.out", env->dir, env->runs++);
-    char *argv[12];
+    char *argv[S_MAX_ARGS + 2];
     int n = 0;
     argv[n++] = bin;
-    for (int i = 0; args[i] && n < 11; i++)
+    for (int i = 0; args[i]; i++) {
+        assert_true (n <= S_MAX_ARGS);
         argv[n++] = (char *)args[i];
+    }
     argv[n] = NULL;
     pid_t pid = util_spawn (argv, log);
     assert_true (pid > 0);
@@ -126,19 +130,57 @@ test_project_scenarios (void **state)
     s_expect_pass (*state, e2e);
 }
 
+static int
+s_cmp_str (const void *a, const void *b)
+{
+    return strcmp (*(char *const *)a, *(char *const *)b);
+}
+
 //  Volcano's own unit-test cases (tests/scenarios/volcano/README.md), in
-//  both modes: run as the CTest test test_scenarios_volcano (this program
-//  with the argument "volcano"), beside the others under ctest -j.
+//  both modes, as CTest tests beside the others under ctest -j: this
+//  program with the arguments "volcano K N" runs shard K of N (the files
+//  in name order, every N-th from the K-th), so that no one test holds
+//  them all.
+static int s_shard, s_nshards = 1;
+
 static void
 test_volcano_scenarios (void **state)
 {
     const char *dir = BASALT_SOURCE_DIR "/tests/scenarios/volcano";
     if (!s_has_scenarios (dir))
         fail_msg ("no scenario files in %s", dir);
-    const char *in_process[] = {dir, NULL};
-    s_expect_pass (*state, in_process);
-    const char *e2e[] = {"--e2e", "--jobs", "4", dir, NULL};
-    s_expect_pass (*state, e2e);
+    DIR *d = opendir (dir);
+    assert_non_null (d);
+    char *files[S_MAX_ARGS];
+    int nfiles = 0;
+    struct dirent *e;
+    while ((e = readdir (d))) {
+        size_t len = strlen (e->d_name);
+        if (len <= 5 || strcmp (e->d_name + len - 5, ".yaml") != 0)
+            continue;
+        assert_true (nfiles < S_MAX_ARGS);
+        char path[1024];
+        snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
+        files[nfiles++] = strdup (path);
+    }
+    closedir (d);
+    qsort (files, (size_t)nfiles, sizeof *files, s_cmp_str);
+    const char *args[S_MAX_ARGS];
+    int n = 0;
+    args[n++] = "--e2e";
+    args[n++] = "--jobs";
+    args[n++] = "4";
+    int first = n;
+    for (int i = s_shard; i < nfiles; i += s_nshards) {
+        assert_true (n < S_MAX_ARGS - 1);
+        args[n++] = files[i];
+    }
+    args[n] = NULL;
+    assert_true (n > first);              //  every shard has files
+    s_expect_pass (*state, args + first); //  in process
+    s_expect_pass (*state, args);         //  end to end
+    for (int i = 0; i < nfiles; i++)
+        free (files[i]);
 }
 
 //  One 2-CPU node: p1 fits on n1 and nowhere else, so "bound to n2" is wrong.
@@ -250,6 +292,14 @@ int
 main (int argc, char **argv)
 {
     if (argc > 1 && strcmp (argv[1], "volcano") == 0) {
+        if (argc > 3) {
+            s_shard = atoi (argv[2]);
+            s_nshards = atoi (argv[3]);
+        }
+        if (s_nshards < 1 || s_shard < 0 || s_shard >= s_nshards) {
+            fprintf (stderr, "test_scenarios: volcano K N: shard K of N, 0 <= K < N\n");
+            return 2;
+        }
         const struct CMUnitTest volcano[] = {cmocka_unit_test (test_volcano_scenarios)};
         return cmocka_run_group_tests (volcano, s_setup, s_teardown);
     }
