@@ -465,19 +465,29 @@ s_add_pod (void *arg, const char *name)
 
 //  The keys the scenario format allows (shared/scenarios/README.md):
 //  anything else is an error, so a typo cannot pass silently.
-static const char *const s_top_keys[] = {"name",  "description", "config",    "sessions",
-                                         "nodes", "queues",      "podgroups", "priorityClasses",
-                                         "pods",  "manifests",   "expect",    "resourceQuotas",
-                                         NULL};
+static const char *const s_top_keys[] = {
+    "name",   "description",    "config",          "sessions", "nodes",
+    "queues", "podgroups",      "priorityClasses", "pods",     "manifests",
+    "expect", "resourceQuotas", "hypernodes",      NULL};
+static const char *const s_hypernode_keys[] = {"name",       "tier",      "tierName",   "nodes",
+                                               "hypernodes", "nodeRegex", "nodeLabels", NULL};
 static const char *const s_quota_keys[] = {"name", "namespace", "hard", "used", NULL};
 static const char *const s_node_keys[] = {"name",   "allocatable",   "labels",
                                           "taints", "unschedulable", NULL};
 static const char *const s_queue_keys[] = {"name",     "parent",    "weight",      "capability",
                                            "deserved", "guarantee", "reclaimable", "priority",
                                            "state",    "affinity",  "annotations", NULL};
-static const char *const s_pg_keys[] = {
-    "name",         "namespace",         "queue", "minMember",   "minTaskMember",
-    "minResources", "priorityClassName", "phase", "annotations", NULL};
+static const char *const s_pg_keys[] = {"name",
+                                        "namespace",
+                                        "queue",
+                                        "minMember",
+                                        "minTaskMember",
+                                        "minResources",
+                                        "priorityClassName",
+                                        "phase",
+                                        "annotations",
+                                        "networkTopology",
+                                        NULL};
 static const char *const s_pc_keys[] = {"name",        "value", "globalDefault", "preemptionPolicy",
                                         "description", NULL};
 static const char *const s_pod_keys[] = {"name",
@@ -589,7 +599,8 @@ s_check_keys (const cJSON *doc, char *err, size_t errlen)
         s_list_keys (doc, "podgroups", s_pg_keys, err, errlen) != 0 ||
         s_list_keys (doc, "priorityClasses", s_pc_keys, err, errlen) != 0 ||
         s_list_keys (doc, "pods", s_pod_keys, err, errlen) != 0 ||
-        s_list_keys (doc, "resourceQuotas", s_quota_keys, err, errlen) != 0)
+        s_list_keys (doc, "resourceQuotas", s_quota_keys, err, errlen) != 0 ||
+        s_list_keys (doc, "hypernodes", s_hypernode_keys, err, errlen) != 0)
         return -1;
     const cJSON *expect = cJSON_GetObjectItemCaseSensitive (doc, "expect");
     if (expect && s_keys_in (expect, s_expect_keys, "expect", err, errlen) != 0)
@@ -748,6 +759,58 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
         o->resource_quota = q;
         s_upsert (store, o);
     }
+    //  HyperNodes, through the cache's own decoder: each list entry one
+    //  member, as the format says.
+    cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "hypernodes"))
+    {
+        cJSON *obj = cJSON_CreateObject ();
+        cJSON *meta = cJSON_AddObjectToObject (obj, "metadata");
+        cJSON_AddStringToObject (meta, "name", s_str (it, "name") ? s_str (it, "name") : "");
+        cJSON *spec = cJSON_AddObjectToObject (obj, "spec");
+        cJSON_AddNumberToObject (spec, "tier", s_int (it, "tier", -1));
+        if (s_str (it, "tierName"))
+            cJSON_AddStringToObject (spec, "tierName", s_str (it, "tierName"));
+        cJSON *members = cJSON_AddArrayToObject (spec, "members");
+        static const char *const lists[2][2] = {{"nodes", "Node"}, {"hypernodes", "HyperNode"}};
+        for (int l = 0; l < 2; l++) {
+            const cJSON *name;
+            cJSON_ArrayForEach (name, cJSON_GetObjectItemCaseSensitive (it, lists[l][0]))
+            {
+                cJSON *m = cJSON_CreateObject ();
+                cJSON_AddStringToObject (m, "type", lists[l][1]);
+                cJSON *ex =
+                    cJSON_AddObjectToObject (cJSON_AddObjectToObject (m, "selector"), "exactMatch");
+                cJSON_AddStringToObject (ex, "name", cJSON_GetStringValue (name));
+                cJSON_AddItemToArray (members, m);
+            }
+        }
+        if (s_str (it, "nodeRegex")) {
+            cJSON *m = cJSON_CreateObject ();
+            cJSON_AddStringToObject (m, "type", "Node");
+            cJSON *re =
+                cJSON_AddObjectToObject (cJSON_AddObjectToObject (m, "selector"), "regexMatch");
+            cJSON_AddStringToObject (re, "pattern", s_str (it, "nodeRegex"));
+            cJSON_AddItemToArray (members, m);
+        }
+        const cJSON *labels = cJSON_GetObjectItemCaseSensitive (it, "nodeLabels");
+        if (labels) {
+            cJSON *m = cJSON_CreateObject ();
+            cJSON_AddStringToObject (m, "type", "Node");
+            cJSON *lm =
+                cJSON_AddObjectToObject (cJSON_AddObjectToObject (m, "selector"), "labelMatch");
+            cJSON_AddItemToObject (lm, "matchLabels", cJSON_Duplicate (labels, 1));
+            cJSON_AddItemToArray (members, m);
+        }
+        Basalt__V1__HyperNode *hn = bas_k8s_hypernode_from_json (obj, err, errlen);
+        cJSON_Delete (obj);
+        if (!hn)
+            goto done;
+        Basalt__V1__Object *o = s_new (sizeof *o);
+        basalt__v1__object__init (o);
+        o->kind_case = BASALT__V1__OBJECT__KIND_HYPER_NODE;
+        o->hyper_node = hn;
+        s_upsert (store, o);
+    }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "podgroups"))
     {
         Basalt__V1__PodGroup *pg =
@@ -779,6 +842,19 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
             pg->task_topology_anti_affinity = bas_strdup (topo[1]);
         if (topo[2])
             pg->task_topology_task_order = bas_strdup (topo[2]);
+        if (s_str (ann, BAS_ANN_ALLOCATED_HYPERNODE))
+            pg->allocated_hypernode = bas_strdup (s_str (ann, BAS_ANN_ALLOCATED_HYPERNODE));
+        const cJSON *nt = cJSON_GetObjectItemCaseSensitive (it, "networkTopology");
+        if (nt) {
+            pg->network_topology_mode =
+                bas_strdup (s_str (nt, "mode") ? s_str (nt, "mode") : "hard");
+            if (cJSON_GetObjectItemCaseSensitive (nt, "highestTierAllowed")) {
+                pg->has_highest_tier_allowed = 1;
+                pg->highest_tier_allowed = s_int (nt, "highestTierAllowed", 0);
+            }
+            if (s_str (nt, "highestTierName"))
+                pg->highest_tier_name = bas_strdup (s_str (nt, "highestTierName"));
+        }
         if (s_str (it, "phase"))
             util_model_phase (pg, s_str (it, "phase"));
         const cJSON *kv;
