@@ -263,7 +263,9 @@ sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
             pushed[q] = true;
             sess_heap_push (&queues, job->queue);
         }
-        if (sess_job_starving (ssn, job)) {
+        //  A gang with network topology is not a preemptor (as in Volcano):
+        //  the victims' nodes could lie outside every HyperNode it may use.
+        if (sess_job_starving (ssn, job) && job->topo_highest < 0) {
             starving[j] = true;
             sess_heap_push (&jobs[q], job);
             s_push_pending (&tasks[j], job);

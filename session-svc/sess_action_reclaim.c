@@ -119,7 +119,9 @@ sess_reclaim_execute (sess_session_t *ssn, const cJSON *args)
             pushed[q] = true;
             sess_heap_push (&queues, job->queue);
         }
-        if (!sess_job_starving (ssn, job))
+        //  Nor a reclaimer (Volcano's reclaim does not check, and can place
+        //  such a gang's pods outside its HyperNodes).
+        if (!sess_job_starving (ssn, job) || job->topo_highest >= 0)
             continue;
         sess_heap_push (&jobs[q], job);
         for (int t = 0; t < job->ntasks; t++)

@@ -862,7 +862,9 @@ sess_gang_run (sess_session_t *ssn, const cJSON *args, sess_gang_kind_t kind, co
             pushed[q] = true;
             sess_heap_push (&queues, job->queue);
         }
-        if (sess_job_starving (ssn, job))
+        //  A gang with network topology waits for allocate: Volcano searches
+        //  HyperNode domains for it here, which Basalt does not do yet.
+        if (sess_job_starving (ssn, job) && job->topo_highest < 0)
             sess_heap_push (&jobs[q], job);
     }
     sess_gang_t *gang = sess_gang_new (ssn, kind, &parsed);
