@@ -499,6 +499,23 @@ s_job_pods_in (const sess_session_t *ssn, const sess_job_t *job, int h)
 
 // ------------------------------------------------------------ the search
 
+typedef struct {
+    int h;        // HyperNode
+    double score; // its binpack score for the gang
+    int pods;     // the gang's pods already on it
+} s_cand_t;
+
+static int
+s_cand_cmp (const void *a, const void *b)
+{
+    const s_cand_t *l = a, *r = b;
+    if (l->score != r->score)
+        return l->score > r->score ? -1 : 1;
+    if (l->pods != r->pods)
+        return r->pods - l->pods;
+    return l->h - r->h;
+}
+
 //  The search root (see the header): -1 when the gang's HyperNode has no
 //  ancestor within the allowed tier (it cannot grow without breaking it).
 static int
@@ -535,7 +552,6 @@ sess_topo_place (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks, sess_
     for (int i = 0; i < tasks->n; i++)
         bas_res_add (&req, ((const sess_task_t *)tasks->items[i])->resreq);
     int *cands = bas_alloc ((size_t)self->n * sizeof *cands);
-    sess_heap_t trial;
     int tried = 0, last_tier = -1;
     for (;;) {
         //  The lowest tier above last_tier with a candidate.
@@ -560,49 +576,52 @@ sess_topo_place (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks, sess_
             }
             cands[nc++] = i;
         }
-        int best = -1, best_pods = 0;
-        double best_score = -1;
+        //  Best first: binpack score, then the gang's pods already there,
+        //  then name. The first that fits is the one the best-of-all rule
+        //  would choose, so the others are not tried.
+        s_cand_t *order = bas_alloc ((size_t)(nc ? nc : 1) * sizeof *order);
         for (int c = 0; c < nc; c++) {
-            s_hnode_t *h = &self->h[cands[c]];
-            bas_res_t used, idle, future;
-            s_used (ssn, h, &used, &idle, &future);
-            double score =
+            //  The score reads cpu and memory only: sum just those.
+            const s_hnode_t *h = &self->h[cands[c]];
+            bas_res_t used;
+            memset (&used, 0, sizeof used);
+            for (int i = 0; i < h->nnodes; i++) {
+                used.milli_cpu += ssn->nodes[h->nodes[i]].used.milli_cpu;
+                used.memory += ssn->nodes[h->nodes[i]].used.memory;
+            }
+            order[c].h = cands[c];
+            order[c].score =
                 sess_topo_binpack_score (self, cands[c], &used, &req, weights[0], weights[1]);
-            int pods = s_job_pods_in (ssn, job, cands[c]);
+            order[c].pods = s_job_pods_in (ssn, job, cands[c]);
+        }
+        qsort (order, (size_t)nc, sizeof *order, s_cand_cmp);
+        for (int c = 0; c < nc; c++) {
+            s_hnode_t *h = &self->h[order[c].h];
+            sess_heap_t trial = *tasks;
             trial.items = bas_alloc ((size_t)(tasks->n ? tasks->n : 1) * sizeof *trial.items);
             memcpy (trial.items, tasks->items, (size_t)tasks->n * sizeof *trial.items);
-            trial.n = trial.cap = tasks->n;
-            trial.cmp = tasks->cmp;
-            trial.ctx = tasks->ctx;
+            trial.cap = tasks->n ? tasks->n : 1;
             ssn->domain = h->nodes;
             ssn->ndomain = h->nnodes;
             job->nfailed_roles = 0;
             int outcome = try_fn (ssn, job, &trial, stmt);
             ssn->domain = NULL;
             tried++;
+            bas_trace ("sched_hypernode_try", "job=%s hypernode=%s tier=%d fits=%d score=%.4f",
+                       job->uid, h->name, tier, outcome != 0, order[c].score);
             if (outcome != 0) {
-                sess_stmt_discard (stmt);
-                if (best < 0 || score > best_score || (score == best_score && pods > best_pods)) {
-                    best = cands[c];
-                    best_score = score;
-                    best_pods = pods;
-                }
+                //  Placed: what the trial left is what is left to place.
+                sess_heap_fini (tasks);
+                *tasks = trial;
+                bas_debug ("sched_hypernode_chosen", "job=%s hypernode=%s tier=%d outcome=%d",
+                           job->uid, h->name, tier, outcome);
+                free (order);
+                free (cands);
+                return outcome;
             }
             sess_heap_fini (&trial);
-            bas_trace ("sched_hypernode_try", "job=%s hypernode=%s tier=%d fits=%d score=%.4f",
-                       job->uid, h->name, tier, outcome != 0, score);
         }
-        if (best >= 0) {
-            free (cands);
-            ssn->domain = self->h[best].nodes;
-            ssn->ndomain = self->h[best].nnodes;
-            job->nfailed_roles = 0;
-            int outcome = try_fn (ssn, job, tasks, stmt);
-            ssn->domain = NULL;
-            bas_debug ("sched_hypernode_chosen", "job=%s hypernode=%s tier=%d outcome=%d", job->uid,
-                       self->h[best].name, tier, outcome);
-            return outcome;
-        }
+        free (order);
     }
     free (cands);
     if (tried == 0)

@@ -16,6 +16,10 @@
         nodes=5000 pods=50000 gangs=16667 session_ms=… pods_per_s=…
         ms_per_gang=… placed=… firstfit_ms=… firstfit_placed=… ratio_vs_firstfit=…
 
+    With --racks N the nodes are grouped in N tier-1 HyperNodes (8 to a
+    tier-2 one) and every gang asks for networkTopology {mode: hard,
+    highestTierAllowed: 1}; the same cluster without them is timed too.
+
     With --constraints every gang's pods repel each other per node (required
     pod anti-affinity on kubernetes.io/hostname, selecting the gang's own
     label) and every second gang also spreads over the zones (maxSkew 1,
@@ -50,6 +54,8 @@ typedef struct {
     const char *conf_file; // scheduler configuration, NULL = default
     bool baseline;         // also time first-fit
     bool constraints;      // anti-affinity on every gang, spread on half
+    long racks;            // > 0: that many tier-1 HyperNodes (8 per tier-2 spine) and every
+                           // gang hard-bound to one rack
 } bench_opts_t;
 
 static double
@@ -167,6 +173,50 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
         obj->node = node;
         bas_store_upsert (store, &obj);
     }
+    //  --racks: contiguous blocks of nodes, racks in spines of 8.
+    for (long r = 0; r < o->racks; r++) {
+        Basalt__V1__HyperNode *hn = bas_alloc (sizeof *hn);
+        basalt__v1__hyper_node__init (hn);
+        snprintf (name, sizeof name, "rack-%04ld", r);
+        hn->name = bas_strdup (name);
+        hn->has_tier = true;
+        hn->tier = 1;
+        long first = r * o->nodes / o->racks, last = (r + 1) * o->nodes / o->racks;
+        hn->members = bas_alloc ((size_t)(last - first + 1) * sizeof *hn->members);
+        for (long i = first; i < last; i++) {
+            Basalt__V1__HyperNodeMember *m = bas_alloc (sizeof *m);
+            basalt__v1__hyper_node_member__init (m);
+            m->type = bas_strdup ("Node");
+            char node[64];
+            snprintf (node, sizeof node, "node-%05ld", i);
+            m->exact_name = bas_strdup (node);
+            hn->members[hn->n_members++] = m;
+        }
+        Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_HYPER_NODE);
+        obj->hyper_node = hn;
+        bas_store_upsert (store, &obj);
+    }
+    for (long sp = 0; sp * 8 < o->racks; sp++) {
+        Basalt__V1__HyperNode *hn = bas_alloc (sizeof *hn);
+        basalt__v1__hyper_node__init (hn);
+        snprintf (name, sizeof name, "spine-%03ld", sp);
+        hn->name = bas_strdup (name);
+        hn->has_tier = true;
+        hn->tier = 2;
+        hn->members = bas_alloc (8 * sizeof *hn->members);
+        for (long r = sp * 8; r < o->racks && r < sp * 8 + 8; r++) {
+            Basalt__V1__HyperNodeMember *m = bas_alloc (sizeof *m);
+            basalt__v1__hyper_node_member__init (m);
+            m->type = bas_strdup ("HyperNode");
+            char rack[64];
+            snprintf (rack, sizeof rack, "rack-%04ld", r);
+            m->exact_name = bas_strdup (rack);
+            hn->members[hn->n_members++] = m;
+        }
+        Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_HYPER_NODE);
+        obj->hyper_node = hn;
+        bas_store_upsert (store, &obj);
+    }
     Basalt__V1__Queue *q = bas_alloc (sizeof *q);
     basalt__v1__queue__init (q);
     q->name = bas_strdup ("default");
@@ -199,6 +249,11 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
         pg->status = bas_alloc (sizeof *pg->status);
         basalt__v1__pod_group_status__init (pg->status);
         pg->status->phase = bas_strdup ("Pending");
+        if (o->racks > 0) {
+            pg->network_topology_mode = bas_strdup ("hard");
+            pg->has_highest_tier_allowed = true;
+            pg->highest_tier_allowed = 1;
+        }
         Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_POD_GROUP);
         obj->pod_group = pg;
         bas_store_upsert (store, &obj);
@@ -342,6 +397,9 @@ s_usage (FILE *out)
                   "  --no-baseline      skip the first-fit comparison\n"
                   "  --constraints      anti-affinity on every gang, zone spread on half; also\n"
                   "                     time the same cluster without them\n"
+                  "  --racks N          N tier-1 HyperNodes (racks of contiguous nodes, 8 per\n"
+                  "                     tier-2 spine), every gang networkTopology hard tier 1;\n"
+                  "                     also time the same cluster without them\n"
                   "  --help             this text\n");
 }
 
@@ -391,7 +449,7 @@ s_load_conf (const char *path, bool *bad)
 int
 main (int argc, char **argv)
 {
-    bench_opts_t o = {5000, 50000, 3, "32", "256Gi", 110, "1", "1Gi", NULL, true, false};
+    bench_opts_t o = {5000, 50000, 3, "32", "256Gi", 110, "1", "1Gi", NULL, true, false, 0};
     enum {
         OPT_NODES = 1,
         OPT_PODS,
@@ -405,6 +463,7 @@ main (int argc, char **argv)
         OPT_BASELINE,
         OPT_NO_BASELINE,
         OPT_CONSTRAINTS,
+        OPT_RACKS,
         OPT_HELP
     };
     static const struct option options[] = {
@@ -420,6 +479,7 @@ main (int argc, char **argv)
         {"baseline", no_argument, NULL, OPT_BASELINE},
         {"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
         {"constraints", no_argument, NULL, OPT_CONSTRAINTS},
+        {"racks", required_argument, NULL, OPT_RACKS},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -463,6 +523,9 @@ main (int argc, char **argv)
         case OPT_CONSTRAINTS:
             o.constraints = true;
             break;
+        case OPT_RACKS:
+            rc = s_long ("--racks", optarg, 0, 100000, &o.racks);
+            break;
         case OPT_HELP:
             s_usage (stdout);
             return 0;
@@ -504,10 +567,11 @@ main (int argc, char **argv)
             "placed=%ld",
             o.nodes, o.pods, gangs, session_ms, session_ms > 0 ? placed * 1000.0 / session_ms : 0,
             session_ms / (double)gangs, placed);
-    if (o.constraints) {
+    if (o.constraints || o.racks > 0) {
         //  The same cluster without the constraints, timed the same way.
         bench_opts_t plain = o;
         plain.constraints = false;
+        plain.racks = 0;
         bas_store_t *pstore = bas_store_new ();
         long pgangs = 0;
         if (s_build (pstore, &plain, &pgangs, err, sizeof err) != 0) {
