@@ -29,6 +29,31 @@ s_add_str (cJSON *o, const char *key, const char *value)
         cJSON_AddNullToObject (o, key);
 }
 
+//  A HyperNode as the scheduler reads it: tier, tier name, and its members
+//  as "Node exact r0-n1", "HyperNode regex ^r1-", "Node labels" (the
+//  session resolves them against the nodes).
+static void
+s_state_hypernode (void *arg, const Basalt__V1__Object *obj)
+{
+    const Basalt__V1__HyperNode *hn = obj->hyper_node;
+    cJSON *o = cJSON_CreateObject ();
+    s_add_str (o, "name", hn->name);
+    cJSON_AddNumberToObject (o, "tier", hn->tier);
+    s_add_str (o, "tier_name", hn->tier_name);
+    cJSON *members = cJSON_AddArrayToObject (o, "members");
+    for (size_t i = 0; i < hn->n_members; i++) {
+        const Basalt__V1__HyperNodeMember *m = hn->members[i];
+        char text[320];
+        snprintf (text, sizeof text, "%s %s%s%s", m->type ? m->type : "?",
+                  m->exact_name ? "exact "
+                  : m->regex    ? "regex "
+                                : "labels",
+                  m->exact_name ? m->exact_name : "", m->regex ? m->regex : "");
+        cJSON_AddItemToArray (members, cJSON_CreateString (text));
+    }
+    cJSON_AddItemToArray ((cJSON *)arg, o);
+}
+
 //  Why a job waits, in words: its Unschedulable condition's message when it
 //  has one; NULL when it does not wait.
 static const char *
@@ -203,17 +228,12 @@ cache_debug_state (const cache_debug_t *self)
     cJSON_AddBoolToObject (root, "synced", cache_model_synced (self->model));
     //  Changes in the model not yet published in a Delta (they have no seq yet).
     cJSON_AddNumberToObject (root, "unpublished", (double)cache_model_dirty_count (self->model));
+    //  One count per kind of the model, by its resource name ("pods").
     cJSON *counts = cJSON_AddObjectToObject (root, "counts");
-    cJSON_AddNumberToObject (
-        counts, "nodes", (double)bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE));
-    cJSON_AddNumberToObject (
-        counts, "pods", (double)bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD));
-    cJSON_AddNumberToObject (
-        counts, "podgroups",
-        (double)bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP));
-    cJSON_AddNumberToObject (
-        counts, "queues",
-        (double)bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE));
+    for (size_t i = 0; i < bas_kind_count (); i++) {
+        const bas_kind_t *k = bas_kind_at (i);
+        cJSON_AddNumberToObject (counts, k->resource, (double)bas_store_size (store, k->kind));
+    }
     cJSON_AddNumberToObject (counts, "nodes_out_of_sync",
                              (double)cache_model_nodes_out_of_sync (self->model));
     bas_usage_t *usage = bas_usage_new (store);
@@ -221,6 +241,9 @@ cache_debug_state (const cache_debug_t *self)
     cJSON_AddItemToObject (root, "jobs", s_state_jobs (usage));
     bas_usage_destroy (&usage);
     cJSON_AddItemToObject (root, "nodes", s_state_nodes (self));
+    cJSON *hypernodes = cJSON_AddArrayToObject (root, "hypernodes");
+    bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_HYPER_NODE, s_state_hypernode,
+                       hypernodes);
     cJSON *binders = cJSON_AddObjectToObject (root, "binders");
     cJSON_AddNumberToObject (binders, "connected", (double)cache_work_binders (self->work));
     cJSON_AddNumberToObject (binders, "in_flight", (double)cache_work_in_flight (self->work));

@@ -28,6 +28,7 @@
 
 #define PODS "/api/v1/namespaces/default/pods"
 #define PGS "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups"
+#define HYPERNODES "/apis/topology.volcano.sh/v1alpha1/hypernodes"
 #define QUEUES "/apis/scheduling.volcano.sh/v1beta1/queues"
 #define POD_BODY(name)                                                                             \
     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"" name "\"},"                \
@@ -329,6 +330,32 @@ test_crd_validation (void **state)
     free (body);
     cJSON_Delete (s_send (&sim, "PATCH", QUEUES "/q/status", "application/merge-patch+json",
                           "{\"status\":{\"state\":\"Open\",\"running\":2}}", 200));
+
+    //  HyperNodes, against Volcano's CRD (tests/fixtures/crds): tier is
+    //  required and at least 0; a member's type is Node or HyperNode.
+    body = s_post (&sim, HYPERNODES,
+                   "{\"apiVersion\":\"topology.volcano.sh/v1alpha1\",\"kind\":\"HyperNode\","
+                   "\"metadata\":{\"name\":\"rack-0\"},\"spec\":{\"members\":[{\"type\":\"Node\","
+                   "\"selector\":{\"exactMatch\":{\"name\":\"n1\"}}}]}}",
+                   422);
+    s_expect_message (
+        body, "HyperNode.topology.volcano.sh \"rack-0\" is invalid: spec.tier: Required value");
+    free (body);
+    body = s_post (&sim, HYPERNODES,
+                   "{\"apiVersion\":\"topology.volcano.sh/v1alpha1\",\"kind\":\"HyperNode\","
+                   "\"metadata\":{\"name\":\"rack-0\"},\"spec\":{\"tier\":-1,\"members\":[{"
+                   "\"type\":\"Rack\",\"selector\":{\"exactMatch\":{\"name\":\"n1\"}}}]}}",
+                   422);
+    assert_non_null (strstr (body, "spec.tier in body should be greater than or equal to 0"));
+    assert_non_null (strstr (body, "Unsupported value: \\\"Rack\\\""));
+    free (body);
+    cJSON *hn = s_send (&sim, "POST", HYPERNODES, NULL,
+                        "{\"apiVersion\":\"topology.volcano.sh/v1alpha1\",\"kind\":\"HyperNode\","
+                        "\"metadata\":{\"name\":\"rack-0\"},\"spec\":{\"tier\":1,\"members\":[{"
+                        "\"type\":\"Node\",\"selector\":{\"exactMatch\":{\"name\":\"n1\"}}}]}}",
+                        201);
+    assert_int_equal (cJSON_GetObjectItem (s_at (hn, "spec"), "tier")->valueint, 1);
+    cJSON_Delete (hn);
     s_stop (&sim);
 }
 
