@@ -26,7 +26,7 @@ for _ in $(seq 1 100); do
 done
 [ -s "$WORK/apisim.port" ] || { echo "demo: the API simulator did not start"; exit 1; }
 MASTER="http://127.0.0.1:$(head -n1 "$WORK/apisim.port")"
-echo "demo: API simulator at $MASTER with examples/demo (20 nodes, 3 queues, 10 gangs, 1 Deployment)"
+echo "demo: API simulator at $MASTER with examples/demo (20 nodes in 2 racks, 3 queues, 10 gangs, 1 Deployment)"
 
 scripts/supervise.sh --build "$BUILD" --dir "$WORK" --master "$MASTER" --binders 2 &
 SUP_PID=$!

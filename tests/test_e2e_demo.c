@@ -6,7 +6,8 @@
     private directory, and asserts what a user would check: every fitting
     gang bound in full, the giant gang bound not at all and marked
     Unschedulable with a reason, the Deployment's pods in an auto-created
-    PodGroup and bound, no node given more than it has.
+    PodGroup and bound, no node given more than it has, the gang that asks
+    for one rack (examples/demo/hypernodes.yaml) in one rack.
 
     Then every process is killed (SIGKILL) and started again, and the test
     waits for the new instance's /readyz; each kill is arranged so that
@@ -496,6 +497,39 @@ test_demo_settles_and_recovers (void **state)
             fail_msg ("gang %s was not bound in full", s_gangs[g].name);
         }
     }
+    //  train-b asks for one rack (networkTopology hard, tier 1; the demo's
+    //  racks are the even- and the odd-numbered nodes): its pods' nodes
+    //  have numbers of one parity. And cache-svc's /debug/state lists the
+    //  three HyperNodes.
+    cJSON *all = s_get (env, "/api/v1/namespaces/default/pods");
+    int parity = -1, in_rack = 0;
+    const cJSON *p;
+    cJSON_ArrayForEach (p, cJSON_GetObjectItemCaseSensitive (all, "items"))
+    {
+        const char *g = s_group_of (p);
+        const char *node = s_path_str (p, "spec", "nodeName");
+        if (!g || strcmp (g, "train-b") != 0 || !node || !*node)
+            continue;
+        int par = (node[strlen (node) - 1] - '0') % 2;
+        if (parity < 0)
+            parity = par;
+        if (par != parity)
+            fail_msg ("train-b (one rack) has pods in both racks, one on %s", node);
+        in_rack++;
+    }
+    assert_int_equal (in_rack, 3);
+    cJSON_Delete (all);
+    char *body = NULL;
+    assert_int_equal (util_http_get (env->http[UTIL_CACHE], "/debug/state", &body), 200);
+    cJSON *debug = cJSON_Parse (body);
+    free (body);
+    const cJSON *count = cJSON_GetObjectItemCaseSensitive (
+        cJSON_GetObjectItemCaseSensitive (debug, "counts"), "hypernodes");
+    assert_true (cJSON_IsNumber (count) && count->valueint == 3);
+    assert_int_equal (cJSON_GetArraySize (cJSON_GetObjectItemCaseSensitive (debug, "hypernodes")),
+                      3);
+    cJSON_Delete (debug);
+
     //  The gang that cannot fit: explained, and none of its pods bound.
     if (!util_wait_until (s_giant_explained, env, S_SETTLE_MS)) {
         s_dump_logs (env);
