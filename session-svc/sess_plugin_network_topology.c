@@ -13,7 +13,8 @@
 
     Node scores (a BatchNodeOrderFn, × 100 × weight):
     - a pod of a gang with network topology whose other pods are already
-      in HyperNode A scores a node by how close the node's lowest
+      in HyperNode A (placed earlier, or in this session: A follows the
+      gang's placements pod by pod, as in Volcano) scores a node by how close the node's lowest
       HyperNode is to A: 1 in A itself, else (maxTier − t) / (maxTier −
       minTier) for the tier t of their lowest common ancestor (the virtual
       top counts as the highest tier: 0 there); the nodes tied at the best
@@ -47,6 +48,10 @@ typedef struct {
     double fading;
     bas_res_t *used; // per HyperNode: Σ requests of the tasks on its nodes
     int min_tier, top_tier;
+    int *job_hn;     // per job: the HyperNode holding its placed pods (-1 none), kept
+                     // current as pods are placed in the session (Volcano updates the
+                     // job's allocated HyperNode task by task)
+    bool *job_dirty; // per job: job_hn to recompute (a pod was taken back)
 } s_nta_t;
 
 static int
@@ -70,16 +75,44 @@ s_charge (s_nta_t *self, const sess_task_t *task, bool add)
     }
 }
 
+//  The HyperNode holding the job's placed pods: the lowest common ancestor
+//  of their nodes' lowest HyperNodes, or the annotation's when it names one.
+static int
+s_job_hn (s_nta_t *self, const sess_job_t *job)
+{
+    if (!self->job_dirty[job->index])
+        return self->job_hn[job->index];
+    int lca = -1;
+    for (int t = 0; t < job->ntasks; t++) {
+        const sess_task_t *task = job->tasks[t];
+        if ((task->status & (SESS_ALLOCATED_CLASS | SESS_TASK_PIPELINED)) && task->node)
+            lca = sess_topo_lca (self->topo, lca, sess_topo_leaf (self->topo, task->node));
+    }
+    if (job->topo_allocated >= 0 && lca >= 0)
+        lca = sess_topo_lca (self->topo, lca, job->topo_allocated);
+    self->job_hn[job->index] = lca;
+    self->job_dirty[job->index] = false;
+    return lca;
+}
+
 static void
 s_on_allocate (void *arg, sess_task_t *task)
 {
-    s_charge (arg, task, true);
+    s_nta_t *self = arg;
+    s_charge (self, task, true);
+    const sess_job_t *job = task->job;
+    if (job && job->topo_highest >= 0 && task->node && !self->job_dirty[job->index])
+        self->job_hn[job->index] = sess_topo_lca (self->topo, self->job_hn[job->index],
+                                                  sess_topo_leaf (self->topo, task->node));
 }
 
 static void
 s_on_deallocate (void *arg, sess_task_t *task)
 {
-    s_charge (arg, task, false);
+    s_nta_t *self = arg;
+    s_charge (self, task, false);
+    if (task->job && task->job->topo_highest >= 0)
+        self->job_dirty[task->job->index] = true;
 }
 
 static double
@@ -121,7 +154,8 @@ s_batch (void *arg, const sess_task_t *task, sess_node_t *const *nodes, int n, d
     const sess_job_t *job = task->job;
     double scale = S_MAX_NODE_SCORE * self->weight;
     if (job && job->topo_highest >= 0) {
-        if (job->topo_allocated < 0)
+        int alloc = s_job_hn (self, job);
+        if (alloc < 0)
             return;
         double best = -1;
         double *raw = bas_alloc ((size_t)(n ? n : 1) * sizeof *raw);
@@ -193,6 +227,10 @@ sess_network_topology_open (sess_session_t *ssn, const sess_plugin_conf_t *conf,
              h = sess_topo_parent (self->topo, h))
             bas_res_add (&self->used[h], &node->used);
     }
+    self->job_hn = bas_alloc ((size_t)(ssn->njobs ? ssn->njobs : 1) * sizeof *self->job_hn);
+    self->job_dirty = bas_alloc ((size_t)(ssn->njobs ? ssn->njobs : 1) * sizeof *self->job_dirty);
+    for (int j = 0; j < ssn->njobs; j++)
+        self->job_dirty[j] = true;
     int max_tier;
     sess_topo_tiers (self->topo, &self->min_tier, &max_tier);
     self->top_tier = sess_topo_tier (self->topo, sess_topo_top (self->topo));
@@ -209,6 +247,8 @@ sess_network_topology_close (sess_session_t *ssn, void *arg)
     if (!self)
         return;
     free (self->used);
+    free (self->job_hn);
+    free (self->job_dirty);
     free (self);
 }
 
