@@ -155,8 +155,8 @@ sess_allocate_execute (sess_session_t *ssn, const cJSON *args)
     }
     sess_stmt_t stmt;
     sess_stmt_init (&stmt, ssn);
-    int topo_weights[2];
-    sess_network_topology_weights (ssn, topo_weights);
+    sess_topo_weights_t topo_weights;
+    sess_network_topology_weights (ssn, &topo_weights);
     while (!sess_heap_empty (&queues)) {
         sess_queue_t *queue = sess_heap_pop (&queues);
         if (sess_overused (ssn, queue)) {
@@ -172,7 +172,7 @@ sess_allocate_execute (sess_session_t *ssn, const cJSON *args)
         s_outcome_t outcome =
             job->topo_highest >= 0
                 ? (s_outcome_t)sess_topo_place (ssn, job, &tasks[job->index], &stmt,
-                                                s_allocate_tasks, topo_weights)
+                                                s_allocate_tasks, &topo_weights)
                 : (s_outcome_t)s_allocate_tasks (ssn, job, &tasks[job->index], &stmt);
         if (outcome == S_READY) {
             sess_stmt_commit (&stmt);

@@ -25,10 +25,13 @@
       tier holding the node (1 when none does), weighted by fading^(t−1)
       and averaged: pods fill the HyperNodes already in use first.
 
-    Not done: `hypernode.binpack.resources` (extended resources in the
-    HyperNode binpack; accepted, cpu and memory only are scored) and
-    `hypernode.gradient.evict.max-hypernodes` (gangpreempt and gangreclaim
-    do not search HyperNode domains yet; accepted and ignored).
+    `hypernode.binpack.resources` lists extended resources to weigh too
+    ("nvidia.com/gpu, example.com/foo"), each with its
+    `hypernode.binpack.resources.<name>` weight (1 by default; at most
+    SESS_TOPO_MAX_RES of them).
+
+    Not done: `hypernode.gradient.evict.max-hypernodes` (gangpreempt and
+    gangreclaim do not search HyperNode domains; accepted and ignored).
 */
 #include "sess_session.h"
 #include "bas_util.h"
@@ -43,7 +46,7 @@ typedef struct {
     sess_session_t *ssn;
     const sess_topo_t *topo;
     int weight;
-    int cpu_weight, memory_weight;
+    sess_topo_weights_t w; // HyperNode binpack weights
     bool normal_pod;
     double fading;
     bas_res_t *used; // per HyperNode: Σ requests of the tasks on its nodes
@@ -193,13 +196,40 @@ s_batch (void *arg, const sess_task_t *task, sess_node_t *const *nodes, int n, d
                 h = sess_topo_parent (self->topo, h);
             double s = 1;
             if (h >= 0 && sess_topo_tier (self->topo, h) == tier)
-                s = sess_topo_binpack_score (self->topo, h, &self->used[h], task->resreq,
-                                             self->cpu_weight, self->memory_weight);
+                s = sess_topo_binpack_score (self->topo, h, &self->used[h], task->resreq, &self->w);
             total += w * s;
             weights += w;
         }
         if (weights > 0)
             scores[i] += scale * total / weights;
+    }
+}
+
+//  hypernode.binpack.cpu / .memory, and the resources listed in
+//  hypernode.binpack.resources ("nvidia.com/gpu, example.com/foo") with
+//  their hypernode.binpack.resources.<name> weights (each 1 by default).
+static void
+s_weights (const sess_plugin_conf_t *conf, sess_topo_weights_t *w)
+{
+    memset (w, 0, sizeof *w);
+    w->cpu = s_nonneg (conf, "hypernode.binpack.cpu", 1);
+    w->memory = s_nonneg (conf, "hypernode.binpack.memory", 1);
+    const char *list = sess_arg_string (conf, "hypernode.binpack.resources");
+    while (list && *list && w->nres < SESS_TOPO_MAX_RES) {
+        list += strspn (list, " ,");
+        size_t len = strcspn (list, ",");
+        size_t end = len;
+        while (end > 0 && list[end - 1] == ' ')
+            end--;
+        if (end > 0 && end < BAS_RES_NAME_MAX) {
+            memcpy (w->res[w->nres], list, end);
+            w->res[w->nres][end] = 0;
+            char key[BAS_RES_NAME_MAX + 40];
+            snprintf (key, sizeof key, "hypernode.binpack.resources.%s", w->res[w->nres]);
+            w->res_weight[w->nres] = s_nonneg (conf, key, 1);
+            w->nres++;
+        }
+        list += len;
     }
 }
 
@@ -211,8 +241,7 @@ sess_network_topology_open (sess_session_t *ssn, const sess_plugin_conf_t *conf,
     self->ssn = ssn;
     self->topo = ssn->topo;
     self->weight = s_nonneg (conf, "weight", 1);
-    self->cpu_weight = s_nonneg (conf, "hypernode.binpack.cpu", 1);
-    self->memory_weight = s_nonneg (conf, "hypernode.binpack.memory", 1);
+    s_weights (conf, &self->w);
     self->normal_pod = sess_arg_bool (conf, "hypernode.binpack.normal-pod.enable", true);
     self->fading = sess_arg_double (conf, "hypernode.binpack.normal-pod.fading", 0.8);
     if (self->fading < 0)
@@ -253,15 +282,15 @@ sess_network_topology_close (sess_session_t *ssn, void *arg)
 }
 
 void
-sess_network_topology_weights (sess_session_t *ssn, int weights[2])
+sess_network_topology_weights (sess_session_t *ssn, sess_topo_weights_t *w)
 {
-    weights[0] = weights[1] = 1;
+    memset (w, 0, sizeof *w);
+    w->cpu = w->memory = 1;
     for (int i = 0; i < ssn->nplugins; i++)
         if (ssn->plugins[i].def && ssn->plugins[i].self &&
             ssn->plugins[i].def->on_session_open == sess_network_topology_open) {
             const s_nta_t *self = ssn->plugins[i].self;
-            weights[0] = self->cpu_weight;
-            weights[1] = self->memory_weight;
+            *w = self->w;
             return;
         }
 }

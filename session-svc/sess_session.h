@@ -836,22 +836,32 @@ int sess_topo_lookup (const sess_topo_t *self, const char *name); // -1 when unk
 int sess_topo_lca (const sess_topo_t *self, int a, int b);
 //  Set every job's topo_highest and topo_allocated (after the model is built).
 void sess_topo_jobs (sess_session_t *ssn);
+//  The HyperNode binpack weights (network-topology-aware's
+//  hypernode.binpack.cpu, .memory, and .resources.<name> for the extended
+//  resources listed in hypernode.binpack.resources).
+#define SESS_TOPO_MAX_RES 8
+typedef struct {
+    int cpu, memory;
+    int nres;
+    char res[SESS_TOPO_MAX_RES][BAS_RES_NAME_MAX];
+    int res_weight[SESS_TOPO_MAX_RES];
+} sess_topo_weights_t;
 //  The network-topology-aware plugin's HyperNode binpack score, 0..1:
-//  Σ weight × (used + req) / allocatable over cpu and memory (the ones req
-//  asks for) / Σ weight; 0 when req does not fit.
+//  Σ weight × (used + req) / allocatable over the weighted resources req
+//  asks for / Σ weight; 0 when req does not fit in one of them.
 double sess_topo_binpack_score (const sess_topo_t *self, int h, const bas_res_t *used,
-                                const bas_res_t *req, int cpu_weight, int memory_weight);
+                                const bas_res_t *req, const sess_topo_weights_t *w);
 //  Place a gang with network topology (see sess_topology.c): try_fn is
 //  allocate's task loop (0 discarded, else ready or pipelined, the
-//  operations left in stmt), run with ssn->domain set. weights: the
-//  HyperNode binpack weights of cpu and memory. Returns try_fn's result
+//  operations left in stmt), run with ssn->domain set. w: the HyperNode
+//  binpack weights. Returns try_fn's result
 //  for the chosen HyperNode, or 0 (the pods get a note saying why).
 typedef int (sess_topo_try_fn) (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks,
                                 sess_stmt_t *stmt);
-//  The network-topology-aware plugin's HyperNode binpack weights (cpu,
-//  memory) when it is in the session, else Volcano's defaults (1, 1).
-void sess_network_topology_weights (sess_session_t *ssn, int weights[2]);
+//  The network-topology-aware plugin's HyperNode binpack weights when it is
+//  in the session, else Volcano's defaults (cpu 1, memory 1, no others).
+void sess_network_topology_weights (sess_session_t *ssn, sess_topo_weights_t *w);
 int sess_topo_place (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks, sess_stmt_t *stmt,
-                     sess_topo_try_fn *try_fn, const int weights[2]);
+                     sess_topo_try_fn *try_fn, const sess_topo_weights_t *w);
 
 #endif

@@ -443,25 +443,30 @@ sess_topo_jobs (sess_session_t *ssn)
 
 double
 sess_topo_binpack_score (const sess_topo_t *self, int h, const bas_res_t *used,
-                         const bas_res_t *req, int cpu_weight, int memory_weight)
+                         const bas_res_t *req, const sess_topo_weights_t *w)
 {
     const bas_res_t *alloc = &self->h[h].alloc;
     double total = 0;
     int weights = 0;
-    struct {
-        int64_t used, req, alloc;
+    for (int d = -2; d < w->nres; d++) {
+        int64_t u, r, a;
         int weight;
-    } dims[] = {
-        {used->milli_cpu, req->milli_cpu, alloc->milli_cpu, cpu_weight},
-        {used->memory, req->memory, alloc->memory, memory_weight},
-    };
-    for (size_t d = 0; d < 2; d++) {
-        if (dims[d].req <= 0 || dims[d].weight <= 0)
+        if (d == -2) {
+            u = used->milli_cpu, r = req->milli_cpu, a = alloc->milli_cpu, weight = w->cpu;
+        } else if (d == -1) {
+            u = used->memory, r = req->memory, a = alloc->memory, weight = w->memory;
+        } else {
+            u = bas_res_scalar_get (used, w->res[d]);
+            r = bas_res_scalar_get (req, w->res[d]);
+            a = bas_res_scalar_get (alloc, w->res[d]);
+            weight = w->res_weight[d];
+        }
+        if (r <= 0 || weight <= 0)
             continue;
-        if (dims[d].alloc <= 0 || dims[d].used + dims[d].req > dims[d].alloc)
+        if (a <= 0 || u + r > a)
             return 0;
-        total += dims[d].weight * (double)(dims[d].used + dims[d].req) / (double)dims[d].alloc;
-        weights += dims[d].weight;
+        total += weight * (double)(u + r) / (double)a;
+        weights += weight;
     }
     return weights > 0 ? total / weights : 0;
 }
@@ -534,7 +539,7 @@ s_root (const sess_topo_t *self, const sess_job_t *job)
 
 int
 sess_topo_place (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks, sess_stmt_t *stmt,
-                 sess_topo_try_fn *try_fn, const int weights[2])
+                 sess_topo_try_fn *try_fn, const sess_topo_weights_t *w)
 {
     sess_topo_t *self = ssn->topo;
     int root = s_root (self, job);
@@ -581,17 +586,22 @@ sess_topo_place (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks, sess_
         //  would choose, so the others are not tried.
         s_cand_t *order = bas_alloc ((size_t)(nc ? nc : 1) * sizeof *order);
         for (int c = 0; c < nc; c++) {
-            //  The score reads cpu and memory only: sum just those.
+            //  The score reads cpu, memory and the weighted extended
+            //  resources: sum just those.
             const s_hnode_t *h = &self->h[cands[c]];
             bas_res_t used;
             memset (&used, 0, sizeof used);
             for (int i = 0; i < h->nnodes; i++) {
-                used.milli_cpu += ssn->nodes[h->nodes[i]].used.milli_cpu;
-                used.memory += ssn->nodes[h->nodes[i]].used.memory;
+                const bas_res_t *nu = &ssn->nodes[h->nodes[i]].used;
+                used.milli_cpu += nu->milli_cpu;
+                used.memory += nu->memory;
+                for (int r = 0; r < w->nres; r++)
+                    bas_res_scalar_set (&used, w->res[r],
+                                        bas_res_scalar_get (&used, w->res[r]) +
+                                            bas_res_scalar_get (nu, w->res[r]));
             }
             order[c].h = cands[c];
-            order[c].score =
-                sess_topo_binpack_score (self, cands[c], &used, &req, weights[0], weights[1]);
+            order[c].score = sess_topo_binpack_score (self, cands[c], &used, &req, w);
             order[c].pods = s_job_pods_in (ssn, job, cands[c]);
         }
         qsort (order, (size_t)nc, sizeof *order, s_cand_cmp);
