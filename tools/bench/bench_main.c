@@ -145,6 +145,33 @@ s_constrain (Basalt__V1__Pod *pod, const char *gang, long g)
     pl->n_topology_spread = 1;
 }
 
+//  A HyperNode named name_fmt % index, of that tier, whose members are the
+//  `type`s named member_fmt % i for i in [first, last).
+static void
+s_hypernode (bas_store_t *store, const char *name_fmt, long index, int tier, const char *type,
+             const char *member_fmt, long first, long last)
+{
+    char name[64];
+    Basalt__V1__HyperNode *hn = bas_alloc (sizeof *hn);
+    basalt__v1__hyper_node__init (hn);
+    snprintf (name, sizeof name, name_fmt, index);
+    hn->name = bas_strdup (name);
+    hn->has_tier = true;
+    hn->tier = tier;
+    hn->members = bas_alloc ((size_t)(last - first + 1) * sizeof *hn->members);
+    for (long i = first; i < last; i++) {
+        Basalt__V1__HyperNodeMember *m = bas_alloc (sizeof *m);
+        basalt__v1__hyper_node_member__init (m);
+        m->type = bas_strdup (type);
+        snprintf (name, sizeof name, member_fmt, i);
+        m->exact_name = bas_strdup (name);
+        hn->members[hn->n_members++] = m;
+    }
+    Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_HYPER_NODE);
+    obj->hyper_node = hn;
+    bas_store_upsert (store, &obj);
+}
+
 static int
 s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, size_t errlen)
 {
@@ -174,49 +201,12 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
         bas_store_upsert (store, &obj);
     }
     //  --racks: contiguous blocks of nodes, racks in spines of 8.
-    for (long r = 0; r < o->racks; r++) {
-        Basalt__V1__HyperNode *hn = bas_alloc (sizeof *hn);
-        basalt__v1__hyper_node__init (hn);
-        snprintf (name, sizeof name, "rack-%04ld", r);
-        hn->name = bas_strdup (name);
-        hn->has_tier = true;
-        hn->tier = 1;
-        long first = r * o->nodes / o->racks, last = (r + 1) * o->nodes / o->racks;
-        hn->members = bas_alloc ((size_t)(last - first + 1) * sizeof *hn->members);
-        for (long i = first; i < last; i++) {
-            Basalt__V1__HyperNodeMember *m = bas_alloc (sizeof *m);
-            basalt__v1__hyper_node_member__init (m);
-            m->type = bas_strdup ("Node");
-            char node[64];
-            snprintf (node, sizeof node, "node-%05ld", i);
-            m->exact_name = bas_strdup (node);
-            hn->members[hn->n_members++] = m;
-        }
-        Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_HYPER_NODE);
-        obj->hyper_node = hn;
-        bas_store_upsert (store, &obj);
-    }
-    for (long sp = 0; sp * 8 < o->racks; sp++) {
-        Basalt__V1__HyperNode *hn = bas_alloc (sizeof *hn);
-        basalt__v1__hyper_node__init (hn);
-        snprintf (name, sizeof name, "spine-%03ld", sp);
-        hn->name = bas_strdup (name);
-        hn->has_tier = true;
-        hn->tier = 2;
-        hn->members = bas_alloc (8 * sizeof *hn->members);
-        for (long r = sp * 8; r < o->racks && r < sp * 8 + 8; r++) {
-            Basalt__V1__HyperNodeMember *m = bas_alloc (sizeof *m);
-            basalt__v1__hyper_node_member__init (m);
-            m->type = bas_strdup ("HyperNode");
-            char rack[64];
-            snprintf (rack, sizeof rack, "rack-%04ld", r);
-            m->exact_name = bas_strdup (rack);
-            hn->members[hn->n_members++] = m;
-        }
-        Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_HYPER_NODE);
-        obj->hyper_node = hn;
-        bas_store_upsert (store, &obj);
-    }
+    for (long r = 0; r < o->racks; r++)
+        s_hypernode (store, "rack-%04ld", r, 1, "Node", "node-%05ld", r * o->nodes / o->racks,
+                     (r + 1) * o->nodes / o->racks);
+    for (long sp = 0; sp * 8 < o->racks; sp++)
+        s_hypernode (store, "spine-%03ld", sp, 2, "HyperNode", "rack-%04ld", sp * 8,
+                     sp * 8 + 8 < o->racks ? sp * 8 + 8 : o->racks);
     Basalt__V1__Queue *q = bas_alloc (sizeof *q);
     basalt__v1__queue__init (q);
     q->name = bas_strdup ("default");
