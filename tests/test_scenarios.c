@@ -1,9 +1,10 @@
 /*  test_scenarios: the scheduling scenarios, run by basalt-scenario.
 
     Every file of ../shared/scenarios must hold in process and end to end
-    (basalt-apisim and the four services); the project's own
-    tests/scenarios, when present, must hold in process and run and settle
-    end to end (see test_project_scenarios for why not more). The runner itself must be
+    (basalt-apisim and the four services); so must every file of the
+    project's tests/scenarios and tests/scenarios/volcano, in shards run
+    as separate CTest tests (test_scenarios_project_K, _volcano_K: this
+    program with "project K N" or "volcano K N"). The runner itself must be
     able to fail: a file with a wrong expectation makes it exit 1 with a
     line naming the expectation and what was found instead (in both
     modes), and a file with an unknown key makes it exit 2 naming the key
@@ -116,37 +117,27 @@ test_shared_end_to_end (void **state)
     s_expect_pass (*state, args);
 }
 
-static void
-test_project_scenarios (void **state)
-{
-    const char *dir = BASALT_SOURCE_DIR "/tests/scenarios";
-    if (!s_has_scenarios (dir))
-        fail_msg ("no scenario files in %s", dir); // they are part of the repository
-    const char *in_process[] = {dir, NULL};
-    s_expect_pass (*state, in_process);
-    //  End to end too: session-svc runs exactly the file's sessions
-    //  (--max-sessions), each once the cache reports no binder work pending.
-    const char *e2e[] = {"--e2e", "--jobs", "4", dir, NULL};
-    s_expect_pass (*state, e2e);
-}
-
 static int
 s_cmp_str (const void *a, const void *b)
 {
     return strcmp (*(char *const *)a, *(char *const *)b);
 }
 
-//  Volcano's own unit-test cases (tests/scenarios/volcano/README.md), in
-//  both modes, as CTest tests beside the others under ctest -j: this
-//  program with the arguments "volcano K N" runs shard K of N (the files
-//  in name order, every N-th from the K-th), so that no one test holds
-//  them all.
+//  Basalt's own scenarios (tests/scenarios) and Volcano's own unit-test
+//  cases (tests/scenarios/volcano/README.md), in both modes, as CTest
+//  tests beside the others under ctest -j: this program with the
+//  arguments "project K N" or "volcano K N" runs shard K of N of that
+//  directory (the files in name order, every N-th from the K-th), so that
+//  no one test holds them all. End to end, session-svc runs exactly each
+//  file's sessions (--max-sessions), each once the cache reports no binder
+//  work pending.
+static const char *s_dir;
 static int s_shard, s_nshards = 1;
 
 static void
-test_volcano_scenarios (void **state)
+test_scenario_shard (void **state)
 {
-    const char *dir = BASALT_SOURCE_DIR "/tests/scenarios/volcano";
+    const char *dir = s_dir;
     if (!s_has_scenarios (dir))
         fail_msg ("no scenario files in %s", dir);
     DIR *d = opendir (dir);
@@ -291,24 +282,25 @@ s_teardown (void **state)
 int
 main (int argc, char **argv)
 {
-    if (argc > 1 && strcmp (argv[1], "volcano") == 0) {
+    if (argc > 1 && (strcmp (argv[1], "volcano") == 0 || strcmp (argv[1], "project") == 0)) {
+        s_dir = strcmp (argv[1], "volcano") == 0 ? BASALT_SOURCE_DIR "/tests/scenarios/volcano"
+                                                 : BASALT_SOURCE_DIR "/tests/scenarios";
         if (argc > 3) {
             s_shard = atoi (argv[2]);
             s_nshards = atoi (argv[3]);
         }
         if (s_nshards < 1 || s_shard < 0 || s_shard >= s_nshards) {
-            fprintf (stderr, "test_scenarios: volcano K N: shard K of N, 0 <= K < N\n");
+            fprintf (stderr, "test_scenarios: %s K N: shard K of N, 0 <= K < N\n", argv[1]);
             return 2;
         }
-        const struct CMUnitTest volcano[] = {cmocka_unit_test (test_volcano_scenarios)};
-        return cmocka_run_group_tests (volcano, s_setup, s_teardown);
+        const struct CMUnitTest shard[] = {cmocka_unit_test (test_scenario_shard)};
+        return cmocka_run_group_tests (shard, s_setup, s_teardown);
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_shared_in_process),
         cmocka_unit_test (test_wrong_expectation_fails),
         cmocka_unit_test (test_unknown_key_is_an_error),
         cmocka_unit_test (test_shared_end_to_end),
-        cmocka_unit_test (test_project_scenarios),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
