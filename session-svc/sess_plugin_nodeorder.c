@@ -47,15 +47,16 @@
     when some node lists an image and some Pending pod has one (a session
     without image data costs a scan of the nodes); when no node lists any
     of those names it is dropped and nothing is registered (every node
-    would score 0). Each name keeps the indices of the nodes that list it,
-    ascending, so "does this node have it" is a binary search. The score
-    depends on the pod's images, so it is registered as a plain (not
-    pure) node order function: the framework then stops memoising the
-    resource scores for the session, which stays correct (a memoised
-    score is keyed by the request alone, and two pods of one request may
-    have different images). The one pod whose images were last looked up
-    is remembered, as the framework scores one task over many nodes in a
-    row.
+    would score 0). Each name keeps its scaled size and the nodes that
+    list it: their indices, ascending (a binary search), or, when more
+    than 1 node in 32 lists it, a bit per node (less memory, one look).
+    The score depends on the node (fixed for the session) and the pod's
+    images, not on the rest of the pod: it is registered pure with images
+    (sess_add_node_order_fn_pure_images), so the framework keeps
+    memoising the node scores, keyed by the request and the images (two
+    pods of one request but different images never share a score). The
+    one pod whose images were last looked up is remembered, as the
+    framework scores one task over many nodes in a row.
     Not yet: Kubernetes' system default spreading for pods without
     constraints (it selects by the pod's Services and ReplicaSets, which
     the session does not have).
@@ -75,10 +76,12 @@
 
 //  One image name the Pending pods use, as the session's nodes list it.
 typedef struct {
-    int64_t size; // sizeBytes, from the first node (in name order) listing it
-    int *nodes;   // indices of the nodes listing it, ascending, owned
-    int nnodes;   // entries in nodes
-    int cap;      // room in nodes
+    int64_t size;   // sizeBytes, from the first node (in name order) listing it
+    int64_t scaled; // size x spread (nodes listing it / all nodes), truncated
+    int *nodes;     // indices of the nodes listing it, ascending, owned; NULL once bits
+    int nnodes;     // nodes listing it
+    int cap;        // room in nodes
+    uint64_t *bits; // when it is on many nodes: bit i set = node i lists it, owned
 } s_image_t;
 
 typedef struct {
@@ -227,13 +230,17 @@ s_image_free (void *item)
 {
     s_image_t *image = item;
     free (image->nodes);
+    free (image->bits);
     free (image);
 }
 
-//  Does the node at index `node` list the image? (Binary search.)
+//  Does the node at index `node` list the image? (A bit, or a binary
+//  search.)
 static bool
 s_image_on (const s_image_t *image, int node)
 {
+    if (image->bits)
+        return (image->bits[node / 64] >> (node % 64)) & 1;
     int lo = 0, hi = image->nnodes;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
@@ -267,8 +274,6 @@ s_image_locality (void *self_, const sess_task_t *task, const sess_node_t *node)
     const Basalt__V1__Pod *pod = task->pod;
     if (pod->n_images == 0)
         return 0;
-    int64_t containers = pod->n_images < SESS_IMAGE_MAX_CONTAINERS ? (int64_t)pod->n_images
-                                                                   : SESS_IMAGE_MAX_CONTAINERS;
     if (self->resolved != task) {
         if (pod->n_images > self->resolved_cap) {
             self->resolved_cap = pod->n_images;
@@ -279,16 +284,19 @@ s_image_locality (void *self_, const sess_task_t *task, const sess_node_t *node)
             self->resolved_images[i] = bas_hash_lookup (self->images, pod->images[i]);
         self->resolved = task;
     }
+    int64_t containers = pod->n_images < SESS_IMAGE_MAX_CONTAINERS ? (int64_t)pod->n_images
+                                                                   : SESS_IMAGE_MAX_CONTAINERS;
     int64_t max = SESS_IMAGE_MAX_CONTAINER_THRESHOLD * containers;
     int64_t sum = 0;
-    double total = (double)self->ssn->nnodes;
     //  Each term is at most S_IMAGE_SIZE_MAX and the sum stops growing once
     //  past the maximum, so it cannot overflow.
     for (size_t i = 0; i < pod->n_images && sum <= max; i++) {
         const s_image_t *image = self->resolved_images[i];
         if (image && s_image_on (image, node->index))
-            sum += (int64_t)((double)image->size * ((double)image->nnodes / total));
+            sum += image->scaled;
     }
+    if (sum < SESS_IMAGE_MIN_THRESHOLD)
+        return 0; // the common case: none of its images, or small ones
     return (double)(s_image_priority (sum, containers) * self->image_locality);
 }
 
@@ -345,6 +353,21 @@ s_images_open (s_self_t *self)
         bas_hash_destroy (&images);
         return false;
     }
+    //  Each name's spread is known now; the names on many nodes keep them
+    //  as bits (a bit per node costs less than an int per listing node
+    //  once more than 1 node in 32 lists it).
+    size_t words = ((size_t)ssn->nnodes + 63) / 64;
+    for (s_image_t *image = bas_hash_first (images); image; image = bas_hash_next (images)) {
+        image->scaled =
+            (int64_t)((double)image->size * ((double)image->nnodes / (double)ssn->nnodes));
+        if (image->nnodes && (size_t)image->nnodes * 32 >= (size_t)ssn->nnodes) {
+            image->bits = bas_alloc (words * sizeof *image->bits);
+            for (int i = 0; i < image->nnodes; i++)
+                image->bits[image->nodes[i] / 64] |= 1ULL << (image->nodes[i] % 64);
+            free (image->nodes);
+            image->nodes = NULL;
+        }
+    }
     self->images = images;
     return true;
 }
@@ -384,7 +407,7 @@ sess_nodeorder_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void *
     if (self->node_affinity && preferred)
         sess_add_node_order_fn (ssn, self, s_node_affinity);
     if (self->image_locality && s_images_open (self))
-        sess_add_node_order_fn (ssn, self, s_image_locality);
+        sess_add_node_order_fn_pure_images (ssn, self, s_image_locality);
     if (self->taint && s_any_prefer_taint (ssn))
         sess_add_batch_node_order_fn (ssn, self, s_taint_batch);
     if (self->pod_affinity && ssn->interpod)
