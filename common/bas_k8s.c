@@ -1248,7 +1248,9 @@ s_pod_annotations (s_ctx_t *ctx, const s_meta_t *m, Basalt__V1__Pod *pod)
 //  normalises it: a name whose last ':' does not come after its last '/'
 //  has neither tag nor digest and gets ":latest" ("" too, as Kubernetes
 //  does). The containers are objects (s_pod_requests checked them); an
-//  image that is not a string is an error naming the container.
+//  image that is not a string is an error naming the container. Called
+//  for pods not bound yet only: the score reads no other pod's images,
+//  and bound pods are most of a cluster's.
 static int
 s_pod_images (s_ctx_t *ctx, const cJSON *inits, const cJSON *containers, Basalt__V1__Pod *pod)
 {
@@ -1365,7 +1367,8 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
             goto error;
     }
     if (s_pod_requests (&ctx, containers, inits, overhead, &pod->requests) != 0 ||
-        s_pod_images (&ctx, inits, containers, pod) != 0 ||
+        ((!pod->node_name || !*pod->node_name) &&
+         s_pod_images (&ctx, inits, containers, pod) != 0) ||
         s_host_ports (&ctx, containers, pod) != 0 ||
         s_str (&ctx, s_get (status, "phase"), "status.phase", &pod->phase) != 0)
         goto error;

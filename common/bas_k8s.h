@@ -54,7 +54,8 @@ Basalt__V1__Node *bas_k8s_node_from_json (const cJSON *obj, char *err, size_t er
 //  "volcano.sh/*" or "scheduling.volcano.sh/*" one in volcano_annotations;
 //  task_role and preemptable from the annotation, else the label.
 //  images: each container's image, init containers first, a name without
-//  tag or digest given ":latest" (kube-scheduler's ImageLocality).
+//  tag or digest given ":latest" (kube-scheduler's ImageLocality); for a
+//  pod without spec.nodeName only (no score reads a bound pod's images).
 Basalt__V1__Pod *bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen);
 Basalt__V1__PodGroup *bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen);
 Basalt__V1__Queue *bas_k8s_queue_from_json (const cJSON *obj, char *err, size_t errlen);

@@ -156,8 +156,18 @@ test_pod_fixture (void **state)
     assert_true (r.memory == 384LL << 20);
     assert_int_equal (r.pods, 1);
     assert_int_equal (r.nscalars, 0);
-    //  Images: the init container's first, then the two containers'; all
-    //  tagged, so as written.
+    //  Bound (spec.nodeName): no images kept.
+    assert_int_equal (pod->n_images, 0);
+    assert_null (pod->images);
+    s_wire_check (&pod->base);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    //  The same pod not bound yet: the init container's image first, then
+    //  the two containers'; all tagged, so as written.
+    cJSON_DeleteItemFromObjectCaseSensitive (cJSON_GetObjectItemCaseSensitive (json, "spec"),
+                                             "nodeName");
+    pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    assert_non_null (pod);
+    assert_null (pod->node_name);
     assert_int_equal (pod->n_images, 3);
     assert_string_equal (pod->images[0], "pvx092.wdf.sap.corp/slvi/288312/"
                                          "com.sap.datahub.linuxx86_64/vsystem-hana-init:3.3.30");
@@ -179,8 +189,7 @@ test_pod_fixture (void **state)
     r = s_res (pod->requests);
     assert_int_equal (r.milli_cpu, 200);
     assert_int_equal (r.memory, 20 << 20);
-    assert_int_equal (pod->n_images, 1);
-    assert_string_equal (pod->images[0], "k8s.gcr.io/nginx-slim:0.8");
+    assert_int_equal (pod->n_images, 0); // running on a node
     protobuf_c_message_free_unpacked (&pod->base, NULL);
     cJSON_Delete (json);
 
@@ -525,7 +534,8 @@ test_pod_volcano (void **state)
 //  whose last ':' is not after its last '/' has no tag and gets ":latest"
 //  (a registry port is not a tag; a digest is kept as written); one entry
 //  per container, init containers first, duplicates kept; no containers,
-//  no images.
+//  no images; a pod with spec.nodeName, none (an empty nodeName is no
+//  node).
 static void
 test_pod_images (void **state)
 {
@@ -559,6 +569,21 @@ test_pod_images (void **state)
     assert_null (pod->images);
     protobuf_c_message_free_unpacked (&pod->base, NULL);
     cJSON_Delete (json);
+
+    static const char *const bound[][2] = {{"\"n1\"", "0"}, {"\"\"", "1"}};
+    for (size_t i = 0; i < 2; i++) {
+        char doc[256];
+        snprintf (doc, sizeof doc,
+                  "{\"metadata\":{\"name\":\"p3\",\"namespace\":\"ns\"},\"spec\":{"
+                  "\"nodeName\":%s,\"containers\":[{\"name\":\"a\",\"image\":\"nginx\"}]}}",
+                  bound[i][0]);
+        json = s_json (doc);
+        pod = bas_k8s_pod_from_json (json, err, sizeof err);
+        assert_non_null (pod);
+        assert_int_equal (pod->n_images, atoi (bound[i][1]));
+        protobuf_c_message_free_unpacked (&pod->base, NULL);
+        cJSON_Delete (json);
+    }
 }
 
 static void

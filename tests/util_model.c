@@ -394,6 +394,8 @@ s_pod_placement_fields (Basalt__V1__Pod *pod, const cJSON *p, const char *name, 
         }
     }
     cJSON *spec = cJSON_AddObjectToObject (obj, "spec");
+    if (pod->node_name) // a bound pod keeps no images, as the cache decodes it
+        cJSON_AddStringToObject (spec, "nodeName", pod->node_name);
     if (affinity)
         cJSON_AddItemToObject (spec, "affinity", cJSON_Duplicate (affinity, true));
     if (spread)
