@@ -1243,6 +1243,55 @@ s_pod_annotations (s_ctx_t *ctx, const s_meta_t *m, Basalt__V1__Pod *pod)
                       &pod->volcano_annotations, &pod->n_volcano_annotations);
 }
 
+//  The image of every container into pod->images, init containers first
+//  (see the Pod message), normalised as kube-scheduler's ImageLocality
+//  normalises it: a name whose last ':' does not come after its last '/'
+//  has neither tag nor digest and gets ":latest" ("" too, as Kubernetes
+//  does). The containers are objects (s_pod_requests checked them); an
+//  image that is not a string is an error naming the container. Called
+//  for pods not bound yet only: the score reads no other pod's images,
+//  and bound pods are most of a cluster's.
+static int
+s_pod_images (s_ctx_t *ctx, const cJSON *inits, const cJSON *containers, Basalt__V1__Pod *pod)
+{
+    size_t n = s_count (inits) + s_count (containers);
+    if (n == 0)
+        return 0;
+    pod->images = s_alloc_array (ctx, n, sizeof *pod->images);
+    if (!pod->images)
+        return -1;
+    const cJSON *const lists[] = {inits, containers};
+    const char *const list_names[] = {"initContainers", "containers"};
+    for (size_t l = 0; l < 2; l++) {
+        size_t i = 0;
+        for (const cJSON *c = lists[l] ? lists[l]->child : NULL; c; c = c->next, i++) {
+            const cJSON *item = s_get (c, "image");
+            const char *image = "";
+            if (item && !cJSON_IsNull (item)) {
+                if (!cJSON_IsString (item) || !item->valuestring) {
+                    s_fail (ctx, "spec.%s[%zu].image: expected a string, got %s", list_names[l], i,
+                            s_type_name (item));
+                    return -1;
+                }
+                image = item->valuestring;
+            }
+            const char *colon = strrchr (image, ':'), *slash = strrchr (image, '/');
+            bool untagged = !colon || (slash && colon < slash);
+            size_t len = strlen (image);
+            char *copy = s_alloc (ctx, len + (untagged ? sizeof ":latest" : 1));
+            if (!copy)
+                return -1;
+            memcpy (copy, image, len);
+            if (untagged)
+                memcpy (copy + len, ":latest", sizeof ":latest");
+            else
+                copy[len] = '\0';
+            pod->images[pod->n_images++] = copy;
+        }
+    }
+    return 0;
+}
+
 Basalt__V1__Pod *
 bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
 {
@@ -1318,6 +1367,8 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
             goto error;
     }
     if (s_pod_requests (&ctx, containers, inits, overhead, &pod->requests) != 0 ||
+        ((!pod->node_name || !*pod->node_name) &&
+         s_pod_images (&ctx, inits, containers, pod) != 0) ||
         s_host_ports (&ctx, containers, pod) != 0 ||
         s_str (&ctx, s_get (status, "phase"), "status.phase", &pod->phase) != 0)
         goto error;
@@ -1367,6 +1418,57 @@ s_taints (s_ctx_t *ctx, const cJSON *list, Basalt__V1__Node *node)
     return 0;
 }
 
+//  The largest image size accepted: 2^53 bytes, the largest integer a
+//  JSON number (a double) holds exactly.
+#define S_IMAGE_SIZE_MAX 9007199254740992.0
+
+//  status.images to NodeImage messages: each entry's names (strings) and
+//  sizeBytes (an integer from 0 to 2^53; absent leaves it unset).
+static int
+s_node_images (s_ctx_t *ctx, const cJSON *list, Basalt__V1__Node *node)
+{
+    size_t n = s_count (list);
+    if (n == 0)
+        return 0;
+    node->images = s_alloc_array (ctx, n, sizeof *node->images);
+    if (!node->images)
+        return -1;
+    size_t i = 0;
+    for (const cJSON *e = list->child; e; e = e->next, i++) {
+        char path[64];
+        snprintf (path, sizeof path, "status.images[%zu]", i);
+        if (!cJSON_IsObject (e)) {
+            s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (e));
+            return -1;
+        }
+        Basalt__V1__NodeImage *image = s_alloc (ctx, sizeof *image);
+        if (!image)
+            return -1;
+        basalt__v1__node_image__init (image);
+        node->images[node->n_images++] = image;
+        char names_path[80];
+        snprintf (names_path, sizeof names_path, "%s.names", path);
+        const cJSON *names, *size = s_get (e, "sizeBytes");
+        if (s_array (ctx, s_get (e, "names"), names_path, &names) != 0 ||
+            s_str_list (ctx, names, names_path, &image->names, &image->n_names) != 0)
+            return -1;
+        if (!size || cJSON_IsNull (size))
+            continue;
+        double d = cJSON_IsNumber (size) ? size->valuedouble : -1;
+        if (!(d >= 0 && d <= S_IMAGE_SIZE_MAX) || d != (double)(int64_t)d) {
+            if (cJSON_IsNumber (size))
+                s_fail (ctx, "%s.sizeBytes: expected a byte count from 0 to 2^53, got %.17g", path,
+                        d);
+            else
+                s_fail (ctx, "%s.sizeBytes: expected an integer, got %s", path, s_type_name (size));
+            return -1;
+        }
+        image->has_size_bytes = 1;
+        image->size_bytes = (int64_t)d;
+    }
+    return 0;
+}
+
 Basalt__V1__Node *
 bas_k8s_node_from_json (const cJSON *obj, char *err, size_t errlen)
 {
@@ -1383,7 +1485,7 @@ bas_k8s_node_from_json (const cJSON *obj, char *err, size_t errlen)
         s_set_str (&ctx, &node->resource_version, m.rv) ||
         s_kv_list (&ctx, m.labels, "metadata.labels", NULL, &node->labels, &node->n_labels))
         goto error;
-    const cJSON *spec, *status, *taints, *conditions;
+    const cJSON *spec, *status, *taints, *conditions, *images;
     node->has_unschedulable = 1;
     node->unschedulable = 0;
     if (s_object (&ctx, s_get (obj, "spec"), "spec", &spec) != 0 ||
@@ -1394,7 +1496,9 @@ bas_k8s_node_from_json (const cJSON *obj, char *err, size_t errlen)
                 NULL) != 0 ||
         s_resources (&ctx, s_get (status, "allocatable"), "status.allocatable",
                      &node->allocatable) != 0 ||
-        s_array (&ctx, s_get (status, "conditions"), "status.conditions", &conditions) != 0)
+        s_array (&ctx, s_get (status, "conditions"), "status.conditions", &conditions) != 0 ||
+        s_array (&ctx, s_get (status, "images"), "status.images", &images) != 0 ||
+        s_node_images (&ctx, images, node) != 0)
         goto error;
     if (!node->allocatable) {
         //  A node without allocatable has nothing to give: zero, not absent.

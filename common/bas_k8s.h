@@ -43,6 +43,8 @@
 //  The HyperNode a network-topology gang was placed in (PodGroup annotation).
 #define BAS_ANN_ALLOCATED_HYPERNODE "volcano.sh/job-allocated-hypernode"
 
+//  status.images into images (names and sizeBytes, as reported; a size
+//  that is not an integer from 0 to 2^53 is an error).
 Basalt__V1__Node *bas_k8s_node_from_json (const cJSON *obj, char *err, size_t errlen);
 
 //  The pod's effective request: max(sum of containers, each init container)
@@ -53,6 +55,9 @@ Basalt__V1__Node *bas_k8s_node_from_json (const cJSON *obj, char *err, size_t er
 //  Annotations: group, queue_annotation, min_member_annotation, and every
 //  "volcano.sh/*" or "scheduling.volcano.sh/*" one in volcano_annotations;
 //  task_role and preemptable from the annotation, else the label.
+//  images: each container's image, init containers first, a name without
+//  tag or digest given ":latest" (kube-scheduler's ImageLocality); for a
+//  pod without spec.nodeName only (no score reads a bound pod's images).
 Basalt__V1__Pod *bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen);
 Basalt__V1__PodGroup *bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen);
 Basalt__V1__Queue *bas_k8s_queue_from_json (const cJSON *obj, char *err, size_t errlen);

@@ -43,8 +43,9 @@ typedef struct {
 struct _bas_store_t {
     bas_hash_t *tables[S_KINDS]; // kind -> (key -> s_entry_t*)
     s_slots_t slots[S_KINDS];
-    bas_hash_t *group_names; // "ns/name" -> pod group uid (strdup'd)
-    bool drop_pod_placement; // pods kept without labels and placement
+    bas_hash_t *group_names;     // "ns/name" -> pod group uid (strdup'd)
+    bool drop_scheduling_fields; // pods kept without labels, placement and images,
+                                 // nodes without images
 };
 
 static void
@@ -179,12 +180,26 @@ bas_store_upsert (bas_store_t *self, Basalt__V1__Object **obj_p)
             protobuf_c_message_free_unpacked (&obj->base, NULL);
         return -1;
     }
-    if (self->drop_pod_placement && kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD) {
-        free (obj->pod->labels);
-        obj->pod->labels = NULL;
-        if (obj->pod->placement)
-            protobuf_c_message_free_unpacked (&obj->pod->placement->base, NULL);
-        obj->pod->placement = NULL;
+    if (self->drop_scheduling_fields && kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD) {
+        Basalt__V1__Pod *pod = obj->pod;
+        free (pod->labels);
+        pod->labels = NULL;
+        if (pod->placement)
+            protobuf_c_message_free_unpacked (&pod->placement->base, NULL);
+        pod->placement = NULL;
+        for (size_t i = 0; i < pod->n_images; i++)
+            free (pod->images[i]);
+        free (pod->images);
+        pod->images = NULL;
+        pod->n_images = 0;
+    }
+    if (self->drop_scheduling_fields && kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE) {
+        Basalt__V1__Node *node = obj->node;
+        for (size_t i = 0; i < node->n_images; i++)
+            protobuf_c_message_free_unpacked (&node->images[i]->base, NULL);
+        free (node->images);
+        node->images = NULL;
+        node->n_images = 0;
     }
     s_entry_t *e = bas_hash_lookup (self->tables[kind], key);
     if (e) {
@@ -221,9 +236,9 @@ bas_msg_dup (const ProtobufCMessage *msg)
 }
 
 void
-bas_store_drop_pod_placement (bas_store_t *self, bool drop)
+bas_store_drop_scheduling_fields (bas_store_t *self, bool drop)
 {
-    self->drop_pod_placement = drop;
+    self->drop_scheduling_fields = drop;
 }
 
 int

@@ -27,10 +27,11 @@ typedef struct _bas_store_t bas_store_t;
 bas_store_t *bas_store_new (void);
 void bas_store_destroy (bas_store_t **self_p);
 
-//  From now on pods are kept without their labels and placement fields
-//  (a replica whose owner never reads them: controller-svc), which at
-//  150,000 pods is several MB.
-void bas_store_drop_pod_placement (bas_store_t *self, bool drop);
+//  From now on pods are kept without their labels, placement and images,
+//  and nodes without their images (a replica whose owner never scores or
+//  filters nodes: controller-svc): at 150,000 pods and 5,000 nodes that is
+//  tens of MB.
+void bas_store_drop_scheduling_fields (bas_store_t *self, bool drop);
 
 //  Drop every object.
 void bas_store_clear (bas_store_t *self);

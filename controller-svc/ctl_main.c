@@ -327,8 +327,9 @@ main (int argc, char **argv)
         exit_code = 1;
         goto done;
     }
-    //  The controller reads no pod labels, affinity, ports or spread.
-    bas_store_drop_pod_placement (bas_replica_store (self.replica), true);
+    //  The controller reads no pod labels, affinity, ports, spread or
+    //  images, and no node images.
+    bas_store_drop_scheduling_fields (bas_replica_store (self.replica), true);
     self.life = ctl_lifecycle_new (&lcfg, bas_replica_store (self.replica));
     ctl_queue_config_t qcfg = {
         .default_queue = self.config.default_queue,

@@ -62,7 +62,7 @@ s_add (sess_session_t *ssn, sess_fn_kind_t kind, void *self, s_any_fn fn, s_any_
     sess_fn_entry_t *arr =
         bas_realloc (ssn->fns[kind], (size_t)(ssn->nfns[kind] + 1) * sizeof *arr);
     ssn->fns[kind] = arr;
-    arr[ssn->nfns[kind]++] = (sess_fn_entry_t){ssn->cur_plugin, self, fn, fn2, false};
+    arr[ssn->nfns[kind]++] = (sess_fn_entry_t){ssn->cur_plugin, self, fn, fn2, false, false};
 }
 
 #define S_ADDER(name, kind, type)                                                                  \
@@ -85,6 +85,17 @@ sess_add_node_order_fn_pure (sess_session_t *ssn, void *self, sess_node_order_fn
     s_add (ssn, SESS_FN_NODE_ORDER, self, (s_any_fn)fn, NULL);
     if (ssn->nfns[SESS_FN_NODE_ORDER] > before)
         ssn->fns[SESS_FN_NODE_ORDER][before].pure = true;
+}
+
+void
+sess_add_node_order_fn_pure_images (sess_session_t *ssn, void *self, sess_node_order_fn *fn)
+{
+    int before = ssn->nfns[SESS_FN_NODE_ORDER];
+    s_add (ssn, SESS_FN_NODE_ORDER, self, (s_any_fn)fn, NULL);
+    if (ssn->nfns[SESS_FN_NODE_ORDER] > before) {
+        ssn->fns[SESS_FN_NODE_ORDER][before].pure = true;
+        ssn->fns[SESS_FN_NODE_ORDER][before].images = true;
+    }
 }
 S_ADDER (sess_add_job_ready_fn, SESS_FN_JOB_READY, sess_job_bool_fn)
 S_ADDER (sess_add_job_pipelined_fn, SESS_FN_JOB_PIPELINED, sess_job_vote_fn)
@@ -929,19 +940,37 @@ sess_best_node (sess_session_t *ssn, sess_task_t *task, int n, bool with_resourc
     return best;
 }
 
+//  The two pods run the same images, container by container.
+static bool
+s_same_images (const Basalt__V1__Pod *a, const Basalt__V1__Pod *b)
+{
+    if (a == b)
+        return true;
+    if (!a || !b || a->n_images != b->n_images)
+        return false;
+    for (size_t i = 0; i < a->n_images; i++)
+        if (strcmp (a->images[i], b->images[i]) != 0)
+            return false;
+    return true;
+}
+
 void
 sess_node_scores (sess_session_t *ssn, const sess_task_t *task, sess_node_t *const *nodes, int n,
                   double *scores)
 {
-    //  Memoised scores when every per-node scorer is pure (see sess_session.h).
-    bool pure = true;
+    //  Memoised scores when every per-node scorer is pure (see sess_session.h),
+    //  per request, and per images when a scorer reads them.
+    bool pure = true, images = false;
     S_EACH (SESS_FN_NODE_ORDER, e)
     {
         pure = pure && e->pure;
+        images = images || e->images;
     }
-    if (pure && (ssn->score_sig == 0 || !bas_res_equal (task->resreq, &ssn->score_req))) {
+    if (pure && (ssn->score_sig == 0 || !bas_res_equal (task->resreq, &ssn->score_req) ||
+                 (images && !s_same_images (task->pod, ssn->score_pod)))) {
         ssn->score_sig++;
         ssn->score_req = *task->resreq;
+        ssn->score_pod = task->pod;
     }
     for (int i = 0; i < n; i++) {
         sess_node_t *node = nodes[i];

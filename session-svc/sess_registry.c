@@ -31,10 +31,10 @@ static const char *const s_predicates_args[] = {
     "predicate.NodeAffinityEnable",      "predicate.TaintTolerationEnable",
     "predicate.PodAffinityEnable",       "predicate.NodePortsEnable",
     "predicate.PodTopologySpreadEnable", NULL};
-static const char *const s_nodeorder_args[] = {"leastrequested.weight",    "mostrequested.weight",
-                                               "balancedresource.weight",  "nodeaffinity.weight",
-                                               "tainttoleration.weight",   "podaffinity.weight",
-                                               "podtopologyspread.weight", NULL};
+static const char *const s_nodeorder_args[] = {
+    "leastrequested.weight",    "mostrequested.weight",   "balancedresource.weight",
+    "nodeaffinity.weight",      "tainttoleration.weight", "podaffinity.weight",
+    "podtopologyspread.weight", "imagelocality.weight",   NULL};
 static const char *const s_binpack_args[] = {"binpack.weight",     "binpack.cpu",
                                              "binpack.memory",     "binpack.resources",
                                              "binpack.resources.", NULL};

@@ -66,6 +66,15 @@
 #define SESS_TASK_TOPOLOGY_WEIGHT 1
 #define SESS_MAX_NODE_SCORE 100
 
+//  kube-scheduler's ImageLocality bounds: a node whose images of the pod
+//  add up (scaled by their spread) to the minimum or less scores 0, to the
+//  maximum (per container of the pod) or more scores 100. The cap on the
+//  containers counted keeps 100 * maximum within int64 whatever a pod
+//  says (no pod holds that many).
+#define SESS_IMAGE_MIN_THRESHOLD (23LL * 1024 * 1024)
+#define SESS_IMAGE_MAX_CONTAINER_THRESHOLD (1000LL * 1024 * 1024)
+#define SESS_IMAGE_MAX_CONTAINERS 65536
+
 //  Kubernetes' non-zero request defaults used in scoring (100m CPU, 200Mi).
 #define SESS_NONZERO_MILLI_CPU 100
 #define SESS_NONZERO_MEMORY (200LL * 1024 * 1024)

@@ -392,6 +392,11 @@ void sess_add_node_order_fn (sess_session_t *ssn, void *self, sess_node_order_fn
 //  per (node accounting version, request) — a task of the same request on
 //  a node nobody touched since gets the same score without recomputing.
 void sess_add_node_order_fn_pure (sess_session_t *ssn, void *self, sess_node_order_fn *fn);
+//  The same for a function whose score depends also on the task's pod's
+//  images (and on nothing else of the pod): memoised per (node accounting
+//  version, request, images), so two tasks of one request but different
+//  images never share a score.
+void sess_add_node_order_fn_pure_images (sess_session_t *ssn, void *self, sess_node_order_fn *fn);
 void sess_add_batch_node_order_fn (sess_session_t *ssn, void *self, sess_batch_node_order_fn *fn);
 void sess_add_job_ready_fn (sess_session_t *ssn, void *self, sess_job_bool_fn *fn);
 void sess_add_job_pipelined_fn (sess_session_t *ssn, void *self, sess_job_vote_fn *fn);
@@ -476,6 +481,8 @@ typedef struct {
     void (*fn) (void);  // callback, cast per kind
     void (*fn2) (void); // second callback (deallocate), or NULL
     bool pure;          // node order: depends only on node accounting and the request
+                        // (and the pod's images when images is set)
+    bool images;        // node order: depends also on the pod's images
 } sess_fn_entry_t;
 
 //  An eviction a statement committed (it goes into the Commit).
@@ -512,14 +519,16 @@ struct _sess_session_t {
     int cur_plugin;                      // plugin being opened (registration)
     sess_fn_entry_t *fns[SESS_FN_COUNT]; // registrations per kind, owned arrays
     int nfns[SESS_FN_COUNT];
-    bool enqueue_configured;     // the enqueue action is in the configuration
-    int next_node;               // rotating start of predicate scans
-    sess_node_t **scratch_nodes; // per-scan buffer of nnodes entries, owned
-    double *scratch_scores;      // per-scan buffer of nnodes entries, owned
-    bool *scratch_fits_idle;     // per-scan: candidate i fits the node's idle now, owned
-    int score_sig;               // signature id of score_req (memoised node scores)
-    bas_res_t score_req;         // the request score_sig stands for
-    sess_task_t **dispatched;    // tasks committed (placements), owned array
+    bool enqueue_configured;          // the enqueue action is in the configuration
+    int next_node;                    // rotating start of predicate scans
+    sess_node_t **scratch_nodes;      // per-scan buffer of nnodes entries, owned
+    double *scratch_scores;           // per-scan buffer of nnodes entries, owned
+    bool *scratch_fits_idle;          // per-scan: candidate i fits the node's idle now, owned
+    int score_sig;                    // signature id of score_req (memoised node scores)
+    bas_res_t score_req;              // the request score_sig stands for
+    const Basalt__V1__Pod *score_pod; // the pod whose images score_sig stands for (when a
+                                      // memoised score depends on images), borrowed
+    sess_task_t **dispatched;         // tasks committed (placements), owned array
     int ndispatched, dispatched_cap;
     sess_eviction_t *evictions; // evictions committed, owned array
     int nevictions, evictions_cap;

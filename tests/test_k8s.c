@@ -156,6 +156,25 @@ test_pod_fixture (void **state)
     assert_true (r.memory == 384LL << 20);
     assert_int_equal (r.pods, 1);
     assert_int_equal (r.nscalars, 0);
+    //  Bound (spec.nodeName): no images kept.
+    assert_int_equal (pod->n_images, 0);
+    assert_null (pod->images);
+    s_wire_check (&pod->base);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    //  The same pod not bound yet: the init container's image first, then
+    //  the two containers'; all tagged, so as written.
+    cJSON_DeleteItemFromObjectCaseSensitive (cJSON_GetObjectItemCaseSensitive (json, "spec"),
+                                             "nodeName");
+    pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    assert_non_null (pod);
+    assert_null (pod->node_name);
+    assert_int_equal (pod->n_images, 3);
+    assert_string_equal (pod->images[0], "pvx092.wdf.sap.corp/slvi/288312/"
+                                         "com.sap.datahub.linuxx86_64/vsystem-hana-init:3.3.30");
+    assert_string_equal (pod->images[1], "pvx092.wdf.sap.corp/slvi/288312/"
+                                         "com.sap.datahub.linuxx86_64/vsystem:3.3.30");
+    assert_string_equal (pod->images[2], "pvx092.wdf.sap.corp/slvi/288312/"
+                                         "com.sap.datahub.linuxx86_64/vsystem-auth:3.3.30");
     s_wire_check (&pod->base);
     protobuf_c_message_free_unpacked (&pod->base, NULL);
     cJSON_Delete (json);
@@ -170,6 +189,7 @@ test_pod_fixture (void **state)
     r = s_res (pod->requests);
     assert_int_equal (r.milli_cpu, 200);
     assert_int_equal (r.memory, 20 << 20);
+    assert_int_equal (pod->n_images, 0); // running on a node
     protobuf_c_message_free_unpacked (&pod->base, NULL);
     cJSON_Delete (json);
 
@@ -510,6 +530,62 @@ test_pod_volcano (void **state)
     cJSON_Delete (json);
 }
 
+//  Container images as kube-scheduler's ImageLocality names them: a name
+//  whose last ':' is not after its last '/' has no tag and gets ":latest"
+//  (a registry port is not a tag; a digest is kept as written); one entry
+//  per container, init containers first, duplicates kept; no containers,
+//  no images; a pod with spec.nodeName, none (an empty nodeName is no
+//  node).
+static void
+test_pod_images (void **state)
+{
+    (void)state;
+    cJSON *json =
+        s_json ("{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{"
+                "\"containers\":[{\"name\":\"a\",\"image\":\"nginx\"},"
+                "{\"name\":\"b\",\"image\":\"localhost:5000/team/app\"},"
+                "{\"name\":\"c\",\"image\":\"busybox@sha256:b4675e30\"},"
+                "{\"name\":\"d\",\"image\":\"nginx\"},{\"name\":\"e\"}],"
+                "\"initContainers\":[{\"name\":\"i\",\"image\":\"registry.k8s.io/pause:3.9\"}]}}");
+    char err[512] = "";
+    Basalt__V1__Pod *pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    if (!pod)
+        print_error ("%s\n", err);
+    assert_non_null (pod);
+    static const char *const want[] = {
+        "registry.k8s.io/pause:3.9", "nginx:latest", "localhost:5000/team/app:latest",
+        "busybox@sha256:b4675e30",   "nginx:latest", ":latest"};
+    assert_int_equal (pod->n_images, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < pod->n_images; i++)
+        assert_string_equal (pod->images[i], want[i]);
+    s_wire_check (&pod->base);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+
+    json = s_json ("{\"metadata\":{\"name\":\"p2\",\"namespace\":\"ns\"}}");
+    pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    assert_non_null (pod);
+    assert_int_equal (pod->n_images, 0);
+    assert_null (pod->images);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
+
+    static const char *const bound[][2] = {{"\"n1\"", "0"}, {"\"\"", "1"}};
+    for (size_t i = 0; i < 2; i++) {
+        char doc[256];
+        snprintf (doc, sizeof doc,
+                  "{\"metadata\":{\"name\":\"p3\",\"namespace\":\"ns\"},\"spec\":{"
+                  "\"nodeName\":%s,\"containers\":[{\"name\":\"a\",\"image\":\"nginx\"}]}}",
+                  bound[i][0]);
+        json = s_json (doc);
+        pod = bas_k8s_pod_from_json (json, err, sizeof err);
+        assert_non_null (pod);
+        assert_int_equal (pod->n_images, atoi (bound[i][1]));
+        protobuf_c_message_free_unpacked (&pod->base, NULL);
+        cJSON_Delete (json);
+    }
+}
+
 static void
 test_pod_errors (void **state)
 {
@@ -596,6 +672,12 @@ test_pod_errors (void **state)
          "topologyKey: required"},
         {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\",\"labels\":{\"a=b\":\"c\"}}}",
          "pod ns/p1: metadata.labels[\"a=b\"]: not a valid label"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"containers\":["
+         "{\"name\":\"a\",\"image\":\"nginx\"},{\"name\":\"b\",\"image\":[\"nginx\"]}]}}",
+         "pod ns/p1: spec.containers[1].image: expected a string, got an array"},
+        {"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"initContainers\":["
+         "{\"name\":\"a\",\"image\":7}]}}",
+         "pod ns/p1: spec.initContainers[0].image: expected a string, got a number"},
         {"{\"metadata\":5}", "pod: metadata: expected an object, got a number"},
         {"[]", "pod: expected a JSON object, got an array"},
     };
@@ -656,6 +738,49 @@ test_nodes (void **state)
     assert_int_equal (a.pods, 110);
     assert_true (a.memory == 16367668LL * 1024);
     assert_true (node->ready);
+    assert_int_equal (node->n_images, 22);
+    assert_int_equal (node->images[0]->n_names, 2);
+    assert_string_equal (node->images[0]->names[1],
+                         "docker.io/rancher/nginx-ingress-controller:v1.12.0-hardened6");
+    assert_true (node->images[0]->has_size_bytes && node->images[0]->size_bytes == 298493685);
+    assert_true (node->images[21]->size_bytes == 301463); // mirrored-pause:3.6, the last
+    s_wire_check (&node->base);
+    protobuf_c_message_free_unpacked (&node->base, NULL);
+    cJSON_Delete (json);
+
+    //  A minikube node's kubelet report (tests/fixtures/README.md): 17
+    //  images, most with a digest and a tag, some with a tag alone, names
+    //  as the runtime gave them.
+    json = s_load ("./node-minikube-images.json");
+    node = bas_k8s_node_from_json (json, err, sizeof err);
+    if (!node)
+        print_error ("%s\n", err);
+    assert_non_null (node);
+    assert_string_equal (node->name, "minikube");
+    assert_int_equal (node->n_images, 17);
+    const Basalt__V1__NodeImage *img = node->images[0];
+    assert_int_equal (img->n_names, 2);
+    assert_string_equal (img->names[0],
+                         "quay.io/kubernetes-ingress-controller/nginx-ingress-controller@sha256:"
+                         "464db4880861bd9d1e74e67a4a9c975a6e74c1e9968776d8d4cc73492a56dfa5");
+    assert_string_equal (img->names[1],
+                         "quay.io/kubernetes-ingress-controller/nginx-ingress-controller:0.25.0");
+    assert_true (img->has_size_bytes && img->size_bytes == 508299926);
+    img = node->images[4]; // a tag and no digest
+    assert_int_equal (img->n_names, 1);
+    assert_string_equal (img->names[0], "k8s.gcr.io/kubernetes-dashboard-amd64:v1.10.1");
+    assert_true (img->size_bytes == 121711221);
+    img = node->images[15];
+    assert_string_equal (img->names[1], "blang/busybox-bash:latest");
+    assert_true (img->size_bytes == 5912460);
+    img = node->images[16];
+    assert_string_equal (img->names[1], "k8s.gcr.io/pause:3.1");
+    assert_true (img->size_bytes == 742472);
+    int64_t total = 0;
+    for (size_t i = 0; i < node->n_images; i++)
+        total += node->images[i]->size_bytes;
+    assert_true (total == 1916448172); // the sum of the 17 sizeBytes of the file
+    s_wire_check (&node->base);
     protobuf_c_message_free_unpacked (&node->base, NULL);
     cJSON_Delete (json);
 
@@ -701,6 +826,48 @@ test_nodes (void **state)
     json = s_json ("{\"metadata\":{\"name\":\"n3\"},\"spec\":{\"taints\":\"none\"}}");
     assert_null (bas_k8s_node_from_json (json, err, sizeof err));
     assert_string_equal (err, "node n3: spec.taints: expected an array, got a string");
+    cJSON_Delete (json);
+
+    //  Bad images: each refused with the entry and the field named.
+    static const struct {
+        const char *images, *want;
+    } bad[] = {
+        {"{}", "node n4: status.images: expected an array, got an object"},
+        {"[7]", "node n4: status.images[0]: expected an object, got a number"},
+        {"[{\"names\":[\"a:1\"],\"sizeBytes\":1},{\"names\":\"b:1\"}]",
+         "node n4: status.images[1].names: expected an array, got a string"},
+        {"[{\"names\":[\"a:1\",null]}]",
+         "node n4: status.images[0].names: expected a string, got null"},
+        {"[{\"names\":[\"a:1\"],\"sizeBytes\":-5}]",
+         "node n4: status.images[0].sizeBytes: expected a byte count from 0 to 2^53, got -5"},
+        {"[{\"names\":[\"a:1\"],\"sizeBytes\":1.5}]",
+         "node n4: status.images[0].sizeBytes: expected a byte count from 0 to 2^53, got 1.5"},
+        {"[{\"names\":[\"a:1\"],\"sizeBytes\":1e20}]",
+         "node n4: status.images[0].sizeBytes: expected a byte count from 0 to 2^53, got 1e+20"},
+        {"[{\"names\":[\"a:1\"],\"sizeBytes\":\"12Mi\"}]",
+         "node n4: status.images[0].sizeBytes: expected an integer, got a string"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char doc[256];
+        snprintf (doc, sizeof doc, "{\"metadata\":{\"name\":\"n4\"},\"status\":{\"images\":%s}}",
+                  bad[i].images);
+        json = s_json (doc);
+        err[0] = 0;
+        node = bas_k8s_node_from_json (json, err, sizeof err);
+        if (node || strcmp (err, bad[i].want) != 0)
+            fail_msg ("%s: got \"%s\", want \"%s\"", bad[i].images, err, bad[i].want);
+        cJSON_Delete (json);
+    }
+    //  An entry without names or size, and a size of 0, are kept as given.
+    json = s_json ("{\"metadata\":{\"name\":\"n5\"},\"status\":{\"images\":["
+                   "{},{\"names\":[\"a:1\"],\"sizeBytes\":0}]}}");
+    node = bas_k8s_node_from_json (json, err, sizeof err);
+    assert_non_null (node);
+    assert_int_equal (node->n_images, 2);
+    assert_int_equal (node->images[0]->n_names, 0);
+    assert_false (node->images[0]->has_size_bytes);
+    assert_true (node->images[1]->has_size_bytes && node->images[1]->size_bytes == 0);
+    protobuf_c_message_free_unpacked (&node->base, NULL);
     cJSON_Delete (json);
 }
 
@@ -1345,7 +1512,7 @@ test_garbage (void **state)
     static const char *const files[] = {
         "objects/pod.json",           "objects/node-gpu.json",   "objects/podgroup.json",
         "objects/queue.json",         "objects/binding.json",    "objects/status-422-invalid.json",
-        "objects/podlist-empty.json", "objects/deployment.json",
+        "objects/podlist-empty.json", "objects/deployment.json", "./node-minikube-images.json",
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         cJSON *json = s_load (files[i]);
@@ -1404,6 +1571,28 @@ test_garbage (void **state)
                 protobuf_c_message_free_unpacked (&pod->base, NULL);
             else
                 assert_non_null (strstr (err, "pod"));
+            cJSON_Delete (doc);
+        }
+    cJSON_Delete (base);
+    //  The same for a node's images, the list and one entry's fields.
+    base = s_load ("./node-minikube-images.json");
+    for (size_t v = 0; v < sizeof values / sizeof values[0]; v++)
+        for (int where = 0; where < 3; where++) {
+            cJSON *doc = cJSON_Duplicate (base, 1);
+            cJSON *parent = cJSON_GetObjectItem (doc, "status");
+            const char *key = "images";
+            if (where > 0) {
+                parent = cJSON_GetArrayItem (cJSON_GetObjectItem (parent, "images"), 3);
+                key = where == 1 ? "names" : "sizeBytes";
+            }
+            assert_true (
+                cJSON_ReplaceItemInObjectCaseSensitive (parent, key, cJSON_Parse (values[v])));
+            char err[512] = "";
+            Basalt__V1__Node *node = bas_k8s_node_from_json (doc, err, sizeof err);
+            if (node)
+                protobuf_c_message_free_unpacked (&node->base, NULL);
+            else
+                assert_non_null (strstr (err, "node minikube: status.images"));
             cJSON_Delete (doc);
         }
     cJSON_Delete (base);
@@ -1490,6 +1679,7 @@ main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_pod_fixture),
+        cmocka_unit_test (test_pod_images),
         cmocka_unit_test (test_pod_watch_stream),
         cmocka_unit_test (test_pod_requests),
         cmocka_unit_test (test_pod_volcano),

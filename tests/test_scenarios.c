@@ -260,6 +260,53 @@ test_unknown_key_is_an_error (void **state)
     free (typo_pod);
 }
 
+//  The image keys are checked as the others are: a node image without
+//  its size, a size that is no byte count, and a pod given both image and
+//  images are refused (exit 2) naming the file, the line and the key.
+static void
+test_image_keys_checked (void **state)
+{
+    s_env_t *env = *state;
+    static const char *const head = "name: images\n"
+                                    "nodes:\n"
+                                    "- name: n1\n"
+                                    "  allocatable: {cpu: \"2\"}\n";
+    static const char *const pod = "podgroups:\n"
+                                   "- {name: g1, minMember: 1}\n"
+                                   "pods:\n"
+                                   "- name: p1\n"
+                                   "  group: g1\n";
+    static const struct {
+        const char *node, *pod, *want;
+    } cases[] = {
+        {"  images: [{names: [\"a:1\"]}]\n", "",
+         "images.yaml:5: images[0]: missing key \"sizeBytes\""},
+        {"  images: [{names: [\"a:1\"], sizeBytes: -1}]\n", "",
+         "images.yaml:5: sizeBytes: expected a byte count (an integer from 0 to 2^53)"},
+        {"  images: [{names: [\"a:1\"], sizeBytes: \"1Gi\"}]\n", "",
+         "images.yaml:5: sizeBytes: expected a byte count"},
+        {"", "  image: a:1\n  images: [\"a:1\"]\n",
+         "images.yaml:8: image and images: give one or the other"},
+        {"", "  images: []\n", "images.yaml:8: images: a pod has at least one container"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        snprintf (text, sizeof text, "%s%s%s%sexpect:\n  bound: {p1: n1}\n", head, cases[i].node,
+                  pod, cases[i].pod);
+        char *file = s_write (env, "images.yaml", text);
+        for (int e2e = 0; e2e < 2; e2e++) {
+            const char *args[] = {e2e ? "--e2e" : file, e2e ? file : NULL, NULL};
+            char *out = NULL;
+            int rc = s_run (env, args, &out);
+            if (rc != 2 || !strstr (out, cases[i].want))
+                fail_msg ("case %zu: want exit 2 with '%s', got %d:\n%s", i, cases[i].want, rc,
+                          out);
+            free (out);
+        }
+        free (file);
+    }
+}
+
 static int
 s_setup (void **state)
 {
@@ -300,6 +347,7 @@ main (int argc, char **argv)
         cmocka_unit_test (test_shared_in_process),
         cmocka_unit_test (test_wrong_expectation_fails),
         cmocka_unit_test (test_unknown_key_is_an_error),
+        cmocka_unit_test (test_image_keys_checked),
         cmocka_unit_test (test_shared_end_to_end),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);

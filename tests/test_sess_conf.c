@@ -213,8 +213,8 @@ test_flags_drive_session (void **state)
 }
 
 //  An argument a plugin does not read gets one warning naming it and the
-//  plugin (Volcano's predicate.GPUSharingEnable, a nodeorder weight Basalt
-//  does not score, a made-up name); those it reads, prefixes included
+//  plugin (Volcano's predicate.GPUSharingEnable, a made-up nodeorder
+//  weight, a made-up name); those it reads, prefixes included
 //  (binpack.resources.<name>), get none.
 static void
 test_unimplemented_arguments (void **state)
@@ -231,6 +231,7 @@ test_unimplemented_arguments (void **state)
                        "  - name: nodeorder\n"
                        "    arguments:\n"
                        "      imagelocality.weight: 2\n"
+                       "      selectorspread.weight: 2\n"
                        "      podaffinity.weight: 2\n"
                        "      leastrequested.weight: 1\n"
                        "  - name: binpack\n"
@@ -257,7 +258,7 @@ test_unimplemented_arguments (void **state)
     static const char *const warned[] = {
         "plugin=predicates argument=predicate.GPUSharingEnable",
         "plugin=predicates argument=predicate.DynamicResourceAllocationEnable",
-        "plugin=nodeorder argument=imagelocality.weight", "plugin=binpack argument=binpack.madeup",
+        "plugin=nodeorder argument=selectorspread.weight", "plugin=binpack argument=binpack.madeup",
         "plugin=capacity argument=capacity.DynamicResourceAllocationEnable"};
     for (size_t i = 0; i < sizeof warned / sizeof warned[0]; i++) {
         const char *at = strstr (text, warned[i]);
@@ -265,10 +266,10 @@ test_unimplemented_arguments (void **state)
             fail_msg ("no warning for %s in:\n%s", warned[i], text);
         assert_null (strstr (at + 1, warned[i])); // once
     }
-    static const char *const read[] = {"argument=predicate.NodeAffinityEnable",
-                                       "argument=leastrequested.weight",
-                                       "argument=podaffinity.weight", "argument=binpack.resources ",
-                                       "argument=binpack.resources.nvidia.com/gpu"};
+    static const char *const read[] = {
+        "argument=predicate.NodeAffinityEnable", "argument=leastrequested.weight",
+        "argument=podaffinity.weight",           "argument=imagelocality.weight",
+        "argument=binpack.resources ",           "argument=binpack.resources.nvidia.com/gpu"};
     for (size_t i = 0; i < sizeof read / sizeof read[0]; i++)
         assert_null (strstr (text, read[i]));
     assert_non_null (strstr (text, "event=sched_conf_argument_unimplemented"));

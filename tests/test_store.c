@@ -681,12 +681,16 @@ test_cursor_while_changing (void **state)
     bas_store_destroy (&store);
 }
 
-//  A pod with labels and a placement message (one host port).
+//  A pod with labels, a placement message (one host port) and two images.
 static Basalt__V1__Object *
 s_placed_pod (const char *uid)
 {
     Basalt__V1__Object *obj = s_pod (uid, "ns", uid);
     obj->pod->labels = bas_strdup_or_null ("app=web\nrole=worker");
+    obj->pod->images = malloc (2 * sizeof *obj->pod->images);
+    obj->pod->images[0] = bas_strdup_or_null ("busybox:1.36");
+    obj->pod->images[1] = bas_strdup_or_null ("nginx:latest");
+    obj->pod->n_images = 2;
     Basalt__V1__PodPlacement *pl = malloc (sizeof *pl);
     basalt__v1__pod_placement__init (pl);
     Basalt__V1__HostPort *hp = malloc (sizeof *hp);
@@ -700,11 +704,29 @@ s_placed_pod (const char *uid)
     return obj;
 }
 
-//  A store told to drop pods' placement fields keeps pods without labels
-//  and placement (the rest intact, from the first upsert and on
-//  replacement); by default they are kept.
+//  A node reporting one image.
+static Basalt__V1__Object *
+s_node_with_image (const char *name)
+{
+    Basalt__V1__Object *obj = s_node (name, 4000);
+    Basalt__V1__NodeImage *image = malloc (sizeof *image);
+    basalt__v1__node_image__init (image);
+    image->names = malloc (sizeof *image->names);
+    image->names[0] = bas_strdup_or_null ("busybox:1.36");
+    image->n_names = 1;
+    image->has_size_bytes = 1;
+    image->size_bytes = 4 << 20;
+    obj->node->images = malloc (sizeof *obj->node->images);
+    obj->node->images[0] = image;
+    obj->node->n_images = 1;
+    return obj;
+}
+
+//  A store told to drop the scheduling fields keeps pods without labels,
+//  placement and images and nodes without images (the rest intact, from
+//  the first upsert and on replacement); by default they are kept.
 static void
-test_drop_pod_placement (void **state)
+test_drop_scheduling_fields (void **state)
 {
     (void)state;
     bas_store_t *keep = bas_store_new ();
@@ -714,21 +736,35 @@ test_drop_pod_placement (void **state)
     assert_string_equal (pod->labels, "app=web\nrole=worker");
     assert_non_null (pod->placement);
     assert_int_equal (pod->placement->host_ports[0]->port, 8080);
+    assert_int_equal (pod->n_images, 2);
+    assert_string_equal (pod->images[1], "nginx:latest");
+    obj = s_node_with_image ("n1");
+    assert_int_equal (bas_store_upsert (keep, &obj), 0);
+    assert_int_equal (bas_store_node (keep, "n1")->n_images, 1);
     bas_store_destroy (&keep);
 
     bas_store_t *drop = bas_store_new ();
-    bas_store_drop_pod_placement (drop, true);
+    bas_store_drop_scheduling_fields (drop, true);
     obj = s_placed_pod ("p1");
     assert_int_equal (bas_store_upsert (drop, &obj), 0);
     pod = bas_store_pod (drop, "p1");
     assert_null (pod->labels);
     assert_null (pod->placement);
+    assert_int_equal (pod->n_images, 0);
+    assert_null (pod->images);
     assert_string_equal (pod->name, "p1");
     assert_string_equal (pod->phase, "Pending");
     obj = s_placed_pod ("p1"); // replaced
     assert_int_equal (bas_store_upsert (drop, &obj), 0);
     assert_null (bas_store_pod (drop, "p1")->labels);
     assert_null (bas_store_pod (drop, "p1")->placement);
+    assert_int_equal (bas_store_pod (drop, "p1")->n_images, 0);
+    obj = s_node_with_image ("n1");
+    assert_int_equal (bas_store_upsert (drop, &obj), 0);
+    const Basalt__V1__Node *node = bas_store_node (drop, "n1");
+    assert_int_equal (node->n_images, 0);
+    assert_null (node->images);
+    assert_int_equal (node->allocatable->milli_cpu, 4000);
     bas_store_destroy (&drop);
 }
 
@@ -736,7 +772,7 @@ int
 main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test (test_drop_pod_placement),
+        cmocka_unit_test (test_drop_scheduling_fields),
         cmocka_unit_test (test_upsert_replace_delete),
         cmocka_unit_test (test_pods_keyed_by_uid),
         cmocka_unit_test (test_pod_group_name_follows_recreation),

@@ -337,9 +337,33 @@ typedef struct {
     size_t errlen;
 } s_pod_ctx_t;
 
-//  labels, affinity, hostPorts and topologySpreadConstraints, through the cache's own decoder: the
-//  fields are written into a pod object as the scenario runner writes them
-//  and decoded by bas_k8s_pod_from_json, whose results replace the pod's.
+//  The image of a pod's container when the file names none, as
+//  basalt-scenario gives it (tools/scenario/scn_spec.c).
+#define S_DEFAULT_IMAGE "registry.k8s.io/pause:3.9"
+
+//  A list of image names as container objects named prefix0, prefix1, ...
+static void
+s_image_containers (cJSON *list, const cJSON *images, const char *prefix)
+{
+    int k = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach (it, images)
+    {
+        char name[32], num[32];
+        snprintf (name, sizeof name, "%s%d", prefix, k++);
+        snprintf (num, sizeof num, "%g", it->valuedouble);
+        cJSON *c = cJSON_CreateObject ();
+        cJSON_AddStringToObject (c, "name", name);
+        cJSON_AddStringToObject (c, "image", cJSON_IsString (it) ? it->valuestring : num);
+        cJSON_AddItemToArray (list, c);
+    }
+}
+
+//  labels, affinity, hostPorts, topologySpreadConstraints and the
+//  containers' images (image, images, initImages), through the cache's own
+//  decoder: the fields are written into a pod object as the scenario
+//  runner writes them and decoded by bas_k8s_pod_from_json, whose results
+//  replace the pod's.
 static int
 s_pod_placement_fields (Basalt__V1__Pod *pod, const cJSON *p, const char *name, char *err,
                         size_t errlen)
@@ -348,8 +372,13 @@ s_pod_placement_fields (Basalt__V1__Pod *pod, const cJSON *p, const char *name, 
     const cJSON *affinity = cJSON_GetObjectItemCaseSensitive (p, "affinity");
     const cJSON *ports = cJSON_GetObjectItemCaseSensitive (p, "hostPorts");
     const cJSON *spread = cJSON_GetObjectItemCaseSensitive (p, "topologySpreadConstraints");
-    if (!labels && !affinity && !ports && !spread)
-        return 0;
+    const cJSON *image = cJSON_GetObjectItemCaseSensitive (p, "image");
+    const cJSON *images = cJSON_GetObjectItemCaseSensitive (p, "images");
+    const cJSON *inits = cJSON_GetObjectItemCaseSensitive (p, "initImages");
+    if (image && images) {
+        snprintf (err, errlen, "pod %s: image and images: give one or the other", name);
+        return -1;
+    }
     cJSON *obj = cJSON_CreateObject ();
     cJSON *meta = cJSON_AddObjectToObject (obj, "metadata");
     cJSON_AddStringToObject (meta, "name", name);
@@ -365,11 +394,15 @@ s_pod_placement_fields (Basalt__V1__Pod *pod, const cJSON *p, const char *name, 
         }
     }
     cJSON *spec = cJSON_AddObjectToObject (obj, "spec");
+    if (pod->node_name) // a bound pod keeps no images, as the cache decodes it
+        cJSON_AddStringToObject (spec, "nodeName", pod->node_name);
     if (affinity)
         cJSON_AddItemToObject (spec, "affinity", cJSON_Duplicate (affinity, true));
     if (spread)
         cJSON_AddItemToObject (spec, "topologySpreadConstraints", cJSON_Duplicate (spread, true));
     cJSON *c = cJSON_CreateObject ();
+    cJSON_AddStringToObject (c, "name", "main");
+    cJSON_AddStringToObject (c, "image", S_DEFAULT_IMAGE);
     cJSON *cports = cJSON_AddArrayToObject (c, "ports");
     const cJSON *it;
     cJSON_ArrayForEach (it, ports)
@@ -379,7 +412,21 @@ s_pod_placement_fields (Basalt__V1__Pod *pod, const cJSON *p, const char *name, 
         cJSON_AddNumberToObject (cp, "hostPort", it->valuedouble);
         cJSON_AddItemToArray (cports, cp);
     }
-    cJSON_AddItemToArray (cJSON_AddArrayToObject (spec, "containers"), c);
+    cJSON *containers = cJSON_AddArrayToObject (spec, "containers");
+    if (images) {
+        //  One container per image, the first with the ports.
+        s_image_containers (containers, images, "c");
+        cJSON *first = cJSON_GetArrayItem (containers, 0);
+        if (first)
+            cJSON_AddItemToObject (first, "ports", cJSON_DetachItemFromObject (c, "ports"));
+        cJSON_Delete (c);
+    } else {
+        if (image)
+            cJSON_ReplaceItemInObjectCaseSensitive (
+                c, "image", cJSON_CreateString (cJSON_IsString (image) ? image->valuestring : ""));
+        cJSON_AddItemToArray (containers, c);
+    }
+    s_image_containers (cJSON_AddArrayToObject (spec, "initContainers"), inits, "init-");
     Basalt__V1__Pod *d = bas_k8s_pod_from_json (obj, err, errlen);
     cJSON_Delete (obj);
     if (!d)
@@ -392,6 +439,7 @@ s_pod_placement_fields (Basalt__V1__Pod *pod, const cJSON *p, const char *name, 
         d->field = NULL;                                                                           \
     } while (0)
     S_MOVE (affinity_terms);
+    S_MOVE (images);
 #undef S_MOVE
     free (pod->labels);
     pod->labels = d->labels;
@@ -472,8 +520,8 @@ static const char *const s_top_keys[] = {
 static const char *const s_hypernode_keys[] = {"name",       "tier",      "tierName",   "nodes",
                                                "hypernodes", "nodeRegex", "nodeLabels", NULL};
 static const char *const s_quota_keys[] = {"name", "namespace", "hard", "used", NULL};
-static const char *const s_node_keys[] = {"name",   "allocatable",   "labels",
-                                          "taints", "unschedulable", NULL};
+static const char *const s_node_keys[] = {"name",          "allocatable", "labels", "taints",
+                                          "unschedulable", "images",      NULL};
 static const char *const s_queue_keys[] = {"name",     "parent",    "weight",      "capability",
                                            "deserved", "guarantee", "reclaimable", "priority",
                                            "state",    "affinity",  "annotations", NULL};
@@ -507,6 +555,9 @@ static const char *const s_pod_keys[] = {"name",
                                          "affinity",
                                          "hostPorts",
                                          "topologySpreadConstraints",
+                                         "image",
+                                         "images",
+                                         "initImages",
                                          NULL};
 static const char *const s_expect_keys[] = {"bound",
                                             "boundCount",
@@ -659,6 +710,23 @@ util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config
         }
         node->unschedulable = cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (it, "unschedulable"));
         node->has_unschedulable = true;
+        //  status.images through the cache's own decoder.
+        const cJSON *images = cJSON_GetObjectItemCaseSensitive (it, "images");
+        if (images) {
+            cJSON *obj = cJSON_CreateObject ();
+            cJSON_AddStringToObject (cJSON_AddObjectToObject (obj, "metadata"), "name", node->name);
+            cJSON_AddItemToObject (cJSON_AddObjectToObject (obj, "status"), "images",
+                                   cJSON_Duplicate (images, true));
+            Basalt__V1__Node *d = bas_k8s_node_from_json (obj, err, errlen);
+            cJSON_Delete (obj);
+            if (!d)
+                goto done;
+            node->images = d->images;
+            node->n_images = d->n_images;
+            d->images = NULL;
+            d->n_images = 0;
+            protobuf_c_message_free_unpacked (&d->base, NULL);
+        }
     }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (doc, "queues"))
     {

@@ -3,7 +3,7 @@
         basalt-bench-session [--nodes N] [--pods N] [--gang N] [--node-cpu Q]
                              [--node-memory Q] [--node-pods N] [--pod-cpu Q]
                              [--pod-memory Q] [--conf FILE] [--no-baseline]
-                             [--constraints]
+                             [--constraints] [--images]
 
     Builds a replica like the one session-svc keeps (N nodes, one default
     queue, pending pods in gangs of --gang with minMember = gang size) and
@@ -26,6 +26,13 @@
     DoNotSchedule; nodes are in 10 zones); the same cluster without them is
     timed in the same invocation and the line adds plain_ms and
     ratio_vs_plain.
+
+    With --images every node lists 20 images in status.images, each by a
+    digest and a tag as kubelets report them (10 of the 20 application
+    images the pods run, 500 MiB each, by the node's parity, and 10 others),
+    and every pod runs one of the application images (by its gang), so
+    nodeorder's ImageLocality score is on; the same cluster without images
+    is timed too (plain_ms, ratio_vs_plain), as with --constraints.
 
     Design note: this is a measurement, not a test; nothing here asserts a
     time. The model is built with the same wire objects cache-svc sends.
@@ -56,7 +63,14 @@ typedef struct {
     bool constraints;      // anti-affinity on every gang, spread on half
     long racks;            // > 0: that many tier-1 HyperNodes (8 per tier-2 spine) and every
                            // gang hard-bound to one rack
+    bool images;           // nodes list images, pods run them (ImageLocality)
 } bench_opts_t;
+
+//  --images: application images the pods run, and other images per node.
+#define S_BENCH_APP_IMAGES 20
+#define S_BENCH_OTHER_IMAGES 10
+#define S_BENCH_APP_IMAGE_BYTES (500LL * 1024 * 1024)
+#define S_BENCH_OTHER_IMAGE_BYTES (100LL * 1024 * 1024)
 
 static double
 s_now_ms (void)
@@ -172,6 +186,37 @@ s_hypernode (bas_store_t *store, const char *name_fmt, long index, int tier, con
     bas_store_upsert (store, &obj);
 }
 
+//  One status.images entry named by a digest and a tag.
+static Basalt__V1__NodeImage *
+s_node_image (const char *repo, int index, int64_t size)
+{
+    Basalt__V1__NodeImage *image = bas_alloc (sizeof *image);
+    basalt__v1__node_image__init (image);
+    char name[160];
+    image->names = bas_alloc (2 * sizeof *image->names);
+    snprintf (name, sizeof name, "registry.example/%s-%02d@sha256:%064d", repo, index, index);
+    image->names[0] = bas_strdup (name);
+    snprintf (name, sizeof name, "registry.example/%s-%02d:v1", repo, index);
+    image->names[1] = bas_strdup (name);
+    image->n_names = 2;
+    image->has_size_bytes = true;
+    image->size_bytes = size;
+    return image;
+}
+
+//  --images: half of the application images (by the node's parity) and
+//  the others.
+static void
+s_node_images (Basalt__V1__Node *node, long index)
+{
+    node->images =
+        bas_alloc ((S_BENCH_APP_IMAGES / 2 + S_BENCH_OTHER_IMAGES) * sizeof *node->images);
+    for (int j = (int)(index % 2); j < S_BENCH_APP_IMAGES; j += 2)
+        node->images[node->n_images++] = s_node_image ("app", j, S_BENCH_APP_IMAGE_BYTES);
+    for (int j = 0; j < S_BENCH_OTHER_IMAGES; j++)
+        node->images[node->n_images++] = s_node_image ("other", j, S_BENCH_OTHER_IMAGE_BYTES);
+}
+
 static int
 s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, size_t errlen)
 {
@@ -196,6 +241,8 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
         node->labels[0] = s_kv ("kubernetes.io/hostname", name);
         node->labels[1] = s_kv ("topology.kubernetes.io/zone", zone);
         node->n_labels = 2;
+        if (o->images)
+            s_node_images (node, i);
         Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_NODE);
         obj->node = node;
         bas_store_upsert (store, &obj);
@@ -269,6 +316,14 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
             pod->creation_time_ms = clock++;
             if (o->constraints)
                 s_constrain (pod, name, g);
+            if (o->images) {
+                char image[96];
+                snprintf (image, sizeof image, "registry.example/app-%02ld:v1",
+                          g % S_BENCH_APP_IMAGES);
+                pod->images = bas_alloc (sizeof *pod->images);
+                pod->images[0] = bas_strdup (image);
+                pod->n_images = 1;
+            }
             Basalt__V1__Object *pobj = s_object (BASALT__V1__OBJECT__KIND_POD);
             pobj->pod = pod;
             bas_store_upsert (store, &pobj);
@@ -390,6 +445,8 @@ s_usage (FILE *out)
                   "  --racks N          N tier-1 HyperNodes (racks of contiguous nodes, 8 per\n"
                   "                     tier-2 spine), every gang networkTopology hard tier 1;\n"
                   "                     also time the same cluster without them\n"
+                  "  --images           nodes list images the pods run (ImageLocality); also\n"
+                  "                     time the same cluster without them\n"
                   "  --help             this text\n");
 }
 
@@ -439,7 +496,7 @@ s_load_conf (const char *path, bool *bad)
 int
 main (int argc, char **argv)
 {
-    bench_opts_t o = {5000, 50000, 3, "32", "256Gi", 110, "1", "1Gi", NULL, true, false, 0};
+    bench_opts_t o = {5000, 50000, 3, "32", "256Gi", 110, "1", "1Gi", NULL, true, false, 0, false};
     enum {
         OPT_NODES = 1,
         OPT_PODS,
@@ -454,6 +511,7 @@ main (int argc, char **argv)
         OPT_NO_BASELINE,
         OPT_CONSTRAINTS,
         OPT_RACKS,
+        OPT_IMAGES,
         OPT_HELP
     };
     static const struct option options[] = {
@@ -470,6 +528,7 @@ main (int argc, char **argv)
         {"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
         {"constraints", no_argument, NULL, OPT_CONSTRAINTS},
         {"racks", required_argument, NULL, OPT_RACKS},
+        {"images", no_argument, NULL, OPT_IMAGES},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -516,6 +575,9 @@ main (int argc, char **argv)
         case OPT_RACKS:
             rc = s_long ("--racks", optarg, 0, 100000, &o.racks);
             break;
+        case OPT_IMAGES:
+            o.images = true;
+            break;
         case OPT_HELP:
             s_usage (stdout);
             return 0;
@@ -557,11 +619,13 @@ main (int argc, char **argv)
             "placed=%ld",
             o.nodes, o.pods, gangs, session_ms, session_ms > 0 ? placed * 1000.0 / session_ms : 0,
             session_ms / (double)gangs, placed);
-    if (o.constraints || o.racks > 0) {
-        //  The same cluster without the constraints, timed the same way.
+    if (o.constraints || o.racks > 0 || o.images) {
+        //  The same cluster without the constraints, HyperNodes and images,
+        //  timed the same way.
         bench_opts_t plain = o;
         plain.constraints = false;
         plain.racks = 0;
+        plain.images = false;
         bas_store_t *pstore = bas_store_new ();
         long pgangs = 0;
         if (s_build (pstore, &plain, &pgangs, err, sizeof err) != 0) {

@@ -20,12 +20,16 @@
 #include <string.h>
 #include <time.h>
 
-#define S_EPOCH_S 1704067200 // 2024-01-01T00:00:00Z: creation time of the first object
-#define S_MAX_RANGE 100000   // names one {a..b} range may expand to
+#define S_EPOCH_S 1704067200           // 2024-01-01T00:00:00Z: creation time of the first object
+#define S_MAX_RANGE 100000             // names one {a..b} range may expand to
+#define S_MAX_BYTES 9007199254740992.0 // 2^53: the largest sizeBytes (exact in JSON)
+//  The image of a pod's container when the file names none.
+#define S_DEFAULT_IMAGE "registry.k8s.io/pause:3.9"
 
 typedef enum {
     S_STR,     // a scalar, used as text
     S_INT,     // an integer
+    S_BYTES,   // a byte count: an integer from 0 to 2^53
     S_BOOL,    // true or false
     S_RES,     // a Kubernetes resource list {cpu: "1", memory: 1Gi}
     S_STRMAP,  // {key: scalar}
@@ -53,11 +57,14 @@ static const s_key_t s_toleration_keys[] = {{"key", S_STR, NULL, false},
                                             {"effect", S_STR, NULL, false},
                                             {"tolerationSeconds", S_INT, NULL, false},
                                             {NULL}};
+static const s_key_t s_node_image_keys[] = {
+    {"names", S_STRLIST, NULL, true}, {"sizeBytes", S_BYTES, NULL, true}, {NULL}};
 static const s_key_t s_node_keys[] = {{"name", S_STR, NULL, true},
                                       {"allocatable", S_RES, NULL, false},
                                       {"labels", S_STRMAP, NULL, false},
                                       {"taints", S_LIST, s_taint_keys, false},
                                       {"unschedulable", S_BOOL, NULL, false},
+                                      {"images", S_LIST, s_node_image_keys, false},
                                       {NULL}};
 static const s_key_t s_queue_keys[] = {{"name", S_STR, NULL, true},
                                        {"parent", S_STR, NULL, false},
@@ -113,6 +120,9 @@ static const s_key_t s_pod_keys[] = {{"name", S_STR, NULL, true},
                                      {"affinity", S_ANY, NULL, false},
                                      {"hostPorts", S_ANY, NULL, false},
                                      {"topologySpreadConstraints", S_ANY, NULL, false},
+                                     {"image", S_STR, NULL, false},
+                                     {"images", S_STRLIST, NULL, false},
+                                     {"initImages", S_STRLIST, NULL, false},
                                      {NULL}};
 static const s_key_t s_quota_keys[] = {{"name", S_STR, NULL, true},
                                        {"namespace", S_STR, NULL, false},
@@ -261,6 +271,12 @@ s_check_value (s_ctx_t *ctx, const cJSON *v, const char *path, const s_key_t *k)
     case S_INT:
         if (!s_is_int (v))
             return s_fail (ctx, path, "%s: expected an integer, got %s", k->name, s_type_name (v));
+        return 0;
+    case S_BYTES:
+        if (!cJSON_IsNumber (v) || !(v->valuedouble >= 0 && v->valuedouble <= S_MAX_BYTES) ||
+            v->valuedouble != (double)(int64_t)v->valuedouble)
+            return s_fail (ctx, path, "%s: expected a byte count (an integer from 0 to 2^53)",
+                           k->name);
         return 0;
     case S_BOOL:
         if (!cJSON_IsBool (v))
@@ -514,6 +530,27 @@ s_add_node (s_ctx_t *ctx, const cJSON *n, const char *path, const char *name)
                            alloc ? s_string_map (alloc) : cJSON_CreateObject ());
     cJSON_AddItemToObject (status, "capacity",
                            alloc ? s_string_map (alloc) : cJSON_CreateObject ());
+    //  status.images as the kubelet reports them: names (strings) and sizeBytes.
+    const cJSON *images = cJSON_GetObjectItemCaseSensitive (n, "images");
+    if (cJSON_GetArraySize (images) > 0) {
+        cJSON *out = cJSON_AddArrayToObject (status, "images");
+        const cJSON *img;
+        cJSON_ArrayForEach (img, images)
+        {
+            cJSON *entry = cJSON_CreateObject ();
+            cJSON *names = cJSON_AddArrayToObject (entry, "names");
+            const cJSON *name;
+            cJSON_ArrayForEach (name, cJSON_GetObjectItemCaseSensitive (img, "names"))
+            {
+                char nb[64];
+                cJSON_AddItemToArray (names, cJSON_CreateString (s_text (name, nb, sizeof nb)));
+            }
+            cJSON_AddNumberToObject (
+                entry, "sizeBytes",
+                cJSON_GetObjectItemCaseSensitive (img, "sizeBytes")->valuedouble);
+            cJSON_AddItemToArray (out, entry);
+        }
+    }
     cJSON *conds = cJSON_AddArrayToObject (status, "conditions");
     cJSON *ready = cJSON_CreateObject ();
     cJSON_AddStringToObject (ready, "type", "Ready");
@@ -794,10 +831,28 @@ s_add_pod (s_ctx_t *ctx, const cJSON *p, const char *path, const char *name)
             cJSON_AddItemToArray (out, tt);
         }
     }
+    //  Containers: "main" (the requests and host ports) with `image`, or
+    //  one per entry of `images` (the first is "main", then c1, c2, ...),
+    //  or the pause image; init containers init-0, init-1, ... with
+    //  `initImages`, asking nothing.
+    const cJSON *image = cJSON_GetObjectItemCaseSensitive (p, "image");
+    const cJSON *images = cJSON_GetObjectItemCaseSensitive (p, "images");
+    if (image && images) {
+        cJSON_Delete (o);
+        return s_fail (ctx, path, "image and images: give one or the other");
+    }
+    if (images && cJSON_GetArraySize (images) == 0) {
+        cJSON_Delete (o);
+        return s_fail (ctx, path, "images: a pod has at least one container, so one image");
+    }
+    char ib[64];
+    const char *main_image = image    ? s_text (image, ib, sizeof ib)
+                             : images ? s_text (cJSON_GetArrayItem (images, 0), ib, sizeof ib)
+                                      : S_DEFAULT_IMAGE;
     cJSON *containers = cJSON_AddArrayToObject (spec, "containers");
     cJSON *c = cJSON_CreateObject ();
     cJSON_AddStringToObject (c, "name", "main");
-    cJSON_AddStringToObject (c, "image", "registry.k8s.io/pause:3.9");
+    cJSON_AddStringToObject (c, "image", main_image);
     cJSON *res = cJSON_AddObjectToObject (c, "resources");
     const cJSON *req = cJSON_GetObjectItemCaseSensitive (p, "requests");
     if (cJSON_GetArraySize (req) > 0)
@@ -820,6 +875,33 @@ s_add_pod (s_ctx_t *ctx, const cJSON *p, const char *path, const char *name)
         cJSON_AddItemToArray (ports, cp);
     }
     cJSON_AddItemToArray (containers, c);
+    int k = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach (it, images)
+    {
+        if (k++ == 0)
+            continue; // main's
+        char cname[32], nb[64];
+        snprintf (cname, sizeof cname, "c%d", k - 1);
+        cJSON *more = cJSON_CreateObject ();
+        cJSON_AddStringToObject (more, "name", cname);
+        cJSON_AddStringToObject (more, "image", s_text (it, nb, sizeof nb));
+        cJSON_AddItemToArray (containers, more);
+    }
+    const cJSON *inits = cJSON_GetObjectItemCaseSensitive (p, "initImages");
+    k = 0;
+    cJSON_ArrayForEach (it, inits)
+    {
+        char cname[32], nb[64];
+        snprintf (cname, sizeof cname, "init-%d", k++);
+        cJSON *init = cJSON_CreateObject ();
+        cJSON_AddStringToObject (init, "name", cname);
+        cJSON_AddStringToObject (init, "image", s_text (it, nb, sizeof nb));
+        cJSON *ic = cJSON_GetObjectItemCaseSensitive (spec, "initContainers");
+        if (!ic)
+            ic = cJSON_AddArrayToObject (spec, "initContainers");
+        cJSON_AddItemToArray (ic, init);
+    }
     const char *phase = s_get_str (p, "phase", b7, sizeof b7);
     cJSON_AddStringToObject (s_obj (o, "status"), "phase",
                              phase  ? phase
