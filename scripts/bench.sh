@@ -58,13 +58,15 @@ for bench in "$BENCH_DIR"/basalt-bench-*; do
     run_bench "$(basename "$bench")" "$bench"
 done
 
-# --- The session benchmark's placement constraints (issue 10), each timed
+# --- The session benchmark's placement constraints, HyperNodes and images, each timed
 # against the same cluster without them in the same invocation. ---
 if [ -x "$BENCH_DIR/basalt-bench-session" ]; then
     run_other "basalt-bench-session-constraints" "$BENCH_DIR/basalt-bench-session" \
         --constraints --no-baseline
     run_other "basalt-bench-session-racks" "$BENCH_DIR/basalt-bench-session" \
         --racks 100 --no-baseline
+    run_other "basalt-bench-session-images" "$BENCH_DIR/basalt-bench-session" \
+        --images --no-baseline
 fi
 
 # --- Other benchmarks: add them here, one line of key=value output each. ---
