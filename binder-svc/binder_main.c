@@ -58,6 +58,8 @@ typedef struct {
     //  cache's messages, so that a message's age is measured without
     //  trusting the two clocks to agree (s_work_age_ms).
     uint64_t cache_epoch;
+    int64_t watch_at_ms;     // the freeze watch's last tick (s_on_watch)
+    bool expire_all;         // draining what waited while this binder was frozen
     int64_t least_offset_us; // S_OFFSET_NONE before the first message
     int64_t least_at_ms;     // bas_mono_ms () when it was last brought forward
 } binder_t;
@@ -196,7 +198,7 @@ s_handle_work (void *arg, bas_msg_t *msg)
     //  already: do nothing with it, say so (the cache ignores the answer
     //  when it has re-issued the work, and plans again when it has not).
     int64_t age = s_work_age_ms (self, msg);
-    if (age >= BAS_WORK_TTL_MS) {
+    if (age >= BAS_WORK_TTL_MS || self->expire_all) {
         bas_metrics_add (self->metrics, "basalt_binder_work_expired_total", NULL, 1);
         bas_warn ("work_expired", "work_id=%llu kind=%s age_ms=%lld",
                   (unsigned long long)work->work_id, bas_work_name (work), (long long)age);
@@ -250,6 +252,39 @@ static const bas_handler_t s_handlers[] = {
     {&basalt__v1__error__descriptor, s_handle_error},
     {NULL, NULL},
 };
+
+//  The freeze watch, every BINDER_WATCH_MS: a tick that comes a lease late
+//  means this process was frozen (SIGSTOP, a stalled VM). What waited on the
+//  work socket meanwhile may have been re-issued to another binder; its age
+//  cannot tell (the clocks' offset is learnt from these very messages when
+//  the freeze came before the first one). zloop runs timers before readers,
+//  so this tick drains the socket first, answering all of it Expired: the
+//  cache plans again what it has not re-issued.
+static int
+s_on_watch (zloop_t *loop, int timer_id, void *arg)
+{
+    (void)loop;
+    (void)timer_id;
+    binder_t *self = arg;
+    int64_t now = bas_mono_ms ();
+    int64_t gap = now - self->watch_at_ms;
+    self->watch_at_ms = now;
+    if (gap < BAS_WORK_TTL_MS)
+        return 0;
+    self->expire_all = true;
+    int n = 0;
+    //  (Bounded: the cache sends at most the credits this binder gave.)
+    while (n < 1000000 && (zsock_events (self->dealer) & ZMQ_POLLIN)) {
+        bas_svc_dispatch_now (self->svc, self->dealer);
+        n++;
+    }
+    self->expire_all = false;
+    bas_warn ("frozen",
+              "ms=%lld expired=%d msg=\"the process did not run for a work lease; "
+              "the work that waited meanwhile is answered Expired\"",
+              (long long)gap, n);
+    return 0;
+}
 
 static int
 s_on_heartbeat (zloop_t *loop, int timer_id, void *arg)
@@ -384,6 +419,8 @@ main (int argc, char **argv)
     }
     bas_svc_dispatch (self.svc, self.dealer, NULL, s_handlers, &self, "work", "cache-svc", false);
     bas_svc_timer (self.svc, BINDER_HEARTBEAT_MS, 0, s_on_heartbeat, &self, "heartbeat");
+    self.watch_at_ms = bas_mono_ms ();
+    bas_svc_timer (self.svc, BINDER_WATCH_MS, 0, s_on_watch, &self, "freeze watch");
     bas_svc_set_stop (self.svc, s_on_stop, &self);
     bas_svc_set_ready (self.svc, s_ready, &self);
     s_send_ready (&self);

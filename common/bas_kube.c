@@ -671,6 +671,28 @@ s_token_refresh (bas_kube_t *self)
 
 static void s_req_finish (bas_kube_req_t *req, long code, CURLcode res);
 
+//  curl's last word before it writes the request on the connection: a
+//  request whose deadline (and grace) has passed is not sent. curl only
+//  starts a transfer's own timeout clock when it first drives it, so a
+//  process stopped between handing curl a request and curl starting it
+//  (SIGSTOP) would otherwise send it when it wakes.
+static int
+s_prereq (void *arg, char *conn_primary_ip, char *conn_local_ip, int conn_primary_port,
+          int conn_local_port)
+{
+    (void)conn_primary_ip;
+    (void)conn_local_ip;
+    (void)conn_primary_port;
+    (void)conn_local_port;
+    bas_kube_req_t *req = arg;
+    if (req->deadline && zclock_mono () > req->deadline + BAS_KUBE_DEADLINE_GRACE_MS) {
+        snprintf (req->errbuf, sizeof req->errbuf,
+                  "not sent: its deadline passed before the request could be written");
+        return CURL_PREREQFUNC_ABORT;
+    }
+    return CURL_PREREQFUNC_OK;
+}
+
 //  Hands a request to curl now (the token was already taken).
 static void
 s_req_send (bas_kube_req_t *req)
@@ -702,6 +724,11 @@ s_req_send (bas_kube_req_t *req)
         zlistx_purge (req->events);
     req->attempt++;
     req->started = zclock_mono ();
+    if (req->deadline) {
+        //  Not written at all once the deadline (and grace) has passed.
+        curl_easy_setopt (req->easy, CURLOPT_PREREQFUNCTION, s_prereq);
+        curl_easy_setopt (req->easy, CURLOPT_PREREQDATA, req);
+    }
     self->stats.requests++;
     CURLMcode mc = curl_multi_add_handle (self->multi, req->easy);
     if (mc != CURLM_OK) {

@@ -143,7 +143,13 @@ int bas_kube_request (bas_kube_t *self, const char *method, const char *path,
 //  The same, but no attempt (the first, behind the rate limit, or a retry)
 //  starts after `deadline` (zclock_mono () milliseconds; 0: none): the
 //  request then finishes with code 0 and reason "Expired", nothing sent.
+//  An attempt curl has not yet written is not written once the deadline
+//  and BAS_KUBE_DEADLINE_GRACE_MS have passed (it finishes with code 0,
+//  "TransportError"): a process stopped with a transfer in hand (SIGSTOP, a
+//  long pause) does not send it when it wakes, long after whoever asked
+//  has given it up. One already written runs to its end.
 //  Returns -1 (nothing queued) when the deadline has already passed.
+#define BAS_KUBE_DEADLINE_GRACE_MS 500
 int bas_kube_request_until (bas_kube_t *self, const char *method, const char *path,
                             const char *content_type, const char *body, int64_t deadline,
                             bas_kube_done_fn *done, void *arg);

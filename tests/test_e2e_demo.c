@@ -298,6 +298,7 @@ s_cache_has_binders (void *arg)
 typedef struct {
     s_env_t *env;
     const char *group;
+    int binders;   // binders the cache must know meanwhile
     char why[256]; // what the last look found
 } s_sent_arg_t;
 
@@ -327,7 +328,7 @@ s_binds_sent (void *arg)
         int n_connected = cJSON_IsNumber (connected) ? connected->valueint : -1;
         snprintf (a->why, sizeof a->why, "%s: %d pods assumed; binders: %d known, %d items queued",
                   a->group, n_assumed, n_connected, n_queued);
-        ok = n_assumed == 2 && n_queued == 0 && n_connected == 2;
+        ok = n_assumed == 2 && n_queued == 0 && n_connected == a->binders;
         cJSON_Delete (state);
     }
     free (body);
@@ -438,7 +439,7 @@ s_recover_binders (s_env_t *env)
     //  The binds went out to the frozen binders (within the 5 s the cache
     //  gives a silent binder; if it forgot them first, the binds would wait
     //  in its queue for the next binder and prove nothing).
-    s_sent_arg_t sent = {env, "after-binders", ""};
+    s_sent_arg_t sent = {env, "after-binders", 2, ""};
     if (!util_wait_until (s_binds_sent, &sent, S_SETTLE_MS)) {
         s_dump_logs (env);
         fail_msg ("the gang's binds did not go out to the two frozen binders: %s", sent.why);

@@ -10,7 +10,9 @@
     said Ready -> Error 410 "send Ready". binder-svc, connected to a ROUTER
     the test owns: Ready on start; Work(bind) -> the pod is bound in the
     simulator and WorkResult ok; a bind re-issued for the same node -> ok
-    (409 already assigned counts as done); a bind to another node -> failed.
+    (409 already assigned counts as done); a bind to another node -> failed;
+    a bind that waited while the binder was frozen (SIGSTOP) for more than
+    a work lease, before any other message -> Expired, nothing written.
 
     Replies are matched to requests: the test has at most one request
     outstanding on a socket, so the next message on it is that request's
@@ -447,12 +449,73 @@ test_binder_handlers (void **state)
     zsock_destroy (&router);
 }
 
+//  binder-svc frozen (SIGSTOP) before its first work, with a bind sent to
+//  it meanwhile, and thawed after more than a work lease: the cache would
+//  have re-issued that bind by then, so the binder must not write it. It
+//  has no earlier message to learn the clocks' offset from, so the bind's
+//  age cannot tell; its freeze watch answers the bind Expired, and the pod
+//  is not bound.
+static void
+test_binder_frozen_before_first_work (void **state)
+{
+    s_env_t *env = *state;
+    char err[256];
+    zsock_t *router = bas_sock_new (ZMQ_ROUTER, env->endpoints[2], true, NULL, err, sizeof err);
+    assert_non_null (router);
+    char bin[512];
+    snprintf (bin, sizeof bin, "%s/binder-svc/binder-svc", BASALT_BIN_DIR);
+    char *argv[] = {bin,           "--master", env->master, "--work-endpoint", env->endpoints[2],
+                    "--binder-id", "b1",       NULL};
+    env->svc = util_spawn (argv, env->log);
+    bas_stream_t stream;
+    bas_stream_init (&stream, "test-cache", 1);
+    bas_msg_t m;
+    assert_int_equal (s_recv (router, true, &m, 10000), BAS_MSG_OK);
+    assert_ptr_equal (m.desc, &basalt__v1__ready__descriptor);
+    zframe_t *identity = zframe_dup (m.identity);
+    bas_msg_clear (&m);
+
+    assert_int_equal (kill (env->svc, SIGSTOP), 0);
+    int64_t frozen_at = zclock_mono ();
+    Basalt__V1__BindWork b = BASALT__V1__BIND_WORK__INIT;
+    b.namespace_ = "default";
+    b.name = "p1";
+    b.node = "n2";
+    Basalt__V1__Work w = BASALT__V1__WORK__INIT;
+    w.has_work_id = 1;
+    w.work_id = 1;
+    w.item_case = BASALT__V1__WORK__ITEM_BIND;
+    w.bind = &b;
+    bas_msg_send (router, &stream, identity, &w.base);
+    //  The freeze lasts a lease and a half: that is the case under test.
+    while (zclock_mono () < frozen_at + BAS_WORK_TTL_MS * 3 / 2)
+        zclock_sleep (50);
+    assert_int_equal (kill (env->svc, SIGCONT), 0);
+    Basalt__V1__WorkResult *r = NULL;
+    while (!r) {
+        assert_int_equal (s_recv (router, true, &m, 10000), BAS_MSG_OK);
+        if (m.desc == &basalt__v1__work_result__descriptor) {
+            r = (Basalt__V1__WorkResult *)m.body;
+            m.body = NULL;
+        }
+        bas_msg_clear (&m);
+    }
+    assert_int_equal (r->work_id, 1);
+    assert_false (r->ok);
+    assert_string_equal (r->reason, "Expired");
+    basalt__v1__work_result__free_unpacked (r, NULL);
+    assert_null (s_pod_node (env, "p1")); // never written
+    zframe_destroy (&identity);
+    zsock_destroy (&router);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown (test_cache_handlers, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_binder_handlers, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_binder_frozen_before_first_work, s_setup, s_teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

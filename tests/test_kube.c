@@ -1294,6 +1294,36 @@ test_request_404_status (void **state)
     world_stop (&w);
 }
 
+//  A request handed to curl, then the process frozen (the loop does not run)
+//  past the request's deadline and grace: when it runs again the request is
+//  not written; it ends with code 0 and the server never sees it. The one
+//  asked for with a later deadline, frozen the same, goes out.
+static void
+test_request_frozen_past_deadline (void **state)
+{
+    (void)state;
+    world_t w;
+    done_t late = {0}, fine = {0};
+    world_start (&w, h_404, NULL, 0, 0);
+    int64_t now = zclock_mono ();
+    assert_int_equal (bas_kube_request_until (w.kube, "POST", "/api/v1/namespaces/default/pods/a",
+                                              NULL, "{}", now + 50, s_on_done, &late),
+                      0);
+    assert_int_equal (bas_kube_request_until (w.kube, "POST", "/api/v1/namespaces/default/pods/b",
+                                              NULL, "{}", now + 60000, s_on_done, &fine),
+                      0);
+    zclock_sleep (50 + BAS_KUBE_DEADLINE_GRACE_MS + 200); // frozen: the loop does not run
+    assert_true (s_run_until (w.loop, c_done1, &late, 10000));
+    assert_true (s_run_until (w.loop, c_done1, &fine, 10000));
+    assert_int_equal (late.code, 0);
+    assert_int_equal (fine.code, 404);
+    hreq_t req = {0};
+    assert_true (srv_request (w.srv, 0, &req));
+    assert_string_equal (req.path, "/api/v1/namespaces/default/pods/b");
+    assert_false (srv_request (w.srv, 1, &req)); // a was never written
+    world_stop (&w);
+}
+
 // ------------------------------------------------------------ (8) malformed lines
 
 static void
@@ -1697,6 +1727,7 @@ main (void)
         cmocka_unit_test (test_request_429_budget_refusal),
         cmocka_unit_test (test_request_500_then_success),
         cmocka_unit_test (test_request_404_status),
+        cmocka_unit_test (test_request_frozen_past_deadline),
         cmocka_unit_test (test_watch_malformed_line),
         cmocka_unit_test (test_token_bucket_spreads_requests),
         cmocka_unit_test (test_request_connection_refused),
