@@ -343,8 +343,10 @@ s_pod_node (s_env_t *env, const char *name)
     return out;
 }
 
-static Basalt__V1__WorkResult *
-s_bind (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t id, const char *node)
+//  Send Work(bind p1 to node) with that id.
+static void
+s_send_bind (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t id,
+             const char *node)
 {
     Basalt__V1__BindWork b = BASALT__V1__BIND_WORK__INIT;
     b.namespace_ = "default";
@@ -356,6 +358,12 @@ s_bind (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t id, 
     w.item_case = BASALT__V1__WORK__ITEM_BIND;
     w.bind = &b;
     bas_msg_send (router, stream, identity, &w.base);
+}
+
+//  The next WorkResult (heartbeats skipped): it must be for work `id`.
+static Basalt__V1__WorkResult *
+s_result (zsock_t *router, uint64_t id)
+{
     while (true) {
         bas_msg_t m;
         int rc = s_recv (router, true, &m, 10000);
@@ -373,10 +381,19 @@ s_bind (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t id, 
     }
 }
 
-static void
-test_binder_handlers (void **state)
+static Basalt__V1__WorkResult *
+s_bind (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t id, const char *node)
 {
-    s_env_t *env = *state;
+    s_send_bind (router, identity, stream, id, node);
+    return s_result (router, id);
+}
+
+//  binder-svc "b1" with `credits` (--concurrency), connected to a ROUTER
+//  the test binds on the work endpoint; its Ready read. Returns the
+//  binder's identity (caller destroys) and the ROUTER in *router_p.
+static zframe_t *
+s_start_binder (s_env_t *env, const char *credits, zsock_t **router_p)
+{
     char err[256];
     zsock_t *router = bas_sock_new (ZMQ_ROUTER, env->endpoints[2], true, NULL, err, sizeof err);
     assert_non_null (router);
@@ -388,22 +405,32 @@ test_binder_handlers (void **state)
                     "--work-endpoint",
                     env->endpoints[2],
                     "--concurrency",
-                    "3",
+                    (char *)credits,
                     "--binder-id",
                     "b1",
                     NULL};
     env->svc = util_spawn (argv, env->log);
-    bas_stream_t stream;
-    bas_stream_init (&stream, "test-cache", 1);
-
     //  Ready with its credits, first thing.
     bas_msg_t m;
     assert_int_equal (s_recv (router, true, &m, 10000), BAS_MSG_OK);
     assert_ptr_equal (m.desc, &basalt__v1__ready__descriptor);
-    assert_int_equal (((Basalt__V1__Ready *)m.body)->credits, 3);
+    assert_int_equal (((Basalt__V1__Ready *)m.body)->credits, atoi (credits));
     assert_string_equal (((Basalt__V1__Ready *)m.body)->binder_id, "b1");
     zframe_t *identity = zframe_dup (m.identity);
     bas_msg_clear (&m);
+    *router_p = router;
+    return identity;
+}
+
+static void
+test_binder_handlers (void **state)
+{
+    s_env_t *env = *state;
+    zsock_t *router;
+    zframe_t *identity = s_start_binder (env, "3", &router);
+    bas_stream_t stream;
+    bas_stream_init (&stream, "test-cache", 1);
+    bas_msg_t m;
 
     //  Garbage is dropped; the binder keeps serving.
     zmsg_t *junk = zmsg_new ();
@@ -459,47 +486,18 @@ static void
 test_binder_frozen_before_first_work (void **state)
 {
     s_env_t *env = *state;
-    char err[256];
-    zsock_t *router = bas_sock_new (ZMQ_ROUTER, env->endpoints[2], true, NULL, err, sizeof err);
-    assert_non_null (router);
-    char bin[512];
-    snprintf (bin, sizeof bin, "%s/binder-svc/binder-svc", BASALT_BIN_DIR);
-    char *argv[] = {bin,           "--master", env->master, "--work-endpoint", env->endpoints[2],
-                    "--binder-id", "b1",       NULL};
-    env->svc = util_spawn (argv, env->log);
+    zsock_t *router;
+    zframe_t *identity = s_start_binder (env, "64", &router);
     bas_stream_t stream;
     bas_stream_init (&stream, "test-cache", 1);
-    bas_msg_t m;
-    assert_int_equal (s_recv (router, true, &m, 10000), BAS_MSG_OK);
-    assert_ptr_equal (m.desc, &basalt__v1__ready__descriptor);
-    zframe_t *identity = zframe_dup (m.identity);
-    bas_msg_clear (&m);
-
     assert_int_equal (kill (env->svc, SIGSTOP), 0);
     int64_t frozen_at = zclock_mono ();
-    Basalt__V1__BindWork b = BASALT__V1__BIND_WORK__INIT;
-    b.namespace_ = "default";
-    b.name = "p1";
-    b.node = "n2";
-    Basalt__V1__Work w = BASALT__V1__WORK__INIT;
-    w.has_work_id = 1;
-    w.work_id = 1;
-    w.item_case = BASALT__V1__WORK__ITEM_BIND;
-    w.bind = &b;
-    bas_msg_send (router, &stream, identity, &w.base);
+    s_send_bind (router, identity, &stream, 1, "n2");
     //  The freeze lasts a lease and a half: that is the case under test.
     while (zclock_mono () < frozen_at + BAS_WORK_TTL_MS * 3 / 2)
         zclock_sleep (50);
     assert_int_equal (kill (env->svc, SIGCONT), 0);
-    Basalt__V1__WorkResult *r = NULL;
-    while (!r) {
-        assert_int_equal (s_recv (router, true, &m, 10000), BAS_MSG_OK);
-        if (m.desc == &basalt__v1__work_result__descriptor) {
-            r = (Basalt__V1__WorkResult *)m.body;
-            m.body = NULL;
-        }
-        bas_msg_clear (&m);
-    }
+    Basalt__V1__WorkResult *r = s_result (router, 1);
     assert_int_equal (r->work_id, 1);
     assert_false (r->ok);
     assert_string_equal (r->reason, "Expired");
