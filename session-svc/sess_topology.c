@@ -620,9 +620,13 @@ sess_topo_place (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks, sess_
             bas_trace ("sched_hypernode_try", "job=%s hypernode=%s tier=%d fits=%d score=%.4f",
                        job->uid, h->name, tier, outcome != 0, order[c].score);
             if (outcome != 0) {
-                //  Placed: what the trial left is what is left to place.
+                //  Placed: what the trial left is what is left to place, and
+                //  the gang's HyperNode now holds these pods too (its next
+                //  turn, for an elastic gang's pods above minMember, stays
+                //  within the allowed tier around it).
                 sess_heap_fini (tasks);
                 *tasks = trial;
+                job->topo_allocated = sess_topo_lca (self, job->topo_allocated, order[c].h);
                 bas_debug ("sched_hypernode_chosen", "job=%s hypernode=%s tier=%d outcome=%d",
                            job->uid, h->name, tier, outcome);
                 free (order);
