@@ -60,6 +60,8 @@ typedef struct {
     uint64_t cache_epoch;
     int64_t watch_at_ms;     // the freeze watch's last tick (s_on_watch)
     bool expire_all;         // draining what waited while this binder was frozen
+    int64_t thaw_until_ms;   // after a freeze, until then: work sent before
+    int64_t thawed_wall_us;  // this wall time (the thaw) is expired
     int64_t least_offset_us; // S_OFFSET_NONE before the first message
     int64_t least_at_ms;     // bas_mono_ms () when it was last brought forward
 } binder_t;
@@ -181,10 +183,13 @@ s_work_age_ms (binder_t *self, const bas_msg_t *msg)
     return (offset - self->least_offset_us) / 1000;
 }
 
+static void s_freeze_check (binder_t *self);
+
 static int
 s_handle_work (void *arg, bas_msg_t *msg)
 {
     binder_t *self = arg;
+    s_freeze_check (self);
     Basalt__V1__Work *work = (Basalt__V1__Work *)msg->body;
     //  A new cache (another epoch) numbers its work from 1 again: what this
     //  binder received from the one before says nothing about it.
@@ -198,7 +203,13 @@ s_handle_work (void *arg, bas_msg_t *msg)
     //  already: do nothing with it, say so (the cache ignores the answer
     //  when it has re-issued the work, and plans again when it has not).
     int64_t age = s_work_age_ms (self, msg);
-    if (age >= BAS_WORK_TTL_MS || self->expire_all) {
+    //  Just after a freeze, work the cache sent before the thaw waited
+    //  through it (it may reach the socket after the watch's drain: the
+    //  process's I/O thread was frozen too).
+    bool before_thaw = bas_mono_ms () < self->thaw_until_ms && msg->header &&
+                       msg->header->has_send_time_us &&
+                       (int64_t)msg->header->send_time_us < self->thawed_wall_us;
+    if (age >= BAS_WORK_TTL_MS || self->expire_all || before_thaw) {
         bas_metrics_add (self->metrics, "basalt_binder_work_expired_total", NULL, 1);
         bas_warn ("work_expired", "work_id=%llu kind=%s age_ms=%lld",
                   (unsigned long long)work->work_id, bas_work_name (work), (long long)age);
@@ -254,23 +265,30 @@ static const bas_handler_t s_handlers[] = {
 };
 
 //  The freeze watch, every BINDER_WATCH_MS: a tick that comes a lease late
-//  means this process was frozen (SIGSTOP, a stalled VM). What waited on the
-//  work socket meanwhile may have been re-issued to another binder; its age
-//  cannot tell (the clocks' offset is learnt from these very messages when
-//  the freeze came before the first one). zloop runs timers before readers,
-//  so this tick drains the socket first, answering all of it Expired: the
-//  cache plans again what it has not re-issued.
-static int
-s_on_watch (zloop_t *loop, int timer_id, void *arg)
+//  means this process was frozen (SIGSTOP, a stalled VM). What waited
+//  meanwhile may have been re-issued to another binder; its age cannot tell
+//  (the clocks' offset is learnt from these very messages when the freeze
+//  came before the first one). zloop runs timers before readers, so this
+//  tick drains the socket first, answering all of it Expired (the cache
+//  plans again what it has not re-issued); and for BINDER_THAW_WINDOW_MS
+//  work sent before the thaw is expired too, for what the process's own
+//  I/O thread, frozen as well, delivers only after the drain. (That check
+//  compares the cache's clock with this one's, in the safe direction: a
+//  skew can only expire more, and only in that window.)
+//  Whether the process was frozen since the watch last looked (and if so,
+//  the drain and the thaw window): from the watch's tick, and from the
+//  work handler, which may run first when the freeze came before the loop
+//  started (zloop then starts its timers afresh).
+static void
+s_freeze_check (binder_t *self)
 {
-    (void)loop;
-    (void)timer_id;
-    binder_t *self = arg;
     int64_t now = bas_mono_ms ();
     int64_t gap = now - self->watch_at_ms;
     self->watch_at_ms = now;
     if (gap < BAS_WORK_TTL_MS)
-        return 0;
+        return;
+    self->thawed_wall_us = bas_now_us (); // the clock send_time_us is read from
+    self->thaw_until_ms = now + BINDER_THAW_WINDOW_MS;
     self->expire_all = true;
     int n = 0;
     //  (Bounded: the cache sends at most the credits this binder gave.)
@@ -280,9 +298,17 @@ s_on_watch (zloop_t *loop, int timer_id, void *arg)
     }
     self->expire_all = false;
     bas_warn ("frozen",
-              "ms=%lld expired=%d msg=\"the process did not run for a work lease; "
+              "ms=%lld drained=%d msg=\"the process did not run for a work lease; "
               "the work that waited meanwhile is answered Expired\"",
               (long long)gap, n);
+}
+
+static int
+s_on_watch (zloop_t *loop, int timer_id, void *arg)
+{
+    (void)loop;
+    (void)timer_id;
+    s_freeze_check (arg);
     return 0;
 }
 
