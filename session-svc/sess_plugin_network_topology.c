@@ -43,7 +43,6 @@
 #define S_MAX_NODE_SCORE 100.0
 
 typedef struct {
-    sess_session_t *ssn;
     const sess_topo_t *topo;
     int weight;
     sess_topo_weights_t w; // HyperNode binpack weights
@@ -85,12 +84,7 @@ s_job_hn (s_nta_t *self, const sess_job_t *job)
 {
     if (!self->job_dirty[job->index])
         return self->job_hn[job->index];
-    int lca = -1;
-    for (int t = 0; t < job->ntasks; t++) {
-        const sess_task_t *task = job->tasks[t];
-        if ((task->status & (SESS_ALLOCATED_CLASS | SESS_TASK_PIPELINED)) && task->node)
-            lca = sess_topo_lca (self->topo, lca, sess_topo_leaf (self->topo, task->node));
-    }
+    int lca = sess_topo_job_lca (self->topo, job, SESS_ALLOCATED_CLASS | SESS_TASK_PIPELINED);
     if (job->topo_allocated >= 0 && lca >= 0)
         lca = sess_topo_lca (self->topo, lca, job->topo_allocated);
     self->job_hn[job->index] = lca;
@@ -135,18 +129,7 @@ s_task_share (const s_nta_t *self, const sess_job_t *job, int h)
 {
     if (job->ntasks == 0)
         return 1;
-    int n = 0;
-    for (int t = 0; t < job->ntasks; t++) {
-        const sess_task_t *task = job->tasks[t];
-        if (!(task->status & (SESS_ALLOCATED_CLASS | SESS_TASK_PIPELINED)) || !task->node)
-            continue;
-        for (int x = sess_topo_leaf (self->topo, task->node); x >= 0;
-             x = sess_topo_parent (self->topo, x))
-            if (x == h) {
-                n++;
-                break;
-            }
-    }
+    int n = sess_topo_job_pods (self->topo, job, h, SESS_ALLOCATED_CLASS | SESS_TASK_PIPELINED);
     return (double)n / job->ntasks;
 }
 
@@ -238,7 +221,6 @@ sess_network_topology_open (sess_session_t *ssn, const sess_plugin_conf_t *conf,
 {
     s_nta_t *self = bas_alloc (sizeof *self);
     *self_p = self;
-    self->ssn = ssn;
     self->topo = ssn->topo;
     self->weight = s_nonneg (conf, "weight", 1);
     s_weights (conf, &self->w);

@@ -830,19 +830,20 @@ sess_topo_t *sess_topo_new (sess_session_t *ssn);
 void sess_topo_destroy (sess_topo_t **self_p);
 int sess_topo_count (const sess_topo_t *self);
 int sess_topo_top (const sess_topo_t *self);
-const char *sess_topo_name (const sess_topo_t *self, int h);
 int sess_topo_tier (const sess_topo_t *self, int h);
 int sess_topo_parent (const sess_topo_t *self, int h); // -1 for the top
 //  Lowest and highest tier of the real HyperNodes.
 void sess_topo_tiers (const sess_topo_t *self, int *min_tier, int *max_tier);
-//  Its nodes (session node indices, ascending) and their Σ allocatable.
-const int *sess_topo_nodes (const sess_topo_t *self, int h, int *n);
-const bas_res_t *sess_topo_allocatable (const sess_topo_t *self, int h);
 //  The lowest-tier HyperNode holding the node (the top when none does).
 int sess_topo_leaf (const sess_topo_t *self, const sess_node_t *node);
 int sess_topo_lookup (const sess_topo_t *self, const char *name); // -1 when unknown
 //  Lowest common ancestor (a or b may be -1: the other is returned).
 int sess_topo_lca (const sess_topo_t *self, int a, int b);
+//  The lowest common ancestor of the HyperNodes of the job's tasks whose
+//  status is in status_mask (-1 when none is on a node), and how many of
+//  those tasks are under HyperNode h.
+int sess_topo_job_lca (const sess_topo_t *self, const sess_job_t *job, int status_mask);
+int sess_topo_job_pods (const sess_topo_t *self, const sess_job_t *job, int h, int status_mask);
 //  Set every job's topo_highest and topo_allocated (after the model is built).
 void sess_topo_jobs (sess_session_t *ssn);
 //  The HyperNode binpack weights (network-topology-aware's

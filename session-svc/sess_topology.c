@@ -297,12 +297,6 @@ sess_topo_count (const sess_topo_t *self)
     return self->n;
 }
 
-const char *
-sess_topo_name (const sess_topo_t *self, int h)
-{
-    return self->h[h].name;
-}
-
 int
 sess_topo_tier (const sess_topo_t *self, int h)
 {
@@ -326,19 +320,6 @@ sess_topo_tiers (const sess_topo_t *self, int *min_tier, int *max_tier)
 {
     *min_tier = self->min_tier;
     *max_tier = self->max_tier;
-}
-
-const int *
-sess_topo_nodes (const sess_topo_t *self, int h, int *n)
-{
-    *n = self->h[h].nnodes;
-    return self->h[h].nodes;
-}
-
-const bas_res_t *
-sess_topo_allocatable (const sess_topo_t *self, int h)
-{
-    return &self->h[h].alloc;
 }
 
 int
@@ -429,14 +410,33 @@ sess_topo_jobs (sess_session_t *ssn)
             job->topo_allocated = ann;
             continue;
         }
-        int lca = -1;
-        for (int t = 0; t < job->ntasks; t++) {
-            const sess_task_t *task = job->tasks[t];
-            if ((task->status & SESS_ALLOCATED_CLASS) && task->node)
-                lca = sess_topo_lca (self, lca, self->leaf[task->node->index]);
-        }
-        job->topo_allocated = lca;
+        job->topo_allocated = sess_topo_job_lca (self, job, SESS_ALLOCATED_CLASS);
     }
+}
+
+int
+sess_topo_job_lca (const sess_topo_t *self, const sess_job_t *job, int status_mask)
+{
+    int lca = -1;
+    for (int t = 0; t < job->ntasks; t++) {
+        const sess_task_t *task = job->tasks[t];
+        if ((task->status & status_mask) && task->node)
+            lca = sess_topo_lca (self, lca, self->leaf[task->node->index]);
+    }
+    return lca;
+}
+
+int
+sess_topo_job_pods (const sess_topo_t *self, const sess_job_t *job, int h, int status_mask)
+{
+    int n = 0;
+    for (int t = 0; t < job->ntasks; t++) {
+        const sess_task_t *task = job->tasks[t];
+        if ((task->status & status_mask) && task->node &&
+            s_is_ancestor (self, h, self->leaf[task->node->index]))
+            n++;
+    }
+    return n;
 }
 
 // ------------------------------------------------------------ scores
@@ -471,35 +471,17 @@ sess_topo_binpack_score (const sess_topo_t *self, int h, const bas_res_t *used,
     return weights > 0 ? total / weights : 0;
 }
 
-//  Σ of the used resources of the HyperNode's nodes.
+//  Σ of the idle and future idle resources of the HyperNode's nodes.
 static void
-s_used (const sess_session_t *ssn, const s_hnode_t *h, bas_res_t *used, bas_res_t *idle,
-        bas_res_t *future)
+s_idle (const sess_session_t *ssn, const s_hnode_t *h, bas_res_t *idle, bas_res_t *future)
 {
-    memset (used, 0, sizeof *used);
     memset (idle, 0, sizeof *idle);
     memset (future, 0, sizeof *future);
     for (int i = 0; i < h->nnodes; i++) {
         const sess_node_t *node = &ssn->nodes[h->nodes[i]];
-        bas_res_add (used, &node->used);
         bas_res_add (idle, &node->idle);
         bas_res_add (future, sess_node_future_idle (node));
     }
-}
-
-//  Pods of the job on the HyperNode's nodes.
-static int
-s_job_pods_in (const sess_session_t *ssn, const sess_job_t *job, int h)
-{
-    const sess_topo_t *self = ssn->topo;
-    int n = 0;
-    for (int t = 0; t < job->ntasks; t++) {
-        const sess_task_t *task = job->tasks[t];
-        if ((task->status & SESS_ALLOCATED_CLASS) && task->node &&
-            s_is_ancestor (self, h, self->leaf[task->node->index]))
-            n++;
-    }
-    return n;
 }
 
 // ------------------------------------------------------------ the search
@@ -573,8 +555,8 @@ sess_topo_place (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks, sess_
             if (self->h[i].tier != tier || !s_is_ancestor (self, root, i) || self->h[i].nnodes == 0)
                 continue;
             if (job->topo_allocated < 0 && job->has_min_resources) {
-                bas_res_t used, idle, future;
-                s_used (ssn, &self->h[i], &used, &idle, &future);
+                bas_res_t idle, future;
+                s_idle (ssn, &self->h[i], &idle, &future);
                 if (!sess_res_le_on (job->min_resources, &idle, job->min_resources) &&
                     !sess_res_le_on (job->min_resources, &future, job->min_resources))
                     continue;
@@ -602,7 +584,7 @@ sess_topo_place (sess_session_t *ssn, sess_job_t *job, sess_heap_t *tasks, sess_
             }
             order[c].h = cands[c];
             order[c].score = sess_topo_binpack_score (self, cands[c], &used, &req, w);
-            order[c].pods = s_job_pods_in (ssn, job, cands[c]);
+            order[c].pods = sess_topo_job_pods (self, job, cands[c], SESS_ALLOCATED_CLASS);
         }
         qsort (order, (size_t)nc, sizeof *order, s_cand_cmp);
         for (int c = 0; c < nc; c++) {
