@@ -59,7 +59,6 @@ typedef struct {
     //  trusting the two clocks to agree (s_work_age_ms).
     uint64_t cache_epoch;
     int64_t watch_at_ms;     // the freeze watch's last tick (s_on_watch)
-    bool expire_all;         // draining what waited while this binder was frozen
     int64_t thaw_until_ms;   // after a freeze, until then: work sent before
     int64_t thawed_wall_us;  // this wall time (the thaw) is expired
     int64_t least_offset_us; // S_OFFSET_NONE before the first message
@@ -204,12 +203,11 @@ s_handle_work (void *arg, bas_msg_t *msg)
     //  when it has re-issued the work, and plans again when it has not).
     int64_t age = s_work_age_ms (self, msg);
     //  Just after a freeze, work the cache sent before the thaw waited
-    //  through it (it may reach the socket after the watch's drain: the
-    //  process's I/O thread was frozen too).
+    //  through it (s_freeze_check).
     bool before_thaw = bas_mono_ms () < self->thaw_until_ms && msg->header &&
                        msg->header->has_send_time_us &&
                        (int64_t)msg->header->send_time_us < self->thawed_wall_us;
-    if (age >= BAS_WORK_TTL_MS || self->expire_all || before_thaw) {
+    if (age >= BAS_WORK_TTL_MS || before_thaw) {
         bas_metrics_add (self->metrics, "basalt_binder_work_expired_total", NULL, 1);
         bas_warn ("work_expired", "work_id=%llu kind=%s age_ms=%lld",
                   (unsigned long long)work->work_id, bas_work_name (work), (long long)age);
@@ -264,21 +262,18 @@ static const bas_handler_t s_handlers[] = {
     {NULL, NULL},
 };
 
-//  The freeze watch, every BINDER_WATCH_MS: a tick that comes a lease late
-//  means this process was frozen (SIGSTOP, a stalled VM). What waited
-//  meanwhile may have been re-issued to another binder; its age cannot tell
-//  (the clocks' offset is learnt from these very messages when the freeze
-//  came before the first one). zloop runs timers before readers, so this
-//  tick drains the socket first, answering all of it Expired (the cache
-//  plans again what it has not re-issued); and for BINDER_THAW_WINDOW_MS
-//  work sent before the thaw is expired too, for what the process's own
-//  I/O thread, frozen as well, delivers only after the drain. (That check
-//  compares the cache's clock with this one's, in the safe direction: a
-//  skew can only expire more, and only in that window.)
-//  Whether the process was frozen since the watch last looked (and if so,
-//  the drain and the thaw window): from the watch's tick, and from the
-//  work handler, which may run first when the freeze came before the loop
-//  started (zloop then starts its timers afresh).
+//  The freeze watch, every BINDER_WATCH_MS and at the top of the work
+//  handler (which may run first when the freeze came before the loop
+//  started: zloop then starts its timers afresh): a gap of a work lease
+//  means this process was frozen (SIGSTOP, a stalled VM). What the cache
+//  sent meanwhile may have been re-issued to another binder, and its age
+//  cannot tell (the clocks' offset is learnt from these very messages when
+//  the freeze came before the first one). So for BINDER_THAW_WINDOW_MS,
+//  work sent before the thaw is answered Expired (the cache plans again
+//  what it has not re-issued), whether it waited on the socket or in the
+//  process's own I/O thread, frozen as well. The check compares the cache's
+//  clock with this one's in the safe direction: a skew can only expire
+//  more, and only in that window.
 static void
 s_freeze_check (binder_t *self)
 {
@@ -289,18 +284,10 @@ s_freeze_check (binder_t *self)
         return;
     self->thawed_wall_us = bas_now_us (); // the clock send_time_us is read from
     self->thaw_until_ms = now + BINDER_THAW_WINDOW_MS;
-    self->expire_all = true;
-    int n = 0;
-    //  (Bounded: the cache sends at most the credits this binder gave.)
-    while (n < 1000000 && (zsock_events (self->dealer) & ZMQ_POLLIN)) {
-        bas_svc_dispatch_now (self->svc, self->dealer);
-        n++;
-    }
-    self->expire_all = false;
     bas_warn ("frozen",
-              "ms=%lld drained=%d msg=\"the process did not run for a work lease; "
-              "the work that waited meanwhile is answered Expired\"",
-              (long long)gap, n);
+              "ms=%lld msg=\"the process did not run for a work lease; the work the cache sent "
+              "before now is answered Expired\"",
+              (long long)gap);
 }
 
 static int
