@@ -618,12 +618,22 @@ s_add_manifest (bas_store_t *store, const cJSON *m, int n, char *err, size_t err
     cJSON *meta = cJSON_GetObjectItemCaseSensitive (obj, "metadata");
     if (!cJSON_IsObject (meta))
         meta = cJSON_AddObjectToObject (obj, "metadata");
+    const char *kind = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "kind"));
     if (!cJSON_GetObjectItemCaseSensitive (meta, "uid")) {
-        char uid[64];
-        snprintf (uid, sizeof uid, "manifest-%d", n);
+        //  A Pod or PodGroup gets the uid the file's own ones get
+        //  ("pod:ns/name"), so expectations name it the same way.
+        char uid[600];
+        const char *name = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (meta, "name"));
+        const char *ns =
+            cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (meta, "namespace"));
+        bool named = name && kind && (!strcmp (kind, "Pod") || !strcmp (kind, "PodGroup"));
+        if (named)
+            snprintf (uid, sizeof uid, "%s:%s/%s", strcmp (kind, "Pod") ? "pg" : "pod",
+                      ns ? ns : "default", name);
+        else
+            snprintf (uid, sizeof uid, "manifest-%d", n);
         cJSON_AddStringToObject (meta, "uid", uid);
     }
-    const char *kind = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "kind"));
     Basalt__V1__Object *o = bas_k8s_object_from_json (bas_k8s_kind_named (kind), obj, err, errlen);
     if (!o) {
         char why[256];
