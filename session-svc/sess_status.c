@@ -25,6 +25,21 @@
 #include <string.h>
 #include <time.h>
 
+const char *const sess_held_names[SESS_HELD_NKINDS] = {
+    "spec.schedulingGates", "spec.resourceClaims", "spec.resources", "spec.volumes"};
+
+//  Which of sess_held_names holds a task (its held text starts with it).
+static int
+s_held_kind (const sess_task_t *task)
+{
+    if (task->gated)
+        return SESS_HELD_GATES;
+    for (int k = 1; k < SESS_HELD_NKINDS; k++)
+        if (strncmp (task->held, sess_held_names[k], strlen (sess_held_names[k])) == 0)
+            return k;
+    return SESS_HELD_VOLUMES;
+}
+
 //  The phase the job's PodGroup has at close.
 static const char *
 s_phase (const sess_job_t *job)
@@ -315,9 +330,13 @@ sess_model_commit (sess_session_t *ssn)
     char text[1024];
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
-        for (int t = 0; t < job->ntasks; t++)
-            if (job->tasks[t]->status == SESS_TASK_PENDING)
+        for (int t = 0; t < job->ntasks; t++) {
+            const sess_task_t *task = job->tasks[t];
+            if (task->status == SESS_TASK_PENDING)
                 params->pods_pending++;
+            if (task->held)
+                params->pods_held[s_held_kind (task)]++;
+        }
         //  A job with no tasks gets no gang condition and no other write
         //  (DESIGN problem 2: while a job is deleted its pods go first).
         //  The exceptions are the enqueue action's: admitting a PodGroup
