@@ -87,7 +87,28 @@ s_job_valid (void *self, const sess_job_t *job, const char **reason, char *messa
         SESS_ALLOCATED_CLASS | SESS_TASK_SUCCEEDED | SESS_TASK_PIPELINED | SESS_TASK_PENDING;
     if (!s_roles_ok (job, valid_mask, false)) {
         *reason = "NotEnoughPodsOfTask";
-        snprintf (message, mlen, "Not enough valid pods of each task for gang-scheduling");
+        //  Volcano's words, then which task falls short: a minTaskMember
+        //  naming a task no pod has (a typo, a renamed role) can never be
+        //  met, and says so.
+        int r = 0;
+        while (r < job->nroles &&
+               s_role_count (job, job->roles[r].role, valid_mask, false) >= job->roles[r].min)
+            r++;
+        int have = r < job->nroles ? s_role_count (job, job->roles[r].role, valid_mask, false) : 0;
+        int any = r < job->nroles ? s_role_count (job, job->roles[r].role, ~0, false) : 0;
+        if (r == job->nroles)
+            snprintf (message, mlen, "Not enough valid pods of each task for gang-scheduling");
+        else if (any == 0)
+            snprintf (message, mlen,
+                      "Not enough valid pods of each task for gang-scheduling: "
+                      "spec.minTaskMember names task \"%s\" (minimum %d), which no pod of the "
+                      "group has (volcano.sh/task-spec)",
+                      job->roles[r].role, job->roles[r].min);
+        else
+            snprintf (message, mlen,
+                      "Not enough valid pods of each task for gang-scheduling: task \"%s\" has "
+                      "%d of its minimum %d",
+                      job->roles[r].role, have, job->roles[r].min);
         return -1;
     }
     int vtn = sess_job_valid_num (job);
