@@ -410,7 +410,8 @@ s_holds (bas_store_t *store, const cJSON *until, s_outcome_t *oc, char *why, siz
     char *nl = text ? strchr (text, '\n') : NULL;
     if (nl)
         *nl = 0;
-    snprintf (why, len, "%s", text ? text : "");
+    const char *msg = text ? strstr (text, "]: ") : NULL; // past "scenario step [in-process]: "
+    snprintf (why, len, "%s", msg ? msg + 3 : text ? text : "");
     free (text);
     return r.failed == 0;
 }
