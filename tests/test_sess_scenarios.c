@@ -87,6 +87,52 @@ s_uid (const char *prefix, const char *ref, char *buf, size_t len)
         snprintf (buf, len, "%s:default/%s", prefix, ref);
 }
 
+typedef struct {
+    const char *ns, *name; // the pod looked for
+    const char *uid;       // its uid when found (borrowed from the store)
+} s_find_t;
+
+static void
+s_find_pod (void *arg, const Basalt__V1__Object *obj)
+{
+    s_find_t *f = arg;
+    const Basalt__V1__Pod *pod = obj->pod;
+    if (!f->uid && pod->name && strcmp (pod->name, f->name) == 0 &&
+        strcmp (pod->namespace_ ? pod->namespace_ : "default", f->ns) == 0)
+        f->uid = pod->uid;
+}
+
+//  The uid of the pod or pod group `ref` names: the readable one the
+//  loader gives ("pod:ns/name"), or, for a manifest that came with its own
+//  uid (a driver pod its executors' ownerReferences name), that of the
+//  object of that name in the store. An evicted pod of the second kind is
+//  gone from the store, so it is known by its readable uid only.
+static void
+s_ref_uid (bas_store_t *store, const char *prefix, const char *ref, char *buf, size_t len)
+{
+    s_uid (prefix, ref, buf, len);
+    bool pod = strcmp (prefix, "pod") == 0;
+    if (pod ? bas_store_pod (store, buf) != NULL : bas_store_pod_group (store, buf) != NULL)
+        return;
+    char ns[256] = "default";
+    const char *name = ref;
+    const char *slash = strchr (ref, '/');
+    if (slash) {
+        snprintf (ns, sizeof ns, "%.*s", (int)(slash - ref), ref);
+        name = slash + 1;
+    }
+    if (!pod) {
+        const Basalt__V1__PodGroup *pg = bas_store_pod_group_by_name (store, ns, name);
+        if (pg && pg->uid)
+            snprintf (buf, len, "%s", pg->uid);
+        return;
+    }
+    s_find_t f = {ns, name, NULL};
+    bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_find_pod, &f);
+    if (f.uid)
+        snprintf (buf, len, "%s", f.uid);
+}
+
 static const char *
 s_str (const cJSON *obj, const char *key)
 {
@@ -239,7 +285,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
     const cJSON *it;
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "bound"))
     {
-        s_uid ("pod", it->string, uid, sizeof uid);
+        s_ref_uid (store, "pod", it->string, uid, sizeof uid);
         const Basalt__V1__Pod *pod = bas_store_pod (store, uid);
         if (!pod || zhashx_lookup (oc->evicted, uid) || !pod->node_name ||
             strcmp (pod->node_name, cJSON_GetStringValue (it)) != 0)
@@ -271,7 +317,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
     }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "podPhase"))
     {
-        s_uid ("pod", it->string, uid, sizeof uid);
+        s_ref_uid (store, "pod", it->string, uid, sizeof uid);
         const Basalt__V1__Pod *pod = bas_store_pod (store, uid);
         const char *want = cJSON_GetStringValue (it);
         const char *phase = pod && pod->phase ? pod->phase : "no phase";
@@ -281,7 +327,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
     }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "pending"))
     {
-        s_uid ("pod", cJSON_GetStringValue (it), uid, sizeof uid);
+        s_ref_uid (store, "pod", cJSON_GetStringValue (it), uid, sizeof uid);
         const Basalt__V1__Pod *pod = bas_store_pod (store, uid);
         if (!pod || zhashx_lookup (oc->evicted, uid) || (pod->node_name && pod->node_name[0]))
             s_fail (r, "expected pod %s pending, found %s", cJSON_GetStringValue (it),
@@ -289,7 +335,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
     }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "pipelined"))
     {
-        s_uid ("pod", it->string, uid, sizeof uid);
+        s_ref_uid (store, "pod", it->string, uid, sizeof uid);
         const char *node = zhashx_lookup (oc->pipelined, uid);
         if (!node || strcmp (node, cJSON_GetStringValue (it)) != 0)
             s_fail (r, "expected pod %s pipelined on %s, found %s", it->string,
@@ -300,7 +346,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
         zhashx_t *listed = zhashx_new ();
         cJSON_ArrayForEach (it, evicted)
         {
-            s_uid ("pod", cJSON_GetStringValue (it), uid, sizeof uid);
+            s_ref_uid (store, "pod", cJSON_GetStringValue (it), uid, sizeof uid);
             zhashx_insert (listed, uid, (void *)"1");
             if (!zhashx_lookup (oc->evicted, uid))
                 s_fail (r, "expected pod %s evicted, found %s", cJSON_GetStringValue (it),
@@ -318,7 +364,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
                 (int)zhashx_size (oc->evicted));
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "podgroupPhase"))
     {
-        s_uid ("pg", it->string, uid, sizeof uid);
+        s_ref_uid (store, "pg", it->string, uid, sizeof uid);
         const char *phase = s_pg_phase (bas_store_pod_group (store, uid));
         if (strcmp (phase, cJSON_GetStringValue (it)) != 0)
             s_fail (r, "expected podgroup %s phase %s, found %s", it->string,
@@ -326,7 +372,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
     }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "podgroupCondition"))
     {
-        s_uid ("pg", it->string, uid, sizeof uid);
+        s_ref_uid (store, "pg", it->string, uid, sizeof uid);
         const Basalt__V1__PodGroup *pg = bas_store_pod_group (store, uid);
         bool found = false;
         for (size_t i = 0; pg && pg->status && i < pg->status->n_conditions; i++) {
@@ -341,7 +387,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
     }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "podgroupMessage"))
     {
-        s_uid ("pg", it->string, uid, sizeof uid);
+        s_ref_uid (store, "pg", it->string, uid, sizeof uid);
         const Basalt__V1__PodGroup *pg = bas_store_pod_group (store, uid);
         const char *want = cJSON_GetStringValue (it);
         bool found = false;
@@ -355,7 +401,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
     }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "noStatusUpdate"))
     {
-        s_uid ("pg", cJSON_GetStringValue (it), uid, sizeof uid);
+        s_ref_uid (store, "pg", cJSON_GetStringValue (it), uid, sizeof uid);
         if (zhashx_lookup (oc->written, uid))
             s_fail (r, "expected no status write for podgroup %s, found one",
                     cJSON_GetStringValue (it));
