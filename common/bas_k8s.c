@@ -1292,6 +1292,96 @@ s_pod_images (s_ctx_t *ctx, const cJSON *inits, const cJSON *containers, Basalt_
     return 0;
 }
 
+
+//  spec.schedulingGates: each entry's name. A gate is an object with a
+//  non-empty name (the API server's validation); anything else is an error.
+static int
+s_scheduling_gates (s_ctx_t *ctx, const cJSON *list, Basalt__V1__Pod *pod)
+{
+    size_t n = s_count (list);
+    if (n == 0)
+        return 0;
+    pod->scheduling_gates = s_alloc_array (ctx, n, sizeof *pod->scheduling_gates);
+    if (!pod->scheduling_gates)
+        return -1;
+    size_t i = 0;
+    for (const cJSON *g = list->child; g; g = g->next, i++) {
+        char path[48];
+        snprintf (path, sizeof path, "spec.schedulingGates[%zu]", i);
+        const char *name;
+        if (!cJSON_IsObject (g)) {
+            s_fail (ctx, "%s: expected an object, got %s", path, s_type_name (g));
+            return -1;
+        }
+        if (s_peek_str (ctx, s_get (g, "name"), path, &name) != 0)
+            return -1;
+        if (!name || !*name) {
+            s_fail (ctx, "%s.name: required", path);
+            return -1;
+        }
+        char *copy = s_dup (ctx, name);
+        if (!copy)
+            return -1;
+        pod->scheduling_gates[pod->n_scheduling_gates++] = copy;
+    }
+    return 0;
+}
+
+//  Volume sources whose placement kube-scheduler decides (VolumeBinding,
+//  VolumeZone, VolumeRestrictions, NodeVolumeLimits) and Basalt does not
+//  yet: a pod with one is held, not bound where its disk cannot follow.
+static const struct {
+    const char *key;  // the volume source's member name
+    const char *what; // what the scheduler would have to do with it
+} s_held_volumes[] = {
+    {"persistentVolumeClaim", "a PersistentVolumeClaim (volume binding is not implemented)"},
+    {"ephemeral", "a generic ephemeral volume, which is a PersistentVolumeClaim (volume binding "
+                  "is not implemented)"},
+    {"gcePersistentDisk", "a GCE persistent disk (volume restrictions are not implemented)"},
+    {"awsElasticBlockStore", "an AWS EBS volume (volume restrictions are not implemented)"},
+    {"azureDisk", "an Azure disk (node volume limits are not implemented)"},
+    {"rbd", "an RBD volume (volume restrictions are not implemented)"},
+    {"iscsi", "an iSCSI volume (volume restrictions are not implemented)"},
+    {"cinder", "a Cinder volume (node volume limits are not implemented)"},
+};
+
+//  The first thing of an unbound pod's spec that Basalt cannot honour and
+//  that changes where the pod may run (README "Inputs Basalt refuses"),
+//  written to pod->unsupported as "<path>: <what>"; nothing when none.
+static int
+s_pod_unsupported (s_ctx_t *ctx, const cJSON *spec, Basalt__V1__Pod *pod)
+{
+    char text[512];
+    const cJSON *claims = s_get (spec, "resourceClaims");
+    if (cJSON_IsArray (claims) && cJSON_GetArraySize (claims) > 0) {
+        snprintf (text, sizeof text,
+                  "spec.resourceClaims: Dynamic Resource Allocation is not implemented");
+        return s_set_str (ctx, &pod->unsupported, text);
+    }
+    const cJSON *res = s_get (spec, "resources");
+    if (cJSON_IsObject (res) && (cJSON_GetArraySize (s_get (res, "requests")) > 0 ||
+                                 cJSON_GetArraySize (s_get (res, "limits")) > 0)) {
+        snprintf (text, sizeof text,
+                  "spec.resources: pod-level resources are not implemented (the request would "
+                  "not be the containers' sum)");
+        return s_set_str (ctx, &pod->unsupported, text);
+    }
+    const cJSON *volumes = s_get (spec, "volumes");
+    size_t i = 0;
+    for (const cJSON *v = cJSON_IsArray (volumes) ? volumes->child : NULL; v; v = v->next, i++)
+        for (size_t k = 0; k < sizeof s_held_volumes / sizeof s_held_volumes[0]; k++) {
+            if (!cJSON_IsObject (s_get (v, s_held_volumes[k].key)))
+                continue;
+            const cJSON *name = s_get (v, "name");
+            snprintf (text, sizeof text, "spec.volumes[%zu].%s (volume \"%.64s\"): %s", i,
+                      s_held_volumes[k].key,
+                      cJSON_IsString (name) && name->valuestring ? name->valuestring : "",
+                      s_held_volumes[k].what);
+            return s_set_str (ctx, &pod->unsupported, text);
+        }
+    return 0;
+}
+
 Basalt__V1__Pod *
 bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
 {
@@ -1363,9 +1453,14 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
             rc = s_array (&ctx, c, "spec.initContainers", &inits);
         else if (strcmp (k, "overhead") == 0)
             rc = s_object (&ctx, c, "spec.overhead", &overhead);
+        else if (strcmp (k, "schedulingGates") == 0)
+            rc = s_array (&ctx, c, "spec.schedulingGates", &sub) ||
+                 s_scheduling_gates (&ctx, sub, pod);
         if (rc != 0)
             goto error;
     }
+    if ((!pod->node_name || !*pod->node_name) && s_pod_unsupported (&ctx, spec, pod) != 0)
+        goto error;
     if (s_pod_requests (&ctx, containers, inits, overhead, &pod->requests) != 0 ||
         ((!pod->node_name || !*pod->node_name) &&
          s_pod_images (&ctx, inits, containers, pod) != 0) ||
@@ -1643,6 +1738,43 @@ s_network_topology (s_ctx_t *ctx, const cJSON *item, Basalt__V1__PodGroup *pg)
     return 0;
 }
 
+
+//  spec.minResources as Volcano's scheduler reads it (bas_res_from_json:
+//  quota forms such as count/pods and requests.cpu are read past). A list
+//  that does not decode (a negative or malformed quantity) does not fail
+//  the group: the group is kept without a minimum and spec_error says why,
+//  so the session can tell its user; a group the cache dropped would wait
+//  in silence. Keys that are neither a resource nor a quota form go to
+//  min_resources_ignored. Returns -1 only when out of memory.
+static int
+s_pg_min_resources (s_ctx_t *ctx, const cJSON *list, Basalt__V1__PodGroup *pg)
+{
+    if (!list || cJSON_IsNull (list))
+        return 0;
+    char msg[1024];
+    bas_res_t r;
+    if (bas_res_from_json (&r, list, "spec.minResources", msg, sizeof msg) != 0)
+        return s_set_str (ctx, &pg->spec_error, msg);
+    pg->min_resources = bas_res_to_proto (&r);
+    if (!pg->min_resources) {
+        s_fail (ctx, "out of memory");
+        return -1;
+    }
+    char ignored[512] = "";
+    size_t used = 0;
+    for (const cJSON *c = list->child; c; c = c->next) {
+        if (!c->string || bas_res_name_kind (c->string) != BAS_RES_NAME_UNKNOWN)
+            continue;
+        char q[S_QUOTE_MAX * 4 + 8];
+        bas_quote (c->string, q, sizeof q);
+        int n = snprintf (ignored + used, sizeof ignored - used, "%s\"%s\"", used ? ", " : "", q);
+        if (n < 0 || (size_t)n >= sizeof ignored - used)
+            break;
+        used += (size_t)n;
+    }
+    return used ? s_set_str (ctx, &pg->min_resources_ignored, ignored) : 0;
+}
+
 Basalt__V1__PodGroup *
 bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen)
 {
@@ -1693,8 +1825,7 @@ bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen)
         s_set_str (&ctx, &pg->queue, queue && *queue ? queue : S_DEFAULT_QUEUE) != 0 ||
         s_int32 (&ctx, s_get (spec, "minMember"), "spec.minMember", &pg->min_member,
                  &pg->has_min_member) != 0 ||
-        s_resources (&ctx, s_get (spec, "minResources"), "spec.minResources", &pg->min_resources) !=
-            0 ||
+        s_pg_min_resources (&ctx, s_get (spec, "minResources"), pg) != 0 ||
         s_str (&ctx, s_get (spec, "priorityClassName"), "spec.priorityClassName",
                &pg->priority_class_name) != 0 ||
         s_object (&ctx, s_get (spec, "minTaskMember"), "spec.minTaskMember", &mtm) != 0 ||

@@ -378,9 +378,101 @@ error:
 //  Which field of bas_res_t a ResourceList entry goes to.
 typedef enum { S_DIM_IGNORE, S_DIM_CPU, S_DIM_MEMORY, S_DIM_PODS, S_DIM_SCALAR } s_dim_t;
 
-//  Classify a resource name the way Volcano does, plus ephemeral-storage:
-//  extended resources (with a '/') and hugepages are scalars; other
-//  unprefixed names (e.g. "storage") are not scheduled on and ignored.
+//  True when `s` (len bytes) is a DNS-1123 subdomain: at most 253
+//  characters, dot-separated labels of lower-case letters, digits and '-'
+//  that start and end with a letter or digit.
+static bool
+s_dns_subdomain (const char *s, size_t len)
+{
+    if (len == 0 || len > 253)
+        return false;
+    size_t label = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (c == '.') {
+            if (label == 0 || s[i - 1] == '-')
+                return false;
+            label = 0;
+        } else if (alnum || c == '-') {
+            if (label == 0 && c == '-')
+                return false;
+            label++;
+        } else
+            return false;
+    }
+    return s[len - 1] != '-' && s[len - 1] != '.';
+}
+
+//  True when `s` is a qualified name's name part: 1 to 63 letters, digits,
+//  '-', '_' or '.', starting and ending with a letter or digit.
+static bool
+s_qualified_part (const char *s, size_t len)
+{
+    if (len == 0 || len > 63)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!alnum && !((c == '-' || c == '_' || c == '.') && i > 0 && i + 1 < len))
+            return false;
+    }
+    return true;
+}
+
+//  Kubernetes' IsQualifiedName: [prefix/]name, the prefix a DNS subdomain.
+static bool
+s_qualified_name (const char *s)
+{
+    const char *slash = strchr (s, '/');
+    if (!slash)
+        return s_qualified_part (s, strlen (s));
+    if (strchr (slash + 1, '/'))
+        return false;
+    return s_dns_subdomain (s, (size_t)(slash - s)) &&
+           s_qualified_part (slash + 1, strlen (slash + 1));
+}
+
+bas_res_name_kind_t
+bas_res_name_kind (const char *name)
+{
+    if (!name || !*name)
+        return BAS_RES_NAME_UNKNOWN;
+    if (strcmp (name, "cpu") == 0 || strcmp (name, "memory") == 0 ||
+        strcmp (name, "pods") == 0 || strcmp (name, "ephemeral-storage") == 0)
+        return BAS_RES_NAME_NATIVE;
+    //  Object-count quotas (count/pods, count/jobs.batch) count objects,
+    //  not resources: Volcano skips them by their prefix.
+    if (strncmp (name, "count/", 6) == 0)
+        return BAS_RES_NAME_QUOTA;
+    //  Kubernetes' IsScalarResourceName: hugepages, attachable volume
+    //  limits, names under kubernetes.io/, and extended resources.
+    if (strncmp (name, "hugepages-", 10) == 0 || strncmp (name, "attachable-volumes-", 19) == 0 ||
+        strstr (name, "kubernetes.io/"))
+        return BAS_RES_NAME_SCALAR;
+    //  Extended: has a '/', is not under requests. (the quota form of an
+    //  extended resource), and "requests." + name is a qualified name.
+    //  So "limits.nvidia.com/gpu" passes, as it does in Volcano.
+    if (strchr (name, '/')) {
+        if (strncmp (name, "requests.", 9) == 0)
+            return BAS_RES_NAME_QUOTA;
+        char quota[BAS_RES_NAME_MAX + 16];
+        int n = snprintf (quota, sizeof quota, "requests.%s", name);
+        if (n > 0 && (size_t)n < sizeof quota && s_qualified_name (quota))
+            return BAS_RES_NAME_SCALAR;
+        return BAS_RES_NAME_UNKNOWN;
+    }
+    //  The quota forms of native resources: requests.cpu, limits.memory...
+    if (strncmp (name, "requests.", 9) == 0 || strncmp (name, "limits.", 7) == 0)
+        return BAS_RES_NAME_QUOTA;
+    return BAS_RES_NAME_UNKNOWN;
+}
+
+//  Classify a resource name the way Volcano's NewResource does
+//  (volcano-semantics.md §3.6): cpu, memory and pods have their fields;
+//  ephemeral-storage and Kubernetes' scalar resource names are scalars;
+//  quota forms (count/*, requests.*, limits.*) and anything else (e.g.
+//  "storage") are not scheduled on and are dropped.
 static s_dim_t
 s_classify (const char *name)
 {
@@ -390,10 +482,9 @@ s_classify (const char *name)
         return S_DIM_MEMORY;
     if (strcmp (name, "pods") == 0)
         return S_DIM_PODS;
-    if (strcmp (name, "ephemeral-storage") == 0 || strncmp (name, "hugepages-", 10) == 0 ||
-        strchr (name, '/'))
+    if (strcmp (name, "ephemeral-storage") == 0)
         return S_DIM_SCALAR;
-    return S_DIM_IGNORE;
+    return bas_res_name_kind (name) == BAS_RES_NAME_SCALAR ? S_DIM_SCALAR : S_DIM_IGNORE;
 }
 
 //  The text of a JSON number, the shortest that reads back to the same

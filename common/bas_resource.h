@@ -39,6 +39,19 @@ typedef struct {
 #define BAS_RES_ETOOMANY (-2)  // more distinct scalars than BAS_RES_MAX_SCALARS
 #define BAS_RES_ENAME (-3)     // scalar name empty or longer than BAS_RES_NAME_MAX - 1
 
+//  What a ResourceList key is to the scheduler, as Volcano reads it.
+typedef enum {
+    BAS_RES_NAME_NATIVE,  // cpu, memory, pods, ephemeral-storage
+    BAS_RES_NAME_SCALAR,  // extended (vendor.com/x), hugepages-*, attachable-volumes-*,
+                          // kubernetes.io/*: scheduled on as a scalar
+    BAS_RES_NAME_QUOTA,   // a ResourceQuota form (count/*, requests.*, limits.cpu):
+                          // read past, as Volcano does
+    BAS_RES_NAME_UNKNOWN  // anything else ("storage", "gpu"): dropped by Volcano too
+} bas_res_name_kind_t;
+
+//  The kind of a resource name (NULL or empty is UNKNOWN).
+bas_res_name_kind_t bas_res_name_kind (const char *name);
+
 void bas_res_zero (bas_res_t *r);
 
 //  r += a. Returns BAS_RES_OK, BAS_RES_NEGATIVE if the result has a negative

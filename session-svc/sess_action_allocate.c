@@ -128,6 +128,11 @@ sess_allocate_execute (sess_session_t *ssn, const cJSON *args)
         if (sess_job_is_pending (job)) {
             if (ssn->enqueue_configured)
                 continue;
+            if (job->pg->spec_error) {
+                free (job->invalid);
+                job->invalid = strdup (job->pg->spec_error);
+                continue;
+            }
             job->phase = "Inqueue";
         }
         const char *reason = NULL;
@@ -141,7 +146,7 @@ sess_allocate_execute (sess_session_t *ssn, const cJSON *args)
         }
         for (int t = 0; t < job->ntasks; t++) {
             sess_task_t *task = job->tasks[t];
-            if (task->status == SESS_TASK_PENDING && !task->best_effort)
+            if (sess_task_placeable (task) && !task->best_effort)
                 sess_heap_push (&tasks[j], task);
         }
         if (sess_heap_empty (&tasks[j]))

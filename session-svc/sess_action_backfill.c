@@ -46,7 +46,7 @@ sess_backfill_execute (sess_session_t *ssn, const cJSON *args)
         while (!sess_heap_empty (heap)) {
             sess_job_t *job = sess_heap_pop (heap);
             for (int t = 0; t < job->ntasks; t++)
-                if (job->tasks[t]->status == SESS_TASK_PENDING && job->tasks[t]->best_effort)
+                if (sess_task_placeable (job->tasks[t]) && job->tasks[t]->best_effort)
                     sess_heap_push (&tasks, job->tasks[t]);
             while (!sess_heap_empty (&tasks)) {
                 sess_task_t *task = sess_heap_pop (&tasks);

@@ -7,7 +7,10 @@
     proportion/capacity: queue room at every level) and, when admitted,
     JobEnqueued lets them reserve it. A refused job simply waits for the
     next session. The new phase is in-session and reaches the API through
-    the status written at close.
+    the status written at close. A refused group is never silent: the
+    refusing plugin notes a reason and a message (Volcano's Event words
+    where Volcano has them), and at close the group gets them as its
+    Unschedulable condition and an Event, written when they change.
 */
 #include "sess_session.h"
 #include "bas_util.h"
@@ -40,14 +43,21 @@ sess_enqueue_execute (sess_session_t *ssn, const cJSON *args)
         if (sess_heap_empty (heap))
             continue;
         sess_job_t *job = sess_heap_pop (heap);
-        if (!job->has_min_resources || sess_job_enqueueable (ssn, job)) {
+        if (job->pg->spec_error) {
+            //  A spec the cache could not read (a negative or malformed
+            //  minResources) is not guessed at: the group waits, saying why.
+            sess_job_note_refusal (ssn, job, SESS_REFUSE_INVALID_SPEC, job->pg->spec_error);
+            job->enqueue_refused = true;
+            bas_debug ("sched_job_not_enqueued", "job=%s queue=%s msg=\"%s\"", job->uid,
+                       queue->name, job->pg->spec_error);
+        } else if (!job->has_min_resources || sess_job_enqueueable (ssn, job)) {
             sess_job_enqueued (ssn, job);
             job->phase = "Inqueue";
             bas_debug ("sched_job_enqueued", "job=%s queue=%s", job->uid, queue->name);
         } else {
-            //  A closed queue admits nothing and says nothing; an open one
-            //  refused for want of quota (Volcano records an Event).
-            job->enqueue_refused = queue->open;
+            //  Refused: the plugin that refused noted why (Volcano records
+            //  an Event); the group gets that as its condition too.
+            job->enqueue_refused = true;
             bas_debug ("sched_job_not_enqueued", "job=%s queue=%s", job->uid, queue->name);
         }
         sess_heap_push (&queues, queue);

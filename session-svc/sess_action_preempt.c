@@ -224,7 +224,7 @@ static void
 s_push_pending (sess_heap_t *heap, const sess_job_t *job)
 {
     for (int t = 0; t < job->ntasks; t++)
-        if (job->tasks[t]->status == SESS_TASK_PENDING)
+        if (sess_task_placeable (job->tasks[t]))
             sess_heap_push (heap, job->tasks[t]);
 }
 

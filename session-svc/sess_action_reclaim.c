@@ -125,7 +125,7 @@ sess_reclaim_execute (sess_session_t *ssn, const cJSON *args)
             continue;
         sess_heap_push (&jobs[q], job);
         for (int t = 0; t < job->ntasks; t++)
-            if (job->tasks[t]->status == SESS_TASK_PENDING)
+            if (sess_task_placeable (job->tasks[t]))
                 sess_heap_push (&tasks[j], job->tasks[t]);
     }
     while (!sess_heap_empty (&queues)) {

@@ -339,12 +339,49 @@ sess_job_enqueued (sess_session_t *ssn, sess_job_t *job)
 }
 
 void
-sess_job_note_refusal (sess_session_t *ssn, const sess_job_t *job, const char *message)
+sess_job_note_refusal (sess_session_t *ssn, const sess_job_t *job, const char *reason,
+                       const char *message)
 {
     sess_job_t *j = &ssn->jobs[job->index];
     if (j->enqueue_message || !message)
         return;
     j->enqueue_message = bas_strdup (message);
+    j->refuse_reason = reason;
+}
+
+void
+sess_queue_refusal_closed (sess_session_t *ssn, const sess_job_t *job)
+{
+    char msg[512];
+    snprintf (msg, sizeof msg, "queue %s is not open: it admits no new pod group",
+              job->queue->name);
+    sess_job_note_refusal (ssn, job, SESS_REFUSE_QUEUE_CLOSED, msg);
+    bas_debug ("sched_queue_refused", "job=%s queue=%s msg=\"%s\"", job->uid, job->queue->name,
+               msg);
+}
+
+void
+sess_queue_refusal (sess_session_t *ssn, const sess_job_t *job, const sess_queue_t *queue,
+                    const bas_res_t *want, const bas_res_t *cap)
+{
+    char msg[768];
+    const char *reason = SESS_REFUSE_QUEUE_QUOTA;
+    if (!sess_res_le_on (job->min_resources, cap, job->min_resources)) {
+        char names[512];
+        sess_res_refusal_text (job->min_resources, cap, job->min_resources,
+                               "queue resource quota insufficient", "insufficient", names,
+                               sizeof names);
+        snprintf (msg, sizeof msg,
+                  "%s (spec.minResources alone is more than queue %s can ever hold, its "
+                  "capability or the cluster's total: waiting will not admit the group)",
+                  names, queue->name);
+        reason = SESS_REFUSE_QUEUE_CAPABILITY;
+    } else
+        sess_res_refusal_text (want, cap, job->min_resources, "queue resource quota insufficient",
+                               "insufficient", msg, sizeof msg);
+    sess_job_note_refusal (ssn, job, reason, msg);
+    bas_debug ("sched_queue_refused", "job=%s queue=%s level=%s msg=\"%s\"", job->uid,
+               job->queue->name, queue->name, msg);
 }
 
 bool

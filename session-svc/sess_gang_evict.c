@@ -442,7 +442,7 @@ s_job_bundles (sess_gang_t *self, sess_job_t *victim, int nc, int nplaced)
             if (strcmp (s_role (task), victim->roles[r].role) != 0)
                 continue;
             if ((task->status & (SESS_ALLOCATED_CLASS | SESS_TASK_SUCCEEDED)) ||
-                (task->status == SESS_TASK_PENDING && task->best_effort))
+                (sess_task_placeable (task) && task->best_effort))
                 ready++;
         }
         role_left[r] = ready - victim->roles[r].min;
@@ -756,7 +756,7 @@ s_pending (sess_gang_t *self)
     sess_heap_init (&heap, sess_cmp_tasks, self->ssn);
     for (int t = 0; t < self->job->ntasks; t++) {
         sess_task_t *task = self->job->tasks[t];
-        if (task->status == SESS_TASK_PENDING && !task->best_effort)
+        if (sess_task_placeable (task) && !task->best_effort)
             sess_heap_push (&heap, task);
     }
     self->npending = 0;

@@ -201,6 +201,10 @@ s_describe (bas_metrics_t *m)
     bas_metrics_describe (
         m, "basalt_session_pods", BAS_METRIC_GAUGE,
         "Pods of the last session by outcome (placed, pending, pipelined, evicted)", NULL, 0);
+    bas_metrics_describe (m, "basalt_session_pods_held", BAS_METRIC_GAUGE,
+                          "Pods the last session held back, never placed, by the field that "
+                          "holds them (scheduling gates, or one Basalt does not implement)",
+                          NULL, 0);
     bas_metrics_describe (m, "basalt_commit_items_total", BAS_METRIC_COUNTER,
                           "Proposals answered by the cache, by result", NULL, 0);
     bas_metrics_describe (m, "basalt_replica_seq", BAS_METRIC_GAUGE,
@@ -237,6 +241,13 @@ s_session_metrics (sess_t *self, const sess_params_t *params, bool proposed, dou
     bas_metrics_set (m, "basalt_session_pods", "outcome=\"pending\"", params->pods_pending);
     bas_metrics_set (m, "basalt_session_pods", "outcome=\"pipelined\"", params->pods_pipelined);
     bas_metrics_set (m, "basalt_session_pods", "outcome=\"evicted\"", params->pods_evicted);
+    //  Pods held back at the last session, by the field that holds them:
+    //  scheduling gates, or something Basalt does not implement.
+    for (int k = 0; k < SESS_HELD_NKINDS; k++) {
+        char labels[64];
+        snprintf (labels, sizeof labels, "field=\"%s\"", sess_held_names[k]);
+        bas_metrics_set (m, "basalt_session_pods_held", labels, params->pods_held[k]);
+    }
     bas_metrics_add (m, "basalt_sessions_total",
                      proposed ? "outcome=\"commit\"" : "outcome=\"nothing\"", 1);
 }

@@ -66,6 +66,39 @@ sess_res_le_on (const bas_res_t *l, const bas_res_t *r, const bas_res_t *req)
     return true;
 }
 
+void
+sess_res_refusal_text (const bas_res_t *l, const bas_res_t *r, const bas_res_t *req,
+                       const char *prefix, const char *verb, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf (buf, len, "%s", prefix);
+    int n = 0;
+#define S_NAME(name)                                                                             \
+    do {                                                                                         \
+        if (used < len) {                                                                        \
+            used += (size_t)snprintf (buf + used, len - used, "%s%s %s", n++ ? ", " : ": ", verb, \
+                                      name);                                                     \
+        }                                                                                        \
+    } while (0)
+    if (req->milli_cpu > 0 && l->milli_cpu > r->milli_cpu)
+        S_NAME ("cpu");
+    if (req->memory > 0 && l->memory > r->memory)
+        S_NAME ("memory");
+    for (int i = 0; i < req->nscalars; i++)
+        if (req->scalars[i].value > 0 && bas_res_scalar_get (l, req->scalars[i].name) >
+                                             bas_res_scalar_get (r, req->scalars[i].name))
+            S_NAME (req->scalars[i].name);
+#undef S_NAME
+}
+
+const char *
+sess_res_unknown_scalar (const bas_res_t *req, const bas_res_t *total)
+{
+    for (int i = 0; i < req->nscalars; i++)
+        if (req->scalars[i].value > 0 && bas_res_scalar_get (total, req->scalars[i].name) <= 0)
+            return req->scalars[i].name;
+    return NULL;
+}
+
 //  Apply op to every scalar name present in either vector (absent = 0).
 static void
 s_scalar_union (bas_res_t *r, const bas_res_t *o, int64_t (*op) (int64_t, int64_t))
@@ -282,6 +315,41 @@ bool
 sess_job_is_pending (const sess_job_t *job)
 {
     return !job->phase || !job->phase[0] || strcmp (job->phase, "Pending") == 0;
+}
+
+bool
+sess_task_placeable (const sess_task_t *task)
+{
+    return task->status == SESS_TASK_PENDING && !task->held;
+}
+
+void
+sess_job_deduct_gated (const sess_job_t *job, const bas_res_t *min, bas_res_t *out)
+{
+    *out = *min;
+    if (bas_res_is_empty (&job->gated))
+        return;
+    out->milli_cpu = min->milli_cpu > job->gated.milli_cpu ? min->milli_cpu - job->gated.milli_cpu
+                                                           : 0;
+    out->memory = min->memory > job->gated.memory ? min->memory - job->gated.memory : 0;
+    //  Only the scalars minResources names; one the gated pods ask for and
+    //  minResources does not stays absent.
+    for (int i = 0; i < min->nscalars; i++) {
+        int64_t g = bas_res_scalar_get (&job->gated, min->scalars[i].name);
+        int64_t v = min->scalars[i].value;
+        bas_res_scalar_set (out, min->scalars[i].name, v > g ? v - g : 0);
+    }
+}
+
+//  True when the pod's only scheduling gates are Volcano's own queue
+//  allocation gate (Volcano's HasOnlyVolcanoSchedulingGate).
+static bool
+s_only_volcano_gate (const Basalt__V1__Pod *pod)
+{
+    for (size_t i = 0; i < pod->n_scheduling_gates; i++)
+        if (!bas_streq (pod->scheduling_gates[i], SESS_VOLCANO_QUEUE_GATE))
+            return false;
+    return pod->n_scheduling_gates > 0;
 }
 
 void
@@ -847,6 +915,12 @@ s_open_jobs (sess_session_t *ssn)
         task->name_suffix = s_name_suffix (s_str (pod->name));
         task->preemptable = s_preemptable (pod->preemptable);
         task->preempt_never = s_preempt_never (ssn, pod);
+        //  Only a pod still waiting can be held: a bound pod is accounted
+        //  whatever it asked for.
+        if (status == SESS_TASK_PENDING) {
+            task->gated = pod->n_scheduling_gates > 0;
+            task->held = task->gated ? SESS_SCHEDULING_GATED : pod->unsupported;
+        }
         if (job)
             job->ntasks++;
     }
@@ -868,8 +942,14 @@ s_open_jobs (sess_session_t *ssn)
             continue;
         job->tasks[job->ntasks++] = task;
         job->nstatus[s_status_index (task->status)]++;
-        if (task->best_effort && task->status == SESS_TASK_PENDING)
+        if (task->best_effort && task->status == SESS_TASK_PENDING && !task->held)
             job->pending_best_effort++;
+        if (task->held) {
+            if (!job->nheld++)
+                job->first_held = task;
+            if (task->gated && !s_only_volcano_gate (task->pod))
+                bas_res_add (&job->gated, task->resreq);
+        }
         if (task->status & SESS_ALLOCATED_CLASS)
             bas_res_add (&job->allocated, task->resreq);
     }

@@ -123,8 +123,11 @@ s_job_numbers (const sess_job_t *job, s_attr_t *d)
         bool inqueue = strcmp (job->phase, "Inqueue") == 0;
         bool running = strcmp (job->phase, "Running") == 0 &&
                        sess_job_count (job, SESS_ALLOCATED_CLASS) >= job->min_available;
-        if (inqueue || running)
-            sess_res_exceeded (job->min_resources, &job->allocated, &d->inqueue);
+        if (inqueue || running) {
+            bas_res_t need;
+            sess_res_exceeded (job->min_resources, &job->allocated, &need);
+            sess_job_deduct_gated (job, &need, &d->inqueue);
+        }
         sess_res_exceeded (&job->allocated, job->min_resources, &d->elastic);
     }
 }
@@ -227,15 +230,16 @@ s_build_flat (s_self_t *self)
     }
 }
 
-//  The job fits queue q's realCapability (one level of the check).
+//  The job fits queue q's realCapability (one level of the check); *want
+//  gets what was compared.
 static bool
-s_level_fits (const s_attr_t *a, const sess_job_t *job)
+s_level_fits (const s_attr_t *a, const sess_job_t *job, bas_res_t *want)
 {
-    bas_res_t want = *job->min_resources;
-    bas_res_add (&want, &a->allocated);
-    bas_res_add (&want, &a->inqueue);
-    bas_res_sub (&want, &a->elastic);
-    return sess_res_le_on (&want, &a->real_capability, job->min_resources);
+    *want = *job->min_resources;
+    bas_res_add (want, &a->allocated);
+    bas_res_add (want, &a->inqueue);
+    bas_res_sub (want, &a->elastic);
+    return sess_res_le_on (want, &a->real_capability, job->min_resources);
 }
 
 static int
@@ -243,22 +247,29 @@ s_enqueueable (void *self_, const sess_job_t *job)
 {
     const s_self_t *self = self_;
     const sess_queue_t *leaf = job->queue;
-    if (!leaf->open)
+    if (!leaf->open) {
+        sess_queue_refusal_closed (self->ssn, job);
         return -1;
+    }
     if (self->hierarchy && !leaf->is_leaf) {
+        char msg[512];
+        snprintf (msg, sizeof msg,
+                  "queue %s is not a leaf queue: with hierarchy, pod groups go to leaf queues",
+                  leaf->name);
+        sess_job_note_refusal (self->ssn, job, SESS_REFUSE_NOT_LEAF, msg);
         bas_debug ("sched_capacity_refused", "job=%s queue=%s reason=not_a_leaf", job->uid,
                    leaf->name);
         return -1;
     }
     if (!job->has_min_resources)
         return 1;
-    for (const sess_queue_t *q = leaf; q; q = self->hierarchy ? q->parent : NULL)
-        if (!s_level_fits (&self->attrs[q->index], job)) {
-            bas_debug ("sched_capacity_refused",
-                       "job=%s queue=%s level=%s msg=\"queue resource quota insufficient\"",
-                       job->uid, leaf->name, q->name);
+    for (const sess_queue_t *q = leaf; q; q = self->hierarchy ? q->parent : NULL) {
+        bas_res_t want;
+        if (!s_level_fits (&self->attrs[q->index], job, &want)) {
+            sess_queue_refusal (self->ssn, job, q, &want, &self->attrs[q->index].real_capability);
             return -1;
         }
+    }
     return 1;
 }
 
@@ -268,8 +279,10 @@ s_enqueued (void *self_, sess_job_t *job)
     s_self_t *self = self_;
     if (!job->has_min_resources)
         return;
+    bas_res_t min;
+    sess_job_deduct_gated (job, job->min_resources, &min);
     for (const sess_queue_t *q = job->queue; q; q = self->hierarchy ? q->parent : NULL)
-        bas_res_add (&self->attrs[q->index].inqueue, job->min_resources);
+        bas_res_add (&self->attrs[q->index].inqueue, &min);
 }
 
 static bool

@@ -35,7 +35,7 @@ s_role_count (const sess_job_t *job, const char *role, int mask, bool pending_be
         if (strcmp (task->pod->task_role ? task->pod->task_role : "", role) != 0)
             continue;
         if ((task->status & mask) ||
-            (pending_be && task->best_effort && task->status == SESS_TASK_PENDING))
+            (pending_be && task->best_effort && sess_task_placeable (task)))
             n++;
     }
     return n;
@@ -196,6 +196,22 @@ s_job_histogram (const sess_job_t *job, char *buf, size_t len)
         snprintf (buf + used, len - used, "; Pending: %d Undetermined", pending);
 }
 
+//  Why a gang with held members waits: how many, and the first one's
+//  reason with its pod ("1 pod scheduling gated: default/train-2").
+static void
+s_held_text (const sess_job_t *job, char *buf, size_t len)
+{
+    const sess_task_t *first = job->first_held;
+    snprintf (buf, len, "%d pod%s %s: %s/%s", job->nheld, job->nheld == 1 ? "" : "s",
+              first->gated ? SESS_SCHEDULING_GATED : "held", first->pod->namespace_,
+              first->pod->name);
+    if (!first->gated) {
+        size_t used = strlen (buf);
+        if (used + 2 < len)
+            snprintf (buf + used, len - used, " (%s)", first->held);
+    }
+}
+
 //  Volcano's shouldSkipUnschedulableForReleasing: a job whose gang is held
 //  by tasks being released, with nothing pending, is not unschedulable.
 static bool
@@ -212,9 +228,9 @@ s_skip_for_releasing (const sess_job_t *job)
     return sess_job_count (job, SESS_SCHEDULED_CLASS) + releasing_on_node >= job->min_available;
 }
 
-static void
-s_set_cond (sess_session_t *ssn, sess_job_t *job, const char *type, const char *reason,
-            const char *message)
+void
+sess_job_set_cond (sess_session_t *ssn, sess_job_t *job, const char *type, const char *reason,
+                   const char *message)
 {
     char ts[32] = "";
     time_t secs = (time_t)(ssn->params->now_ms / 1000);
@@ -244,7 +260,7 @@ sess_gang_close (sess_session_t *ssn, void *self)
         if (job->ntasks == 0)
             continue;
         if (s_is_ready (job)) {
-            s_set_cond (ssn, job, "Scheduled", "tasks in gang are ready to be scheduled", "");
+            sess_job_set_cond (ssn, job, "Scheduled", "tasks in gang are ready to be scheduled", "");
             continue;
         }
         if (s_skip_for_releasing (job))
@@ -259,6 +275,10 @@ sess_gang_close (sess_session_t *ssn, void *self)
             sess_fit_text (job->fit, why, sizeof why);
         else if (job->invalid)
             snprintf (why, sizeof why, "%s", job->invalid);
+        else if (job->enqueue_refused && job->enqueue_message)
+            snprintf (why, sizeof why, "%s", job->enqueue_message);
+        else if (job->nheld)
+            s_held_text (job, why, sizeof why);
         else
             s_job_histogram (job, why, sizeof why);
         if (job->preempt_note) {
@@ -267,7 +287,7 @@ sess_gang_close (sess_session_t *ssn, void *self)
         }
         snprintf (message, sizeof message, "%d/%d tasks in gang unschedulable: %s", unready,
                   job->ntasks, why);
-        s_set_cond (ssn, job, "Unschedulable", "NotEnoughResources", message);
+        sess_job_set_cond (ssn, job, "Unschedulable", "NotEnoughResources", message);
         job->unschedulable = true;
         bas_debug ("sched_job_unschedulable", "job=%s msg=\"%s\"", job->uid, message);
     }

@@ -11,12 +11,15 @@
 #include "sess_session.h"
 #include "bas_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
-    bas_res_t idle;    // inflated cluster idle
-    bas_res_t inqueue; // admitted, not yet placed
+    sess_session_t *ssn; // borrowed
+    bas_res_t total;     // inflated cluster total
+    bas_res_t idle;      // inflated cluster idle
+    bas_res_t inqueue;   // admitted, not yet placed
 } s_self_t;
 
 static int64_t
@@ -30,7 +33,9 @@ s_scale (int64_t v, double f)
 static void
 s_inqueue_of (const sess_job_t *job, bas_res_t *out)
 {
-    sess_res_exceeded (job->min_resources, &job->allocated, out);
+    bas_res_t need;
+    sess_res_exceeded (job->min_resources, &job->allocated, &need);
+    sess_job_deduct_gated (job, &need, out);
 }
 
 static int
@@ -43,8 +48,28 @@ s_enqueueable (void *self_, const sess_job_t *job)
     bas_res_add (&want, job->min_resources);
     if (sess_res_le_on (&want, &self->idle, job->min_resources))
         return 1;
-    bas_debug ("sched_overcommit_refused", "job=%s msg=\"resource in cluster is overused\"",
-               job->uid);
+    char msg[512];
+    const char *unknown = sess_res_unknown_scalar (job->min_resources, &self->ssn->total);
+    if (unknown) {
+        //  Volcano says "overused" here too; a resource no node offers is
+        //  worth its own words, since no amount of waiting helps.
+        snprintf (msg, sizeof msg,
+                  "resource in cluster is overused: spec.minResources asks for %s, which no "
+                  "node offers",
+                  unknown);
+        sess_job_note_refusal (self->ssn, job, SESS_REFUSE_UNKNOWN_RESOURCE, msg);
+    } else {
+        sess_res_refusal_text (&want, &self->idle, job->min_resources,
+                               "resource in cluster is overused", "overused", msg, sizeof msg);
+        if (!sess_res_le_on (job->min_resources, &self->total, job->min_resources)) {
+            size_t used = strlen (msg);
+            snprintf (msg + used, sizeof msg - used,
+                      " (spec.minResources alone is more than the whole cluster: waiting will "
+                      "not admit the group)");
+        }
+        sess_job_note_refusal (self->ssn, job, SESS_REFUSE_CLUSTER, msg);
+    }
+    bas_debug ("sched_overcommit_refused", "job=%s msg=\"%s\"", job->uid, msg);
     return -1;
 }
 
@@ -52,14 +77,18 @@ static void
 s_enqueued (void *self_, sess_job_t *job)
 {
     s_self_t *self = self_;
-    if (job->has_min_resources)
-        bas_res_add (&self->inqueue, job->min_resources);
+    if (job->has_min_resources) {
+        bas_res_t min;
+        sess_job_deduct_gated (job, job->min_resources, &min);
+        bas_res_add (&self->inqueue, &min);
+    }
 }
 
 int
 sess_overcommit_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_p)
 {
     s_self_t *self = bas_alloc (sizeof *self);
+    self->ssn = ssn;
     double factor = sess_arg_double (conf, "overcommit-factor", SESS_OVERCOMMIT_FACTOR);
     if (factor < 1.0)
         factor = SESS_OVERCOMMIT_FACTOR;
@@ -69,6 +98,7 @@ sess_overcommit_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void 
     self->idle.pods = s_scale (self->idle.pods, factor);
     for (int i = 0; i < self->idle.nscalars; i++)
         self->idle.scalars[i].value = s_scale (self->idle.scalars[i].value, factor);
+    self->total = self->idle;
     for (int n = 0; n < ssn->nnodes; n++)
         bas_res_sub (&self->idle, &ssn->nodes[n].used);
     bas_res_zero (&self->inqueue);
@@ -76,9 +106,11 @@ sess_overcommit_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void 
         const sess_job_t *job = &ssn->jobs[j];
         if (!job->has_min_resources)
             continue;
-        if (strcmp (job->phase, "Inqueue") == 0)
-            bas_res_add (&self->inqueue, job->min_resources);
-        else if (strcmp (job->phase, "Running") == 0 &&
+        if (strcmp (job->phase, "Inqueue") == 0) {
+            bas_res_t min;
+            sess_job_deduct_gated (job, job->min_resources, &min);
+            bas_res_add (&self->inqueue, &min);
+        } else if (strcmp (job->phase, "Running") == 0 &&
                  sess_job_count (job, SESS_ALLOCATED_CLASS) >= job->min_available) {
             bas_res_t need;
             s_inqueue_of (job, &need);

@@ -171,8 +171,10 @@ static int
 s_enqueueable (void *self_, const sess_job_t *job)
 {
     const s_self_t *self = self_;
-    if (!job->queue->open)
+    if (!job->queue->open) {
+        sess_queue_refusal_closed (self->ssn, job);
         return -1;
+    }
     if (!job->has_min_resources)
         return 1;
     const s_attr_t *a = &self->attrs[job->queue->index];
@@ -182,8 +184,7 @@ s_enqueueable (void *self_, const sess_job_t *job)
     bas_res_sub (&want, &a->elastic);
     if (sess_res_le_on (&want, &a->real_capability, job->min_resources))
         return 1;
-    bas_debug ("sched_queue_refused", "job=%s queue=%s msg=\"queue resource quota insufficient\"",
-               job->uid, job->queue->name);
+    sess_queue_refusal (self->ssn, job, job->queue, &want, &a->real_capability);
     return -1;
 }
 
@@ -191,8 +192,11 @@ static void
 s_enqueued (void *self_, sess_job_t *job)
 {
     s_self_t *self = self_;
-    if (job->has_min_resources)
-        bas_res_add (&self->attrs[job->queue->index].inqueue, job->min_resources);
+    if (job->has_min_resources) {
+        bas_res_t min;
+        sess_job_deduct_gated (job, job->min_resources, &min);
+        bas_res_add (&self->attrs[job->queue->index].inqueue, &min);
+    }
 }
 
 //  Victims of reclaim: tasks of queues above their deserved share, the
@@ -281,13 +285,17 @@ sess_proportion_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void 
                 bas_res_add (&a->request, task->resreq);
         }
         if (job->has_min_resources) {
-            if (strcmp (job->phase, "Inqueue") == 0)
-                bas_res_add (&a->inqueue, job->min_resources);
-            else if (strcmp (job->phase, "Running") == 0 &&
-                     sess_job_count (job, SESS_ALLOCATED_CLASS) >= job->min_available) {
-                bas_res_t need;
+            //  What an Inqueue group reserves is what its placed pods do not
+            //  already hold: they are in `allocated` above, and the group
+            //  stays Inqueue until its binds are seen (Volcano's fix for
+            //  TestNoDoubleCountingForInqueueJobWithBindingTasks).
+            bas_res_t need, min;
+            if (strcmp (job->phase, "Inqueue") == 0 ||
+                (strcmp (job->phase, "Running") == 0 &&
+                 sess_job_count (job, SESS_ALLOCATED_CLASS) >= job->min_available)) {
                 sess_res_exceeded (job->min_resources, &job->allocated, &need);
-                bas_res_add (&a->inqueue, &need);
+                sess_job_deduct_gated (job, &need, &min);
+                bas_res_add (&a->inqueue, &min);
             }
             bas_res_t elastic;
             sess_res_exceeded (&job->allocated, job->min_resources, &elastic);

@@ -120,7 +120,7 @@ s_check_quota (void *arg, const Basalt__V1__Object *obj)
     char msg[900];
     snprintf (msg, sizeof msg, "resource quota insufficient, requested: %s, used: %s, limited: %s",
               requested, used, limited);
-    sess_job_note_refusal (c->self->ssn, c->job, msg);
+    sess_job_note_refusal (c->self->ssn, c->job, SESS_REFUSE_NAMESPACE_QUOTA, msg);
     bas_debug ("sched_quota_refused", "job=%s quota=%s/%s msg=\"%s\"", c->job->uid, ns,
                q->name ? q->name : "", msg);
     c->verdict = -1;

@@ -43,6 +43,7 @@ sess_run (bas_store_t *replica, const sess_conf_t *conf, sess_params_t *params)
         params = &dummy;
     params->jobs_total = params->jobs_ready = params->pods_placed = params->pods_pending = 0;
     params->pods_evicted = params->pods_pipelined = 0;
+    memset (params->pods_held, 0, sizeof params->pods_held);
     params->nodes_out_of_sync = 0;
     params->n_action_times = params->n_plugin_times = 0;
     params->pipelined = NULL;

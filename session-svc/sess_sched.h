@@ -63,6 +63,12 @@ typedef struct {
     const char *node;    // borrowed from the replica
 } sess_pipelined_t;
 
+//  Why a task is held, as counted in pods_held (and the metric's label,
+//  sess_held_names).
+enum { SESS_HELD_GATES, SESS_HELD_CLAIMS, SESS_HELD_POD_RESOURCES, SESS_HELD_VOLUMES };
+#define SESS_HELD_NKINDS 4
+extern const char *const sess_held_names[SESS_HELD_NKINDS];
+
 typedef struct {
     const char *session_id;      // uid of this session, used as condition transitionID
     int64_t now_ms;              // wall clock for condition timestamps
@@ -77,6 +83,8 @@ typedef struct {
     int pods_pending;      // tasks still Pending at close
     int pods_evicted;      // evictions in the returned commit
     int pods_pipelined;    // tasks Pipelined at close (reserved, not bound)
+    //  Tasks held at close (never placed), by why: SESS_HELD_* below.
+    int pods_held[4];
     int nodes_out_of_sync; // nodes skipped: reported by the cache or found negative here
     //  With want_pipelined: a new array owned by the caller (free()), whose
     //  strings are borrowed from the replica (valid while it is unchanged);

@@ -111,7 +111,17 @@ struct _sess_task_t {
     sess_fit_t *fit;            // why it fit no node in this session, owned
     bool queue_refused;         // its queue had no room for it (allocate)
     char *preempt_note;         // why preempt or reclaim made it no room, owned, or NULL
+    const char *held;           // why it must not be placed (scheduling gates, or a field
+                                // Basalt does not implement), static or borrowed from the
+                                // pod; NULL for a task that may be placed
+    bool gated;                 // held by spec.schedulingGates
 };
+
+//  The text a task held by scheduling gates gives, as kube-scheduler's
+//  SchedulingGates plugin and the API server's PodScheduled condition say.
+#define SESS_SCHEDULING_GATED "scheduling gated"
+//  Volcano's own scheduling gate (SchedulingGatesQueueAdmission).
+#define SESS_VOLCANO_QUEUE_GATE "scheduling.volcano.sh/queue-allocation-gate"
 
 //  A PodGroup condition in the session (the old ones borrowed, new ones owned).
 typedef struct {
@@ -165,6 +175,11 @@ struct _sess_job_t {
     int topo_highest;      // spec.networkTopology: the highest HyperNode tier it may span
                            // (soft: the virtual top's), or -1 (none, or no HyperNodes)
     int topo_allocated;    // the HyperNode its placed pods are in, or -1
+    int nheld;                    // tasks held (gated, or asking what Basalt lacks)
+    const sess_task_t *first_held; // the first of them, for the gang's reason
+    bas_res_t gated;              // Σ requests of tasks gated by other than Volcano's own
+                                  // queue-allocation gate (Volcano's GetSchGatedPodResources)
+    const char *refuse_reason;    // the condition reason when enqueue refused it (static)
 };
 
 //  The message of the Event a group refused by enqueue gets, as Volcano's
@@ -438,9 +453,40 @@ int sess_job_valid (sess_session_t *ssn, const sess_job_t *job, const char **rea
                     size_t mlen);
 bool sess_job_enqueueable (sess_session_t *ssn, const sess_job_t *job); // tier vote
 void sess_job_enqueued (sess_session_t *ssn, sess_job_t *job);          // all
-//  A plugin refusing a job's enqueue says why, in the words of the Event
-//  Volcano records on its PodGroup; the first word of a session stands.
-void sess_job_note_refusal (sess_session_t *ssn, const sess_job_t *job, const char *message);
+//  A plugin refusing a job's enqueue says why: `reason` (a static CamelCase
+//  word, the PodGroup condition's reason) and `message`, in the words of
+//  the Event Volcano records on its PodGroup where Volcano records one.
+//  The first word of a session stands.
+void sess_job_note_refusal (sess_session_t *ssn, const sess_job_t *job, const char *reason,
+                            const char *message);
+//  Set the job's condition for this session (type and reason static,
+//  message copied), stamped with the session's id and time.
+void sess_job_set_cond (sess_session_t *ssn, sess_job_t *job, const char *type, const char *reason,
+                        const char *message);
+//  proportion's and capacity's refusals: the queue is closed; or `want`
+//  (minResources + what the queue holds) exceeds `cap` (the realCapability
+//  of `queue`, the job's queue or an ancestor), with Volcano's words, or,
+//  when minResources alone exceeds it, words saying waiting will not help.
+void sess_queue_refusal_closed (sess_session_t *ssn, const sess_job_t *job);
+void sess_queue_refusal (sess_session_t *ssn, const sess_job_t *job, const sess_queue_t *queue,
+                         const bas_res_t *want, const bas_res_t *cap);
+//  Condition reasons of a group the enqueue action leaves Pending.
+#define SESS_REFUSE_QUEUE_CLOSED "QueueClosed"
+#define SESS_REFUSE_QUEUE_QUOTA "QueueQuotaInsufficient"
+#define SESS_REFUSE_QUEUE_CAPABILITY "MinResourcesExceedQueueCapability"
+#define SESS_REFUSE_CLUSTER "ClusterOverused"
+#define SESS_REFUSE_UNKNOWN_RESOURCE "UnknownResource"
+#define SESS_REFUSE_NAMESPACE_QUOTA "ResourceQuotaInsufficient"
+#define SESS_REFUSE_NOT_LEAF "QueueNotLeaf"
+#define SESS_REFUSE_INVALID_SPEC "InvalidSpec"
+//  Volcano's FormatResourceNames over LessEqualWithDimensionAndResourcesName:
+//  "<prefix>: <verb> cpu, <verb> nvidia.com/gpu", naming each dimension
+//  `req` asks for (cpu, memory, scalars; never pods) where l > r; just the
+//  prefix when none.
+void sess_res_refusal_text (const bas_res_t *l, const bas_res_t *r, const bas_res_t *req,
+                            const char *prefix, const char *verb, char *buf, size_t len);
+//  The first scalar `req` asks for that `total` has none of, or NULL.
+const char *sess_res_unknown_scalar (const bas_res_t *req, const bas_res_t *total);
 bool sess_job_starving (sess_session_t *ssn, const sess_job_t *job); // first tier, AND
 bool sess_allocatable (sess_session_t *ssn, const sess_queue_t *queue, const sess_task_t *task);
 bool sess_overused (sess_session_t *ssn, const sess_queue_t *queue); // OR
@@ -585,6 +631,12 @@ int sess_job_waiting_num (const sess_job_t *job); // Pipelined
 int sess_job_valid_num (const sess_job_t *job);   // allocated-class+Succeeded+Pipelined+Pending
 int sess_job_count (const sess_job_t *job, int status_mask);
 bool sess_job_is_pending (const sess_job_t *job); // phase Pending or ""
+//  True when the task waits and may be placed: Pending and not held.
+bool sess_task_placeable (const sess_task_t *task);
+//  `min` less what the job's gated tasks ask for, per dimension, never
+//  below 0 (Volcano's DeductSchGatedResources: a gated pod's share of
+//  minResources is not reserved while it waits for its gates).
+void sess_job_deduct_gated (const sess_job_t *job, const bas_res_t *min, bas_res_t *out);
 //  Resource fit used by actions: req <= avail on cpu, memory and every
 //  scalar of req (pods handled by the pod-count predicate). On failure,
 //  writes "Insufficient <name>" to reason.

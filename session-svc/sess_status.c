@@ -25,6 +25,21 @@
 #include <string.h>
 #include <time.h>
 
+const char *const sess_held_names[SESS_HELD_NKINDS] = {
+    "spec.schedulingGates", "spec.resourceClaims", "spec.resources", "spec.volumes"};
+
+//  Which of sess_held_names holds a task (its held text starts with it).
+static int
+s_held_kind (const sess_task_t *task)
+{
+    if (task->gated)
+        return SESS_HELD_GATES;
+    for (int k = 1; k < SESS_HELD_NKINDS; k++)
+        if (strncmp (task->held, sess_held_names[k], strlen (sess_held_names[k])) == 0)
+            return k;
+    return SESS_HELD_VOLUMES;
+}
+
 //  The phase the job's PodGroup has at close.
 static const char *
 s_phase (const sess_job_t *job)
@@ -68,6 +83,8 @@ s_task_reason (const sess_job_t *job, const sess_task_t *task, char *buf, size_t
 static const char *
 s_task_reason_base (const sess_job_t *job, const sess_task_t *task, char *buf, size_t len)
 {
+    if (task->held)
+        return task->held;
     if (task->fit)
         return sess_fit_text (task->fit, buf, len);
     if (task->queue_refused) {
@@ -82,8 +99,12 @@ s_task_reason_base (const sess_job_t *job, const sess_task_t *task, char *buf, s
     if (job->unschedulable && job->new_cond.message && *job->new_cond.message)
         return job->new_cond.message;
     if (bas_streq (s_phase (job), "Pending")) {
-        snprintf (buf, len, "pod group %s is not admitted to queue %s yet", job->uid,
-                  job->queue->name);
+        if (job->enqueue_refused && job->enqueue_message)
+            snprintf (buf, len, "pod group %s is not admitted to queue %s yet: %s", job->uid,
+                      job->queue->name, job->enqueue_message);
+        else
+            snprintf (buf, len, "pod group %s is not admitted to queue %s yet", job->uid,
+                      job->queue->name);
         return buf;
     }
     return "all nodes are unavailable";
@@ -128,15 +149,22 @@ s_cond_new (const sess_cond_t *c)
 //  An Unschedulable Event about a PodGroup, added to the commit (whose
 //  group_events has room for it).
 static void
-s_group_event (Basalt__V1__Commit *commit, const char *uid, const char *type, const char *message)
+s_group_event_as (Basalt__V1__Commit *commit, const char *uid, const char *type,
+                  const char *reason, const char *message)
 {
     Basalt__V1__PodGroupEvent *ge = bas_alloc (sizeof *ge);
     basalt__v1__pod_group_event__init (ge);
     ge->uid = bas_strdup (uid);
     ge->type = bas_strdup (type);
-    ge->reason = bas_strdup ("Unschedulable");
+    ge->reason = bas_strdup (reason);
     ge->message = bas_strdup (message);
     commit->group_events[commit->n_group_events++] = ge;
+}
+
+static void
+s_group_event (Basalt__V1__Commit *commit, const char *uid, const char *type, const char *message)
+{
+    s_group_event_as (commit, uid, type, "Unschedulable", message);
 }
 
 static Basalt__V1__PodGroupStatusChange *
@@ -278,6 +306,21 @@ sess_model_commit (sess_session_t *ssn)
         commit->evictions[commit->n_evictions++] = e;
     }
 
+    //  A group the enqueue action left Pending says why in its condition
+    //  (the refusing plugin's words). One with pods has its gang's
+    //  Unschedulable condition, whose message gang took from the refusal;
+    //  one created before its pods (Volcano's job controller, Spark, the
+    //  operators) has none from gang, and gets one here: it would
+    //  otherwise wait in silence.
+    for (int j = 0; j < ssn->njobs; j++) {
+        sess_job_t *job = &ssn->jobs[j];
+        if (job->ntasks == 0 && job->enqueue_refused && !job->pg->deleting &&
+            bas_streq (s_phase (job), "Pending"))
+            sess_job_set_cond (ssn, job, "Unschedulable",
+                               job->refuse_reason ? job->refuse_reason : SESS_REFUSE_QUEUE_QUOTA,
+                               job->enqueue_message ? job->enqueue_message
+                                                    : SESS_QUEUE_QUOTA_INSUFFICIENT);
+    }
     //  Statuses and pod conditions.
     commit->statuses = s_grow (NULL, (size_t)ssn->njobs, sizeof *commit->statuses);
     size_t ncond = 0;
@@ -287,18 +330,25 @@ sess_model_commit (sess_session_t *ssn)
     char text[1024];
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
-        for (int t = 0; t < job->ntasks; t++)
-            if (job->tasks[t]->status == SESS_TASK_PENDING)
+        for (int t = 0; t < job->ntasks; t++) {
+            const sess_task_t *task = job->tasks[t];
+            if (task->status == SESS_TASK_PENDING)
                 params->pods_pending++;
-        //  A job with no tasks gets no condition and no other write (DESIGN
-        //  problem 2: while a job is deleted its pods go first). The one
-        //  exception is the enqueue action admitting a PodGroup created
-        //  before its pods, as Volcano's job controller and operators do:
-        //  they create the pods only once the group is Inqueue.
+            if (task->held)
+                params->pods_held[s_held_kind (task)]++;
+        }
+        //  A job with no tasks gets no gang condition and no other write
+        //  (DESIGN problem 2: while a job is deleted its pods go first).
+        //  The exceptions are the enqueue action's: admitting a PodGroup
+        //  created before its pods, as Volcano's job controller and
+        //  operators do (they create the pods only once the group is
+        //  Inqueue), and saying why it refused one (written when the
+        //  words change, not every session).
         if (job->ntasks == 0) {
             const Basalt__V1__PodGroupStatus *old = job->pg->status;
-            if (bas_streq (s_phase (job), "Inqueue") &&
-                !(old && bas_streq (old->phase, "Inqueue"))) {
+            if ((bas_streq (s_phase (job), "Inqueue") &&
+                 !(old && bas_streq (old->phase, "Inqueue"))) ||
+                (job->enqueue_refused && job->has_new_cond)) {
                 Basalt__V1__PodGroupStatusChange *ch = s_status_change (job);
                 if (ch)
                     commit->statuses[commit->n_statuses++] = ch;
@@ -315,7 +365,10 @@ sess_model_commit (sess_session_t *ssn)
         //  changes.
         for (int t = 0; t < job->ntasks; t++) {
             const sess_task_t *task = job->tasks[t];
-            if (task->dispatched ||
+            //  A gated pod's PodScheduled condition is the API server's
+            //  (SchedulingGated); the scheduler leaves it alone, as
+            //  Volcano's and kube-scheduler's do.
+            if (task->dispatched || task->gated ||
                 !(task->status & (SESS_TASK_PENDING | SESS_TASK_ALLOCATED | SESS_TASK_PIPELINED)))
                 continue;
             Basalt__V1__PodCondition *pc = bas_alloc (sizeof *pc);
@@ -335,7 +388,8 @@ sess_model_commit (sess_session_t *ssn)
     //  already had written in the same words.
     size_t nevents = 0;
     for (int j = 0; j < ssn->njobs; j++)
-        nevents += ssn->jobs[j].enqueue_refused + ssn->jobs[j].has_new_cond;
+        nevents += ssn->jobs[j].enqueue_refused + ssn->jobs[j].has_new_cond +
+                   (ssn->jobs[j].pg->min_resources_ignored != NULL);
     if (nevents)
         commit->group_events = s_grow (NULL, nevents, sizeof *commit->group_events);
     for (int j = 0; j < ssn->njobs; j++) {
@@ -345,6 +399,21 @@ sess_model_commit (sess_session_t *ssn)
         s_group_event (commit, job->pg->uid, "Normal",
                        job->enqueue_message ? job->enqueue_message : SESS_QUEUE_QUOTA_INSUFFICIENT);
     }
+    //  minResources keys nothing reads (not a resource, not a quota form):
+    //  Volcano drops them without a word; a typo ("gpu" for
+    //  "nvidia.com/gpu") would then enqueue a group that cannot run.
+    for (int j = 0; j < ssn->njobs; j++) {
+        const sess_job_t *job = &ssn->jobs[j];
+        if (!job->pg->min_resources_ignored || !job->pg->uid)
+            continue;
+        char msg[768];
+        snprintf (msg, sizeof msg,
+                  "spec.minResources: %s: not a resource the scheduler knows (cpu, memory, "
+                  "pods, ephemeral-storage, an extended resource such as nvidia.com/gpu, "
+                  "hugepages-*, or a quota form such as requests.cpu); ignored",
+                  job->pg->min_resources_ignored);
+        s_group_event_as (commit, job->pg->uid, "Warning", "InvalidMinResources", msg);
+    }
     //  A gang that waits gets a Warning Event with its Unschedulable
     //  condition's words, as Volcano's RecordJobStatusEvent writes for a
     //  Pending or Inqueue PodGroup (there every session; here once per
@@ -352,7 +421,7 @@ sess_model_commit (sess_session_t *ssn)
     for (int j = 0; j < ssn->njobs; j++) {
         const sess_job_t *job = &ssn->jobs[j];
         if (!job->has_new_cond || !bas_streq (job->new_cond.type, "Unschedulable") ||
-            !job->pg->uid ||
+            !job->pg->uid || (job->enqueue_refused && job->ntasks == 0) ||
             !(bas_streq (s_phase (job), "Pending") || bas_streq (s_phase (job), "Inqueue")))
             continue;
         s_group_event (commit, job->pg->uid, "Warning", job->new_cond.message);

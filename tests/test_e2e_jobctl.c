@@ -82,6 +82,12 @@ s_all_bound (void *arg)
     return l->bound == 4;
 }
 
+//  What Volcano's overcommit plugin says of a group the cluster has no room
+//  for (FormatResourceNames: the resources, each "overused"; Basalt adds
+//  that waiting will not help when minResources alone is more than the
+//  cluster).
+#define S_REFUSED "resource in cluster is overused: overused cpu"
+
 //  Events about PodGroup toobig saying the queue has no room for it.
 static int
 s_count_refused_events (util_basalt_t *env)
@@ -98,7 +104,7 @@ s_count_refused_events (util_basalt_t *env)
         const char *msg = cJSON_GetStringValue (cJSON_GetObjectItem (ev, "message"));
         const cJSON *count = cJSON_GetObjectItem (ev, "count");
         if (reason && !strcmp (reason, "Unschedulable") && type && !strcmp (type, "Normal") &&
-            msg && !strcmp (msg, "queue resource quota insufficient"))
+            msg && !strncmp (msg, S_REFUSED, strlen (S_REFUSED)))
             n += cJSON_IsNumber (count) && count->valueint > 1 ? count->valueint : 1;
     }
     cJSON_Delete (list);
@@ -175,9 +181,11 @@ test_group_before_pods (void **state)
     }
 
     //  The group whose minResources do not fit is not admitted, and says
-    //  why as Volcano does: a PodGroup Event (Normal, Unschedulable, "queue
-    //  resource quota insufficient"), once, and no condition (it has no
-    //  tasks: DESIGN problem 2).
+    //  why as Volcano does, a PodGroup Event (Normal, Unschedulable,
+    //  "resource in cluster is overused: overused cpu"), and in a condition
+    //  that `kubectl describe podgroup` shows (Volcano writes none for a
+    //  group with no pods, and the user of a Volcano Job sees nothing);
+    //  each written once.
     s_look_t big = {.env = env, .group = "toobig"};
     assert_false (s_is_inqueue (&big));
     assert_string_equal (big.phase, "Pending");
@@ -187,12 +195,29 @@ test_group_before_pods (void **state)
     }
     pg = s_get_pg (env, "toobig");
     conds = cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "status"), "conditions");
-    assert_int_equal (cJSON_GetArraySize (conds), 0);
+    assert_int_equal (cJSON_GetArraySize (conds), 1);
+    const cJSON *cond = cJSON_GetArrayItem (conds, 0);
+    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItem (cond, "type")),
+                         "Unschedulable");
+    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItem (cond, "reason")),
+                         "ClusterOverused");
+    const char *cmsg = cJSON_GetStringValue (cJSON_GetObjectItem (cond, "message"));
+    assert_non_null (cmsg);
+    assert_int_equal (strncmp (cmsg, S_REFUSED, strlen (S_REFUSED)), 0);
+    char *rv = strdup (
+        cJSON_GetStringValue (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "metadata"),
+                                                   "resourceVersion")));
     cJSON_Delete (pg);
     //  Said once, not every session (sessions run every 100 ms here).
     s_sessions_t ss = {env, util_basalt_metric (env, UTIL_SESSION, S_SESSIONS) + 5};
     assert_true (util_wait_until (s_sessions_reached, &ss, S_WAIT_MS));
     assert_int_equal (s_count_refused_events (env), 1);
+    pg = s_get_pg (env, "toobig");
+    assert_string_equal (cJSON_GetStringValue (cJSON_GetObjectItem (
+                             cJSON_GetObjectItem (pg, "metadata"), "resourceVersion")),
+                         rv);
+    free (rv);
+    cJSON_Delete (pg);
     assert_true (util_basalt_destroy (&env));
 }
 

@@ -406,11 +406,71 @@ test_proto_round_trip (void **state)
     assert_non_null (strstr (err, "twice"));
 }
 
+//  Resource names as Volcano's NewResource reads them (Kubernetes'
+//  IsScalarResourceName, IsExtendedResourceName and the quota forms).
+static void
+test_name_kind (void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        bas_res_name_kind_t kind;
+    } cases[] = {
+        {"cpu", BAS_RES_NAME_NATIVE},
+        {"memory", BAS_RES_NAME_NATIVE},
+        {"pods", BAS_RES_NAME_NATIVE},
+        {"ephemeral-storage", BAS_RES_NAME_NATIVE},
+        {"nvidia.com/gpu", BAS_RES_NAME_SCALAR},
+        {"hugepages-2Mi", BAS_RES_NAME_SCALAR},
+        {"attachable-volumes-aws-ebs", BAS_RES_NAME_SCALAR},
+        {"kubernetes.io/batch-cpu", BAS_RES_NAME_SCALAR},
+        //  limits.<extended> is itself an extended name to Kubernetes.
+        {"limits.nvidia.com/gpu", BAS_RES_NAME_SCALAR},
+        {"count/pods", BAS_RES_NAME_QUOTA},
+        {"count/jobs.batch", BAS_RES_NAME_QUOTA},
+        {"requests.cpu", BAS_RES_NAME_QUOTA},
+        {"requests.memory", BAS_RES_NAME_QUOTA},
+        {"limits.cpu", BAS_RES_NAME_QUOTA},
+        {"limits.memory", BAS_RES_NAME_QUOTA},
+        {"requests.nvidia.com/gpu", BAS_RES_NAME_QUOTA},
+        {"requests.hugepages-2Mi", BAS_RES_NAME_QUOTA},
+        {"storage", BAS_RES_NAME_UNKNOWN},
+        {"gpu", BAS_RES_NAME_UNKNOWN},
+        {"", BAS_RES_NAME_UNKNOWN},
+        //  Not a qualified name: upper case in the prefix, two slashes,
+        //  an empty name part.
+        {"Example.com/gpu", BAS_RES_NAME_UNKNOWN},
+        {"a/b/c", BAS_RES_NAME_UNKNOWN},
+        {"example.com/", BAS_RES_NAME_UNKNOWN},
+        {"example.com/-x", BAS_RES_NAME_UNKNOWN},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (bas_res_name_kind (cases[i].name) != cases[i].kind)
+            print_error ("%s: got %d want %d\n", cases[i].name, bas_res_name_kind (cases[i].name),
+                         cases[i].kind);
+        assert_int_equal (bas_res_name_kind (cases[i].name), cases[i].kind);
+    }
+    assert_int_equal (bas_res_name_kind (NULL), BAS_RES_NAME_UNKNOWN);
+    //  A ResourceList keeps what the scheduler schedules on, nothing else.
+    cJSON *list = cJSON_Parse ("{\"pods\":\"3\",\"count/pods\":\"3\",\"cpu\":\"3\","
+                               "\"requests.cpu\":\"3\",\"limits.cpu\":\"9\",\"storage\":\"1Gi\","
+                               "\"nvidia.com/gpu\":\"1\",\"requests.nvidia.com/gpu\":\"1\"}");
+    bas_res_t r;
+    char err[256];
+    assert_int_equal (bas_res_from_json (&r, list, "x", err, sizeof err), 0);
+    assert_int_equal (r.milli_cpu, 3000);
+    assert_int_equal (r.pods, 3);
+    assert_int_equal (r.nscalars, 1);
+    assert_string_equal (r.scalars[0].name, "nvidia.com/gpu");
+    cJSON_Delete (list);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_add_sub),
+        cmocka_unit_test (test_name_kind),
         cmocka_unit_test (test_negative),
         cmocka_unit_test (test_overflow),
         cmocka_unit_test (test_scalars),

@@ -616,15 +616,16 @@ s_add_manifest (bas_store_t *store, const cJSON *m, int n, char *err, size_t err
         meta = cJSON_AddObjectToObject (obj, "metadata");
     const char *kind = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (obj, "kind"));
     if (!cJSON_GetObjectItemCaseSensitive (meta, "uid")) {
-        //  Pods and PodGroups get the readable uids of the builders
-        //  ("pod:ns/name", "pg:ns/name"), which the checks look up.
+        //  A Pod or PodGroup gets the uid the file's own ones get
+        //  ("pod:ns/name"), so expectations name it the same way.
         char uid[600];
+        const char *name = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (meta, "name"));
         const char *ns =
             cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (meta, "namespace"));
-        const char *name = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (meta, "name"));
-        bool pod = kind && strcmp (kind, "Pod") == 0;
-        if ((pod || (kind && strcmp (kind, "PodGroup") == 0)) && name)
-            snprintf (uid, sizeof uid, "%s:%s/%s", pod ? "pod" : "pg", ns ? ns : "default", name);
+        bool named = name && kind && (!strcmp (kind, "Pod") || !strcmp (kind, "PodGroup"));
+        if (named)
+            snprintf (uid, sizeof uid, "%s:%s/%s", strcmp (kind, "Pod") ? "pg" : "pod",
+                      ns ? ns : "default", name);
         else
             snprintf (uid, sizeof uid, "manifest-%d", n);
         cJSON_AddStringToObject (meta, "uid", uid);

@@ -1779,6 +1779,7 @@ s_admin_audit (sim_ctx_t *ctx)
     cJSON_AddNumberToObject (out, "binds", (double)au->binds);
     cJSON_AddNumberToObject (out, "rebindsSameNode", (double)au->rebinds_same);
     cJSON_AddNumberToObject (out, "rebindsOtherNode", (double)au->rebinds_other);
+    cJSON_AddNumberToObject (out, "gatedBinds", (double)au->gated_binds);
     cJSON *last = cJSON_AddArrayToObject (out, "lastRebinds");
     unsigned long from = au->nlast > SIM_AUDIT_KEEP ? au->nlast - SIM_AUDIT_KEEP : 0;
     for (unsigned long i = from; i < au->nlast; i++)

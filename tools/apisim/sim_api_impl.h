@@ -34,6 +34,7 @@ typedef struct {
     unsigned long binds;            // bindings accepted
     unsigned long rebinds_same;     // refused: the pod is already on that node
     unsigned long rebinds_other;    // refused: the pod is already on another node
+    unsigned long gated_binds;      // refused: the pod has scheduling gates
     char last[SIM_AUDIT_KEEP][200]; // the latest refusals, "ns/pod on A, asked B"
     unsigned long nlast;            // refusals recorded (index = nlast % KEEP)
 } sim_audit_t;
@@ -155,6 +156,9 @@ int sim_ctx_check_preconditions (sim_ctx_t *ctx, sim_obj_t *obj, const cJSON *pr
 
 //  Set (or replace) a True condition in a pod tree's status.
 void sim_api_set_condition (cJSON *pod, const char *type, const char *reason, const char *message);
+//  The same with the condition's status ("True", "False").
+void sim_api_set_condition_status (cJSON *pod, const char *type, const char *value,
+                                   const char *reason, const char *message);
 
 //  Create an object from inside the simulator (controllers): server-set
 //  fields, canonical order, namespace, kubelet. Takes *json_p. Returns the

@@ -283,6 +283,11 @@ s_pod_defaults (sim_api_t *self, sim_ctx_t *ctx, cJSON *pod)
     cJSON *status = sim_json_obj (pod, "status");
     if (!sim_json_str (status, "phase"))
         sim_json_set_str (status, "phase", "Pending");
+    //  A pod created with scheduling gates reads PodScheduled=False,
+    //  SchedulingGated (the pod strategy's PrepareForCreate).
+    if (cJSON_GetArraySize (sim_json_at (pod, "spec.schedulingGates")) > 0)
+        sim_api_set_condition_status (pod, "PodScheduled", "False", "SchedulingGated",
+                               "Scheduling is blocked due to non-empty scheduling gates");
     if (!sim_json_str (status, "qosClass"))
         sim_json_set_str (status, "qosClass", s_qos_class (spec));
     return 0;
@@ -423,6 +428,13 @@ sim_ctx_check_preconditions (sim_ctx_t *ctx, sim_obj_t *obj, const cJSON *pre)
 void
 sim_api_set_condition (cJSON *pod, const char *type, const char *reason, const char *message)
 {
+    sim_api_set_condition_status (pod, type, "True", reason, message);
+}
+
+void
+sim_api_set_condition_status (cJSON *pod, const char *type, const char *value, const char *reason,
+                              const char *message)
+{
     char now[32];
     sim_clock_timestamp (now, sizeof now);
     cJSON *status = sim_json_obj (pod, "status");
@@ -433,7 +445,7 @@ sim_api_set_condition (cJSON *pod, const char *type, const char *reason, const c
     }
     cJSON *c = cJSON_CreateObject ();
     cJSON_AddStringToObject (c, "type", type);
-    cJSON_AddStringToObject (c, "status", "True");
+    cJSON_AddStringToObject (c, "status", value);
     cJSON_AddNullToObject (c, "lastProbeTime");
     cJSON_AddStringToObject (c, "lastTransitionTime", now);
     if (reason)
@@ -449,7 +461,7 @@ sim_api_set_condition (cJSON *pod, const char *type, const char *reason, const c
             //  Same status: the transition time stays (UpdatePodCondition).
             const char *st = sim_json_str (old, "status");
             const char *lt = sim_json_str (old, "lastTransitionTime");
-            if (st && lt && strcmp (st, "True") == 0)
+            if (st && lt && strcmp (st, value) == 0)
                 sim_json_set_str (c, "lastTransitionTime", lt);
             cJSON_ReplaceItemInArray (conds, i, c);
             return;
@@ -468,8 +480,9 @@ sim_api_set_condition (cJSON *pod, const char *type, const char *reason, const c
 //  object's metadata.name is checked, and a new built-in object's spec
 //  (pods). Returns 0, or -1 after replying 422 Invalid with every error.
 static int
-s_validate (sim_ctx_t *ctx, cJSON *obj, bool create)
+s_validate (sim_ctx_t *ctx, cJSON *obj, const cJSON *old)
 {
+    bool create = old == NULL;
     sim_api_t *api = ctx->api;
     sim_field_errors_t *errs = sim_field_errors_new ();
     if (create)
@@ -481,6 +494,8 @@ s_validate (sim_ctx_t *ctx, cJSON *obj, bool create)
         sim_schema_validate (api->schema, schema, obj, "", errs);
     } else if (create)
         sim_valid_spec (ctx->kind, obj, errs);
+    else
+        sim_valid_update (ctx->kind, old, obj, errs);
     int rc = 0;
     if (sim_field_errors_count (errs)) {
         const char *name = sim_json_str (obj, "metadata.name");
@@ -590,7 +605,7 @@ sim_api_create (sim_ctx_t *ctx)
     }
     if (sim_api_prepare_new (api, ctx, ctx->kind, json, false) != 0)
         goto done;
-    if (s_validate (ctx, json, true) != 0)
+    if (s_validate (ctx, json, NULL) != 0)
         goto done;
     if (ctx->dry_run) {
         //  Validated and defaulted as a real create; nothing stored, no
@@ -703,7 +718,7 @@ s_commit (sim_ctx_t *ctx, sim_obj_t *old, cJSON *next)
     //  Defaulting happens on every write (a port added by a patch gets its
     //  protocol).
     s_stored_defaults (ctx->kind, next);
-    if (s_validate (ctx, next, false) != 0)
+    if (s_validate (ctx, next, old->json) != 0)
         goto done;
     //  A write that changes nothing is answered with the current object.
     if (cJSON_Compare (next, old->json, true)) {
@@ -885,6 +900,18 @@ s_bind (sim_ctx_t *ctx, const cJSON *binding, const char *name)
                       "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already "
                       "assigned to node \"%s\"",
                       name, name, current);
+        return;
+    }
+    //  The API server refuses to bind a pod that is not ready for
+    //  scheduling (pkg/registry/core/pod/storage: setPodNodeAndMetadata).
+    const cJSON *gates = sim_json_at (pod->json, "spec.schedulingGates");
+    if (cJSON_IsArray (gates) && cJSON_GetArraySize (gates) > 0) {
+        if (!ctx->dry_run)
+            api->audit.gated_binds++;
+        sim_ctx_fail (ctx, 409, "Conflict", name, "pods/binding",
+                      "Operation cannot be fulfilled on pods/binding \"%s\": pod %s has "
+                      "non-empty .spec.schedulingGates",
+                      name, name);
         return;
     }
     if (ctx->dry_run) {

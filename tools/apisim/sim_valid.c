@@ -177,4 +177,37 @@ sim_valid_spec (const sim_kind_t *kind, const cJSON *obj, sim_field_errors_t *er
     s_check_containers (containers, "spec.containers", seen, &nseen, 256, errs);
     s_check_containers (sim_json_at (obj, "spec.initContainers"), "spec.initContainers", seen,
                         &nseen, 256, errs);
+    const cJSON *gates = sim_json_at (obj, "spec.schedulingGates");
+    const char *node = sim_json_str (obj, "spec.nodeName");
+    if (cJSON_GetArraySize (gates) > 0 && node && *node)
+        sim_field_errors_add (errs, SIM_FIELD_FORBIDDEN, "spec.nodeName", NULL,
+                              "cannot be set until all schedulingGates have been cleared");
+}
+
+void
+sim_valid_update (const sim_kind_t *kind, const cJSON *old, const cJSON *obj,
+                  sim_field_errors_t *errs)
+{
+    if (kind->id != SIM_KIND_PODS)
+        return;
+    const cJSON *before = sim_json_at (old, "spec.schedulingGates");
+    const cJSON *after = sim_json_at (obj, "spec.schedulingGates");
+    int i = 0;
+    for (const cJSON *g = cJSON_IsArray (after) ? after->child : NULL; g; g = g->next, i++) {
+        const char *name = sim_json_str (g, "name");
+        bool known = false;
+        for (const cJSON *o = cJSON_IsArray (before) ? before->child : NULL; o && !known;
+             o = o->next) {
+            const char *was = sim_json_str (o, "name");
+            known = name && was && strcmp (name, was) == 0;
+        }
+        if (known)
+            continue;
+        char field[64], detail[400];
+        snprintf (field, sizeof field, "spec.schedulingGates[%d].name", i);
+        snprintf (detail, sizeof detail,
+                  "only deletion is allowed, but found new scheduling gate '%.300s'",
+                  name ? name : "");
+        sim_field_errors_add (errs, SIM_FIELD_FORBIDDEN, field, NULL, detail);
+    }
 }

@@ -27,6 +27,14 @@
 void sim_valid_meta (const sim_kind_t *kind, const cJSON *obj, sim_field_errors_t *errs);
 
 //  Validate the kind-specific rules of a new built-in object (pods' spec).
+//  A pod with scheduling gates may not name a node (ValidatePodCreate).
 void sim_valid_spec (const sim_kind_t *kind, const cJSON *obj, sim_field_errors_t *errs);
+
+//  Validate an update of a built-in object from `old` to `obj` (stored
+//  forms): a pod's scheduling gates may only be removed, never added
+//  (validateOnlyDeletedSchedulingGates: one error per gate the old pod
+//  did not have, "only deletion is allowed, but found new scheduling gate").
+void sim_valid_update (const sim_kind_t *kind, const cJSON *old, const cJSON *obj,
+                       sim_field_errors_t *errs);
 
 #endif
