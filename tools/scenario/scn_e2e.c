@@ -599,10 +599,17 @@ s_wait (s_env_t *env, size_t i)
         if (reached < 0 && sessions >= step->within)
             reached = now;
         int64_t since = last_change > reached ? last_change : reached;
-        if ((reached >= 0 && now - since >= S_STABLE_MS) || now > deadline) {
-            s_error (env, "step %zu (line %d): its wait did not end within %d session%s%s: %s",
-                     i + 1, step->line, step->within, step->within == 1 ? "" : "s",
-                     reached >= 0 ? "" : " (nor within the deadline)", why);
+        if (reached >= 0 && now - since >= S_STABLE_MS) {
+            s_error (env, "step %zu (line %d): its wait did not end within %d session%s: %s", i + 1,
+                     step->line, step->within, step->within == 1 ? "" : "s", why);
+            break;
+        }
+        if (now > deadline) {
+            s_error (env,
+                     "step %zu (line %d): its wait did not end within %d s (%ld of %d "
+                     "sessions run): %s",
+                     i + 1, step->line, S_SETTLE_MS / 1000, sessions < 0 ? 0 : sessions,
+                     step->within, why);
             break;
         }
         scn_proc_pause (S_POLL_MS);
