@@ -2,13 +2,15 @@
 
     Every file of ../shared/scenarios must hold in process and end to end
     (basalt-apisim and the four services); so must every file of the
-    project's tests/scenarios and tests/scenarios/volcano, in shards run
-    as separate CTest tests (test_scenarios_project_K, _volcano_K: this
-    program with "project K N" or "volcano K N"). The runner itself must be
-    able to fail: a file with a wrong expectation makes it exit 1 with a
-    line naming the expectation and what was found instead (in both
-    modes), and a file with an unknown key makes it exit 2 naming the key
-    and its line.
+    project's tests/scenarios, tests/scenarios/volcano and
+    tests/scenarios/operators, in shards run as separate CTest tests
+    (test_scenarios_project_K, _volcano_K, _operators_K: this program with
+    "project K N", "volcano K N" or "operators K N"). The runner itself
+    must be able to fail: a file with a wrong expectation makes it exit 1
+    with a line naming the expectation and what was found instead (in both
+    modes), a step whose wait never ends makes it exit 1 naming the step,
+    and a file with an unknown key makes it exit 2 naming the key and its
+    line.
 
     Each run gets its own directory; the end-to-end runs make their own
     ipc:// endpoints and ports, so ctest -j can run this beside anything.
@@ -123,10 +125,11 @@ s_cmp_str (const void *a, const void *b)
     return strcmp (*(char *const *)a, *(char *const *)b);
 }
 
-//  Basalt's own scenarios (tests/scenarios) and Volcano's own unit-test
-//  cases (tests/scenarios/volcano/README.md), in both modes, as CTest
+//  Basalt's own scenarios (tests/scenarios), Volcano's own unit-test
+//  cases (tests/scenarios/volcano/README.md) and what real controllers
+//  create (tests/scenarios/operators/README.md), in both modes, as CTest
 //  tests beside the others under ctest -j: this program with the
-//  arguments "project K N" or "volcano K N" runs shard K of N of that
+//  arguments "project K N", "volcano K N" or "operators K N" runs shard K of N of that
 //  directory (the files in name order, every N-th from the K-th), so that
 //  no one test holds them all. End to end, session-svc runs exactly each
 //  file's sessions (--max-sessions), each once the cache reports no binder
@@ -307,6 +310,56 @@ test_image_keys_checked (void **state)
     }
 }
 
+//  Steps (tools/scenario/README.md): a wait that never ends fails the run
+//  (exit 1) naming the step, its line and what was not reached, in both
+//  modes; an unknown key in a step is refused (exit 2) like any other.
+static void
+test_step_wait_checked (void **state)
+{
+    s_env_t *env = *state;
+    //  The group is Inqueue after one session but never Running: no pod.
+    static const char *const head = "name: step\n"
+                                    "nodes:\n"
+                                    "- name: n1\n"
+                                    "  allocatable: {cpu: \"2\", memory: 4Gi, pods: 110}\n"
+                                    "podgroups:\n"
+                                    "- {name: g1, minMember: 1}\n"
+                                    "steps:\n"
+                                    "- until: {podgroupPhase: {g1: Running}}\n";
+    static const char *const tail = "  create:\n"
+                                    "  - apiVersion: v1\n"
+                                    "    kind: Pod\n"
+                                    "    metadata: {name: p1}\n"
+                                    "    spec: {containers: [{name: c, image: i}]}\n"
+                                    "expect:\n"
+                                    "  boundTotal: 0\n";
+    static const struct {
+        const char *within;
+        int rc;
+        const char *want;
+    } cases[] = {
+        {"  within: 2\n", 1,
+         "step 1 (line 8): its wait did not end within 2 sessions: expected podgroup g1 phase "
+         "Running, found Inqueue"},
+        {"  withn: 2\n", 2, "step.yaml:9: unknown key \"withn\" in steps[0]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        snprintf (text, sizeof text, "%s%s%s", head, cases[i].within, tail);
+        char *file = s_write (env, "step.yaml", text);
+        for (int e2e = 0; e2e < 2; e2e++) {
+            const char *args[] = {e2e ? "--e2e" : file, e2e ? file : NULL, NULL};
+            char *out = NULL;
+            int rc = s_run (env, args, &out);
+            if (rc != cases[i].rc || !strstr (out, cases[i].want))
+                fail_msg ("case %zu %s: want exit %d with '%s', got %d:\n%s", i,
+                          e2e ? "e2e" : "in process", cases[i].rc, cases[i].want, rc, out);
+            free (out);
+        }
+        free (file);
+    }
+}
+
 static int
 s_setup (void **state)
 {
@@ -329,9 +382,12 @@ s_teardown (void **state)
 int
 main (int argc, char **argv)
 {
-    if (argc > 1 && (strcmp (argv[1], "volcano") == 0 || strcmp (argv[1], "project") == 0)) {
-        s_dir = strcmp (argv[1], "volcano") == 0 ? BASALT_SOURCE_DIR "/tests/scenarios/volcano"
-                                                 : BASALT_SOURCE_DIR "/tests/scenarios";
+    if (argc > 1 && (strcmp (argv[1], "volcano") == 0 || strcmp (argv[1], "project") == 0 ||
+                     strcmp (argv[1], "operators") == 0)) {
+        s_dir = strcmp (argv[1], "volcano") == 0     ? BASALT_SOURCE_DIR "/tests/scenarios/volcano"
+                : strcmp (argv[1], "operators") == 0 ? BASALT_SOURCE_DIR
+                    "/tests/scenarios/operators"
+                                                     : BASALT_SOURCE_DIR "/tests/scenarios";
         if (argc > 3) {
             s_shard = atoi (argv[2]);
             s_nshards = atoi (argv[3]);
@@ -348,6 +404,7 @@ main (int argc, char **argv)
         cmocka_unit_test (test_wrong_expectation_fails),
         cmocka_unit_test (test_unknown_key_is_an_error),
         cmocka_unit_test (test_image_keys_checked),
+        cmocka_unit_test (test_step_wait_checked),
         cmocka_unit_test (test_shared_end_to_end),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);

@@ -12,6 +12,13 @@
     nodes whose pods ask for more than they have. One line per failed
     expectation, as basalt-scenario prints them.
 
+    Steps (a Basalt extension, tools/scenario/README.md): before each
+    session of a step's wait, its `until` is checked with the same checks;
+    once it holds, the step's objects are added to the store; a wait that
+    needs more than `within` sessions fails the file. The file's sessions
+    run after the last step. Operator scenarios (tests/scenarios/operators)
+    restate what real controllers create and wait for.
+
     The checker is itself checked: a copy of a scenario with a wrong
     expectation must fail.
 */
@@ -78,6 +85,52 @@ s_uid (const char *prefix, const char *ref, char *buf, size_t len)
         snprintf (buf, len, "%s:%s", prefix, ref);
     else
         snprintf (buf, len, "%s:default/%s", prefix, ref);
+}
+
+typedef struct {
+    const char *ns, *name; // the pod looked for
+    const char *uid;       // its uid when found (borrowed from the store)
+} s_find_t;
+
+static void
+s_find_pod (void *arg, const Basalt__V1__Object *obj)
+{
+    s_find_t *f = arg;
+    const Basalt__V1__Pod *pod = obj->pod;
+    if (!f->uid && pod->name && strcmp (pod->name, f->name) == 0 &&
+        strcmp (pod->namespace_ ? pod->namespace_ : "default", f->ns) == 0)
+        f->uid = pod->uid;
+}
+
+//  The uid of the pod or pod group `ref` names: the readable one the
+//  loader gives ("pod:ns/name"), or, for a manifest that came with its own
+//  uid (a driver pod its executors' ownerReferences name), that of the
+//  object of that name in the store. An evicted pod of the second kind is
+//  gone from the store, so it is known by its readable uid only.
+static void
+s_ref_uid (bas_store_t *store, const char *prefix, const char *ref, char *buf, size_t len)
+{
+    s_uid (prefix, ref, buf, len);
+    bool pod = strcmp (prefix, "pod") == 0;
+    if (pod ? bas_store_pod (store, buf) != NULL : bas_store_pod_group (store, buf) != NULL)
+        return;
+    char ns[256] = "default";
+    const char *name = ref;
+    const char *slash = strchr (ref, '/');
+    if (slash) {
+        snprintf (ns, sizeof ns, "%.*s", (int)(slash - ref), ref);
+        name = slash + 1;
+    }
+    if (!pod) {
+        const Basalt__V1__PodGroup *pg = bas_store_pod_group_by_name (store, ns, name);
+        if (pg && pg->uid)
+            snprintf (buf, len, "%s", pg->uid);
+        return;
+    }
+    s_find_t f = {ns, name, NULL};
+    bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_find_pod, &f);
+    if (f.uid)
+        snprintf (buf, len, "%s", f.uid);
 }
 
 static const char *
@@ -232,7 +285,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
     const cJSON *it;
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "bound"))
     {
-        s_uid ("pod", it->string, uid, sizeof uid);
+        s_ref_uid (store, "pod", it->string, uid, sizeof uid);
         const Basalt__V1__Pod *pod = bas_store_pod (store, uid);
         if (!pod || zhashx_lookup (oc->evicted, uid) || !pod->node_name ||
             strcmp (pod->node_name, cJSON_GetStringValue (it)) != 0)
@@ -262,9 +315,19 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
         if (ctx.n != total->valueint)
             s_fail (r, "expected %d pods bound in all, found %d", total->valueint, ctx.n);
     }
+    cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "podPhase"))
+    {
+        s_ref_uid (store, "pod", it->string, uid, sizeof uid);
+        const Basalt__V1__Pod *pod = bas_store_pod (store, uid);
+        const char *want = cJSON_GetStringValue (it);
+        const char *phase = pod && pod->phase ? pod->phase : "no phase";
+        if (!pod || zhashx_lookup (oc->evicted, uid) || !want || strcmp (phase, want) != 0)
+            s_fail (r, "expected pod %s phase %s, found %s", it->string, want ? want : "?",
+                    pod ? phase : "no such pod");
+    }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "pending"))
     {
-        s_uid ("pod", cJSON_GetStringValue (it), uid, sizeof uid);
+        s_ref_uid (store, "pod", cJSON_GetStringValue (it), uid, sizeof uid);
         const Basalt__V1__Pod *pod = bas_store_pod (store, uid);
         if (!pod || zhashx_lookup (oc->evicted, uid) || (pod->node_name && pod->node_name[0]))
             s_fail (r, "expected pod %s pending, found %s", cJSON_GetStringValue (it),
@@ -272,7 +335,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
     }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "pipelined"))
     {
-        s_uid ("pod", it->string, uid, sizeof uid);
+        s_ref_uid (store, "pod", it->string, uid, sizeof uid);
         const char *node = zhashx_lookup (oc->pipelined, uid);
         if (!node || strcmp (node, cJSON_GetStringValue (it)) != 0)
             s_fail (r, "expected pod %s pipelined on %s, found %s", it->string,
@@ -283,7 +346,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
         zhashx_t *listed = zhashx_new ();
         cJSON_ArrayForEach (it, evicted)
         {
-            s_uid ("pod", cJSON_GetStringValue (it), uid, sizeof uid);
+            s_ref_uid (store, "pod", cJSON_GetStringValue (it), uid, sizeof uid);
             zhashx_insert (listed, uid, (void *)"1");
             if (!zhashx_lookup (oc->evicted, uid))
                 s_fail (r, "expected pod %s evicted, found %s", cJSON_GetStringValue (it),
@@ -301,7 +364,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
                 (int)zhashx_size (oc->evicted));
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "podgroupPhase"))
     {
-        s_uid ("pg", it->string, uid, sizeof uid);
+        s_ref_uid (store, "pg", it->string, uid, sizeof uid);
         const char *phase = s_pg_phase (bas_store_pod_group (store, uid));
         if (strcmp (phase, cJSON_GetStringValue (it)) != 0)
             s_fail (r, "expected podgroup %s phase %s, found %s", it->string,
@@ -309,7 +372,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
     }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "podgroupCondition"))
     {
-        s_uid ("pg", it->string, uid, sizeof uid);
+        s_ref_uid (store, "pg", it->string, uid, sizeof uid);
         const Basalt__V1__PodGroup *pg = bas_store_pod_group (store, uid);
         bool found = false;
         for (size_t i = 0; pg && pg->status && i < pg->status->n_conditions; i++) {
@@ -324,7 +387,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
     }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "podgroupMessage"))
     {
-        s_uid ("pg", it->string, uid, sizeof uid);
+        s_ref_uid (store, "pg", it->string, uid, sizeof uid);
         const Basalt__V1__PodGroup *pg = bas_store_pod_group (store, uid);
         const char *want = cJSON_GetStringValue (it);
         bool found = false;
@@ -338,7 +401,7 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
     }
     cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive (expect, "noStatusUpdate"))
     {
-        s_uid ("pg", cJSON_GetStringValue (it), uid, sizeof uid);
+        s_ref_uid (store, "pg", cJSON_GetStringValue (it), uid, sizeof uid);
         if (zhashx_lookup (oc->written, uid))
             s_fail (r, "expected no status write for podgroup %s, found one",
                     cJSON_GetStringValue (it));
@@ -351,6 +414,52 @@ s_check (bas_store_t *store, const cJSON *expect, s_outcome_t *oc, s_report_t *r
             s_fail (r, "expected node %s %s, found %s", it->string, cJSON_GetStringValue (it),
                     found);
     }
+}
+
+//  One session on the store, its commit applied; the reservations it
+//  leaves are the outcome's pipelined pods.
+static void
+s_session (bas_store_t *store, const sess_conf_t *conf, int s, s_outcome_t *oc)
+{
+    char sid[32];
+    snprintf (sid, sizeof sid, "session-%d", s + 1);
+    sess_params_t params = {0};
+    params.session_id = sid;
+    params.now_ms = 1700000000000LL + s * 1000;
+    params.want_pipelined = true;
+    Basalt__V1__Commit *commit = sess_run (store, conf, &params);
+    zhashx_purge (oc->pipelined);
+    for (int i = 0; i < params.n_pipelined; i++) {
+        char *node = strdup (params.pipelined[i].node);
+        if (!node)
+            abort ();
+        zhashx_update (oc->pipelined, params.pipelined[i].pod_uid, node);
+    }
+    free (params.pipelined);
+    s_apply (store, commit, oc);
+    protobuf_c_message_free_unpacked (&commit->base, NULL);
+}
+
+//  Does `until` hold on the store now? The first failed check's line
+//  into why when not.
+static bool
+s_holds (bas_store_t *store, const cJSON *until, s_outcome_t *oc, char *why, size_t len)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream (&text, &size);
+    if (!mem)
+        abort ();
+    s_report_t r = {mem, "step", 0};
+    s_check (store, until, oc, &r);
+    fclose (mem);
+    char *nl = text ? strchr (text, '\n') : NULL;
+    if (nl)
+        *nl = 0;
+    const char *msg = text ? strstr (text, "]: ") : NULL; // past "scenario step [in-process]: "
+    snprintf (why, len, "%s", msg ? msg + 3 : text ? text : "");
+    free (text);
+    return r.failed == 0;
 }
 
 static int
@@ -390,25 +499,35 @@ s_scenario_run (const char *path, FILE *out)
         fprintf (out, "%s: config: %s\n", path, err);
         goto done;
     }
-    for (int s = 0; s < (sessions > 0 ? sessions : 1); s++) {
-        char sid[32];
-        snprintf (sid, sizeof sid, "session-%d", s + 1);
-        sess_params_t params = {0};
-        params.session_id = sid;
-        params.now_ms = 1700000000000LL + s * 1000;
-        params.want_pipelined = true;
-        Basalt__V1__Commit *commit = sess_run (store, conf, &params);
-        zhashx_purge (oc.pipelined);
-        for (int i = 0; i < params.n_pipelined; i++) {
-            char *node = strdup (params.pipelined[i].node);
-            if (!node)
-                abort ();
-            zhashx_update (oc.pipelined, params.pipelined[i].pod_uid, node);
+    int ran = 0, nstep = 0;
+    const cJSON *step;
+    cJSON_ArrayForEach (step, cJSON_GetObjectItemCaseSensitive (doc, "steps"))
+    {
+        const cJSON *until = cJSON_GetObjectItemCaseSensitive (step, "until");
+        int within = cJSON_GetObjectItemCaseSensitive (step, "within")->valueint;
+        nstep++;
+        for (int waited = 0;; waited++) {
+            char why[1024];
+            if (s_holds (store, until, &oc, why, sizeof why))
+                break;
+            if (waited == within) {
+                fprintf (out,
+                         "scenario %s [in-process]: step %d: its wait did not end within %d "
+                         "session%s: %s\n",
+                         name, nstep, within, within == 1 ? "" : "s", why);
+                rc = 1;
+                goto done;
+            }
+            s_session (store, conf, ran++, &oc);
         }
-        free (params.pipelined);
-        s_apply (store, commit, &oc);
-        protobuf_c_message_free_unpacked (&commit->base, NULL);
+        if (util_model_add_objects (store, cJSON_GetObjectItemCaseSensitive (step, "create"),
+                                    1000 * nstep, err, sizeof err) != 0) {
+            fprintf (out, "%s: step %d: %s\n", path, nstep, err);
+            goto done;
+        }
     }
+    for (int s = 0; s < (sessions > 0 ? sessions : 1); s++)
+        s_session (store, conf, ran++, &oc);
     s_find_out_of_sync (store, oc.out_of_sync);
     s_report_t report = {out, name, 0};
     s_check (store, expect, &oc, &report);
@@ -503,6 +622,17 @@ test_shared_scenarios (void **state)
     assert_true (n >= 1);
 }
 
+//  Real controllers' objects and waits (tests/scenarios/operators/README.md).
+static void
+test_operator_scenarios (void **state)
+{
+    (void)state;
+    int n = 0;
+    int bad = s_run_dir (BASALT_SOURCE_DIR "/tests/scenarios/operators", &n);
+    assert_int_equal (bad, 0);
+    assert_true (n >= 6);
+}
+
 //  The checker must be able to fail: a wrong expectation, an unknown key,
 //  a missing expectation.
 static void
@@ -517,9 +647,21 @@ test_checker_fails (void **state)
                         "  evicted: [p]\n  podgroupPhase: {g: Pending}\n  noStatusUpdate: [g]\n";
     const char *typo = "name: typo\nnodes: []\nexpect:\n  bonud: {p: n1}\n";
     const char *none = "name: none\nnodes: []\nexpect: {}\n";
-    const char *texts[] = {wrong, typo, none};
-    const int want[] = {6, -1, -1};
-    for (int i = 0; i < 3; i++) {
+    //  A step whose wait never ends (no pod, so never Running) fails the
+    //  file; a typo in a step is an error.
+    const char *never = "name: never\n"
+                        "nodes:\n- name: n1\n  allocatable: {cpu: \"2\", memory: 4Gi, pods: 110}\n"
+                        "podgroups:\n- {name: g, queue: default, minMember: 1}\n"
+                        "steps:\n- until: {podgroupPhase: {g: Running}}\n  within: 2\n"
+                        "  create:\n  - {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: "
+                        "{containers: [{name: c, image: i}]}}\n"
+                        "expect:\n  boundTotal: 0\n";
+    const char *step_typo = "name: step-typo\nnodes: []\n"
+                            "steps:\n- until: {podgroupPhase: {g: Running}}\n  withn: 2\n"
+                            "  create: []\nexpect:\n  boundTotal: 0\n";
+    const char *texts[] = {wrong, typo, none, never, step_typo};
+    const int want[] = {6, -1, -1, 1, -1};
+    for (int i = 0; i < 5; i++) {
         char path[] = "/tmp/basalt-scenario-XXXXXX";
         int fd = mkstemp (path);
         assert_true (fd >= 0);
@@ -539,10 +681,9 @@ main (void)
 {
     bas_log_init ("test", BAS_LOG_ERROR, BAS_LOG_FORMAT_TEXT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test (test_checker_fails),
-        cmocka_unit_test (test_shared_scenarios),
-        cmocka_unit_test (test_own_scenarios),
-        cmocka_unit_test (test_volcano_scenarios),
+        cmocka_unit_test (test_checker_fails),      cmocka_unit_test (test_shared_scenarios),
+        cmocka_unit_test (test_own_scenarios),      cmocka_unit_test (test_volcano_scenarios),
+        cmocka_unit_test (test_operator_scenarios),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -516,7 +516,13 @@ s_add_pod (void *arg, const char *name)
 static const char *const s_top_keys[] = {
     "name",   "description",    "config",          "sessions", "nodes",
     "queues", "podgroups",      "priorityClasses", "pods",     "manifests",
-    "expect", "resourceQuotas", "hypernodes",      NULL};
+    "expect", "resourceQuotas", "hypernodes",      "steps",    NULL};
+//  A step (tools/scenario/README.md): what it waits for, how many sessions
+//  the wait may take, what it creates then.
+static const char *const s_step_keys[] = {"until", "within", "create", NULL};
+static const char *const s_until_keys[] = {
+    "bound",         "boundCount",        "boundTotal",      "pending",  "podPhase",
+    "podgroupPhase", "podgroupCondition", "podgroupMessage", "nodePods", NULL};
 static const char *const s_hypernode_keys[] = {"name",       "tier",      "tierName",   "nodes",
                                                "hypernodes", "nodeRegex", "nodeLabels", NULL};
 static const char *const s_quota_keys[] = {"name", "namespace", "hard", "used", NULL};
@@ -559,20 +565,10 @@ static const char *const s_pod_keys[] = {"name",
                                          "images",
                                          "initImages",
                                          NULL};
-static const char *const s_expect_keys[] = {"bound",
-                                            "boundCount",
-                                            "boundTotal",
-                                            "pending",
-                                            "pipelined",
-                                            "evicted",
-                                            "evictedCount",
-                                            "podgroupPhase",
-                                            "podgroupCondition",
-                                            "podgroupMessage",
-                                            "noStatusUpdate",
-                                            "nodeState",
-                                            "nodePods",
-                                            NULL};
+static const char *const s_expect_keys[] = {
+    "bound",           "boundCount",     "boundTotal",   "pending",       "podPhase",
+    "pipelined",       "evicted",        "evictedCount", "podgroupPhase", "podgroupCondition",
+    "podgroupMessage", "noStatusUpdate", "nodeState",    "nodePods",      NULL};
 
 static int
 s_keys_in (const cJSON *obj, const char *const *allowed, const char *where, char *err,
@@ -647,7 +643,26 @@ s_add_manifest (bas_store_t *store, const cJSON *m, int n, char *err, size_t err
         o->pod_group->has_creation_time_ms = true;
         o->pod_group->creation_time_ms = s_next_time (store);
     }
+    if (o->kind_case == BASALT__V1__OBJECT__KIND_POD && !o->pod->has_creation_time_ms) {
+        o->pod->has_creation_time_ms = true;
+        o->pod->creation_time_ms = s_next_time (store);
+    }
+    if (o->kind_case == BASALT__V1__OBJECT__KIND_POD && !o->pod->phase)
+        o->pod->phase = bas_strdup ("Pending"); // what the API server gives on create
     s_upsert (store, o);
+    return 0;
+}
+
+int
+util_model_add_objects (bas_store_t *store, const cJSON *list, int first, char *err, size_t errlen)
+{
+    const cJSON *it;
+    int n = first;
+    cJSON_ArrayForEach (it, list)
+    {
+        if (s_add_manifest (store, it, n++, err, errlen) != 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -666,6 +681,24 @@ s_check_keys (const cJSON *doc, char *err, size_t errlen)
     const cJSON *expect = cJSON_GetObjectItemCaseSensitive (doc, "expect");
     if (expect && s_keys_in (expect, s_expect_keys, "expect", err, errlen) != 0)
         return -1;
+    if (s_list_keys (doc, "steps", s_step_keys, err, errlen) != 0)
+        return -1;
+    const cJSON *step;
+    cJSON_ArrayForEach (step, cJSON_GetObjectItemCaseSensitive (doc, "steps"))
+    {
+        const cJSON *until = cJSON_GetObjectItemCaseSensitive (step, "until");
+        const cJSON *within = cJSON_GetObjectItemCaseSensitive (step, "within");
+        const cJSON *create = cJSON_GetObjectItemCaseSensitive (step, "create");
+        if (s_keys_in (until, s_until_keys, "steps.until", err, errlen) != 0)
+            return -1;
+        if (cJSON_GetArraySize (until) == 0 || !cJSON_IsNumber (within) || within->valueint < 1 ||
+            !cJSON_IsArray (create) || cJSON_GetArraySize (create) == 0) {
+            snprintf (err, errlen,
+                      "steps: each needs until (an expectation), within (sessions, "
+                      "at least 1) and create (objects)");
+            return -1;
+        }
+    }
     return 0;
 }
 

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "bas_store.h"
+#include <cjson/cJSON.h>
 #include "basalt.pb-c.h"
 
 //  Builders: the returned object is owned by the store (borrowed, but the
@@ -59,6 +60,13 @@ int util_model_load (bas_store_t *store, const char *yaml, size_t len, char **co
 //  from an absolute path.
 int util_model_load_scenario (bas_store_t *store, const char *file, char **config_out,
                               int *sessions_out, char *err, size_t errlen);
+
+//  Add whole API objects (a step's `create`, a Basalt extension of the
+//  format) through the cache's decoders, as util_model_load adds
+//  `manifests`: Pods and PodGroups without a uid get the readable ones,
+//  others "manifest-N" from N = first on. Returns 0, or -1 with err.
+int util_model_add_objects (bas_store_t *store, const cJSON *list, int first, char *err,
+                            size_t errlen);
 
 //  Apply a commit: statuses always; placements (not the pipelined ones) as
 //  bound, Running pods when `bind` is true. Returns 0.

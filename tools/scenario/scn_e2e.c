@@ -17,10 +17,21 @@
     exit 0, the simulator too: any other end (under the sanitizers, an
     error or leak report) fails the run, as does a service that exits
     during it.
+
+    Steps: session-svc runs once per step, with --max-sessions = the
+    step's `within`. The runner polls the API (S_POLL_MS) until the step's
+    `until` holds, then stops that session-svc (SIGTERM, exit 0 required)
+    and creates the step's objects with POSTs, as the controller would
+    (uid, resourceVersion and creation time are the API server's). A wait
+    that has not ended when session-svc has run its sessions and nothing
+    has changed for S_STABLE_MS, or after S_SETTLE_MS, fails the run with
+    its reason. A fresh session-svc then runs the file's `sessions`. Each
+    session-svc writes its own log (session-svc.log, session-svc-2.log, ...).
 */
 #include "scn_run.h"
 #include "bas_util.h"
 
+#include "bas_k8s.h"
 #include "scn_proc.h"
 
 #include <signal.h>
@@ -58,6 +69,9 @@ typedef struct {
     char master[64];        // http://127.0.0.1:PORT
     char ep_snapshot[600], ep_delta[600], ep_work[600];
     zhashx_t *group_rv; // pod group "ns/name" -> resourceVersion at load (owned strings)
+    cJSON *created;     // every object created so far, as the file has it (owned)
+    int max_sessions;   // --max-sessions of the session-svc to start next
+    int session_runs;   // session-svc processes started so far (log names)
 } s_env_t;
 
 static char *
@@ -199,9 +213,9 @@ s_start_service (s_env_t *env, int which)
     if (which == S_SESSION) {
         argv[n++] = "--schedule-period-ms";
         argv[n++] = S_PERIOD_MS;
-        //  Exactly the file's sessions, each on the settled effects of the
-        //  one before, as in process.
-        snprintf (maxs, sizeof maxs, "%d", env->spec->sessions);
+        //  Exactly the file's sessions (or a step's `within`), each on the
+        //  settled effects of the one before, as in process.
+        snprintf (maxs, sizeof maxs, "%d", env->max_sessions);
         argv[n++] = "--max-sessions";
         argv[n++] = maxs;
         if (env->spec->config) {
@@ -213,6 +227,12 @@ s_start_service (s_env_t *env, int which)
     argv[n++] = "--v";
     argv[n++] = v;
     argv[n] = NULL;
+    if (which == S_SESSION && env->session_runs++ > 0) {
+        //  A later session-svc (after a step): a log of its own, its own port.
+        snprintf (env->logs[which], sizeof env->logs[which], "%s/session-svc-%d.log", env->dir,
+                  env->session_runs);
+        env->http_ports[which] = 0;
+    }
     env->pids[which] = scn_proc_spawn (argv, env->logs[which]);
     if (env->pids[which] < 0)
         s_error (env, "cannot start %s", bin);
@@ -347,7 +367,7 @@ s_settle (s_env_t *env)
         } else
             free (fp);
         sessions = s_sessions (env);
-        if (reached < 0 && sessions >= env->spec->sessions)
+        if (reached < 0 && sessions >= env->max_sessions)
             reached = now;
         int64_t since = last_change > reached ? last_change : reached;
         if (reached >= 0 && now - since >= S_STABLE_MS)
@@ -427,8 +447,7 @@ s_collect (s_env_t *env)
         cJSON_Delete (groups);
         return;
     }
-    scn_outcome_from_api (env->out, env->spec->objects,
-                          cJSON_GetObjectItemCaseSensitive (pods, "items"),
+    scn_outcome_from_api (env->out, env->created, cJSON_GetObjectItemCaseSensitive (pods, "items"),
                           cJSON_GetObjectItemCaseSensitive (groups, "items"));
     const cJSON *o;
     cJSON_ArrayForEach (o, cJSON_GetObjectItemCaseSensitive (groups, "items"))
@@ -505,6 +524,164 @@ s_stop_all (s_env_t *env)
     env->apisim = 0;
 }
 
+// ------------------------------------------------------------ steps
+
+//  Does step's `until` hold on what the API has now? Returns 1 (yes), 0
+//  (no: why), -1 (the API did not answer).
+static int
+s_until_holds (s_env_t *env, const scn_step_t *step, char *why, size_t len)
+{
+    cJSON *pods = s_get_json (env->api_port, S_PODS_PATH);
+    cJSON *groups = s_get_json (env->api_port, S_GROUPS_PATH);
+    int rc = -1;
+    if (pods && groups) {
+        scn_outcome_t *now = scn_outcome_new ();
+        scn_outcome_from_api (now, env->created, cJSON_GetObjectItemCaseSensitive (pods, "items"),
+                              cJSON_GetObjectItemCaseSensitive (groups, "items"));
+        rc = scn_outcome_check_quiet (now, step->until, why, len) == 0;
+        scn_outcome_destroy (&now);
+    }
+    cJSON_Delete (pods);
+    cJSON_Delete (groups);
+    return rc;
+}
+
+//  Stop the running session-svc (a step's wait is over); it must exit 0.
+static void
+s_stop_session (s_env_t *env)
+{
+    if (env->pids[S_SESSION] <= 0)
+        return;
+    int st = scn_proc_stop (env->pids[S_SESSION], S_STOP_MS);
+    env->pids[S_SESSION] = 0;
+    s_check_stop (env, s_svc_names[S_SESSION], env->logs[S_SESSION], st);
+}
+
+//  Step i's wait: nothing to do when `until` holds already; else a
+//  session-svc with the step's budget, and the API polled until it holds.
+//  Returns 0 when it holds, -1 when not (out->error says why).
+static int
+s_wait (s_env_t *env, size_t i)
+{
+    const scn_step_t *step = &env->spec->steps[i];
+    char why[1024] = "";
+    int holds = s_until_holds (env, step, why, sizeof why);
+    if (holds != 0) {
+        if (holds < 0)
+            s_error (env, "basalt-apisim stopped answering");
+        return holds > 0 ? 0 : -1;
+    }
+    env->max_sessions = step->within;
+    s_start_service (env, S_SESSION);
+    int64_t start = scn_proc_now_ms (), deadline = start + S_SETTLE_MS;
+    int64_t last_change = start, reached = -1;
+    char *last = NULL;
+    long sessions = -1;
+    int rc = -1;
+    while (!env->out->error && s_all_alive (env)) {
+        holds = s_until_holds (env, step, why, sizeof why);
+        if (holds != 0) {
+            if (holds < 0)
+                s_error (env, "basalt-apisim stopped answering");
+            else
+                rc = 0;
+            break;
+        }
+        int64_t now = scn_proc_now_ms ();
+        char *fp = s_fingerprint (env);
+        if (fp && (!last || strcmp (fp, last) != 0)) {
+            last_change = now;
+            free (last);
+            last = fp;
+        } else
+            free (fp);
+        sessions = s_sessions (env);
+        if (reached < 0 && sessions >= step->within)
+            reached = now;
+        int64_t since = last_change > reached ? last_change : reached;
+        if (reached >= 0 && now - since >= S_STABLE_MS) {
+            s_error (env, "step %zu (line %d): its wait did not end within %d session%s: %s", i + 1,
+                     step->line, step->within, step->within == 1 ? "" : "s", why);
+            break;
+        }
+        if (now > deadline) {
+            s_error (env,
+                     "step %zu (line %d): its wait did not end within %d s (%ld of %d "
+                     "sessions run): %s",
+                     i + 1, step->line, S_SETTLE_MS / 1000, sessions < 0 ? 0 : sessions,
+                     step->within, why);
+            break;
+        }
+        scn_proc_pause (S_POLL_MS);
+    }
+    free (last);
+    s_stop_session (env);
+    return env->out->error ? -1 : rc;
+}
+
+//  The API path to create `obj` of kind `k` in: /api/v1/namespaces/NS/pods, ...
+static void
+s_create_path (const bas_kind_t *k, const char *ns, char *buf, size_t len)
+{
+    const char *root = strchr (k->group_version, '/') ? "/apis" : "/api";
+    if (k->namespaced)
+        snprintf (buf, len, "%s/%s/namespaces/%s/%s", root, k->group_version, ns, k->resource);
+    else
+        snprintf (buf, len, "%s/%s/%s", root, k->group_version, k->resource);
+}
+
+//  Step i's objects, created in order with POSTs as a controller does: the
+//  API server gives uid, resourceVersion and creation time (and a pod's
+//  status). Returns 0, or -1 (out->error says which failed and why).
+static int
+s_create_step (s_env_t *env, size_t i)
+{
+    const cJSON *o;
+    cJSON_ArrayForEach (o, env->spec->steps[i].create)
+    {
+        const char *kind = s_jstr (o, "kind", NULL);
+        const bas_kind_t *k = bas_kind_named (kind);
+        if (!k) { // scn_spec refuses these first
+            s_error (env, "step %zu: cannot create a %s", i + 1, kind ? kind : "?");
+            return -1;
+        }
+        const char *ns = s_jstr (o, "metadata", "namespace");
+        const char *name = s_jstr (o, "metadata", "name");
+        cJSON *body = cJSON_Duplicate (o, true);
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive (body, "metadata");
+        cJSON_DeleteItemFromObjectCaseSensitive (meta, "uid");
+        cJSON_DeleteItemFromObjectCaseSensitive (meta, "resourceVersion");
+        cJSON_DeleteItemFromObjectCaseSensitive (meta, "creationTimestamp");
+        if (k->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD)
+            cJSON_DeleteItemFromObjectCaseSensitive (body, "status");
+        char path[512];
+        s_create_path (k, ns ? ns : "default", path, sizeof path);
+        char *text = cJSON_PrintUnformatted (body);
+        cJSON_Delete (body);
+        char *answer = NULL;
+        long code = scn_proc_http_post (env->api_port, path, text, &answer);
+        free (text);
+        cJSON *made = code == 201 && answer ? cJSON_Parse (answer) : NULL;
+        if (!made) {
+            s_error (env, "step %zu: creating %s %s/%s: HTTP %ld: %.300s", i + 1, kind,
+                     ns ? ns : "", name ? name : "?", code, answer ? answer : "");
+            free (answer);
+            return -1;
+        }
+        free (answer);
+        if (k->kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP) {
+            //  Its status writes are counted from this resourceVersion on.
+            char key[512];
+            snprintf (key, sizeof key, "%s/%s", ns ? ns : "default", name);
+            const char *rv = s_jstr (made, "metadata", "resourceVersion");
+            zhashx_update (env->group_rv, key, strdup (rv ? rv : ""));
+        }
+        cJSON_Delete (made);
+        cJSON_AddItemToArray (env->created, cJSON_Duplicate (o, true));
+    }
+    return 0;
+}
+
 int
 scn_e2e_run (const scn_spec_t *spec, const scn_opts_t *opts, scn_outcome_t *out, char *err,
              size_t errlen)
@@ -531,6 +708,7 @@ scn_e2e_run (const scn_spec_t *spec, const scn_opts_t *opts, scn_outcome_t *out,
     }
     env.group_rv = zhashx_new ();
     zhashx_set_destructor (env.group_rv, (zhashx_destructor_fn *)zstr_free);
+    env.created = cJSON_Duplicate (spec->objects, true);
     snprintf (env.ep_snapshot, sizeof env.ep_snapshot, "ipc://%s/cache.sock", env.dir);
     snprintf (env.ep_delta, sizeof env.ep_delta, "ipc://%s/delta.sock", env.dir);
     snprintf (env.ep_work, sizeof env.ep_work, "ipc://%s/work.sock", env.dir);
@@ -574,8 +752,16 @@ scn_e2e_run (const scn_spec_t *spec, const scn_opts_t *opts, scn_outcome_t *out,
         zhashx_update (env.group_rv, key, strdup (rv ? rv : ""));
     }
     cJSON_Delete (groups);
-    for (int i = 0; i < S_NSVC && !out->error; i++)
-        s_start_service (&env, i);
+    //  session-svc last: once per step's wait, then for the file's sessions.
+    static const int order[] = {S_CACHE, S_BINDER, S_CONTROLLER};
+    for (size_t i = 0; i < sizeof order / sizeof order[0] && !out->error; i++)
+        s_start_service (&env, order[i]);
+    for (size_t i = 0; i < spec->n_steps && !out->error; i++)
+        if (s_wait (&env, i) != 0 || s_create_step (&env, i) != 0)
+            break;
+    env.max_sessions = spec->sessions;
+    if (!out->error)
+        s_start_service (&env, S_SESSION);
     if (!out->error)
         s_settle (&env);
     if (!out->error)
@@ -587,6 +773,7 @@ done:
     else
         scn_proc_rmtree (env.dir);
     zhashx_destroy (&env.group_rv);
+    cJSON_Delete (env.created);
     free (env.dir);
     return rc;
 }

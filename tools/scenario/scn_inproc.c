@@ -10,6 +10,13 @@
     each followed by the watch event the cache would receive. Sessions run
     on a fresh store unpacked from the model's snapshot, out-of-sync nodes
     from the snapshot's node states: exactly what session-svc sees.
+
+    Steps: before each session of a step's wait, the step's `until` is
+    checked against the API objects as they are then (the outcome a
+    controller would see); once it holds, the step's objects are created
+    (an ADDED event each, in order) and the next step begins. A wait that
+    takes more than `within` sessions ends the run with its reason. The
+    file's `sessions` run after the last step.
 */
 #include "scn_run.h"
 #include "bas_util.h"
@@ -33,7 +40,9 @@ typedef struct {
     zhashx_t *writes;     // pod group "ns/name" -> status writes ((void *) count)
     zhashx_t *pipelined;  // pod uid -> node, from the last session's commit (owned strings)
     zlistx_t *work;       // Basalt__V1__Work* of the commit being carried out
+    cJSON *created;       // every object created so far, as created (owned)
     long rv;              // the API server's resourceVersion counter
+    int sessions;         // sessions run so far
 } s_run_t;
 
 static Basalt__V1__ObjectKind
@@ -290,6 +299,88 @@ s_session (s_run_t *self, const sess_conf_t *conf, int n, char *err, size_t errl
     return rc;
 }
 
+//  Create one object as the API server would: a copy with a
+//  resourceVersion in the server's lists, and its ADDED event to the
+//  cache. Returns 0, or -1 with err when the cache refuses it.
+static int
+s_create (s_run_t *self, const cJSON *obj, char *err, size_t errlen)
+{
+    cJSON *copy = cJSON_Duplicate (obj, true);
+    Basalt__V1__ObjectKind kind = s_kind (copy);
+    cJSON *list = kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD         ? self->pods
+                  : kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP ? self->groups
+                                                                           : self->others;
+    cJSON_AddItemToArray (list, copy);
+    cJSON_AddItemToArray (self->created, cJSON_Duplicate (obj, true));
+    char rv[32];
+    snprintf (rv, sizeof rv, "%ld", ++self->rv);
+    s_set_str (s_meta (copy), "resourceVersion", rv);
+    if (cache_model_api_event (self->model, kind, BAS_KUBE_ADDED, copy) != 0) {
+        char key[512];
+        s_key (copy, key, sizeof key);
+        snprintf (err, errlen, "cache-svc's model refused %s %s (see its log line)",
+                  cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (copy, "kind")), key);
+        return -1;
+    }
+    return 0;
+}
+
+//  What the API holds now, as an outcome (pods, groups, the last
+//  session's reservations); status writes and node states are added at
+//  the end of the run only.
+static void
+s_outcome (s_run_t *self, scn_outcome_t *out)
+{
+    scn_outcome_from_api (out, self->created, self->pods, self->groups);
+    for (const char *node = zhashx_first (self->pipelined); node;
+         node = zhashx_next (self->pipelined)) {
+        cJSON *pod = s_by_uid (self->pods, zhashx_cursor (self->pipelined));
+        char key[512];
+        if (!pod)
+            continue;
+        s_key (pod, key, sizeof key);
+        scn_pod_t *p = scn_outcome_pod (out, key);
+        if (!p->node)
+            scn_outcome_set (&p->pipelined, node);
+    }
+}
+
+//  Step `i`: sessions until its `until` holds (at most `within`), then
+//  its objects. Returns 0; 1 when the wait ran out (reason in out->error);
+//  -1 with err when a session or a creation could not be carried out.
+static int
+s_step (s_run_t *self, const scn_spec_t *spec, size_t i, const sess_conf_t *conf,
+        scn_outcome_t *out, char *err, size_t errlen)
+{
+    const scn_step_t *step = &spec->steps[i];
+    for (int waited = 0;; waited++) {
+        scn_outcome_t *now = scn_outcome_new ();
+        s_outcome (self, now);
+        char why[1024];
+        int failed = scn_outcome_check_quiet (now, step->until, why, sizeof why);
+        scn_outcome_destroy (&now);
+        if (failed == 0)
+            break;
+        if (waited == step->within) {
+            char msg[1400];
+            snprintf (msg, sizeof msg,
+                      "step %zu (line %d): its wait did not end within %d session%s: %s", i + 1,
+                      step->line, step->within, step->within == 1 ? "" : "s", why);
+            scn_outcome_set (&out->error, msg);
+            return 1;
+        }
+        if (s_session (self, conf, ++self->sessions, err, errlen) != 0)
+            return -1;
+    }
+    const cJSON *o;
+    cJSON_ArrayForEach (o, step->create)
+    {
+        if (s_create (self, o, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int
 scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *out, char *err,
                 size_t errlen)
@@ -299,6 +390,7 @@ scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *
     self.pods = cJSON_CreateArray ();
     self.groups = cJSON_CreateArray ();
     self.others = cJSON_CreateArray ();
+    self.created = cJSON_CreateArray ();
     self.writes = zhashx_new ();
     self.pipelined = zhashx_new ();
     zhashx_set_destructor (self.pipelined, (zhashx_destructor_fn *)zstr_free);
@@ -308,42 +400,26 @@ scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *
     const cJSON *o;
     cJSON_ArrayForEach (o, spec->objects)
     {
-        cJSON *copy = cJSON_Duplicate (o, true);
-        Basalt__V1__ObjectKind kind = s_kind (copy);
-        cJSON *list = kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD         ? self.pods
-                      : kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP ? self.groups
-                                                                               : self.others;
-        cJSON_AddItemToArray (list, copy);
-        char rv[32];
-        snprintf (rv, sizeof rv, "%ld", ++self.rv);
-        s_set_str (s_meta (copy), "resourceVersion", rv);
-        if (cache_model_api_event (self.model, kind, BAS_KUBE_ADDED, copy) != 0) {
-            char key[512];
-            s_key (copy, key, sizeof key);
-            snprintf (err, errlen, "cache-svc's model refused %s %s (see its log line)",
-                      cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (copy, "kind")), key);
+        if (s_create (&self, o, err, errlen) != 0)
+            goto done;
+    }
+    cache_model_set_synced (self.model, true);
+    for (size_t i = 0; i < spec->n_steps; i++) {
+        int st = s_step (&self, spec, i, conf, out, err, errlen);
+        if (st < 0)
+            goto done;
+        if (st > 0) {
+            rc = 0; // the run is over; its reason is the outcome's error
             goto done;
         }
     }
-    cache_model_set_synced (self.model, true);
     for (int n = 1; n <= spec->sessions; n++)
-        if (s_session (&self, conf, n, err, errlen) != 0)
+        if (s_session (&self, conf, ++self.sessions, err, errlen) != 0)
             goto done;
 
-    scn_outcome_from_api (out, spec->objects, self.pods, self.groups);
+    s_outcome (&self, out);
     for (void *v = zhashx_first (self.writes); v; v = zhashx_next (self.writes))
         scn_outcome_group (out, zhashx_cursor (self.writes))->status_writes = (int)(intptr_t)v;
-    for (const char *node = zhashx_first (self.pipelined); node;
-         node = zhashx_next (self.pipelined)) {
-        cJSON *pod = s_by_uid (self.pods, zhashx_cursor (self.pipelined));
-        char key[512];
-        if (!pod)
-            continue;
-        s_key (pod, key, sizeof key);
-        scn_pod_t *p = scn_outcome_pod (out, key);
-        if (!p->node)
-            scn_outcome_set (&p->pipelined, node);
-    }
     cJSON_ArrayForEach (o, self.others)
     {
         if (s_kind (o) != BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE)
@@ -361,6 +437,7 @@ done:
     cJSON_Delete (self.pods);
     cJSON_Delete (self.groups);
     cJSON_Delete (self.others);
+    cJSON_Delete (self.created);
     cache_model_destroy (&self.model);
     return rc;
 }

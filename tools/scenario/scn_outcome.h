@@ -20,6 +20,7 @@ typedef struct {
     char *group;     // "ns/name" of its PodGroup, or NULL
     char *node;      // spec.nodeName after the run, or NULL (pending)
     char *pipelined; // node it is reserved on without a bind, or NULL
+    char *phase;     // status.phase after the run, or NULL (gone)
     bool evicted;    // the scheduler evicted it (deleted or being deleted)
 } scn_pod_t;
 
@@ -62,5 +63,10 @@ void scn_outcome_from_api (scn_outcome_t *self, const cJSON *spec_objects, const
 //  number of failed expectations (a run error counts as one).
 int scn_outcome_check (scn_outcome_t *self, const cJSON *expect, const char *name, const char *mode,
                        FILE *out);
+
+//  The same check printing nothing, for a step that waits: returns the
+//  number of failed expectations and writes the first one's message ("expected
+//  podgroup pg1 phase Inqueue, found Pending") into first.
+int scn_outcome_check_quiet (scn_outcome_t *self, const cJSON *expect, char *first, size_t len);
 
 #endif

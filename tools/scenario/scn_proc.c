@@ -173,8 +173,9 @@ s_write (char *ptr, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
-long
-scn_proc_http_get (int port, const char *path, char **body_p)
+//  One request: GET, or POST of `json` when it is not NULL.
+static long
+s_http (int port, const char *path, const char *json, char **body_p)
 {
     CURL *curl = curl_easy_init ();
     if (!curl)
@@ -182,6 +183,12 @@ scn_proc_http_get (int port, const char *path, char **body_p)
     char url[1024];
     snprintf (url, sizeof url, "http://127.0.0.1:%d%s", port, path);
     s_buf_t buf = {NULL, 0};
+    struct curl_slist *headers = NULL;
+    if (json) {
+        headers = curl_slist_append (headers, "Content-Type: application/json");
+        curl_easy_setopt (curl, CURLOPT_HTTPHEADER, headers);
+        curl_easy_setopt (curl, CURLOPT_POSTFIELDS, json);
+    }
     curl_easy_setopt (curl, CURLOPT_URL, url);
     curl_easy_setopt (curl, CURLOPT_WRITEFUNCTION, s_write);
     curl_easy_setopt (curl, CURLOPT_WRITEDATA, &buf);
@@ -192,9 +199,22 @@ scn_proc_http_get (int port, const char *path, char **body_p)
     if (curl_easy_perform (curl) == CURLE_OK)
         curl_easy_getinfo (curl, CURLINFO_RESPONSE_CODE, &code);
     curl_easy_cleanup (curl);
+    curl_slist_free_all (headers);
     if (body_p)
         *body_p = buf.data;
     else
         free (buf.data);
     return code;
+}
+
+long
+scn_proc_http_get (int port, const char *path, char **body_p)
+{
+    return s_http (port, path, NULL, body_p);
+}
+
+long
+scn_proc_http_post (int port, const char *path, const char *json, char **body_p)
+{
+    return s_http (port, path, json ? json : "", body_p);
 }

@@ -45,5 +45,9 @@ int scn_proc_write_file (const char *path, const char *text);
 //  GET http://127.0.0.1:port/path. Returns the HTTP code (0 when nothing
 //  answered); *body_p gets a malloc'd body (caller frees) when not NULL.
 long scn_proc_http_get (int port, const char *path, char **body_p);
+//  POST `json` (application/json) to http://127.0.0.1:port/path, as a
+//  client creating an object. Returns the HTTP code (0 when nothing
+//  answered); *body_p as for scn_proc_http_get.
+long scn_proc_http_post (int port, const char *path, const char *json, char **body_p);
 
 #endif

@@ -13,6 +13,10 @@
     directory until nothing changes any more; the outcome is read from the
     API server and cache-svc.
 
+    Both run the file's steps first (wait until expectations hold, then
+    create objects): in process by checking before each session, end to
+    end by polling the API while a session-svc with the step's budget runs.
+
     Both fill an scn_outcome_t; neither judges it.
 */
 #ifndef SCN_RUN_H

@@ -129,10 +129,27 @@ static const s_key_t s_quota_keys[] = {{"name", S_STR, NULL, true},
                                        {"hard", S_STRMAP, NULL, true},
                                        {"used", S_STRMAP, NULL, false},
                                        {NULL}};
+//  What a step may wait for: the expectations judged from the API objects
+//  alone (pods and PodGroups), so that every runner can poll them.
+static const s_key_t s_until_keys[] = {{"bound", S_STRMAP, NULL, false},
+                                       {"boundCount", S_INTMAP, NULL, false},
+                                       {"boundTotal", S_INT, NULL, false},
+                                       {"pending", S_STRLIST, NULL, false},
+                                       {"podPhase", S_STRMAP, NULL, false},
+                                       {"podgroupPhase", S_STRMAP, NULL, false},
+                                       {"podgroupCondition", S_STRMAP, NULL, false},
+                                       {"podgroupMessage", S_STRMAP, NULL, false},
+                                       {"nodePods", S_INTMAP, NULL, false},
+                                       {NULL}};
+static const s_key_t s_step_keys[] = {{"until", S_MAP, s_until_keys, true},
+                                      {"within", S_INT, NULL, true},
+                                      {"create", S_ANY, NULL, true},
+                                      {NULL}};
 static const s_key_t s_expect_keys[] = {{"bound", S_STRMAP, NULL, false},
                                         {"boundCount", S_INTMAP, NULL, false},
                                         {"boundTotal", S_INT, NULL, false},
                                         {"pending", S_STRLIST, NULL, false},
+                                        {"podPhase", S_STRMAP, NULL, false},
                                         {"pipelined", S_STRMAP, NULL, false},
                                         {"evicted", S_STRLIST, NULL, false},
                                         {"evictedCount", S_INT, NULL, false},
@@ -155,6 +172,7 @@ static const s_key_t s_top_keys[] = {{"name", S_STR, NULL, false},
                                      {"resourceQuotas", S_LIST, s_quota_keys, false},
                                      {"hypernodes", S_LIST, s_hypernode_keys, false},
                                      {"manifests", S_ANY, NULL, false},
+                                     {"steps", S_LIST, s_step_keys, false},
                                      {"expect", S_MAP, s_expect_keys, true},
                                      {NULL}};
 
@@ -165,6 +183,7 @@ typedef struct {
     size_t errlen;      // its size
     int counter;        // objects made so far (uids, creation times)
     cJSON *objects;     // the output list (borrowed from the spec)
+    int *step_first;    // index in objects of each step's first object (owned)
 } s_ctx_t;
 
 static int s_fail (s_ctx_t *ctx, const char *path, const char *fmt, ...)
@@ -941,21 +960,25 @@ s_decodes (const char *kind, const cJSON *obj, char *err, size_t errlen)
     return 0;
 }
 
+//  Whole API objects of `list` (the top-level `manifests`, or a step's
+//  `create`), each decoded and given what the API server gives on create,
+//  appended to ctx->objects. `key` is the list's path in the file
+//  ("manifests", "steps/0/create"), `what` its name in messages.
 static int
-s_add_manifests (s_ctx_t *ctx, const cJSON *list)
+s_add_objects (s_ctx_t *ctx, const cJSON *list, const char *key, const char *what)
 {
     if (!list)
         return 0;
     if (!cJSON_IsArray (list))
-        return s_fail (ctx, "manifests", "manifests: expected a list, got %s", s_type_name (list));
+        return s_fail (ctx, key, "%s: expected a list, got %s", what, s_type_name (list));
     const cJSON *m;
     int i = 0;
     cJSON_ArrayForEach (m, list)
     {
-        char path[64];
-        snprintf (path, sizeof path, "manifests/%d", i++);
+        char path[128];
+        snprintf (path, sizeof path, "%s/%d", key, i++);
         if (!cJSON_IsObject (m))
-            return s_fail (ctx, path, "manifests[%d]: expected a Kubernetes object, got %s", i - 1,
+            return s_fail (ctx, path, "%s[%d]: expected a Kubernetes object, got %s", what, i - 1,
                            s_type_name (m));
         const char *av = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (m, "apiVersion"));
         const char *kind = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (m, "kind"));
@@ -967,14 +990,14 @@ s_add_manifests (s_ctx_t *ctx, const cJSON *list)
                 snprintf (known + strlen (known), sizeof known - strlen (known), "%s%s",
                           j ? ", " : "", bas_kind_at (j)->name);
             return s_fail (ctx, path,
-                           "manifests[%d]: unsupported object (apiVersion \"%s\", kind \"%s\"); "
+                           "%s[%d]: unsupported object (apiVersion \"%s\", kind \"%s\"); "
                            "expected one of %s",
-                           i - 1, av ? av : "", kind ? kind : "", known);
+                           what, i - 1, av ? av : "", kind ? kind : "", known);
         }
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive (m, "metadata");
         const char *name = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (meta, "name"));
         if (!name || !*name)
-            return s_fail (ctx, path, "manifests[%d]: %s without metadata.name", i - 1, kind);
+            return s_fail (ctx, path, "%s[%d]: %s without metadata.name", what, i - 1, kind);
         cJSON *o = cJSON_Duplicate (m, true);
         const char *ns = NULL;
         if (k->namespaced) {
@@ -997,10 +1020,10 @@ s_add_manifests (s_ctx_t *ctx, const cJSON *list)
                 !cJSON_GetObjectItemCaseSensitive (ann, BAS_ANN_GROUP_NAME)) {
                 cJSON_Delete (o);
                 return s_fail (ctx, path,
-                               "manifests[%d]: pod %s of scheduler %s has no %s annotation; "
+                               "%s[%d]: pod %s of scheduler %s has no %s annotation; "
                                "scenarios name every pod's group (the controller's groups are "
                                "tested elsewhere)",
-                               i - 1, name, sched, BAS_ANN_GROUP_NAME);
+                               what, i - 1, name, sched, BAS_ANN_GROUP_NAME);
             }
             cJSON *status = s_obj (o, "status");
             if (!cJSON_GetObjectItemCaseSensitive (status, "phase"))
@@ -1011,12 +1034,79 @@ s_add_manifests (s_ctx_t *ctx, const cJSON *list)
         char err[512];
         if (s_decodes (kind, o, err, sizeof err) != 0) {
             cJSON_Delete (o);
-            return s_fail (ctx, path, "manifests[%d]: %s", i - 1, err);
+            return s_fail (ctx, path, "%s[%d]: %s", what, i - 1, err);
         }
         if (s_add (ctx, o, path, kind, ns, name) != 0)
             return -1;
     }
     return 0;
+}
+
+//  The `steps` list: each step's `until` and `within` into spec->steps,
+//  its `create` objects appended to ctx->objects like manifests (so that
+//  names are unique over the whole run, uids and creation times continue
+//  the file's sequence, and priorities are admitted); ctx->step_first[i]
+//  is where step i's objects start. s_split_steps then moves them into
+//  their steps.
+#define S_MAX_WITHIN 1000 // sessions one step may wait
+
+static int
+s_add_steps (s_ctx_t *ctx, scn_spec_t *spec, const cJSON *list)
+{
+    int n = cJSON_GetArraySize (list);
+    if (n == 0)
+        return 0;
+    spec->steps = bas_alloc (sizeof *spec->steps * (size_t)n);
+    ctx->step_first = bas_alloc (sizeof *ctx->step_first * (size_t)n);
+    const cJSON *st;
+    int i = 0;
+    cJSON_ArrayForEach (st, list)
+    {
+        char path[64], key[64], what[64];
+        snprintf (path, sizeof path, "steps/%d", i);
+        snprintf (key, sizeof key, "steps/%d/create", i);
+        snprintf (what, sizeof what, "steps[%d].create", i);
+        scn_step_t *step = &spec->steps[i];
+        step->line = scn_lines_get (ctx->lines, path);
+        step->until = cJSON_Duplicate (cJSON_GetObjectItemCaseSensitive (st, "until"), true);
+        step->within = cJSON_GetObjectItemCaseSensitive (st, "within")->valueint;
+        step->create = cJSON_CreateArray ();
+        ctx->step_first[i] = cJSON_GetArraySize (ctx->objects);
+        spec->n_steps = (size_t)++i;
+        if (cJSON_GetArraySize (step->until) == 0)
+            return s_fail (ctx, path, "steps[%d].until: give at least one expectation to wait for",
+                           i - 1);
+        if (step->within < 1 || step->within > S_MAX_WITHIN) {
+            snprintf (path, sizeof path, "steps/%d/within", i - 1);
+            return s_fail (ctx, path, "steps[%d].within: sessions from 1 to %d", i - 1,
+                           S_MAX_WITHIN);
+        }
+        const cJSON *create = cJSON_GetObjectItemCaseSensitive (st, "create");
+        if (!cJSON_IsArray (create) || cJSON_GetArraySize (create) == 0)
+            return s_fail (ctx, key, "%s: expected a list of Kubernetes objects (at least one)",
+                           what);
+        if (s_add_objects (ctx, create, key, what) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+//  Move each step's objects, which s_add_steps appended to spec->objects
+//  in step order, into the step.
+static void
+s_split_steps (scn_spec_t *spec, const int *step_first)
+{
+    if (spec->n_steps == 0)
+        return;
+    int first = step_first[0], index = first;
+    size_t k = 0;
+    while (cJSON_GetArraySize (spec->objects) > first) {
+        while (k + 1 < spec->n_steps && index >= step_first[k + 1])
+            k++;
+        cJSON_AddItemToArray (spec->steps[k].create,
+                              cJSON_DetachItemFromArray (spec->objects, first));
+        index++;
+    }
 }
 
 //  Priority admission, as the API server does it on create: a pod naming a
@@ -1136,7 +1226,7 @@ scn_spec_load (const char *path, char *err, size_t errlen)
     scn_spec_t *self = bas_alloc (sizeof *self);
     self->path = strdup (path);
     self->objects = cJSON_CreateArray ();
-    s_ctx_t ctx = {path, scn_lines_new (text, len), err, errlen, 0, self->objects};
+    s_ctx_t ctx = {path, scn_lines_new (text, len), err, errlen, 0, self->objects, NULL};
     free (text);
     if (s_check_map (&ctx, doc, "", "the scenario", s_top_keys) != 0)
         goto error;
@@ -1198,16 +1288,21 @@ scn_spec_load (const char *path, char *err, size_t errlen)
                 goto error;
         }
     }
-    if (s_add_manifests (&ctx, cJSON_GetObjectItemCaseSensitive (doc, "manifests")) != 0 ||
+    if (s_add_objects (&ctx, cJSON_GetObjectItemCaseSensitive (doc, "manifests"), "manifests",
+                       "manifests") != 0 ||
+        s_add_steps (&ctx, self, cJSON_GetObjectItemCaseSensitive (doc, "steps")) != 0 ||
         s_admit_priorities (&ctx) != 0)
         goto error;
+    s_split_steps (self, ctx.step_first);
     self->expect = cJSON_DetachItemFromObjectCaseSensitive (doc, "expect");
     cJSON_Delete (doc);
     scn_lines_destroy (&ctx.lines);
+    free (ctx.step_first);
     return self;
 error:
     cJSON_Delete (doc);
     scn_lines_destroy (&ctx.lines);
+    free (ctx.step_first);
     scn_spec_destroy (&self);
     return NULL;
 }
@@ -1222,6 +1317,11 @@ scn_spec_destroy (scn_spec_t **self_p)
     free (self->name);
     free (self->config);
     cJSON_Delete (self->objects);
+    for (size_t i = 0; i < self->n_steps; i++) {
+        cJSON_Delete (self->steps[i].until);
+        cJSON_Delete (self->steps[i].create);
+    }
+    free (self->steps);
     cJSON_Delete (self->expect);
     free (self);
     *self_p = NULL;

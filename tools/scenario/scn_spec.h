@@ -19,6 +19,10 @@
 
     Every key is checked against the README's format; an unknown key or a
     value of the wrong type is an error naming the file, line and key.
+
+    Objects a step creates go through the same conversion (uids and
+    creation times continue the file's sequence, so they sort after
+    everything loaded at the start) but are kept apart, in their step.
 */
 #ifndef SCN_SPEC_H
 #define SCN_SPEC_H
@@ -28,14 +32,26 @@
 
 #include <cjson/cJSON.h>
 
+/*  A step (Basalt's extension, tools/scenario/README.md): wait until some
+    expectations hold, then create more objects, as a controller waits for
+    its PodGroup or its first pod before it creates the rest. */
 typedef struct {
-    char *path;      // the file
-    char *name;      // `name:` (or the file name without .yaml)
-    char *config;    // scheduler configuration text, NULL for the default
-    int config_line; // line of the `config:` key (for messages)
-    int sessions;    // sessions to run (>= 1)
-    cJSON *objects;  // array of Kubernetes objects in load order (owned)
-    cJSON *expect;   // the `expect` mapping (owned)
+    cJSON *until;  // the expectations to wait for (a mapping, owned)
+    int within;    // sessions the wait may take (in process; e2e: session-svc's budget)
+    cJSON *create; // the objects to create then, in order, as the API holds them (owned)
+    int line;      // the step's line in the file (messages)
+} scn_step_t;
+
+typedef struct {
+    char *path;        // the file
+    char *name;        // `name:` (or the file name without .yaml)
+    char *config;      // scheduler configuration text, NULL for the default
+    int config_line;   // line of the `config:` key (for messages)
+    int sessions;      // sessions to run (>= 1)
+    cJSON *objects;    // array of Kubernetes objects in load order (owned)
+    scn_step_t *steps; // the `steps`, in order (owned), after which `sessions` run
+    size_t n_steps;    // how many
+    cJSON *expect;     // the `expect` mapping (owned)
 } scn_spec_t;
 
 //  Read and check `path`. Returns a new spec owned by the caller, or NULL
