@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "util_basalt.h"
 #include "util_proc.h"
@@ -45,7 +46,16 @@ static const char *s_cluster =
     "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
     "metadata:\n  name: toobig\n  namespace: default\n"
     "spec:\n  minMember: 2\n  queue: default\n  minResources: {cpu: \"100\", memory: 4Gi}\n"
-    "status:\n  phase: Pending\n";
+    "status:\n  phase: Pending\n"
+    //  A vcjob's group as Volcano's job controller writes it (quota-style
+    //  minResources, no status) in a queue too small for it.
+    "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+    "metadata:\n  name: small\nspec:\n  weight: 1\n  capability: {cpu: \"2\", memory: 8Gi}\n"
+    "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+    "metadata:\n  name: bigjob-6a3c\n  namespace: default\n"
+    "spec:\n  minMember: 3\n  queue: small\n  minTaskMember: {master: 1, worker: 2}\n"
+    "  minResources: {pods: \"3\", count/pods: \"3\", cpu: \"3\", requests.cpu: \"3\",\n"
+    "    limits.cpu: \"3\", memory: 3Gi, requests.memory: 3Gi, limits.memory: 3Gi}\n";
 
 typedef struct {
     util_basalt_t *env;
@@ -130,6 +140,33 @@ s_sessions_reached (void *arg)
 {
     s_sessions_t *s = arg;
     return util_basalt_metric (s->env, UTIL_SESSION, S_SESSIONS) >= s->until;
+}
+
+typedef struct {
+    char *argv[12];  // kubectl and its arguments
+    const char *out; // its output file
+    char *text;      // the last output (owned)
+} s_describe_t;
+
+//  kubectl describe shows the reason as condition and as Event.
+static bool
+s_describe_says (void *arg)
+{
+    s_describe_t *d = arg;
+    pid_t pid = util_spawn (d->argv, d->out);
+    if (pid <= 0)
+        return false;
+    int status = 0;
+    waitpid (pid, &status, 0);
+    free (d->text);
+    d->text = util_read_file (d->out, NULL);
+    if (!d->text || !WIFEXITED (status) || WEXITSTATUS (status) != 0)
+        return false;
+    const char *cond = strstr (d->text, "Conditions:");
+    const char *events = strstr (d->text, "Events:");
+    const char *why = "queue resource quota insufficient: insufficient cpu";
+    return cond && events && strstr (cond, "MinResourcesExceedQueueCapability") &&
+           strstr (cond, why) && strstr (events, "Unschedulable") && strstr (events, why);
 }
 
 static void
@@ -218,6 +255,24 @@ test_group_before_pods (void **state)
                          rv);
     free (rv);
     cJSON_Delete (pg);
+
+    //  What a user of a Volcano Job whose queue is too small sees: kubectl
+    //  describe podgroup shows the condition and the Event.
+    char kubectl[512];
+    if (!util_find_on_path ("kubectl", kubectl, sizeof kubectl))
+        fail_msg ("kubectl is not installed (scripts/install-deps.sh installs it)");
+    char server[64], cache[600], out[600];
+    snprintf (server, sizeof server, "http://127.0.0.1:%d", env->port);
+    snprintf (cache, sizeof cache, "%s/kubectl-cache", env->dir);
+    snprintf (out, sizeof out, "%s/describe.out", env->dir);
+    s_describe_t d = {.argv = {kubectl, "--server", server, "--cache-dir", cache,
+                               "--request-timeout=30s", "describe", "podgroup", "bigjob-6a3c",
+                               NULL},
+                      .out = out};
+    if (!util_wait_until (s_describe_says, &d, S_WAIT_MS))
+        fail_msg ("kubectl describe podgroup bigjob-6a3c does not say why:\n%s",
+                  d.text ? d.text : "");
+    free (d.text);
     assert_true (util_basalt_destroy (&env));
 }
 
