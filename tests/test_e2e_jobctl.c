@@ -273,6 +273,38 @@ test_group_before_pods (void **state)
         fail_msg ("kubectl describe podgroup bigjob-6a3c does not say why:\n%s",
                   d.text ? d.text : "");
     free (d.text);
+
+    //  basalt-ctl why and the status page (/debug/state's "waiting", what
+    //  /ui shows) give the same words.
+    char bin[512], cache_url[64], why_out[600];
+    snprintf (bin, sizeof bin, "%s/tools/ctl/basalt-ctl", BASALT_BIN_DIR);
+    snprintf (cache_url, sizeof cache_url, "http://127.0.0.1:%d", env->http[UTIL_CACHE]);
+    snprintf (why_out, sizeof why_out, "%s/why.out", env->dir);
+    char *why_argv[] = {bin,       "--server", env->master, "--cache", cache_url,
+                        "why",     "default/bigjob-6a3c",   NULL};
+    assert_int_equal (util_run (why_argv, why_out, S_WAIT_MS), 0);
+    char *why = util_read_file (why_out, NULL);
+    assert_non_null (why);
+    if (!strstr (why, "MinResourcesExceedQueueCapability") ||
+        !strstr (why, "queue resource quota insufficient: insufficient cpu"))
+        fail_msg ("basalt-ctl why default/bigjob-6a3c:\n%s", why);
+    free (why);
+    char *body = NULL;
+    assert_int_equal (util_http_get (env->http[UTIL_CACHE], "/debug/state", &body), 200);
+    cJSON *st = cJSON_Parse (body);
+    free (body);
+    const cJSON *job, *found = NULL;
+    cJSON_ArrayForEach (job, cJSON_GetObjectItem (st, "jobs"))
+    {
+        const char *name = cJSON_GetStringValue (cJSON_GetObjectItem (job, "name"));
+        if (name && !strcmp (name, "bigjob-6a3c"))
+            found = job;
+    }
+    assert_non_null (found);
+    const char *waiting = cJSON_GetStringValue (cJSON_GetObjectItem (found, "waiting"));
+    assert_non_null (waiting);
+    assert_non_null (strstr (waiting, "queue resource quota insufficient: insufficient cpu"));
+    cJSON_Delete (st);
     assert_true (util_basalt_destroy (&env));
 }
 
