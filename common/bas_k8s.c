@@ -1292,7 +1292,6 @@ s_pod_images (s_ctx_t *ctx, const cJSON *inits, const cJSON *containers, Basalt_
     return 0;
 }
 
-
 //  spec.schedulingGates: each entry's name. A gate is an object with a
 //  non-empty name (the API server's validation); anything else is an error.
 static int
@@ -1737,7 +1736,6 @@ s_network_topology (s_ctx_t *ctx, const cJSON *item, Basalt__V1__PodGroup *pg)
     }
     return 0;
 }
-
 
 //  spec.minResources as Volcano's scheduler reads it (bas_res_from_json:
 //  quota forms such as count/pods and requests.cpu are read past). A list

@@ -438,8 +438,8 @@ bas_res_name_kind (const char *name)
 {
     if (!name || !*name)
         return BAS_RES_NAME_UNKNOWN;
-    if (strcmp (name, "cpu") == 0 || strcmp (name, "memory") == 0 ||
-        strcmp (name, "pods") == 0 || strcmp (name, "ephemeral-storage") == 0)
+    if (strcmp (name, "cpu") == 0 || strcmp (name, "memory") == 0 || strcmp (name, "pods") == 0 ||
+        strcmp (name, "ephemeral-storage") == 0)
         return BAS_RES_NAME_NATIVE;
     //  Object-count quotas (count/pods, count/jobs.batch) count objects,
     //  not resources: Volcano skips them by their prefix.

@@ -41,12 +41,12 @@ typedef struct {
 
 //  What a ResourceList key is to the scheduler, as Volcano reads it.
 typedef enum {
-    BAS_RES_NAME_NATIVE,  // cpu, memory, pods, ephemeral-storage
-    BAS_RES_NAME_SCALAR,  // extended (vendor.com/x), hugepages-*, attachable-volumes-*,
-                          // kubernetes.io/*: scheduled on as a scalar
-    BAS_RES_NAME_QUOTA,   // a ResourceQuota form (count/*, requests.*, limits.cpu):
-                          // read past, as Volcano does
-    BAS_RES_NAME_UNKNOWN  // anything else ("storage", "gpu"): dropped by Volcano too
+    BAS_RES_NAME_NATIVE, // cpu, memory, pods, ephemeral-storage
+    BAS_RES_NAME_SCALAR, // extended (vendor.com/x), hugepages-*, attachable-volumes-*,
+                         // kubernetes.io/*: scheduled on as a scalar
+    BAS_RES_NAME_QUOTA,  // a ResourceQuota form (count/*, requests.*, limits.cpu):
+                         // read past, as Volcano does
+    BAS_RES_NAME_UNKNOWN // anything else ("storage", "gpu"): dropped by Volcano too
 } bas_res_name_kind_t;
 
 //  The kind of a resource name (NULL or empty is UNKNOWN).

@@ -72,12 +72,12 @@ sess_res_refusal_text (const bas_res_t *l, const bas_res_t *r, const bas_res_t *
 {
     size_t used = (size_t)snprintf (buf, len, "%s", prefix);
     int n = 0;
-#define S_NAME(name)                                                                             \
-    do {                                                                                         \
-        if (used < len) {                                                                        \
-            used += (size_t)snprintf (buf + used, len - used, "%s%s %s", n++ ? ", " : ": ", verb, \
-                                      name);                                                     \
-        }                                                                                        \
+#define S_NAME(name)                                                                               \
+    do {                                                                                           \
+        if (used < len) {                                                                          \
+            used += (size_t)snprintf (buf + used, len - used, "%s%s %s", n++ ? ", " : ": ", verb,  \
+                                      name);                                                       \
+        }                                                                                          \
     } while (0)
     if (req->milli_cpu > 0 && l->milli_cpu > r->milli_cpu)
         S_NAME ("cpu");
@@ -329,8 +329,8 @@ sess_job_deduct_gated (const sess_job_t *job, const bas_res_t *min, bas_res_t *o
     *out = *min;
     if (bas_res_is_empty (&job->gated))
         return;
-    out->milli_cpu = min->milli_cpu > job->gated.milli_cpu ? min->milli_cpu - job->gated.milli_cpu
-                                                           : 0;
+    out->milli_cpu =
+        min->milli_cpu > job->gated.milli_cpu ? min->milli_cpu - job->gated.milli_cpu : 0;
     out->memory = min->memory > job->gated.memory ? min->memory - job->gated.memory : 0;
     //  Only the scalars minResources names; one the gated pods ask for and
     //  minResources does not stays absent.

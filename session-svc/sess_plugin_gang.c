@@ -281,7 +281,8 @@ sess_gang_close (sess_session_t *ssn, void *self)
         if (job->ntasks == 0)
             continue;
         if (s_is_ready (job)) {
-            sess_job_set_cond (ssn, job, "Scheduled", "tasks in gang are ready to be scheduled", "");
+            sess_job_set_cond (ssn, job, "Scheduled", "tasks in gang are ready to be scheduled",
+                               "");
             continue;
         }
         if (s_skip_for_releasing (job))

@@ -111,7 +111,7 @@ sess_overcommit_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void 
             sess_job_deduct_gated (job, job->min_resources, &min);
             bas_res_add (&self->inqueue, &min);
         } else if (strcmp (job->phase, "Running") == 0 &&
-                 sess_job_count (job, SESS_ALLOCATED_CLASS) >= job->min_available) {
+                   sess_job_count (job, SESS_ALLOCATED_CLASS) >= job->min_available) {
             bas_res_t need;
             s_inqueue_of (job, &need);
             bas_res_add (&self->inqueue, &need);

@@ -77,12 +77,12 @@ typedef struct {
                                  // owned by cache-svc and read-only here (DESIGN problem 1)
     bool want_pipelined;         // fill pipelined/n_pipelined below
     // statistics out:
-    int jobs_total;        // jobs (PodGroups with a known queue) in the session
-    int jobs_ready;        // jobs whose gang is ready at close
-    int pods_placed;       // placements to bind in the returned commit (not pipelined)
-    int pods_pending;      // tasks still Pending at close
-    int pods_evicted;      // evictions in the returned commit
-    int pods_pipelined;    // tasks Pipelined at close (reserved, not bound)
+    int jobs_total;     // jobs (PodGroups with a known queue) in the session
+    int jobs_ready;     // jobs whose gang is ready at close
+    int pods_placed;    // placements to bind in the returned commit (not pipelined)
+    int pods_pending;   // tasks still Pending at close
+    int pods_evicted;   // evictions in the returned commit
+    int pods_pipelined; // tasks Pipelined at close (reserved, not bound)
     //  Tasks held at close (never placed), by why: SESS_HELD_* below.
     int pods_held[4];
     int nodes_out_of_sync; // nodes skipped: reported by the cache or found negative here

@@ -166,20 +166,20 @@ struct _sess_job_t {
     int nfailed_roles;
     sess_cond_t new_cond; // condition set in this session (strings owned)
     bool has_new_cond;
-    bool unschedulable;    // gang wrote Unschedulable this session
-    bool enqueue_refused;  // the enqueue action's plugins refused it (queue quota)
-    char *enqueue_message; // the Event message the refusing plugin gave, owned, or
-                           // NULL (then SESS_QUEUE_QUOTA_INSUFFICIENT)
-    bool gang_preemptable; // may lose pods to gangpreempt / gangreclaim: the PodGroup's
-                           // volcano.sh/preemptable when set, else true
-    int topo_highest;      // spec.networkTopology: the highest HyperNode tier it may span
-                           // (soft: the virtual top's), or -1 (none, or no HyperNodes)
-    int topo_allocated;    // the HyperNode its placed pods are in, or -1
-    int nheld;                    // tasks held (gated, or asking what Basalt lacks)
+    bool unschedulable;            // gang wrote Unschedulable this session
+    bool enqueue_refused;          // the enqueue action's plugins refused it (queue quota)
+    char *enqueue_message;         // the Event message the refusing plugin gave, owned, or
+                                   // NULL (then SESS_QUEUE_QUOTA_INSUFFICIENT)
+    bool gang_preemptable;         // may lose pods to gangpreempt / gangreclaim: the PodGroup's
+                                   // volcano.sh/preemptable when set, else true
+    int topo_highest;              // spec.networkTopology: the highest HyperNode tier it may span
+                                   // (soft: the virtual top's), or -1 (none, or no HyperNodes)
+    int topo_allocated;            // the HyperNode its placed pods are in, or -1
+    int nheld;                     // tasks held (gated, or asking what Basalt lacks)
     const sess_task_t *first_held; // the first of them, for the gang's reason
-    bas_res_t gated;              // Σ requests of tasks gated by other than Volcano's own
-                                  // queue-allocation gate (Volcano's GetSchGatedPodResources)
-    const char *refuse_reason;    // the condition reason when enqueue refused it (static)
+    bas_res_t gated;               // Σ requests of tasks gated by other than Volcano's own
+                                   // queue-allocation gate (Volcano's GetSchGatedPodResources)
+    const char *refuse_reason;     // the condition reason when enqueue refused it (static)
 };
 
 //  The message of the Event a group refused by enqueue gets, as Volcano's

@@ -149,8 +149,8 @@ s_cond_new (const sess_cond_t *c)
 //  An Unschedulable Event about a PodGroup, added to the commit (whose
 //  group_events has room for it).
 static void
-s_group_event_as (Basalt__V1__Commit *commit, const char *uid, const char *type,
-                  const char *reason, const char *message)
+s_group_event_as (Basalt__V1__Commit *commit, const char *uid, const char *type, const char *reason,
+                  const char *message)
 {
     Basalt__V1__PodGroupEvent *ge = bas_alloc (sizeof *ge);
     basalt__v1__pod_group_event__init (ge);

@@ -43,24 +43,23 @@
 
 #define S_WAIT_MS 30000 // the most any one condition may take
 
-static const char *s_cluster =
-    "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n"
-    "status:\n  allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}\n"
-    "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n2\n"
-    "status:\n  allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}\n"
-    "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
-    "metadata:\n  name: default\nspec:\n  weight: 1\n"
-    "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
-    "metadata:\n  name: gang\n  namespace: default\n"
-    "spec:\n  minMember: 3\n  queue: default\n"
-    "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
-    "metadata:\n  name: dra\n  namespace: default\n"
-    "spec:\n  minMember: 1\n  queue: default\n";
+static const char *s_cluster = "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n"
+                               "status:\n  allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}\n"
+                               "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n2\n"
+                               "status:\n  allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}\n"
+                               "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+                               "metadata:\n  name: default\nspec:\n  weight: 1\n"
+                               "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                               "metadata:\n  name: gang\n  namespace: default\n"
+                               "spec:\n  minMember: 3\n  queue: default\n"
+                               "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                               "metadata:\n  name: dra\n  namespace: default\n"
+                               "spec:\n  minMember: 1\n  queue: default\n";
 
 #define S_POD                                                                                      \
-    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"        \
-    "\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":\"%s\"}},\"spec\":{"           \
-    "\"schedulerName\":\"volcano\",%s\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","     \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"         \
+    "\"default\",\"annotations\":{\"scheduling.k8s.io/group-name\":\"%s\"}},\"spec\":{"            \
+    "\"schedulerName\":\"volcano\",%s\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","       \
     "\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}}"
 
 static void
@@ -238,8 +237,9 @@ test_gates (void **state)
         &answer);
     assert_int_equal (code, 409);
     assert_non_null (answer);
-    assert_non_null (strstr (answer, "Operation cannot be fulfilled on pods/binding \\\"gang-2\\\": "
-                                     "pod gang-2 has non-empty .spec.schedulingGates"));
+    assert_non_null (strstr (answer,
+                             "Operation cannot be fulfilled on pods/binding \\\"gang-2\\\": "
+                             "pod gang-2 has non-empty .spec.schedulingGates"));
     assert_non_null (strstr (answer, "\"reason\":\"Conflict\""));
     free (answer);
     cJSON *audit = util_basalt_get (env, "/admin/audit");

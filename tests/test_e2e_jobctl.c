@@ -241,9 +241,8 @@ test_group_before_pods (void **state)
     const char *cmsg = cJSON_GetStringValue (cJSON_GetObjectItem (cond, "message"));
     assert_non_null (cmsg);
     assert_int_equal (strncmp (cmsg, S_REFUSED, strlen (S_REFUSED)), 0);
-    char *rv = strdup (
-        cJSON_GetStringValue (cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "metadata"),
-                                                   "resourceVersion")));
+    char *rv = strdup (cJSON_GetStringValue (
+        cJSON_GetObjectItem (cJSON_GetObjectItem (pg, "metadata"), "resourceVersion")));
     cJSON_Delete (pg);
     //  Said once, not every session (sessions run every 100 ms here).
     s_sessions_t ss = {env, util_basalt_metric (env, UTIL_SESSION, S_SESSIONS) + 5};
@@ -280,8 +279,8 @@ test_group_before_pods (void **state)
     snprintf (bin, sizeof bin, "%s/tools/ctl/basalt-ctl", BASALT_BIN_DIR);
     snprintf (cache_url, sizeof cache_url, "http://127.0.0.1:%d", env->http[UTIL_CACHE]);
     snprintf (why_out, sizeof why_out, "%s/why.out", env->dir);
-    char *why_argv[] = {bin,       "--server", env->master, "--cache", cache_url,
-                        "why",     "default/bigjob-6a3c",   NULL};
+    char *why_argv[] = {bin,       "--server", env->master,           "--cache",
+                        cache_url, "why",      "default/bigjob-6a3c", NULL};
     assert_int_equal (util_run (why_argv, why_out, S_WAIT_MS), 0);
     char *why = util_read_file (why_out, NULL);
     assert_non_null (why);

@@ -287,7 +287,7 @@ s_pod_defaults (sim_api_t *self, sim_ctx_t *ctx, cJSON *pod)
     //  SchedulingGated (the pod strategy's PrepareForCreate).
     if (cJSON_GetArraySize (sim_json_at (pod, "spec.schedulingGates")) > 0)
         sim_api_set_condition_status (pod, "PodScheduled", "False", "SchedulingGated",
-                               "Scheduling is blocked due to non-empty scheduling gates");
+                                      "Scheduling is blocked due to non-empty scheduling gates");
     if (!sim_json_str (status, "qosClass"))
         sim_json_set_str (status, "qosClass", s_qos_class (spec));
     return 0;
