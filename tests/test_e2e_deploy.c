@@ -219,14 +219,28 @@ s_runner_up (void *arg)
     return access (t->state, R_OK) == 0;
 }
 
+//  The process behind port *arg answers /healthz.
+static bool
+s_http_up (void *arg)
+{
+    char *body = NULL;
+    long code = util_http_get (*(int *)arg, "/healthz", &body);
+    free (body);
+    return code == 200;
+}
+
 //  Copy deploy/ into the test's directory, start the simulator on the demo
 //  and run-manifests on `overlay`; for the binder pool, certificates first.
 static void
 s_start (s_test_t *t, const char *overlay, bool certs)
 {
     char cmd[2048];
-    snprintf (cmd, sizeof cmd, "cp -r %s/deploy %s/deploy && mkdir -p %s/work", BASALT_SOURCE_DIR,
-              t->dir, t->dir);
+    //  Without any certs/ a user made there (the README's Deploy section
+    //  has them written into the overlay): the test makes its own.
+    snprintf (cmd, sizeof cmd,
+              "mkdir -p %s/deploy %s/work && tar -C %s/deploy --exclude=certs -cf - . | "
+              "tar -C %s/deploy -xf -",
+              t->dir, t->dir, BASALT_SOURCE_DIR, t->dir);
     assert_int_equal (system (cmd), 0);
     if (certs) {
         snprintf (cmd, sizeof cmd, "%s/tools/ctl/basalt-ctl certs --out %s/deploy/%s/certs",
@@ -538,6 +552,9 @@ test_binder_pool_curve (void **state)
                     NULL};
     t->extra = util_spawn (argv, log);
     assert_true (t->extra > 0);
+    //  Its /metrics is read below: wait until it serves HTTP.
+    if (!util_wait_until (s_http_up, &http_port, S_WAIT_MS))
+        fail_msg ("the intruder binder does not serve http://%s", http);
 
     //  Sockets of the test's own see the refusal.
     zsock_t *plain = zsock_new (ZMQ_DEALER);
