@@ -6,7 +6,6 @@
 #define BINDER_HTTP ""        // off by default: several binders share a host
 #define BINDER_CONCURRENCY 64 // API writes in flight at once
 #define BINDER_HEARTBEAT_MS 1000
-#define BINDER_THAW_WINDOW_MS 2000   // after a freeze, work sent before the thaw expires
 #define BINDER_WATCH_MS 100          // the freeze watch's tick (binder_main.c s_on_watch)
 #define BINDER_ZMTP_TIMEOUT_MS 60000 // the cache link's ZMTP heartbeat timeout
 #define BINDER_DRAIN_MS 10000        // on SIGTERM, wait this long for writes in flight

@@ -59,8 +59,9 @@ typedef struct {
     //  trusting the two clocks to agree (s_work_age_ms).
     uint64_t cache_epoch;
     int64_t watch_at_ms;     // the freeze watch's last tick (s_on_watch)
-    int64_t thaw_until_ms;   // after a freeze, until then: work sent before
-    int64_t thawed_wall_us;  // this wall time (the thaw) is expired
+    uint64_t fence;          // after a freeze: the fence not yet echoed by the
+                             // cache (all work expires until then), or 0
+    uint64_t fences;         // fences raised so far (the next one's number)
     int64_t least_offset_us; // S_OFFSET_NONE before the first message
     int64_t least_at_ms;     // bas_mono_ms () when it was last brought forward
 } binder_t;
@@ -202,12 +203,9 @@ s_handle_work (void *arg, bas_msg_t *msg)
     //  already: do nothing with it, say so (the cache ignores the answer
     //  when it has re-issued the work, and plans again when it has not).
     int64_t age = s_work_age_ms (self, msg);
-    //  Just after a freeze, work the cache sent before the thaw waited
-    //  through it (s_freeze_check).
-    bool before_thaw = bas_mono_ms () < self->thaw_until_ms && msg->header &&
-                       msg->header->has_send_time_us &&
-                       (int64_t)msg->header->send_time_us < self->thawed_wall_us;
-    if (age >= BAS_WORK_TTL_MS || before_thaw) {
+    //  After a freeze, until the cache echoes the fence, the work may have
+    //  waited through it (s_freeze_check).
+    if (age >= BAS_WORK_TTL_MS || self->fence) {
         bas_metrics_add (self->metrics, "basalt_binder_work_expired_total", NULL, 1);
         bas_warn ("work_expired", "work_id=%llu kind=%s age_ms=%lld",
                   (unsigned long long)work->work_id, bas_work_name (work), (long long)age);
@@ -256,11 +254,29 @@ s_handle_error (void *arg, bas_msg_t *msg)
     return 0;
 }
 
+//  The cache's answer to a fence: the work it sent before has all been read
+//  (and answered Expired); from here on, work is judged by its age again.
+static int
+s_handle_heartbeat (void *arg, bas_msg_t *msg)
+{
+    binder_t *self = arg;
+    const Basalt__V1__Heartbeat *hb = (const Basalt__V1__Heartbeat *)msg->body;
+    if (self->fence && hb->has_fence_echo && hb->fence_echo == self->fence) {
+        bas_info ("thawed", "fence=%llu msg=\"the cache answered the fence: work is taken again\"",
+                  (unsigned long long)self->fence);
+        self->fence = 0;
+    }
+    return 0;
+}
+
 static const bas_handler_t s_handlers[] = {
     {&basalt__v1__work__descriptor, s_handle_work},
     {&basalt__v1__error__descriptor, s_handle_error},
+    {&basalt__v1__heartbeat__descriptor, s_handle_heartbeat},
     {NULL, NULL},
 };
+
+static void s_send_heartbeat (binder_t *self);
 
 //  The freeze watch, every BINDER_WATCH_MS and at the top of the work
 //  handler (which may run first when the freeze came before the loop
@@ -268,12 +284,14 @@ static const bas_handler_t s_handlers[] = {
 //  means this process was frozen (SIGSTOP, a stalled VM). What the cache
 //  sent meanwhile may have been re-issued to another binder, and its age
 //  cannot tell (the clocks' offset is learnt from these very messages when
-//  the freeze came before the first one). So for BINDER_THAW_WINDOW_MS,
-//  work sent before the thaw is answered Expired (the cache plans again
-//  what it has not re-issued), whether it waited on the socket or in the
-//  process's own I/O thread, frozen as well. The check compares the cache's
-//  clock with this one's in the safe direction: a skew can only expire
-//  more, and only in that window.
+//  the freeze came before the first one). So the binder raises a fence: a
+//  number it sends the cache at once (and in every heartbeat until
+//  answered), and answers every Work Expired until the cache's echo of it
+//  arrives (the cache plans again what it has not re-issued). The work
+//  connection keeps order, so whatever the cache sent before it read the
+//  fence (which it read after the thaw) comes before the echo, whether it
+//  waited on the socket or in the process's own I/O thread, frozen as
+//  well. Nothing compares the cache's clock with this one's.
 static void
 s_freeze_check (binder_t *self)
 {
@@ -282,12 +300,12 @@ s_freeze_check (binder_t *self)
     self->watch_at_ms = now;
     if (gap < BAS_WORK_TTL_MS)
         return;
-    self->thawed_wall_us = bas_now_us (); // the clock send_time_us is read from
-    self->thaw_until_ms = now + BINDER_THAW_WINDOW_MS;
+    self->fence = ++self->fences;
     bas_warn ("frozen",
-              "ms=%lld msg=\"the process did not run for a work lease; the work the cache sent "
-              "before now is answered Expired\"",
-              (long long)gap);
+              "ms=%lld fence=%llu msg=\"the process did not run for a work lease; the work the "
+              "cache sent before it answers the fence is answered Expired\"",
+              (long long)gap, (unsigned long long)self->fence);
+    s_send_heartbeat (self);
 }
 
 static int
@@ -305,6 +323,17 @@ s_on_heartbeat (zloop_t *loop, int timer_id, void *arg)
     (void)loop;
     (void)timer_id;
     binder_t *self = arg;
+    s_send_heartbeat (self);
+    if (self->draining && bas_mono_ms () > self->drain_deadline_ms) {
+        bas_warn ("drain_timeout", "in_flight=%d", self->in_flight);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+s_send_heartbeat (binder_t *self)
+{
     //  The heartbeat says which work this binder holds: the cache re-issues
     //  what it sent here, that this binder received (id <= last_work_id) and
     //  no longer holds, but whose result never reached it (lost with a
@@ -319,13 +348,10 @@ s_on_heartbeat (zloop_t *loop, int timer_id, void *arg)
     for (s_call_t *c = zlistx_first (self->calls); c; c = zlistx_next (self->calls))
         held[hb.n_work_held++] = c->work->work_id;
     hb.work_held = held;
+    hb.has_fence = self->fence != 0;
+    hb.fence = self->fence;
     bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", &hb.base);
     free (held);
-    if (self->draining && bas_mono_ms () > self->drain_deadline_ms) {
-        bas_warn ("drain_timeout", "in_flight=%d", self->in_flight);
-        return -1;
-    }
-    return 0;
 }
 
 //  Ready while taking work: a draining binder asks not to get any.

@@ -622,6 +622,16 @@ s_handle_heartbeat (void *arg, bas_msg_t *msg)
                             "unknown binder: send Ready", msg->desc->name);
         return 0;
     }
+    //  A binder that was frozen fences: answer at once, behind all the work
+    //  sent to it so far (binder_main.c s_freeze_check).
+    if (hb->has_fence && hb->fence) {
+        Basalt__V1__Heartbeat echo = BASALT__V1__HEARTBEAT__INIT;
+        echo.service = "cache-svc";
+        echo.has_fence_echo = 1;
+        echo.fence_echo = hb->fence;
+        bas_svc_send (self->svc, self->workers, &self->work_stream, msg->identity, "binder",
+                      &echo.base);
+    }
     //  Read before the heartbeat timer after the reactor was held (it fires
     //  late): the same forgiveness applies to this judgement.
     if (s_beat_late (self, now))

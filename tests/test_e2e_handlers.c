@@ -507,6 +507,138 @@ test_binder_frozen_before_first_work (void **state)
     zsock_destroy (&router);
 }
 
+//  Send `body` to the binder as a cache whose wall clock is `skew_us` off
+//  this one's: the header's send time is skewed, the rest as bas_msg_send.
+static void
+s_send_skewed (zsock_t *router, zframe_t *identity, bas_stream_t *stream,
+               const ProtobufCMessage *body, int64_t skew_us)
+{
+    Basalt__V1__Header h = BASALT__V1__HEADER__INIT;
+    h.has_version = 1;
+    h.version = BAS_PROTOCOL_VERSION;
+    h.sender = stream->sender;
+    h.has_epoch = 1;
+    h.epoch = stream->epoch;
+    h.has_seq = 1;
+    h.seq = ++stream->seq;
+    h.has_send_time_us = 1;
+    h.send_time_us = bas_now_us () + skew_us;
+    uint8_t hbuf[256], bbuf[4096];
+    size_t hlen = basalt__v1__header__pack (&h, hbuf);
+    size_t blen = protobuf_c_message_get_packed_size (body);
+    assert_true (blen <= sizeof bbuf);
+    protobuf_c_message_pack (body, bbuf);
+    zmsg_t *m = zmsg_new ();
+    zmsg_append (m, &(zframe_t *){zframe_dup (identity)});
+    zmsg_addstr (m, body->descriptor->name);
+    zmsg_addmem (m, hbuf, hlen);
+    zmsg_addmem (m, bbuf, blen);
+    assert_int_equal (zmsg_send (&m, router), 0);
+}
+
+static void
+s_send_bind_skewed (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t id,
+                    int64_t skew_us)
+{
+    Basalt__V1__BindWork b = BASALT__V1__BIND_WORK__INIT;
+    b.namespace_ = "default";
+    b.name = "p1";
+    b.node = "n2";
+    Basalt__V1__Work w = BASALT__V1__WORK__INIT;
+    w.has_work_id = 1;
+    w.work_id = id;
+    w.item_case = BASALT__V1__WORK__ITEM_BIND;
+    w.bind = &b;
+    s_send_skewed (router, identity, stream, &w.base, skew_us);
+}
+
+//  Read the binder's messages until a WorkResult for `id`; the fence of
+//  any Heartbeat read on the way goes to *fence.
+static Basalt__V1__WorkResult *
+s_result_fence (zsock_t *router, uint64_t id, uint64_t *fence)
+{
+    while (true) {
+        bas_msg_t m;
+        assert_int_equal (s_recv (router, true, &m, 10000), BAS_MSG_OK);
+        if (m.desc == &basalt__v1__heartbeat__descriptor &&
+            ((Basalt__V1__Heartbeat *)m.body)->has_fence)
+            *fence = ((Basalt__V1__Heartbeat *)m.body)->fence;
+        if (m.desc == &basalt__v1__work_result__descriptor) {
+            Basalt__V1__WorkResult *r = (Basalt__V1__WorkResult *)m.body;
+            assert_int_equal (r->work_id, id);
+            m.body = NULL;
+            bas_msg_clear (&m);
+            return r;
+        }
+        bas_msg_clear (&m);
+    }
+}
+
+//  A binder frozen for a lease and a half, with a bind sent meanwhile by a
+//  cache whose clock is `skew_us` off the binder's: the rule that expires
+//  what waited through the freeze must not depend on the two clocks. The
+//  bind sent during the freeze, and one sent after the thaw before the
+//  cache answered the binder's fence, are Expired and not written; once
+//  the cache echoes the fence, a bind is done. Run with the cache's clock
+//  an hour ahead and an hour behind. (The rule this replaced compared the
+//  cache's send time with the binder's wall clock at the thaw: with the
+//  cache ahead, the bind that waited through the freeze was written.)
+static void
+s_frozen_skewed (s_env_t *env, int64_t skew_us)
+{
+    zsock_t *router;
+    zframe_t *identity = s_start_binder (env, "64", &router);
+    bas_stream_t stream;
+    bas_stream_init (&stream, "test-cache", 1);
+    assert_int_equal (kill (env->svc, SIGSTOP), 0);
+    int64_t frozen_at = zclock_mono ();
+    s_send_bind_skewed (router, identity, &stream, 1, skew_us);
+    while (zclock_mono () < frozen_at + BAS_WORK_TTL_MS * 3 / 2)
+        zclock_sleep (50);
+    assert_int_equal (kill (env->svc, SIGCONT), 0);
+    uint64_t fence = 0;
+    Basalt__V1__WorkResult *r = s_result_fence (router, 1, &fence);
+    assert_false (r->ok);
+    assert_string_equal (r->reason, "Expired");
+    basalt__v1__work_result__free_unpacked (r, NULL);
+    //  Sent after the thaw, but before the cache read the fence: Expired.
+    s_send_bind_skewed (router, identity, &stream, 2, skew_us);
+    r = s_result_fence (router, 2, &fence);
+    assert_string_equal (r->reason, "Expired");
+    basalt__v1__work_result__free_unpacked (r, NULL);
+    assert_null (s_pod_node (env, "p1"));
+    assert_true (fence != 0); // the binder asked for the echo
+    Basalt__V1__Heartbeat echo = BASALT__V1__HEARTBEAT__INIT;
+    echo.service = "cache-svc";
+    echo.has_fence_echo = 1;
+    echo.fence_echo = fence;
+    s_send_skewed (router, identity, &stream, &echo.base, skew_us);
+    //  After the echo: work is taken again, the clocks' offset whatever.
+    s_send_bind_skewed (router, identity, &stream, 3, skew_us);
+    r = s_result_fence (router, 3, &fence);
+    assert_true (r->ok);
+    assert_int_equal (r->http_code, 201);
+    basalt__v1__work_result__free_unpacked (r, NULL);
+    char *node = s_pod_node (env, "p1");
+    assert_non_null (node);
+    assert_string_equal (node, "n2");
+    free (node);
+    zframe_destroy (&identity);
+    zsock_destroy (&router);
+}
+
+static void
+test_binder_frozen_cache_clock_ahead (void **state)
+{
+    s_frozen_skewed (*state, 3600LL * 1000000);
+}
+
+static void
+test_binder_frozen_cache_clock_behind (void **state)
+{
+    s_frozen_skewed (*state, -3600LL * 1000000);
+}
+
 int
 main (void)
 {
@@ -514,6 +646,9 @@ main (void)
         cmocka_unit_test_setup_teardown (test_cache_handlers, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_binder_handlers, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_binder_frozen_before_first_work, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_binder_frozen_cache_clock_ahead, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_binder_frozen_cache_clock_behind, s_setup,
+                                         s_teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
