@@ -27,10 +27,10 @@ simulator's /admin/audit of bindings) and counts:
                  the API refuses both, its audit counts them) and a pod seen
                  on a second node
   partial_gangs  a gang with some but fewer than minMember members bound for
-                 longer than --partial-limit-s once all its pods exist, counted
-                 while cache-svc and session-svc are ready (a scheduler that
-                 is down or fenced cannot finish a gang; that time is
-                 reported as scheduler_unavailable_s)
+                 longer than --partial-limit-s of wall time once all its pods
+                 exist, whatever the scheduler was doing meanwhile (the time
+                 cache-svc or session-svc was not ready is reported apart,
+                 in all as scheduler_unavailable_s and for each violation)
   overcommitted  a node whose bound, unfinished pods ask for more cpu, memory
                  or pods than it has
   lost_pods      pods still unbound when the cluster has room for them,
@@ -489,7 +489,7 @@ class Checker:
             t = now()
             with self.lock:
                 self._check_nodes()
-                self._check_gangs(t - last if up else 0.0)
+                self._check_gangs(0.0 if up else t - last)
             if not up:
                 self.unavailable_s += t - last
             last = t
@@ -514,7 +514,8 @@ class Checker:
             else:
                 self.over_flagged.discard(node)
 
-    def _check_gangs(self, dt):
+    def _check_gangs(self, down):
+        """down: how long the scheduler was not ready since the last check."""
         members = {}
         for p in self.pods.values():
             if p["group"]:
@@ -529,16 +530,16 @@ class Checker:
             total, bound = members.get(name, (0, 0))
             if total >= g["min"] and 0 < bound < g["min"]:
                 if name not in self.partial_since:
-                    self.partial_since[name] = [t, 0.0]   # since, time the scheduler was up
+                    self.partial_since[name] = [t, 0.0]   # since, time the scheduler was down
                 else:
-                    self.partial_since[name][1] += dt
-                since, up_s = self.partial_since[name]
-                self.max_partial_s = max(self.max_partial_s, up_s)
-                if up_s > self.args.partial_limit_s and name not in self.partial_flagged:
+                    self.partial_since[name][1] += down
+                since, down_s = self.partial_since[name]
+                self.max_partial_s = max(self.max_partial_s, t - since)
+                if t - since > self.args.partial_limit_s and name not in self.partial_flagged:
                     self.partial_flagged.add(name)
                     self.violations["partial_gangs"].append(
-                        "%s: %d of minMember %d bound for %.1f s of scheduler time (%.1f s "
-                        "in all)" % (name, bound, g["min"], up_s, t - since))
+                        "%s: %d of minMember %d bound for %.1f s (the scheduler not ready "
+                        "for %.1f s of it)" % (name, bound, g["min"], t - since, down_s))
                     log("VIOLATION partial_gangs: " + self.violations["partial_gangs"][-1])
             else:
                 self.partial_since.pop(name, None)
@@ -762,8 +763,8 @@ def main():
     ap.add_argument("--kill-min-s", type=float, default=1.0)
     ap.add_argument("--kill-max-s", type=float, default=5.0)
     ap.add_argument("--partial-limit-s", type=float, default=20.0,
-                    help="a gang partly bound longer than this, counted while cache-svc and "
-                         "session-svc are ready, is a violation (default 20: a binder's "
+                    help="a gang partly bound longer than this (wall time, the scheduler's "
+                         "own downtime included) is a violation (default 20: a binder's "
                          "timeout, the work's lease and a session, with a binder frozen)")
     ap.add_argument("--settle-s", type=float, default=300.0)
     ap.add_argument("--seed", type=int, default=None)
