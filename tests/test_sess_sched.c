@@ -794,6 +794,27 @@ test_resourcequota_event (void **state)
     s_done (&run);
 }
 
+//  A minResources key nothing reads ("gpu") is read past, and said: the
+//  PodGroup gets a Warning Event InvalidMinResources naming it, while the
+//  group is enqueued and its pod placed on its cpu alone.
+static void
+test_unknown_min_resources_key_event (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_scenario (&run, BASALT_SOURCE_DIR "/tests/scenarios/enqueue-unknown-min-resources-key.yaml");
+    assert_int_equal (util_model_placed_count (run.commit, "typo"), 1);
+    const Basalt__V1__PodGroupEvent *ev = NULL;
+    for (size_t i = 0; i < run.commit->n_group_events; i++)
+        if (strcmp (run.commit->group_events[i]->reason, "InvalidMinResources") == 0)
+            ev = run.commit->group_events[i];
+    assert_non_null (ev);
+    assert_string_equal (ev->type, "Warning");
+    assert_string_equal (ev->uid, "pg:default/typo");
+    assert_non_null (strstr (ev->message, "spec.minResources: \"gpu\": not a resource"));
+    s_done (&run);
+}
+
 //  sess_commit_pack: every placement in exactly one part, no gang across two
 //  parts, parts no bigger than asked unless one gang alone is, evictions in
 //  the first part and statuses in the last, the session id in all.
@@ -929,6 +950,7 @@ main (void)
         cmocka_unit_test (test_pipelined_not_bound),
         cmocka_unit_test (test_odd_model),
         cmocka_unit_test (test_resourcequota_event),
+        cmocka_unit_test (test_unknown_min_resources_key_event),
         cmocka_unit_test (test_commit_parts_keep_gangs_whole),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
