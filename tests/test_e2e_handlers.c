@@ -344,9 +344,40 @@ s_pod_node (s_env_t *env, const char *name)
 }
 
 //  Send Work(bind p1 to node) with that id.
+//  Send `body` to the binder as a cache whose wall clock is `skew_us` off
+//  this one's: the header's send time is skewed, the rest as bas_msg_send.
 static void
-s_send_bind (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t id,
-             const char *node)
+s_send_skewed (zsock_t *router, zframe_t *identity, bas_stream_t *stream,
+               const ProtobufCMessage *body, int64_t skew_us)
+{
+    Basalt__V1__Header h = BASALT__V1__HEADER__INIT;
+    h.has_version = 1;
+    h.version = BAS_PROTOCOL_VERSION;
+    h.sender = stream->sender;
+    h.has_epoch = 1;
+    h.epoch = stream->epoch;
+    h.has_seq = 1;
+    h.seq = ++stream->seq;
+    h.has_send_time_us = 1;
+    h.send_time_us = bas_now_us () + skew_us;
+    uint8_t hbuf[256], bbuf[4096];
+    size_t hlen = basalt__v1__header__pack (&h, hbuf);
+    size_t blen = protobuf_c_message_get_packed_size (body);
+    assert_true (blen <= sizeof bbuf);
+    protobuf_c_message_pack (body, bbuf);
+    zmsg_t *m = zmsg_new ();
+    zmsg_append (m, &(zframe_t *){zframe_dup (identity)});
+    zmsg_addstr (m, body->descriptor->name);
+    zmsg_addmem (m, hbuf, hlen);
+    zmsg_addmem (m, bbuf, blen);
+    assert_int_equal (zmsg_send (&m, router), 0);
+}
+
+//  A bind of p1 to `node` as work `id`, from a cache whose clock is
+//  `skew_us` off this one's.
+static void
+s_send_bind_at (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t id,
+                const char *node, int64_t skew_us)
 {
     Basalt__V1__BindWork b = BASALT__V1__BIND_WORK__INIT;
     b.namespace_ = "default";
@@ -357,7 +388,14 @@ s_send_bind (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t
     w.work_id = id;
     w.item_case = BASALT__V1__WORK__ITEM_BIND;
     w.bind = &b;
-    bas_msg_send (router, stream, identity, &w.base);
+    s_send_skewed (router, identity, stream, &w.base, skew_us);
+}
+
+static void
+s_send_bind (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t id,
+             const char *node)
+{
+    s_send_bind_at (router, identity, stream, id, node, 0);
 }
 
 //  The next WorkResult (heartbeats skipped): it must be for work `id`.
@@ -507,51 +545,6 @@ test_binder_frozen_before_first_work (void **state)
     zsock_destroy (&router);
 }
 
-//  Send `body` to the binder as a cache whose wall clock is `skew_us` off
-//  this one's: the header's send time is skewed, the rest as bas_msg_send.
-static void
-s_send_skewed (zsock_t *router, zframe_t *identity, bas_stream_t *stream,
-               const ProtobufCMessage *body, int64_t skew_us)
-{
-    Basalt__V1__Header h = BASALT__V1__HEADER__INIT;
-    h.has_version = 1;
-    h.version = BAS_PROTOCOL_VERSION;
-    h.sender = stream->sender;
-    h.has_epoch = 1;
-    h.epoch = stream->epoch;
-    h.has_seq = 1;
-    h.seq = ++stream->seq;
-    h.has_send_time_us = 1;
-    h.send_time_us = bas_now_us () + skew_us;
-    uint8_t hbuf[256], bbuf[4096];
-    size_t hlen = basalt__v1__header__pack (&h, hbuf);
-    size_t blen = protobuf_c_message_get_packed_size (body);
-    assert_true (blen <= sizeof bbuf);
-    protobuf_c_message_pack (body, bbuf);
-    zmsg_t *m = zmsg_new ();
-    zmsg_append (m, &(zframe_t *){zframe_dup (identity)});
-    zmsg_addstr (m, body->descriptor->name);
-    zmsg_addmem (m, hbuf, hlen);
-    zmsg_addmem (m, bbuf, blen);
-    assert_int_equal (zmsg_send (&m, router), 0);
-}
-
-static void
-s_send_bind_skewed (zsock_t *router, zframe_t *identity, bas_stream_t *stream, uint64_t id,
-                    int64_t skew_us)
-{
-    Basalt__V1__BindWork b = BASALT__V1__BIND_WORK__INIT;
-    b.namespace_ = "default";
-    b.name = "p1";
-    b.node = "n2";
-    Basalt__V1__Work w = BASALT__V1__WORK__INIT;
-    w.has_work_id = 1;
-    w.work_id = id;
-    w.item_case = BASALT__V1__WORK__ITEM_BIND;
-    w.bind = &b;
-    s_send_skewed (router, identity, stream, &w.base, skew_us);
-}
-
 //  Read the binder's messages until a WorkResult for `id`; the fence of
 //  any Heartbeat read on the way goes to *fence.
 static Basalt__V1__WorkResult *
@@ -592,7 +585,7 @@ s_frozen_skewed (s_env_t *env, int64_t skew_us)
     bas_stream_init (&stream, "test-cache", 1);
     assert_int_equal (kill (env->svc, SIGSTOP), 0);
     int64_t frozen_at = zclock_mono ();
-    s_send_bind_skewed (router, identity, &stream, 1, skew_us);
+    s_send_bind_at (router, identity, &stream, 1, "n2", skew_us);
     while (zclock_mono () < frozen_at + BAS_WORK_TTL_MS * 3 / 2)
         zclock_sleep (50);
     assert_int_equal (kill (env->svc, SIGCONT), 0);
@@ -602,7 +595,7 @@ s_frozen_skewed (s_env_t *env, int64_t skew_us)
     assert_string_equal (r->reason, "Expired");
     basalt__v1__work_result__free_unpacked (r, NULL);
     //  Sent after the thaw, but before the cache read the fence: Expired.
-    s_send_bind_skewed (router, identity, &stream, 2, skew_us);
+    s_send_bind_at (router, identity, &stream, 2, "n2", skew_us);
     r = s_result_fence (router, 2, &fence);
     assert_string_equal (r->reason, "Expired");
     basalt__v1__work_result__free_unpacked (r, NULL);
@@ -614,7 +607,7 @@ s_frozen_skewed (s_env_t *env, int64_t skew_us)
     echo.fence_echo = fence;
     s_send_skewed (router, identity, &stream, &echo.base, skew_us);
     //  After the echo: work is taken again, the clocks' offset whatever.
-    s_send_bind_skewed (router, identity, &stream, 3, skew_us);
+    s_send_bind_at (router, identity, &stream, 3, "n2", skew_us);
     r = s_result_fence (router, 3, &fence);
     assert_true (r->ok);
     assert_int_equal (r->http_code, 201);
