@@ -12,11 +12,17 @@ FUZZ_BUILD ?= build-fuzz
 IMAGE_BUILD ?= build-image
 # make fuzz: seconds per libFuzzer target (CI runs 30)
 FUZZ_SECONDS ?= 60
+# make fuzz-long: executions per target, targets at a time, seconds at most
+FUZZ_LONG_RUNS ?= 10000000
+FUZZ_LONG_JOBS ?= $(JOBS)
+FUZZ_LONG_SECONDS ?= 36000
+FUZZ_TARGETS = fuzz_k8s_json fuzz_yaml fuzz_apisim fuzz_kubeconfig fuzz_sched_conf fuzz_quantity \
+	fuzz_msg
 # make soak: minutes of arrivals and chaos in each of the two soaks
 SOAK_MINUTES ?= 10
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build demo up test test-asan test-tsan fuzz soak bench image clean
+.PHONY: all deps configure build demo up test test-asan test-tsan fuzz fuzz-long soak bench image clean
 
 all: build
 
@@ -61,6 +67,18 @@ fuzz: deps
 		-DBASALT_FUZZ=ON >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz-targets
 	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# Every libFuzzer target to FUZZ_LONG_RUNS executions (ten million),
+# FUZZ_LONG_JOBS targets at a time at nice 19, each for at most
+# FUZZ_LONG_SECONDS; one line per target as make fuzz prints it; fails on
+# any crash, leak or timeout (the results are recorded in fuzz/README.md).
+fuzz-long: deps
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DBASALT_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz-targets
+	@printf '%s\n' $(FUZZ_TARGETS) | xargs -P $(FUZZ_LONG_JOBS) -I{} \
+		env FUZZ_RUNS=$(FUZZ_LONG_RUNS) nice -n 19 scripts/fuzz.sh $(FUZZ_BUILD) \
+		$(FUZZ_LONG_SECONDS) {}
 
 # The kill soak, then the API fault soak (the same, with the simulator
 # injecting errors, latency, dropped watches and 410s): SOAK_MINUTES each of
