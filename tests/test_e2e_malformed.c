@@ -319,9 +319,9 @@ test_malformed_to_readers (void **state)
     const int readers[] = {UTIL_SESSION, UTIL_CONTROLLER};
     for (int r = 0; r < 2; r++) {
         const char *extra[] = {"--tap", env->taps[readers[r]], NULL};
+        //  Never ready (there is no real cache): each is up once it has
+        //  asked for a snapshot, below.
         util_basalt_start (env, readers[r], extra);
-        assert_true (util_basalt_wait_ready (env, readers[r], S_WAIT_MS) ||
-                     util_basalt_alive (env, readers[r]));
     }
     //  Each reader asks the "cache" for a snapshot: that is its identity.
     zframe_t *ids[2] = {NULL, NULL};
