@@ -5,6 +5,22 @@
     never blocks on a send) and CURVE on tcp:// endpoints. The stable side
     binds, the scaled side connects (DESIGN.md).
 
+    No socket ever stops reading a connection: the receive high-water mark
+    is 0 (unbounded). libzmq 4.3.4 stops reading a connection whose
+    messages it cannot queue for the application (a full inbound pipe:
+    stream_engine_base.cpp:316-323, session_base.cpp:189-196). If that
+    peer then leaves, its hang-up still arrives (epoll reports EPOLLHUP
+    whatever the interest, and epoll.cpp:197-198 calls in_event for it),
+    and in_event only marks the connection failed, without ending it
+    (stream_engine_base.cpp:267-272, _io_error). The next output event on
+    it aborts the process at zmq_assert (!_io_error), line 331: the ZMTP
+    heartbeat timer (lines 756-759), or a PING still in its read buffer
+    once the application reads again (restart_input, lines 432-443,
+    answered at zmtp_engine.cpp:551). Any peer could do it: flood past the
+    mark and leave (test_e2e_vanish). Not fixed upstream (4.3.5, master).
+    So a connection is always read; what bounds a peer is MAXMSGSIZE per
+    frame and how fast the service reads.
+
     CURVE: a tcp:// endpoint needs a certificate. A binding side loads its
     secret certificate (`curve_cert`) and accepts only clients whose public
     certificates are in `curve_clients_dir` (through a zauth actor the
@@ -21,8 +37,7 @@
 #include <czmq.h>
 
 typedef struct {
-    int sndhwm; // messages queued per peer before sends fail
-    int rcvhwm;
+    int sndhwm;           // messages queued per peer before sends fail (received: no limit)
     int linger_ms;        // on close
     int heartbeat_ivl_ms; // ZMTP heartbeat interval (0 = off)
     int heartbeat_timeout_ms;
