@@ -55,13 +55,14 @@
 #include "util_proc.h"
 
 #define S_WAIT_MS 90000
-#define S_NODES 3000    // three snapshot parts of 1,000 objects
-#define S_PEERS 300     // peers per attack on one socket
-#define S_BATCH 30      // peers open at the same time
-#define S_FLOOD 200000  // frames a flooding peer queues
-#define S_KIDS 24       // peer processes killed at once
-#define S_STOPS 3       // stops of cache-svc among leaving peers
-#define S_WORK_SENDS 20 // WorkResults a fake binder sends before it leaves
+#define S_NODES 3000     // three snapshot parts of 1,000 objects
+#define S_PEERS 300      // peers per attack on one socket
+#define S_BATCH 30       // peers open at the same time
+#define S_FLOOD 200000   // frames a flooding peer queues
+#define S_KIDS 24        // peer processes killed at once
+#define S_STOPS 3        // stops of cache-svc among leaving peers
+#define S_WORK_SENDS 20  // WorkResults a fake binder sends before it leaves
+#define S_STOP_SENDS 500 // and at a stop: Error answers queue up unread
 
 // ------------------------------------------------------------ the cluster
 
@@ -135,16 +136,12 @@ s_ask_snapshot (s_peers_t *p, zsock_t *sock)
     assert_int_equal (bas_msg_send (sock, &p->stream, NULL, &req.base), 0);
 }
 
-//  A binder's hello with no credit (no real work is handed to it), then
-//  results for work it never had: each is answered with an Error.
+//  A fake binder: results for work it never had (each answered with an
+//  Error while it is unknown), then a hello with no credit (no real work
+//  is handed to it).
 static void
 s_fake_binder (s_peers_t *p, zsock_t *sock, int results)
 {
-    Basalt__V1__Ready ready = BASALT__V1__READY__INIT;
-    ready.has_credits = 1;
-    ready.credits = 0;
-    ready.binder_id = "vanish";
-    bas_msg_send (sock, &p->stream, NULL, &ready.base);
     Basalt__V1__WorkResult wr = BASALT__V1__WORK_RESULT__INIT;
     wr.has_work_id = 1;
     wr.has_ok = 1;
@@ -152,6 +149,11 @@ s_fake_binder (s_peers_t *p, zsock_t *sock, int results)
         wr.work_id = 1000000000ULL + (uint64_t)p->serial * 100 + (uint64_t)i;
         bas_msg_send (sock, &p->stream, NULL, &wr.base);
     }
+    Basalt__V1__Ready ready = BASALT__V1__READY__INIT;
+    ready.has_credits = 1;
+    ready.credits = 0;
+    ready.binder_id = "vanish";
+    bas_msg_send (sock, &p->stream, NULL, &ready.base);
 }
 
 //  A service that has ended fails the test at once (util_basalt_alive
@@ -181,14 +183,17 @@ s_recv_one (util_basalt_t *env, zsock_t *sock, int timeout_ms)
 // ------------------------------------------------------------ judging
 
 typedef struct {
+    util_basalt_t *env;
     zsock_t *sub; // on cache-svc's delta PUB
-    int beats;    // heartbeats seen since the last s_two_beats
+    int beats;    // heartbeats seen since s_all_alive began
 } s_watch_t;
 
 static bool
 s_beats_seen (void *arg)
 {
     s_watch_t *w = arg;
+    if (!util_basalt_alive (w->env, UTIL_CACHE))
+        return true; // no more beats: s_all_alive fails
     while (zsock_events (w->sub) & ZMQ_POLLIN) {
         zmsg_t *m = zmsg_recv_nowait (w->sub);
         if (!m)
@@ -458,27 +463,28 @@ s_killed (util_basalt_t *env, const char *self_path)
     printf ("%d peer processes killed with answers under way\n", S_KIDS);
 }
 
-//  cache-svc stopped while S_BATCH peers that never read leave, one a
-//  millisecond: each stop must end in exit 0.
+//  cache-svc stopped while 2 x S_BATCH peers that never read leave around
+//  it, one every 300 us: each stop must end in exit 0.
 static void
 s_stops (util_basalt_t *env, s_peers_t *p)
 {
     for (int r = 0; r < S_STOPS; r++) {
-        zsock_t *socks[S_BATCH];
-        for (int i = 0; i < S_BATCH; i++) {
+        zsock_t *socks[2 * S_BATCH];
+        for (int i = 0; i < 2 * S_BATCH; i++) {
             socks[i] = s_dealer (env->endpoints[i % 2 ? 2 : 0], 1, NULL);
             if (i % 2)
-                s_fake_binder (p, socks[i], S_WORK_SENDS);
+                s_fake_binder (p, socks[i], S_STOP_SENDS);
             else
                 s_ask_snapshot (p, socks[i]);
         }
         assert_true (s_recv_one (env, socks[0], 10000)); // answers are under way
+        assert_true (s_recv_one (env, socks[1], 10000));
         kill (env->pids[UTIL_CACHE], SIGTERM);
-        for (int i = 0; i < S_BATCH; i++) {
+        for (int i = 0; i < 2 * S_BATCH; i++) {
             zsock_destroy (&socks[i]);
-            usleep (1000);
+            usleep (300);
         }
-        if (!util_basalt_kill (env, UTIL_CACHE, SIGTERM))
+        if (!util_basalt_wait_exit (env, UTIL_CACHE, 0, 10000))
             fail_msg ("cache-svc did not stop cleanly at stop %d among leaving peers", r + 1);
         util_basalt_start (env, UTIL_CACHE, NULL);
         assert_true (util_basalt_wait_ready (env, UTIL_CACHE, S_WAIT_MS));
@@ -505,7 +511,7 @@ test_vanishing_peers (void **state)
     assert_true (util_basalt_wait_ready (env, UTIL_CACHE, S_WAIT_MS));
     s_gang_placed (env, "before", 2);
 
-    s_watch_t watch = {zsock_new (ZMQ_SUB), 0};
+    s_watch_t watch = {env, zsock_new (ZMQ_SUB), 0};
     zsock_set_subscribe (watch.sub, "basalt.v1.Heartbeat");
     assert_int_equal (zsock_connect (watch.sub, "%s", env->endpoints[1]), 0);
     s_peers_t peers = {.serial = 0};
