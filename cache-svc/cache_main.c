@@ -557,7 +557,7 @@ s_handle_ready (void *arg, bas_msg_t *msg)
     cache_t *self = arg;
     const Basalt__V1__Ready *ready = (const Basalt__V1__Ready *)msg->body;
     cache_work_ready (self->work, msg->identity, ready->has_credits ? ready->credits : 0,
-                      ready->binder_id, bas_mono_ms ());
+                      ready->binder_id, ready->instance, bas_mono_ms ());
     bas_metrics_set (self->metrics, "basalt_binders", NULL,
                      (double)cache_work_binders (self->work));
     s_dispatch_work (self);
@@ -984,10 +984,12 @@ main (int argc, char **argv)
     self.pub = self.router ? bas_sock_new (ZMQ_PUB, self.config.delta_endpoint, true, &opts, err,
                                            sizeof err)
                            : NULL;
-    //  Binders keep one identity across reconnects (binder_main.c): the new
-    //  connection of a known binder takes its identity over.
+    //  No ROUTER_HANDOVER: a binder is known across reconnects by its
+    //  Ready's instance (cache_work_ready), not by a ZeroMQ identity; a
+    //  takeover leaves the old connection without a pipe, reading stops on
+    //  its next message, and its hang-up then aborts libzmq 4.3.4
+    //  (bas_sock.h).
     self.work_opts = opts;
-    self.work_opts.router_handover = true;
     self.work_opts.heartbeat_timeout_ms = CACHE_WORK_ZMTP_TIMEOUT_MS;
     if (!self.pub) {
         bas_error ("socket_failed", "msg=\"%s\"", err);

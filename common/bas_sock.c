@@ -52,10 +52,6 @@ bas_sock_new (int type, const char *endpoint, bool bind, const bas_sock_opts_t *
     zsock_set_reconnect_ivl_max (sock, opts->reconnect_ivl_max_ms);
     if (type == ZMQ_ROUTER)
         zsock_set_router_mandatory (sock, 1);
-    if (type == ZMQ_ROUTER && opts->router_handover)
-        zsock_set_router_handover (sock, 1);
-    if (opts->identity && *opts->identity)
-        zsock_set_identity (sock, opts->identity);
     if (type == ZMQ_SUB)
         zsock_set_subscribe (sock, "");
 
