@@ -55,14 +55,14 @@
 #include "util_proc.h"
 
 #define S_WAIT_MS 90000
-#define S_NODES 3000     // three snapshot parts of 1,000 objects
-#define S_PEERS 300      // peers per attack on one socket
-#define S_BATCH 30       // peers open at the same time
-#define S_FLOOD 200000   // frames a flooding peer queues
-#define S_KIDS 24        // peer processes killed at once
-#define S_STOPS 3        // stops of cache-svc among leaving peers
-#define S_WORK_SENDS 20  // WorkResults a fake binder sends before it leaves
-#define S_STOP_SENDS 500 // and at a stop: Error answers queue up unread
+#define S_NODES 3000      // three snapshot parts of 1,000 objects
+#define S_PEERS 300       // peers per attack on one socket
+#define S_BATCH 30        // peers open at the same time
+#define S_FLOOD 200000    // frames a flooding peer queues
+#define S_KIDS 24         // peer processes killed at once
+#define S_STOPS 3         // stops of cache-svc among leaving peers
+#define S_WORK_SENDS 20   // WorkResults a fake binder sends before it leaves
+#define S_STOP_SENDS 5000 // and at a stop: Error answers queue up unread
 
 // ------------------------------------------------------------ the cluster
 
