@@ -447,7 +447,6 @@ done:
     bas_kube_destroy (&self.kube);
     zlistx_destroy (&self.calls); // the list only: each call is freed when its request ends
     bas_kube_config_clear (&kcfg);
-    zsock_destroy (&self.dealer);
-    bas_svc_destroy (&self.svc);
-    return exit_code;
+    bas_svc_keep (self.svc, &self.dealer); // not closed (bas_svc_exit)
+    bas_svc_exit (&self.svc, exit_code);
 }

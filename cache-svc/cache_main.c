@@ -1047,24 +1047,16 @@ done:
     bas_kube_destroy (&self.kube);
     bas_lease_destroy (&self.lease); // after the client: it dropped the lease's request
     bas_kube_config_clear (&kcfg);
-    //  Nothing cache-svc still has queued matters once it stops (readers
-    //  resnapshot, binders reconnect), and flushing it to peers that stop at
-    //  the same moment trips libzmq 4.3.4's assertion !_io_error in
-    //  stream_engine_base.cpp (out_event on a connection that already failed
-    //  while its input was stopped): seen about once in ten runs when the
-    //  sidecars stop together. Drop it at close instead of lingering.
-    zsock_t **socks[] = {&self.router, &self.pub, &self.workers};
-    for (size_t i = 0; i < sizeof socks / sizeof socks[0]; i++) {
-        if (*socks[i])
-            zsock_set_linger (*socks[i], 0);
-        zsock_destroy (socks[i]);
-    }
+    //  Not closed: libzmq 4.3.4 aborts closing a connection whose peer
+    //  leaves at that moment (bas_svc_exit); the process ends without it.
+    bas_svc_keep (self.svc, &self.router);
+    bas_svc_keep (self.svc, &self.pub);
+    bas_svc_keep (self.svc, &self.workers);
     cache_work_destroy (&self.work);
     zlistx_destroy (&self.commits);
     zlistx_destroy (&self.snapshots);
     cache_commit_log_destroy (&self.commit_log);
     zhashx_destroy (&self.shares);
     cache_model_destroy (&self.model);
-    bas_svc_destroy (&self.svc);
-    return exit_code;
+    bas_svc_exit (&self.svc, exit_code);
 }
