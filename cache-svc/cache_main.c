@@ -334,7 +334,10 @@ static void s_snapshot_arm (cache_t *self);
 //  One slice of the snapshots being sent: parts of CACHE_SNAPSHOT_PART
 //  objects, a reader after the other, for at most CACHE_COMMIT_SLICE_US.
 //  Pending changes are published first, so that no part is ahead of the
-//  delta stream the reader applies after the last part.
+//  delta stream the reader applies after the last part. A part that cannot
+//  be sent ends its snapshot: the reader is gone (EHOSTUNREACH) or takes
+//  no more (EAGAIN), the rest would be built for nobody, and a reader still
+//  there asks again (bas_replica: a part out of order, or none for 2 s).
 static int
 s_on_snapshot_timer (zloop_t *loop, int timer_id, void *arg)
 {
@@ -351,8 +354,15 @@ s_on_snapshot_timer (zloop_t *loop, int timer_id, void *arg)
             cache_model_snapshot_part (self->model, job->snap, CACHE_SNAPSHOT_PART, &more);
         zmsg_t *out = bas_msg_encode_packed (&self->router_stream, job->identity,
                                              &basalt__v1__snapshot__descriptor, &body, 0);
-        bas_svc_send_msg (self->svc, self->router, job->requester,
-                          &basalt__v1__snapshot__descriptor, &out);
+        if (bas_svc_send_msg (self->svc, self->router, job->requester,
+                              &basalt__v1__snapshot__descriptor, &out) != 0) {
+            bas_info ("snapshot_dropped", "requester=%s parts_sent=%zu", job->requester,
+                      job->parts);
+            bas_metrics_add (self->metrics, "basalt_snapshots_dropped_total", NULL, 1);
+            zlistx_delete (self->snapshots, zlistx_cursor (self->snapshots));
+            job = zlistx_first (self->snapshots);
+            continue;
+        }
         job->parts++;
         if (!more) {
             bas_info ("snapshot_served", "requester=%s parts=%zu ms=%.1f", job->requester,
@@ -881,6 +891,10 @@ s_describe (bas_metrics_t *m)
 {
     bas_metrics_describe (m, "basalt_cache_seq", BAS_METRIC_GAUGE,
                           "Last published delta sequence number", NULL, 0);
+    bas_metrics_describe (m, "basalt_snapshots_dropped_total", BAS_METRIC_COUNTER,
+                          "Snapshots ended early: a part could not be sent (the reader left, "
+                          "or takes no more)",
+                          NULL, 0);
     bas_metrics_describe (m, "basalt_binder_work_in_flight", BAS_METRIC_GAUGE,
                           "Work items sent to binders without a result", NULL, 0);
     bas_metrics_describe (m, "basalt_binder_work_queued", BAS_METRIC_GAUGE,

@@ -271,7 +271,9 @@ s_snapshots (util_basalt_t *env, s_peers_t *p)
     }
     //  Most of them left after a part arrived: the answers were under way.
     assert_true (mid >= S_PEERS / 3 * 9 / 10);
-    printf ("snapshot ROUTER: %d peers left, %d after the first of three parts\n", S_PEERS, mid);
+    printf ("snapshot ROUTER: %d peers left, %d after the first of three parts; snapshots "
+            "cache-svc dropped so far, its reader gone: %.0f\n",
+            S_PEERS, mid, util_basalt_metric (env, UTIL_CACHE, "basalt_snapshots_dropped_total"));
 }
 
 //  Work ROUTER: fake binders that leave, half of them in pairs sharing one
