@@ -13,27 +13,29 @@
     - snapshot ROUTER: S_PEERS peers, S_BATCH open at once, ask for a
       snapshot and leave: at once, after the first part, or without ever
       reading (cache-svc's writes to them stall in the middle of a part);
-    - work ROUTER: S_PEERS fake binders say Ready and send WorkResults
-      cache-svc answers with Errors, and leave; half of them in pairs that
-      share one ZeroMQ identity, the first one still sending after the
-      second connected;
-    - both ROUTERs: a peer sends 200,000 frames with its ZMTP heartbeat at
+    - work ROUTER: S_PEERS fake binders send WorkResults (answered with
+      Errors: unknown binder), say Ready and leave; half of them in pairs
+      that share one ZeroMQ identity, the first one sending again after
+      the second connected;
+    - both ROUTERs: a peer queues 200,000 frames with its ZMTP heartbeat at
       1 ms and leaves in the middle (linger 0), twice on each;
-    - delta PUB and every tap: S_PEERS subscribers leave, some never
-      reading, some after flooding subscriptions;
+    - delta PUB and every tap: 60 subscribers each leave, half of them never
+      reading, half after flooding subscriptions;
     - everything at once: S_KIDS peer processes (this program again) ask on
       every socket and are SIGKILLed once an answer has started to arrive.
     After each, once cache-svc has published two heartbeats (libzmq's own
     heartbeat timers, 1 s, have run on every connection the peers left),
     every service still runs; then a gang submitted to the API is placed.
-    Last, cache-svc is stopped S_STOPS times while S_BATCH peers that never
-    read leave around it, and must exit 0 each time; the teardown checks
-    that every service stops cleanly.
+    Last, cache-svc is stopped S_STOPS times while 2 x S_BATCH peers that
+    never read (fake binders with S_STOP_SENDS Error answers queued) leave
+    around it, and must exit 0 each time; a gang is placed after; the
+    teardown checks that every service stops cleanly.
 
-    Before the fix, libzmq 4.3.4 aborted cache-svc ("Assertion failed:
-    !_io_error (src/stream_engine_base.cpp:331)") about a second after the
-    work ROUTER's first identity pair left, and at a stop while peers left
-    ("Resource temporarily unavailable (src/session_base.cpp:260)").
+    Before the fix, libzmq 4.3.4 aborted cache-svc about a second after the
+    work ROUTER's first identity pair left ("Assertion failed: !_io_error
+    (src/stream_engine_base.cpp:331)"), and at one stop in twelve among
+    leaving peers ("Resource temporarily unavailable
+    (src/session_base.cpp:260)"): bas_sock.h and bas_svc.h say why.
 */
 #include <setjmp.h>
 #include <stdarg.h>
