@@ -49,6 +49,7 @@ typedef struct {
     zsock_t *dealer;
     bas_stream_t stream;
     char id[64];
+    char instance[160];    // this process for the cache: id and start epoch (Ready.instance)
     int in_flight;         // requests sent, not yet answered
     zlistx_t *calls;       // s_call_t in flight (borrowed: each call owns itself)
     uint64_t last_work_id; // the highest work id received from cache_epoch (in heartbeats)
@@ -89,6 +90,7 @@ s_send_ready (binder_t *self)
     if (ready.credits < 0)
         ready.credits = 0;
     ready.binder_id = self->id;
+    ready.instance = self->instance;
     bas_svc_send (self->svc, self->dealer, &self->stream, NULL, "cache-svc", &ready.base);
 }
 
@@ -427,14 +429,15 @@ main (int argc, char **argv)
     bas_sock_opts_t opts = bas_sock_opts_default ();
     opts.curve_cert = self.config.common.curve_cert;
     opts.curve_server = self.config.curve_server;
-    //  One identity for this process's whole life: when the connection to
-    //  cache-svc drops and comes back (a cache frozen past the ZMTP
-    //  heartbeat timeout), the cache still knows this binder and the work
-    //  it holds, instead of seeing a new binder and declaring this one lost.
-    char identity[160];
-    snprintf (identity, sizeof identity, "%s/%llu", self.id,
+    //  One instance for this process's whole life, said in every Ready:
+    //  when the connection to cache-svc drops and comes back (a cache
+    //  frozen past the ZMTP heartbeat timeout), the cache answers the first
+    //  message on the new connection "unknown binder: send Ready", and the
+    //  Ready's instance gives this binder back the work it holds, instead
+    //  of a new binder and this one declared lost. (Not a fixed ZeroMQ
+    //  identity: bas_sock.h says why.)
+    snprintf (self.instance, sizeof self.instance, "%s/%llu", self.id,
               (unsigned long long)bas_svc_epoch (self.svc));
-    opts.identity = identity;
     //  ZMTP heartbeats drop the connection only after a long silence: a
     //  cache whose reactor is held for seconds must find the results queued
     //  for it still there, not lost with a dropped connection. The cache
@@ -470,7 +473,6 @@ done:
     bas_kube_destroy (&self.kube);
     zlistx_destroy (&self.calls); // the list only: each call is freed when its request ends
     bas_kube_config_clear (&kcfg);
-    zsock_destroy (&self.dealer);
-    bas_svc_destroy (&self.svc);
-    return exit_code;
+    bas_svc_keep (self.svc, &self.dealer); // not closed (bas_svc_exit)
+    bas_svc_exit (&self.svc, exit_code);
 }

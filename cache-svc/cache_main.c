@@ -334,7 +334,10 @@ static void s_snapshot_arm (cache_t *self);
 //  One slice of the snapshots being sent: parts of CACHE_SNAPSHOT_PART
 //  objects, a reader after the other, for at most CACHE_COMMIT_SLICE_US.
 //  Pending changes are published first, so that no part is ahead of the
-//  delta stream the reader applies after the last part.
+//  delta stream the reader applies after the last part. A part that cannot
+//  be sent ends its snapshot: the reader is gone (EHOSTUNREACH) or takes
+//  no more (EAGAIN), the rest would be built for nobody, and a reader still
+//  there asks again (bas_replica: a part out of order, or none for 2 s).
 static int
 s_on_snapshot_timer (zloop_t *loop, int timer_id, void *arg)
 {
@@ -351,8 +354,15 @@ s_on_snapshot_timer (zloop_t *loop, int timer_id, void *arg)
             cache_model_snapshot_part (self->model, job->snap, CACHE_SNAPSHOT_PART, &more);
         zmsg_t *out = bas_msg_encode_packed (&self->router_stream, job->identity,
                                              &basalt__v1__snapshot__descriptor, &body, 0);
-        bas_svc_send_msg (self->svc, self->router, job->requester,
-                          &basalt__v1__snapshot__descriptor, &out);
+        if (bas_svc_send_msg (self->svc, self->router, job->requester,
+                              &basalt__v1__snapshot__descriptor, &out) != 0) {
+            bas_info ("snapshot_dropped", "requester=%s parts_sent=%zu", job->requester,
+                      job->parts);
+            bas_metrics_add (self->metrics, "basalt_snapshots_dropped_total", NULL, 1);
+            zlistx_delete (self->snapshots, zlistx_cursor (self->snapshots));
+            job = zlistx_first (self->snapshots);
+            continue;
+        }
         job->parts++;
         if (!more) {
             bas_info ("snapshot_served", "requester=%s parts=%zu ms=%.1f", job->requester,
@@ -557,7 +567,7 @@ s_handle_ready (void *arg, bas_msg_t *msg)
     cache_t *self = arg;
     const Basalt__V1__Ready *ready = (const Basalt__V1__Ready *)msg->body;
     cache_work_ready (self->work, msg->identity, ready->has_credits ? ready->credits : 0,
-                      ready->binder_id, bas_mono_ms ());
+                      ready->binder_id, ready->instance, bas_mono_ms ());
     bas_metrics_set (self->metrics, "basalt_binders", NULL,
                      (double)cache_work_binders (self->work));
     s_dispatch_work (self);
@@ -891,6 +901,10 @@ s_describe (bas_metrics_t *m)
 {
     bas_metrics_describe (m, "basalt_cache_seq", BAS_METRIC_GAUGE,
                           "Last published delta sequence number", NULL, 0);
+    bas_metrics_describe (m, "basalt_snapshots_dropped_total", BAS_METRIC_COUNTER,
+                          "Snapshots ended early: a part could not be sent (the reader left, "
+                          "or takes no more)",
+                          NULL, 0);
     bas_metrics_describe (m, "basalt_binder_work_in_flight", BAS_METRIC_GAUGE,
                           "Work items sent to binders without a result", NULL, 0);
     bas_metrics_describe (m, "basalt_binder_work_queued", BAS_METRIC_GAUGE,
@@ -994,10 +1008,12 @@ main (int argc, char **argv)
     self.pub = self.router ? bas_sock_new (ZMQ_PUB, self.config.delta_endpoint, true, &opts, err,
                                            sizeof err)
                            : NULL;
-    //  Binders keep one identity across reconnects (binder_main.c): the new
-    //  connection of a known binder takes its identity over.
+    //  No ROUTER_HANDOVER: a binder is known across reconnects by its
+    //  Ready's instance (cache_work_ready), not by a ZeroMQ identity; a
+    //  takeover leaves the old connection without a pipe, reading stops on
+    //  its next message, and its hang-up then aborts libzmq 4.3.4
+    //  (bas_sock.h).
     self.work_opts = opts;
-    self.work_opts.router_handover = true;
     self.work_opts.heartbeat_timeout_ms = CACHE_WORK_ZMTP_TIMEOUT_MS;
     if (!self.pub) {
         bas_error ("socket_failed", "msg=\"%s\"", err);
@@ -1055,24 +1071,16 @@ done:
     bas_kube_destroy (&self.kube);
     bas_lease_destroy (&self.lease); // after the client: it dropped the lease's request
     bas_kube_config_clear (&kcfg);
-    //  Nothing cache-svc still has queued matters once it stops (readers
-    //  resnapshot, binders reconnect), and flushing it to peers that stop at
-    //  the same moment trips libzmq 4.3.4's assertion !_io_error in
-    //  stream_engine_base.cpp (out_event on a connection that already failed
-    //  while its input was stopped): seen about once in ten runs when the
-    //  sidecars stop together. Drop it at close instead of lingering.
-    zsock_t **socks[] = {&self.router, &self.pub, &self.workers};
-    for (size_t i = 0; i < sizeof socks / sizeof socks[0]; i++) {
-        if (*socks[i])
-            zsock_set_linger (*socks[i], 0);
-        zsock_destroy (socks[i]);
-    }
+    //  Not closed: libzmq 4.3.4 aborts closing a connection whose peer
+    //  leaves at that moment (bas_svc_exit); the process ends without it.
+    bas_svc_keep (self.svc, &self.router);
+    bas_svc_keep (self.svc, &self.pub);
+    bas_svc_keep (self.svc, &self.workers);
     cache_work_destroy (&self.work);
     zlistx_destroy (&self.commits);
     zlistx_destroy (&self.snapshots);
     cache_commit_log_destroy (&self.commit_log);
     zhashx_destroy (&self.shares);
     cache_model_destroy (&self.model);
-    bas_svc_destroy (&self.svc);
-    return exit_code;
+    bas_svc_exit (&self.svc, exit_code);
 }

@@ -13,8 +13,9 @@
 
 typedef struct {
     char key[64];         // hex identity
-    zframe_t *identity;   // ROUTER identity
+    zframe_t *identity;   // ROUTER identity of its current connection
     char id[64];          // binder's own name
+    char instance[160];   // its process (Ready.instance), "" if it gave none
     int credits;          // work it can still take
     int64_t last_seen_ms; // last message from it
 } s_binder_t;
@@ -172,13 +173,52 @@ cache_work_add (cache_work_t *self, Basalt__V1__Work **work_p)
     return w->work_id;
 }
 
+//  The binder of process `instance` on another connection, or NULL.
+static s_binder_t *
+s_binder_of_instance (cache_work_t *self, const char *instance)
+{
+    if (!instance || !*instance)
+        return NULL;
+    for (s_binder_t *b = zhashx_first (self->binders); b; b = zhashx_next (self->binders))
+        if (strcmp (b->instance, instance) == 0)
+            return b;
+    return NULL;
+}
+
+//  Move binder b to the connection `identity` (keyed `key`): its place in
+//  the LRU order and the work in flight to it follow.
+static void
+s_binder_move (cache_work_t *self, s_binder_t *b, zframe_t *identity, const char *key)
+{
+    char old[64];
+    snprintf (old, sizeof old, "%s", b->key);
+    zhashx_rename (self->binders, old, key);
+    snprintf (b->key, sizeof b->key, "%s", key);
+    zframe_destroy (&b->identity);
+    b->identity = zframe_dup (identity);
+    void *handle = zlistx_find (self->lru, old);
+    if (handle)
+        zlistx_delete (self->lru, handle);
+    zlistx_add_end (self->lru, strdup (key));
+    int moved = 0;
+    for (s_flight_t *f = zhashx_first (self->flight); f; f = zhashx_next (self->flight))
+        if (strcmp (f->binder, old) == 0) {
+            snprintf (f->binder, sizeof f->binder, "%s", key);
+            moved++;
+        }
+    bas_info ("binder_reconnected", "binder=%s instance=%s in_flight=%d", *b->id ? b->id : key,
+              b->instance, moved);
+}
+
 void
 cache_work_ready (cache_work_t *self, zframe_t *identity, int credits, const char *binder_id,
-                  int64_t now_ms)
+                  const char *instance, int64_t now_ms)
 {
     char key[64];
     s_key (identity, key, sizeof key);
     s_binder_t *b = zhashx_lookup (self->binders, key);
+    if (!b && (b = s_binder_of_instance (self, instance)) != NULL)
+        s_binder_move (self, b, identity, key);
     if (!b) {
         b = bas_alloc (sizeof *b);
         snprintf (b->key, sizeof b->key, "%s", key);
@@ -188,6 +228,7 @@ cache_work_ready (cache_work_t *self, zframe_t *identity, int credits, const cha
         bas_info ("binder_joined", "binder=%s credits=%d", binder_id ? binder_id : key, credits);
     }
     snprintf (b->id, sizeof b->id, "%s", binder_id ? binder_id : "");
+    snprintf (b->instance, sizeof b->instance, "%s", instance ? instance : "");
     b->credits = credits < 0 ? 0 : credits;
     b->last_seen_ms = now_ms;
 }

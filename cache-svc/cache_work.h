@@ -27,8 +27,14 @@ void cache_work_destroy (cache_work_t **self_p);
 uint64_t cache_work_add (cache_work_t *self, Basalt__V1__Work **work_p);
 
 //  A binder announced `credits` (its total capacity minus work in flight).
+//  `instance` (Ready.instance, may be NULL) names the binder process: a
+//  Ready on a new connection (`identity`) with the instance of a known
+//  binder moves that binder, and the work in flight to it, to the new
+//  connection (its old one dropped, or the process reconnected after a
+//  long freeze of either side); messages from the old one are then from
+//  an unknown peer.
 void cache_work_ready (cache_work_t *self, zframe_t *identity, int credits, const char *binder_id,
-                       int64_t now_ms);
+                       const char *instance, int64_t now_ms);
 
 //  Any message from a binder proves it alive. Returns false if unknown.
 bool cache_work_seen (cache_work_t *self, zframe_t *identity, int64_t now_ms);

@@ -426,14 +426,11 @@ bas_replica_destroy (bas_replica_t **self_p)
         bas_svc_timer_end (self->svc, self->timer_id);
     if (self->drain_timer != -1)
         bas_svc_timer_end (self->svc, self->drain_timer);
-    if (self->sub) {
-        bas_svc_reader_end (self->svc, self->sub);
-        zsock_destroy (&self->sub);
-    }
-    if (self->dealer) {
-        bas_svc_reader_end (self->svc, self->dealer);
-        zsock_destroy (&self->dealer);
-    }
+    //  The sockets stay open with the service until it ends (bas_svc_keep).
+    if (self->sub)
+        bas_svc_keep (self->svc, &self->sub);
+    if (self->dealer)
+        bas_svc_keep (self->svc, &self->dealer);
     zlistx_destroy (&self->buffer);
     zhashx_destroy (&self->out_of_sync);
     zlistx_destroy (&self->ignored);

@@ -44,6 +44,8 @@ bas_replica_t *bas_replica_new (bas_svc_t *svc, const char *snapshot_endpoint,
                                 const char *delta_endpoint, const bas_sock_opts_t *opts,
                                 const bas_replica_fns_t *fns, const bas_handler_t *handlers,
                                 void *arg, char *err, size_t errlen);
+//  The replica's sockets are not closed: they stay open with its service
+//  until bas_svc_destroy or bas_svc_exit (bas_svc_keep says why).
 void bas_replica_destroy (bas_replica_t **self_p);
 
 //  Where a detached replica sends what would go on its DEALER: its

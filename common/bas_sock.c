@@ -8,7 +8,6 @@ bas_sock_opts_default (void)
 {
     bas_sock_opts_t o = {
         .sndhwm = 100000,
-        .rcvhwm = 100000,
         .linger_ms = 200,
         .heartbeat_ivl_ms = 1000,
         .heartbeat_timeout_ms = 5000,
@@ -40,7 +39,7 @@ bas_sock_new (int type, const char *endpoint, bool bind, const bas_sock_opts_t *
         return NULL;
     }
     zsock_set_sndhwm (sock, opts->sndhwm);
-    zsock_set_rcvhwm (sock, opts->rcvhwm);
+    zsock_set_rcvhwm (sock, 0); // never stop reading a connection (bas_sock.h)
     zsock_set_linger (sock, opts->linger_ms);
     zsock_set_sndtimeo (sock, 0);
     if (opts->heartbeat_ivl_ms > 0) {
@@ -53,10 +52,6 @@ bas_sock_new (int type, const char *endpoint, bool bind, const bas_sock_opts_t *
     zsock_set_reconnect_ivl_max (sock, opts->reconnect_ivl_max_ms);
     if (type == ZMQ_ROUTER)
         zsock_set_router_mandatory (sock, 1);
-    if (type == ZMQ_ROUTER && opts->router_handover)
-        zsock_set_router_handover (sock, 1);
-    if (opts->identity && *opts->identity)
-        zsock_set_identity (sock, opts->identity);
     if (type == ZMQ_SUB)
         zsock_set_subscribe (sock, "");
 

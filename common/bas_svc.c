@@ -6,9 +6,20 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
+#if defined(__SANITIZE_ADDRESS__)
+#define S_LEAK_CHECK 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define S_LEAK_CHECK 1
+#endif
+#endif
+#ifdef S_LEAK_CHECK
+#include <sanitizer/lsan_interface.h>
+#endif
 #ifdef BASALT_JEMALLOC
 #include <jemalloc/jemalloc.h>
 #endif
@@ -82,6 +93,7 @@ struct _bas_svc_t {
     bas_svc_stop_fn *stop_fn;
     void *stop_arg;
     zlistx_t *handlers;        // s_handler_t (owned)
+    zlistx_t *kept;            // zsock_t * kept open until the process ends (bas_svc_keep)
     int64_t turn_max_us;       // longest reactor turn so far
     const char *turn_max_what; // its handler
 };
@@ -96,6 +108,14 @@ static void
 s_handler_free (void **item_p)
 {
     free (*item_p);
+    *item_p = NULL;
+}
+
+static void
+s_kept_free (void **item_p)
+{
+    zsock_t *sock = *item_p;
+    zsock_destroy (&sock);
     *item_p = NULL;
 }
 
@@ -302,6 +322,8 @@ bas_svc_new (const char *name, const char *summary, const bas_flag_t *table, voi
     self->loop = zloop_new ();
     self->handlers = zlistx_new ();
     zlistx_set_destructor (self->handlers, s_handler_free);
+    self->kept = zlistx_new ();
+    zlistx_set_destructor (self->kept, s_kept_free);
     self->metrics = bas_metrics_new ();
     s_describe (self->metrics);
     bas_metrics_set (self->metrics, "basalt_reactor_turn_max_seconds", NULL, 0);
@@ -405,6 +427,7 @@ bas_svc_destroy (bas_svc_t **self_p)
     if (self->tap)
         zloop_reader_end (self->loop, self->tap);
     zsock_destroy (&self->tap);
+    zlistx_destroy (&self->kept);
     zactor_destroy (&self->auth); // after the tap, and after the service's own sockets
     zloop_destroy (&self->loop);
     zlistx_destroy (&self->handlers);
@@ -413,6 +436,41 @@ bas_svc_destroy (bas_svc_t **self_p)
     bas_metrics_destroy (&self->metrics);
     free (self);
     *self_p = NULL;
+}
+
+void
+bas_svc_keep (bas_svc_t *self, zsock_t **sock_p)
+{
+    if (!*sock_p)
+        return;
+    bas_svc_reader_end (self, *sock_p);
+    zlistx_add_end (self->kept, *sock_p);
+    *sock_p = NULL;
+}
+
+void
+bas_svc_exit (bas_svc_t **self_p, int code)
+{
+    bas_svc_t *self = *self_p;
+    *self_p = NULL;
+    if (self) {
+        //  What Basalt owns goes; libzmq's sockets, and what holds them
+        //  (the tap, the authenticator's actor, the kept list), stay.
+        bas_http_destroy (&self->http);
+        zloop_destroy (&self->loop);
+        zlistx_destroy (&self->handlers);
+        if (self->sigfd >= 0)
+            close (self->sigfd);
+        bas_metrics_destroy (&self->metrics);
+    }
+    fflush (NULL);
+#ifdef S_LEAK_CHECK
+    //  What the service still holds on purpose is not a leak.
+    if (self)
+        __lsan_ignore_object (self);
+    __lsan_do_leak_check ();
+#endif
+    _exit (code);
 }
 
 // ------------------------------------------------------------ timed handlers

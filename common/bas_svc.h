@@ -187,6 +187,43 @@ int bas_svc_tap_subscribers (bas_svc_t *self);
 //  Run the reactor until a stop. Returns the exit code.
 int bas_svc_run (bas_svc_t *self);
 
+// ------------------------------------------------------------ the end
+//
+//  A service never closes a socket whose connections reach other processes:
+//  it ends with bas_svc_exit, and the kernel closes them, as a killed
+//  process's. libzmq 4.3.4 aborts when it closes a connection whose peer
+//  leaves at that moment. zmq_close terminates each connection's session
+//  (session_base.cpp:506-543); with linger 0 the session's pipe refuses
+//  reads at once (pipe.cpp:436-442, 197-202) while its engine lives until
+//  the pipe's end is acknowledged, and if the peer leaves meanwhile the
+//  engine fails in the middle of a multipart message it was writing:
+//  clean_pipes must read the rest and cannot (session_base.cpp:453-461,
+//  255-263: "Resource temporarily unavailable (src/session_base.cpp:260)").
+//  With linger > 0 the pipe refuses input while it drains
+//  (pipe.cpp:234-236), the connection stops reading, and a peer leaving
+//  then aborts at stream_engine_base.cpp:331 (bas_sock.h). Either happens
+//  at a stop among peers that stop too (sidecars stopping together), or
+//  that leave mid-answer (test_e2e_vanish). Nothing a service still has
+//  queued when it stops matters to its peers (readers resnapshot, binders
+//  reconnect, the cache re-issues a binder's unanswered work), so nothing
+//  is lost that lingering would reliably have delivered.
+
+//  Keep the socket *sock_p (taken; *sock_p is nulled) open until the
+//  process ends: a socket with connections to other processes, whose
+//  owner is done with it. The reactor stops reading it. bas_svc_exit
+//  leaves it to the kernel; bas_svc_destroy closes it (tests, and a
+//  service that fails before it serves).
+void bas_svc_keep (bas_svc_t *self, zsock_t **sock_p);
+
+//  End the process with `code` after a stop, without closing its sockets
+//  (above); never returns. The caller has released what it owns, and handed
+//  its sockets to bas_svc_keep. Releases the service (its HTTP server,
+//  reactor and metrics; its tap and CURVE authenticator stay with the
+//  kept sockets), flushes stdio, checks for leaks now under
+//  AddressSanitizer (its end-of-process check does not run on _exit), and
+//  calls _exit (code).
+_Noreturn void bas_svc_exit (bas_svc_t **self_p, int code);
+
 //  Ask the reactor to stop after the current handler.
 void bas_svc_stop (bas_svc_t *self);
 

@@ -360,6 +360,5 @@ done:
     ctl_queue_destroy (&self.queues);
     bas_replica_destroy (&self.replica);
     bas_kube_config_clear (&kcfg);
-    bas_svc_destroy (&self.svc);
-    return exit_code;
+    bas_svc_exit (&self.svc, exit_code);
 }

@@ -980,6 +980,5 @@ done:
     sess_conf_destroy (&self.conf);
     zhashx_destroy (&self.conditions);
     zhashx_destroy (&self.group_events);
-    bas_svc_destroy (&self.svc);
-    return exit_code;
+    bas_svc_exit (&self.svc, exit_code);
 }

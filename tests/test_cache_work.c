@@ -86,7 +86,7 @@ test_credits_respected (void **state)
     assert_false (s_next (pool, 0, binder, &pod, &id));
     assert_int_equal (cache_work_queued (pool), 3);
 
-    cache_work_ready (pool, a, 2, "binder-a", 0);
+    cache_work_ready (pool, a, 2, "binder-a", NULL, 0);
     assert_int_equal (cache_work_binders (pool), 1);
     assert_true (s_next (pool, 0, binder, &pod, &id));
     assert_string_equal (binder, "A");
@@ -99,7 +99,7 @@ test_credits_respected (void **state)
     assert_int_equal (cache_work_in_flight (pool), 2);
 
     //  A fresh Ready states the binder's credit anew; negative means none.
-    cache_work_ready (pool, a, -3, "binder-a", 0);
+    cache_work_ready (pool, a, -3, "binder-a", NULL, 0);
     assert_false (s_next (pool, 0, binder, &pod, &id));
     assert_int_equal (cache_work_binders (pool), 1); // the same binder, not a new one
     zframe_destroy (&a);
@@ -115,7 +115,7 @@ test_lru_order (void **state)
     cache_work_t *pool = cache_work_new ();
     zframe_t *ids[3] = {zframe_new ("A", 1), zframe_new ("B", 1), zframe_new ("C", 1)};
     for (int i = 0; i < 3; i++)
-        cache_work_ready (pool, ids[i], 10, NULL, 0);
+        cache_work_ready (pool, ids[i], 10, NULL, NULL, 0);
     for (int i = 0; i < 7; i++) {
         char name[8];
         snprintf (name, sizeof name, "p%d", i);
@@ -131,7 +131,7 @@ test_lru_order (void **state)
     assert_string_equal (order, "ABCABC");
 
     //  A binder out of credit is skipped without losing its place.
-    cache_work_ready (pool, ids[0], 0, NULL, 0);
+    cache_work_ready (pool, ids[0], 0, NULL, NULL, 0);
     for (int i = 0; i < 4; i++)
         s_add (pool, "more");
     order[0] = 0;
@@ -151,7 +151,7 @@ test_result_returns_credit (void **state)
     (void)state;
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
-    cache_work_ready (pool, a, 1, "binder-a", 0);
+    cache_work_ready (pool, a, 1, "binder-a", NULL, 0);
     s_add (pool, "p1");
     s_add (pool, "p2");
     char binder[16];
@@ -189,7 +189,7 @@ test_unsend (void **state)
     (void)state;
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
-    cache_work_ready (pool, a, 1, NULL, 0);
+    cache_work_ready (pool, a, 1, NULL, NULL, 0);
     uint64_t id1 = s_add (pool, "p1");
     s_add (pool, "p2");
     char binder[16];
@@ -217,7 +217,7 @@ test_silent_binder_work_reissued (void **state)
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
     zframe_t *b = zframe_new ("B", 1);
-    cache_work_ready (pool, a, 5, "binder-a", 0);
+    cache_work_ready (pool, a, 5, "binder-a", NULL, 0);
     s_add (pool, "p1");
     s_add (pool, "p2");
     char binder[16];
@@ -227,7 +227,7 @@ test_silent_binder_work_reissued (void **state)
     assert_true (s_next (pool, 0, binder, &pod, &id));
     assert_string_equal (binder, "A");
     s_add (pool, "p3");
-    cache_work_ready (pool, b, 5, "binder-b", 0);
+    cache_work_ready (pool, b, 5, "binder-b", NULL, 0);
 
     //  B keeps talking; A does not.
     assert_true (cache_work_seen (pool, b, 4000));
@@ -271,14 +271,14 @@ test_lost_binder_work_waits_for_its_lease (void **state)
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
     zframe_t *b = zframe_new ("B", 1);
-    cache_work_ready (pool, a, 5, "binder-a", 0);
+    cache_work_ready (pool, a, 5, "binder-a", NULL, 0);
     assert_true (cache_work_seen (pool, a, 1000));
     s_add (pool, "p1");
     char binder[16];
     const char *pod;
     uint64_t id;
     assert_true (s_next (pool, 5000, binder, &pod, &id)); // sent at 5000; A heard last at 1000
-    cache_work_ready (pool, b, 5, "binder-b", 6000);
+    cache_work_ready (pool, b, 5, "binder-b", NULL, 6000);
     assert_true (cache_work_seen (pool, b, 6001));
     assert_int_equal (cache_work_expire (pool, 6001, BINDER_TIMEOUT), 0);
     assert_int_equal (cache_work_lost (pool), 1);      // A is lost ...
@@ -307,7 +307,7 @@ test_ids_sent_in_order (void **state)
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
     zframe_t *b = zframe_new ("B", 1);
-    cache_work_ready (pool, a, 1, "binder-a", 0);
+    cache_work_ready (pool, a, 1, "binder-a", NULL, 0);
     s_add (pool, "p1");
     uint64_t id2 = s_add (pool, "p2");
     char binder[16];
@@ -315,10 +315,10 @@ test_ids_sent_in_order (void **state)
     uint64_t id, id1;
     assert_true (s_next (pool, 0, binder, &pod, &id1));
     assert_false (s_next (pool, 0, binder, &pod, &id)); // A has no more credit
-    cache_work_ready (pool, b, 0, "binder-b", 9000);
+    cache_work_ready (pool, b, 0, "binder-b", NULL, 9000);
     assert_true (cache_work_seen (pool, b, 9000));
     assert_int_equal (cache_work_expire (pool, 9000, BINDER_TIMEOUT), 1); // A lost, p1 back
-    cache_work_ready (pool, b, 2, "binder-b", 9000);
+    cache_work_ready (pool, b, 2, "binder-b", NULL, 9000);
     assert_true (s_next (pool, 9000, binder, &pod, &id));
     assert_string_equal (pod, "p1");
     assert_true (id > id2); // re-issued: a new id
@@ -345,7 +345,7 @@ test_slow_work_of_live_binder_kept (void **state)
     (void)state;
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
-    cache_work_ready (pool, a, 5, NULL, 0);
+    cache_work_ready (pool, a, 5, NULL, NULL, 0);
     uint64_t id1 = s_add (pool, "p1");
     char binder[16];
     const char *pod;
@@ -405,7 +405,7 @@ test_status_coalesced_while_waiting (void **state)
     assert_int_equal (cache_work_queued (pool), 3);
     assert_int_equal (cache_work_coalesced (pool), 1);
     zframe_t *a = zframe_new ("A", 1);
-    cache_work_ready (pool, a, 1, NULL, 0);
+    cache_work_ready (pool, a, 1, NULL, NULL, 0);
     zframe_t *identity = NULL;
     Basalt__V1__Work *work = NULL;
     assert_true (cache_work_next (pool, &identity, &work, 0));
@@ -435,7 +435,7 @@ test_reconcile_with_heartbeat (void **state)
     (void)state;
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
-    cache_work_ready (pool, a, 4, NULL, 0);
+    cache_work_ready (pool, a, 4, NULL, NULL, 0);
     uint64_t ids[4];
     for (int i = 0; i < 4; i++) {
         char name[8];
@@ -479,7 +479,7 @@ test_reconcile_after_hold (void **state)
     (void)state;
     cache_work_t *pool = cache_work_new ();
     zframe_t *a = zframe_new ("A", 1);
-    cache_work_ready (pool, a, 2, NULL, 0);
+    cache_work_ready (pool, a, 2, NULL, NULL, 0);
     s_add (pool, "p0");
     s_add (pool, "p1");
     char binder[16];
@@ -501,6 +501,56 @@ test_reconcile_after_hold (void **state)
     cache_work_destroy (&pool);
 }
 
+//  A binder whose connection is replaced (its own dropped it after a long
+//  freeze, and it connected again) says Ready on the new one with the same
+//  instance: it keeps its place and the work in flight to it, which its
+//  results and heartbeats on the new connection settle. The old connection
+//  is now an unknown peer. Another process is another binder.
+static void
+test_binder_moves_to_new_connection (void **state)
+{
+    (void)state;
+    cache_work_t *pool = cache_work_new ();
+    zframe_t *old = zframe_new ("OLD", 3);
+    zframe_t *now = zframe_new ("NEW", 3);
+    zframe_t *other = zframe_new ("OTHER", 5);
+    cache_work_ready (pool, old, 2, "binder-a", "binder-a/17", 0);
+    s_add (pool, "p1");
+    s_add (pool, "p2");
+    char binder[16];
+    const char *pod;
+    uint64_t id1, id2;
+    assert_true (s_next (pool, 0, binder, &pod, &id1));
+    assert_true (s_next (pool, 0, binder, &pod, &id2));
+    assert_string_equal (binder, "OLD");
+    //  Its heartbeat on the new connection is from an unknown peer (the
+    //  cache answers "send Ready"); its Ready moves it.
+    assert_false (cache_work_seen (pool, now, 1000));
+    cache_work_ready (pool, now, 0, "binder-a", "binder-a/17", 1000);
+    assert_int_equal (cache_work_binders (pool), 1);
+    assert_string_equal (cache_work_binder_id (pool, now), "binder-a");
+    assert_false (cache_work_seen (pool, old, 1000));
+    assert_true (cache_work_seen (pool, now, 1000));
+    //  p1's result comes on the new connection, then a heartbeat: it holds p2.
+    Basalt__V1__Work *w = cache_work_done (pool, now, id1);
+    assert_non_null (w);
+    basalt__v1__work__free_unpacked (w, NULL);
+    const uint64_t held[] = {id2};
+    assert_int_equal (cache_work_reconcile (pool, now, id2, held, 1, 1000, BINDER_TIMEOUT), 0);
+    //  Not lost while heard from on the new connection.
+    assert_true (cache_work_seen (pool, now, 20000));
+    assert_int_equal (cache_work_expire (pool, 20000, BINDER_TIMEOUT), 0);
+    assert_int_equal (cache_work_lost (pool), 0);
+    assert_int_equal (cache_work_in_flight (pool), 1);
+    //  A restarted process (another instance) is another binder.
+    cache_work_ready (pool, other, 1, "binder-a", "binder-a/18", 20000);
+    assert_int_equal (cache_work_binders (pool), 2);
+    zframe_destroy (&other);
+    zframe_destroy (&now);
+    zframe_destroy (&old);
+    cache_work_destroy (&pool);
+}
+
 int
 main (void)
 {
@@ -516,6 +566,7 @@ main (void)
         cmocka_unit_test_setup (test_status_coalesced_while_waiting, s_setup),
         cmocka_unit_test_setup (test_reconcile_with_heartbeat, s_setup),
         cmocka_unit_test_setup (test_reconcile_after_hold, s_setup),
+        cmocka_unit_test_setup (test_binder_moves_to_new_connection, s_setup),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
