@@ -519,7 +519,7 @@ test_binder_moves_to_new_connection (void **state)
     s_add (pool, "p2");
     char binder[16];
     const char *pod;
-    uint64_t id1, id2;
+    uint64_t id1 = 0, id2 = 0;
     assert_true (s_next (pool, 0, binder, &pod, &id1));
     assert_true (s_next (pool, 0, binder, &pod, &id2));
     assert_string_equal (binder, "OLD");
