@@ -346,48 +346,80 @@ s_fingerprint (s_env_t *env)
     return fp;
 }
 
+//  Waiting for the cluster to go quiet: session-svc has run its budget of
+//  sessions and nothing the API shows has changed for S_STABLE_MS since
+//  (s_quiet_look), within S_SETTLE_MS. The settle after the last step and
+//  each step's wait share it.
+typedef struct {
+    int64_t deadline;    // give up after this (scn_proc_now_ms)
+    int64_t last_change; // when the fingerprint last changed
+    int64_t reached;     // when session-svc had run its budget, or -1
+    char *last;          // the last fingerprint (owned), or NULL
+    long sessions;       // session-svc's session count at the last look, or -1
+} s_quiet_t;
+
+static void
+s_quiet_init (s_quiet_t *q)
+{
+    int64_t now = scn_proc_now_ms ();
+    q->deadline = now + S_SETTLE_MS;
+    q->last_change = now;
+    q->reached = -1;
+    q->last = NULL;
+    q->sessions = -1;
+}
+
+//  One look at the cluster. Returns S_QUIET when it has been quiet long
+//  enough after `budget` sessions, S_LATE past the deadline, S_NO_API when
+//  the simulator did not answer, S_BUSY otherwise.
+enum { S_BUSY, S_QUIET, S_LATE, S_NO_API };
+
+static int
+s_quiet_look (s_env_t *env, s_quiet_t *q, int budget)
+{
+    int64_t now = scn_proc_now_ms ();
+    char *fp = s_fingerprint (env);
+    if (!fp)
+        return S_NO_API;
+    if (!q->last || strcmp (fp, q->last) != 0) {
+        q->last_change = now;
+        free (q->last);
+        q->last = fp;
+    } else
+        free (fp);
+    q->sessions = s_sessions (env);
+    if (q->reached < 0 && q->sessions >= budget)
+        q->reached = now;
+    int64_t since = q->last_change > q->reached ? q->last_change : q->reached;
+    if (q->reached >= 0 && now - since >= S_STABLE_MS)
+        return S_QUIET;
+    return now > q->deadline ? S_LATE : S_BUSY;
+}
+
 static void
 s_settle (s_env_t *env)
 {
-    int64_t start = scn_proc_now_ms (), deadline = start + S_SETTLE_MS;
-    int64_t last_change = start, reached = -1;
-    char *last = NULL;
-    long sessions = -1;
+    s_quiet_t q;
+    s_quiet_init (&q);
     while (s_all_alive (env)) {
-        int64_t now = scn_proc_now_ms ();
-        char *fp = s_fingerprint (env);
-        if (!fp) {
+        int look = s_quiet_look (env, &q, env->max_sessions);
+        if (look == S_NO_API)
             s_error (env, "basalt-apisim stopped answering");
+        else if (look == S_LATE && q.sessions < 0)
+            s_error (env,
+                     "did not settle within %d s: session-svc's session count is unknown "
+                     "(no port in its \"starting\" log line, or no "
+                     "volcano_e2e_scheduling_latency_milliseconds_count in its /metrics)",
+                     S_SETTLE_MS / 1000);
+        else if (look == S_LATE)
+            s_error (env, "did not settle within %d s (%ld sessions run, last change %lld ms ago)",
+                     S_SETTLE_MS / 1000, q.sessions,
+                     (long long)(scn_proc_now_ms () - q.last_change));
+        if (look != S_BUSY)
             break;
-        }
-        if (!last || strcmp (fp, last) != 0) {
-            last_change = now;
-            free (last);
-            last = fp;
-        } else
-            free (fp);
-        sessions = s_sessions (env);
-        if (reached < 0 && sessions >= env->max_sessions)
-            reached = now;
-        int64_t since = last_change > reached ? last_change : reached;
-        if (reached >= 0 && now - since >= S_STABLE_MS)
-            break;
-        if (now > deadline) {
-            if (sessions < 0)
-                s_error (env,
-                         "did not settle within %d s: session-svc's session count is unknown "
-                         "(no port in its \"starting\" log line, or no "
-                         "volcano_e2e_scheduling_latency_milliseconds_count in its /metrics)",
-                         S_SETTLE_MS / 1000);
-            else
-                s_error (env,
-                         "did not settle within %d s (%ld sessions run, last change %lld ms ago)",
-                         S_SETTLE_MS / 1000, sessions, (long long)(now - last_change));
-            break;
-        }
         scn_proc_pause (S_POLL_MS);
     }
-    free (last);
+    free (q.last);
 }
 
 //  Node states from cache-svc: /debug/state when it exists, else its log.
@@ -573,10 +605,8 @@ s_wait (s_env_t *env, size_t i)
     }
     env->max_sessions = step->within;
     s_start_service (env, S_SESSION);
-    int64_t start = scn_proc_now_ms (), deadline = start + S_SETTLE_MS;
-    int64_t last_change = start, reached = -1;
-    char *last = NULL;
-    long sessions = -1;
+    s_quiet_t q;
+    s_quiet_init (&q);
     int rc = -1;
     while (!env->out->error && s_all_alive (env)) {
         holds = s_until_holds (env, step, why, sizeof why);
@@ -587,34 +617,24 @@ s_wait (s_env_t *env, size_t i)
                 rc = 0;
             break;
         }
-        int64_t now = scn_proc_now_ms ();
-        char *fp = s_fingerprint (env);
-        if (fp && (!last || strcmp (fp, last) != 0)) {
-            last_change = now;
-            free (last);
-            last = fp;
-        } else
-            free (fp);
-        sessions = s_sessions (env);
-        if (reached < 0 && sessions >= step->within)
-            reached = now;
-        int64_t since = last_change > reached ? last_change : reached;
-        if (reached >= 0 && now - since >= S_STABLE_MS) {
+        //  The API's failures are s_until_holds's to report.
+        int look = s_quiet_look (env, &q, step->within);
+        if (look == S_QUIET) {
             s_error (env, "step %zu (line %d): its wait did not end within %d session%s: %s", i + 1,
                      step->line, step->within, step->within == 1 ? "" : "s", why);
             break;
         }
-        if (now > deadline) {
+        if (look == S_LATE) {
             s_error (env,
                      "step %zu (line %d): its wait did not end within %d s (%ld of %d "
                      "sessions run): %s",
-                     i + 1, step->line, S_SETTLE_MS / 1000, sessions < 0 ? 0 : sessions,
+                     i + 1, step->line, S_SETTLE_MS / 1000, q.sessions < 0 ? 0 : q.sessions,
                      step->within, why);
             break;
         }
         scn_proc_pause (S_POLL_MS);
     }
-    free (last);
+    free (q.last);
     s_stop_session (env);
     return env->out->error ? -1 : rc;
 }
