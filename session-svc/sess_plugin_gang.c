@@ -224,8 +224,9 @@ s_held_text (const sess_job_t *job, char *buf, size_t len)
 {
     const sess_task_t *first = job->first_held;
     snprintf (buf, len, "%d pod%s %s: %s/%s", job->nheld, job->nheld == 1 ? "" : "s",
-              first->gated ? SESS_SCHEDULING_GATED : "held", first->pod->namespace_,
-              first->pod->name);
+              first->gated ? SESS_SCHEDULING_GATED : "held",
+              first->pod->namespace_ ? first->pod->namespace_ : "",
+              first->pod->name ? first->pod->name : "");
     if (!first->gated) {
         size_t used = strlen (buf);
         if (used + 2 < len)

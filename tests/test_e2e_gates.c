@@ -177,32 +177,12 @@ s_sessions_passed (void *arg)
     return s->count >= s->from + 3;
 }
 
-typedef struct {
-    util_basalt_t *env;
-    int want;
-    int bound;
-} s_bound_t;
-
-static bool
-s_bound (void *arg)
-{
-    s_bound_t *b = arg;
-    b->bound = util_basalt_bound_pods (b->env, "default");
-    return b->bound >= b->want;
-}
-
 static void
 test_gates (void **state)
 {
     (void)state;
     util_basalt_t *env = util_basalt_new ("e2e-gates");
-    char load[512];
-    snprintf (load, sizeof load, "%s/cluster.yaml", env->dir);
-    FILE *f = fopen (load, "w");
-    assert_non_null (f);
-    fputs (s_cluster, f);
-    assert_int_equal (fclose (f), 0);
-    assert_true (util_basalt_start_apisim (env, load, NULL));
+    assert_true (util_basalt_start_apisim_yaml (env, s_cluster, NULL));
     s_create_pod (env, "gang-0", "gang", "");
     s_create_pod (env, "gang-1", "gang", "");
     s_create_pod (env, "gang-2", "gang",
@@ -271,10 +251,10 @@ test_gates (void **state)
     s_free_lines (s_session_lines (env, &n0));
     code = s_patch_pod (env, "gang-2", "{\"spec\":{\"schedulingGates\":null}}", NULL);
     assert_int_equal (code, 200);
-    s_bound_t b = {.env = env, .want = 3};
-    if (!util_wait_until (s_bound, &b, S_WAIT_MS)) {
+    int bound = util_basalt_wait_bound (env, "default", 3, S_WAIT_MS);
+    if (bound < 3) {
         util_basalt_dump_logs (env);
-        fail_msg ("gang: %d of 3 bound after its last gate went", b.bound);
+        fail_msg ("gang: %d of 3 bound after its last gate went", bound);
     }
     int n;
     char **lines = s_session_lines (env, &n);

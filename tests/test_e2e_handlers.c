@@ -343,6 +343,16 @@ s_pod_node (s_env_t *env, const char *name)
     return out;
 }
 
+//  Pod `name` is bound to `node` in the simulator.
+static void
+s_assert_on_node (s_env_t *env, const char *name, const char *node)
+{
+    char *on = s_pod_node (env, name);
+    assert_non_null (on);
+    assert_string_equal (on, node);
+    free (on);
+}
+
 //  Send Work(bind p1 to node) with that id.
 //  Send `body` to the binder as a cache whose wall clock is `skew_us` off
 //  this one's: the header's send time is skewed, the rest as bas_msg_send.
@@ -481,10 +491,7 @@ test_binder_handlers (void **state)
     assert_true (r->ok);
     assert_int_equal (r->http_code, 201);
     basalt__v1__work_result__free_unpacked (r, NULL);
-    char *node = s_pod_node (env, "p1");
-    assert_non_null (node);
-    assert_string_equal (node, "n2");
-    free (node);
+    s_assert_on_node (env, "p1", "n2");
 
     //  Re-issued for the same node: 409 already assigned counts as done.
     r = s_bind (router, identity, &stream, 8, "n2");
@@ -612,10 +619,7 @@ s_frozen_skewed (s_env_t *env, int64_t skew_us)
     assert_true (r->ok);
     assert_int_equal (r->http_code, 201);
     basalt__v1__work_result__free_unpacked (r, NULL);
-    char *node = s_pod_node (env, "p1");
-    assert_non_null (node);
-    assert_string_equal (node, "n2");
-    free (node);
+    s_assert_on_node (env, "p1", "n2");
     zframe_destroy (&identity);
     zsock_destroy (&router);
 }

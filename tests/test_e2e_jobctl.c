@@ -174,13 +174,7 @@ test_group_before_pods (void **state)
 {
     (void)state;
     util_basalt_t *env = util_basalt_new ("e2e-jobctl");
-    char load[512];
-    snprintf (load, sizeof load, "%s/cluster.yaml", env->dir);
-    FILE *f = fopen (load, "w");
-    assert_non_null (f);
-    fputs (s_cluster, f);
-    assert_int_equal (fclose (f), 0);
-    assert_true (util_basalt_start_apisim (env, load, NULL));
+    assert_true (util_basalt_start_apisim_yaml (env, s_cluster, NULL));
     static const char *const session[] = {"--schedule-period-ms", "100", NULL};
     for (int which = 0; which < UTIL_NSVC; which++)
         util_basalt_start (env, which, which == UTIL_SESSION ? session : NULL);

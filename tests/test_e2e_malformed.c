@@ -70,18 +70,6 @@ s_rss_kb (pid_t pid)
 
 typedef struct {
     util_basalt_t *env;
-    int want;
-} s_bound_arg_t;
-
-static bool
-s_bound (void *arg)
-{
-    s_bound_arg_t *a = arg;
-    return util_basalt_bound_pods (a->env, "default") >= a->want;
-}
-
-typedef struct {
-    util_basalt_t *env;
     double want;
 } s_errors_arg_t;
 
@@ -133,8 +121,7 @@ test_malformed_traffic (void **state)
     assert_true (util_basalt_start_apisim (env, demo, NULL));
     for (int i = 0; i < UTIL_NSVC; i++)
         util_basalt_start (env, i, NULL);
-    s_bound_arg_t settled = {env, 40};
-    assert_true (util_wait_until (s_bound, &settled, S_WAIT_MS));
+    assert_true (util_basalt_wait_bound (env, "default", 40, S_WAIT_MS) >= 40);
     long rss0 = s_rss_kb (env->pids[UTIL_CACHE]);
     double errors0 = util_basalt_metric (env, UTIL_CACHE, "basalt_decode_errors_total");
     if (isnan (errors0))
@@ -201,10 +188,11 @@ test_malformed_traffic (void **state)
 
     //  Still scheduling: the gangs sent during the attack, and one after.
     assert_true (util_basalt_submit_gang (env, "after", 2, "250m", NULL));
-    s_bound_arg_t all = {env, 40 + 2 * (gangs + 1)};
-    if (!util_wait_until (s_bound, &all, S_WAIT_MS)) {
+    int want = 40 + 2 * (gangs + 1);
+    int bound = util_basalt_wait_bound (env, "default", want, S_WAIT_MS);
+    if (bound < want) {
         util_basalt_dump_logs (env);
-        fail_msg ("%d pods bound, want %d", util_basalt_bound_pods (env, "default"), all.want);
+        fail_msg ("%d pods bound, want %d", bound, want);
     }
     //  Every bad frame counted, once cache-svc has read them all (they wait
     //  in its socket's queue while it does real work first).

@@ -84,13 +84,8 @@ test_supervised_services_serve_metrics (void **state)
 {
     (void)state;
     util_basalt_t *env = util_basalt_new ("e2e-supervise");
-    char load[512], dir[512], master[64], script[600], log[600];
-    snprintf (load, sizeof load, "%s/cluster.yaml", env->dir);
-    FILE *f = fopen (load, "w");
-    assert_non_null (f);
-    fputs (s_cluster, f);
-    assert_int_equal (fclose (f), 0);
-    assert_true (util_basalt_start_apisim (env, load, NULL));
+    char dir[512], master[64], script[600], log[600];
+    assert_true (util_basalt_start_apisim_yaml (env, s_cluster, NULL));
     snprintf (dir, sizeof dir, "%s/sup", env->dir);
     snprintf (master, sizeof master, "http://127.0.0.1:%d", env->port);
     snprintf (script, sizeof script, "%s/scripts/supervise.sh", BASALT_SOURCE_DIR);

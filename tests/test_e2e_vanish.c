@@ -226,28 +226,15 @@ s_all_alive (util_basalt_t *env, s_watch_t *w, const char *after)
     printf ("every service runs after %s (t=%.1f s)\n", after, (double)zclock_mono () / 1000.0);
 }
 
-typedef struct {
-    util_basalt_t *env;
-    int want;
-} s_bound_arg_t;
-
-static bool
-s_bound (void *arg)
-{
-    s_bound_arg_t *a = arg;
-    return util_basalt_bound_pods (a->env, "default") >= a->want;
-}
-
 //  A gang of two submitted now is placed and bound: the scheduler serves.
 static void
 s_gang_placed (util_basalt_t *env, const char *name, int want)
 {
     assert_true (util_basalt_submit_gang (env, name, 2, "250m", NULL));
-    s_bound_arg_t a = {env, want};
-    if (!util_wait_until (s_bound, &a, S_WAIT_MS)) {
+    int bound = util_basalt_wait_bound (env, "default", want, S_WAIT_MS);
+    if (bound < want) {
         util_basalt_dump_logs (env);
-        fail_msg ("gang %s: %d pods bound, want %d", name, util_basalt_bound_pods (env, "default"),
-                  want);
+        fail_msg ("gang %s: %d pods bound, want %d", name, bound, want);
     }
 }
 

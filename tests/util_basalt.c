@@ -52,6 +52,23 @@ s_apisim_up (void *arg)
 }
 
 bool
+util_basalt_start_apisim_yaml (util_basalt_t *env, const char *yaml, const char *const *extra)
+{
+    char load[512];
+    snprintf (load, sizeof load, "%s/cluster.yaml", env->dir);
+    FILE *f = fopen (load, "w");
+    if (!f || fputs (yaml, f) < 0) {
+        fprintf (stderr, "util_basalt: cannot write %s\n", load);
+        if (f)
+            fclose (f);
+        return false;
+    }
+    if (fclose (f) != 0)
+        return false;
+    return util_basalt_start_apisim (env, load, extra);
+}
+
+bool
 util_basalt_start_apisim (util_basalt_t *env, const char *load, const char *const *extra)
 {
     char port[16], ready[384], bin[512];
@@ -382,6 +399,29 @@ util_basalt_metric (util_basalt_t *env, int which, const char *name)
         v = util_prom_sum (body, name);
     free (body);
     return v;
+}
+
+typedef struct {
+    util_basalt_t *env;
+    const char *ns;
+    int want;
+    int seen; // the count at the last look
+} s_bound_t;
+
+static bool
+s_bound (void *arg)
+{
+    s_bound_t *b = arg;
+    b->seen = util_basalt_bound_pods (b->env, b->ns);
+    return b->seen >= b->want;
+}
+
+int
+util_basalt_wait_bound (util_basalt_t *env, const char *ns, int want, int timeout_ms)
+{
+    s_bound_t b = {env, ns, want, -1};
+    util_wait_until (s_bound, &b, timeout_ms);
+    return b.seen;
 }
 
 bool

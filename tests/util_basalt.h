@@ -53,6 +53,10 @@ util_basalt_t *util_basalt_new (const char *tag);
 //  Returns false if it does not within 10 s.
 bool util_basalt_start_apisim (util_basalt_t *env, const char *load, const char *const *extra);
 
+//  The same on `yaml` (a stream of API objects), written to cluster.yaml
+//  in the environment's directory first.
+bool util_basalt_start_apisim_yaml (util_basalt_t *env, const char *yaml, const char *const *extra);
+
 //  Start service `which` with its wiring flags (--master, endpoints,
 //  --binder-id, --http 127.0.0.1:<free port>) and `extra` (NULL-terminated,
 //  may be NULL) after them. An instance still running in that slot is
@@ -93,6 +97,10 @@ double util_basalt_metric (util_basalt_t *env, int which, const char *name);
 //  Pods of namespace `ns` that have a node (spec.nodeName), or -1 when the
 //  simulator does not answer.
 int util_basalt_bound_pods (util_basalt_t *env, const char *ns);
+
+//  Wait up to timeout_ms until at least `want` pods of namespace `ns` have
+//  a node. Returns the count last seen (>= want when it came in time).
+int util_basalt_wait_bound (util_basalt_t *env, const char *ns, int want, int timeout_ms);
 
 //  Create a PodGroup `name` (minMember `size`, queue "default") and its
 //  `size` pods `name`-0.. in namespace default, each asking `cpu` and 64Mi,
