@@ -112,10 +112,20 @@ test_shared_in_process (void **state)
     s_expect_pass (*state, args);
 }
 
+//  End-to-end files at a time: a file spends most of its time waiting (the
+//  cache's start fence, the settle), so 8; sanitizer builds, whose
+//  processes are busy, set fewer (BASALT_SCENARIO_JOBS, tests/CMakeLists.txt).
+static const char *
+s_jobs (void)
+{
+    const char *jobs = getenv ("BASALT_SCENARIO_JOBS");
+    return jobs && *jobs ? jobs : "8";
+}
+
 static void
 test_shared_end_to_end (void **state)
 {
-    const char *args[] = {"--e2e", "--jobs", "4", BASALT_SHARED_DIR "/scenarios", NULL};
+    const char *args[] = {"--e2e", "--jobs", s_jobs (), BASALT_SHARED_DIR "/scenarios", NULL};
     s_expect_pass (*state, args);
 }
 
@@ -163,11 +173,7 @@ test_scenario_shard (void **state)
     int n = 0;
     args[n++] = "--e2e";
     args[n++] = "--jobs";
-    //  An end-to-end file spends most of its time waiting (the cache's
-    //  start fence, the settle), so files run 8 at a time; sanitizer builds,
-    //  whose processes are busy, set fewer (tests/CMakeLists.txt).
-    const char *jobs = getenv ("BASALT_SCENARIO_JOBS");
-    args[n++] = jobs && *jobs ? jobs : "8";
+    args[n++] = s_jobs ();
     int first = n;
     for (int i = s_shard; i < nfiles; i += s_nshards) {
         assert_true (n < S_MAX_ARGS - 1);
