@@ -792,7 +792,10 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
         bas_info ("liveness_deferred", "late=%s caught_up=%s", late ? "yes" : "no",
                   caught_up ? "yes" : "no");
     } else {
-        int requeued = cache_work_expire (self->work, bas_mono_ms (), CACHE_BINDER_TIMEOUT_MS);
+        //  Judged at the time the lateness was: a freeze that stops this
+        //  turn after `now` was read (SIGSTOP, a descheduled VM) must not
+        //  count as the binders' silence; the next beat sees it as late.
+        int requeued = cache_work_expire (self->work, now, CACHE_BINDER_TIMEOUT_MS);
         if (requeued)
             bas_warn ("work_reissued", "items=%d", requeued);
     }

@@ -98,7 +98,7 @@ test_up (void **state)
     (void)state;
     s_k_t k;
     if (!util_find_on_path ("kubectl", k.kubectl, sizeof k.kubectl))
-        skip ();
+        fail_msg ("kubectl is not on PATH (make deps installs it)");
     char *dir = util_tmpdir ("e2e-up");
     char log[600], script[512], build[512], env_dir[600], gang[600];
     snprintf (log, sizeof log, "%s/up.out", dir);
