@@ -66,13 +66,14 @@ s_log_has (void *arg)
 typedef struct {
     char kubectl[512];
     char kubeconfig[600];
+    char cache[620]; // --cache-dir=: discovery of this run's server only
     char out[600];
 } s_k_t;
 
 static int
 s_kubectl (s_k_t *k, const char *a1, const char *a2, const char *a3, const char *a4)
 {
-    char *argv[] = {k->kubectl, "--kubeconfig", k->kubeconfig, (char *)a1,
+    char *argv[] = {k->kubectl, "--kubeconfig", k->kubeconfig, k->cache, (char *)a1,
                     (char *)a2, (char *)a3,     (char *)a4,    NULL};
     return util_run (argv, k->out, S_WAIT_MS);
 }
@@ -107,6 +108,7 @@ test_up (void **state)
     snprintf (env_dir, sizeof env_dir, "BASALT_UP_DIR=%s", dir);
     snprintf (k.kubeconfig, sizeof k.kubeconfig, "%s/kubeconfig", dir);
     snprintf (k.out, sizeof k.out, "%s/kubectl.out", dir);
+    snprintf (k.cache, sizeof k.cache, "--cache-dir=%s/kube-cache", dir);
     snprintf (gang, sizeof gang, "%s/gang.yaml", dir);
     FILE *f = fopen (gang, "w");
     assert_non_null (f);
