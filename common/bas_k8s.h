@@ -31,49 +31,15 @@
 #include <cjson/cJSON.h>
 #include "basalt.pb-c.h"
 
-#define BAS_ANN_GROUP_NAME "scheduling.k8s.io/group-name"
-#define BAS_ANN_QUEUE_NAME "scheduling.volcano.sh/queue-name"
-#define BAS_ANN_MIN_MEMBER "scheduling.volcano.sh/group-min-member"
-#define BAS_ANN_TASK_SPEC "volcano.sh/task-spec"
-#define BAS_ANN_PREEMPTABLE "volcano.sh/preemptable"
-//  The task-topology plugin's PodGroup annotations.
-#define BAS_ANN_TOPO_AFFINITY "volcano.sh/task-topology-affinity"
-#define BAS_ANN_TOPO_ANTI_AFFINITY "volcano.sh/task-topology-anti-affinity"
-#define BAS_ANN_TOPO_TASK_ORDER "volcano.sh/task-topology-task-order"
-//  The HyperNode a network-topology gang was placed in (PodGroup annotation).
-#define BAS_ANN_ALLOCATED_HYPERNODE "volcano.sh/job-allocated-hypernode"
-
-//  status.images into images (names and sizeBytes, as reported; a size
-//  that is not an integer from 0 to 2^53 is an error).
-Basalt__V1__Node *bas_k8s_node_from_json (const cJSON *obj, char *err, size_t errlen);
-
-//  The pod's effective request: max(sum of containers, each init container)
-//  plus spec.overhead; a container with limits and no requests for a
-//  resource uses the limit. Sidecars (init containers with restartPolicy
-//  Always) count as Kubernetes counts them: added to the sum, and under
-//  every init container that starts after them. requests.pods is 1.
-//  Annotations: group, queue_annotation, min_member_annotation, and every
-//  "volcano.sh/*" or "scheduling.volcano.sh/*" one in volcano_annotations;
-//  task_role and preemptable from the annotation, else the label.
-//  images: each container's image, init containers first, a name without
-//  tag or digest given ":latest" (kube-scheduler's ImageLocality); for a
-//  pod without spec.nodeName only (no score reads a bound pod's images).
-Basalt__V1__Pod *bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen);
-Basalt__V1__PodGroup *bas_k8s_podgroup_from_json (const cJSON *obj, char *err, size_t errlen);
-Basalt__V1__Queue *bas_k8s_queue_from_json (const cJSON *obj, char *err, size_t errlen);
-//  A v1 ResourceQuota (spec.hard, status.used, each by resource name in
-//  milli-units); NULL with err on a bad object or quantity.
-Basalt__V1__ResourceQuota *bas_k8s_resourcequota_from_json (const cJSON *obj, char *err,
-                                                            size_t errlen);
-//  A policy/v1 PodDisruptionBudget (selector, minAvailable or
-//  maxUnavailable as written, the status counts); NULL with err when both
-//  are set or one is neither an integer nor a percentage.
-Basalt__V1__PodDisruptionBudget *bas_k8s_pdb_from_json (const cJSON *obj, char *err, size_t errlen);
-//  A topology.volcano.sh/v1alpha1 HyperNode (tier, tierName, members with
-//  exactly one selector each; labelMatch only for nodes).
-Basalt__V1__HyperNode *bas_k8s_hypernode_from_json (const cJSON *obj, char *err, size_t errlen);
-Basalt__V1__PriorityClass *bas_k8s_priorityclass_from_json (const cJSON *obj, char *err,
-                                                            size_t errlen);
+//  The annotation names, the timestamp parser and the decoders, one header
+//  per group of kinds (each a layer below the kind table; none includes
+//  this header).
+#include "bas_k8s_ann.h"
+#include "bas_k8s_time.h"
+#include "bas_k8s_pod.h"
+#include "bas_k8s_node.h"
+#include "bas_k8s_volcano.h"
+#include "bas_k8s_policy.h"
 
 // ------------------------------------------------------------ the kind table
 
@@ -82,7 +48,8 @@ Basalt__V1__PriorityClass *bas_k8s_priorityclass_from_json (const cJSON *obj, ch
 //  kind exists for the store, the replica, cache-svc's informers and
 //  decoders, its metrics and the scenario loader. Adding a kind: its
 //  message in proto/basalt.proto (a member of Object's oneof numbered as
-//  its ObjectKind value) and one row with its decoder in bas_k8s.c; the
+//  its ObjectKind value), its decoder in the bas_k8s_<group>.c of its
+//  group of kinds, and one row in bas_k8s.c; the
 //  informer, store, replica, metrics and snapshots follow from the row.
 //  test_k8s walks the table (numbers, keys, paths, decoders) and
 //  test_apisim checks the simulator serves every row.
@@ -136,17 +103,5 @@ Basalt__V1__ObjectKind bas_k8s_kind_named (const char *name);
 //  NULL with err on a bad object or a kind the scheduler does not read.
 Basalt__V1__Object *bas_k8s_object_from_json (Basalt__V1__ObjectKind kind, const cJSON *json,
                                               char *err, size_t errlen);
-
-//  The PodGroup status as JSON {"phase":…,"running":…,"conditions":[…]}:
-//  a new cJSON owned by the caller (NULL when out of memory). Volcano's
-//  field names (transitionID, lastTransitionTime). running, succeeded,
-//  failed and conditions are always written, zeros and [] included, so that
-//  a merge patch replaces the old status whole. status may be NULL: {}.
-cJSON *bas_k8s_podgroup_status_to_json (const Basalt__V1__PodGroupStatus *status);
-
-//  Parse an RFC 3339 timestamp ("2024-01-02T03:04:05Z") to ms since the epoch;
-//  returns -1 when malformed. Fractions (".123456789") and offsets
-//  ("+01:00") are accepted; times before 1970 are -1 too.
-int64_t bas_k8s_time_parse_ms (const char *text);
 
 #endif

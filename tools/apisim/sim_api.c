@@ -1,12 +1,21 @@
-/*  sim_api: routing, reads (get, list, watch), discovery, loading and
-    timers. The write verbs are in sim_api_write.c.
+/*  sim_api: the API's lifecycle, authentication, timers, loading and the
+    router. The verbs are one file per concern below it: reads
+    (sim_api_read.c), watches (sim_api_watch.c), discovery
+    (sim_api_discovery.c), writes (sim_api_write.c, sim_api_delete.c), on
+    the request context of sim_api_ctx.c. The verbs never call the router
+    (the route table names them), so the dependencies go one way.
 
     Design note: URL parsing yields (kind, namespace, name, subresource);
     then one constant route table picks the handler by method, target
     (collection or object) and subresource, the way Redis picks a command.
     Anything the table does not know is a Status error, never a crash.
 */
+#include "sim_api.h"
+
 #include "sim_api_impl.h"
+#include "sim_api_discovery.h"
+#include "sim_api_read.h"
+#include "sim_api_watch.h"
 #include "bas_util.h"
 
 #include <errno.h>
@@ -19,27 +28,9 @@
 #include "bas_log.h"
 #include "bas_yaml.h"
 #include "sim_clock.h"
+#include "sim_ctrl.h"
 #include "sim_status.h"
 #include "sim_table.h"
-
-#define S_CONTINUE_EXPIRED                                                                         \
-    "The provided continue parameter is too old to display a consistent list result. You can "     \
-    "start a new list without the continue parameter, or use the continue token in this "          \
-    "response to retrieve the remainder of the results. Continuing with the provided token "       \
-    "results in an inconsistent list - objects that were created, modified, or deleted between "   \
-    "the time the first chunk was returned and now may show up in the list."
-
-void
-sim_api_config_defaults (sim_api_config_t *cfg)
-{
-    cfg->run_delay_ms = SIM_DEFAULT_RUN_DELAY_MS;
-    cfg->stop_delay_ms = SIM_DEFAULT_STOP_DELAY_MS;
-    cfg->watch_window = SIM_DEFAULT_WATCH_WINDOW;
-    cfg->bookmark_interval_ms = SIM_DEFAULT_BOOKMARK_INTERVAL_MS;
-    cfg->min_request_timeout_s = SIM_DEFAULT_MIN_REQUEST_TIMEOUT_S;
-    cfg->continue_ttl_ms = SIM_DEFAULT_CONTINUE_TTL_MS;
-    cfg->rv_wait_ms = SIM_DEFAULT_RV_WAIT_MS;
-}
 
 //  The store's one listener: watchers first (they must see the change as
 //  it happened), then the controllers' queues, then injected watch drops.
@@ -105,14 +96,6 @@ sim_api_new (const sim_api_config_t *cfg)
     return self;
 }
 
-static void
-s_snapshot_free (sim_snapshot_t *snap)
-{
-    sim_store_list_free (&snap->items, snap->count);
-    snap->kind = NULL;
-    snap->count = 0;
-}
-
 void
 sim_api_destroy (sim_api_t **self_p)
 {
@@ -121,7 +104,7 @@ sim_api_destroy (sim_api_t **self_p)
         return;
     *self_p = NULL;
     for (int i = 0; i < SIM_MAX_SNAPSHOTS; i++)
-        s_snapshot_free (&self->snapshots[i]);
+        sim_api_snapshot_free (&self->snapshots[i]);
     sim_kubelet_destroy (&self->kubelet);
     sim_ctrl_destroy (&self->ctrl);
     sim_crds_destroy (&self->crds_owned);
@@ -300,1176 +283,12 @@ sim_api_tick (sim_api_t *self, int64_t now_ms)
         if (!snap->kind)
             continue;
         if (snap->expires <= now_ms)
-            s_snapshot_free (snap);
+            sim_api_snapshot_free (snap);
         else if (snap->expires < next)
             next = snap->expires;
     }
     return next;
 }
-
-// ---------------------------------------------------------------------------
-// Replies
-
-const char *
-sim_ctx_query (sim_ctx_t *ctx, const char *name)
-{
-    if (!ctx->req->query)
-        return NULL;
-    return ctx->req->query (ctx->req->query_arg, name);
-}
-
-//  A boolean query parameter (watch, allowWatchBookmarks,
-//  sendInitialEvents) as kube-apiserver decodes one
-//  (runtime.Convert_Slice_string_To_bool): absent, "0", or "false" in any
-//  letter case is false; any other value, "True", "t" and "" included, is
-//  true. It is never an error. (A name given without "=" reads as absent
-//  here: the HTTP layer cannot tell the two apart.)
-static bool
-s_query_bool (sim_ctx_t *ctx, const char *name)
-{
-    const char *v = sim_ctx_query (ctx, name);
-    return v && strcmp (v, "0") != 0 && strcasecmp (v, "false") != 0;
-}
-
-void
-sim_ctx_reply_buf (sim_ctx_t *ctx, int code, sim_buf_t *buf)
-{
-    sim_buf_append (buf, "\n", 1);
-    free (ctx->resp->body);
-    ctx->resp->code = code;
-    ctx->resp->content_type = "application/json";
-    ctx->resp->body = sim_buf_detach (buf, &ctx->resp->body_len);
-}
-
-//  The label selector of a workload as text ("a=b,c in (d,e)"), as Scale's
-//  status.selector carries it. Keys of matchLabels sorted, like Go's
-//  labels.Set.
-static void
-s_selector_text (const cJSON *sel, sim_buf_t *out)
-{
-    const cJSON *ml = cJSON_GetObjectItemCaseSensitive (sel, "matchLabels");
-    const char *keys[128];
-    int n = 0;
-    for (const cJSON *c = ml ? ml->child : NULL; c && n < 128; c = c->next)
-        if (cJSON_IsString (c))
-            keys[n++] = c->string;
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && strcmp (keys[j - 1], keys[j]) > 0; j--) {
-            const char *t = keys[j];
-            keys[j] = keys[j - 1];
-            keys[j - 1] = t;
-        }
-    bool first = true;
-    for (int i = 0; i < n; i++) {
-        sim_buf_printf (out, "%s%s=%s", first ? "" : ",", keys[i],
-                        cJSON_GetObjectItemCaseSensitive (ml, keys[i])->valuestring);
-        first = false;
-    }
-    const cJSON *e;
-    cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive (sel, "matchExpressions"))
-    {
-        const char *key = sim_json_str (e, "key");
-        const char *op = sim_json_str (e, "operator");
-        if (!key || !op)
-            continue;
-        sim_buf_puts (out, first ? "" : ",");
-        first = false;
-        if (!strcmp (op, "Exists"))
-            sim_buf_puts (out, key);
-        else if (!strcmp (op, "DoesNotExist"))
-            sim_buf_printf (out, "!%s", key);
-        else {
-            sim_buf_printf (out, "%s %s (", key, !strcmp (op, "In") ? "in" : "notin");
-            const cJSON *v;
-            bool vfirst = true;
-            cJSON_ArrayForEach (v, cJSON_GetObjectItemCaseSensitive (e, "values"))
-            {
-                if (cJSON_IsString (v)) {
-                    sim_buf_printf (out, "%s%s", vfirst ? "" : ",", v->valuestring);
-                    vfirst = false;
-                }
-            }
-            sim_buf_puts (out, ")");
-        }
-    }
-}
-
-//  The autoscaling/v1 Scale of a Deployment or ReplicaSet (owned tree).
-static cJSON *
-s_scale_of (sim_obj_t *obj)
-{
-    cJSON *scale = cJSON_CreateObject ();
-    cJSON_AddStringToObject (scale, "kind", "Scale");
-    cJSON_AddStringToObject (scale, "apiVersion", "autoscaling/v1");
-    cJSON *meta = cJSON_AddObjectToObject (scale, "metadata");
-    static const char *const keep[] = {
-        "name", "namespace", "uid", "resourceVersion", "creationTimestamp", NULL};
-    for (int i = 0; keep[i]; i++) {
-        const cJSON *v =
-            cJSON_GetObjectItemCaseSensitive (sim_json_at (obj->json, "metadata"), keep[i]);
-        if (v)
-            cJSON_AddItemToObject (meta, keep[i], cJSON_Duplicate (v, true));
-    }
-    const cJSON *r = sim_json_at (obj->json, "spec.replicas");
-    cJSON *spec = cJSON_AddObjectToObject (scale, "spec");
-    cJSON_AddNumberToObject (spec, "replicas", cJSON_IsNumber (r) ? r->valuedouble : 1);
-    cJSON *status = cJSON_AddObjectToObject (scale, "status");
-    const cJSON *sr = sim_json_at (obj->json, "status.replicas");
-    cJSON_AddNumberToObject (status, "replicas", cJSON_IsNumber (sr) ? sr->valuedouble : 0);
-    sim_buf_t sel = {0};
-    s_selector_text (sim_json_at (obj->json, "spec.selector"), &sel);
-    cJSON_AddStringToObject (status, "selector", sel.data ? sel.data : "");
-    sim_buf_clear (&sel);
-    return scale;
-}
-
-cJSON *
-sim_api_scale_of (sim_obj_t *obj)
-{
-    return s_scale_of (obj);
-}
-
-void
-sim_ctx_reply_obj (sim_ctx_t *ctx, int code, sim_obj_t *obj)
-{
-    sim_buf_t buf = {0};
-    if (ctx->reply_scale) {
-        cJSON *scale = s_scale_of (obj);
-        char *text = cJSON_PrintUnformatted (scale);
-        sim_buf_puts (&buf, text ? text : "{}");
-        free (text);
-        cJSON_Delete (scale);
-    } else
-        sim_obj_append_full (obj, &buf);
-    sim_ctx_reply_buf (ctx, code, &buf);
-}
-
-static void
-s_reply_status (sim_ctx_t *ctx, const sim_status_t *st)
-{
-    sim_buf_t buf = {0};
-    sim_status_append (&buf, st);
-    sim_ctx_reply_buf (ctx, st->code, &buf);
-}
-
-void
-sim_ctx_fail (sim_ctx_t *ctx, int code, const char *reason, const char *name,
-              const char *details_kind, const char *fmt, ...)
-{
-    char message[2048];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (message, sizeof message, fmt, ap);
-    va_end (ap);
-    sim_status_t st = {.code = code,
-                       .reason = reason,
-                       .message = message,
-                       .name = name,
-                       .group = details_kind && ctx->kind ? ctx->kind->group : NULL,
-                       .kind = details_kind};
-    s_reply_status (ctx, &st);
-}
-
-void
-sim_ctx_not_found (sim_ctx_t *ctx, const char *name)
-{
-    sim_ctx_fail (ctx, 404, "NotFound", name, ctx->kind->resource, "%s \"%s\" not found", ctx->gr,
-                  name);
-}
-
-void
-sim_ctx_namespace_not_found (sim_ctx_t *ctx)
-{
-    char message[600];
-    snprintf (message, sizeof message, "namespaces \"%s\" not found", ctx->ns);
-    sim_status_t st = {.code = 404,
-                       .reason = "NotFound",
-                       .message = message,
-                       .name = ctx->ns,
-                       .kind = "namespaces"};
-    s_reply_status (ctx, &st);
-}
-
-void
-sim_ctx_invalid (sim_ctx_t *ctx, const char *name, const char *field, const char *cause,
-                 const char *detail)
-{
-    char qualified[160], message[2048], cause_msg[1024];
-    if (ctx->kind->group[0])
-        snprintf (qualified, sizeof qualified, "%s.%s", ctx->kind->kind, ctx->kind->group);
-    else
-        snprintf (qualified, sizeof qualified, "%s", ctx->kind->kind);
-    snprintf (message, sizeof message, "%s \"%s\" is invalid: %s: %s", qualified, name, field,
-              detail);
-    snprintf (cause_msg, sizeof cause_msg, "%s", detail);
-    cJSON *causes = cJSON_CreateArray ();
-    cJSON *c = cJSON_CreateObject ();
-    cJSON_AddStringToObject (c, "reason", cause);
-    cJSON_AddStringToObject (c, "message", cause_msg);
-    cJSON_AddStringToObject (c, "field", field);
-    cJSON_AddItemToArray (causes, c);
-    sim_status_t st = {.code = 422,
-                       .reason = "Invalid",
-                       .message = message,
-                       .name = name,
-                       .group = ctx->kind->group,
-                       .kind = ctx->kind->kind,
-                       .causes = causes};
-    s_reply_status (ctx, &st);
-    cJSON_Delete (causes);
-}
-
-void
-sim_ctx_invalid_errors (sim_ctx_t *ctx, const char *name, const sim_field_errors_t *errs)
-{
-    sim_buf_t message = {0};
-    if (ctx->kind->group[0])
-        sim_buf_printf (&message, "%s.%s", ctx->kind->kind, ctx->kind->group);
-    else
-        sim_buf_puts (&message, ctx->kind->kind);
-    sim_buf_printf (&message, " \"%s\" is invalid: ", name ? name : "");
-    sim_field_errors_message (errs, &message);
-    cJSON *causes = sim_field_errors_causes (errs);
-    sim_status_t st = {.code = 422,
-                       .reason = "Invalid",
-                       .message = message.data,
-                       .name = name ? name : "",
-                       .group = ctx->kind->group,
-                       .kind = ctx->kind->kind,
-                       .causes = causes};
-    s_reply_status (ctx, &st);
-    cJSON_Delete (causes);
-    sim_buf_clear (&message);
-}
-
-//  Go's JSON decoder keeps the last of duplicate keys; cJSON keeps them
-//  all. Drop the earlier ones, recursively, so a body means what it means
-//  to a real API server.
-static void
-s_dedupe_keys (cJSON *node)
-{
-    for (cJSON *c = node ? node->child : NULL; c;) {
-        cJSON *next = c->next;
-        if (cJSON_IsObject (node) && c->string) {
-            bool later = false;
-            for (cJSON *d = c->next; d && !later; d = d->next)
-                later = d->string && strcmp (d->string, c->string) == 0;
-            if (later) {
-                cJSON_Delete (cJSON_DetachItemViaPointer (node, c));
-                c = next;
-                continue;
-            }
-        }
-        if (cJSON_IsObject (c) || cJSON_IsArray (c))
-            s_dedupe_keys (c);
-        c = next;
-    }
-}
-
-//  Media type without parameters, lower-cased, into buf.
-static const char *
-s_media_type (const char *content_type, char *buf, size_t len)
-{
-    size_t n = 0;
-    for (const char *p = content_type ? content_type : ""; *p && *p != ';' && n + 1 < len; p++)
-        if (*p != ' ')
-            buf[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
-    buf[n] = 0;
-    return buf;
-}
-
-cJSON *
-sim_ctx_body_json (sim_ctx_t *ctx)
-{
-    const char *end = NULL;
-    cJSON *json = NULL;
-    //  PATCH bodies are checked against the patch types by the patch verbs;
-    //  every other body must be JSON or YAML (no Content-Type means JSON,
-    //  the server's first supported type).
-    char type[128];
-    s_media_type (ctx->req->content_type, type, sizeof type);
-    bool yaml = !strcmp (type, "application/yaml");
-    if (strcmp (ctx->req->method, "PATCH") != 0 && *type && !yaml &&
-        strcmp (type, "application/json") != 0) {
-        sim_ctx_fail (ctx, 415, "UnsupportedMediaType", NULL, NULL,
-                      "the body of the request was in an unknown format - accepted media types "
-                      "include: application/json, application/yaml, "
-                      "application/vnd.kubernetes.protobuf");
-        return NULL;
-    }
-    if (yaml && ctx->req->body && ctx->req->body_len) {
-        char err[512];
-        json = bas_yaml_to_json (ctx->req->body, ctx->req->body_len, err, sizeof err);
-        if (!json) {
-            const char *what = ctx->kind ? ctx->kind->kind : "object";
-            sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
-                          "the object provided is unrecognized (must be of type %s): "
-                          "couldn't get version/kind; yaml: %s",
-                          what, err);
-            return NULL;
-        }
-    } else if (ctx->req->body && ctx->req->body_len)
-        json = cJSON_ParseWithLengthOpts (ctx->req->body, ctx->req->body_len, &end, false);
-    if (!json) {
-        size_t at = end && ctx->req->body ? (size_t)(end - ctx->req->body) : 0;
-        const char *what = ctx->kind ? ctx->kind->kind : "object";
-        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
-                      "the object provided is unrecognized (must be of type %s): couldn't get "
-                      "version/kind; json parse error at offset %zu",
-                      what, at);
-        return NULL;
-    }
-    if (!cJSON_IsObject (json) && !cJSON_IsArray (json)) {
-        cJSON_Delete (json);
-        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
-                      "the object provided is unrecognized: not a JSON object");
-        return NULL;
-    }
-    s_dedupe_keys (json);
-    return json;
-}
-
-// ---------------------------------------------------------------------------
-// Reads
-
-typedef enum { S_FRESH, S_WAIT, S_TOO_LARGE } s_fresh_t;
-
-//  Has the store reached resourceVersion `want`, which a read asked for
-//  (resourceVersion=N, "not older than")? kube-apiserver's watch cache
-//  waits up to 3 s (cfg.rv_wait_ms) for it and then fails the read with
-//  504 "Too large resource version". While the wait lasts the request is
-//  handed back to the HTTP layer to be asked again (resp->retry_ms), so
-//  the reactor never blocks.
-static s_fresh_t
-s_fresh (sim_ctx_t *ctx, uint64_t want)
-{
-    sim_api_t *api = ctx->api;
-    if (want <= sim_store_rv (api->store))
-        return S_FRESH;
-    int64_t now = sim_clock_mono_ms ();
-    int64_t first = ctx->req->first_ms ? ctx->req->first_ms : now;
-    int64_t left = first + api->cfg.rv_wait_ms - now;
-    if (left > 0) {
-        ctx->resp->retry_ms = left < SIM_RV_WAIT_POLL_MS ? left : SIM_RV_WAIT_POLL_MS;
-        return S_WAIT;
-    }
-    return S_TOO_LARGE;
-}
-
-//  The Status of a read whose resourceVersion never came
-//  (storage.NewTooLargeResourceVersionError: a Timeout with the cause
-//  ResourceVersionTooLarge and a retry after 1 s), into buf.
-static void
-s_too_large_status (sim_ctx_t *ctx, uint64_t want, sim_buf_t *buf)
-{
-    char message[160];
-    snprintf (message, sizeof message, "Timeout: Too large resource version: %llu, current: %llu",
-              (unsigned long long)want, (unsigned long long)sim_store_rv (ctx->api->store));
-    cJSON *causes = cJSON_CreateArray ();
-    cJSON *cause = cJSON_CreateObject ();
-    cJSON_AddStringToObject (cause, "reason", "ResourceVersionTooLarge");
-    cJSON_AddStringToObject (cause, "message", "Too large resource version");
-    cJSON_AddItemToArray (causes, cause);
-    sim_status_t st = {
-        .code = 504, .reason = "Timeout", .message = message, .causes = causes, .retry_after_s = 1};
-    sim_status_append (buf, &st);
-    cJSON_Delete (causes);
-    bas_info ("resource_version_too_large", "resource=%s want=%llu current=%llu",
-              ctx->kind->resource, (unsigned long long)want,
-              (unsigned long long)sim_store_rv (ctx->api->store));
-}
-
-//  For a get or list: the resourceVersion asked for ("not older than"),
-//  parsed into *want_p; 0 means any (absent, "" or "0", or an exact or
-//  continued read). Returns 0, or -1 after replying 400 to a bad number.
-static int
-s_min_rv (sim_ctx_t *ctx, uint64_t *want_p)
-{
-    *want_p = 0;
-    const char *rv = sim_ctx_query (ctx, "resourceVersion");
-    const char *match = sim_ctx_query (ctx, "resourceVersionMatch");
-    const char *token = sim_ctx_query (ctx, "continue");
-    if (!rv || !*rv || !strcmp (rv, "0") || (token && *token) ||
-        (match && *match && strcmp (match, "NotOlderThan") != 0))
-        return 0;
-    char *end = NULL;
-    unsigned long long v = strtoull (rv, &end, 10);
-    if (!end || *end || *rv == '-') {
-        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
-                      "invalid resource version: strconv.ParseUint: parsing \"%s\": invalid syntax",
-                      rv);
-        return -1;
-    }
-    *want_p = v;
-    return 0;
-}
-
-//  Wait for, or fail, a get or list of a future resourceVersion. Returns
-//  true when the read can go on now; false when it waits or was answered.
-static bool
-s_read_ready (sim_ctx_t *ctx)
-{
-    uint64_t want = 0;
-    if (s_min_rv (ctx, &want) != 0)
-        return false;
-    s_fresh_t fresh = s_fresh (ctx, want);
-    if (fresh == S_FRESH)
-        return true;
-    if (fresh == S_TOO_LARGE) {
-        sim_buf_t buf = {0};
-        s_too_large_status (ctx, want, &buf);
-        sim_ctx_reply_buf (ctx, 504, &buf);
-        ctx->resp->retry_after_s = 1;
-    }
-    return false;
-}
-
-//  Does the read want a Table (kubectl get's Accept header)? Returns 1
-//  with *opts filled, 0 for the object itself, or -1 after replying 400 to
-//  an includeObject the API does not know (checked only for a Table, as
-//  the real server decodes TableOptions only then).
-static int
-s_table_wanted (sim_ctx_t *ctx, sim_table_opts_t *opts)
-{
-    const char *api_version = ctx->reply_scale ? NULL : sim_table_accept (ctx->req->accept);
-    if (!api_version)
-        return 0;
-    *opts = (sim_table_opts_t){.kind = ctx->kind,
-                               .api_version = api_version,
-                               .crd_columns = sim_crds_columns (ctx->api->crds, ctx->kind)};
-    const char *include = sim_ctx_query (ctx, "includeObject");
-    if (sim_table_include_parse (include, &opts->include) != 0) {
-        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
-                      "unrecognized includeObject value: \"%s\"", include);
-        return -1;
-    }
-    return 1;
-}
-
-static void
-s_get (sim_ctx_t *ctx)
-{
-    if (!s_read_ready (ctx))
-        return;
-    sim_table_opts_t table;
-    int as_table = s_table_wanted (ctx, &table);
-    if (as_table < 0)
-        return;
-    sim_obj_t *obj = sim_store_get (ctx->api->store, ctx->kind, ctx->ns, ctx->name);
-    if (!obj) {
-        sim_ctx_not_found (ctx, ctx->name);
-        return;
-    }
-    if (as_table) {
-        //  One row; the Table's resourceVersion is the object's.
-        char meta[64];
-        snprintf (meta, sizeof meta, "\"resourceVersion\":\"%llu\"", (unsigned long long)obj->rv);
-        sim_buf_t buf = {0};
-        sim_table_append (&table, &obj, 1, meta, &buf);
-        sim_ctx_reply_buf (ctx, 200, &buf);
-        return;
-    }
-    sim_ctx_reply_obj (ctx, 200, obj);
-}
-
-static void
-s_get_scale (sim_ctx_t *ctx)
-{
-    ctx->reply_scale = true;
-    s_get (ctx);
-}
-
-//  Base64 RawURL (no padding), as the apiserver's continue tokens.
-static void
-s_base64url (sim_buf_t *out, const char *data, size_t len)
-{
-    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)(unsigned char)data[i] << 16;
-        if (i + 1 < len)
-            v |= (uint32_t)(unsigned char)data[i + 1] << 8;
-        if (i + 2 < len)
-            v |= (unsigned char)data[i + 2];
-        char q[4] = {tbl[(v >> 18) & 63], tbl[(v >> 12) & 63], tbl[(v >> 6) & 63], tbl[v & 63]};
-        sim_buf_append (out, q, i + 2 < len ? 4 : i + 1 < len ? 3 : 2);
-    }
-}
-
-static int
-s_base64url_decode (const char *text, sim_buf_t *out)
-{
-    uint32_t acc = 0;
-    int bits = 0;
-    for (const char *p = text; *p && *p != '='; p++) {
-        int v;
-        char c = *p;
-        if (c >= 'A' && c <= 'Z')
-            v = c - 'A';
-        else if (c >= 'a' && c <= 'z')
-            v = c - 'a' + 26;
-        else if (c >= '0' && c <= '9')
-            v = c - '0' + 52;
-        else if (c == '-' || c == '+')
-            v = 62;
-        else if (c == '_' || c == '/')
-            v = 63;
-        else
-            return -1;
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            char byte = (char)((acc >> bits) & 0xFF);
-            sim_buf_append (out, &byte, 1);
-        }
-    }
-    return 0;
-}
-
-//  Decode a continue token into rv and start key. Returns 0 or -1.
-static int
-s_continue_decode (const char *token, uint64_t *rv_p, char *start, size_t len)
-{
-    sim_buf_t raw = {0};
-    int rc = -1;
-    if (s_base64url_decode (token, &raw) != 0 || !raw.data)
-        goto done;
-    cJSON *json = cJSON_ParseWithLength (raw.data, raw.len);
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive (json, "v");
-    const cJSON *jrv = cJSON_GetObjectItemCaseSensitive (json, "rv");
-    const cJSON *jstart = cJSON_GetObjectItemCaseSensitive (json, "start");
-    if (cJSON_IsString (v) && strcmp (v->valuestring, "meta.k8s.io/v1") == 0 &&
-        cJSON_IsNumber (jrv) && jrv->valuedouble >= 1 && cJSON_IsString (jstart)) {
-        *rv_p = (uint64_t)jrv->valuedouble;
-        //  cJSON stops the string at the "\u0000" the server appends.
-        snprintf (start, len, "%s", jstart->valuestring);
-        rc = 0;
-    }
-    cJSON_Delete (json);
-done:
-    sim_buf_clear (&raw);
-    return rc;
-}
-
-static void
-s_continue_encode (sim_buf_t *out, uint64_t rv, const char *start)
-{
-    sim_buf_t raw = {0};
-    sim_buf_printf (&raw,
-                    "{\"v\":\"meta.k8s.io/v1\",\"rv\":%llu,\"start\":", (unsigned long long)rv);
-    sim_buf_json_string (&raw, start);
-    raw.len--; // reopen the string to add the NUL the apiserver appends
-    sim_buf_puts (&raw, "\\u0000\"}");
-    s_base64url (out, raw.data, raw.len);
-    sim_buf_clear (&raw);
-}
-
-static sim_snapshot_t *
-s_snapshot_find (sim_api_t *self, const sim_kind_t *kind, uint64_t rv, int64_t now)
-{
-    for (int i = 0; i < SIM_MAX_SNAPSHOTS; i++) {
-        sim_snapshot_t *snap = &self->snapshots[i];
-        if (snap->kind == kind && snap->rv == rv) {
-            if (snap->expires <= now) {
-                s_snapshot_free (snap);
-                return NULL;
-            }
-            return snap;
-        }
-    }
-    return NULL;
-}
-
-//  Keep a snapshot for continue tokens; takes the items array.
-static void
-s_snapshot_keep (sim_api_t *self, const sim_kind_t *kind, uint64_t rv, sim_obj_t ***items_p,
-                 size_t count, int64_t now)
-{
-    sim_snapshot_t *slot = &self->snapshots[0];
-    for (int i = 0; i < SIM_MAX_SNAPSHOTS; i++) {
-        sim_snapshot_t *snap = &self->snapshots[i];
-        if (!snap->kind) {
-            slot = snap;
-            break;
-        }
-        if (snap->expires < slot->expires)
-            slot = snap;
-    }
-    s_snapshot_free (slot);
-    slot->kind = kind;
-    slot->rv = rv;
-    slot->items = *items_p;
-    *items_p = NULL;
-    slot->count = count;
-    slot->expires = now + self->cfg.continue_ttl_ms;
-}
-
-//  The selectors of a list or watch. Returns 0, or -1 after replying 400.
-static int
-s_parse_selectors (sim_ctx_t *ctx, sim_selector_t **labels_p, sim_selector_t **fields_p)
-{
-    char err[512] = "";
-    *labels_p = sim_selector_parse_labels (sim_ctx_query (ctx, "labelSelector"), err, sizeof err);
-    if (!*labels_p) {
-        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL, "%s", err);
-        return -1;
-    }
-    *fields_p = sim_selector_parse_fields (sim_ctx_query (ctx, "fieldSelector"), ctx->kind, err,
-                                           sizeof err);
-    if (!*fields_p) {
-        sim_selector_destroy (labels_p);
-        sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL, "%s", err);
-        return -1;
-    }
-    return 0;
-}
-
-static bool
-s_list_match (sim_ctx_t *ctx, sim_obj_t *obj, const sim_selector_t *labels,
-              const sim_selector_t *fields)
-{
-    if (ctx->ns && ctx->kind->namespaced && strcmp (obj->ns, ctx->ns) != 0)
-        return false;
-    return sim_selector_match (labels, obj->json) && sim_selector_match (fields, obj->json);
-}
-
-//  First index in a sorted snapshot whose key is >= key.
-static size_t
-s_lower_bound (sim_obj_t **items, size_t count, const char *key)
-{
-    size_t lo = 0, hi = count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp (items[mid]->key, key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static void s_watch (sim_ctx_t *ctx);
-
-static void
-s_list (sim_ctx_t *ctx)
-{
-    if (s_query_bool (ctx, "watch") || ctx->watch_path) {
-        s_watch (ctx);
-        return;
-    }
-    sim_api_t *api = ctx->api;
-    if (!s_read_ready (ctx))
-        return;
-    sim_table_opts_t table;
-    int as_table = s_table_wanted (ctx, &table);
-    if (as_table < 0)
-        return;
-    int64_t now = sim_clock_mono_ms ();
-    sim_selector_t *labels = NULL, *fields = NULL;
-    if (s_parse_selectors (ctx, &labels, &fields) != 0)
-        return;
-    const char *limit_text = sim_ctx_query (ctx, "limit");
-    long limit = limit_text ? strtol (limit_text, NULL, 10) : 0;
-    if (limit < 0)
-        limit = 0;
-    const char *token = sim_ctx_query (ctx, "continue");
-    const char *rv_text = sim_ctx_query (ctx, "resourceVersion");
-    const char *rv_match = sim_ctx_query (ctx, "resourceVersionMatch");
-
-    sim_obj_t **items = NULL;
-    size_t count = 0;
-    size_t start = 0;
-    uint64_t rv = sim_store_rv (api->store);
-    sim_snapshot_t *snap = NULL;
-    if (token && *token) {
-        char key[600];
-        if (s_continue_decode (token, &rv, key, sizeof key) != 0) {
-            sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
-                          "continue key is not valid: incorrect encoded start resourceVersion "
-                          "(version meta.k8s.io/v1)");
-            goto done;
-        }
-        snap = s_snapshot_find (api, ctx->kind, rv, now);
-        if (!snap) {
-            sim_ctx_fail (ctx, 410, "Expired", NULL, NULL, "%s", S_CONTINUE_EXPIRED);
-            goto done;
-        }
-        //  In a namespace the token holds the name only, as the real server's
-        //  key is relative to the namespace's prefix.
-        char full[700];
-        if (ctx->ns && ctx->kind->namespaced)
-            snprintf (full, sizeof full, "%s/%s", ctx->ns, key);
-        else
-            snprintf (full, sizeof full, "%s", key);
-        //  The token's start is "<last key>\0": resume strictly after it.
-        start = s_lower_bound (snap->items, snap->count, full);
-        while (start < snap->count && strcmp (snap->items[start]->key, full) == 0)
-            start++;
-        items = snap->items;
-        count = snap->count;
-    } else {
-        if (rv_text && rv_match && strcmp (rv_match, "Exact") == 0 &&
-            strtoull (rv_text, NULL, 10) != rv) {
-            sim_ctx_fail (ctx, 410, "Expired", NULL, NULL,
-                          "The resourceVersion for the provided list is too old.");
-            goto done;
-        }
-        items = sim_store_list (api->store, ctx->kind, NULL, &count);
-        if (ctx->ns && ctx->kind->namespaced) {
-            char prefix[300];
-            snprintf (prefix, sizeof prefix, "%s/", ctx->ns);
-            start = s_lower_bound (items, count, prefix);
-        }
-    }
-
-    sim_buf_t items_buf = {0};
-    sim_obj_t **rows = NULL; // a Table's objects (borrowed from items)
-    size_t sent = 0;
-    size_t i = start;
-    const char *last_key = NULL;
-    for (; i < count; i++) {
-        sim_obj_t *obj = items[i];
-        if (ctx->ns && ctx->kind->namespaced && strcmp (obj->ns, ctx->ns) != 0) {
-            if (strcmp (obj->ns, ctx->ns) > 0)
-                break; // sorted: past the namespace
-            continue;
-        }
-        if (!s_list_match (ctx, obj, labels, fields))
-            continue;
-        if (limit > 0 && sent == (size_t)limit)
-            break;
-        if (as_table) {
-            if ((sent & (sent - 1)) == 0) {
-                sim_obj_t **grown = bas_realloc (rows, (sent ? 2 * sent : 1) * sizeof *rows);
-                rows = grown;
-            }
-            rows[sent] = obj;
-        } else {
-            size_t len;
-            const char *text = sim_obj_item_text (obj, &len);
-            if (sent)
-                sim_buf_append (&items_buf, ",", 1);
-            sim_buf_append (&items_buf, text, len);
-        }
-        sent++;
-        last_key = obj->key;
-    }
-    //  More remain if a matching object follows. Without selectors the
-    //  count is a subtraction (the items are sorted, a namespace is one
-    //  range); with selectors the real server leaves remainingItemCount
-    //  out, so finding one more match is enough. (Counting them all made
-    //  paging through a big list quadratic.)
-    size_t remaining = 0;
-    bool more = false;
-    bool unfiltered = sim_selector_empty (labels) && sim_selector_empty (fields);
-    if (limit > 0 && sent == (size_t)limit) {
-        if (unfiltered) {
-            size_t end = count;
-            if (ctx->ns && ctx->kind->namespaced) {
-                char prefix[300];
-                snprintf (prefix, sizeof prefix, "%s/\xff", ctx->ns);
-                end = s_lower_bound (items, count, prefix);
-            }
-            remaining = end > i ? end - i : 0;
-            more = remaining > 0;
-        } else
-            for (; i < count && !more; i++) {
-                sim_obj_t *obj = items[i];
-                if (ctx->ns && ctx->kind->namespaced && strcmp (obj->ns, ctx->ns) > 0)
-                    break;
-                more = s_list_match (ctx, obj, labels, fields);
-            }
-    }
-    //  The ListMeta, shared by the list and its Table form.
-    sim_buf_t meta = {0};
-    sim_buf_printf (&meta, "\"resourceVersion\":\"%llu\"", (unsigned long long)rv);
-    if (more && last_key) {
-        const char *key = last_key;
-        if (ctx->ns && ctx->kind->namespaced)
-            key += strlen (ctx->ns) + 1;
-        sim_buf_puts (&meta, ",\"continue\":\"");
-        s_continue_encode (&meta, rv, key);
-        sim_buf_puts (&meta, "\"");
-        if (sim_selector_empty (labels) && sim_selector_empty (fields))
-            sim_buf_printf (&meta, ",\"remainingItemCount\":%zu", remaining);
-        //  (The snapshot takes the items' references: the rows stay valid.)
-        if (!snap)
-            s_snapshot_keep (api, ctx->kind, rv, &items, count, now);
-    }
-    sim_buf_t out = {0};
-    if (as_table)
-        sim_table_append (&table, rows, sent, meta.data, &out);
-    else {
-        sim_buf_puts (&out, "{\"kind\":");
-        sim_buf_json_string (&out, ctx->kind->list_kind);
-        sim_buf_puts (&out, ",\"apiVersion\":");
-        sim_buf_json_string (&out, ctx->kind->api_version);
-        sim_buf_printf (&out, ",\"metadata\":{%s},\"items\":[", meta.data);
-        if (items_buf.len)
-            sim_buf_append (&out, items_buf.data, items_buf.len);
-        sim_buf_puts (&out, "]}");
-    }
-    sim_buf_clear (&meta);
-    sim_buf_clear (&items_buf);
-    free (rows);
-    sim_ctx_reply_buf (ctx, 200, &out);
-done:
-    if (!snap)
-        sim_store_list_free (&items, count);
-    sim_selector_destroy (&labels);
-    sim_selector_destroy (&fields);
-}
-
-typedef struct {
-    sim_watch_t *watch;
-} s_replay_t;
-
-static void
-s_replay_one (void *arg, const sim_event_t *event)
-{
-    s_replay_t *r = arg;
-    sim_watch_offer (r->watch, event);
-}
-
-//  A watch event's object as a Table of one row (kubectl get -w).
-static void
-s_watch_table_row (void *arg, sim_obj_t *obj, sim_buf_t *out)
-{
-    char meta[64];
-    snprintf (meta, sizeof meta, "\"resourceVersion\":\"%llu\"", (unsigned long long)obj->rv);
-    sim_table_append (arg, &obj, 1, meta, out);
-}
-
-static void
-s_watch (sim_ctx_t *ctx)
-{
-    sim_api_t *api = ctx->api;
-    sim_table_opts_t table;
-    int as_table = s_table_wanted (ctx, &table);
-    if (as_table < 0)
-        return;
-    int64_t now = sim_clock_mono_ms ();
-    const char *rv_text = sim_ctx_query (ctx, "resourceVersion");
-    const char *timeout_text = sim_ctx_query (ctx, "timeoutSeconds");
-    bool bookmarks = s_query_bool (ctx, "allowWatchBookmarks");
-    bool send_initial = s_query_bool (ctx, "sendInitialEvents");
-    //  Initial events from resourceVersion N wait for the store to reach N
-    //  (the cacher's waitUntilWatchCacheFreshAndForceAllEvents); one that
-    //  never does is answered with the 504 as an ERROR event, the real
-    //  server's errWatcher. A plain watch from a future N is not refused:
-    //  it sends what comes after N (below).
-    s_fresh_t fresh = S_FRESH;
-    uint64_t initial_rv = 0;
-    if (send_initial && rv_text && *rv_text && strcmp (rv_text, "0") != 0) {
-        char *end = NULL;
-        initial_rv = strtoull (rv_text, &end, 10);
-        if (!end || *end || *rv_text == '-') {
-            sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
-                          "invalid resource version: strconv.ParseUint: parsing \"%s\": invalid "
-                          "syntax",
-                          rv_text);
-            return;
-        }
-        fresh = s_fresh (ctx, initial_rv);
-        if (fresh == S_WAIT)
-            return;
-    }
-    sim_selector_t *labels = NULL, *fields = NULL;
-    if (s_parse_selectors (ctx, &labels, &fields) != 0)
-        return;
-    uint64_t since = 0;
-    bool initial = !rv_text || !*rv_text || strcmp (rv_text, "0") == 0 || send_initial;
-    if (!initial) {
-        char *end = NULL;
-        since = strtoull (rv_text, &end, 10);
-        if (!end || *end) {
-            sim_selector_destroy (&labels);
-            sim_selector_destroy (&fields);
-            sim_ctx_fail (ctx, 400, "BadRequest", NULL, NULL,
-                          "invalid resource version: strconv.ParseUint: parsing \"%s\": invalid "
-                          "syntax",
-                          rv_text);
-            return;
-        }
-    }
-    int64_t deadline;
-    long timeout = timeout_text ? strtol (timeout_text, NULL, 10) : 0;
-    if (timeout > 0)
-        deadline = now + timeout * 1000;
-    else {
-        int64_t base = (int64_t)api->cfg.min_request_timeout_s * 1000;
-        deadline = now + base + (int64_t)(sim_rand_next (&api->rand) % (uint64_t)(base + 1));
-    }
-    sim_watch_t *watch =
-        sim_watch_new (api->hub, ctx->kind, ctx->ns, &labels, &fields,
-                       bookmarks ? api->cfg.bookmark_interval_ms : 0, deadline, now);
-    if (!watch) {
-        sim_selector_destroy (&labels);
-        sim_selector_destroy (&fields);
-        sim_ctx_fail (ctx, 500, "InternalError", NULL, NULL, "Internal error occurred: no memory");
-        return;
-    }
-    if (as_table) {
-        void *copy = bas_malloc (sizeof table);
-        memcpy (copy, &table, sizeof table);
-        sim_watch_set_format (watch, s_watch_table_row, &copy);
-    }
-    if (fresh == S_TOO_LARGE) {
-        sim_buf_t buf = {0};
-        s_too_large_status (ctx, initial_rv, &buf);
-        sim_watch_send_error (watch, buf.data);
-        sim_buf_clear (&buf);
-    } else if (api->faults.expire_next_watches > 0) {
-        //  Injected: this watch is told its resourceVersion is too old.
-        api->faults.expire_next_watches--;
-        api->faults.watches_expired++;
-        char message[128];
-        snprintf (message, sizeof message, "too old resource version: %llu (%llu)",
-                  (unsigned long long)since, (unsigned long long)sim_store_rv (api->store));
-        sim_status_t st = {.code = 410, .reason = "Expired", .message = message};
-        sim_buf_t buf = {0};
-        sim_status_append (&buf, &st);
-        sim_watch_send_error (watch, buf.data);
-        sim_buf_clear (&buf);
-        bas_info ("fault_watch_expired", "resource=%s rv=%llu", ctx->kind->resource,
-                  (unsigned long long)since);
-    } else if (initial) {
-        size_t count = 0;
-        sim_obj_t **items = sim_store_list (api->store, ctx->kind, ctx->ns, &count);
-        for (size_t i = 0; i < count; i++)
-            if (sim_watch_matches (watch, items[i]))
-                sim_watch_send (watch, "ADDED", items[i]);
-        sim_store_list_free (&items, count);
-        if (send_initial && bookmarks)
-            sim_watch_send_bookmark (watch, sim_store_rv (api->store), true);
-    } else {
-        s_replay_t replay = {watch};
-        uint64_t oldest = 0;
-        if (since > sim_store_rv (api->store))
-            sim_watch_skip_until (watch, since);
-        if (sim_store_replay (api->store, ctx->kind, since, s_replay_one, &replay, &oldest) != 0) {
-            char message[128];
-            snprintf (message, sizeof message, "too old resource version: %llu (%llu)",
-                      (unsigned long long)since, (unsigned long long)oldest);
-            sim_status_t st = {.code = 410, .reason = "Expired", .message = message};
-            sim_buf_t buf = {0};
-            sim_status_append (&buf, &st);
-            sim_watch_send_error (watch, buf.data);
-            sim_buf_clear (&buf);
-            bas_info ("watch_expired", "resource=%s rv=%llu oldest=%llu", ctx->kind->resource,
-                      (unsigned long long)since, (unsigned long long)oldest);
-        }
-    }
-    ctx->resp->code = 200;
-    ctx->resp->content_type = "application/json";
-    ctx->resp->watch = watch;
-}
-
-// ---------------------------------------------------------------------------
-// Discovery
-
-static const char *const s_verbs[] = {"create", "delete", "deletecollection", "get",
-                                      "list",   "patch",  "update",           "watch"};
-
-static cJSON *
-s_resource_entry (const char *name, const char *singular, bool namespaced, const char *kind,
-                  const char *const *verbs, size_t nverbs, const char *short_names)
-{
-    cJSON *r = cJSON_CreateObject ();
-    cJSON_AddStringToObject (r, "name", name);
-    cJSON_AddStringToObject (r, "singularName", singular);
-    cJSON_AddBoolToObject (r, "namespaced", namespaced);
-    cJSON_AddStringToObject (r, "kind", kind);
-    cJSON *v = cJSON_AddArrayToObject (r, "verbs");
-    for (size_t i = 0; i < nverbs; i++)
-        cJSON_AddItemToArray (v, cJSON_CreateString (verbs[i]));
-    if (short_names && *short_names) {
-        cJSON *s = cJSON_AddArrayToObject (r, "shortNames");
-        char copy[128];
-        snprintf (copy, sizeof copy, "%s", short_names);
-        char *save = NULL;
-        for (char *t = strtok_r (copy, ",", &save); t; t = strtok_r (NULL, ",", &save))
-            cJSON_AddItemToArray (s, cJSON_CreateString (t));
-    }
-    return r;
-}
-
-static void
-s_reply_json (sim_ctx_t *ctx, cJSON *json)
-{
-    char *text = cJSON_PrintUnformatted (json);
-    sim_buf_t buf = {0};
-    sim_buf_puts (&buf, text ? text : "{}");
-    free (text);
-    cJSON_Delete (json);
-    sim_ctx_reply_buf (ctx, 200, &buf);
-}
-
-static void
-s_discovery_resources (sim_ctx_t *ctx, const char *group, const char *version)
-{
-    cJSON *list = cJSON_CreateObject ();
-    cJSON_AddStringToObject (list, "kind", "APIResourceList");
-    cJSON_AddStringToObject (list, "apiVersion", "v1");
-    char gv[128];
-    if (*group)
-        snprintf (gv, sizeof gv, "%s/%s", group, version);
-    else
-        snprintf (gv, sizeof gv, "%s", version);
-    cJSON_AddStringToObject (list, "groupVersion", gv);
-    cJSON *res = cJSON_AddArrayToObject (list, "resources");
-    static const char *const status_verbs[] = {"get", "patch", "update"};
-    static const char *const create_verb[] = {"create"};
-    bool any = false;
-    for (int i = 0; i < SIM_KIND_COUNT; i++) {
-        const sim_kind_t *k = sim_kind_get ((sim_kind_id_t)i);
-        if (strcmp (k->group, group) != 0 || strcmp (k->version, version) != 0)
-            continue;
-        any = true;
-        cJSON_AddItemToArray (res, s_resource_entry (k->resource, k->singular, k->namespaced,
-                                                     k->kind, s_verbs, 8, k->short_names));
-        char sub[96];
-        if (k->id == SIM_KIND_PODS) {
-            cJSON_AddItemToArray (res, s_resource_entry ("bindings", "binding", true, "Binding",
-                                                         create_verb, 1, NULL));
-            cJSON_AddItemToArray (
-                res, s_resource_entry ("pods/binding", "", true, "Binding", create_verb, 1, NULL));
-            cJSON *ev =
-                s_resource_entry ("pods/eviction", "", true, "Eviction", create_verb, 1, NULL);
-            cJSON_AddStringToObject (ev, "group", "policy");
-            cJSON_AddStringToObject (ev, "version", "v1");
-            cJSON_AddItemToArray (res, ev);
-        }
-        if (k->status_subresource) {
-            snprintf (sub, sizeof sub, "%s/status", k->resource);
-            cJSON_AddItemToArray (
-                res, s_resource_entry (sub, "", k->namespaced, k->kind, status_verbs, 3, NULL));
-        }
-        if (k->id == SIM_KIND_DEPLOYMENTS || k->id == SIM_KIND_REPLICASETS) {
-            snprintf (sub, sizeof sub, "%s/scale", k->resource);
-            cJSON *sc = s_resource_entry (sub, "", true, "Scale", status_verbs, 3, NULL);
-            cJSON_AddStringToObject (sc, "group", "autoscaling");
-            cJSON_AddStringToObject (sc, "version", "v1");
-            cJSON_AddItemToArray (res, sc);
-        }
-    }
-    if (!any) {
-        cJSON_Delete (list);
-        sim_status_t st = {.code = 404,
-                           .reason = "NotFound",
-                           .message = "the server could not find the requested resource",
-                           .details = true};
-        s_reply_status (ctx, &st);
-        return;
-    }
-    s_reply_json (ctx, list);
-}
-
-//  Groups other than core, in table order, without repeats.
-static int
-s_groups (const sim_kind_t **out)
-{
-    int n = 0;
-    for (int i = 0; i < SIM_KIND_COUNT; i++) {
-        const sim_kind_t *k = sim_kind_get ((sim_kind_id_t)i);
-        if (!k->group[0])
-            continue;
-        bool seen = false;
-        for (int j = 0; j < n; j++)
-            if (strcmp (out[j]->group, k->group) == 0)
-                seen = true;
-        if (!seen)
-            out[n++] = k;
-    }
-    return n;
-}
-
-static cJSON *
-s_group_entry (const sim_kind_t *k)
-{
-    cJSON *g = cJSON_CreateObject ();
-    cJSON_AddStringToObject (g, "name", k->group);
-    cJSON *versions = cJSON_AddArrayToObject (g, "versions");
-    cJSON *v = cJSON_CreateObject ();
-    cJSON_AddStringToObject (v, "groupVersion", k->api_version);
-    cJSON_AddStringToObject (v, "version", k->version);
-    cJSON_AddItemToArray (versions, v);
-    cJSON *pref = cJSON_AddObjectToObject (g, "preferredVersion");
-    cJSON_AddStringToObject (pref, "groupVersion", k->api_version);
-    cJSON_AddStringToObject (pref, "version", k->version);
-    return g;
-}
-
-static void
-s_discovery (sim_ctx_t *ctx, char **seg, int nseg)
-{
-    if (nseg == 1 && strcmp (seg[0], "api") == 0) {
-        cJSON *v = cJSON_CreateObject ();
-        cJSON_AddStringToObject (v, "kind", "APIVersions");
-        cJSON *versions = cJSON_AddArrayToObject (v, "versions");
-        cJSON_AddItemToArray (versions, cJSON_CreateString ("v1"));
-        cJSON *addrs = cJSON_AddArrayToObject (v, "serverAddressByClientCIDRs");
-        cJSON *a = cJSON_CreateObject ();
-        char addr[64];
-        snprintf (addr, sizeof addr, "127.0.0.1:%d", ctx->api->port);
-        cJSON_AddStringToObject (a, "clientCIDR", "0.0.0.0/0");
-        cJSON_AddStringToObject (a, "serverAddress", addr);
-        cJSON_AddItemToArray (addrs, a);
-        s_reply_json (ctx, v);
-        return;
-    }
-    const sim_kind_t *groups[SIM_KIND_COUNT];
-    int ngroups = s_groups (groups);
-    if (nseg == 1) {
-        cJSON *list = cJSON_CreateObject ();
-        cJSON_AddStringToObject (list, "kind", "APIGroupList");
-        cJSON_AddStringToObject (list, "apiVersion", "v1");
-        cJSON *arr = cJSON_AddArrayToObject (list, "groups");
-        for (int i = 0; i < ngroups; i++)
-            cJSON_AddItemToArray (arr, s_group_entry (groups[i]));
-        s_reply_json (ctx, list);
-        return;
-    }
-    for (int i = 0; i < ngroups; i++)
-        if (strcmp (groups[i]->group, seg[1]) == 0) {
-            cJSON *g = s_group_entry (groups[i]);
-            cJSON *out = cJSON_CreateObject ();
-            cJSON_AddStringToObject (out, "kind", "APIGroup");
-            cJSON_AddStringToObject (out, "apiVersion", "v1");
-            for (cJSON *c = g->child; c;) {
-                cJSON *next = c->next;
-                cJSON_AddItemToObject (out, c->string, cJSON_DetachItemViaPointer (g, c));
-                c = next;
-            }
-            cJSON_Delete (g);
-            s_reply_json (ctx, out);
-            return;
-        }
-    sim_status_t st = {.code = 404,
-                       .reason = "NotFound",
-                       .message = "the server could not find the requested resource",
-                       .details = true};
-    s_reply_status (ctx, &st);
-}
-
-static void
-s_version (sim_ctx_t *ctx)
-{
-    cJSON *v = cJSON_CreateObject ();
-    cJSON_AddStringToObject (v, "major", "1");
-    cJSON_AddStringToObject (v, "minor", "31");
-    cJSON_AddStringToObject (v, "gitVersion", "v1.31.0-basalt-apisim+" BASALT_VERSION);
-    cJSON_AddStringToObject (v, "gitCommit", "0000000000000000000000000000000000000000");
-    cJSON_AddStringToObject (v, "gitTreeState", "clean");
-    cJSON_AddStringToObject (v, "buildDate", "2024-08-13T07:28:49Z");
-    cJSON_AddStringToObject (v, "goVersion", "go1.22.5");
-    cJSON_AddStringToObject (v, "compiler", "gc");
-    cJSON_AddStringToObject (v, "platform", "linux/amd64");
-    s_reply_json (ctx, v);
-}
-
-// ---------------------------------------------------------------------------
-// Routing
 
 typedef enum { S_COLLECTION, S_OBJECT } s_target_t;
 typedef void (s_handler_fn) (sim_ctx_t *ctx);
@@ -1481,20 +300,33 @@ typedef struct {
     s_handler_fn *fn;   // handler
 } s_route_t;
 
+//  GET on a collection: a watch when one is asked for (?watch=true or the
+//  deprecated /watch/ prefix), else a list. Decided here, so that reads
+//  (sim_api_read.c) and watches (sim_api_watch.c) do not call each other.
+static void
+s_list_or_watch (sim_ctx_t *ctx)
+{
+    if (sim_ctx_query_bool (ctx, "watch") || ctx->watch_path) {
+        sim_api_watch (ctx);
+        return;
+    }
+    sim_api_list (ctx);
+}
+
 static const s_route_t s_routes[] = {
-    {"GET", S_COLLECTION, NULL, s_list},
+    {"GET", S_COLLECTION, NULL, s_list_or_watch},
     {"POST", S_COLLECTION, NULL, sim_api_create},
     {"DELETE", S_COLLECTION, NULL, sim_api_delete_collection},
-    {"GET", S_OBJECT, NULL, s_get},
+    {"GET", S_OBJECT, NULL, sim_api_get},
     {"PUT", S_OBJECT, NULL, sim_api_update},
     {"PATCH", S_OBJECT, NULL, sim_api_patch},
     {"DELETE", S_OBJECT, NULL, sim_api_delete},
-    {"GET", S_OBJECT, "status", s_get},
+    {"GET", S_OBJECT, "status", sim_api_get},
     {"PUT", S_OBJECT, "status", sim_api_update},
     {"PATCH", S_OBJECT, "status", sim_api_patch},
     {"POST", S_OBJECT, "binding", sim_api_bind},
     {"POST", S_OBJECT, "eviction", sim_api_evict},
-    {"GET", S_OBJECT, "scale", s_get_scale},
+    {"GET", S_OBJECT, "scale", sim_api_get_scale},
     {"PUT", S_OBJECT, "scale", sim_api_update_scale},
     {"PATCH", S_OBJECT, "scale", sim_api_patch_scale},
 };
@@ -1506,9 +338,9 @@ s_verb (sim_ctx_t *ctx, const s_route_t *r)
 {
     const char *m = r->method;
     if (!strcmp (m, "GET"))
-        return r->target == S_OBJECT                              ? "get"
-               : (s_query_bool (ctx, "watch") || ctx->watch_path) ? "watch"
-                                                                  : "list";
+        return r->target == S_OBJECT                                    ? "get"
+               : (sim_ctx_query_bool (ctx, "watch") || ctx->watch_path) ? "watch"
+                                                                        : "list";
     if (!strcmp (m, "POST"))
         return "create";
     if (!strcmp (m, "PUT"))
@@ -1564,7 +396,7 @@ s_not_found_path (sim_ctx_t *ctx)
                        .reason = "NotFound",
                        .message = "the server could not find the requested resource",
                        .details = true};
-    s_reply_status (ctx, &st);
+    sim_ctx_reply_status (ctx, &st);
 }
 
 //  Does this kind have this subresource at all?
@@ -1580,65 +412,6 @@ s_has_sub (const sim_kind_t *kind, const char *sub)
     if (strcmp (sub, "scale") == 0)
         return kind->id == SIM_KIND_DEPLOYMENTS || kind->id == SIM_KIND_REPLICASETS;
     return false;
-}
-
-//  422 for dryRun values other than "All", as apimachinery's
-//  ValidateDryRun (pkg/apis/meta/v1/validation) answers through
-//  NewInvalid on the verb's options kind: `CreateOptions.meta.k8s.io ""
-//  is invalid: dryRun: Unsupported value: []string{"Bogus"}: supported
-//  values: "All"`. values[0..n) are the values given.
-static void
-s_dry_run_invalid (sim_ctx_t *ctx, const char *const *values, int n, const char *options_kind)
-{
-    //  The bad value as Go's %#v writes a []string.
-    sim_buf_t detail = {0};
-    sim_buf_puts (&detail, "Unsupported value: []string{");
-    for (int i = 0; i < n; i++) {
-        if (i)
-            sim_buf_puts (&detail, ", ");
-        sim_buf_json_string (&detail, values[i]);
-    }
-    sim_buf_puts (&detail, "}: supported values: \"All\"");
-    char message[1200];
-    snprintf (message, sizeof message, "%s.meta.k8s.io \"\" is invalid: dryRun: %s", options_kind,
-              detail.data);
-    cJSON *causes = cJSON_CreateArray ();
-    cJSON *cause = cJSON_CreateObject ();
-    cJSON_AddStringToObject (cause, "reason", "FieldValueNotSupported");
-    cJSON_AddStringToObject (cause, "message", detail.data);
-    cJSON_AddStringToObject (cause, "field", "dryRun");
-    cJSON_AddItemToArray (causes, cause);
-    sim_status_t st = {.code = 422,
-                       .reason = "Invalid",
-                       .message = message,
-                       .group = "meta.k8s.io",
-                       .kind = options_kind,
-                       .causes = causes};
-    s_reply_status (ctx, &st);
-    cJSON_Delete (causes);
-    sim_buf_clear (&detail);
-}
-
-int
-sim_ctx_dry_run_list (sim_ctx_t *ctx, const cJSON *list, const char *options_kind, bool *dry_p)
-{
-    const char *values[16];
-    int n = 0;
-    bool bad = false;
-    const cJSON *v;
-    cJSON_ArrayForEach (v, list)
-    {
-        if (n < 16)
-            values[n++] = cJSON_IsString (v) ? v->valuestring : "";
-        bad = bad || !cJSON_IsString (v) || strcmp (v->valuestring, "All") != 0;
-    }
-    if (bad) {
-        s_dry_run_invalid (ctx, values, n, options_kind);
-        return -1;
-    }
-    if (n)
-        *dry_p = true;
-    return 0;
 }
 
 //  The dryRun query parameter of a write: "All" makes the request a dry
@@ -1659,25 +432,8 @@ s_dry_run_query (sim_ctx_t *ctx)
                           : !strcmp (m, "PUT")   ? "UpdateOptions"
                           : !strcmp (m, "PATCH") ? "PatchOptions"
                                                  : "DeleteOptions";
-    s_dry_run_invalid (ctx, &value, 1, options);
+    sim_ctx_dry_run_invalid (ctx, &value, 1, options);
     return -1;
-}
-
-void
-sim_ctx_reply_unstored (sim_ctx_t *ctx, int code, cJSON **json_p)
-{
-    sim_api_canonical_order (*json_p);
-    cJSON *meta = cJSON_GetObjectItemCaseSensitive (*json_p, "metadata");
-    const char *rv = sim_json_str (meta, "resourceVersion");
-    if (rv && !*rv)
-        cJSON_DeleteItemFromObjectCaseSensitive (meta, "resourceVersion");
-    sim_obj_t *obj = sim_obj_new (ctx->kind, json_p);
-    if (!obj) {
-        sim_ctx_fail (ctx, 500, "InternalError", NULL, NULL, "Internal error occurred: dry run");
-        return;
-    }
-    sim_ctx_reply_obj (ctx, code, obj);
-    sim_obj_unref (&obj);
 }
 
 //  Route a resource path: seg[] after the group/version prefix.
@@ -1784,7 +540,7 @@ s_admin_audit (sim_ctx_t *ctx)
     unsigned long from = au->nlast > SIM_AUDIT_KEEP ? au->nlast - SIM_AUDIT_KEEP : 0;
     for (unsigned long i = from; i < au->nlast; i++)
         cJSON_AddItemToArray (last, cJSON_CreateString (au->last[i % SIM_AUDIT_KEEP]));
-    s_reply_json (ctx, out);
+    sim_ctx_reply_json (ctx, out);
 }
 
 static void
@@ -1832,7 +588,7 @@ s_admin_faults (sim_ctx_t *ctx)
     }
     cJSON *out = sim_fault_describe (&api->faults);
     cJSON_AddNumberToObject (out, "openWatches", (double)sim_watch_hub_size (api->hub));
-    s_reply_json (ctx, out);
+    sim_ctx_reply_json (ctx, out);
 }
 
 void
@@ -1866,7 +622,7 @@ sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *resp)
         return;
     }
     if (nseg == 1 && !strcmp (seg[0], "version")) {
-        s_version (&ctx);
+        sim_api_version (&ctx);
         return;
     }
     bool get = !strcmp (req->method, "GET");
@@ -1874,7 +630,7 @@ sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *resp)
     if (!admin && !s_authenticated (self, req)) {
         //  What kube-apiserver answers without valid credentials.
         sim_status_t st = {.code = 401, .reason = "Unauthorized", .message = "Unauthorized"};
-        s_reply_status (&ctx, &st);
+        sim_ctx_reply_status (&ctx, &st);
         bas_info ("unauthorized", "method=%s path=%s", req->method, req->path);
         return;
     }
@@ -1892,9 +648,9 @@ sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *resp)
     }
     if (nseg >= 1 && !strcmp (seg[0], "api")) {
         if (nseg == 1 && get)
-            s_discovery (&ctx, seg, nseg);
+            sim_api_discovery (&ctx, seg, nseg);
         else if (nseg == 2 && get && !strcmp (seg[1], "v1"))
-            s_discovery_resources (&ctx, "", "v1");
+            sim_api_discovery_resources (&ctx, "", "v1");
         else if (nseg >= 3 && !strcmp (seg[1], "v1"))
             s_route_resource (&ctx, "", "v1", seg + 2, nseg - 2);
         else
@@ -1903,9 +659,9 @@ sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *resp)
     }
     if (nseg >= 1 && !strcmp (seg[0], "apis")) {
         if (nseg <= 2 && get)
-            s_discovery (&ctx, seg, nseg);
+            sim_api_discovery (&ctx, seg, nseg);
         else if (nseg == 3 && get)
-            s_discovery_resources (&ctx, seg[1], seg[2]);
+            sim_api_discovery_resources (&ctx, seg[1], seg[2]);
         else if (nseg >= 4)
             s_route_resource (&ctx, seg[1], seg[2], seg + 3, nseg - 3);
         else
@@ -1914,9 +670,6 @@ sim_api_handle (sim_api_t *self, const sim_request_t *req, sim_response_t *resp)
     }
     s_not_found_path (&ctx);
 }
-
-// ---------------------------------------------------------------------------
-// Loading
 
 int
 sim_api_load (sim_api_t *self, cJSON **obj_p, char *err, size_t errlen)

@@ -1,21 +1,32 @@
-/*  sim_api_impl: what sim_api.c (routing, reads, discovery, timers) and
-    sim_api_write.c (the write verbs) share. Not for use outside sim_api*.c.
+/*  sim_api_impl: the API's state and one request's context, which the
+    API's files share: the router (sim_api.c), the request context
+    (sim_api_ctx.c), the verbs (sim_api_read.c, sim_api_watch.c,
+    sim_api_discovery.c, sim_api_write.c, sim_api_delete.c,
+    sim_openapi.c) and the controllers (sim_ctrl.c). Not for use outside
+    them. It includes neither sim_api.h nor sim_ctrl.h (the controllers are
+    a forward-declared handle here), so no file it names is both above and
+    below it.
 */
 #ifndef SIM_API_IMPL_H
 #define SIM_API_IMPL_H
 
 #include <sys/stat.h>
 
-#include "sim_api.h"
+#include "sim_api_types.h"
 #include "sim_buf.h"
 #include "sim_crd.h"
-#include "sim_ctrl.h"
 #include "sim_fault.h"
 #include "sim_field.h"
 #include "sim_defaults.h"
 #include "sim_kubelet.h"
 #include "sim_rand.h"
 #include "sim_schema.h"
+#include "sim_status.h"
+#include "sim_store.h"
+#include "sim_watch.h"
+
+//  The controllers (sim_ctrl.h), by handle only.
+typedef struct _sim_ctrl_t sim_ctrl_t;
 
 typedef struct {
     const sim_kind_t *kind; // resource of the snapshot, NULL when the slot is free
@@ -76,6 +87,17 @@ typedef struct {
 
 //  Query parameter or NULL.
 const char *sim_ctx_query (sim_ctx_t *ctx, const char *name);
+//  A boolean query parameter (watch, allowWatchBookmarks,
+//  sendInitialEvents) as kube-apiserver decodes one
+//  (runtime.Convert_Slice_string_To_bool): absent, "0", or "false" in any
+//  letter case is false; any other value, "True", "t" and "" included, is
+//  true. It is never an error. (A name given without "=" reads as absent
+//  here: the HTTP layer cannot tell the two apart.)
+bool sim_ctx_query_bool (sim_ctx_t *ctx, const char *name);
+
+void sim_ctx_reply_status (sim_ctx_t *ctx, const sim_status_t *st);
+
+void sim_ctx_reply_json (sim_ctx_t *ctx, cJSON *json);
 //  Reply with a full object (kind/apiVersion first) and "\n".
 void sim_ctx_reply_obj (sim_ctx_t *ctx, int code, sim_obj_t *obj);
 //  Reply with the buffer's bytes plus "\n" (the buffer is emptied).
@@ -149,6 +171,12 @@ void sim_ctx_reply_unstored (sim_ctx_t *ctx, int code, cJSON **json_p);
 //  does: 0 with *dry_p set when it is ["All"] (or empty: not a dry run),
 //  -1 after replying 422 Invalid on `options_kind` ("DeleteOptions").
 int sim_ctx_dry_run_list (sim_ctx_t *ctx, const cJSON *list, const char *options_kind, bool *dry_p);
+
+//  NewInvalid on the verb's options kind: `CreateOptions.meta.k8s.io ""
+//  is invalid: dryRun: Unsupported value: []string{"Bogus"}: supported
+//  values: "All"`. values[0..n) are the values given.
+void sim_ctx_dry_run_invalid (sim_ctx_t *ctx, const char *const *values, int n,
+                              const char *options_kind);
 
 //  Check DeleteOptions-style preconditions {uid, resourceVersion}. Returns
 //  0, or -1 after replying 409 with the real message.

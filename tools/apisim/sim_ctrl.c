@@ -1,4 +1,6 @@
 /*  sim_ctrl: see sim_ctrl.h. */
+#include "sim_ctrl.h"
+
 #include "sim_api_impl.h"
 #include "bas_util.h"
 
@@ -110,7 +112,7 @@ s_by_uid (sim_ctrl_t *self, const char *uid)
     if (!ref)
         return NULL;
     const sim_kind_t *kind = sim_kind_get (ref->kind);
-    sim_store_t *store = sim_api_store (self->api);
+    sim_store_t *store = self->api->store;
     const char *slash = kind->namespaced ? strchr (ref->key, '/') : NULL;
     if (!slash)
         return sim_store_get (store, kind, NULL, ref->key);
@@ -504,7 +506,7 @@ s_create_pod (sim_ctrl_t *self, sim_obj_t *rs)
     cJSON *pod = cJSON_CreateObject ();
     cJSON *meta = cJSON_AddObjectToObject (pod, "metadata");
     char name[400], suffix[8];
-    sim_store_t *store = sim_api_store (self->api);
+    sim_store_t *store = self->api->store;
     const sim_kind_t *pods = sim_kind_get (SIM_KIND_PODS);
     for (int tries = 0; tries < 16; tries++) {
         snprintf (name, sizeof name, "%s-%s", rs->name,
@@ -562,7 +564,7 @@ s_replicaset (sim_ctrl_t *self, const char *key)
     if (!slash)
         return;
     snprintf (ns, sizeof ns, "%.*s", (int)(slash - key), key);
-    sim_obj_t *rs = sim_store_get (sim_api_store (self->api), kind, ns, slash + 1);
+    sim_obj_t *rs = sim_store_get (self->api->store, kind, ns, slash + 1);
     if (!rs || s_deleting (rs->json))
         return;
     int64_t want = s_int (rs->json, "spec.replicas", 1);
@@ -582,8 +584,8 @@ s_replicaset (sim_ctrl_t *self, const char *key)
         for (size_t i = 0; i < excess; i++)
             sim_obj_ref (pods[i]);
         for (size_t i = 0; i < excess; i++) {
-            sim_obj_t *cur = sim_store_get (sim_api_store (self->api), pods[i]->kind, pods[i]->ns,
-                                            pods[i]->name);
+            sim_obj_t *cur =
+                sim_store_get (self->api->store, pods[i]->kind, pods[i]->ns, pods[i]->name);
             if (cur && cur == pods[i]) {
                 bas_debug ("replicaset_pod_deleted", "replicaset=%s pod=%s", rs->key, cur->key);
                 s_delete (self, cur, "Background");
@@ -593,7 +595,7 @@ s_replicaset (sim_ctrl_t *self, const char *key)
     }
     free (pods);
     //  Status from the pods as they are now.
-    rs = sim_store_get (sim_api_store (self->api), kind, ns, slash + 1);
+    rs = sim_store_get (self->api->store, kind, ns, slash + 1);
     if (!rs)
         return;
     pods = s_controlled (self, rs->uid, SIM_KIND_PODS, &n);
@@ -715,7 +717,7 @@ s_create_replicaset (sim_ctrl_t *self, sim_obj_t *d, const cJSON *plain, int64_t
                      int64_t revision)
 {
     char hash[32], name[400];
-    sim_store_t *store = sim_api_store (self->api);
+    sim_store_t *store = self->api->store;
     const sim_kind_t *kind = sim_kind_get (SIM_KIND_REPLICASETS);
     uint32_t salt = 0;
     for (;; salt++) {
@@ -815,7 +817,7 @@ s_deployment (sim_ctrl_t *self, const char *key)
     if (!slash)
         return;
     snprintf (ns, sizeof ns, "%.*s", (int)(slash - key), key);
-    sim_store_t *store = sim_api_store (self->api);
+    sim_store_t *store = self->api->store;
     sim_obj_t *d = sim_store_get (store, kind, ns, slash + 1);
     if (!d || s_deleting (d->json))
         return;
