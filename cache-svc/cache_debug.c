@@ -245,11 +245,14 @@ cache_debug_state (const cache_debug_t *self)
     bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_HYPER_NODE, s_state_hypernode,
                        hypernodes);
     cJSON *binders = cJSON_AddObjectToObject (root, "binders");
-    cJSON_AddNumberToObject (binders, "connected", (double)cache_work_binders (self->work));
-    cJSON_AddNumberToObject (binders, "in_flight", (double)cache_work_in_flight (self->work));
-    cJSON_AddNumberToObject (binders, "queued", (double)cache_work_queued (self->work));
-    cJSON_AddNumberToObject (binders, "reissued", (double)cache_work_reissued (self->work));
-    cJSON_AddNumberToObject (binders, "lost", (double)cache_work_lost (self->work));
+    cJSON_AddNumberToObject (binders, "connected",
+                             (double)bas_workq_dispatcher_binders (self->work));
+    cJSON_AddNumberToObject (binders, "in_flight",
+                             (double)bas_workq_dispatcher_in_flight (self->work));
+    cJSON_AddNumberToObject (binders, "queued", (double)bas_workq_dispatcher_queued (self->work));
+    cJSON_AddNumberToObject (binders, "reissued",
+                             (double)bas_workq_dispatcher_reissued (self->work));
+    cJSON_AddNumberToObject (binders, "lost", (double)bas_workq_dispatcher_lost (self->work));
     //  The longest reactor turn so far (DESIGN budget: 50 ms) and whose it was.
     const char *what = NULL;
     int64_t max_us = bas_svc_turn_max (self->svc, &what);

@@ -10,12 +10,12 @@
 #include "bas_svc.h"
 #include "cache_commit_log.h"
 #include "cache_model.h"
-#include "cache_work.h"
+#include "bas_workq.h"
 
 //  What the view reads, all borrowed.
 typedef struct {
     cache_model_t *model;
-    cache_work_t *work;
+    bas_workq_dispatcher_t *work;
     zhashx_t *shares; // queue -> deserved share as the last session computed it
     bas_svc_t *svc;
     cache_commit_log_t *commit_log;

@@ -52,7 +52,7 @@
 #include "cache_defaults.h"
 #include "cache_model.h"
 #include "cache_ui.h"
-#include "cache_work.h"
+#include "bas_workq.h"
 
 #include <string.h>
 
@@ -164,7 +164,7 @@ struct _cache_t {
     bas_svc_t *svc;
     bas_metrics_t *metrics;
     cache_model_t *model;
-    cache_work_t *work;
+    bas_workq_dispatcher_t *work;
     int64_t last_beat_ms;           // when the heartbeat timer last ran (liveness)
     zlistx_t *commits;              // s_commit_job_t being applied, oldest first
     int commit_timer;               // the next slice's timer, or -1
@@ -230,7 +230,7 @@ s_dispatch_work (cache_t *self)
     int64_t now = bas_mono_ms ();
     if (!s_leading (self))
         return; // a standby has no work; a lost leader hands out none
-    while (cache_work_next (self->work, &identity, &work, now)) {
+    while (bas_workq_dispatcher_next (self->work, &identity, &work, now)) {
         //  A bind the API has already done (seen through the watch: the
         //  result of a lost binder, a re-issued item) or can no longer do
         //  (the pod is gone or on another node) is settled here, not sent.
@@ -238,7 +238,7 @@ s_dispatch_work (cache_t *self)
                        ? cache_model_bind_moot (self->model, work->bind)
                        : 0;
         if (moot != 0) {
-            Basalt__V1__Work *w = cache_work_done (self->work, identity, work->work_id);
+            Basalt__V1__Work *w = bas_workq_dispatcher_done (self->work, identity, work->work_id);
             if (w) {
                 cache_model_bind_result (self->model, w->bind, moot > 0,
                                          "the pod is gone or bound to another node");
@@ -250,21 +250,21 @@ s_dispatch_work (cache_t *self)
         }
         if (bas_svc_send (self->svc, self->workers, &self->work_stream, identity, "binder",
                           &work->base) != 0) {
-            cache_work_unsend (self->work, work->work_id);
+            bas_workq_dispatcher_unsend (self->work, work->work_id);
             break;
         }
     }
     bas_metrics_set (self->metrics, "basalt_binder_work_in_flight", NULL,
-                     (double)cache_work_in_flight (self->work));
+                     (double)bas_workq_dispatcher_in_flight (self->work));
     bas_metrics_set (self->metrics, "basalt_binder_work_queued", NULL,
-                     (double)cache_work_queued (self->work));
+                     (double)bas_workq_dispatcher_queued (self->work));
 }
 
 static void
 s_on_work (void *arg, Basalt__V1__Work **work_p)
 {
     cache_t *self = arg;
-    cache_work_add (self->work, work_p);
+    bas_workq_dispatcher_add (self->work, work_p);
 }
 
 // ------------------------------------------------------------ informers
@@ -561,15 +561,25 @@ static const bas_handler_t s_router_handlers[] = {
 
 // ------------------------------------------------------------ the binder ROUTER
 
+//  A result or heartbeat from a binder that never said Ready (on this
+//  connection): ask it to.
+static void
+s_unknown_binder (cache_t *self, bas_msg_t *msg)
+{
+    bas_svc_send_error (self->svc, self->workers, &self->work_stream, msg->identity, "binder",
+                        BASALT__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_PEER,
+                        "unknown binder: send Ready", msg->desc->name);
+}
+
 static int
 s_handle_ready (void *arg, bas_msg_t *msg)
 {
     cache_t *self = arg;
     const Basalt__V1__Ready *ready = (const Basalt__V1__Ready *)msg->body;
-    cache_work_ready (self->work, msg->identity, ready->has_credits ? ready->credits : 0,
-                      ready->binder_id, ready->instance, bas_mono_ms ());
+    bas_workq_dispatcher_ready (self->work, msg->identity, ready->has_credits ? ready->credits : 0,
+                                ready->binder_id, ready->instance, bas_mono_ms ());
     bas_metrics_set (self->metrics, "basalt_binders", NULL,
-                     (double)cache_work_binders (self->work));
+                     (double)bas_workq_dispatcher_binders (self->work));
     s_dispatch_work (self);
     return 0;
 }
@@ -587,20 +597,19 @@ s_handle_result (void *arg, bas_msg_t *msg)
 {
     cache_t *self = arg;
     const Basalt__V1__WorkResult *r = (const Basalt__V1__WorkResult *)msg->body;
-    if (!cache_work_seen (self->work, msg->identity, bas_mono_ms ())) {
-        bas_svc_send_error (self->svc, self->workers, &self->work_stream, msg->identity, "binder",
-                            BASALT__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_PEER,
-                            "unknown binder: send Ready", msg->desc->name);
+    Basalt__V1__Work *work;
+    if (bas_workq_dispatcher_result (self->work, msg->identity, r->work_id, bas_mono_ms (),
+                                     &work) != 0) {
+        s_unknown_binder (self, msg);
         return 0;
     }
-    Basalt__V1__Work *work = cache_work_done (self->work, msg->identity, r->work_id);
     if (work) {
         bool ok = r->has_ok && r->ok;
         //  Which binders work (a binder pool's share), by their --binder-id.
         char id[128], labels[160];
-        snprintf (
-            labels, sizeof labels, "binder=\"%s\"",
-            bas_metrics_escape (id, sizeof id, cache_work_binder_id (self->work, msg->identity)));
+        snprintf (labels, sizeof labels, "binder=\"%s\"",
+                  bas_metrics_escape (id, sizeof id,
+                                      bas_workq_dispatcher_binder_id (self->work, msg->identity)));
         bas_metrics_add (self->metrics, "basalt_work_results_by_binder_total", labels, 1);
         if (cache_model_work_result (self->model, work, ok, r->message ? r->message : r->reason) !=
             0)
@@ -626,33 +635,23 @@ s_handle_heartbeat (void *arg, bas_msg_t *msg)
     cache_t *self = arg;
     const Basalt__V1__Heartbeat *hb = (const Basalt__V1__Heartbeat *)msg->body;
     int64_t now = bas_mono_ms ();
-    if (!cache_work_seen (self->work, msg->identity, now)) {
-        bas_svc_send_error (self->svc, self->workers, &self->work_stream, msg->identity, "binder",
-                            BASALT__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_PEER,
-                            "unknown binder: send Ready", msg->desc->name);
+    uint64_t fence = 0;
+    int requeued = bas_workq_dispatcher_heartbeat (
+        self->work, msg->identity, hb, bas_svc_epoch (self->svc), s_beat_late (self, now), now,
+        CACHE_BINDER_TIMEOUT_MS, &fence);
+    if (requeued < 0) {
+        s_unknown_binder (self, msg);
         return 0;
     }
-    //  A binder that was frozen fences: answer at once, behind all the work
-    //  sent to it so far (binder_main.c s_freeze_check).
-    if (hb->has_fence && hb->fence) {
+    if (fence) {
         Basalt__V1__Heartbeat echo = BASALT__V1__HEARTBEAT__INIT;
         echo.service = "cache-svc";
         echo.has_fence_echo = 1;
-        echo.fence_echo = hb->fence;
+        echo.fence_echo = fence;
         bas_svc_send (self->svc, self->workers, &self->work_stream, msg->identity, "binder",
                       &echo.base);
     }
-    //  Read before the heartbeat timer after the reactor was held (it fires
-    //  late): the same forgiveness applies to this judgement.
-    if (s_beat_late (self, now))
-        cache_work_forgive (self->work, now);
-    //  Ids received from an earlier cache-svc (or none from this one yet)
-    //  say nothing about this one's work: only a heartbeat about this
-    //  epoch's work is reconciled with it.
-    bool ours = !hb->has_work_epoch || hb->work_epoch == bas_svc_epoch (self->svc);
-    if (ours && hb->has_last_work_id &&
-        cache_work_reconcile (self->work, msg->identity, hb->last_work_id, hb->work_held,
-                              hb->n_work_held, now, CACHE_BINDER_TIMEOUT_MS) > 0)
+    if (requeued > 0)
         s_dispatch_work (self);
     return 0;
 }
@@ -705,11 +704,11 @@ s_update_metrics (cache_t *self)
     bas_metrics_set_total (m, "basalt_commit_evictions_total", "result=\"rejected\"",
                            (double)st.evictions_rejected);
     bas_metrics_set_total (m, "basalt_work_reissued_total", NULL,
-                           (double)cache_work_reissued (self->work));
+                           (double)bas_workq_dispatcher_reissued (self->work));
     bas_metrics_set_total (m, "basalt_binders_lost_total", NULL,
-                           (double)cache_work_lost (self->work));
+                           (double)bas_workq_dispatcher_lost (self->work));
     bas_metrics_set_total (m, "basalt_work_coalesced_total", NULL,
-                           (double)cache_work_coalesced (self->work));
+                           (double)bas_workq_dispatcher_coalesced (self->work));
     bas_metrics_set (m, "basalt_cache_synced", NULL, cache_model_synced (self->model) ? 1 : 0);
     for (size_t i = 0; i < bas_kind_count (); i++) {
         const bas_kind_t *k = bas_kind_at (i);
@@ -759,8 +758,8 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
         Basalt__V1__Heartbeat hb = BASALT__V1__HEARTBEAT__INIT;
         hb.service = "cache-svc";
         hb.has_work_pending = 1;
-        hb.work_pending =
-            (uint32_t)(cache_work_queued (self->work) + cache_work_in_flight (self->work));
+        hb.work_pending = (uint32_t)(bas_workq_dispatcher_queued (self->work) +
+                                     bas_workq_dispatcher_in_flight (self->work));
         zmsg_t *msg =
             bas_msg_encode (&self->pub_stream, NULL, &hb.base, cache_model_seq (self->model));
         bas_svc_send_msg (self->svc, self->pub, "subscribers", &basalt__v1__heartbeat__descriptor,
@@ -776,7 +775,8 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
     bool late = s_beat_late (self, now);
     self->last_beat_ms = now;
     if (late)
-        cache_work_forgive (self->work, now); // before the heartbeats read below are judged
+        bas_workq_dispatcher_forgive (self->work,
+                                      now); // before the heartbeats read below are judged
     bool caught_up = true;
     for (int i = 0; self->workers && zsock_events (self->workers) & ZMQ_POLLIN; i++) {
         if (i == CACHE_CATCH_UP_MAX) {
@@ -795,12 +795,12 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
         //  Judged at the time the lateness was: a freeze that stops this
         //  turn after `now` was read (SIGSTOP, a descheduled VM) must not
         //  count as the binders' silence; the next beat sees it as late.
-        int requeued = cache_work_expire (self->work, now, CACHE_BINDER_TIMEOUT_MS);
+        int requeued = bas_workq_dispatcher_expire (self->work, now, CACHE_BINDER_TIMEOUT_MS);
         if (requeued)
             bas_warn ("work_reissued", "items=%d", requeued);
     }
     bas_metrics_set (self->metrics, "basalt_binders", NULL,
-                     (double)cache_work_binders (self->work));
+                     (double)bas_workq_dispatcher_binders (self->work));
     s_dispatch_work (self);
     s_update_metrics (self);
     return 0;
@@ -985,7 +985,7 @@ main (int argc, char **argv)
     self.fence_until_ms = bas_mono_ms () + CACHE_START_FENCE_MS;
     self.fence_timer = -1;
     cache_model_set_ignored_devices (self.model, self.config.ignored_devices);
-    self.work = cache_work_new ();
+    self.work = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
     self.commits = zlistx_new ();
     zlistx_set_destructor (self.commits, s_commit_job_free);
     self.commit_timer = -1;
@@ -1012,7 +1012,7 @@ main (int argc, char **argv)
                                            sizeof err)
                            : NULL;
     //  No ROUTER_HANDOVER: a binder is known across reconnects by its
-    //  Ready's instance (cache_work_ready), not by a ZeroMQ identity; a
+    //  Ready's instance (bas_workq_dispatcher_ready), not by a ZeroMQ identity; a
     //  takeover leaves the old connection without a pipe, reading stops on
     //  its next message, and its hang-up then aborts libzmq 4.3.4
     //  (bas_sock.h).
@@ -1079,7 +1079,7 @@ done:
     bas_svc_keep (self.svc, &self.router);
     bas_svc_keep (self.svc, &self.pub);
     bas_svc_keep (self.svc, &self.workers);
-    cache_work_destroy (&self.work);
+    bas_workq_dispatcher_destroy (&self.work);
     zlistx_destroy (&self.commits);
     zlistx_destroy (&self.snapshots);
     cache_commit_log_destroy (&self.commit_log);
