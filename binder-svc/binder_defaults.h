@@ -6,9 +6,14 @@
 #define BINDER_HTTP ""        // off by default: several binders share a host
 #define BINDER_CONCURRENCY 64 // API writes in flight at once
 #define BINDER_HEARTBEAT_MS 1000
-#define BINDER_WATCH_MS 100          // the freeze watch's tick (binder_main.c s_on_watch)
-#define BINDER_ZMTP_TIMEOUT_MS 60000 // the cache link's ZMTP heartbeat timeout
-#define BINDER_DRAIN_MS 10000        // on SIGTERM, wait this long for writes in flight
+#define BINDER_WATCH_MS 100 // the freeze watch's tick (bas_workq_worker_tick)
+//  The cache link's ZMTP heartbeat timeout. ZMTP heartbeats drop the
+//  connection only after a long silence: a cache whose reactor is held for
+//  seconds must find the results queued for it still there, not lost with
+//  a dropped connection. The cache judges binders on its own clock (and a
+//  binder resends what it holds in every heartbeat).
+#define BINDER_ZMTP_TIMEOUT_MS 60000
+#define BINDER_DRAIN_MS 10000 // on SIGTERM, wait this long for writes in flight
 //  Longest wait between two attempts to reach cache-svc: a new leader's
 //  work socket (cache-svc --leader-elect) is found within this after it binds.
 #define BINDER_RECONNECT_MAX_MS 500

@@ -25,7 +25,7 @@
 
 //  The lease on a unit of binder work: a binder starts no API request for
 //  a work item later than this after cache-svc sent it (measured on the
-//  binder's clock, corrected for the clocks' offset, binder_main.c), so
+//  binder's clock, corrected for the clocks' offset, bas_workq.h), so
 //  that work the cache has given up on and re-issued (a binder frozen,
 //  then resumed) or that a cache which died handed out is never written
 //  twice. cache-svc declares a binder lost only after a silence longer
