@@ -64,7 +64,7 @@
       (start)  | -                        | send Ready (credits, id, instance)
       working  | Work, age < TTL          | perform (deadline = now + TTL - age)
       working  | Work, age >= TTL         | answer Expired, not written
-      working  | Work of a new epoch      | last_work_id starts again from it
+      any      | Work of a new epoch      | last_work_id starts again from it
       working  | timer/Work: gap since    | -> fenced(n = ++fences); send a
                |   last tick >= TTL       |    Heartbeat with fence n at once
       fenced n | Work (any age)           | answer Expired, not written
@@ -77,13 +77,15 @@
       any      | timer: heartbeat         | send Heartbeat: last_work_id,
                |                          |    work_held, work_epoch, fence if
                |                          |    fenced
-      any      | drain (SIGTERM)          | Ready with 0 credits; no new work
+      any      | drain (SIGTERM)          | Ready with 0 credits (so the
+               |                          |    dispatcher sends no more)
 
       A Work's age is its (receipt - send) wall time less the least such
       value seen (the clocks' offset and the link's least delay), which
       creeps up 1 ms a second and is kept across the cache's epochs.
 
-    Timers (tunables of the services' defaults headers, passed in):
+    Timers (the heartbeat and the watch are the caller's timers; the
+    binder timeout and the margin are passed in; the lease is bas_msg.h's):
       heartbeat        BINDER_HEARTBEAT_MS (1 s): the worker's Heartbeat
       freeze watch     BINDER_WATCH_MS (100 ms) tick; a gap >= BAS_WORK_TTL_MS
                        (3 s) is a freeze
