@@ -6,6 +6,7 @@
     then turn the session's outcome into a Commit. Nothing outlives the
     call but the Commit; the replica is never changed.
 */
+#include "sess_sched.h"
 #include "sess_session.h"
 #include "bas_util.h"
 #include "bas_msg.h"

@@ -26,10 +26,8 @@
 
 #include "bas_store.h"
 #include "basalt.pb-c.h"
+#include "sess_params.h"
 #include <czmq.h>
-
-//  Parsed scheduler configuration (actions + tiers + plugin arguments).
-typedef struct _sess_conf_t sess_conf_t;
 
 //  Parse Volcano's volcano-scheduler.conf format (YAML: actions: "enqueue,
 //  allocate, backfill"; tiers: - plugins: - name: X, arguments: {...},
@@ -51,62 +49,6 @@ void sess_conf_destroy (sess_conf_t **self_p);
 //  The configured actions as text ("enqueue, allocate, backfill"), for logs.
 //  Writes at most len bytes to buf and returns buf.
 const char *sess_conf_describe (const sess_conf_t *self, char *buf, size_t len);
-
-//  Sizes of the timing outputs below.
-#define SESS_MAX_ACTION_TIMES 16
-#define SESS_MAX_PLUGIN_TIMES 64
-
-//  A pod reserved on a node for resources being freed (Volcano's Pipelined):
-//  not bound; in the Commit as a Placement with pipelined set.
-typedef struct {
-    const char *pod_uid; // borrowed from the replica
-    const char *node;    // borrowed from the replica
-} sess_pipelined_t;
-
-//  Why a task is held, as counted in pods_held (and the metric's label,
-//  sess_held_names).
-enum { SESS_HELD_GATES, SESS_HELD_CLAIMS, SESS_HELD_POD_RESOURCES, SESS_HELD_VOLUMES };
-#define SESS_HELD_NKINDS 4
-extern const char *const sess_held_names[SESS_HELD_NKINDS];
-
-typedef struct {
-    const char *session_id;      // uid of this session, used as condition transitionID
-    int64_t now_ms;              // wall clock for condition timestamps
-    zhashx_t *out_of_sync_nodes; // nodes the cache reports out of sync (may be NULL): skipped
-    zlistx_t *ignored_devices;   // resource names to ignore (char*, may be NULL): borrowed,
-                                 // owned by cache-svc and read-only here (DESIGN problem 1)
-    bool want_pipelined;         // fill pipelined/n_pipelined below
-    // statistics out:
-    int jobs_total;     // jobs (PodGroups with a known queue) in the session
-    int jobs_ready;     // jobs whose gang is ready at close
-    int pods_placed;    // placements to bind in the returned commit (not pipelined)
-    int pods_pending;   // tasks still Pending at close
-    int pods_evicted;   // evictions in the returned commit
-    int pods_pipelined; // tasks Pipelined at close (reserved, not bound)
-    //  Tasks held at close (never placed), by why: SESS_HELD_* below.
-    int pods_held[4];
-    int nodes_out_of_sync; // nodes skipped: reported by the cache or found negative here
-    //  With want_pipelined: a new array owned by the caller (free()), whose
-    //  strings are borrowed from the replica (valid while it is unchanged);
-    //  NULL when there are none.
-    sess_pipelined_t *pipelined;
-    int n_pipelined;
-    //  Timings for metrics (Volcano's action_scheduling_latency_milliseconds
-    //  by action and plugin_scheduling_latency_milliseconds by plugin and
-    //  OnSessionOpen / OnSessionClose). Names are static strings; one entry
-    //  per configured action / per opened plugin and phase, in run order.
-    int n_action_times;
-    struct {
-        const char *name; // action name (static)
-        double ms;        // wall time of its execute
-    } action_times[SESS_MAX_ACTION_TIMES];
-    int n_plugin_times;
-    struct {
-        const char *plugin; // plugin name (static)
-        const char *phase;  // "OnSessionOpen" or "OnSessionClose" (static)
-        double ms;          // wall time of that call
-    } plugin_times[SESS_MAX_PLUGIN_TIMES];
-} sess_params_t;
 
 //  Run one session over `replica` (borrowed, not changed). Returns a new
 //  Commit owned by the caller (free with protobuf_c_message_free_unpacked)

@@ -24,7 +24,7 @@
 #include "bas_resource.h"
 #include "bas_store.h"
 #include "basalt.pb-c.h"
-#include "sess_sched.h"
+#include "sess_params.h"
 #include "sess_sched_defaults.h"
 #include <cjson/cJSON.h>
 #include <czmq.h>
