@@ -87,8 +87,8 @@ test_credits_respected (void **state)
     bas_workq_dispatcher_t *pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
     zframe_t *a = zframe_new ("A", 1);
     char binder[16];
-    const char *pod;
-    uint64_t id;
+    const char *pod = NULL;
+    uint64_t id = 0;
     //  Work waits until some binder has credit.
     uint64_t id1 = s_add (pool, "p1");
     uint64_t id2 = s_add (pool, "p2");
@@ -133,8 +133,8 @@ test_lru_order (void **state)
         s_add (pool, name);
     }
     char binder[16], order[16] = "";
-    const char *pod;
-    uint64_t id;
+    const char *pod = NULL;
+    uint64_t id = 0;
     for (int i = 0; i < 6; i++) {
         assert_true (s_next (pool, 0, binder, &pod, &id));
         strcat (order, binder);
@@ -166,7 +166,7 @@ test_result_returns_credit (void **state)
     s_add (pool, "p1");
     s_add (pool, "p2");
     char binder[16];
-    const char *pod;
+    const char *pod = NULL;
     uint64_t id = 0;
     assert_true (s_next (pool, 0, binder, &pod, &id));
     assert_false (s_next (pool, 0, binder, &pod, &id));
@@ -204,8 +204,8 @@ test_unsend (void **state)
     uint64_t id1 = s_add (pool, "p1");
     s_add (pool, "p2");
     char binder[16];
-    const char *pod;
-    uint64_t id;
+    const char *pod = NULL;
+    uint64_t id = 0;
     assert_true (s_next (pool, 0, binder, &pod, &id));
     assert_int_equal (id, id1);
     bas_workq_dispatcher_unsend (pool, id1);
@@ -232,8 +232,8 @@ test_silent_binder_work_reissued (void **state)
     s_add (pool, "p1");
     s_add (pool, "p2");
     char binder[16];
-    const char *pod;
-    uint64_t id;
+    const char *pod = NULL;
+    uint64_t id = 0;
     assert_true (s_next (pool, 0, binder, &pod, &id));
     assert_true (s_next (pool, 0, binder, &pod, &id));
     assert_string_equal (binder, "A");
@@ -286,8 +286,8 @@ test_lost_binder_work_waits_for_its_lease (void **state)
     assert_true (bas_workq_dispatcher_seen (pool, a, 1000));
     s_add (pool, "p1");
     char binder[16];
-    const char *pod;
-    uint64_t id;
+    const char *pod = NULL;
+    uint64_t id = 0;
     assert_true (s_next (pool, 5000, binder, &pod, &id)); // sent at 5000; A heard last at 1000
     bas_workq_dispatcher_ready (pool, b, 5, "binder-b", NULL, 6000);
     assert_true (bas_workq_dispatcher_seen (pool, b, 6001));
@@ -322,7 +322,7 @@ test_ids_sent_in_order (void **state)
     s_add (pool, "p1");
     uint64_t id2 = s_add (pool, "p2");
     char binder[16];
-    const char *pod;
+    const char *pod = NULL;
     uint64_t id, id1;
     assert_true (s_next (pool, 0, binder, &pod, &id1));
     assert_false (s_next (pool, 0, binder, &pod, &id)); // A has no more credit
@@ -361,8 +361,8 @@ test_slow_work_of_live_binder_kept (void **state)
     bas_workq_dispatcher_ready (pool, a, 5, NULL, NULL, 0);
     uint64_t id1 = s_add (pool, "p1");
     char binder[16];
-    const char *pod;
-    uint64_t id;
+    const char *pod = NULL;
+    uint64_t id = 0;
     assert_true (s_next (pool, 0, binder, &pod, &id));
     for (int64_t t = 1000; t <= 120000; t += 1000) {
         assert_true (bas_workq_dispatcher_seen (pool, a, t));
@@ -449,14 +449,14 @@ test_reconcile_with_heartbeat (void **state)
     bas_workq_dispatcher_t *pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
     zframe_t *a = zframe_new ("A", 1);
     bas_workq_dispatcher_ready (pool, a, 4, NULL, NULL, 0);
-    uint64_t ids[4];
+    uint64_t ids[4] = {0};
     for (int i = 0; i < 4; i++) {
         char name[8];
         snprintf (name, sizeof name, "p%d", i);
         s_add (pool, name);
     }
     char binder[16];
-    const char *pod;
+    const char *pod = NULL;
     for (int i = 0; i < 4; i++)
         assert_true (s_next (pool, 0, binder, &pod, &ids[i]));
     //  It got the first three, holds the first two; the fourth is on its way.
@@ -468,7 +468,7 @@ test_reconcile_with_heartbeat (void **state)
     assert_int_equal (bas_workq_dispatcher_reissued (pool), 1);
     //  The third goes out again under a new id; a late result of its first
     //  attempt is not taken for it.
-    uint64_t again;
+    uint64_t again = 0;
     assert_true (s_next (pool, 1000, binder, &pod, &again));
     assert_string_equal (pod, "p2");
     assert_true (again != ids[2]);
@@ -497,7 +497,7 @@ test_reconcile_after_hold (void **state)
     s_add (pool, "p0");
     s_add (pool, "p1");
     char binder[16];
-    const char *pod;
+    const char *pod = NULL;
     uint64_t ids[2] = {0, 0};
     assert_true (s_next (pool, 0, binder, &pod, &ids[0]));
     assert_true (s_next (pool, 0, binder, &pod, &ids[1]));
@@ -535,7 +535,7 @@ test_binder_moves_to_new_connection (void **state)
     s_add (pool, "p1");
     s_add (pool, "p2");
     char binder[16];
-    const char *pod;
+    const char *pod = NULL;
     uint64_t id1 = 0, id2 = 0;
     assert_true (s_next (pool, 0, binder, &pod, &id1));
     assert_true (s_next (pool, 0, binder, &pod, &id2));
@@ -625,9 +625,9 @@ test_duplicate_and_out_of_order_results (void **state)
     bas_workq_dispatcher_t *q = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
     zframe_t *a = zframe_new ("A", 1);
     bas_workq_dispatcher_ready (q, a, 3, "binder-a", NULL, 0);
-    uint64_t ids[3];
+    uint64_t ids[3] = {0};
     char binder[16];
-    const char *pod;
+    const char *pod = NULL;
     for (int i = 0; i < 3; i++) {
         char name[8];
         snprintf (name, sizeof name, "p%d", i);
@@ -655,7 +655,7 @@ test_duplicate_and_out_of_order_results (void **state)
     //  duplicate, the answer of the new attempt settles it.
     assert_int_equal (bas_workq_dispatcher_reconcile (q, a, ids[2], NULL, 0, 40, BINDER_TIMEOUT),
                       1);
-    uint64_t again;
+    uint64_t again = 0;
     assert_true (s_next (q, 40, binder, &pod, &again));
     assert_string_equal (pod, "p1");
     assert_true (again > ids[2]);
@@ -707,8 +707,8 @@ test_heartbeat_of_another_epoch_not_reconciled (void **state)
     bas_workq_dispatcher_ready (q, a, 2, "binder-a", "binder-a/1", 0);
     s_add (q, "p1");
     char binder[16];
-    const char *pod;
-    uint64_t id;
+    const char *pod = NULL;
+    uint64_t id = 0;
     assert_true (s_next (q, 0, binder, &pod, &id));
     //  "Received up to 50, holding nothing", about epoch 6; we are epoch 7.
     Basalt__V1__Heartbeat hb = BASALT__V1__HEARTBEAT__INIT;
@@ -741,8 +741,8 @@ test_late_heartbeat_forgives (void **state)
     bas_workq_dispatcher_ready (q, a, 1, NULL, NULL, 0);
     s_add (q, "p1");
     char binder[16];
-    const char *pod;
-    uint64_t id;
+    const char *pod = NULL;
+    uint64_t id = 0;
     assert_true (s_next (q, 0, binder, &pod, &id));
     Basalt__V1__Heartbeat hb = BASALT__V1__HEARTBEAT__INIT;
     hb.has_last_work_id = 1; // received nothing yet
