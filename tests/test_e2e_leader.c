@@ -162,6 +162,34 @@ s_binds (s_test_t *t, int i, const char *code)
     return v;
 }
 
+//  A binder counts a bind when the API's answer reaches it, which can be
+//  after the watch already shows the pod bound: wait until binder i (-1:
+//  both) has counted at least `want` answers with `code`, then the caller
+//  asserts the exact number.
+typedef struct {
+    s_test_t *t;
+    int i;
+    const char *code;
+    double want;
+} s_binds_arg_t;
+
+static bool
+s_binds_reached (void *arg)
+{
+    s_binds_arg_t *a = arg;
+    double n = a->i >= 0 ? s_binds (a->t, a->i, a->code)
+                         : s_binds (a->t, 0, a->code) + s_binds (a->t, 1, a->code);
+    return n >= a->want;
+}
+
+static void
+s_wait_binds (s_test_t *t, int i, const char *code, double want)
+{
+    s_binds_arg_t a = {t, i, code, want};
+    if (!util_wait_until (s_binds_reached, &a, S_WAIT_MS))
+        fail_msg ("binder %d counted fewer than %.0f binds answered %s", i, want, code);
+}
+
 static double
 s_metric0 (s_test_t *t, int i, int which, const char *name)
 {
@@ -228,6 +256,7 @@ test_failover (void **state)
     s_wait_bound (t, 3);
     assert_true (s_metric0 (t, 0, UTIL_CACHE, "basalt_leader") == 1);
     assert_true (s_metric0 (t, 1, UTIL_CACHE, "basalt_leader") == 0);
+    s_wait_binds (t, 0, "201", 3);
     assert_true (s_binds (t, 0, "201") == 3);
     assert_true (s_binds (t, 1, "201") == 0);
     assert_true (s_metric0 (t, 1, UTIL_CACHE, "basalt_commit_placements_total") == 0);
@@ -277,6 +306,7 @@ test_failover (void **state)
     assert_true (s_binds (t, 1, "201") == b_binds);
 
     //  No pod bound twice: one successful bind per pod, no conflict.
+    s_wait_binds (t, -1, "201", 12);
     double ok = s_binds (t, 0, "201") + s_binds (t, 1, "201");
     double conflicts = s_binds (t, 0, "409") + s_binds (t, 1, "409");
     printf ("binds: %.0f successful for 12 pods, %.0f conflicts\n", ok, conflicts);

@@ -347,7 +347,10 @@ def quantity(q):
 class Checker:
     def __init__(self, api, args):
         self.api, self.args = api, args
-        self.lock = threading.Lock()   # the watch threads and the check loop
+        # The watch threads and the check loop. Reentrant: the watch handlers
+        # run under it and flag() what they see, which takes it again (with a
+        # plain Lock the first violation a handler found hung the soak).
+        self.lock = threading.RLock()
         self.pods = {}                 # uid -> dict
         self.groups = {}               # name -> dict
         self.nodes = {}                # name -> (cpu, mem, pods)
