@@ -361,6 +361,7 @@ class Checker:
         self.max_partial_s = 0.0
         self.over_flagged = set()
         self.expected_group_deletes = set()   # the workload deleted these
+        self.lost_suspects = []     # (when, group, live pod uids) at its deletion
         self.relists = {"pods": 0, "podgroups": 0}
         self.running = True
         self.services = None        # set once they run: their readiness
@@ -408,12 +409,13 @@ class Checker:
         if deleted:
             self.groups.pop(name, None)
             if name not in self.expected_group_deletes:
-                live = [p["name"] for p in self.pods.values()
+                live = [uid for uid, p in self.pods.items()
                         if p["group"] == name and not p["deleting"]
                         and p["phase"] not in ("Succeeded", "Failed")]
                 if live:
-                    self.flag("groups_lost", "PodGroup %s deleted with live pods %s" %
-                              (name, ",".join(sorted(live)[:4])))
+                    # Judged later (_check_lost_groups): the pods' deletions
+                    # come on another watch, which can run behind this one.
+                    self.lost_suspects.append((now(), name, live))
             return
         self.groups[name] = {"min": obj.get("spec", {}).get("minMember", 1),
                              "phase": obj.get("status", {}).get("phase", ""),
@@ -493,6 +495,7 @@ class Checker:
             with self.lock:
                 self._check_nodes()
                 self._check_gangs(0.0 if up else t - last)
+                self._check_lost_groups()
             if not up:
                 self.unavailable_s += t - last
             last = t
@@ -516,6 +519,23 @@ class Checker:
                     log("VIOLATION overcommitted: " + self.violations["overcommitted"][-1])
             else:
                 self.over_flagged.discard(node)
+
+    def _check_lost_groups(self, settle_s=5.0):
+        """A PodGroup deleted (not by the workload) while pods of it were
+        live is a violation if those pods are still live settle_s later:
+        the pods watch had that long to show their own deletions."""
+        keep = []
+        for when, name, uids in self.lost_suspects:
+            if now() - when < settle_s:
+                keep.append((when, name, uids))
+                continue
+            live = [self.pods[u]["name"] for u in uids if u in self.pods
+                    and not self.pods[u]["deleting"]
+                    and self.pods[u]["phase"] not in ("Succeeded", "Failed")]
+            if live:
+                self.flag("groups_lost", "PodGroup %s deleted with live pods %s (still there "
+                          "%.0f s later)" % (name, ",".join(sorted(live)[:4]), settle_s))
+        self.lost_suspects = keep
 
     def _check_gangs(self, down):
         """down: how long the scheduler was not ready since the last check."""
@@ -856,6 +876,9 @@ def main():
                 break
             time.sleep(0.5)
         time.sleep(2)   # the checker's last turn
+        end = now() + 7     # and the groups deleted just now, judged after their settle
+        while checker.lost_suspects and now() < end:
+            time.sleep(0.5)
         for p in checker.unbound():
             with checker.lock:
                 g = checker.groups.get(p["group"], {})
