@@ -100,8 +100,9 @@
       live     | Heartbeat, another epoch | resnapshot ("new epoch")
       live     | Heartbeat, seq > ours    | resnapshot ("behind heartbeat")
       live     | Heartbeat, seq <= ours   | work_pending noted
-      awaiting,| Heartbeat                | ignored
-      loading  |                          |
+      awaiting,| Heartbeat                | ignored (its seq is judged once
+      loading, |                          |    live)
+      held     |                          |
       held     | Delta                    | buffered; the release applies them
                |   (bas_replica_hold)     |
       held     | a resnapshot is due      | deferred to the release
