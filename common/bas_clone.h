@@ -110,7 +110,8 @@
       any      | another answer on the    | the caller's handler
                |   DEALER (CommitResult)  |
 
-    Timers (all the callers'; the values are theirs):
+    Timers (the publisher's are its caller's, with the caller's values; the
+    reader's are bas_replica's own, on its service's reactor):
       flush            CACHE_FLUSH_MS (2 ms): the model's pending changes
                        go out as one Delta (also before every snapshot begins
                        and before every slice of parts)
