@@ -40,6 +40,7 @@
     It is one static HTML file (ui/status.html, compiled in: cache_ui.h),
     served like /debug/state, to localhost only.
 */
+#include "bas_clone.h"
 #include "bas_k8s.h"
 #include "bas_kube.h"
 #include "bas_lease.h"
@@ -130,28 +131,6 @@ s_commit_job_free (void **item_p)
     }
 }
 
-//  A snapshot being sent to one reader in parts, a slice per turn.
-typedef struct {
-    char *requester;        // its name, for logs and the tap
-    zframe_t *identity;     // its ROUTER identity (owned)
-    cache_snapshot_t *snap; // progress
-    size_t parts;           // sent so far
-    int64_t started_us;
-} s_snap_job_t;
-
-static void
-s_snap_job_free (void **item_p)
-{
-    s_snap_job_t *job = *item_p;
-    if (job) {
-        cache_snapshot_destroy (&job->snap);
-        zframe_destroy (&job->identity);
-        free (job->requester);
-        free (job);
-        *item_p = NULL;
-    }
-}
-
 //  What an informer's callback needs: the cache and the kind it watches.
 typedef struct {
     cache_t *cache;
@@ -168,7 +147,7 @@ struct _cache_t {
     int64_t last_beat_ms;           // when the heartbeat timer last ran (liveness)
     zlistx_t *commits;              // s_commit_job_t being applied, oldest first
     int commit_timer;               // the next slice's timer, or -1
-    zlistx_t *snapshots;            // s_snap_job_t being sent, in turn
+    bas_clone_publisher_t *clone;   // the Clone conversation's publisher end
     int snapshot_timer;             // the next slice's timer, or -1
     cache_commit_log_t *commit_log; // the last minutes of commits (/debug/state)
     zhashx_t *shares;               // queue name -> bas_res_t: deserved, as the last
@@ -178,7 +157,6 @@ struct _cache_t {
     zsock_t *pub;     // deltas
     zsock_t *workers; // binders
     bas_stream_t router_stream;
-    bas_stream_t pub_stream;
     bas_stream_t work_stream;
     //  One per row of the kind table, in its order.
     bas_kube_informer_t *informers[BAS_KIND_LIMIT];
@@ -205,9 +183,10 @@ s_flush (cache_t *self)
     zframe_t *body = cache_model_flush (self->model, &seq);
     if (!body)
         return;
-    zmsg_t *msg =
-        bas_msg_encode_packed (&self->pub_stream, NULL, &basalt__v1__delta__descriptor, &body, seq);
-    bas_svc_send_msg (self->svc, self->pub, "subscribers", &basalt__v1__delta__descriptor, &msg);
+    zmsg_t *msg = bas_clone_publisher_delta (self->clone, &body, seq);
+    if (msg)
+        bas_svc_send_msg (self->svc, self->pub, "subscribers", &basalt__v1__delta__descriptor,
+                          &msg);
     bas_metrics_set (self->metrics, "basalt_cache_seq", NULL, (double)seq);
 }
 
@@ -331,13 +310,10 @@ s_on_api_event (void *arg, bas_kube_event_t type, const cJSON *object)
 
 static void s_snapshot_arm (cache_t *self);
 
-//  One slice of the snapshots being sent: parts of CACHE_SNAPSHOT_PART
-//  objects, a reader after the other, for at most CACHE_COMMIT_SLICE_US.
-//  Pending changes are published first, so that no part is ahead of the
-//  delta stream the reader applies after the last part. A part that cannot
-//  be sent ends its snapshot: the reader is gone (EHOSTUNREACH) or takes
-//  no more (EAGAIN), the rest would be built for nobody, and a reader still
-//  there asks again (bas_replica: a part out of order, or none for 2 s).
+//  One slice of the snapshots being sent (bas_clone_publisher_next): parts
+//  of CACHE_SNAPSHOT_PART objects, a reader after the other, for at most
+//  CACHE_COMMIT_SLICE_US. Pending changes are published first, so that no
+//  part is ahead of the delta stream the reader applies after the last.
 static int
 s_on_snapshot_timer (zloop_t *loop, int timer_id, void *arg)
 {
@@ -347,33 +323,14 @@ s_on_snapshot_timer (zloop_t *loop, int timer_id, void *arg)
     self->snapshot_timer = -1;
     s_flush (self);
     int64_t start = bas_mono_us ();
-    s_snap_job_t *job = zlistx_first (self->snapshots);
-    while (job && bas_mono_us () - start < CACHE_COMMIT_SLICE_US) {
-        bool more = false;
-        zframe_t *body =
-            cache_model_snapshot_part (self->model, job->snap, CACHE_SNAPSHOT_PART, &more);
-        zmsg_t *out = bas_msg_encode_packed (&self->router_stream, job->identity,
-                                             &basalt__v1__snapshot__descriptor, &body, 0);
-        if (bas_svc_send_msg (self->svc, self->router, job->requester,
-                              &basalt__v1__snapshot__descriptor, &out) != 0) {
-            bas_info ("snapshot_dropped", "requester=%s parts_sent=%zu", job->requester,
-                      job->parts);
+    const char *requester;
+    zmsg_t *out;
+    while (bas_mono_us () - start < CACHE_COMMIT_SLICE_US &&
+           (out = bas_clone_publisher_next (self->clone, &self->router_stream, &requester))) {
+        int rc = bas_svc_send_msg (self->svc, self->router, requester,
+                                   &basalt__v1__snapshot__descriptor, &out);
+        if (bas_clone_publisher_sent (self->clone, rc, bas_mono_us ()) < 0)
             bas_metrics_add (self->metrics, "basalt_snapshots_dropped_total", NULL, 1);
-            zlistx_delete (self->snapshots, zlistx_cursor (self->snapshots));
-            job = zlistx_first (self->snapshots);
-            continue;
-        }
-        job->parts++;
-        if (!more) {
-            bas_info ("snapshot_served", "requester=%s parts=%zu ms=%.1f", job->requester,
-                      job->parts, (double)(bas_mono_us () - job->started_us) / 1000.0);
-            zlistx_delete (self->snapshots, zlistx_cursor (self->snapshots));
-            job = zlistx_first (self->snapshots);
-        } else if (zlistx_size (self->snapshots) > 1) {
-            //  Readers take turns: the next one, and this one later.
-            zlistx_move_end (self->snapshots, zlistx_cursor (self->snapshots));
-            job = zlistx_first (self->snapshots);
-        }
     }
     s_snapshot_arm (self);
     return 0;
@@ -382,35 +339,20 @@ s_on_snapshot_timer (zloop_t *loop, int timer_id, void *arg)
 static void
 s_snapshot_arm (cache_t *self)
 {
-    if (self->snapshot_timer == -1 && zlistx_size (self->snapshots) > 0)
+    if (self->snapshot_timer == -1 && bas_clone_publisher_serving (self->clone) > 0)
         self->snapshot_timer =
             bas_svc_timer (self->svc, 0, 1, s_on_snapshot_timer, self, "snapshot");
 }
 
 //  A reader's request: its snapshot starts now (the seq is exact after the
-//  flush) and goes out in parts on the following turns. A new request from
-//  the same reader replaces one still being sent (it gave up on it).
+//  flush) and goes out in parts on the following turns.
 static int
 s_handle_snapshot_request (void *arg, bas_msg_t *msg)
 {
     cache_t *self = arg;
-    const Basalt__V1__SnapshotRequest *req = (const Basalt__V1__SnapshotRequest *)msg->body;
-    const char *requester = req->requester && *req->requester ? req->requester : "-";
-    for (s_snap_job_t *job = zlistx_first (self->snapshots); job;
-         job = zlistx_next (self->snapshots))
-        if (zframe_eq (job->identity, msg->identity)) {
-            zlistx_delete (self->snapshots, zlistx_cursor (self->snapshots));
-            break;
-        }
     s_flush (self);
-    s_snap_job_t *job = bas_alloc (sizeof *job);
-    job->requester = strdup (requester);
-    job->identity = zframe_dup (msg->identity);
-    job->snap = cache_model_snapshot_begin (self->model, req->has_request_id ? req->request_id : 0);
-    job->started_us = bas_mono_us ();
-    zlistx_add_end (self->snapshots, job);
-    bas_info ("snapshot_started", "requester=%s seq=%llu", requester,
-              (unsigned long long)cache_model_seq (self->model));
+    bas_clone_publisher_request (self->clone, msg->identity,
+                                 (const Basalt__V1__SnapshotRequest *)msg->body, bas_mono_us ());
     s_snapshot_arm (self);
     return 0;
 }
@@ -751,20 +693,14 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
     (void)timer_id;
     cache_t *self = arg;
     s_flush (self);
-    //  Readers compare the heartbeat's seq with theirs to find lost deltas.
-    //  Before the first delta there is nothing to lose (and seq 0 would
-    //  mean "the stream's own counter" to bas_msg_encode).
-    if (cache_model_seq (self->model) > 0) {
-        Basalt__V1__Heartbeat hb = BASALT__V1__HEARTBEAT__INIT;
-        hb.service = "cache-svc";
-        hb.has_work_pending = 1;
-        hb.work_pending = (uint32_t)(bas_workq_dispatcher_queued (self->work) +
-                                     bas_workq_dispatcher_in_flight (self->work));
-        zmsg_t *msg =
-            bas_msg_encode (&self->pub_stream, NULL, &hb.base, cache_model_seq (self->model));
+    //  The stream's heartbeat (none before the first delta): readers find
+    //  lost deltas by its seq; sessions read work_pending.
+    zmsg_t *hb = bas_clone_publisher_heartbeat (
+        self->clone, (uint32_t)(bas_workq_dispatcher_queued (self->work) +
+                                bas_workq_dispatcher_in_flight (self->work)));
+    if (hb)
         bas_svc_send_msg (self->svc, self->pub, "subscribers", &basalt__v1__heartbeat__descriptor,
-                          &msg);
-    }
+                          &hb);
     //  Binder liveness is judged on the binders' traffic as this reactor
     //  sees it once it has caught up. After a long turn elsewhere (a big
     //  commit, a relist), results and heartbeats the binders sent meanwhile
@@ -989,14 +925,13 @@ main (int argc, char **argv)
     self.commits = zlistx_new ();
     zlistx_set_destructor (self.commits, s_commit_job_free);
     self.commit_timer = -1;
-    self.snapshots = zlistx_new ();
-    zlistx_set_destructor (self.snapshots, s_snap_job_free);
+    self.clone = bas_clone_publisher_new ("cache-svc", epoch, CACHE_SNAPSHOT_PART,
+                                          &cache_model_clone_source, self.model);
     self.snapshot_timer = -1;
     self.commit_log = cache_commit_log_new (CACHE_COMMIT_LOG_MAX, CACHE_COMMIT_LOG_MS);
     self.shares = zhashx_new ();
     zhashx_set_destructor (self.shares, s_share_free);
     bas_stream_init (&self.router_stream, "cache-svc", epoch);
-    bas_stream_init (&self.pub_stream, "cache-svc", epoch);
     bas_stream_init (&self.work_stream, "cache-svc", epoch);
 
     char err[512];
@@ -1081,7 +1016,7 @@ done:
     bas_svc_keep (self.svc, &self.workers);
     bas_workq_dispatcher_destroy (&self.work);
     zlistx_destroy (&self.commits);
-    zlistx_destroy (&self.snapshots);
+    bas_clone_publisher_destroy (&self.clone);
     cache_commit_log_destroy (&self.commit_log);
     zhashx_destroy (&self.shares);
     cache_model_destroy (&self.model);

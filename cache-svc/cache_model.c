@@ -673,6 +673,26 @@ cache_model_snapshot_part (cache_model_t *self, cache_snapshot_t *snap, size_t m
     return frame;
 }
 
+static void *
+s_snap_begin (void *arg, uint64_t request_id)
+{
+    return cache_model_snapshot_begin (arg, request_id);
+}
+
+static zframe_t *
+s_snap_part (void *arg, void *snap, size_t max, bool *more)
+{
+    return cache_model_snapshot_part (arg, snap, max, more);
+}
+
+static void
+s_snap_end (void **snap_p)
+{
+    cache_snapshot_destroy ((cache_snapshot_t **)snap_p);
+}
+
+const bas_clone_source_t cache_model_clone_source = {s_snap_begin, s_snap_part, s_snap_end};
+
 zframe_t *
 cache_model_snapshot (cache_model_t *self)
 {

@@ -23,6 +23,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "bas_clone.h"
 #include "bas_resource.h"
 #include "bas_store.h"
 
@@ -98,6 +99,10 @@ cache_snapshot_t *cache_model_snapshot_begin (cache_model_t *self, uint64_t requ
 zframe_t *cache_model_snapshot_part (cache_model_t *self, cache_snapshot_t *snap, size_t max,
                                      bool *more);
 void cache_snapshot_destroy (cache_snapshot_t **self_p);
+
+//  The three above as the Clone publisher's snapshot source (its arg: the
+//  model).
+extern const bas_clone_source_t cache_model_clone_source;
 
 // ------------------------------------------------------------ commits
 
