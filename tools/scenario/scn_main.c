@@ -148,6 +148,7 @@ s_run_file (const char *file, bool e2e, const scn_opts_t *opts)
         return 2;
     }
     scn_outcome_t *out = scn_outcome_new ();
+    int64_t started = zclock_mono ();
     int rc = e2e ? scn_e2e_run (spec, opts, out, err, sizeof err)
                  : scn_inproc_run (spec, conf, out, err, sizeof err);
     if (rc != 0) {
@@ -155,7 +156,8 @@ s_run_file (const char *file, bool e2e, const scn_opts_t *opts)
         rc = 2;
     } else {
         int n = scn_outcome_check (out, spec->expect, spec->name, mode, stdout);
-        printf ("%s %s (%s) %s\n", n == 0 ? "PASS" : "FAIL", spec->name, mode, file);
+        printf ("%s %s (%s) %s %.1f s\n", n == 0 ? "PASS" : "FAIL", spec->name, mode, file,
+                (double)(zclock_mono () - started) / 1000.0);
         rc = n == 0 ? 0 : 1;
     }
     fflush (stdout);
