@@ -114,17 +114,12 @@ void
 sess_allocate_execute (sess_session_t *ssn, const cJSON *args)
 {
     (void)args;
-    sess_heap_t queues;
-    sess_heap_init (&queues, sess_cmp_queues, ssn);
-    sess_heap_t *jobs = bas_alloc (sizeof *jobs * ((size_t)ssn->nqueues + 1));
-    sess_heap_t *tasks = bas_alloc (sizeof *tasks * ((size_t)ssn->njobs + 1));
-    bool *pushed = bas_alloc (sizeof *pushed * ((size_t)ssn->nqueues + 1));
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
+    sess_line_t line;
+    sess_line_init (&line, ssn, true);
     char message[512];
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
-        sess_heap_init (&tasks[j], sess_cmp_tasks, ssn);
+        sess_heap_t *tasks = sess_line_tasks (&line, job);
         if (sess_job_is_pending (job)) {
             if (ssn->enqueue_configured)
                 continue;
@@ -147,54 +142,41 @@ sess_allocate_execute (sess_session_t *ssn, const cJSON *args)
         for (int t = 0; t < job->ntasks; t++) {
             sess_task_t *task = job->tasks[t];
             if (sess_task_placeable (task) && !task->best_effort)
-                sess_heap_push (&tasks[j], task);
+                sess_heap_push (tasks, task);
         }
-        if (sess_heap_empty (&tasks[j]))
-            continue;
-        int q = job->queue->index;
-        sess_heap_push (&jobs[q], job);
-        if (!pushed[q]) {
-            pushed[q] = true;
-            sess_heap_push (&queues, job->queue);
-        }
+        if (!sess_heap_empty (tasks))
+            sess_line_add_job (&line, job);
     }
     sess_stmt_t stmt;
     sess_stmt_init (&stmt, ssn);
     sess_topo_weights_t topo_weights;
     sess_network_topology_weights (ssn, &topo_weights);
-    while (!sess_heap_empty (&queues)) {
-        sess_queue_t *queue = sess_heap_pop (&queues);
+    while (!sess_heap_empty (&line.queues)) {
+        sess_queue_t *queue = sess_heap_pop (&line.queues);
         if (sess_overused (ssn, queue)) {
             bas_debug ("sched_queue_overused", "queue=%s", queue->name);
             queue->overused = true;
             continue;
         }
-        sess_heap_t *heap = &jobs[queue->index];
+        sess_heap_t *heap = sess_line_jobs (&line, queue);
         if (sess_heap_empty (heap))
             continue;
         sess_job_t *job = sess_heap_pop (heap);
+        sess_heap_t *tasks = sess_line_tasks (&line, job);
         //  A gang with network topology goes inside one HyperNode.
-        s_outcome_t outcome =
-            job->topo_highest >= 0
-                ? (s_outcome_t)sess_topo_place (ssn, job, &tasks[job->index], &stmt,
-                                                s_allocate_tasks, &topo_weights)
-                : (s_outcome_t)s_allocate_tasks (ssn, job, &tasks[job->index], &stmt);
+        s_outcome_t outcome = job->topo_highest >= 0
+                                  ? (s_outcome_t)sess_topo_place (ssn, job, tasks, &stmt,
+                                                                  s_allocate_tasks, &topo_weights)
+                                  : (s_outcome_t)s_allocate_tasks (ssn, job, tasks, &stmt);
         if (outcome == S_READY) {
             sess_stmt_commit (&stmt);
-            if (!sess_heap_empty (&tasks[job->index]))
+            if (!sess_heap_empty (tasks))
                 sess_heap_push (heap, job);
         }
         //  Pipelined: the reservations stay, neither committed nor discarded.
         stmt.nops = 0;
-        sess_heap_push (&queues, queue);
+        sess_heap_push (&line.queues, queue);
     }
     sess_stmt_fini (&stmt);
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_fini (&jobs[q]);
-    for (int j = 0; j < ssn->njobs; j++)
-        sess_heap_fini (&tasks[j]);
-    free (jobs);
-    free (tasks);
-    free (pushed);
-    sess_heap_fini (&queues);
+    sess_line_fini (&line);
 }

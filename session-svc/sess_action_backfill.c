@@ -17,12 +17,8 @@ void
 sess_backfill_execute (sess_session_t *ssn, const cJSON *args)
 {
     (void)args;
-    sess_heap_t queues;
-    sess_heap_init (&queues, sess_cmp_queues, ssn);
-    sess_heap_t *jobs = bas_alloc (sizeof *jobs * ((size_t)ssn->nqueues + 1));
-    bool *pushed = bas_alloc (sizeof *pushed * ((size_t)ssn->nqueues + 1));
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
+    sess_line_t line;
+    sess_line_init (&line, ssn, false);
     char message[256];
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
@@ -31,18 +27,13 @@ sess_backfill_execute (sess_session_t *ssn, const cJSON *args)
         const char *reason = NULL;
         if (sess_job_valid (ssn, job, &reason, message, sizeof message) != 0)
             continue;
-        int q = job->queue->index;
-        sess_heap_push (&jobs[q], job);
-        if (!pushed[q]) {
-            pushed[q] = true;
-            sess_heap_push (&queues, job->queue);
-        }
+        sess_line_add_job (&line, job);
     }
     sess_heap_t tasks;
     sess_heap_init (&tasks, sess_cmp_tasks, ssn);
-    while (!sess_heap_empty (&queues)) {
-        sess_queue_t *queue = sess_heap_pop (&queues);
-        sess_heap_t *heap = &jobs[queue->index];
+    while (!sess_heap_empty (&line.queues)) {
+        sess_queue_t *queue = sess_heap_pop (&line.queues);
+        sess_heap_t *heap = sess_line_jobs (&line, queue);
         while (!sess_heap_empty (heap)) {
             sess_job_t *job = sess_heap_pop (heap);
             for (int t = 0; t < job->ntasks; t++)
@@ -59,9 +50,5 @@ sess_backfill_execute (sess_session_t *ssn, const cJSON *args)
         }
     }
     sess_heap_fini (&tasks);
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_fini (&jobs[q]);
-    free (jobs);
-    free (pushed);
-    sess_heap_fini (&queues);
+    sess_line_fini (&line);
 }

@@ -21,25 +21,18 @@ void
 sess_enqueue_execute (sess_session_t *ssn, const cJSON *args)
 {
     (void)args;
-    sess_heap_t queues;
-    sess_heap_init (&queues, sess_cmp_queues, ssn);
-    sess_heap_t *jobs = bas_alloc (sizeof *jobs * ((size_t)ssn->nqueues + 1));
-    bool *pushed = bas_alloc (sizeof *pushed * ((size_t)ssn->nqueues + 1));
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
+    //  Every queue with a job stands in line, the pending jobs in theirs.
+    sess_line_t line;
+    sess_line_init (&line, ssn, false);
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
-        int q = job->queue->index;
-        if (!pushed[q]) {
-            pushed[q] = true;
-            sess_heap_push (&queues, job->queue);
-        }
+        sess_line_add_queue (&line, job->queue);
         if (sess_job_is_pending (job))
-            sess_heap_push (&jobs[q], job);
+            sess_line_add_job (&line, job);
     }
-    while (!sess_heap_empty (&queues)) {
-        sess_queue_t *queue = sess_heap_pop (&queues);
-        sess_heap_t *heap = &jobs[queue->index];
+    while (!sess_heap_empty (&line.queues)) {
+        sess_queue_t *queue = sess_heap_pop (&line.queues);
+        sess_heap_t *heap = sess_line_jobs (&line, queue);
         if (sess_heap_empty (heap))
             continue;
         sess_job_t *job = sess_heap_pop (heap);
@@ -60,11 +53,7 @@ sess_enqueue_execute (sess_session_t *ssn, const cJSON *args)
             job->enqueue_refused = true;
             bas_debug ("sched_job_not_enqueued", "job=%s queue=%s", job->uid, queue->name);
         }
-        sess_heap_push (&queues, queue);
+        sess_heap_push (&line.queues, queue);
     }
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_fini (&jobs[q]);
-    free (jobs);
-    free (pushed);
-    sess_heap_fini (&queues);
+    sess_line_fini (&line);
 }

@@ -237,43 +237,33 @@ sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
     const cJSON *ta = cJSON_GetObjectItemCaseSensitive (args, "enableTopologyAwarePreemption");
     bool topology_aware =
         cJSON_IsTrue (ta) || (cJSON_IsString (ta) && strcmp (ta->valuestring, "true") == 0);
-    sess_heap_t queues;
-    sess_heap_init (&queues, sess_cmp_queues, ssn);
-    sess_heap_t *jobs = bas_alloc (sizeof *jobs * ((size_t)ssn->nqueues + 1));
-    sess_heap_t *tasks = bas_alloc (sizeof *tasks * ((size_t)ssn->njobs + 1));
-    bool *pushed = bas_alloc (sizeof *pushed * ((size_t)ssn->nqueues + 1));
+    sess_line_t line;
+    sess_line_init (&line, ssn, true);
     bool *starving = bas_alloc (sizeof *starving * ((size_t)ssn->njobs + 1));
     sess_node_t **nodes = bas_alloc (sizeof *nodes * ((size_t)ssn->nnodes + 1));
     sess_task_t **cands = bas_alloc (sizeof *cands * ((size_t)ssn->ntasks + 1));
     sess_task_t **victims = bas_alloc (sizeof *victims * ((size_t)ssn->ntasks + 1));
     sess_task_t **placed = bas_alloc (sizeof *placed * ((size_t)ssn->ntasks + 1));
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
     char message[256];
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
-        sess_heap_init (&tasks[j], sess_cmp_tasks, ssn);
         if (sess_job_is_pending (job))
             continue;
         const char *reason = NULL;
         if (sess_job_valid (ssn, job, &reason, message, sizeof message) != 0)
             continue;
-        int q = job->queue->index;
-        if (!pushed[q]) {
-            pushed[q] = true;
-            sess_heap_push (&queues, job->queue);
-        }
+        sess_line_add_queue (&line, job->queue);
         //  A gang with network topology is not a preemptor (as in Volcano):
         //  the victims' nodes could lie outside every HyperNode it may use.
         if (sess_job_starving (ssn, job) && job->topo_highest < 0) {
             starving[j] = true;
-            sess_heap_push (&jobs[q], job);
-            s_push_pending (&tasks[j], job);
+            sess_line_add_job (&line, job);
+            s_push_pending (sess_line_tasks (&line, job), job);
         }
     }
-    while (!sess_heap_empty (&queues)) {
-        sess_queue_t *queue = sess_heap_pop (&queues);
-        sess_heap_t *heap = &jobs[queue->index];
+    while (!sess_heap_empty (&line.queues)) {
+        sess_queue_t *queue = sess_heap_pop (&line.queues);
+        sess_heap_t *heap = sess_line_jobs (&line, queue);
         //  Between jobs of the queue.
         while (!sess_heap_empty (heap)) {
             sess_job_t *job = sess_heap_pop (heap);
@@ -281,8 +271,9 @@ sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
             sess_stmt_init (&stmt, ssn);
             bool assigned = false;
             int nplaced = 0;
-            while (sess_job_starving (ssn, job) && !sess_heap_empty (&tasks[job->index])) {
-                sess_task_t *task = sess_heap_pop (&tasks[job->index]);
+            sess_heap_t *tasks = sess_line_tasks (&line, job);
+            while (sess_job_starving (ssn, job) && !sess_heap_empty (tasks)) {
+                sess_task_t *task = sess_heap_pop (tasks);
                 if (s_preempt (ssn, &stmt, task, S_BETWEEN_JOBS, topology_aware, nodes, cands,
                                victims)) {
                     assigned = true;
@@ -311,7 +302,7 @@ sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
             sess_job_t *job = &ssn->jobs[j];
             if (!starving[j] || job->queue != queue)
                 continue;
-            sess_heap_t *th = &tasks[j];
+            sess_heap_t *th = sess_line_tasks (&line, job);
             th->n = 0;
             s_push_pending (th, job);
             while (!sess_heap_empty (th)) {
@@ -327,17 +318,10 @@ sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
             }
         }
     }
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_fini (&jobs[q]);
-    for (int j = 0; j < ssn->njobs; j++)
-        sess_heap_fini (&tasks[j]);
-    free (jobs);
-    free (tasks);
-    free (pushed);
+    sess_line_fini (&line);
     free (starving);
     free (nodes);
     free (cands);
     free (victims);
     free (placed);
-    sess_heap_fini (&queues);
 }

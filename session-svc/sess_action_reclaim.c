@@ -96,51 +96,42 @@ void
 sess_reclaim_execute (sess_session_t *ssn, const cJSON *args)
 {
     (void)args;
-    sess_heap_t queues;
-    sess_heap_init (&queues, sess_cmp_queues, ssn);
-    sess_heap_t *jobs = bas_alloc (sizeof *jobs * ((size_t)ssn->nqueues + 1));
-    sess_heap_t *tasks = bas_alloc (sizeof *tasks * ((size_t)ssn->njobs + 1));
-    bool *pushed = bas_alloc (sizeof *pushed * ((size_t)ssn->nqueues + 1));
+    sess_line_t line;
+    sess_line_init (&line, ssn, true);
     sess_task_t **cands = bas_alloc (sizeof *cands * ((size_t)ssn->ntasks + 1));
     sess_task_t **victims = bas_alloc (sizeof *victims * ((size_t)ssn->ntasks + 1));
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
     char message[256];
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
-        sess_heap_init (&tasks[j], sess_cmp_tasks, ssn);
         if (sess_job_is_pending (job))
             continue;
         const char *reason = NULL;
         if (sess_job_valid (ssn, job, &reason, message, sizeof message) != 0)
             continue;
-        int q = job->queue->index;
-        if (!pushed[q]) {
-            pushed[q] = true;
-            sess_heap_push (&queues, job->queue);
-        }
+        sess_line_add_queue (&line, job->queue);
         //  Nor a reclaimer (Volcano's reclaim does not check, and can place
         //  such a gang's pods outside its HyperNodes).
         if (!sess_job_starving (ssn, job) || job->topo_highest >= 0)
             continue;
-        sess_heap_push (&jobs[q], job);
+        sess_line_add_job (&line, job);
         for (int t = 0; t < job->ntasks; t++)
             if (sess_task_placeable (job->tasks[t]))
-                sess_heap_push (&tasks[j], job->tasks[t]);
+                sess_heap_push (sess_line_tasks (&line, job), job->tasks[t]);
     }
-    while (!sess_heap_empty (&queues)) {
-        sess_queue_t *queue = sess_heap_pop (&queues);
+    while (!sess_heap_empty (&line.queues)) {
+        sess_queue_t *queue = sess_heap_pop (&line.queues);
         if (sess_overused (ssn, queue)) {
             bas_debug ("sched_reclaim_queue_overused", "queue=%s", queue->name);
             continue;
         }
-        sess_heap_t *heap = &jobs[queue->index];
+        sess_heap_t *heap = sess_line_jobs (&line, queue);
         while (!sess_heap_empty (heap)) {
             sess_job_t *job = sess_heap_pop (heap);
             sess_stmt_t stmt;
             sess_stmt_init (&stmt, ssn);
-            while (sess_job_starving (ssn, job) && !sess_heap_empty (&tasks[job->index])) {
-                sess_task_t *task = sess_heap_pop (&tasks[job->index]);
+            sess_heap_t *tasks = sess_line_tasks (&line, job);
+            while (sess_job_starving (ssn, job) && !sess_heap_empty (tasks)) {
+                sess_task_t *task = sess_heap_pop (tasks);
                 if (task->preempt_never)
                     continue;
                 if (!sess_preemptive (ssn, queue, task)) {
@@ -157,14 +148,7 @@ sess_reclaim_execute (sess_session_t *ssn, const cJSON *args)
             sess_stmt_fini (&stmt);
         }
     }
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_fini (&jobs[q]);
-    for (int j = 0; j < ssn->njobs; j++)
-        sess_heap_fini (&tasks[j]);
-    free (jobs);
-    free (tasks);
-    free (pushed);
+    sess_line_fini (&line);
     free (cands);
     free (victims);
-    sess_heap_fini (&queues);
 }

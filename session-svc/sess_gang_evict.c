@@ -844,12 +844,8 @@ sess_gang_run (sess_session_t *ssn, const cJSON *args, sess_gang_kind_t kind, co
 {
     sess_gang_args_t parsed;
     sess_gang_args (action, args, &parsed, false);
-    sess_heap_t queues;
-    sess_heap_init (&queues, sess_cmp_queues, ssn);
-    sess_heap_t *jobs = bas_alloc (sizeof *jobs * ((size_t)ssn->nqueues + 1));
-    bool *pushed = bas_alloc (sizeof *pushed * ((size_t)ssn->nqueues + 1));
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_init (&jobs[q], sess_cmp_jobs, ssn);
+    sess_line_t line;
+    sess_line_init (&line, ssn, false);
     char message[256];
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
@@ -857,25 +853,21 @@ sess_gang_run (sess_session_t *ssn, const cJSON *args, sess_gang_kind_t kind, co
         if (sess_job_is_pending (job) ||
             sess_job_valid (ssn, job, &reason, message, sizeof message) != 0)
             continue;
-        int q = job->queue->index;
-        if (!pushed[q]) {
-            pushed[q] = true;
-            sess_heap_push (&queues, job->queue);
-        }
+        sess_line_add_queue (&line, job->queue);
         //  A gang with network topology waits for allocate: Volcano searches
         //  HyperNode domains for it here, which Basalt does not do yet.
         if (sess_job_starving (ssn, job) && job->topo_highest < 0)
-            sess_heap_push (&jobs[q], job);
+            sess_line_add_job (&line, job);
     }
     sess_gang_t *gang = sess_gang_new (ssn, kind, &parsed);
-    while (!sess_heap_empty (&queues)) {
-        sess_queue_t *queue = sess_heap_pop (&queues);
+    while (!sess_heap_empty (&line.queues)) {
+        sess_queue_t *queue = sess_heap_pop (&line.queues);
         //  An overused queue reclaims nothing (Volcano's reclaim).
         if (kind == SESS_GANG_RECLAIM && sess_overused (ssn, queue)) {
             bas_debug ("sched_gang_queue_overused", "queue=%s", queue->name);
             continue;
         }
-        sess_heap_t *heap = &jobs[queue->index];
+        sess_heap_t *heap = sess_line_jobs (&line, queue);
         while (!sess_heap_empty (heap)) {
             sess_job_t *job = sess_heap_pop (heap);
             sess_stmt_t stmt;
@@ -889,9 +881,5 @@ sess_gang_run (sess_session_t *ssn, const cJSON *args, sess_gang_kind_t kind, co
         }
     }
     sess_gang_destroy (&gang);
-    for (int q = 0; q < ssn->nqueues; q++)
-        sess_heap_fini (&jobs[q]);
-    free (jobs);
-    free (pushed);
-    sess_heap_fini (&queues);
+    sess_line_fini (&line);
 }

@@ -871,6 +871,38 @@ sess_heap_empty (const sess_heap_t *h)
 //  Heap comparators over the session's order dispatchers (ctx = ssn).
 sess_heap_cmp_fn sess_cmp_jobs, sess_cmp_queues, sess_cmp_tasks;
 
+// ------------------------------------------------------------ the line
+
+//  The line an action walks (sess_line.c): the queues in queue order, each
+//  queue's jobs in job order and, when asked for, each job's tasks in task
+//  order. The action says who stands in it (which jobs, which queues even
+//  with no job in line, which tasks); the line only keeps them in order.
+typedef struct {
+    sess_heap_t queues; // the queues in line, in queue order
+    sess_heap_t *jobs;  // [queue->index]: its jobs in line, in job order
+    sess_heap_t *tasks; // [job->index]: the job's tasks in line (with_tasks), or NULL
+    bool *in_line;      // [queue->index]: the queue was put in line
+    int nqueues, njobs;
+} sess_line_t;
+
+void sess_line_init (sess_line_t *self, sess_session_t *ssn, bool with_tasks);
+void sess_line_fini (sess_line_t *self);
+//  The queue in line once (a second call does nothing).
+void sess_line_add_queue (sess_line_t *self, sess_queue_t *queue);
+//  The job in its queue's line, and its queue in line.
+void sess_line_add_job (sess_line_t *self, sess_job_t *job);
+//  The job's own task heap (with_tasks only).
+static inline sess_heap_t *
+sess_line_tasks (sess_line_t *self, const sess_job_t *job)
+{
+    return &self->tasks[job->index];
+}
+static inline sess_heap_t *
+sess_line_jobs (sess_line_t *self, const sess_queue_t *queue)
+{
+    return &self->jobs[queue->index];
+}
+
 // ------------------------------------------------------------ network topology
 
 //  The HyperNode tree over the session's nodes (sess_topology.c). HyperNodes
