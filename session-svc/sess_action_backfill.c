@@ -19,13 +19,9 @@ sess_backfill_execute (sess_session_t *ssn, const cJSON *args)
     (void)args;
     sess_line_t line;
     sess_line_init (&line, ssn, false);
-    char message[256];
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
-        if (sess_job_is_pending (job) || job->pending_best_effort == 0)
-            continue;
-        const char *reason = NULL;
-        if (sess_job_valid (ssn, job, &reason, message, sizeof message) != 0)
+        if (job->pending_best_effort == 0 || !sess_line_admitted (ssn, job))
             continue;
         sess_line_add_job (&line, job);
     }

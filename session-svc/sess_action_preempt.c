@@ -244,13 +244,9 @@ sess_preempt_execute (sess_session_t *ssn, const cJSON *args)
     sess_task_t **cands = bas_alloc (sizeof *cands * ((size_t)ssn->ntasks + 1));
     sess_task_t **victims = bas_alloc (sizeof *victims * ((size_t)ssn->ntasks + 1));
     sess_task_t **placed = bas_alloc (sizeof *placed * ((size_t)ssn->ntasks + 1));
-    char message[256];
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
-        if (sess_job_is_pending (job))
-            continue;
-        const char *reason = NULL;
-        if (sess_job_valid (ssn, job, &reason, message, sizeof message) != 0)
+        if (!sess_line_admitted (ssn, job))
             continue;
         sess_line_add_queue (&line, job->queue);
         //  A gang with network topology is not a preemptor (as in Volcano):

@@ -846,12 +846,9 @@ sess_gang_run (sess_session_t *ssn, const cJSON *args, sess_gang_kind_t kind, co
     sess_gang_args (action, args, &parsed, false);
     sess_line_t line;
     sess_line_init (&line, ssn, false);
-    char message[256];
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
-        const char *reason = NULL;
-        if (sess_job_is_pending (job) ||
-            sess_job_valid (ssn, job, &reason, message, sizeof message) != 0)
+        if (!sess_line_admitted (ssn, job))
             continue;
         sess_line_add_queue (&line, job->queue);
         //  A gang with network topology waits for allocate: Volcano searches

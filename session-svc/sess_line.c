@@ -57,3 +57,13 @@ sess_line_add_job (sess_line_t *self, sess_job_t *job)
     sess_heap_push (&self->jobs[job->queue->index], job);
     sess_line_add_queue (self, job->queue);
 }
+
+bool
+sess_line_admitted (sess_session_t *ssn, const sess_job_t *job)
+{
+    if (sess_job_is_pending (job))
+        return false;
+    const char *reason = NULL;
+    char message[256];
+    return sess_job_valid (ssn, job, &reason, message, sizeof message) == 0;
+}

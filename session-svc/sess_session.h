@@ -891,6 +891,9 @@ void sess_line_fini (sess_line_t *self);
 void sess_line_add_queue (sess_line_t *self, sess_queue_t *queue);
 //  The job in its queue's line, and its queue in line.
 void sess_line_add_job (sess_line_t *self, sess_job_t *job);
+//  True when the job is admitted (not Pending) and every JobValid passes:
+//  who the evicting actions and backfill consider.
+bool sess_line_admitted (sess_session_t *ssn, const sess_job_t *job);
 //  The job's own task heap (with_tasks only).
 static inline sess_heap_t *
 sess_line_tasks (sess_line_t *self, const sess_job_t *job)
