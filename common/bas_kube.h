@@ -16,7 +16,8 @@
     The code is in three files: bas_kubeconfig.c (bas_kube_config_load and
     _clear), bas_kube.c (the client: requests, rate limit, retries,
     deadlines, curl on the reactor) and bas_informer.c (list + watch);
-    bas_kube_private.h holds what they share.
+    bas_kube_private.h holds what they share. The types, which both this
+    header and the private one use, are in bas_kube_types.h, below both.
 */
 #ifndef BAS_KUBE_H
 #define BAS_KUBE_H
@@ -25,25 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bas_kube_types.h"
+
 #include <czmq.h>
 #include <cjson/cJSON.h>
-
-typedef struct {
-    char *server;           // "https://10.0.0.1:6443" or "http://127.0.0.1:8080"
-    char *token;            // bearer token, or NULL
-    char *token_file;       // file the token comes from (re-read when it changes: projected
-                            // service-account tokens rotate), or NULL
-    char *ca_file;          // PEM file of the CA, or NULL
-    char *ca_data;          // PEM text of the CA (decoded certificate-authority-data), or NULL
-    char *client_cert_file; // client certificate (PEM file), or NULL
-    char *client_key_file;  // client key (PEM file), or NULL
-    char *client_cert_data; // client certificate PEM text, or NULL
-    char *client_key_data;  // client key PEM text, or NULL
-    bool insecure;          // insecure-skip-tls-verify
-    double qps;             // sustained request rate; <= 0 means unlimited
-    int burst;              // token bucket size
-    char *user_agent;       // e.g. "basalt-cache/0.1.0"
-} bas_kube_config_t;
 
 //  Fill cfg the way client-go chooses: `master` alone (plain URL) wins when
 //  no kubeconfig is found; else `kubeconfig` path, else $KUBECONFIG, else
@@ -58,8 +44,6 @@ int bas_kube_config_load (bas_kube_config_t *cfg, const char *kubeconfig, const 
                           char *err, size_t errlen);
 void bas_kube_config_clear (bas_kube_config_t *cfg);
 
-typedef struct _bas_kube_t bas_kube_t;
-
 //  Create a client driven by `loop` (borrowed; must outlive the client).
 //  cfg is copied. Returns NULL if curl cannot be initialised or cfg has no
 //  server. The client adds pollers and timers to loop; run the loop at least
@@ -70,20 +54,6 @@ bas_kube_t *bas_kube_new (zloop_t *loop, const bas_kube_config_t *cfg);
 void bas_kube_destroy (bas_kube_t **self_p);
 
 // ------------------------------------------------------------ informers
-
-typedef enum {
-    BAS_KUBE_ADDED = 1,    // object is new to this informer
-    BAS_KUBE_MODIFIED = 2, // object changed
-    BAS_KUBE_DELETED = 3,  // object is gone (for relists: a minimal object with metadata)
-    BAS_KUBE_SYNCED = 4,   // a (re)list finished; object is NULL
-} bas_kube_event_t;
-
-//  Called for each event; `object` is borrowed for the duration of the call.
-//  Callbacks run from the reactor, never inside libcurl, so they may start
-//  requests or informers (but not destroy the client).
-typedef void (bas_kube_event_fn) (void *arg, bas_kube_event_t type, const cJSON *object);
-
-typedef struct _bas_kube_informer_t bas_kube_informer_t;
 
 //  List and watch `path` (e.g. "/api/v1/pods",
 //  "/apis/scheduling.volcano.sh/v1beta1/podgroups"). `selector` is an extra
@@ -102,29 +72,9 @@ bool bas_kube_informer_synced (bas_kube_informer_t *informer);
 #define BAS_KUBE_ABSENT_RELIST_MS 60000
 void bas_kube_informer_set_optional (bas_kube_informer_t *informer, bool optional);
 
-//  Counters for metrics.
-typedef struct {
-    unsigned long requests;       // HTTP requests sent
-    unsigned long retries;        // retried requests
-    unsigned long errors;         // requests that finished with an error
-    unsigned long watch_restarts; // watch streams reopened
-    unsigned long relists;        // relists (410 or startup)
-    unsigned long decode_errors;  // undecodable bodies or watch lines
-    unsigned long throttled;      // 429 responses
-} bas_kube_stats_t;
 void bas_kube_stats (bas_kube_t *self, bas_kube_stats_t *stats);
 
 // ------------------------------------------------------------ requests
-
-typedef struct {
-    long code;        // HTTP status, 0 when the server was not reached
-    const char *body; // response body (NUL terminated), borrowed
-    size_t body_len;
-    const char *reason;  // Status.reason for errors ("Conflict"), or a transport error
-    const char *message; // Status.message, or curl's error text
-} bas_kube_response_t;
-
-typedef void (bas_kube_done_fn) (void *arg, const bas_kube_response_t *response);
 
 //  Send a request; `done` is called once from the reactor with the final
 //  response (after retries). `content_type` may be NULL (application/json).
@@ -154,21 +104,9 @@ int bas_kube_request_until (bas_kube_t *self, const char *method, const char *pa
                             const char *content_type, const char *body, int64_t deadline,
                             bas_kube_done_fn *done, void *arg);
 
-//  Called after every finished HTTP transfer (each attempt of a request,
-//  each list page, each watch stream) with the Kubernetes verb ("get",
-//  "create", "update", "patch", "delete", "list", "watch"), the HTTP code (0
-//  when the server was not reached) and the transfer's duration. For
-//  metrics; must not start requests.
-typedef void (bas_kube_observe_fn) (void *arg, const char *verb, long code, double ms);
+//  Called after every finished HTTP transfer (bas_kube_observe_fn,
+//  bas_kube_types.h).
 void bas_kube_set_observer (bas_kube_t *self, bas_kube_observe_fn *fn, void *arg);
-
-#ifndef BAS_TURN_FN_DEFINED
-#define BAS_TURN_FN_DEFINED
-//  Told about each reactor handler call a library makes on the caller's
-//  reactor: its name (static) and its start (bas_mono_us). bas_svc times
-//  every turn of a service with it.
-typedef void (bas_turn_fn) (void *arg, const char *what, int64_t start_us);
-#endif
 
 //  Time every handler call the client makes on the reactor (its sockets'
 //  and timers') through `fn`.

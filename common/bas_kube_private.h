@@ -7,10 +7,11 @@
 #ifndef BAS_KUBE_PRIVATE_H
 #define BAS_KUBE_PRIVATE_H
 
-#include "bas_kube.h"
+#include "bas_kube_types.h"
 #include "bas_hash.h"
 
 #include <curl/curl.h>
+#include <czmq.h>
 
 #include <stdbool.h>
 #include <stddef.h>
