@@ -273,9 +273,8 @@ s_dedupe_keys (cJSON *node)
     }
 }
 
-//  Media type without parameters, lower-cased, into buf.
-static const char *
-s_media_type (const char *content_type, char *buf, size_t len)
+const char *
+sim_ctx_media_type (const char *content_type, char *buf, size_t len)
 {
     size_t n = 0;
     for (const char *p = content_type ? content_type : ""; *p && *p != ';' && n + 1 < len; p++)
@@ -294,7 +293,7 @@ sim_ctx_body_json (sim_ctx_t *ctx)
     //  every other body must be JSON or YAML (no Content-Type means JSON,
     //  the server's first supported type).
     char type[128];
-    s_media_type (ctx->req->content_type, type, sizeof type);
+    sim_ctx_media_type (ctx->req->content_type, type, sizeof type);
     bool yaml = !strcmp (type, "application/yaml");
     if (strcmp (ctx->req->method, "PATCH") != 0 && *type && !yaml &&
         strcmp (type, "application/json") != 0) {

@@ -119,6 +119,9 @@ void sim_ctx_invalid_errors (sim_ctx_t *ctx, const char *name, const sim_field_e
 //  The request body parsed as a JSON object (owned by the caller), or NULL
 //  after replying 400.
 cJSON *sim_ctx_body_json (sim_ctx_t *ctx);
+//  A Content-Type's media type without parameters, lower-cased, into buf
+//  (len bytes); returns buf.
+const char *sim_ctx_media_type (const char *content_type, char *buf, size_t len);
 
 //  Write verbs (sim_api_write.c).
 void sim_api_create (sim_ctx_t *ctx);

@@ -777,23 +777,11 @@ sim_api_update (sim_ctx_t *ctx)
     s_commit (ctx, old, json);
 }
 
-//  Media type without parameters, lower-cased, into buf.
-static const char *
-s_media_type (const char *content_type, char *buf, size_t len)
-{
-    size_t n = 0;
-    for (const char *p = content_type ? content_type : ""; *p && *p != ';' && n + 1 < len; p++)
-        if (*p != ' ')
-            buf[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
-    buf[n] = 0;
-    return buf;
-}
-
 void
 sim_api_patch (sim_ctx_t *ctx)
 {
     char type[128];
-    s_media_type (ctx->req->content_type, type, sizeof type);
+    sim_ctx_media_type (ctx->req->content_type, type, sizeof type);
     bool merge = !strcmp (type, "application/merge-patch+json");
     bool strategic = !strcmp (type, "application/strategic-merge-patch+json");
     bool json_patch = !strcmp (type, "application/json-patch+json");
@@ -1036,7 +1024,7 @@ void
 sim_api_patch_scale (sim_ctx_t *ctx)
 {
     char type[128];
-    s_media_type (ctx->req->content_type, type, sizeof type);
+    sim_ctx_media_type (ctx->req->content_type, type, sizeof type);
     bool merge = !strcmp (type, "application/merge-patch+json");
     bool strategic = !strcmp (type, "application/strategic-merge-patch+json");
     bool json_patch = !strcmp (type, "application/json-patch+json");
