@@ -1,6 +1,7 @@
 /*  basalt-bench-e2e: Basalt end to end, as a user runs it.
 
-        basalt-bench-e2e [--scale small|medium|large|restart|all[,…]]
+        basalt-bench-e2e [--scale small|medium|large|restart|restart-xl|
+                                  steady-small|steady|steady-fast|all[,…]]
                          [--nodes N --gangs M --gang-size G --running K]
                          [--timeout S] [--settle-ms MS] [--drain-s S]
                          [--raw-inflight N] [--raw-watchers N] [--raw-rounds N]
@@ -57,7 +58,29 @@
     Design note: every child is stopped (SIGTERM, then checked) and the
     directory removed on every path out of a run, failure and SIGINT
     included (--keep keeps the directory and logs). With no --scale and no
-    --nodes it runs small and medium, the default of `make bench`.
+    --nodes it runs small, medium and steady-small, the default of `make
+    bench`; `all` is every bulk scale up to 5,000 nodes.
+
+    Steady arrival (steady-small: 500 nodes / 15,000 pods, 10 gangs/s for
+    10 s; steady: 10,000 nodes / 300,000 pods, 10/s for 30 s; steady-fast:
+    the same at 100/s): the whole cluster is already bound and Running;
+    once cache-svc is ready and session-svc has run two sessions, the watch
+    actor creates gangs of 3 at the rate (a PodGroup, then its pods), and
+    the line says, instead of the bulk one:
+        gangs pods failed bound   what was created and bound
+        lat_p50_s lat_p90_s lat_p99_s lat_max_s   each pod's create request
+                          to the watch seeing it bound
+        window_s          from the first create to the last bind
+        sessions session_ms_mean   sessions run in the window, their mean time;
+        session_ms_p50_le …p99_le  the bucket bound of session-svc's
+                          volcano_e2e_scheduling_latency_milliseconds the
+                          quantile falls in
+        cpu_ms_per_pod_*  CPU each process used in the window per bound pod
+        binds_per_pod pg_status_per_pod   from the simulator's log;
+        basalt_writes_per_pod   every write the services counted, per pod
+        rss_mb_* turn_max_ms_* unbound partial_gangs nodes_over clean_stops status
+    restart-xl is the cold start at 10,000 nodes: 300,000 pods, 200,001
+    Running.
 */
 #include "bench_e2e.h"
 
@@ -94,11 +117,18 @@ static const char *const s_svc_keys[S_NSVC] = {"cache", "session", "binder1", "b
                                                "controller"};
 
 static const bench_scale_t s_scales[] = {
-    {"small", 100, 334, 3, 0},
-    {"medium", 500, 1667, 3, 0},
-    {"large", 5000, 16667, 3, 0},
+    {"small", 100, 334, 3, 0, 0, 0},
+    {"medium", 500, 1667, 3, 0, 0, 0},
+    {"large", 5000, 16667, 3, 0, 0, 0},
     //  150,000 pods; 33,334 gangs (100,002 pods) already Running.
-    {"restart", 5000, 50000, 3, 33334},
+    {"restart", 5000, 50000, 3, 33334, 0, 0},
+    //  Steady state: the whole cluster already bound and Running, then new
+    //  gangs of 3 arriving at a fixed rate (issue 31).
+    {"steady-small", 500, 5000, 3, 5000, 10, 10},
+    {"steady", 10000, 100000, 3, 100000, 10, 30},
+    {"steady-fast", 10000, 100000, 3, 100000, 100, 30},
+    //  10,000 nodes, 300,000 pods of which 200,001 Running, started cold.
+    {"restart-xl", 10000, 100000, 3, 66667, 0, 0},
 };
 
 typedef struct {
@@ -139,6 +169,12 @@ typedef struct {
     int clean_stops;
     double raw_rate; // 0 when not measured
     bench_raw_result_t raw;
+    //  Steady arrival.
+    bench_arrival_stats_t arr;
+    double arrive_s;                  // from the first create to the last pod bound
+    double cpu_s[S_NSVC + 1];         // CPU used meanwhile: services, then the simulator
+    double sessions, session_ms_mean; // sessions run meanwhile, their mean time
+    double session_le[3];             // p50, p90, p99 of their time: a bucket's upper bound (ms)
 } s_run_t;
 
 static bool
@@ -574,6 +610,222 @@ s_report (s_run_t *run)
     fflush (o);
 }
 
+// ---------------------------------------------------------------- steady arrival
+
+//  CPU seconds of every service and the simulator, into cpu[].
+static void
+s_cpu (s_run_t *run, double *cpu)
+{
+    for (int i = 0; i < S_NSVC; i++)
+        cpu[i] = run->svc[i].pid > 0 ? bench_proc_cpu_s (run->svc[i].pid) : -1;
+    cpu[S_NSVC] = run->sim.pid > 0 ? bench_proc_cpu_s (run->sim.pid) : -1;
+}
+
+#define S_HIST "volcano_e2e_scheduling_latency_milliseconds"
+#define S_HIST_MAX 64
+
+//  session-svc's session-time histogram: bucket bounds and cumulative
+//  counts (le="+Inf" last), then _sum and _count. Returns the buckets read.
+static int
+s_session_hist (s_run_t *run, double *le, double *cum, double *sum, double *count)
+{
+    char *text = NULL;
+    int n = 0;
+    *sum = *count = 0;
+    if (bench_http_get (run->svc[S_SESSION].http_port, "/metrics", 10000, &text) == 200 && text) {
+        const char *needle = "\n" S_HIST "_bucket{le=\"";
+        for (const char *p = strstr (text, needle); p && n < S_HIST_MAX;
+             p = strstr (p + 1, needle)) {
+            p += strlen (needle);
+            le[n] = strncmp (p, "+Inf", 4) == 0 ? 1e300 : strtod (p, NULL);
+            const char *v = strstr (p, "} ");
+            if (!v)
+                break;
+            cum[n++] = strtod (v + 2, NULL);
+        }
+        *sum = bench_prom_sum (text, S_HIST "_sum", NULL, NULL);
+        *count = bench_prom_sum (text, S_HIST "_count", NULL, NULL);
+    }
+    free (text);
+    return n;
+}
+
+//  Sessions run on session-svc (basalt_sessions_total), -1 when unknown.
+static double
+s_sessions (s_run_t *run)
+{
+    char *text = NULL;
+    double n = -1;
+    if (bench_http_get (run->svc[S_SESSION].http_port, "/metrics", 5000, &text) == 200)
+        n = bench_prom_sum (text, "basalt_sessions_total", NULL, NULL);
+    free (text);
+    return n;
+}
+
+//  Wait for cache-svc's /readyz and then two sessions on session-svc: the
+//  steady state the arrivals meet. 0 or -1.
+static int
+s_wait_steady (s_run_t *run, double t0)
+{
+    double before = -1;
+    while (!s_interrupted ()) {
+        bench_proc_t *dead = s_dead_child (run);
+        if (dead) {
+            char how[128];
+            bench_proc_describe (dead, how, sizeof how);
+            fprintf (stderr, "basalt-bench-e2e: %s %s before the arrivals\n", dead->name, how);
+            bench_proc_tail (dead, S_TAIL_BYTES);
+            return -1;
+        }
+        if (bench_now () - t0 > S_SIM_LOAD_S) {
+            fprintf (stderr, "basalt-bench-e2e: no steady state within %.0f s\n", S_SIM_LOAD_S);
+            return -1;
+        }
+        if (run->synced_s < 0) {
+            if (bench_http_get (run->svc[S_CACHE].http_port, "/readyz", 2000, NULL) == 200)
+                run->synced_s = bench_now () - t0;
+        } else {
+            double n = s_sessions (run);
+            if (before < 0)
+                before = n;
+            else if (n >= before + 2)
+                return 0;
+        }
+        usleep (100 * 1000);
+    }
+    return -1;
+}
+
+//  Steady arrival (a scale with a rate): gangs created at the rate for
+//  arrive_s, each pod timed from its create to the watch seeing it bound;
+//  the CPU every process used and the sessions run meanwhile. 0 or -1.
+static int
+s_arrivals (s_run_t *run, double t0)
+{
+    run->synced_s = -1;
+    if (s_wait_steady (run, t0) != 0)
+        return -1;
+    double before[S_NSVC + 1], after[S_NSVC + 1];
+    double le0[S_HIST_MAX], cum0[S_HIST_MAX], sum0, count0;
+    double le1[S_HIST_MAX], cum1[S_HIST_MAX], sum1, count1;
+    int n0 = s_session_hist (run, le0, cum0, &sum0, &count0);
+    s_cpu (run, before);
+    fprintf (stderr, "basalt-bench-e2e: %s: steady at t=%.1fs; %g gangs/s for %g s\n",
+             run->scale.name, bench_now () - t0, run->scale.rate, run->scale.arrive_s);
+    double start = bench_now ();
+    if (bench_watch_arrive (run->watch, run->scale.rate, run->scale.arrive_s,
+                            run->scale.gang_size) != 0) {
+        fprintf (stderr, "basalt-bench-e2e: the watch actor refused the arrival\n");
+        return -1;
+    }
+    double limit =
+        start + run->scale.arrive_s + (run->opts->timeout_s > 0 ? run->opts->timeout_s : 120);
+    double next_progress = start + S_PROGRESS_S;
+    while (true) {
+        if (s_interrupted () || s_dead_child (run)) {
+            fprintf (stderr, "basalt-bench-e2e: the arrival was cut short\n");
+            return -1;
+        }
+        if (bench_watch_arrivals (run->watch, &run->arr) != 0) {
+            fprintf (stderr, "basalt-bench-e2e: the watch actor does not answer\n");
+            return -1;
+        }
+        if (run->arr.done && run->arr.bound >= run->arr.created)
+            break;
+        double now = bench_now ();
+        if (now >= next_progress) {
+            fprintf (stderr,
+                     "basalt-bench-e2e: %s t=%.0fs gangs=%ld pods=%ld bound=%ld p50=%.2fs "
+                     "p99=%.2fs\n",
+                     run->scale.name, now - start, run->arr.gangs, run->arr.created, run->arr.bound,
+                     run->arr.p50, run->arr.p99);
+            next_progress += S_PROGRESS_S;
+        }
+        if (now > limit) {
+            run->timed_out = true;
+            fprintf (stderr, "basalt-bench-e2e: %ld of %ld created pods bound\n", run->arr.bound,
+                     run->arr.created);
+            break;
+        }
+        usleep (S_POLL_MS * 1000);
+    }
+    run->arrive_s = bench_now () - start;
+    s_cpu (run, after);
+    for (int i = 0; i <= S_NSVC; i++)
+        run->cpu_s[i] = before[i] >= 0 && after[i] >= 0 ? after[i] - before[i] : -1;
+    int n1 = s_session_hist (run, le1, cum1, &sum1, &count1);
+    run->sessions = count1 - count0;
+    run->session_ms_mean = run->sessions > 0 ? (sum1 - sum0) / run->sessions : 0;
+    static const double qs[3] = {0.50, 0.90, 0.99};
+    for (int q = 0; q < 3; q++) {
+        run->session_le[q] = -1;
+        for (int i = 0; i < n1 && i < n0 && run->sessions > 0; i++)
+            if (le0[i] == le1[i] && cum1[i] - cum0[i] >= qs[q] * run->sessions) {
+                run->session_le[q] = le1[i];
+                break;
+            }
+    }
+    return 0;
+}
+
+//  " key=value" of one quantile bound, or na.
+static void
+s_put_le (FILE *out, const char *key, double le)
+{
+    if (le < 0)
+        fprintf (out, " %s=na", key);
+    else if (le > 1e299)
+        fprintf (out, " %s=inf", key);
+    else
+        fprintf (out, " %s=%.1f", key, le);
+}
+
+static void
+s_report_steady (s_run_t *run)
+{
+    const bench_scale_t *s = &run->scale;
+    const bench_arrival_stats_t *a = &run->arr;
+    FILE *o = stdout;
+    fprintf (o,
+             "scale=%s nodes=%ld running_pods=%ld rate=%g arrive_s=%g gang_size=%ld synced_s=%.2f"
+             " gangs=%ld pods=%ld failed=%ld bound=%ld lat_p50_s=%.3f lat_p90_s=%.3f"
+             " lat_p99_s=%.3f lat_max_s=%.3f window_s=%.1f sessions=%.0f session_ms_mean=%.1f",
+             s->name, s->nodes, s->running * s->gang_size, s->rate, s->arrive_s, s->gang_size,
+             run->synced_s, a->gangs, a->created, a->failed, a->bound, a->p50, a->p90, a->p99,
+             a->max, run->arrive_s, run->sessions, run->session_ms_mean);
+    s_put_le (o, "session_ms_p50_le", run->session_le[0]);
+    s_put_le (o, "session_ms_p90_le", run->session_le[1]);
+    s_put_le (o, "session_ms_p99_le", run->session_le[2]);
+    for (int i = 0; i <= S_NSVC; i++) {
+        const char *key = i < S_NSVC ? s_svc_keys[i] : "apisim";
+        if (run->cpu_s[i] >= 0 && a->bound > 0)
+            fprintf (o, " cpu_ms_per_pod_%s=%.2f", key, run->cpu_s[i] * 1000.0 / (double)a->bound);
+        else
+            fprintf (o, " cpu_ms_per_pod_%s=na", key);
+    }
+    double per = a->bound > 0 ? 1.0 / (double)a->bound : 0;
+    //  The services' own writes (the benchmark's creates are in the log too).
+    double writes = s_writes (run->metrics[S_BINDER1]) + s_writes (run->metrics[S_BINDER2]) +
+                    s_writes (run->metrics[S_CONTROLLER]) + s_writes (run->metrics[S_CACHE]);
+    fprintf (o, " binds_per_pod=%.3f pg_status_per_pod=%.3f basalt_writes_per_pod=%.3f",
+             run->req.binds * per, run->req.pg_status * per, writes * per);
+    long total = 0;
+    for (int i = 0; i < S_NSVC; i++) {
+        fprintf (o, " rss_mb_%s=%.0f", s_svc_keys[i], run->rss_kb[i] / 1024.0);
+        total += run->rss_kb[i] > 0 ? run->rss_kb[i] : 0;
+    }
+    fprintf (o, " rss_mb_basalt=%.0f", total / 1024.0);
+    for (int i = 0; i < S_NSVC; i++) {
+        char key[48];
+        snprintf (key, sizeof key, "turn_max_ms_%s", s_svc_keys[i]);
+        s_put_ms (o, key, run->metrics[i], "basalt_reactor_turn_max_seconds");
+    }
+    fprintf (o, " unbound=%ld partial_gangs=%ld nodes_over=%ld clean_stops=%d/%d status=%s\n",
+             run->check.unbound, run->check.partial_gangs, run->check.nodes_over, run->clean_stops,
+             S_NSVC, run->timed_out ? "timeout" : "ok");
+    fflush (o);
+}
+
 //  Warnings and errors the services logged, by event name, on stderr: what
 //  to look at when a counter above is not 0.
 static void
@@ -626,7 +878,10 @@ s_run_scale (const s_opts_t *opts, const bench_scale_t *scale)
             bench_proc_tail (&run.svc[i], S_TAIL_BYTES);
             goto done;
         }
-    if (s_wait_bound (&run, t0) != 0)
+    if (scale->rate > 0) {
+        if (s_arrivals (&run, t0) != 0)
+            goto done;
+    } else if (s_wait_bound (&run, t0) != 0)
         goto done;
     if (!run.timed_out)
         s_settle (&run, t0);
@@ -637,9 +892,12 @@ s_run_scale (const s_opts_t *opts, const bench_scale_t *scale)
         run.failures++;
     }
     s_log_summary (&run);
-    if (opts->raw && !run.timed_out && s_raw (&run) != 0)
+    if (opts->raw && !run.timed_out && scale->rate == 0 && s_raw (&run) != 0)
         run.failures++;
-    s_report (&run);
+    if (scale->rate > 0)
+        s_report_steady (&run);
+    else
+        s_report (&run);
     rc = run.timed_out || run.failures ? -1 : 0;
     if (run.timed_out) {
         for (int i = 0; i < S_NSVC; i++)
@@ -661,12 +919,13 @@ done:
 static void
 s_usage (FILE *out)
 {
-    fprintf (out, "usage: basalt-bench-e2e [--scale small|medium|large|restart|all[,…]]\n"
+    fprintf (out, "usage: basalt-bench-e2e [--scale small|medium|large|restart|restart-xl|\n"
+                  "                                steady-small|steady|steady-fast|all[,…]]\n"
                   "                        [--nodes N --gangs M --gang-size G --running K]\n"
                   "                        [--timeout S] [--settle-ms MS] [--drain-s S]\n"
                   "                        [--raw-inflight N] [--raw-watchers N] [--raw-rounds N]\n"
                   "                        [--no-raw] [--bin-dir DIR] [--keep]\n"
-                  "default: --scale small,medium\n");
+                  "default: --scale small,medium,steady-small\n");
 }
 
 //  Add the scales named in `list` ("small,large", "all") to out[]. 0 or -1.
@@ -679,7 +938,9 @@ s_parse_scales (const char *list, bench_scale_t *out, int *n, int max)
     for (char *t = strtok_r (copy, ",", &save); t; t = strtok_r (NULL, ",", &save)) {
         bool all = !strcmp (t, "all"), found = false;
         for (size_t i = 0; i < sizeof s_scales / sizeof s_scales[0]; i++)
-            if ((all || !strcmp (t, s_scales[i].name)) && *n < max) {
+            if (((all && s_scales[i].rate == 0 && s_scales[i].nodes <= 5000) ||
+                 !strcmp (t, s_scales[i].name)) &&
+                *n < max) {
                 out[(*n)++] = s_scales[i];
                 found = true;
             }
@@ -701,7 +962,7 @@ main (int argc, char **argv)
                      .raw_watchers = 3,
                      .raw_rounds = 1,
                      .raw = true};
-    bench_scale_t custom = {"custom", 0, 0, 3, 0};
+    bench_scale_t custom = {"custom", 0, 0, 3, 0, 0, 0};
     bench_scale_t scales[16];
     int nscales = 0;
     static const struct option options[] = {
@@ -789,7 +1050,7 @@ main (int argc, char **argv)
         }
         scales[nscales++] = custom;
     }
-    if (nscales == 0 && s_parse_scales ("small,medium", scales, &nscales, 15) != 0)
+    if (nscales == 0 && s_parse_scales ("small,medium,steady-small", scales, &nscales, 15) != 0)
         return 2;
     zsys_init ();
     bas_log_init ("bench-e2e", 0, BAS_LOG_FORMAT_TEXT);

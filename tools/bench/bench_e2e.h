@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <czmq.h>
@@ -31,6 +32,8 @@ typedef struct {
     long gangs;       // M PodGroups (all of them, running ones included)
     long gang_size;   // G pods per gang (= minMember)
     long running;     // K gangs already bound and Running (the first K)
+    double rate;      // steady arrival: new gangs per second once synced (0: none)
+    double arrive_s;  // for this long
 } bench_scale_t;
 
 //  Node and pod shapes (fixed: the benchmark compares runs, not shapes).
@@ -51,6 +54,11 @@ void bench_node_name (long node, char *buf, size_t len);
 //  for running pods and in the raw binding run for pending ones: round
 //  robin, so no node holds more than ceil(M * G / N) pods.
 long bench_node_of (const bench_scale_t *scale, long index);
+
+//  One PodGroup of G pods (Pending, or Running as a placed gang's), and one
+//  pod of it (on `node`, or pending when NULL), as JSON objects into f.
+void bench_gang_write (FILE *f, const char *gang, long gang_size, bool running);
+void bench_pod_write (FILE *f, const char *pod, const char *gang, const char *node);
 
 //  Write the cluster to `path` (one JSON List: nodes, one Queue, PodGroups,
 //  pods). Returns 0, or -1 with a line on stderr.
@@ -92,6 +100,9 @@ void bench_proc_describe (const bench_proc_t *p, char *buf, size_t len);
 
 //  Peak resident set (VmHWM) of a running process in kB, or -1.
 long bench_proc_hwm_kb (pid_t pid);
+
+//  CPU time (user + system) a running process has used, in seconds, or -1.
+double bench_proc_cpu_s (pid_t pid);
 
 //  The port a service logged in its `event=starting … port=N` line; waits
 //  up to timeout_ms. -1 when it did not appear (or the process ended).
@@ -148,6 +159,23 @@ void bench_watch_actor (zsock_t *pipe, void *args);
 
 //  Ask the actor for its numbers. 0, or -1 if it does not answer.
 int bench_watch_stats (zactor_t *actor, bench_watch_stats_t *stats);
+
+//  Steady arrival: the actor creates `rate` gangs a second of gang_size
+//  pods each (a PodGroup, then its pods once the API has it, as Volcano's
+//  job controller does) for `seconds`, named s000000, s000001, ..., and
+//  times each pod from its create request to the watch showing it bound.
+//  0, or -1 if the actor does not answer.
+int bench_watch_arrive (zactor_t *actor, double rate, double seconds, long gang_size);
+
+typedef struct {
+    bool done;                 // every gang of the arrival has been created (or failed)
+    long gangs;                // PodGroups created
+    long created;              // pods created (201)
+    long failed;               // create requests that failed
+    long bound;                // of the created pods, seen bound
+    double p50, p90, p99, max; // create -> bound, seconds, over the bound ones
+} bench_arrival_stats_t;
+int bench_watch_arrivals (zactor_t *actor, bench_arrival_stats_t *stats);
 
 // ---------------------------------------------------------------- raw binds
 

@@ -58,20 +58,17 @@ s_write_node (FILE *f, long i)
              BENCH_NODE_CPU, BENCH_NODE_MEMORY, BENCH_NODE_PODS);
 }
 
-static void
-s_write_gang (FILE *f, const bench_scale_t *scale, long g)
+void
+bench_gang_write (FILE *f, const char *gang, long gang_size, bool running)
 {
-    bool running = g < scale->running;
-    char gang[32];
-    bench_gang_name (g, gang, sizeof gang);
-    long cpu = BENCH_POD_CPU_MILLI * scale->gang_size;
-    long mem = BENCH_POD_MEMORY_MI * scale->gang_size;
+    long cpu = BENCH_POD_CPU_MILLI * gang_size;
+    long mem = BENCH_POD_MEMORY_MI * gang_size;
     fprintf (f,
-             ",\n{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+             "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
              "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
              "\"spec\":{\"minMember\":%ld,\"queue\":\"%s\","
              "\"minResources\":{\"cpu\":\"%ldm\",\"memory\":\"%ldMi\"}},",
-             gang, BENCH_NAMESPACE, scale->gang_size, BENCH_QUEUE, cpu, mem);
+             gang, BENCH_NAMESPACE, gang_size, BENCH_QUEUE, cpu, mem);
     if (running)
         //  As Volcano's (and Basalt's) gang plugin left it when the gang
         //  was placed: Running, with its Scheduled condition.
@@ -80,29 +77,45 @@ s_write_gang (FILE *f, const bench_scale_t *scale, long g)
                  "\"type\":\"Scheduled\",\"status\":\"True\",\"transitionID\":\"bench\","
                  "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\","
                  "\"reason\":\"tasks in gang are ready to be scheduled\"}]}}",
-                 scale->gang_size);
+                 gang_size);
     else
         fprintf (f, "\"status\":{\"phase\":\"Pending\"}}");
+}
+
+void
+bench_pod_write (FILE *f, const char *pod, const char *gang, const char *node)
+{
+    fprintf (f,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"%s\",\"labels\":{\"app\":\"bench\",\"gang\":\"%s\"},"
+             "\"annotations\":{\"scheduling.k8s.io/group-name\":\"%s\"}},"
+             "\"spec\":{\"schedulerName\":\"basalt\",",
+             pod, BENCH_NAMESPACE, gang, gang);
+    if (node)
+        fprintf (f, "\"nodeName\":\"%s\",", node);
+    fprintf (f,
+             "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"main\","
+             "\"image\":\"busybox:1.36\",\"command\":[\"sleep\",\"infinity\"],"
+             "\"resources\":{\"requests\":{\"cpu\":\"%dm\",\"memory\":\"%dMi\"},"
+             "\"limits\":{\"cpu\":\"%dm\",\"memory\":\"%dMi\"}}}]}}",
+             BENCH_POD_CPU_MILLI, BENCH_POD_MEMORY_MI, BENCH_POD_CPU_MILLI, BENCH_POD_MEMORY_MI);
+}
+
+static void
+s_write_gang (FILE *f, const bench_scale_t *scale, long g)
+{
+    bool running = g < scale->running;
+    char gang[32];
+    bench_gang_name (g, gang, sizeof gang);
+    fprintf (f, ",\n");
+    bench_gang_write (f, gang, scale->gang_size, running);
     for (long m = 0; m < scale->gang_size; m++) {
         char pod[48], node[32];
         bench_pod_name (g, m, pod, sizeof pod);
-        fprintf (f,
-                 ",\n{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
-                 "\"namespace\":\"%s\",\"labels\":{\"app\":\"bench\",\"gang\":\"%s\"},"
-                 "\"annotations\":{\"scheduling.k8s.io/group-name\":\"%s\"}},"
-                 "\"spec\":{\"schedulerName\":\"basalt\",",
-                 pod, BENCH_NAMESPACE, gang, gang);
-        if (running) {
+        if (running)
             bench_node_name (bench_node_of (scale, g * scale->gang_size + m), node, sizeof node);
-            fprintf (f, "\"nodeName\":\"%s\",", node);
-        }
-        fprintf (f,
-                 "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"main\","
-                 "\"image\":\"busybox:1.36\",\"command\":[\"sleep\",\"infinity\"],"
-                 "\"resources\":{\"requests\":{\"cpu\":\"%dm\",\"memory\":\"%dMi\"},"
-                 "\"limits\":{\"cpu\":\"%dm\",\"memory\":\"%dMi\"}}}]}}",
-                 BENCH_POD_CPU_MILLI, BENCH_POD_MEMORY_MI, BENCH_POD_CPU_MILLI,
-                 BENCH_POD_MEMORY_MI);
+        fprintf (f, ",\n");
+        bench_pod_write (f, pod, gang, running ? node : NULL);
     }
 }
 

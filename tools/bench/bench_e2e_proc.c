@@ -172,6 +172,25 @@ bench_proc_hwm_kb (pid_t pid)
     return kb;
 }
 
+double
+bench_proc_cpu_s (pid_t pid)
+{
+    char path[64], line[1024];
+    snprintf (path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return -1;
+    bool ok = fgets (line, sizeof line, f) != NULL;
+    fclose (f);
+    //  The command name (field 2) may hold spaces: count from its ")".
+    const char *p = ok ? strrchr (line, ')') : NULL;
+    unsigned long utime = 0, stime = 0;
+    if (!p ||
+        sscanf (p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+        return -1;
+    return (double)(utime + stime) / (double)sysconf (_SC_CLK_TCK);
+}
+
 //  A whole file, malloc'd and NUL-terminated, or NULL.
 static char *
 s_read_file (const char *path)
