@@ -26,6 +26,7 @@
     every SESS_GAUGES_MS (bas_usage), outside the scheduling core, by the
     worker into a registry of its own whose series the reactor takes over.
 */
+#include "bas_commit.h"
 #include "bas_replica.h"
 #include "bas_util.h"
 #include "bas_sock.h"
@@ -92,7 +93,7 @@ typedef struct {
     zhashx_t *conditions;   // lent: pod conditions proposed before (s_filter_conditions)
     zhashx_t *group_events; // lent: PodGroup Events proposed before (s_filter_group_events)
     uint64_t base_seq;      // the store's seq
-    //  The worker's answer: the Commit packed in parts (sess_commit_pack),
+    //  The worker's answer: the Commit packed in parts (bas_commit_pack),
     //  NULL when there is nothing to propose, and its size.
     zframe_t **parts;
     size_t n_parts;
@@ -112,28 +113,20 @@ typedef struct {
     bool gauges_due;       // and the gauges recomputed
     int64_t gauges_ms;     // when the gauges were last recomputed
     int64_t gauges_gap_ms; // the least time between two recomputations
-    bool commit_moves;     // the commit in flight places or evicts
     int64_t last_end_ms;   // when the last session came back
     int64_t last_run_ms;   // and how long it took
     bas_metrics_t *metrics;
     bas_replica_t *replica;
-    sess_conf_t *conf;          // configuration in force
-    struct timespec conf_mtime; // of the file it came from
-    size_t parts_in_flight;     // parts of the commit not answered yet
-    size_t commit_accepted;     // proposals accepted in the parts answered so far
-    size_t commit_rejected;     // and rejected
-    uint64_t commit_seq;        // the greatest cache seq a part was answered at
-    int64_t commit_sent_ms;
-    char session_id[64];    // of the commit in flight
-    uint64_t wait_seq;      // replica must reach this before the next session
-    uint64_t commit_epoch;  // cache epoch the last commit (and wait_seq) belong to
-    bool new_work;          // pending pods arrived since the last session
-    int trigger_timer;      // armed one-shot timer, or -1
-    uint64_t sessions;      // sessions run
-    int64_t last_change_ms; // when the replica last changed
-    bool stepping_done;     // --max-sessions sessions have run
-    zhashx_t *conditions;   // pod uid -> "reason|message" last proposed
-    zhashx_t *group_events; // PodGroup uid -> "type|reason|message" last proposed
+    sess_conf_t *conf;             // configuration in force
+    struct timespec conf_mtime;    // of the file it came from
+    bas_commit_proposer_t *commit; // the Commit conversation's proposer end
+    bool new_work;                 // pending pods arrived since the last session
+    int trigger_timer;             // armed one-shot timer, or -1
+    uint64_t sessions;             // sessions run
+    int64_t last_change_ms;        // when the replica last changed
+    bool stepping_done;            // --max-sessions sessions have run
+    zhashx_t *conditions;          // pod uid -> "reason|message" last proposed
+    zhashx_t *group_events;        // PodGroup uid -> "type|reason|message" last proposed
 } sess_t;
 
 static void s_session (sess_t *self, const char *why);
@@ -434,14 +427,9 @@ s_on_reset (void *arg)
 {
     sess_t *self = arg;
     self->new_work = true;
-    //  A snapshot of a new epoch comes from a restarted cache: it never
-    //  answers a commit sent to the old one, and its seq numbers start
-    //  afresh, so a seq of the old epoch to wait for would stop sessions
-    //  until the new cache happens to publish that many changes.
-    if (bas_replica_epoch (self->replica) != self->commit_epoch) {
-        self->parts_in_flight = 0;
-        self->wait_seq = 0;
-    }
+    //  A snapshot of a new epoch: a restarted cache answers nothing sent
+    //  to the old one (bas_commit.h).
+    bas_commit_proposer_reset (self->commit, bas_replica_epoch (self->replica));
 }
 
 static void
@@ -449,7 +437,8 @@ s_on_change (void *arg)
 {
     sess_t *self = arg;
     self->last_change_ms = bas_mono_ms ();
-    if (self->new_work || (self->wait_seq && bas_replica_seq (self->replica) >= self->wait_seq))
+    if (self->new_work ||
+        bas_commit_proposer_caught_up (self->commit, bas_replica_seq (self->replica)))
         s_trigger (self);
 }
 
@@ -458,44 +447,16 @@ s_handle_commit_result (void *arg, bas_msg_t *msg)
 {
     sess_t *self = arg;
     const Basalt__V1__CommitResult *r = (const Basalt__V1__CommitResult *)msg->body;
-    if (!self->parts_in_flight || !r->session_id || strcmp (r->session_id, self->session_id) != 0)
+    bas_commit_answer_t out;
+    if (bas_commit_proposer_answer (self->commit, r, bas_replica_epoch (self->replica), &out) != 0)
         return 0; // an answer to a commit we gave up on
-    self->parts_in_flight--;
-    //  The cache counts the accepted proposals and lists the rejected.
-    size_t accepted = r->has_accepted ? r->accepted : 0, rejected = 0;
-    for (size_t i = 0; i < r->n_results; i++) {
-        if (r->results[i]->accepted)
-            accepted++;
-        else {
-            rejected++;
-            bas_debug ("proposal_rejected", "key=%s reason=\"%s\"", r->results[i]->key,
-                       r->results[i]->reason ? r->results[i]->reason : "");
-        }
-    }
     bas_metrics_add (self->metrics, "basalt_commit_items_total", "result=\"accepted\"",
-                     (double)accepted);
+                     (double)out.accepted);
     bas_metrics_add (self->metrics, "basalt_commit_items_total", "result=\"rejected\"",
-                     (double)rejected);
-    self->commit_accepted += accepted;
-    self->commit_rejected += rejected;
-    if (r->has_seq && r->seq > self->commit_seq)
-        self->commit_seq = r->seq;
-    if (self->parts_in_flight > 0)
-        return 0; // the cache applies the parts in order: the last answer comes last
-    accepted = self->commit_accepted;
-    rejected = self->commit_rejected;
-    self->wait_seq = self->commit_seq;
-    if (r->has_epoch && r->epoch != bas_replica_epoch (self->replica))
-        self->wait_seq = 0;
-    //  Go on soon only when something moved: accepted placements and
-    //  evictions may let the next gang in, rejected proposals are retried on
-    //  a fresher view. A commit of status writes and reasons only changes
-    //  no decision: the next period comes soon enough (no busy loop while a
-    //  gang stays pending, and none while 50,000 binds come back, each
-    //  session writing the Running of the gangs bound since the last).
-    if ((self->commit_moves && accepted > 0) || rejected > 0) {
+                     (double)out.rejected);
+    if (out.last && out.go_on) {
         self->new_work = true;
-        if (bas_replica_seq (self->replica) >= self->wait_seq)
+        if (bas_replica_seq (self->replica) >= out.wait_seq)
             s_trigger (self);
     }
     return 0;
@@ -604,16 +565,13 @@ s_session (sess_t *self, const char *why)
     //  A standby cache (it does not hold the leader lease): plan nothing.
     if (bas_replica_standby (self->replica))
         return;
-    if (self->parts_in_flight) {
-        if (bas_mono_ms () - self->commit_sent_ms < SESS_COMMIT_TIMEOUT_MS)
-            return;
-        bas_warn ("commit_timeout", "session=%s parts_unanswered=%zu", self->session_id,
-                  self->parts_in_flight);
-        self->parts_in_flight = 0;
+    //  May I plan: every part of the last commit answered, and the replica
+    //  at the seq its effects were published at.
+    bas_commit_gate_t gate = bas_commit_proposer_may_plan (
+        self->commit, bas_replica_seq (self->replica), bas_mono_ms ());
+    if (gate == BAS_COMMIT_TIMED_OUT)
         bas_replica_resync (self->replica, "commit answer lost");
-        return;
-    }
-    if (self->wait_seq && bas_replica_seq (self->replica) < self->wait_seq)
+    if (gate != BAS_COMMIT_PLAN)
         return;
     //  Stepping (--max-sessions): a reproducible run of exactly N sessions,
     //  each on a model whose previous effects (binds, evictions, status
@@ -637,7 +595,7 @@ s_session (sess_t *self, const char *why)
     bas_store_t *store = bas_replica_hold (self->replica);
     if (!store)
         return;
-    self->wait_seq = 0;
+    bas_commit_proposer_planning (self->commit);
     self->new_work = false;
     s_job_t *job = bas_alloc (sizeof *job);
     job->store = store;
@@ -701,7 +659,7 @@ s_work (s_job_t *job)
         commit->base_seq = job->base_seq;
         commit->has_session_ms = 1;
         commit->session_ms = (uint32_t)(bas_mono_ms () - job->start_ms);
-        job->parts = sess_commit_pack (commit, SESS_COMMIT_PART_PLACEMENTS, &job->n_parts);
+        job->parts = bas_commit_pack (commit, SESS_COMMIT_PART_PLACEMENTS, &job->n_parts);
     }
     protobuf_c_message_free_unpacked (&commit->base, NULL);
 }
@@ -774,7 +732,6 @@ s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
     if (!job->plan)
         ; // the gauges only
     else if (job->parts) {
-        snprintf (self->session_id, sizeof self->session_id, "%s", sid);
         //  Parts not sent (the socket refused one) are dropped with the
         //  rest: the next session proposes their gangs again.
         size_t sent = 0;
@@ -782,14 +739,8 @@ s_on_worker (zloop_t *loop, zsock_t *sock, void *arg)
                bas_replica_send_packed (self->replica, &basalt__v1__commit__descriptor,
                                         &job->parts[sent]) == 0)
             sent++;
-        if (sent > 0) {
-            self->parts_in_flight = sent;
-            self->commit_accepted = self->commit_rejected = 0;
-            self->commit_seq = 0;
-            self->commit_moves = job->placements + job->evictions > 0;
-            self->commit_sent_ms = bas_mono_ms ();
-            self->commit_epoch = bas_replica_epoch (self->replica);
-        }
+        bas_commit_proposer_sent (self->commit, sid, sent, job->placements + job->evictions > 0,
+                                  bas_replica_epoch (self->replica), bas_mono_ms ());
         bas_info ("session",
                   "id=%s why=%s ms=%.0f jobs=%d ready=%d placed=%zu statuses=%zu pending=%d "
                   "parts=%zu",
@@ -934,6 +885,7 @@ main (int argc, char **argv)
         bas_svc_destroy (&self.svc);
         return 1;
     }
+    self.commit = bas_commit_proposer_new (SESS_COMMIT_TIMEOUT_MS);
     char err[512];
     bas_sock_opts_t opts = bas_sock_opts_default ();
     opts.curve_cert = self.config.common.curve_cert;
@@ -977,6 +929,7 @@ done:
         free (self.job);
     }
     bas_replica_destroy (&self.replica);
+    bas_commit_proposer_destroy (&self.commit);
     sess_conf_destroy (&self.conf);
     zhashx_destroy (&self.conditions);
     zhashx_destroy (&self.group_events);
