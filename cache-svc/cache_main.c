@@ -10,30 +10,7 @@
     timer flushes the changes as one Delta (coalesced), so a relist of
     150,000 pods goes out as a few hundred messages, not 150,000.
 
-    GET /debug/state dumps the model as JSON, like Volcano's cache dumper:
-    {"service","epoch","seq","synced","unpublished","counts",
-     "queues":[{name, parent, weight, state, capability, deserved,
-                deserved_from: "spec" (the Queue's) | "session" (as the last
-                session that committed computed it: proportion) | "none",
-                allocated, request, inqueue, jobs, phases}],
-     "jobs":[{uid, namespace, name, queue, phase, min_member, pods, bound,
-              assumed, pending, terminated, allocated, conditions, waiting}],
-     "nodes":[{name, state: "Ready"|"OutOfSync", reason, ready,
-               unschedulable, allocatable, used, idle}],
-     "binders":{connected, in_flight, queued, reissued, lost},
-     "reactor":{max_turn_ms, max_turn_handler},
-     "commits":{now_ms, window_s, capacity,
-                "recent":[{at_ms, session, wait_ms, apply_ms, placements,
-                           accepted, statuses}]}}
-    Resources are {"milli_cpu", "memory" (bytes), "pods", "scalars":{name:n}}.
-    It is built on the reactor from the live model (O(objects)), on demand.
-    "commits" are the session commits of the last window_s seconds (at most
-    `capacity`), oldest first, as this cache saw them: at_ms is the arrival
-    on the wall clock (now_ms is this answer's, to compare with), wait_ms
-    the time queued behind earlier commits, apply_ms the time from its first
-    slice to its answer (the Commit does not say how long the session ran).
-    A session commits only when it changes something, so a quiet cluster
-    shows none.
+    GET /debug/state dumps the model as JSON (cache_debug.h describes it).
 
     GET /ui is a status page that draws /debug/state every second: queues,
     jobs and why they wait, a node heat map, binders, the commits' latency.
@@ -52,6 +29,7 @@
 #include "cache_commit_log.h"
 #include "cache_debug.h"
 #include "cache_defaults.h"
+#include "cache_metrics.h"
 #include "cache_model.h"
 #include "cache_ui.h"
 #include "bas_workq.h"
@@ -616,41 +594,6 @@ s_on_flush_timer (zloop_t *loop, int timer_id, void *arg)
     return 0;
 }
 
-static void
-s_update_metrics (cache_t *self)
-{
-    bas_metrics_t *m = self->metrics;
-    cache_model_stats_t st;
-    cache_model_stats (self->model, &st);
-    bas_metrics_set (m, "basalt_nodes_out_of_sync", NULL,
-                     (double)cache_model_nodes_out_of_sync (self->model));
-    bas_metrics_set_total (m, "basalt_node_out_of_sync_events_total", NULL,
-                           (double)st.out_of_sync_events);
-    bas_metrics_set_total (m, "basalt_bind_failures_total", NULL, (double)st.bind_failures);
-    bas_metrics_set_total (m, "basalt_commit_statuses_total", "result=\"accepted\"",
-                           (double)st.statuses_accepted);
-    bas_metrics_set_total (m, "basalt_commit_statuses_total", "result=\"rejected\"",
-                           (double)st.statuses_rejected);
-    bas_metrics_set_total (m, "basalt_commit_evictions_total", "result=\"accepted\"",
-                           (double)st.evictions_accepted);
-    bas_metrics_set_total (m, "basalt_commit_evictions_total", "result=\"rejected\"",
-                           (double)st.evictions_rejected);
-    bas_metrics_set_total (m, "basalt_work_reissued_total", NULL,
-                           (double)bas_workq_dispatcher_reissued (self->work));
-    bas_metrics_set_total (m, "basalt_binders_lost_total", NULL,
-                           (double)bas_workq_dispatcher_lost (self->work));
-    bas_metrics_set_total (m, "basalt_work_coalesced_total", NULL,
-                           (double)bas_workq_dispatcher_coalesced (self->work));
-    bas_metrics_set (m, "basalt_cache_synced", NULL, cache_model_synced (self->model) ? 1 : 0);
-    for (size_t i = 0; i < bas_kind_count (); i++) {
-        const bas_kind_t *k = bas_kind_at (i);
-        char label[64];
-        snprintf (label, sizeof label, "kind=\"%s\"", k->label);
-        bas_metrics_set (m, "basalt_cache_objects", label,
-                         (double)bas_store_size (cache_model_store (self->model), k->kind));
-    }
-}
-
 // ------------------------------------------------------------ /debug/state
 
 static int
@@ -728,7 +671,7 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
     bas_metrics_set (self->metrics, "basalt_binders", NULL,
                      (double)bas_workq_dispatcher_binders (self->work));
     s_dispatch_work (self);
-    s_update_metrics (self);
+    cache_metrics_update (self->metrics, self->model, self->work);
     return 0;
 }
 
@@ -825,62 +768,6 @@ s_ready (void *arg, const char **reason)
     return true;
 }
 
-static void
-s_describe (bas_metrics_t *m)
-{
-    bas_metrics_describe (m, "basalt_cache_seq", BAS_METRIC_GAUGE,
-                          "Last published delta sequence number", NULL, 0);
-    bas_metrics_describe (m, "basalt_snapshots_dropped_total", BAS_METRIC_COUNTER,
-                          "Snapshots ended early: a part could not be sent (the reader left, "
-                          "or takes no more)",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_binder_work_in_flight", BAS_METRIC_GAUGE,
-                          "Work items sent to binders without a result", NULL, 0);
-    bas_metrics_describe (m, "basalt_binder_work_queued", BAS_METRIC_GAUGE,
-                          "Work items waiting for a binder", NULL, 0);
-    bas_metrics_describe (m, "basalt_binders", BAS_METRIC_GAUGE, "Binders connected", NULL, 0);
-    bas_metrics_describe (m, "basalt_work_results_total", BAS_METRIC_COUNTER,
-                          "Work results by kind and outcome", NULL, 0);
-    bas_metrics_describe (m, "basalt_work_results_by_binder_total", BAS_METRIC_COUNTER,
-                          "Work results by the binder that sent them (its --binder-id)", NULL, 0);
-    bas_metrics_describe (
-        m, "basalt_work_coalesced_total", BAS_METRIC_COUNTER,
-        "PodGroup status writes merged into a newer one before a binder took them", NULL, 0);
-    bas_metrics_describe (
-        m, "basalt_binders_lost_total", BAS_METRIC_COUNTER,
-        "Binders declared lost (silent past the binder timeout) and their work re-issued", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_placements_total", BAS_METRIC_COUNTER,
-                          "Placements accepted from session commits", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_rejections_total", BAS_METRIC_COUNTER,
-                          "Placements rejected as stale or not fitting", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_statuses_total", BAS_METRIC_COUNTER,
-                          "PodGroup status changes from session commits, by result", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_evictions_total", BAS_METRIC_COUNTER,
-                          "Evictions from session commits, by result", NULL, 0);
-    bas_metrics_describe (m, "basalt_api_decode_errors_total", BAS_METRIC_COUNTER,
-                          "API objects that did not decode", NULL, 0);
-    bas_metrics_describe (m, "basalt_nodes_out_of_sync", BAS_METRIC_GAUGE,
-                          "Nodes whose accounted idle is negative", NULL, 0);
-    bas_metrics_describe (m, "basalt_node_out_of_sync_events_total", BAS_METRIC_COUNTER,
-                          "Times a node went out of sync", NULL, 0);
-    bas_metrics_describe (m, "basalt_bind_failures_total", BAS_METRIC_COUNTER,
-                          "Binds that failed and were released", NULL, 0);
-    bas_metrics_describe (m, "basalt_work_settled_total", BAS_METRIC_COUNTER,
-                          "Binds settled without an API write: the watch showed the pod bound "
-                          "already, or gone, when the work's turn came (a re-issued item)",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_work_reissued_total", BAS_METRIC_COUNTER,
-                          "Work items re-issued after a binder went silent or a result was overdue",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_leader", BAS_METRIC_GAUGE,
-                          "1 while this cache-svc leads (always 1 without --leader-elect)", NULL,
-                          0);
-    bas_metrics_describe (m, "basalt_cache_synced", BAS_METRIC_GAUGE,
-                          "1 once every informer has listed", NULL, 0);
-    bas_metrics_describe (m, "basalt_cache_objects", BAS_METRIC_GAUGE,
-                          "Objects in the model, by kind", NULL, 0);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -904,7 +791,7 @@ main (int argc, char **argv)
     if (!self.svc)
         return exit_code;
     self.metrics = bas_svc_metrics (self.svc);
-    s_describe (self.metrics);
+    cache_metrics_describe (self.metrics);
     bas_metrics_set (self.metrics, "basalt_leader", NULL, self.config.leader_elect ? 0 : 1);
     uint64_t epoch = bas_svc_epoch (self.svc);
     self.model = cache_model_new (epoch, self.config.scheduler_name);
