@@ -19,7 +19,6 @@
 #include "bas_util.h"
 #include "bas_sock.h"
 #include "bas_svc.h"
-#include "bas_usage.h"
 #include "sess_defaults.h"
 #include "sess_metrics.h"
 #include "sess_sched.h"

@@ -12,6 +12,7 @@
 */
 #include "sess_worker.h"
 #include "bas_commit.h"
+#include "bas_usage.h"
 #include "bas_util.h"
 #include "sess_defaults.h"
 #include "sess_metrics.h"
