@@ -10,30 +10,7 @@
     timer flushes the changes as one Delta (coalesced), so a relist of
     150,000 pods goes out as a few hundred messages, not 150,000.
 
-    GET /debug/state dumps the model as JSON, like Volcano's cache dumper:
-    {"service","epoch","seq","synced","unpublished","counts",
-     "queues":[{name, parent, weight, state, capability, deserved,
-                deserved_from: "spec" (the Queue's) | "session" (as the last
-                session that committed computed it: proportion) | "none",
-                allocated, request, inqueue, jobs, phases}],
-     "jobs":[{uid, namespace, name, queue, phase, min_member, pods, bound,
-              assumed, pending, terminated, allocated, conditions, waiting}],
-     "nodes":[{name, state: "Ready"|"OutOfSync", reason, ready,
-               unschedulable, allocatable, used, idle}],
-     "binders":{connected, in_flight, queued, reissued, lost},
-     "reactor":{max_turn_ms, max_turn_handler},
-     "commits":{now_ms, window_s, capacity,
-                "recent":[{at_ms, session, wait_ms, apply_ms, placements,
-                           accepted, statuses}]}}
-    Resources are {"milli_cpu", "memory" (bytes), "pods", "scalars":{name:n}}.
-    It is built on the reactor from the live model (O(objects)), on demand.
-    "commits" are the session commits of the last window_s seconds (at most
-    `capacity`), oldest first, as this cache saw them: at_ms is the arrival
-    on the wall clock (now_ms is this answer's, to compare with), wait_ms
-    the time queued behind earlier commits, apply_ms the time from its first
-    slice to its answer (the Commit does not say how long the session ran).
-    A session commits only when it changes something, so a quiet cluster
-    shows none.
+    GET /debug/state dumps the model as JSON (cache_debug.h describes it).
 
     GET /ui is a status page that draws /debug/state every second: queues,
     jobs and why they wait, a node heat map, binders, the commits' latency.
@@ -41,6 +18,7 @@
     served like /debug/state, to localhost only.
 */
 #include "bas_clone.h"
+#include "bas_commit.h"
 #include "bas_k8s.h"
 #include "bas_kube.h"
 #include "bas_lease.h"
@@ -51,6 +29,7 @@
 #include "cache_commit_log.h"
 #include "cache_debug.h"
 #include "cache_defaults.h"
+#include "cache_metrics.h"
 #include "cache_model.h"
 #include "cache_ui.h"
 #include "bas_workq.h"
@@ -107,30 +86,6 @@ static const bas_flag_t s_flags[] = {
 
 typedef struct _cache_t cache_t;
 
-//  A session's commit being applied in slices (cache_model_commit_step).
-typedef struct {
-    bas_msg_t msg;                    // the Commit and its sender (owned)
-    Basalt__V1__CommitResult *result; // the answer being built (owned)
-    cache_commit_t *cc;               // progress, NULL before the first slice
-    int64_t started_us;               // when it arrived
-    int64_t arrived_ms;               // the same on the wall clock (the commit log)
-    int64_t applied_us;               // when its first slice ran, 0 before
-} s_commit_job_t;
-
-static void
-s_commit_job_free (void **item_p)
-{
-    s_commit_job_t *job = *item_p;
-    if (job) {
-        cache_model_commit_end (&job->cc);
-        if (job->result)
-            protobuf_c_message_free_unpacked (&job->result->base, NULL);
-        bas_msg_clear (&job->msg);
-        free (job);
-        *item_p = NULL;
-    }
-}
-
 //  What an informer's callback needs: the cache and the kind it watches.
 typedef struct {
     cache_t *cache;
@@ -145,7 +100,7 @@ struct _cache_t {
     cache_model_t *model;
     bas_workq_dispatcher_t *work;
     int64_t last_beat_ms;           // when the heartbeat timer last ran (liveness)
-    zlistx_t *commits;              // s_commit_job_t being applied, oldest first
+    bas_commit_acceptor_t *commits; // the Commit conversation's acceptor end
     int commit_timer;               // the next slice's timer, or -1
     bas_clone_publisher_t *clone;   // the Clone conversation's publisher end
     int snapshot_timer;             // the next slice's timer, or -1
@@ -359,34 +314,28 @@ s_handle_snapshot_request (void *arg, bas_msg_t *msg)
 
 static void s_commit_arm (cache_t *self);
 
-//  Finish the oldest commit: publish the assumptions before answering, so
-//  the session's replica reaches result->seq before it plans again.
+//  A commit answered (bas_commit_acceptor_turn published its changes
+//  first): the answer goes out, the counts and the commit log are kept.
 static void
-s_commit_finish (cache_t *self, s_commit_job_t *job)
+s_commit_finish (cache_t *self, const bas_commit_done_t *done)
 {
-    const Basalt__V1__Commit *commit = (const Basalt__V1__Commit *)job->msg.body;
-    Basalt__V1__CommitResult *result = job->result;
-    int accepted = cache_model_commit_end (&job->cc);
-    s_flush (self);
-    result->has_seq = 1;
-    result->seq = cache_model_seq (self->model);
-    bas_svc_send (self->svc, self->router, &self->router_stream, job->msg.identity, "session",
-                  &result->base);
-    size_t rejected = result->n_results;
+    const Basalt__V1__Commit *commit = done->commit;
+    bas_svc_send (self->svc, self->router, &self->router_stream, done->identity, "session",
+                  &done->result->base);
     bas_metrics_add (self->metrics, "basalt_commit_placements_total", "result=\"accepted\"",
-                     accepted);
+                     done->accepted);
     bas_metrics_add (self->metrics, "basalt_commit_rejections_total", NULL,
-                     (double)(commit->n_placements - (size_t)accepted));
-    int64_t now_us = bas_mono_us ();
+                     (double)(commit->n_placements - (size_t)done->accepted));
     bas_debug ("commit", "session=%s placements=%zu accepted=%d statuses=%zu results=%zu ms=%.1f",
-               commit->session_id ? commit->session_id : "-", commit->n_placements, accepted,
-               commit->n_statuses, rejected, (double)(now_us - job->started_us) / 1000.0);
+               commit->session_id ? commit->session_id : "-", commit->n_placements, done->accepted,
+               commit->n_statuses, done->result->n_results,
+               (double)(done->answered_us - done->arrived_us) / 1000.0);
     cache_commit_rec_t rec = {
-        .at_ms = job->arrived_ms,
-        .wait_us = job->applied_us - job->started_us,
-        .apply_us = now_us - job->applied_us,
+        .at_ms = done->arrived_ms,
+        .wait_us = done->applied_us - done->arrived_us,
+        .apply_us = done->answered_us - done->applied_us,
         .placements = (uint32_t)commit->n_placements,
-        .accepted = accepted > 0 ? (uint32_t)accepted : 0,
+        .accepted = done->accepted > 0 ? (uint32_t)done->accepted : 0,
         .statuses = (uint32_t)commit->n_statuses,
         .session_us = commit->has_session_ms ? (int64_t)commit->session_ms * 1000 : -1,
     };
@@ -404,25 +353,12 @@ s_on_commit_timer (zloop_t *loop, int timer_id, void *arg)
     (void)timer_id;
     cache_t *self = arg;
     self->commit_timer = -1;
-    s_commit_job_t *job = zlistx_first (self->commits);
-    if (!job)
+    bas_commit_done_t done;
+    int rc = bas_commit_acceptor_turn (self->commits, &done);
+    if (rc == 0)
         return 0;
-    if (!job->cc) {
-        job->applied_us = bas_mono_us ();
-        Basalt__V1__Commit *commit = (Basalt__V1__Commit *)job->msg.body;
-        job->cc = cache_model_commit_begin (self->model, commit, job->result);
-        cache_model_commit_consume (job->cc, commit);
-    }
-    int64_t start = bas_mono_us ();
-    bool done = false;
-    while (!done && bas_mono_us () - start < CACHE_COMMIT_SLICE_US)
-        done = cache_model_commit_step (self->model, job->cc, CACHE_COMMIT_STEP_ITEMS, s_on_work,
-                                        self);
-    if (done) {
-        s_commit_finish (self, job);
-        zlistx_delete (self->commits, zlistx_cursor (self->commits));
-    } else
-        s_flush (self);
+    if (rc == 2)
+        s_commit_finish (self, &done);
     s_dispatch_work (self);
     s_commit_arm (self);
     return 0;
@@ -431,9 +367,53 @@ s_on_commit_timer (zloop_t *loop, int timer_id, void *arg)
 static void
 s_commit_arm (cache_t *self)
 {
-    if (self->commit_timer == -1 && zlistx_size (self->commits) > 0)
+    if (self->commit_timer == -1 && bas_commit_acceptor_queued (self->commits) > 0)
         self->commit_timer = bas_svc_timer (self->svc, 0, 1, s_on_commit_timer, self, "commit");
 }
+
+// The model's side of the Commit conversation (bas_commit_apply_t).
+static void *
+s_apply_begin (void *arg, Basalt__V1__Commit *commit, Basalt__V1__CommitResult *result)
+{
+    cache_t *self = arg;
+    cache_commit_t *cc = cache_model_commit_begin (self->model, commit, result);
+    cache_model_commit_consume (cc, commit);
+    return cc;
+}
+
+static bool
+s_apply_step (void *arg, void *progress, size_t budget)
+{
+    cache_t *self = arg;
+    return cache_model_commit_step (self->model, progress, budget, s_on_work, self);
+}
+
+static int
+s_apply_end (void *arg, void **progress_p)
+{
+    (void)arg;
+    cache_commit_t *cc = *progress_p;
+    *progress_p = NULL;
+    return cache_model_commit_end (&cc);
+}
+
+static uint64_t
+s_apply_publish (void *arg)
+{
+    cache_t *self = arg;
+    s_flush (self);
+    return cache_model_seq (self->model);
+}
+
+static int64_t
+s_apply_clock (void *arg)
+{
+    (void)arg;
+    return bas_mono_us ();
+}
+
+static const bas_commit_apply_t s_commit_apply = {s_apply_begin, s_apply_step, s_apply_end,
+                                                  s_apply_publish, s_apply_clock};
 
 //  A commit is taken over (the message is kept until answered) and applied
 //  in slices on the following turns, in the order commits arrived.
@@ -469,12 +449,8 @@ s_handle_commit (void *arg, bas_msg_t *msg)
         //  Nothing is assumed: the answer accepts nothing (a standby's
         //  sessions plan nothing, so this is a session that has not yet
         //  heard; a leader past its deadline is stopping).
-        Basalt__V1__CommitResult result = BASALT__V1__COMMIT_RESULT__INIT;
-        result.session_id = commit->session_id;
-        result.has_seq = 1;
-        result.seq = cache_model_seq (self->model);
-        result.has_accepted = 1;
-        result.accepted = 0;
+        Basalt__V1__CommitResult result;
+        bas_commit_acceptor_refuse (commit, cache_model_seq (self->model), &result);
         bas_svc_send (self->svc, self->router, &self->router_stream, msg->identity, "session",
                       &result.base);
         bas_warn ("commit_refused", "session=%s placements=%zu reason=\"not the leader\"",
@@ -482,15 +458,7 @@ s_handle_commit (void *arg, bas_msg_t *msg)
         return 0;
     }
     s_take_shares (self, commit);
-    s_commit_job_t *job = bas_alloc (sizeof *job);
-    job->result = bas_malloc (sizeof *job->result);
-    basalt__v1__commit_result__init (job->result);
-    job->result->session_id = commit->session_id ? strdup (commit->session_id) : NULL;
-    job->started_us = bas_mono_us ();
-    job->arrived_ms = (int64_t)zclock_time ();
-    job->msg = *msg;
-    *msg = (bas_msg_t){0}; // the job owns the message now
-    zlistx_add_end (self->commits, job);
+    bas_commit_acceptor_take (self->commits, msg, bas_mono_us (), (int64_t)zclock_time ());
     s_commit_arm (self);
     return 0;
 }
@@ -626,41 +594,6 @@ s_on_flush_timer (zloop_t *loop, int timer_id, void *arg)
     return 0;
 }
 
-static void
-s_update_metrics (cache_t *self)
-{
-    bas_metrics_t *m = self->metrics;
-    cache_model_stats_t st;
-    cache_model_stats (self->model, &st);
-    bas_metrics_set (m, "basalt_nodes_out_of_sync", NULL,
-                     (double)cache_model_nodes_out_of_sync (self->model));
-    bas_metrics_set_total (m, "basalt_node_out_of_sync_events_total", NULL,
-                           (double)st.out_of_sync_events);
-    bas_metrics_set_total (m, "basalt_bind_failures_total", NULL, (double)st.bind_failures);
-    bas_metrics_set_total (m, "basalt_commit_statuses_total", "result=\"accepted\"",
-                           (double)st.statuses_accepted);
-    bas_metrics_set_total (m, "basalt_commit_statuses_total", "result=\"rejected\"",
-                           (double)st.statuses_rejected);
-    bas_metrics_set_total (m, "basalt_commit_evictions_total", "result=\"accepted\"",
-                           (double)st.evictions_accepted);
-    bas_metrics_set_total (m, "basalt_commit_evictions_total", "result=\"rejected\"",
-                           (double)st.evictions_rejected);
-    bas_metrics_set_total (m, "basalt_work_reissued_total", NULL,
-                           (double)bas_workq_dispatcher_reissued (self->work));
-    bas_metrics_set_total (m, "basalt_binders_lost_total", NULL,
-                           (double)bas_workq_dispatcher_lost (self->work));
-    bas_metrics_set_total (m, "basalt_work_coalesced_total", NULL,
-                           (double)bas_workq_dispatcher_coalesced (self->work));
-    bas_metrics_set (m, "basalt_cache_synced", NULL, cache_model_synced (self->model) ? 1 : 0);
-    for (size_t i = 0; i < bas_kind_count (); i++) {
-        const bas_kind_t *k = bas_kind_at (i);
-        char label[64];
-        snprintf (label, sizeof label, "kind=\"%s\"", k->label);
-        bas_metrics_set (m, "basalt_cache_objects", label,
-                         (double)bas_store_size (cache_model_store (self->model), k->kind));
-    }
-}
-
 // ------------------------------------------------------------ /debug/state
 
 static int
@@ -738,7 +671,7 @@ s_on_heartbeat_timer (zloop_t *loop, int timer_id, void *arg)
     bas_metrics_set (self->metrics, "basalt_binders", NULL,
                      (double)bas_workq_dispatcher_binders (self->work));
     s_dispatch_work (self);
-    s_update_metrics (self);
+    cache_metrics_update (self->metrics, self->model, self->work);
     return 0;
 }
 
@@ -835,62 +768,6 @@ s_ready (void *arg, const char **reason)
     return true;
 }
 
-static void
-s_describe (bas_metrics_t *m)
-{
-    bas_metrics_describe (m, "basalt_cache_seq", BAS_METRIC_GAUGE,
-                          "Last published delta sequence number", NULL, 0);
-    bas_metrics_describe (m, "basalt_snapshots_dropped_total", BAS_METRIC_COUNTER,
-                          "Snapshots ended early: a part could not be sent (the reader left, "
-                          "or takes no more)",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_binder_work_in_flight", BAS_METRIC_GAUGE,
-                          "Work items sent to binders without a result", NULL, 0);
-    bas_metrics_describe (m, "basalt_binder_work_queued", BAS_METRIC_GAUGE,
-                          "Work items waiting for a binder", NULL, 0);
-    bas_metrics_describe (m, "basalt_binders", BAS_METRIC_GAUGE, "Binders connected", NULL, 0);
-    bas_metrics_describe (m, "basalt_work_results_total", BAS_METRIC_COUNTER,
-                          "Work results by kind and outcome", NULL, 0);
-    bas_metrics_describe (m, "basalt_work_results_by_binder_total", BAS_METRIC_COUNTER,
-                          "Work results by the binder that sent them (its --binder-id)", NULL, 0);
-    bas_metrics_describe (
-        m, "basalt_work_coalesced_total", BAS_METRIC_COUNTER,
-        "PodGroup status writes merged into a newer one before a binder took them", NULL, 0);
-    bas_metrics_describe (
-        m, "basalt_binders_lost_total", BAS_METRIC_COUNTER,
-        "Binders declared lost (silent past the binder timeout) and their work re-issued", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_placements_total", BAS_METRIC_COUNTER,
-                          "Placements accepted from session commits", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_rejections_total", BAS_METRIC_COUNTER,
-                          "Placements rejected as stale or not fitting", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_statuses_total", BAS_METRIC_COUNTER,
-                          "PodGroup status changes from session commits, by result", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_evictions_total", BAS_METRIC_COUNTER,
-                          "Evictions from session commits, by result", NULL, 0);
-    bas_metrics_describe (m, "basalt_api_decode_errors_total", BAS_METRIC_COUNTER,
-                          "API objects that did not decode", NULL, 0);
-    bas_metrics_describe (m, "basalt_nodes_out_of_sync", BAS_METRIC_GAUGE,
-                          "Nodes whose accounted idle is negative", NULL, 0);
-    bas_metrics_describe (m, "basalt_node_out_of_sync_events_total", BAS_METRIC_COUNTER,
-                          "Times a node went out of sync", NULL, 0);
-    bas_metrics_describe (m, "basalt_bind_failures_total", BAS_METRIC_COUNTER,
-                          "Binds that failed and were released", NULL, 0);
-    bas_metrics_describe (m, "basalt_work_settled_total", BAS_METRIC_COUNTER,
-                          "Binds settled without an API write: the watch showed the pod bound "
-                          "already, or gone, when the work's turn came (a re-issued item)",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_work_reissued_total", BAS_METRIC_COUNTER,
-                          "Work items re-issued after a binder went silent or a result was overdue",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_leader", BAS_METRIC_GAUGE,
-                          "1 while this cache-svc leads (always 1 without --leader-elect)", NULL,
-                          0);
-    bas_metrics_describe (m, "basalt_cache_synced", BAS_METRIC_GAUGE,
-                          "1 once every informer has listed", NULL, 0);
-    bas_metrics_describe (m, "basalt_cache_objects", BAS_METRIC_GAUGE,
-                          "Objects in the model, by kind", NULL, 0);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -914,7 +791,7 @@ main (int argc, char **argv)
     if (!self.svc)
         return exit_code;
     self.metrics = bas_svc_metrics (self.svc);
-    s_describe (self.metrics);
+    cache_metrics_describe (self.metrics);
     bas_metrics_set (self.metrics, "basalt_leader", NULL, self.config.leader_elect ? 0 : 1);
     uint64_t epoch = bas_svc_epoch (self.svc);
     self.model = cache_model_new (epoch, self.config.scheduler_name);
@@ -922,8 +799,8 @@ main (int argc, char **argv)
     self.fence_timer = -1;
     cache_model_set_ignored_devices (self.model, self.config.ignored_devices);
     self.work = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    self.commits = zlistx_new ();
-    zlistx_set_destructor (self.commits, s_commit_job_free);
+    self.commits = bas_commit_acceptor_new (epoch, &s_commit_apply, &self, CACHE_COMMIT_SLICE_US,
+                                            CACHE_COMMIT_STEP_ITEMS);
     self.commit_timer = -1;
     self.clone = bas_clone_publisher_new ("cache-svc", epoch, CACHE_SNAPSHOT_PART,
                                           &cache_model_clone_source, self.model);
@@ -1015,7 +892,7 @@ done:
     bas_svc_keep (self.svc, &self.pub);
     bas_svc_keep (self.svc, &self.workers);
     bas_workq_dispatcher_destroy (&self.work);
-    zlistx_destroy (&self.commits);
+    bas_commit_acceptor_destroy (&self.commits);
     bas_clone_publisher_destroy (&self.clone);
     cache_commit_log_destroy (&self.commit_log);
     zhashx_destroy (&self.shares);

@@ -63,20 +63,4 @@ const char *sess_conf_describe (const sess_conf_t *self, char *buf, size_t len);
 //  `conf` NULL means the default configuration. Never aborts on data.
 Basalt__V1__Commit *sess_run (bas_store_t *replica, const sess_conf_t *conf, sess_params_t *params);
 
-//  `commit` packed as Commit messages of at most `part_placements`
-//  placements each (0: one message), each gang whole in one part (a gang
-//  larger than a part alone), gangs in the order they first appear. The
-//  first part also carries the evictions (before the placements that use
-//  the room they free), the last the PodGroup statuses, pod conditions and
-//  events (after the binds: a status write queued behind them is replaced
-//  by the next session's, so a gang's Running is written once); all parts
-//  share the session id. Returns a malloc'd array of *n_parts frames (at
-//  least one), owned by the caller; `commit` is not changed.
-//
-//  Why: cache-svc reads a message in one reactor turn, and decoding the
-//  commit of a 50,000-pod session took it ~25 ms; it applies the parts in
-//  the order they arrive and answers each.
-zframe_t **sess_commit_pack (const Basalt__V1__Commit *commit, size_t part_placements,
-                             size_t *n_parts);
-
 #endif

@@ -815,115 +815,6 @@ test_unknown_min_resources_key_event (void **state)
     s_done (&run);
 }
 
-//  sess_commit_pack: every placement in exactly one part, no gang across two
-//  parts, parts no bigger than asked unless one gang alone is, evictions in
-//  the first part and statuses in the last, the session id in all.
-static void
-test_commit_parts_keep_gangs_whole (void **state)
-{
-    (void)state;
-    //  Gangs of 1..7 placements, interleaved: gang g's members are not
-    //  next to each other in the commit, as when backfill adds to a gang
-    //  allocate placed.
-    enum { GANGS = 60, PART = 16 };
-    static const size_t sizes[7] = {1, 2, 3, 4, 5, 6, 40};
-    Basalt__V1__Commit commit = BASALT__V1__COMMIT__INIT;
-    commit.session_id = "s-parts";
-    size_t total = 0;
-    for (size_t g = 0; g < GANGS; g++)
-        total += sizes[g % 7];
-    Basalt__V1__Placement *pl = calloc (total, sizeof *pl);
-    Basalt__V1__Placement **pp = calloc (total, sizeof *pp);
-    char (*uids)[48] = calloc (total, sizeof *uids);
-    char (*jobs)[32] = calloc (GANGS, sizeof *jobs);
-    assert_non_null (pl);
-    assert_non_null (pp);
-    assert_non_null (uids);
-    assert_non_null (jobs);
-    size_t k = 0;
-    for (size_t round = 0; k < total; round++)
-        for (size_t g = 0; g < GANGS; g++) {
-            if (round >= sizes[g % 7])
-                continue;
-            basalt__v1__placement__init (&pl[k]);
-            snprintf (uids[k], sizeof uids[k], "p%zu-%zu", g, round);
-            snprintf (jobs[g], sizeof jobs[g], "j%zu", g);
-            pl[k].pod_uid = uids[k];
-            pl[k].job_uid = g == 0 ? NULL : jobs[g]; // no job uid: a gang of its own
-            pl[k].node = "n1";
-            pp[k] = &pl[k];
-            k++;
-        }
-    commit.placements = pp;
-    commit.n_placements = total;
-    Basalt__V1__PodGroupStatusChange st = BASALT__V1__POD_GROUP_STATUS_CHANGE__INIT;
-    Basalt__V1__PodGroupStatusChange *stp = &st;
-    st.uid = "j1";
-    commit.statuses = &stp;
-    commit.n_statuses = 1;
-    Basalt__V1__Eviction ev = BASALT__V1__EVICTION__INIT;
-    Basalt__V1__Eviction *evp = &ev;
-    ev.pod_uid = "victim";
-    commit.evictions = &evp;
-    commit.n_evictions = 1;
-
-    size_t n_parts = 0;
-    zframe_t **parts = sess_commit_pack (&commit, PART, &n_parts);
-    assert_true (n_parts > 1);
-    assert_true (n_parts <= 2 * (total / PART) + 1);
-    zhashx_t *part_of_job = zhashx_new (); // job -> part number + 1
-    zhashx_t *seen = zhashx_new ();
-    size_t placements = 0;
-    for (size_t i = 0; i < n_parts; i++) {
-        Basalt__V1__Commit *part =
-            basalt__v1__commit__unpack (NULL, zframe_size (parts[i]), zframe_data (parts[i]));
-        assert_non_null (part);
-        assert_string_equal (part->session_id, "s-parts");
-        assert_int_equal (part->n_statuses, i + 1 == n_parts ? 1 : 0);
-        assert_int_equal (part->n_evictions, i == 0 ? 1 : 0);
-        assert_true (part->n_placements > 0);
-        size_t gangs_here = 0;
-        for (size_t j = 0; j < part->n_placements; j++) {
-            const char *job = part->placements[j]->job_uid ? part->placements[j]->job_uid : "";
-            uintptr_t p = (uintptr_t)zhashx_lookup (part_of_job, job);
-            if (!p) {
-                zhashx_insert (part_of_job, job, (void *)(uintptr_t)(i + 1));
-                gangs_here++;
-            } else
-                assert_int_equal (p, i + 1); // the gang is whole in this part
-            assert_null (zhashx_lookup (seen, part->placements[j]->pod_uid));
-            zhashx_insert (seen, part->placements[j]->pod_uid, (void *)1);
-        }
-        assert_true (part->n_placements <= PART || gangs_here == 1);
-        placements += part->n_placements;
-        protobuf_c_message_free_unpacked (&part->base, NULL);
-        zframe_destroy (&parts[i]);
-    }
-    assert_int_equal (placements, total);
-    assert_int_equal (zhashx_size (seen), total);
-    assert_int_equal (zhashx_size (part_of_job), GANGS);
-    free (parts);
-
-    //  At or under the part size: one message, the commit as it is.
-    commit.n_placements = PART;
-    parts = sess_commit_pack (&commit, PART, &n_parts);
-    assert_int_equal (n_parts, 1);
-    Basalt__V1__Commit *one =
-        basalt__v1__commit__unpack (NULL, zframe_size (parts[0]), zframe_data (parts[0]));
-    assert_non_null (one);
-    assert_int_equal (one->n_placements, PART);
-    assert_int_equal (one->n_statuses, 1);
-    protobuf_c_message_free_unpacked (&one->base, NULL);
-    zframe_destroy (&parts[0]);
-    free (parts);
-    zhashx_destroy (&part_of_job);
-    zhashx_destroy (&seen);
-    free (jobs);
-    free (uids);
-    free (pp);
-    free (pl);
-}
-
 int
 main (void)
 {
@@ -951,7 +842,6 @@ main (void)
         cmocka_unit_test (test_odd_model),
         cmocka_unit_test (test_resourcequota_event),
         cmocka_unit_test (test_unknown_min_resources_key_event),
-        cmocka_unit_test (test_commit_parts_keep_gangs_whole),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
