@@ -19,7 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bas_log.h"
 #include "bas_yaml.h"
+#include "sess_sched.h"
+
+#include <sys/stat.h>
+#include <time.h>
 
 typedef struct {
     int nplugins; // used entries
@@ -588,4 +593,35 @@ sess_arg_string (const sess_plugin_conf_t *conf, const char *key)
 {
     const cJSON *a = s_arg (conf, key);
     return cJSON_IsString (a) ? a->valuestring : NULL;
+}
+
+int
+sess_conf_reload (const char *path, struct timespec *mtime, bool force, sess_conf_t **conf_p)
+{
+    *conf_p = NULL;
+    struct stat st;
+    if (stat (path, &st) != 0) {
+        bas_error ("conf_unreadable", "file=%s", path);
+        return -1;
+    }
+    if (!force && st.st_mtim.tv_sec == mtime->tv_sec && st.st_mtim.tv_nsec == mtime->tv_nsec)
+        return 0;
+    *mtime = st.st_mtim;
+    FILE *f = fopen (path, "rb");
+    if (!f) {
+        bas_error ("conf_unreadable", "file=%s", path);
+        return -1;
+    }
+    char *text = bas_malloc ((size_t)st.st_size + 1);
+    size_t len = fread (text, 1, (size_t)st.st_size, f);
+    fclose (f);
+    text[len] = 0;
+    char err[512];
+    *conf_p = sess_conf_parse (text, len, err, sizeof err);
+    free (text);
+    if (!*conf_p) {
+        bas_error ("conf_rejected", "file=%s msg=\"%s\"", path, err);
+        return -1;
+    }
+    return 1;
 }

@@ -24,9 +24,6 @@
 #include "sess_sched.h"
 #include "sess_worker.h"
 
-#include <string.h>
-#include <sys/stat.h>
-
 typedef struct {
     bas_svc_flags_t common;
     const char *snapshot_endpoint;
@@ -84,7 +81,6 @@ typedef struct {
 
 static void s_session (sess_t *self, const char *why);
 static int s_load_conf (sess_t *self, bool at_start);
-
 static void s_job_send (sess_t *self, sess_job_t *job);
 
 //  The gauges are recomputed by the worker, which walks the store, with the
@@ -145,31 +141,11 @@ s_trigger (sess_t *self)
         bas_svc_timer (self->svc, (size_t)delay, 1, s_on_trigger, self, "session");
 }
 
-//  New work for a session: a pod waiting for a node, or a PodGroup still
-//  waiting to be enqueued (a new one, or one whose spec changed while
-//  Pending). A PodGroup further on changes mostly by the status sessions
-//  write themselves (Inqueue, Running, conditions): coming back, those
-//  would trigger one session after another while binds return; the
-//  period sees the rest.
-static bool
-s_new_work (const Basalt__V1__Object *obj)
-{
-    if (obj->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP) {
-        const Basalt__V1__PodGroupStatus *st = obj->pod_group->status;
-        return !st || !st->phase || !*st->phase || strcmp (st->phase, "Pending") == 0;
-    }
-    if (obj->kind_case != BASALT__V1__OBJECT__KIND_POD)
-        return false;
-    const Basalt__V1__Pod *pod = obj->pod;
-    return !(pod->node_name && *pod->node_name) && !(pod->assumed_node && *pod->assumed_node) &&
-           !pod->deleting;
-}
-
 static void
 s_on_upsert (void *arg, const Basalt__V1__Object *obj)
 {
     sess_t *self = arg;
-    if (s_new_work (obj))
+    if (sess_new_work (obj))
         self->new_work = true;
 }
 
@@ -383,30 +359,15 @@ s_load_conf (sess_t *self, bool at_start)
         self->conf_check_due = true; // the session out uses it: when it is back
         return 0;
     }
-    struct stat st;
-    if (stat (self->config.scheduler_conf, &st) != 0) {
-        bas_error ("conf_unreadable", "file=%s", self->config.scheduler_conf);
+    sess_conf_t *conf = NULL;
+    int rc = sess_conf_reload (self->config.scheduler_conf, &self->conf_mtime, at_start, &conf);
+    if (rc < 0) {
+        bas_warn ("conf_kept", "file=%s kept=%s", self->config.scheduler_conf,
+                  self->conf ? "previous" : "none");
         return at_start ? -1 : 0;
     }
-    if (!at_start && st.st_mtim.tv_sec == self->conf_mtime.tv_sec &&
-        st.st_mtim.tv_nsec == self->conf_mtime.tv_nsec)
+    if (rc == 0)
         return 0;
-    self->conf_mtime = st.st_mtim;
-    FILE *f = fopen (self->config.scheduler_conf, "rb");
-    if (!f)
-        return at_start ? -1 : 0;
-    char *text = bas_malloc ((size_t)st.st_size + 1);
-    size_t len = fread (text, 1, (size_t)st.st_size, f);
-    fclose (f);
-    text[len] = 0;
-    char err[512];
-    sess_conf_t *conf = sess_conf_parse (text, len, err, sizeof err);
-    free (text);
-    if (!conf) {
-        bas_error ("conf_rejected", "file=%s msg=\"%s\" kept=%s", self->config.scheduler_conf, err,
-                   self->conf ? "previous" : "none");
-        return at_start ? -1 : 0;
-    }
     sess_conf_destroy (&self->conf);
     self->conf = conf;
     bas_info ("conf_loaded", "file=%s", self->config.scheduler_conf);

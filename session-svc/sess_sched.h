@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "bas_store.h"
 #include "basalt.pb-c.h"
@@ -42,6 +43,13 @@ sess_conf_t *sess_conf_parse (const char *yaml_text, size_t len, char *err, size
 //  priority, gang, conformance; tier 2 overcommit, drf, predicates,
 //  proportion, nodeorder, binpack. Owned by the caller.
 sess_conf_t *sess_conf_default (void);
+
+//  Read the configuration file at `path` again if its modification time is
+//  not *mtime (always when `force`), updating *mtime: 1 and a new
+//  configuration in *conf_p (owned by the caller) when it was read and
+//  parsed, 0 when unchanged, -1 when it cannot be read or is rejected (an
+//  error logged naming the file and, for a rejection, the line).
+int sess_conf_reload (const char *path, struct timespec *mtime, bool force, sess_conf_t **conf_p);
 
 //  Destroy a configuration; NULL-safe, nulls the caller's pointer.
 void sess_conf_destroy (sess_conf_t **self_p);

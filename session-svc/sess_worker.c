@@ -229,3 +229,17 @@ sess_job_destroy (sess_job_t **job_p)
     free (*job_p);
     *job_p = NULL;
 }
+
+bool
+sess_new_work (const Basalt__V1__Object *obj)
+{
+    if (obj->kind_case == BASALT__V1__OBJECT__KIND_POD_GROUP) {
+        const Basalt__V1__PodGroupStatus *st = obj->pod_group->status;
+        return !st || !st->phase || !*st->phase || strcmp (st->phase, "Pending") == 0;
+    }
+    if (obj->kind_case != BASALT__V1__OBJECT__KIND_POD)
+        return false;
+    const Basalt__V1__Pod *pod = obj->pod;
+    return !(pod->node_name && *pod->node_name) && !(pod->assumed_node && *pod->assumed_node) &&
+           !pod->deleting;
+}

@@ -55,4 +55,12 @@ void sess_job_parts_free (sess_job_t *job);
 //  Free a job (*job_p, nulled): its parts and gauges too.
 void sess_job_destroy (sess_job_t **job_p);
 
+//  New work for a session: a pod waiting for a node, or a PodGroup still
+//  waiting to be enqueued (a new one, or one whose spec changed while
+//  Pending). A PodGroup further on changes mostly by the status sessions
+//  write themselves (Inqueue, Running, conditions): coming back, those
+//  would trigger one session after another while binds return; the
+//  period sees the rest.
+bool sess_new_work (const Basalt__V1__Object *obj);
+
 #endif
