@@ -23,6 +23,7 @@
 #include "bas_kube.h"
 #include "bas_log.h"
 #include "bas_work.h"
+#include "util_log.h"
 #include "util_model.h"
 #include "cache_model.h"
 
@@ -350,18 +351,6 @@ s_model (const char *cpu)
     s_node (model, BAS_KUBE_ADDED, "n1", cpu, "8Gi");
     s_pg (model, "uid-pg1", "pg1", 2, "Inqueue");
     return model;
-}
-
-static int
-s_setup (void **state)
-{
-    (void)state;
-    //  Keep the model's warnings out of the test output.
-    static FILE *devnull;
-    if (!devnull)
-        devnull = fopen ("/dev/null", "w");
-    bas_log_set_stream (devnull);
-    return 0;
 }
 
 // ------------------------------------------------------------ tests
@@ -1352,25 +1341,25 @@ int
 main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup (test_gang_all_or_nothing, s_setup),
-        cmocka_unit_test_setup (test_stale_pod_rejected, s_setup),
-        cmocka_unit_test_setup (test_accepted_placement_assumes_and_binds, s_setup),
-        cmocka_unit_test_setup (test_gangs_compete_in_one_commit, s_setup),
-        cmocka_unit_test_setup (test_gangs_fill_node_exactly, s_setup),
-        cmocka_unit_test_setup (test_commit_in_slices, s_setup),
-        cmocka_unit_test_setup (test_duplicate_placement_counted_once, s_setup),
-        cmocka_unit_test_setup (test_bind_failure_releases, s_setup),
-        cmocka_unit_test_setup (test_evictions, s_setup),
-        cmocka_unit_test_setup (test_pipelined_placement, s_setup),
-        cmocka_unit_test_setup (test_node_out_of_sync, s_setup),
-        cmocka_unit_test_setup (test_flush_coalesces, s_setup),
-        cmocka_unit_test_setup (test_snapshot_contents, s_setup),
-        cmocka_unit_test_setup (test_unschedulable_condition_and_event, s_setup),
-        cmocka_unit_test_setup (test_other_schedulers, s_setup),
-        cmocka_unit_test_setup (test_status_change, s_setup),
-        cmocka_unit_test_setup (test_status_rollback_after_api_change, s_setup),
-        cmocka_unit_test_setup (test_status_unknown_uid, s_setup),
-        cmocka_unit_test_setup (test_bad_api_objects, s_setup),
+        cmocka_unit_test_setup (test_gang_all_or_nothing, util_log_quiet),
+        cmocka_unit_test_setup (test_stale_pod_rejected, util_log_quiet),
+        cmocka_unit_test_setup (test_accepted_placement_assumes_and_binds, util_log_quiet),
+        cmocka_unit_test_setup (test_gangs_compete_in_one_commit, util_log_quiet),
+        cmocka_unit_test_setup (test_gangs_fill_node_exactly, util_log_quiet),
+        cmocka_unit_test_setup (test_commit_in_slices, util_log_quiet),
+        cmocka_unit_test_setup (test_duplicate_placement_counted_once, util_log_quiet),
+        cmocka_unit_test_setup (test_bind_failure_releases, util_log_quiet),
+        cmocka_unit_test_setup (test_evictions, util_log_quiet),
+        cmocka_unit_test_setup (test_pipelined_placement, util_log_quiet),
+        cmocka_unit_test_setup (test_node_out_of_sync, util_log_quiet),
+        cmocka_unit_test_setup (test_flush_coalesces, util_log_quiet),
+        cmocka_unit_test_setup (test_snapshot_contents, util_log_quiet),
+        cmocka_unit_test_setup (test_unschedulable_condition_and_event, util_log_quiet),
+        cmocka_unit_test_setup (test_other_schedulers, util_log_quiet),
+        cmocka_unit_test_setup (test_status_change, util_log_quiet),
+        cmocka_unit_test_setup (test_status_rollback_after_api_change, util_log_quiet),
+        cmocka_unit_test_setup (test_status_unknown_uid, util_log_quiet),
+        cmocka_unit_test_setup (test_bad_api_objects, util_log_quiet),
         cmocka_unit_test (test_work_result_table),
         cmocka_unit_test (test_eviction_event_names_preemptor),
     };

@@ -46,6 +46,8 @@
 
 #include <cmocka.h>
 
+#include "util_log.h"
+
 #include "bas_clone.h"
 #include "bas_log.h"
 #include "bas_msg.h"
@@ -373,17 +375,6 @@ s_heartbeat (s_fix_t *f, unsigned to)
         if ((to & (1u << i)) && f->readers[i].r)
             s_deliver (&f->readers[i], wire, false);
     zmsg_destroy (&wire);
-}
-
-static int
-s_setup (void **state)
-{
-    (void)state;
-    static FILE *devnull;
-    if (!devnull)
-        devnull = fopen ("/dev/null", "w");
-    bas_log_set_stream (devnull);
-    return 0;
 }
 
 // ------------------------------------------------------------ publisher
@@ -894,5 +885,5 @@ main (void)
         cmocka_unit_test (test_reader_heartbeat_while_awaiting),
         cmocka_unit_test (test_reader_held),
     };
-    return cmocka_run_group_tests (tests, s_setup, NULL);
+    return cmocka_run_group_tests (tests, util_log_quiet, NULL);
 }

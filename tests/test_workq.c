@@ -25,6 +25,8 @@
 
 #include <cmocka.h>
 
+#include "util_log.h"
+
 #include "bas_log.h"
 #include "bas_msg.h"
 #include "bas_workq.h"
@@ -67,17 +69,6 @@ s_next (bas_workq_dispatcher_t *pool, int64_t now, char *binder, const char **po
     *pod = work->bind->name;
     *id = work->work_id;
     return true;
-}
-
-static int
-s_setup (void **state)
-{
-    (void)state;
-    static FILE *devnull;
-    if (!devnull)
-        devnull = fopen ("/dev/null", "w");
-    bas_log_set_stream (devnull);
-    return 0;
 }
 
 static void
@@ -1095,31 +1086,31 @@ int
 main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup (test_credits_respected, s_setup),
-        cmocka_unit_test_setup (test_lru_order, s_setup),
-        cmocka_unit_test_setup (test_result_returns_credit, s_setup),
-        cmocka_unit_test_setup (test_unsend, s_setup),
-        cmocka_unit_test_setup (test_silent_binder_work_reissued, s_setup),
-        cmocka_unit_test_setup (test_lost_binder_work_waits_for_its_lease, s_setup),
-        cmocka_unit_test_setup (test_ids_sent_in_order, s_setup),
-        cmocka_unit_test_setup (test_slow_work_of_live_binder_kept, s_setup),
-        cmocka_unit_test_setup (test_status_coalesced_while_waiting, s_setup),
-        cmocka_unit_test_setup (test_reconcile_with_heartbeat, s_setup),
-        cmocka_unit_test_setup (test_reconcile_after_hold, s_setup),
-        cmocka_unit_test_setup (test_binder_moves_to_new_connection, s_setup),
-        cmocka_unit_test_setup (test_binder_timeout_boundary, s_setup),
-        cmocka_unit_test_setup (test_unknown_peer, s_setup),
-        cmocka_unit_test_setup (test_duplicate_and_out_of_order_results, s_setup),
-        cmocka_unit_test_setup (test_fence_echoed, s_setup),
-        cmocka_unit_test_setup (test_heartbeat_of_another_epoch_not_reconciled, s_setup),
-        cmocka_unit_test_setup (test_late_heartbeat_forgives, s_setup),
-        cmocka_unit_test_setup (test_worker_ready_and_heartbeat, s_setup),
-        cmocka_unit_test_setup (test_worker_lease_on_arrival, s_setup),
-        cmocka_unit_test_setup (test_worker_freeze_fence_echo, s_setup),
-        cmocka_unit_test_setup (test_worker_stale_echo_keeps_fence, s_setup),
-        cmocka_unit_test_setup (test_worker_fence_raised_by_work, s_setup),
-        cmocka_unit_test_setup (test_worker_error, s_setup),
-        cmocka_unit_test_setup (test_conversation_frozen_worker, s_setup),
+        cmocka_unit_test_setup (test_credits_respected, util_log_quiet),
+        cmocka_unit_test_setup (test_lru_order, util_log_quiet),
+        cmocka_unit_test_setup (test_result_returns_credit, util_log_quiet),
+        cmocka_unit_test_setup (test_unsend, util_log_quiet),
+        cmocka_unit_test_setup (test_silent_binder_work_reissued, util_log_quiet),
+        cmocka_unit_test_setup (test_lost_binder_work_waits_for_its_lease, util_log_quiet),
+        cmocka_unit_test_setup (test_ids_sent_in_order, util_log_quiet),
+        cmocka_unit_test_setup (test_slow_work_of_live_binder_kept, util_log_quiet),
+        cmocka_unit_test_setup (test_status_coalesced_while_waiting, util_log_quiet),
+        cmocka_unit_test_setup (test_reconcile_with_heartbeat, util_log_quiet),
+        cmocka_unit_test_setup (test_reconcile_after_hold, util_log_quiet),
+        cmocka_unit_test_setup (test_binder_moves_to_new_connection, util_log_quiet),
+        cmocka_unit_test_setup (test_binder_timeout_boundary, util_log_quiet),
+        cmocka_unit_test_setup (test_unknown_peer, util_log_quiet),
+        cmocka_unit_test_setup (test_duplicate_and_out_of_order_results, util_log_quiet),
+        cmocka_unit_test_setup (test_fence_echoed, util_log_quiet),
+        cmocka_unit_test_setup (test_heartbeat_of_another_epoch_not_reconciled, util_log_quiet),
+        cmocka_unit_test_setup (test_late_heartbeat_forgives, util_log_quiet),
+        cmocka_unit_test_setup (test_worker_ready_and_heartbeat, util_log_quiet),
+        cmocka_unit_test_setup (test_worker_lease_on_arrival, util_log_quiet),
+        cmocka_unit_test_setup (test_worker_freeze_fence_echo, util_log_quiet),
+        cmocka_unit_test_setup (test_worker_stale_echo_keeps_fence, util_log_quiet),
+        cmocka_unit_test_setup (test_worker_fence_raised_by_work, util_log_quiet),
+        cmocka_unit_test_setup (test_worker_error, util_log_quiet),
+        cmocka_unit_test_setup (test_conversation_frozen_worker, util_log_quiet),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
