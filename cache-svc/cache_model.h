@@ -26,8 +26,7 @@
 #include "bas_clone.h"
 #include "bas_resource.h"
 #include "bas_store.h"
-
-typedef struct _cache_model_t cache_model_t;
+#include "cache_model_types.h"
 
 //  `scheduler_names` is a comma-separated list (copied). `epoch` numbers
 //  this run of the cache.
@@ -162,18 +161,7 @@ int cache_model_evict_result (cache_model_t *self, const Basalt__V1__EvictWork *
 //  rolled back to `previous` if the group has not changed since.
 int cache_model_status_result (cache_model_t *self, const Basalt__V1__StatusWork *status, bool ok);
 
-//  Counters for metrics.
-typedef struct {
-    unsigned long decode_errors; // API objects that did not decode
-    unsigned long placements_accepted;
-    unsigned long placements_rejected;
-    unsigned long statuses_accepted;
-    unsigned long statuses_rejected;
-    unsigned long bind_failures; // binds that failed and were released
-    unsigned long evictions_accepted;
-    unsigned long evictions_rejected;
-    unsigned long out_of_sync_events; // times a node went out of sync
-} cache_model_stats_t;
+//  Counters for metrics (cache_model_stats_t, cache_model_types.h).
 void cache_model_stats (cache_model_t *self, cache_model_stats_t *stats);
 
 #endif

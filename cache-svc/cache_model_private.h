@@ -7,7 +7,10 @@
 
 #include "bas_hash.h"
 #include "bas_resource.h"
-#include "cache_model.h"
+#include "bas_store.h"
+#include "cache_model_types.h"
+
+#include <czmq.h>
 
 struct _cache_model_t {
     //  cache_model_flush's arrays, kept between flushes: three large
