@@ -19,13 +19,15 @@
 #include "bas_log.h"
 #include "sess_sched.h"
 #include "bas_resource.h"
+#include "scn_run.h"
 #include "util_model.h"
 
 typedef struct {
-    bas_store_t *store;
-    sess_conf_t *conf;
-    sess_params_t params;
-    Basalt__V1__Commit *commit;
+    bas_store_t *store;         // the model the sessions run on (owned)
+    sess_conf_t *conf;          // the scheduler configuration, NULL for the default (owned)
+    zhashx_t *out_of_sync;      // nodes the cache reports out of sync, or NULL (owned)
+    sess_params_t params;       // the last session's parameters and counts
+    Basalt__V1__Commit *commit; // the last session's commit (owned)
 } s_run_t;
 
 static void
@@ -43,27 +45,30 @@ s_session (s_run_t *run, const char *id)
     memset (&run->params, 0, sizeof run->params);
     run->params.session_id = id;
     run->params.now_ms = 1700000000000LL;
+    run->params.out_of_sync_nodes = run->out_of_sync;
     run->commit = sess_run (run->store, run->conf, &run->params);
     assert_non_null (run->commit);
 }
 
-//  Load a shared scenario and run its first session.
+//  Load a scenario (a file of shared/scenarios by name, or a path) the
+//  way session-svc would see it (scn_inproc_store: the file's objects
+//  through cache-svc's model, then its snapshot) and run its first session.
 static void
 s_scenario (s_run_t *run, const char *file)
 {
     memset (run, 0, sizeof *run);
-    run->store = bas_store_new ();
-    char err[256] = "", *config = NULL;
-    int sessions = 1;
-    int rc = util_model_load_scenario (run->store, file, &config, &sessions, err, sizeof err);
-    if (rc != 0)
-        fail_msg ("%s: %s", file, err);
-    if (config) {
-        run->conf = sess_conf_parse (config, strlen (config), err, sizeof err);
-        if (!run->conf)
-            fail_msg ("%s config: %s", file, err);
-        free (config);
-    }
+    char path[1024], err[2048] = "";
+    snprintf (path, sizeof path, "%s%s%s", file[0] == '/' ? "" : BASALT_SHARED_DIR,
+              file[0] == '/' ? "" : "/scenarios/", file);
+    scn_spec_t *spec = scn_spec_load (path, err, sizeof err);
+    if (!spec)
+        fail_msg ("%s", err);
+    if (scn_spec_conf (spec, &run->conf, err, sizeof err) != 0)
+        fail_msg ("%s", err);
+    run->store = scn_inproc_store (spec, &run->out_of_sync, err, sizeof err);
+    if (!run->store)
+        fail_msg ("%s: %s", path, err);
+    scn_spec_destroy (&spec);
     s_session (run, "session-1");
 }
 
@@ -72,6 +77,7 @@ s_done (s_run_t *run)
 {
     s_free_commit (&run->commit);
     sess_conf_destroy (&run->conf);
+    zhashx_destroy (&run->out_of_sync);
     bas_store_destroy (&run->store);
 }
 
@@ -101,9 +107,9 @@ test_gang_all_or_nothing (void **state)
     (void)state;
     s_run_t run;
     s_scenario (&run, "gang-all-or-nothing.yaml");
-    assert_int_equal (util_model_placed_count (run.commit, "big"), 0);
-    assert_int_equal (util_model_placed_count (run.commit, "small"), 2);
-    const Basalt__V1__PodGroupStatusChange *big = util_model_status (run.commit, "big");
+    assert_int_equal (util_model_placed_count (run.store, run.commit, "big"), 0);
+    assert_int_equal (util_model_placed_count (run.store, run.commit, "small"), 2);
+    const Basalt__V1__PodGroupStatusChange *big = util_model_status (run.store, run.commit, "big");
     assert_non_null (big);
     const Basalt__V1__PodGroupCondition *c = s_condition (big->status, "Unschedulable");
     assert_non_null (c);
@@ -115,22 +121,29 @@ test_gang_all_or_nothing (void **state)
     assert_non_null (strstr (c->message, "0/2 nodes are available: 2 Insufficient cpu."));
     assert_string_equal (big->status->phase, "Inqueue");
     //  Pending pods of the unschedulable gang get PodScheduled=False.
-    const Basalt__V1__PodCondition *pc = s_pod_condition (run.commit, "pod:default/big-0");
+    const Basalt__V1__PodCondition *pc =
+        s_pod_condition (run.commit, util_model_find_pod (run.store, "big-0")->uid);
     assert_non_null (pc);
     assert_string_equal (pc->type, "PodScheduled");
     assert_string_equal (pc->status, "False");
     assert_string_equal (pc->reason, "Unschedulable");
-    assert_null (s_pod_condition (run.commit, "pod:default/small-0"));
+    assert_null (s_pod_condition (run.commit, util_model_find_pod (run.store, "small-0")->uid));
     //  small became ready: Scheduled condition, still Inqueue until bound.
-    const Basalt__V1__PodGroupStatusChange *small = util_model_status (run.commit, "small");
+    const Basalt__V1__PodGroupStatusChange *small =
+        util_model_status (run.store, run.commit, "small");
     assert_non_null (small);
     assert_non_null (s_condition (small->status, "Scheduled"));
     assert_int_equal (run.params.pods_placed, 2);
     assert_int_equal (run.params.jobs_ready, 1);
     //  Placements carry the PodGroup uid and the pod version seen.
+    const char *small_uid = util_model_find_pg (run.store, "small")->uid;
     for (size_t i = 0; i < run.commit->n_placements; i++) {
-        assert_string_equal (run.commit->placements[i]->job_uid, "pg:default/small");
-        assert_string_equal (run.commit->placements[i]->pod_resource_version, "1");
+        const Basalt__V1__Placement *pl = run.commit->placements[i];
+        const Basalt__V1__Pod *pod = bas_store_pod (run.store, pl->pod_uid);
+        assert_non_null (pod);
+        assert_string_equal (pl->job_uid, small_uid);
+        assert_non_null (pod->resource_version);
+        assert_string_equal (pl->pod_resource_version, pod->resource_version);
     }
     s_done (&run);
 }
@@ -141,7 +154,7 @@ test_gang_min_member_elastic (void **state)
     (void)state;
     s_run_t run;
     s_scenario (&run, "gang-min-member-elastic.yaml");
-    assert_int_equal (util_model_placed_count (run.commit, "elastic"), 3);
+    assert_int_equal (util_model_placed_count (run.store, run.commit, "elastic"), 3);
     assert_int_equal (run.params.pods_pending, 1);
     s_done (&run);
 }
@@ -152,9 +165,9 @@ test_priority_higher_first (void **state)
     (void)state;
     s_run_t run;
     s_scenario (&run, "priority-higher-first.yaml");
-    assert_string_equal (util_model_placed (run.commit, "b-0"), "n1");
-    assert_null (util_model_placed (run.commit, "a-0"));
-    const Basalt__V1__PodGroupStatusChange *a = util_model_status (run.commit, "job-a");
+    assert_string_equal (util_model_placed (run.store, run.commit, "b-0"), "n1");
+    assert_null (util_model_placed (run.store, run.commit, "a-0"));
+    const Basalt__V1__PodGroupStatusChange *a = util_model_status (run.store, run.commit, "job-a");
     assert_non_null (a);
     assert_non_null (s_condition (a->status, "Unschedulable"));
     s_done (&run);
@@ -166,12 +179,14 @@ test_predicates_selector_taints (void **state)
     (void)state;
     s_run_t run;
     s_scenario (&run, "predicates-node-selector-taints.yaml");
-    assert_string_equal (util_model_placed (run.commit, "zone-pod"), "n3");
-    assert_string_equal (util_model_placed (run.commit, "tol-pod"), "n1");
-    assert_null (util_model_placed (run.commit, "nozone-pod"));
-    assert_null (util_model_placed (run.commit, "untol-pod"));
-    const Basalt__V1__PodGroupStatusChange *nz = util_model_status (run.commit, "nozone-job");
-    const Basalt__V1__PodGroupStatusChange *ut = util_model_status (run.commit, "untol-job");
+    assert_string_equal (util_model_placed (run.store, run.commit, "zone-pod"), "n3");
+    assert_string_equal (util_model_placed (run.store, run.commit, "tol-pod"), "n1");
+    assert_null (util_model_placed (run.store, run.commit, "nozone-pod"));
+    assert_null (util_model_placed (run.store, run.commit, "untol-pod"));
+    const Basalt__V1__PodGroupStatusChange *nz =
+        util_model_status (run.store, run.commit, "nozone-job");
+    const Basalt__V1__PodGroupStatusChange *ut =
+        util_model_status (run.store, run.commit, "untol-job");
     assert_non_null (nz);
     assert_non_null (ut);
     const Basalt__V1__PodGroupCondition *c = s_condition (nz->status, "Unschedulable");
@@ -190,9 +205,9 @@ test_backfill_besteffort (void **state)
     (void)state;
     s_run_t run;
     s_scenario (&run, "backfill-besteffort.yaml");
-    assert_string_equal (util_model_placed (run.commit, "be-0"), "n1");
-    assert_null (util_model_placed (run.commit, "sized-0"));
-    assert_int_equal (util_model_placed_count (run.commit, "sized"), 0);
+    assert_string_equal (util_model_placed (run.store, run.commit, "be-0"), "n1");
+    assert_null (util_model_placed (run.store, run.commit, "sized-0"));
+    assert_int_equal (util_model_placed_count (run.store, run.commit, "sized"), 0);
     s_done (&run);
 }
 
@@ -202,9 +217,9 @@ test_binpack_fills_one_node (void **state)
     (void)state;
     s_run_t run;
     s_scenario (&run, "binpack-fills-one-node.yaml");
-    assert_string_equal (util_model_placed (run.commit, "pack-0"), "n1");
-    assert_string_equal (util_model_placed (run.commit, "pack-1"), "n1");
-    assert_string_equal (util_model_placed (run.commit, "pack-2"), "n1");
+    assert_string_equal (util_model_placed (run.store, run.commit, "pack-0"), "n1");
+    assert_string_equal (util_model_placed (run.store, run.commit, "pack-1"), "n1");
+    assert_string_equal (util_model_placed (run.store, run.commit, "pack-2"), "n1");
     s_done (&run);
 }
 
@@ -214,9 +229,9 @@ test_drf_fair_share (void **state)
     (void)state;
     s_run_t run;
     s_scenario (&run, "drf-fair-share-two-queues.yaml");
-    assert_string_equal (util_model_placed (run.commit, "a2-0"), "n1");
-    assert_null (util_model_placed (run.commit, "a1-1"));
-    assert_int_equal (util_model_placed_count (run.commit, "b1"), 2);
+    assert_string_equal (util_model_placed (run.store, run.commit, "a2-0"), "n1");
+    assert_null (util_model_placed (run.store, run.commit, "a1-1"));
+    assert_int_equal (util_model_placed_count (run.store, run.commit, "b1"), 2);
     s_done (&run);
 }
 
@@ -231,8 +246,8 @@ test_seed_empty_job_no_status (void **state)
     (void)state;
     s_run_t run;
     s_scenario (&run, "seed-empty-job-no-status.yaml");
-    assert_null (util_model_status (run.commit, "vanished"));
-    assert_int_equal (util_model_placed_count (run.commit, "train"), 2);
+    assert_null (util_model_status (run.store, run.commit, "vanished"));
+    assert_int_equal (util_model_placed_count (run.store, run.commit, "train"), 2);
     s_done (&run);
 
     //  A Pending empty group (created before its pods) is admitted: one
@@ -246,11 +261,11 @@ test_seed_empty_job_no_status (void **state)
     sess_params_t params = {.session_id = "s", .now_ms = 1};
     Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
     assert_int_equal (commit->n_statuses, 1);
-    const Basalt__V1__PodGroupStatusChange *fresh = util_model_status (commit, "fresh");
+    const Basalt__V1__PodGroupStatusChange *fresh = util_model_status (store, commit, "fresh");
     assert_non_null (fresh);
     assert_string_equal (fresh->status->phase, "Inqueue");
     assert_int_equal (fresh->status->n_conditions, 0);
-    assert_null (util_model_status (commit, "gone"));
+    assert_null (util_model_status (store, commit, "gone"));
     assert_int_equal (commit->n_pod_conditions, 0);
     assert_int_equal (params.jobs_total, 2);
     //  Written back, it is not written again.
@@ -270,13 +285,13 @@ test_seed_hierarchical_queue (void **state)
     (void)state;
     s_run_t run;
     s_scenario (&run, "seed-hierarchical-queue-ancestor.yaml");
-    assert_string_equal (util_model_placed (run.commit, "job-1-pod"), "n1");
-    assert_null (util_model_placed (run.commit, "job-2-pod"));
-    const Basalt__V1__PodGroupStatusChange *j2 = util_model_status (run.commit, "job-2");
+    assert_string_equal (util_model_placed (run.store, run.commit, "job-1-pod"), "n1");
+    assert_null (util_model_placed (run.store, run.commit, "job-2-pod"));
+    const Basalt__V1__PodGroupStatusChange *j2 = util_model_status (run.store, run.commit, "job-2");
     assert_non_null (j2);
     assert_string_equal (j2->status->phase, "Pending");
     assert_non_null (s_condition (j2->status, "Unschedulable"));
-    const Basalt__V1__PodGroupStatusChange *j1 = util_model_status (run.commit, "job-1");
+    const Basalt__V1__PodGroupStatusChange *j1 = util_model_status (run.store, run.commit, "job-1");
     assert_non_null (j1);
     assert_string_equal (j1->status->phase, "Inqueue");
 
@@ -284,7 +299,7 @@ test_seed_hierarchical_queue (void **state)
     //  because test-root's allocation is counted at every level.
     util_model_feed_back (run.store, run.commit, true);
     s_session (&run, "session-2");
-    assert_null (util_model_placed (run.commit, "job-2-pod"));
+    assert_null (util_model_placed (run.store, run.commit, "job-2-pod"));
     s_done (&run);
 }
 
@@ -351,16 +366,16 @@ test_hierarchy_rollback (void **state)
     Basalt__V1__Commit *commit = sess_run (store, conf, &params);
     //  The refused jobs stay Pending; the ones that fit are admitted and
     //  placed in the same session.
-    assert_null (util_model_placed (commit, "b1-0"));
-    assert_string_equal (util_model_status (commit, "b1")->status->phase, "Pending");
-    assert_null (util_model_placed (commit, "b2-0"));
-    assert_string_equal (util_model_status (commit, "b2")->status->phase, "Pending");
-    if (!util_model_placed (commit, "c1-0"))
+    assert_null (util_model_placed (store, commit, "b1-0"));
+    assert_string_equal (util_model_status (store, commit, "b1")->status->phase, "Pending");
+    assert_null (util_model_placed (store, commit, "b2-0"));
+    assert_string_equal (util_model_status (store, commit, "b2")->status->phase, "Pending");
+    if (!util_model_placed (store, commit, "c1-0"))
         fail_msg ("c1 (1 cpu) not placed: a reservation of refused b1 stayed in leaf1");
-    assert_string_equal (util_model_status (commit, "c1")->status->phase, "Inqueue");
-    if (!util_model_placed (commit, "c2-0"))
+    assert_string_equal (util_model_status (store, commit, "c1")->status->phase, "Inqueue");
+    if (!util_model_placed (store, commit, "c2-0"))
         fail_msg ("c2 (2 cpu) not placed: a reservation of refused b2 stayed in mid2/top2");
-    assert_string_equal (util_model_status (commit, "c2")->status->phase, "Inqueue");
+    assert_string_equal (util_model_status (store, commit, "c2")->status->phase, "Inqueue");
     s_free_commit (&commit);
     bas_store_destroy (&store);
     sess_conf_destroy (&conf);
@@ -373,7 +388,7 @@ test_seed_negative_idle (void **state)
     (void)state;
     s_run_t run;
     s_scenario (&run, "seed-negative-idle-node.yaml");
-    assert_string_equal (util_model_placed (run.commit, "work-0"), "n2");
+    assert_string_equal (util_model_placed (run.store, run.commit, "work-0"), "n2");
     assert_int_equal (run.params.nodes_out_of_sync, 1);
     s_done (&run);
 
@@ -404,7 +419,7 @@ test_seed_negative_idle (void **state)
     assert_non_null (conf);
     sess_params_t params = {.session_id = "s", .now_ms = 1, .out_of_sync_nodes = oos};
     Basalt__V1__Commit *commit = sess_run (store, conf, &params);
-    assert_string_equal (util_model_placed (commit, "be-0"), "n3");
+    assert_string_equal (util_model_placed (store, commit, "be-0"), "n3");
     assert_int_equal (params.nodes_out_of_sync, 2);
     s_free_commit (&commit);
 
@@ -414,7 +429,7 @@ test_seed_negative_idle (void **state)
     zhashx_purge (oos);
     sess_params_t again = {.session_id = "s2", .now_ms = 2, .out_of_sync_nodes = oos};
     commit = sess_run (store, conf, &again);
-    assert_string_equal (util_model_placed (commit, "be-0"), "n1");
+    assert_string_equal (util_model_placed (store, commit, "be-0"), "n1");
     assert_int_equal (again.nodes_out_of_sync, 0);
     s_free_commit (&commit);
     sess_conf_destroy (&conf);
@@ -437,7 +452,7 @@ test_status_only_on_change (void **state)
     s_session (&run, "session-2");
     assert_int_equal (run.commit->n_statuses, 0);
     //  Pods still pending: the same placements are proposed again.
-    assert_int_equal (util_model_placed_count (run.commit, "small"), 2);
+    assert_int_equal (util_model_placed_count (run.store, run.commit, "small"), 2);
 
     //  Now bind them: small turns Running, then quiet again.
     util_model_feed_back (run.store, run.commit, true);
@@ -445,7 +460,8 @@ test_status_only_on_change (void **state)
     //  small turned Running; big's reason changed too (its queue's share
     //  is now what stops it, not the nodes), which is a real change.
     assert_int_equal (run.commit->n_statuses, 2);
-    const Basalt__V1__PodGroupStatusChange *small = util_model_status (run.commit, "small");
+    const Basalt__V1__PodGroupStatusChange *small =
+        util_model_status (run.store, run.commit, "small");
     assert_non_null (small);
     assert_string_equal (small->status->phase, "Running");
     assert_int_equal (small->status->running, 2);
@@ -483,7 +499,7 @@ test_status_counts_written_at_min_member (void **state)
     //  Scheduled condition) as the API then holds it.
     sess_params_t first = {.session_id = "s0", .now_ms = 0};
     Basalt__V1__Commit *commit0 = sess_run (store, NULL, &first);
-    assert_non_null (util_model_status (commit0, "g"));
+    assert_non_null (util_model_status (store, commit0, "g"));
     util_model_feed_back (store, commit0, false);
     s_free_commit (&commit0);
     for (int started = 1; started <= 3; started++) {
@@ -492,7 +508,7 @@ test_status_counts_written_at_min_member (void **state)
         snprintf (id, sizeof id, "s%d", started);
         sess_params_t params = {.session_id = id, .now_ms = started};
         Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
-        const Basalt__V1__PodGroupStatusChange *ch = util_model_status (commit, "g");
+        const Basalt__V1__PodGroupStatusChange *ch = util_model_status (store, commit, "g");
         if (started < 3) {
             if (ch)
                 print_error ("started=%d: status proposed: phase=%s running=%d conditions=%zu\n",
@@ -535,10 +551,10 @@ test_discard_leaves_no_trace (void **state)
     util_model_pod (store, NULL, "pair-1", "pair", "3", "1Gi");
     sess_params_t params = {.session_id = "s", .now_ms = 1};
     Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
-    assert_int_equal (util_model_placed_count (commit, "big"), 0);
-    assert_int_equal (util_model_placed_count (commit, "pair"), 2);
-    assert_string_not_equal (util_model_placed (commit, "pair-0"),
-                             util_model_placed (commit, "pair-1"));
+    assert_int_equal (util_model_placed_count (store, commit, "big"), 0);
+    assert_int_equal (util_model_placed_count (store, commit, "pair"), 2);
+    assert_string_not_equal (util_model_placed (store, commit, "pair-0"),
+                             util_model_placed (store, commit, "pair-1"));
     s_free_commit (&commit);
     bas_store_destroy (&store);
 }
@@ -556,7 +572,7 @@ test_deterministic_ties (void **state)
         util_model_pod_group (store, NULL, "j", "default", 1);
         util_model_pod (store, NULL, "j-0", "j", "1", "1Gi");
         Basalt__V1__Commit *commit = sess_run (store, NULL, NULL);
-        assert_string_equal (util_model_placed (commit, "j-0"), "n1");
+        assert_string_equal (util_model_placed (store, commit, "j-0"), "n1");
         s_free_commit (&commit);
         bas_store_destroy (&store);
     }
@@ -631,10 +647,10 @@ test_predicates_detail (void **state)
 
     sess_params_t params = {.session_id = "s", .now_ms = 1};
     Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
-    assert_string_equal (util_model_placed (commit, "p1"), "n1");
-    assert_null (util_model_placed (commit, "p2"));
-    assert_string_equal (util_model_placed (commit, "p3"), "n2");
-    const Basalt__V1__PodGroupStatusChange *g2 = util_model_status (commit, "g2");
+    assert_string_equal (util_model_placed (store, commit, "p1"), "n1");
+    assert_null (util_model_placed (store, commit, "p2"));
+    assert_string_equal (util_model_placed (store, commit, "p3"), "n2");
+    const Basalt__V1__PodGroupStatusChange *g2 = util_model_status (store, commit, "g2");
     assert_non_null (g2);
     const Basalt__V1__PodGroupCondition *c = s_condition (g2->status, "Unschedulable");
     assert_non_null (c);
@@ -662,9 +678,9 @@ test_enqueue_overcommit (void **state)
     util_model_pod (store, NULL, "fits-0", "fits", "1", "1Gi");
     sess_params_t params = {.session_id = "s", .now_ms = 1};
     Basalt__V1__Commit *commit = sess_run (store, NULL, &params);
-    assert_null (util_model_placed (commit, "huge-0"));
-    assert_non_null (util_model_placed (commit, "fits-0"));
-    assert_string_equal (util_model_status (commit, "huge")->status->phase, "Pending");
+    assert_null (util_model_placed (store, commit, "huge-0"));
+    assert_non_null (util_model_placed (store, commit, "fits-0"));
+    assert_string_equal (util_model_status (store, commit, "huge")->status->phase, "Pending");
     s_free_commit (&commit);
     bas_store_destroy (&store);
 }
@@ -687,7 +703,7 @@ test_pipelined_not_bound (void **state)
     assert_int_equal (commit->n_placements, 1);
     assert_true (commit->placements[0]->has_pipelined && commit->placements[0]->pipelined);
     assert_string_equal (commit->placements[0]->node, "n1");
-    assert_null (util_model_placed (commit, "next-0"));
+    assert_null (util_model_placed (store, commit, "next-0"));
     assert_int_equal (params.pods_placed, 0);
     assert_int_equal (params.pods_pipelined, 1);
     assert_int_equal (params.n_pipelined, 1);
@@ -757,7 +773,7 @@ test_ignored_devices (void **state)
         run.params.ignored_devices = ignored;
         run.commit = sess_run (run.store, run.conf, &run.params);
         assert_non_null (run.commit);
-        assert_int_equal (util_model_placed_count (run.commit, "fpga"), ignore ? 1 : 0);
+        assert_int_equal (util_model_placed_count (run.store, run.commit, "fpga"), ignore ? 1 : 0);
         zlistx_destroy (&ignored);
         s_done (&run);
     }
@@ -775,9 +791,10 @@ test_resourcequota_event (void **state)
     //  "over" gets both Events Volcano writes for it: the Normal one of the
     //  refusal, and the Warning one of its gang's Unschedulable condition.
     const Basalt__V1__PodGroupEvent *ev = NULL, *warning = NULL;
+    const char *over_uid = util_model_find_pg (run.store, "team/over")->uid;
     for (size_t i = 0; i < run.commit->n_group_events; i++) {
         const Basalt__V1__PodGroupEvent *e = run.commit->group_events[i];
-        assert_non_null (strstr (e->uid, "over")); // only "over" was refused
+        assert_string_equal (e->uid, over_uid); // only "over" was refused
         if (strcmp (e->type, "Normal") == 0)
             ev = e;
         else
@@ -803,14 +820,14 @@ test_unknown_min_resources_key_event (void **state)
     (void)state;
     s_run_t run;
     s_scenario (&run, BASALT_SOURCE_DIR "/tests/scenarios/enqueue-unknown-min-resources-key.yaml");
-    assert_int_equal (util_model_placed_count (run.commit, "typo"), 1);
+    assert_int_equal (util_model_placed_count (run.store, run.commit, "typo"), 1);
     const Basalt__V1__PodGroupEvent *ev = NULL;
     for (size_t i = 0; i < run.commit->n_group_events; i++)
         if (strcmp (run.commit->group_events[i]->reason, "InvalidMinResources") == 0)
             ev = run.commit->group_events[i];
     assert_non_null (ev);
     assert_string_equal (ev->type, "Warning");
-    assert_string_equal (ev->uid, "pg:default/typo");
+    assert_string_equal (ev->uid, util_model_find_pg (run.store, "typo")->uid);
     assert_non_null (strstr (ev->message, "spec.minResources: \"gpu\": not a resource"));
     s_done (&run);
 }

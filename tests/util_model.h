@@ -1,14 +1,13 @@
 /*  util_model: build cluster models (a bas_store_t) for scheduling tests.
 
-    Two ways: builder calls (util_model_node, _queue, _pod_group, _pod)
-    that return the stored object for further tweaks, and a loader for the
-    model part of a scenario file (shared/scenarios format: nodes, queues,
-    podgroups, pods with {a..b} ranges, priorityClasses, config, sessions).
-    Expectations are not interpreted here: tests assert them in C.
-
-    Uids are readable and sort like names: pods "pod:<ns>/<name>", pod
-    groups "pg:<ns>/<name>". Creation times increase in the order objects
-    are added, so Volcano's (creation time, uid) tie-breaks follow the file.
+    Builder calls (util_model_node, _queue, _pod_group, _pod) return the
+    stored object for further tweaks; their uids are readable and sort like
+    names: pods "pod:<ns>/<name>", pod groups "pg:<ns>/<name>". Creation
+    times increase in the order objects are added, so Volcano's (creation
+    time, uid) tie-breaks follow the order of the calls. A scenario file's
+    model is not built here: scn_inproc_store (tools/scenario) makes it the
+    way session-svc sees it, through cache-svc's model, with API-style uids;
+    the look-ups by name below serve both kinds of store.
     util_model_feed_back applies a session's Commit to the store as the
     cache would: PodGroup statuses, and (optionally) placements as bound pods.
 */
@@ -50,39 +49,25 @@ void util_model_phase (Basalt__V1__PodGroup *pg, const char *phase);
 //  Place a pod on a node as running.
 void util_model_bind (Basalt__V1__Pod *pod, const char *node, const char *phase);
 
-//  Load the model part of a scenario YAML into store. *config_out (may be
-//  NULL) gets the scheduler configuration text (caller frees, NULL if
-//  none); *sessions_out (may be NULL) the session count. Returns 0, or -1
-//  with a reason in err.
-int util_model_load (bas_store_t *store, const char *yaml, size_t len, char **config_out,
-                     int *sessions_out, char *err, size_t errlen);
-//  Same from a file under shared/scenarios (name without directory), or
-//  from an absolute path.
-int util_model_load_scenario (bas_store_t *store, const char *file, char **config_out,
-                              int *sessions_out, char *err, size_t errlen);
-
-//  Add whole API objects (a step's `create`, a Basalt extension of the
-//  format) through the cache's decoders, as util_model_load adds
-//  `manifests`: Pods and PodGroups without a uid get the readable ones,
-//  others "manifest-N" from N = first on. Returns 0, or -1 with err.
-int util_model_add_objects (bas_store_t *store, const cJSON *list, int first, char *err,
-                            size_t errlen);
-
 //  Apply a commit: statuses always; placements (not the pipelined ones) as
 //  bound, Running pods when `bind` is true. Returns 0.
 int util_model_feed_back (bas_store_t *store, const Basalt__V1__Commit *commit, bool bind);
 
-//  Look-ups by readable name ("ns/name" or "name" for the default namespace).
+//  Look-ups by name ("ns/name", or "name" in namespace "default") in
+//  store, whatever the objects' uids (the builders' readable ones, or the
+//  API-style ones of a scenario loaded through scenario_core). Borrowed
+//  from the store, NULL when there is no such object.
 const Basalt__V1__Pod *util_model_find_pod (bas_store_t *store, const char *name);
 const Basalt__V1__PodGroup *util_model_find_pg (bas_store_t *store, const char *name);
-//  The node a commit places `pod` on (a bind, not a pipelined reservation),
-//  or NULL.
-const char *util_model_placed (const Basalt__V1__Commit *commit, const char *pod);
+//  The node the commit places pod `pod` (named as above, in store) on (a
+//  bind, not a pipelined reservation), or NULL.
+const char *util_model_placed (bas_store_t *store, const Basalt__V1__Commit *commit,
+                               const char *pod);
 //  How many of the commit's placements (binds) belong to pod group `pg`.
-int util_model_placed_count (const Basalt__V1__Commit *commit, const char *pg);
-//  The commit's status change for `pg`, or NULL.
-const Basalt__V1__PodGroupStatusChange *util_model_status (const Basalt__V1__Commit *commit,
-                                                           const char *pg);
+int util_model_placed_count (bas_store_t *store, const Basalt__V1__Commit *commit, const char *pg);
+//  The commit's status change for pod group `pg`, or NULL.
+const Basalt__V1__PodGroupStatusChange *
+util_model_status (bas_store_t *store, const Basalt__V1__Commit *commit, const char *pg);
 
 //  A Work whose item is an empty message of `member`, one of the fields of
 //  Work's oneof (tests that walk the work kinds' tables).

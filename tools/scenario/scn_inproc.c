@@ -243,9 +243,12 @@ s_work_free (void **item_p)
     *item_p = NULL;
 }
 
-//  One session on a snapshot of the model, its commit through the cache.
-static int
-s_session (s_run_t *self, const sess_conf_t *conf, int n, char *err, size_t errlen)
+//  What session-svc would see now: the model flushed, its snapshot
+//  unpacked into a new store (returned, owned by the caller), the nodes
+//  the snapshot reports out of sync into a new *oos_p (owned by the
+//  caller). NULL with err when the snapshot does not unpack.
+static bas_store_t *
+s_session_store (s_run_t *self, zhashx_t **oos_p, char *err, size_t errlen)
 {
     zframe_t *flushed = cache_model_flush (self->model, NULL);
     zframe_destroy (&flushed);
@@ -254,8 +257,8 @@ s_session (s_run_t *self, const sess_conf_t *conf, int n, char *err, size_t errl
         basalt__v1__snapshot__unpack (NULL, zframe_size (frame), zframe_data (frame));
     zframe_destroy (&frame);
     if (!snap) {
-        snprintf (err, errlen, "session %d: the model's snapshot does not unpack", n);
-        return -1;
+        snprintf (err, errlen, "the model's snapshot does not unpack");
+        return NULL;
     }
     zhashx_t *oos = zhashx_new ();
     for (size_t i = 0; i < snap->n_node_states; i++) {
@@ -266,7 +269,21 @@ s_session (s_run_t *self, const sess_conf_t *conf, int n, char *err, size_t errl
     bas_store_t *store = bas_store_new ();
     bas_store_load_snapshot (store, snap);
     basalt__v1__snapshot__free_unpacked (snap, NULL);
+    *oos_p = oos;
+    return store;
+}
 
+//  One session on a snapshot of the model, its commit through the cache.
+static int
+s_session (s_run_t *self, const sess_conf_t *conf, int n, char *err, size_t errlen)
+{
+    zhashx_t *oos = NULL;
+    char why[256];
+    bas_store_t *store = s_session_store (self, &oos, why, sizeof why);
+    if (!store) {
+        snprintf (err, errlen, "session %d: %s", n, why);
+        return -1;
+    }
     char sid[32];
     snprintf (sid, sizeof sid, "scenario-%d", n);
     sess_params_t params = {0};
@@ -381,29 +398,54 @@ s_step (s_run_t *self, const scn_spec_t *spec, size_t i, const sess_conf_t *conf
     return 0;
 }
 
+//  A new run: an empty API server and a model fed through the informer
+//  path; then every object of the file created and the model synced.
+//  Returns 0, or -1 with err when the cache refuses an object.
+static int
+s_run_start (s_run_t *self, const scn_spec_t *spec, char *err, size_t errlen)
+{
+    memset (self, 0, sizeof *self);
+    self->model = cache_model_new (1, "basalt,volcano");
+    self->pods = cJSON_CreateArray ();
+    self->groups = cJSON_CreateArray ();
+    self->others = cJSON_CreateArray ();
+    self->created = cJSON_CreateArray ();
+    self->writes = zhashx_new ();
+    self->pipelined = zhashx_new ();
+    zhashx_set_destructor (self->pipelined, (zhashx_destructor_fn *)zstr_free);
+    self->work = zlistx_new ();
+    zlistx_set_destructor (self->work, s_work_free);
+    const cJSON *o;
+    cJSON_ArrayForEach (o, spec->objects)
+    {
+        if (s_create (self, o, err, errlen) != 0)
+            return -1;
+    }
+    cache_model_set_synced (self->model, true);
+    return 0;
+}
+
+static void
+s_run_end (s_run_t *self)
+{
+    zlistx_destroy (&self->work);
+    zhashx_destroy (&self->pipelined);
+    zhashx_destroy (&self->writes);
+    cJSON_Delete (self->pods);
+    cJSON_Delete (self->groups);
+    cJSON_Delete (self->others);
+    cJSON_Delete (self->created);
+    cache_model_destroy (&self->model);
+}
+
 int
 scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *out, char *err,
                 size_t errlen)
 {
-    s_run_t self = {0};
-    self.model = cache_model_new (1, "basalt,volcano");
-    self.pods = cJSON_CreateArray ();
-    self.groups = cJSON_CreateArray ();
-    self.others = cJSON_CreateArray ();
-    self.created = cJSON_CreateArray ();
-    self.writes = zhashx_new ();
-    self.pipelined = zhashx_new ();
-    zhashx_set_destructor (self.pipelined, (zhashx_destructor_fn *)zstr_free);
-    self.work = zlistx_new ();
-    zlistx_set_destructor (self.work, s_work_free);
+    s_run_t self;
     int rc = -1;
-    const cJSON *o;
-    cJSON_ArrayForEach (o, spec->objects)
-    {
-        if (s_create (&self, o, err, errlen) != 0)
-            goto done;
-    }
-    cache_model_set_synced (self.model, true);
+    if (s_run_start (&self, spec, err, errlen) != 0)
+        goto done;
     for (size_t i = 0; i < spec->n_steps; i++) {
         int st = s_step (&self, spec, i, conf, out, err, errlen);
         if (st < 0)
@@ -420,6 +462,7 @@ scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *
     s_outcome (&self, out);
     for (void *v = zhashx_first (self.writes); v; v = zhashx_next (self.writes))
         scn_outcome_group (out, zhashx_cursor (self.writes))->status_writes = (int)(intptr_t)v;
+    const cJSON *o;
     cJSON_ArrayForEach (o, self.others)
     {
         if (s_kind (o) != BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE)
@@ -431,13 +474,22 @@ scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *
     }
     rc = 0;
 done:
-    zlistx_destroy (&self.work);
-    zhashx_destroy (&self.pipelined);
-    zhashx_destroy (&self.writes);
-    cJSON_Delete (self.pods);
-    cJSON_Delete (self.groups);
-    cJSON_Delete (self.others);
-    cJSON_Delete (self.created);
-    cache_model_destroy (&self.model);
+    s_run_end (&self);
     return rc;
+}
+
+bas_store_t *
+scn_inproc_store (const scn_spec_t *spec, zhashx_t **oos_p, char *err, size_t errlen)
+{
+    s_run_t self;
+    bas_store_t *store = NULL;
+    zhashx_t *oos = NULL;
+    if (s_run_start (&self, spec, err, errlen) == 0)
+        store = s_session_store (&self, &oos, err, errlen);
+    s_run_end (&self);
+    if (oos_p)
+        *oos_p = oos;
+    else
+        zhashx_destroy (&oos);
+    return store;
 }

@@ -105,66 +105,14 @@ s_default_bin_dir (void)
     return strdup (d);
 }
 
-//  The scheduler configuration of spec, or NULL for the default; on a
-//  bad one, a message naming the file line in err and *bad set.
-static sess_conf_t *
-s_conf (const scn_spec_t *spec, bool *bad, char *err, size_t errlen)
-{
-    *bad = false;
-    if (!spec->config)
-        return NULL;
-    char cerr[512];
-    sess_conf_t *conf = sess_conf_parse (spec->config, strlen (spec->config), cerr, sizeof cerr);
-    if (conf)
-        return conf;
-    *bad = true;
-    int line = 0;
-    //  The block's first line is the one after `config: |`.
-    if (strncmp (cerr, "line ", 5) == 0 && (line = atoi (cerr + 5)) > 0) {
-        const char *rest = strchr (cerr, ':');
-        snprintf (err, errlen, "%s:%d: config: %s", spec->path, spec->config_line + line,
-                  rest ? rest + 2 : cerr);
-    } else
-        snprintf (err, errlen, "%s:%d: config: %s", spec->path, spec->config_line, cerr);
-    return NULL;
-}
-
-//  Run one file; prints its failure lines and its PASS/FAIL/ERROR line.
-//  Returns 0 (every expectation holds), 1 (one does not) or 2 (not run).
+//  Run one file (scn_run_file to stdout): 0 when every expectation holds,
+//  1 when one does not, 2 when the file is not a valid scenario or its run
+//  could not start.
 static int
 s_run_file (const char *file, bool e2e, const scn_opts_t *opts)
 {
-    const char *mode = e2e ? "e2e" : "in-process";
-    char err[2048] = "";
-    scn_spec_t *spec = scn_spec_load (file, err, sizeof err);
-    bool bad = spec == NULL;
-    sess_conf_t *conf = spec ? s_conf (spec, &bad, err, sizeof err) : NULL;
-    if (bad) {
-        fflush (stdout);
-        fprintf (stderr, "basalt-scenario: %s\n", err);
-        printf ("ERROR %s (%s): the file is not a valid scenario\n", file, mode);
-        scn_spec_destroy (&spec);
-        fflush (stdout);
-        return 2;
-    }
-    scn_outcome_t *out = scn_outcome_new ();
-    int64_t started = zclock_mono ();
-    int rc = e2e ? scn_e2e_run (spec, opts, out, err, sizeof err)
-                 : scn_inproc_run (spec, conf, out, err, sizeof err);
-    if (rc != 0) {
-        printf ("ERROR %s (%s): %s\n", spec->name, mode, err);
-        rc = 2;
-    } else {
-        int n = scn_outcome_check (out, spec->expect, spec->name, mode, stdout);
-        printf ("%s %s (%s) %s %.1f s\n", n == 0 ? "PASS" : "FAIL", spec->name, mode, file,
-                (double)(zclock_mono () - started) / 1000.0);
-        rc = n == 0 ? 0 : 1;
-    }
-    fflush (stdout);
-    scn_outcome_destroy (&out);
-    sess_conf_destroy (&conf);
-    scn_spec_destroy (&spec);
-    return rc;
+    int failed = scn_run_file (file, e2e, opts, stdout);
+    return failed < 0 ? 2 : failed > 0 ? 1 : 0;
 }
 
 typedef struct {

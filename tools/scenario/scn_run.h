@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "scn_outcome.h"
 #include "scn_spec.h"
@@ -41,10 +42,27 @@ typedef struct {
 int scn_inproc_run (const scn_spec_t *spec, const sess_conf_t *conf, scn_outcome_t *out, char *err,
                     size_t errlen);
 
+//  The store the first session of `spec` would run on, as scn_inproc_run
+//  makes it: the file's objects through cache-svc's model, its snapshot
+//  unpacked into a new store (owned by the caller). Steps and sessions are
+//  not run. *oos_p (may be NULL) gets a new hash (owned by the caller) of
+//  the nodes the snapshot reports out of sync, for sess_params_t's
+//  out_of_sync_nodes. Returns NULL with err when the cache refuses an
+//  object of the file.
+bas_store_t *scn_inproc_store (const scn_spec_t *spec, zhashx_t **oos_p, char *err, size_t errlen);
+
 //  Run `spec` end to end. A failure of the run itself (a service that does
 //  not start or dies, no settling) is recorded in out->error. Returns 0, or
 //  -1 with err when the environment cannot be set up (binaries missing).
 int scn_e2e_run (const scn_spec_t *spec, const scn_opts_t *opts, scn_outcome_t *out, char *err,
                  size_t errlen);
+
+//  Load, run (in process, or end to end when `e2e`; opts may be NULL in
+//  process) and check one scenario file. Writes one line per failed
+//  expectation and the file's PASS/FAIL/ERROR line to out, the reason a
+//  file is not a valid scenario to stderr. Returns the number of failed
+//  expectations (0: every one holds; a run that failed counts as one), or
+//  -1 when the file is not a valid scenario or the run could not start.
+int scn_run_file (const char *file, bool e2e, const scn_opts_t *opts, FILE *out);
 
 #endif

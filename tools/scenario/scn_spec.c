@@ -1336,3 +1336,24 @@ scn_spec_ref (const char *ref, char *buf, size_t len)
         snprintf (buf, len, "default/%s", ref);
     return buf;
 }
+
+int
+scn_spec_conf (const scn_spec_t *spec, sess_conf_t **conf_p, char *err, size_t errlen)
+{
+    *conf_p = NULL;
+    if (!spec->config)
+        return 0;
+    char cerr[512];
+    *conf_p = sess_conf_parse (spec->config, strlen (spec->config), cerr, sizeof cerr);
+    if (*conf_p)
+        return 0;
+    int line = 0;
+    //  The block's first line is the one after `config: |`.
+    if (strncmp (cerr, "line ", 5) == 0 && (line = atoi (cerr + 5)) > 0) {
+        const char *rest = strchr (cerr, ':');
+        snprintf (err, errlen, "%s:%d: config: %s", spec->path, spec->config_line + line,
+                  rest ? rest + 2 : cerr);
+    } else
+        snprintf (err, errlen, "%s:%d: config: %s", spec->path, spec->config_line, cerr);
+    return -1;
+}

@@ -32,6 +32,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "sess_sched.h"
+
 /*  A step (Basalt's extension, tools/scenario/README.md): wait until some
     expectations hold, then create more objects, as a controller waits for
     its PodGroup or its first pod before it creates the rest. */
@@ -61,5 +63,10 @@ void scn_spec_destroy (scn_spec_t **self_p);
 
 //  "ns/name" for a scenario reference ("p1" -> "default/p1"), into buf.
 const char *scn_spec_ref (const char *ref, char *buf, size_t len);
+
+//  The file's scheduler configuration: *conf_p gets a new one (owned by
+//  the caller), NULL for the default when the file has no `config`.
+//  Returns 0, or -1 with "FILE:LINE: config: problem" in err.
+int scn_spec_conf (const scn_spec_t *spec, sess_conf_t **conf_p, char *err, size_t errlen);
 
 #endif
