@@ -9,9 +9,15 @@
 #include "bas_work.h"
 #include "bas_util.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "bas_resource.h"
 
@@ -325,8 +331,9 @@ util_model_find_pg (bas_store_t *store, const char *name)
     return bas_store_pod_group_by_name (store, ns, base);
 }
 
-//  The uid of the pod or pod group `name` in store, "" when there is none
-//  (no commit entry has an empty uid).
+//  The uid of the pod or pod group `name` in store. A name the store does
+//  not hold fails the test: "not placed" must mean a pod that exists and
+//  was not placed, not a misspelt name.
 static const char *
 s_uid (bas_store_t *store, const char *name, bool pod)
 {
@@ -338,7 +345,9 @@ s_uid (bas_store_t *store, const char *name, bool pod)
         const Basalt__V1__PodGroup *pg = util_model_find_pg (store, name);
         uid = pg ? pg->uid : NULL;
     }
-    return uid ? uid : "";
+    if (!uid)
+        fail_msg ("no %s named \"%s\" in the store", pod ? "pod" : "pod group", name);
+    return uid;
 }
 
 const char *
