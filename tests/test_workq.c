@@ -53,6 +53,17 @@ s_add (bas_workq_dispatcher_t *pool, const char *name)
     return id;
 }
 
+//  Bind items for pods p0 .. p<n-1>, queued in that order.
+static void
+s_add_n (bas_workq_dispatcher_t *pool, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char name[8];
+        snprintf (name, sizeof name, "p%d", i);
+        s_add (pool, name);
+    }
+}
+
 //  Next item: which binder (by identity text) and which pod; false if none.
 static bool
 s_next (bas_workq_dispatcher_t *pool, int64_t now, char *binder, const char **pod, uint64_t *id)
@@ -69,6 +80,16 @@ s_next (bas_workq_dispatcher_t *pool, int64_t now, char *binder, const char **po
     *pod = work->bind->name;
     *id = work->work_id;
     return true;
+}
+
+//  The next n items at `now`, each of which must go out: their ids into ids[].
+static void
+s_next_n (bas_workq_dispatcher_t *pool, int64_t now, int n, uint64_t *ids)
+{
+    char binder[16];
+    const char *pod = NULL;
+    for (int i = 0; i < n; i++)
+        assert_true (s_next (pool, now, binder, &pod, &ids[i]));
 }
 
 //  What a dispatcher test starts with, handed to it through *state by
@@ -150,11 +171,7 @@ test_lru_order (void **state)
     zframe_t *ids[3] = {zframe_new ("A", 1), zframe_new ("B", 1), zframe_new ("C", 1)};
     for (int i = 0; i < 3; i++)
         bas_workq_dispatcher_ready (pool, ids[i], 10, NULL, NULL, 0);
-    for (int i = 0; i < 7; i++) {
-        char name[8];
-        snprintf (name, sizeof name, "p%d", i);
-        s_add (pool, name);
-    }
+    s_add_n (pool, 7);
     char binder[16], order[16] = "";
     const char *pod = NULL;
     uint64_t id = 0;
@@ -458,15 +475,10 @@ test_reconcile_with_heartbeat (void **state)
     zframe_t *a = fx->a;
     bas_workq_dispatcher_ready (pool, a, 4, NULL, NULL, 0);
     uint64_t ids[4] = {0};
-    for (int i = 0; i < 4; i++) {
-        char name[8];
-        snprintf (name, sizeof name, "p%d", i);
-        s_add (pool, name);
-    }
+    s_add_n (pool, 4);
     char binder[16];
     const char *pod = NULL;
-    for (int i = 0; i < 4; i++)
-        assert_true (s_next (pool, 0, binder, &pod, &ids[i]));
+    s_next_n (pool, 0, 4, ids);
     //  It got the first three, holds the first two; the fourth is on its way.
     uint64_t held[2] = {ids[0], ids[1]};
     assert_int_equal (
@@ -500,13 +512,9 @@ test_reconcile_after_hold (void **state)
     bas_workq_dispatcher_t *pool = fx->pool;
     zframe_t *a = fx->a;
     bas_workq_dispatcher_ready (pool, a, 2, NULL, NULL, 0);
-    s_add (pool, "p0");
-    s_add (pool, "p1");
-    char binder[16];
-    const char *pod = NULL;
+    s_add_n (pool, 2);
     uint64_t ids[2] = {0, 0};
-    assert_true (s_next (pool, 0, binder, &pod, &ids[0]));
-    assert_true (s_next (pool, 0, binder, &pod, &ids[1]));
+    s_next_n (pool, 0, 2, ids);
     //  Held from 0 to 7 s; then a heartbeat sent before either arrived.
     bas_workq_dispatcher_forgive (pool, 7000);
     assert_int_equal (bas_workq_dispatcher_reconcile (pool, a, 0, NULL, 0, 7001, BINDER_TIMEOUT),
@@ -628,13 +636,8 @@ test_duplicate_and_out_of_order_results (void **state)
     uint64_t ids[3] = {0};
     char binder[16];
     const char *pod = NULL;
-    for (int i = 0; i < 3; i++) {
-        char name[8];
-        snprintf (name, sizeof name, "p%d", i);
-        s_add (q, name);
-    }
-    for (int i = 0; i < 3; i++)
-        assert_true (s_next (q, 0, binder, &pod, &ids[i]));
+    s_add_n (q, 3);
+    s_next_n (q, 0, 3, ids);
     //  The third answers first, then the first.
     Basalt__V1__Work *w = NULL;
     assert_int_equal (bas_workq_dispatcher_result (q, a, ids[2], 10, &w), 0);
