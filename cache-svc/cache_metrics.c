@@ -6,60 +6,51 @@
 
 #include <stdio.h>
 
+//  The families cache-svc describes, in the order they render.
+static const bas_metric_desc_t s_families[] = {
+    {"basalt_cache_seq", BAS_METRIC_GAUGE, "Last published delta sequence number"},
+    {"basalt_snapshots_dropped_total", BAS_METRIC_COUNTER,
+     "Snapshots ended early: a part could not be sent (the reader left, "
+     "or takes no more)"},
+    {"basalt_binder_work_in_flight", BAS_METRIC_GAUGE,
+     "Work items sent to binders without a result"},
+    {"basalt_binder_work_queued", BAS_METRIC_GAUGE, "Work items waiting for a binder"},
+    {"basalt_binders", BAS_METRIC_GAUGE, "Binders connected"},
+    {"basalt_work_results_total", BAS_METRIC_COUNTER, "Work results by kind and outcome"},
+    {"basalt_work_results_by_binder_total", BAS_METRIC_COUNTER,
+     "Work results by the binder that sent them (its --binder-id)"},
+    {"basalt_work_coalesced_total", BAS_METRIC_COUNTER,
+     "PodGroup status writes merged into a newer one before a binder took them"},
+    {"basalt_binders_lost_total", BAS_METRIC_COUNTER,
+     "Binders declared lost (silent past the binder timeout) and their work re-issued"},
+    {"basalt_commit_placements_total", BAS_METRIC_COUNTER,
+     "Placements accepted from session commits"},
+    {"basalt_commit_rejections_total", BAS_METRIC_COUNTER,
+     "Placements rejected as stale or not fitting"},
+    {"basalt_commit_statuses_total", BAS_METRIC_COUNTER,
+     "PodGroup status changes from session commits, by result"},
+    {"basalt_commit_evictions_total", BAS_METRIC_COUNTER,
+     "Evictions from session commits, by result"},
+    {"basalt_api_decode_errors_total", BAS_METRIC_COUNTER, "API objects that did not decode"},
+    {"basalt_nodes_out_of_sync", BAS_METRIC_GAUGE, "Nodes whose accounted idle is negative"},
+    {"basalt_node_out_of_sync_events_total", BAS_METRIC_COUNTER, "Times a node went out of sync"},
+    {"basalt_bind_failures_total", BAS_METRIC_COUNTER, "Binds that failed and were released"},
+    {"basalt_work_settled_total", BAS_METRIC_COUNTER,
+     "Binds settled without an API write: the watch showed the pod bound "
+     "already, or gone, when the work's turn came (a re-issued item)"},
+    {"basalt_work_reissued_total", BAS_METRIC_COUNTER,
+     "Work items re-issued after a binder went silent or a result was overdue"},
+    {"basalt_leader", BAS_METRIC_GAUGE,
+     "1 while this cache-svc leads (always 1 without --leader-elect)"},
+    {"basalt_cache_synced", BAS_METRIC_GAUGE, "1 once every informer has listed"},
+    {"basalt_cache_objects", BAS_METRIC_GAUGE, "Objects in the model, by kind"},
+    {NULL},
+};
+
 void
 cache_metrics_describe (bas_metrics_t *m)
 {
-    bas_metrics_describe (m, "basalt_cache_seq", BAS_METRIC_GAUGE,
-                          "Last published delta sequence number", NULL, 0);
-    bas_metrics_describe (m, "basalt_snapshots_dropped_total", BAS_METRIC_COUNTER,
-                          "Snapshots ended early: a part could not be sent (the reader left, "
-                          "or takes no more)",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_binder_work_in_flight", BAS_METRIC_GAUGE,
-                          "Work items sent to binders without a result", NULL, 0);
-    bas_metrics_describe (m, "basalt_binder_work_queued", BAS_METRIC_GAUGE,
-                          "Work items waiting for a binder", NULL, 0);
-    bas_metrics_describe (m, "basalt_binders", BAS_METRIC_GAUGE, "Binders connected", NULL, 0);
-    bas_metrics_describe (m, "basalt_work_results_total", BAS_METRIC_COUNTER,
-                          "Work results by kind and outcome", NULL, 0);
-    bas_metrics_describe (m, "basalt_work_results_by_binder_total", BAS_METRIC_COUNTER,
-                          "Work results by the binder that sent them (its --binder-id)", NULL, 0);
-    bas_metrics_describe (
-        m, "basalt_work_coalesced_total", BAS_METRIC_COUNTER,
-        "PodGroup status writes merged into a newer one before a binder took them", NULL, 0);
-    bas_metrics_describe (
-        m, "basalt_binders_lost_total", BAS_METRIC_COUNTER,
-        "Binders declared lost (silent past the binder timeout) and their work re-issued", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_placements_total", BAS_METRIC_COUNTER,
-                          "Placements accepted from session commits", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_rejections_total", BAS_METRIC_COUNTER,
-                          "Placements rejected as stale or not fitting", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_statuses_total", BAS_METRIC_COUNTER,
-                          "PodGroup status changes from session commits, by result", NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_evictions_total", BAS_METRIC_COUNTER,
-                          "Evictions from session commits, by result", NULL, 0);
-    bas_metrics_describe (m, "basalt_api_decode_errors_total", BAS_METRIC_COUNTER,
-                          "API objects that did not decode", NULL, 0);
-    bas_metrics_describe (m, "basalt_nodes_out_of_sync", BAS_METRIC_GAUGE,
-                          "Nodes whose accounted idle is negative", NULL, 0);
-    bas_metrics_describe (m, "basalt_node_out_of_sync_events_total", BAS_METRIC_COUNTER,
-                          "Times a node went out of sync", NULL, 0);
-    bas_metrics_describe (m, "basalt_bind_failures_total", BAS_METRIC_COUNTER,
-                          "Binds that failed and were released", NULL, 0);
-    bas_metrics_describe (m, "basalt_work_settled_total", BAS_METRIC_COUNTER,
-                          "Binds settled without an API write: the watch showed the pod bound "
-                          "already, or gone, when the work's turn came (a re-issued item)",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_work_reissued_total", BAS_METRIC_COUNTER,
-                          "Work items re-issued after a binder went silent or a result was overdue",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_leader", BAS_METRIC_GAUGE,
-                          "1 while this cache-svc leads (always 1 without --leader-elect)", NULL,
-                          0);
-    bas_metrics_describe (m, "basalt_cache_synced", BAS_METRIC_GAUGE,
-                          "1 once every informer has listed", NULL, 0);
-    bas_metrics_describe (m, "basalt_cache_objects", BAS_METRIC_GAUGE,
-                          "Objects in the model, by kind", NULL, 0);
+    bas_metrics_describe_table (m, s_families);
 }
 
 void

@@ -98,6 +98,13 @@ bas_metrics_describe (bas_metrics_t *self, const char *name, bas_metric_type_t t
     zlistx_add_end (self->order, f);
 }
 
+void
+bas_metrics_describe_table (bas_metrics_t *self, const bas_metric_desc_t *rows)
+{
+    for (const bas_metric_desc_t *row = rows; row->name; row++)
+        bas_metrics_describe (self, row->name, row->type, row->help, NULL, 0);
+}
+
 static s_series_t *
 s_series (bas_metrics_t *self, const char *name, const char *labels, bas_metric_type_t want)
 {

@@ -26,6 +26,19 @@ void bas_metrics_destroy (bas_metrics_t **self_p);
 void bas_metrics_describe (bas_metrics_t *self, const char *name, bas_metric_type_t type,
                            const char *help, const double *buckets, size_t n);
 
+//  One counter or gauge family as a row of a service's table of families
+//  (histograms, which take buckets, are described with bas_metrics_describe).
+typedef struct {
+    const char *name;       // family name; NULL ends the table
+    bas_metric_type_t type; // BAS_METRIC_COUNTER or BAS_METRIC_GAUGE
+    const char *help;       // HELP text
+} bas_metric_desc_t;
+
+//  Declare the families of `rows` in their order, up to the row whose name
+//  is NULL; each row as bas_metrics_describe does with no buckets. `rows`
+//  is borrowed (its strings are copied).
+void bas_metrics_describe_table (bas_metrics_t *self, const bas_metric_desc_t *rows);
+
 //  counter/gauge += delta (the family must be described; else ignored).
 void bas_metrics_add (bas_metrics_t *self, const char *name, const char *labels, double delta);
 

@@ -199,40 +199,46 @@ s_on_signal (zloop_t *loop, zmq_pollitem_t *item, void *arg)
     return -1;
 }
 
+//  The message and tap families every service describes (s_describe), before
+//  the reactor turn histogram.
+static const bas_metric_desc_t s_message_families[] = {
+    {"basalt_messages_total", BAS_METRIC_COUNTER,
+     "Messages sent and received, by direction, peer and type"},
+    {"basalt_decode_errors_total", BAS_METRIC_COUNTER,
+     "Received messages dropped because they did not decode or no handler "
+     "of the socket takes their type, by peer, socket and reason"},
+    {"basalt_send_failures_total", BAS_METRIC_COUNTER,
+     "Messages that could not be sent (peer full or gone)"},
+    {"basalt_tap_messages_total", BAS_METRIC_COUNTER, "Messages mirrored to tap subscribers"},
+    {"basalt_tap_drops_total", BAS_METRIC_COUNTER,
+     "Messages the tap could not mirror (a subscriber's queue was full)"},
+    {"basalt_tap_subscriptions_total", BAS_METRIC_COUNTER,
+     "Subscriptions the tap has seen (a stalled subscriber that the ZMTP "
+     "heartbeat drops and that reconnects counts again)"},
+    {"basalt_tap_subscribers", BAS_METRIC_GAUGE, "Subscriptions on the tap endpoint"},
+    {NULL},
+};
+
+//  The reactor's and the process's families, after the reactor turn histogram.
+static const bas_metric_desc_t s_process_families[] = {
+    {"basalt_reactor_turn_max_seconds", BAS_METRIC_GAUGE,
+     "Longest reactor handler call since the process started (handler: whose)"},
+    {"basalt_build_info", BAS_METRIC_GAUGE, "Always 1; the labels say which build runs"},
+    {"basalt_process_start_time_seconds", BAS_METRIC_GAUGE,
+     "Start time of the process since the Unix epoch"},
+    {NULL},
+};
+
 static void
 s_describe (bas_metrics_t *m)
 {
-    bas_metrics_describe (m, "basalt_messages_total", BAS_METRIC_COUNTER,
-                          "Messages sent and received, by direction, peer and type", NULL, 0);
-    bas_metrics_describe (m, "basalt_decode_errors_total", BAS_METRIC_COUNTER,
-                          "Received messages dropped because they did not decode or no handler "
-                          "of the socket takes their type, by peer, socket and reason",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_send_failures_total", BAS_METRIC_COUNTER,
-                          "Messages that could not be sent (peer full or gone)", NULL, 0);
-    bas_metrics_describe (m, "basalt_tap_messages_total", BAS_METRIC_COUNTER,
-                          "Messages mirrored to tap subscribers", NULL, 0);
-    bas_metrics_describe (m, "basalt_tap_drops_total", BAS_METRIC_COUNTER,
-                          "Messages the tap could not mirror (a subscriber's queue was full)", NULL,
-                          0);
-    bas_metrics_describe (m, "basalt_tap_subscriptions_total", BAS_METRIC_COUNTER,
-                          "Subscriptions the tap has seen (a stalled subscriber that the ZMTP "
-                          "heartbeat drops and that reconnects counts again)",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_tap_subscribers", BAS_METRIC_GAUGE,
-                          "Subscriptions on the tap endpoint", NULL, 0);
+    bas_metrics_describe_table (m, s_message_families);
     double turn_buckets[S_TURN_BUCKETS];
     bas_metrics_exp_buckets (0.0005, 2, S_TURN_BUCKETS, turn_buckets);
     bas_metrics_describe (m, "basalt_reactor_turn_seconds", BAS_METRIC_HISTOGRAM,
                           "Time one reactor handler call held the reactor", turn_buckets,
                           S_TURN_BUCKETS);
-    bas_metrics_describe (m, "basalt_reactor_turn_max_seconds", BAS_METRIC_GAUGE,
-                          "Longest reactor handler call since the process started (handler: whose)",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_build_info", BAS_METRIC_GAUGE,
-                          "Always 1; the labels say which build runs", NULL, 0);
-    bas_metrics_describe (m, "basalt_process_start_time_seconds", BAS_METRIC_GAUGE,
-                          "Start time of the process since the Unix epoch", NULL, 0);
+    bas_metrics_describe_table (m, s_process_families);
 }
 
 //  The XPUB reports subscriptions as [1 topic] and cancellations as
@@ -673,6 +679,27 @@ s_api_observed (void *arg, const char *verb, long code, double ms)
     bas_svc_api_observe (arg, verb, code, ms);
 }
 
+//  The API client's families, described with the client (the API latency
+//  histogram, which takes buckets, after them).
+static const bas_metric_desc_t s_kube_families[] = {
+    {"basalt_kube_requests_total", BAS_METRIC_COUNTER,
+     "HTTP requests sent to the API server (lists, watches, writes)"},
+    {"basalt_kube_retries_total", BAS_METRIC_COUNTER,
+     "API requests retried after a transport error, 5xx or 429"},
+    {"basalt_kube_errors_total", BAS_METRIC_COUNTER, "API requests that finished with an error"},
+    {"basalt_kube_throttled_total", BAS_METRIC_COUNTER, "429 answers from the API server"},
+    {"basalt_kube_watch_restarts_total", BAS_METRIC_COUNTER, "Watch streams reopened"},
+    {"basalt_kube_relists_total", BAS_METRIC_COUNTER,
+     "Lists from the API server (at start and after 410 Gone)"},
+    {"basalt_kube_decode_errors_total", BAS_METRIC_COUNTER,
+     "API bodies or watch lines that did not decode"},
+    {"basalt_kube_pending_requests", BAS_METRIC_GAUGE, "API requests queued or in flight"},
+    {"basalt_api_requests_total", BAS_METRIC_COUNTER,
+     "API writes and reads done for this service, by verb and HTTP code "
+     "(code 0: the server was not reached)"},
+    {NULL},
+};
+
 bas_kube_t *
 bas_svc_kube_new (bas_svc_t *self, const bas_kube_flags_t *flags, const char *agent,
                   bas_kube_config_t *cfg)
@@ -694,28 +721,9 @@ bas_svc_kube_new (bas_svc_t *self, const bas_kube_flags_t *flags, const char *ag
     bas_kube_set_observer (kube, s_api_observed, self);
     bas_kube_set_turn_observer (kube, s_turn_observed, self);
     bas_metrics_t *m = self->metrics;
-    bas_metrics_describe (m, "basalt_kube_requests_total", BAS_METRIC_COUNTER,
-                          "HTTP requests sent to the API server (lists, watches, writes)", NULL, 0);
-    bas_metrics_describe (m, "basalt_kube_retries_total", BAS_METRIC_COUNTER,
-                          "API requests retried after a transport error, 5xx or 429", NULL, 0);
-    bas_metrics_describe (m, "basalt_kube_errors_total", BAS_METRIC_COUNTER,
-                          "API requests that finished with an error", NULL, 0);
-    bas_metrics_describe (m, "basalt_kube_throttled_total", BAS_METRIC_COUNTER,
-                          "429 answers from the API server", NULL, 0);
-    bas_metrics_describe (m, "basalt_kube_watch_restarts_total", BAS_METRIC_COUNTER,
-                          "Watch streams reopened", NULL, 0);
-    bas_metrics_describe (m, "basalt_kube_relists_total", BAS_METRIC_COUNTER,
-                          "Lists from the API server (at start and after 410 Gone)", NULL, 0);
-    bas_metrics_describe (m, "basalt_kube_decode_errors_total", BAS_METRIC_COUNTER,
-                          "API bodies or watch lines that did not decode", NULL, 0);
-    bas_metrics_describe (m, "basalt_kube_pending_requests", BAS_METRIC_GAUGE,
-                          "API requests queued or in flight", NULL, 0);
+    bas_metrics_describe_table (m, s_kube_families);
     double buckets[S_API_BUCKETS];
     bas_metrics_exp_buckets (1, 2, S_API_BUCKETS, buckets);
-    bas_metrics_describe (m, "basalt_api_requests_total", BAS_METRIC_COUNTER,
-                          "API writes and reads done for this service, by verb and HTTP code "
-                          "(code 0: the server was not reached)",
-                          NULL, 0);
     bas_metrics_describe (m, "basalt_api_request_duration_milliseconds", BAS_METRIC_HISTOGRAM,
                           "API request latency including retries, by verb", buckets, S_API_BUCKETS);
     self->kube = kube;

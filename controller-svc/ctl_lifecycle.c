@@ -1295,17 +1295,22 @@ ctl_lifecycle_pending (ctl_lifecycle_t *self)
     return zhashx_size (self->actions) + zhashx_size (self->deletes);
 }
 
+//  The lifecycle's families, in the order they render.
+static const bas_metric_desc_t s_families[] = {
+    {"basalt_controller_requests_total", BAS_METRIC_COUNTER,
+     "API requests by action and HTTP code"},
+    {"basalt_controller_actions_pending", BAS_METRIC_GAUGE,
+     "Pod actions and delete decisions in flight or waiting"},
+    {"basalt_controller_deletes_dropped_total", BAS_METRIC_COUNTER,
+     "PodGroup delete decisions dropped as stale (409 precondition, gone, "
+     "owner scaled up)"},
+    {"basalt_controller_invalid_input_total", BAS_METRIC_COUNTER,
+     "Bad input seen (Events posted), by reason"},
+    {NULL},
+};
+
 void
 ctl_lifecycle_describe_metrics (bas_metrics_t *m)
 {
-    bas_metrics_describe (m, "basalt_controller_requests_total", BAS_METRIC_COUNTER,
-                          "API requests by action and HTTP code", NULL, 0);
-    bas_metrics_describe (m, "basalt_controller_actions_pending", BAS_METRIC_GAUGE,
-                          "Pod actions and delete decisions in flight or waiting", NULL, 0);
-    bas_metrics_describe (m, "basalt_controller_deletes_dropped_total", BAS_METRIC_COUNTER,
-                          "PodGroup delete decisions dropped as stale (409 precondition, gone, "
-                          "owner scaled up)",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_controller_invalid_input_total", BAS_METRIC_COUNTER,
-                          "Bad input seen (Events posted), by reason", NULL, 0);
+    bas_metrics_describe_table (m, s_families);
 }

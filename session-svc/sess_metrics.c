@@ -28,6 +28,42 @@ s_describe_histogram (bas_metrics_t *m, const char *name, const char *help, doub
     bas_metrics_describe (m, name, BAS_METRIC_HISTOGRAM, help, buckets, n);
 }
 
+//  Volcano's session families, after its latency histograms and before the
+//  queue gauges (the order is the exposition's).
+static const bas_metric_desc_t s_volcano_families[] = {
+    {"volcano_schedule_attempts_total", BAS_METRIC_COUNTER,
+     "Number of attempts to schedule pods, by the result: 'unschedulable' "
+     "means a pod could not be scheduled in a session"},
+    {"volcano_unschedule_task_count", BAS_METRIC_GAUGE,
+     "Number of tasks of a job (job_id namespace/name) not scheduled"},
+    {"volcano_unschedule_job_count", BAS_METRIC_GAUGE,
+     "Number of jobs that could not be scheduled"},
+    {"volcano_pod_preemption_victims", BAS_METRIC_GAUGE,
+     "Number of selected preemption victims in the last session"},
+    {"volcano_total_preemption_attempts", BAS_METRIC_COUNTER,
+     "Total preemption attempts in the cluster till now"},
+    {NULL},
+};
+
+//  After the queue gauges: the queue weight and Basalt's own session and
+//  replica families.
+static const bas_metric_desc_t s_basalt_families[] = {
+    {"volcano_queue_weight", BAS_METRIC_GAUGE, "Weight of the queue"},
+    {"basalt_podgroups", BAS_METRIC_GAUGE,
+     "PodGroups by queue and phase, as the session's replica has them"},
+    {"basalt_sessions_total", BAS_METRIC_COUNTER,
+     "Scheduling sessions run, by outcome (commit: proposals sent)"},
+    {"basalt_session_pods", BAS_METRIC_GAUGE,
+     "Pods of the last session by outcome (placed, pending, pipelined, evicted)"},
+    {"basalt_session_pods_held", BAS_METRIC_GAUGE,
+     "Pods the last session held back, never placed, by the field that "
+     "holds them (scheduling gates, or one Basalt does not implement)"},
+    {"basalt_commit_items_total", BAS_METRIC_COUNTER, "Proposals answered by the cache, by result"},
+    {"basalt_replica_seq", BAS_METRIC_GAUGE,
+     "Sequence number of the last delta applied to the replica"},
+    {NULL},
+};
+
 void
 sess_metrics_describe (bas_metrics_t *m)
 {
@@ -38,19 +74,7 @@ sess_metrics_describe (bas_metrics_t *m)
                           "Action scheduling latency in milliseconds", 1, 2000, 20);
     s_describe_histogram (m, "volcano_plugin_scheduling_latency_milliseconds",
                           "Plugin scheduling latency in milliseconds", 0.1, 100, 15);
-    bas_metrics_describe (m, "volcano_schedule_attempts_total", BAS_METRIC_COUNTER,
-                          "Number of attempts to schedule pods, by the result: 'unschedulable' "
-                          "means a pod could not be scheduled in a session",
-                          NULL, 0);
-    bas_metrics_describe (m, "volcano_unschedule_task_count", BAS_METRIC_GAUGE,
-                          "Number of tasks of a job (job_id namespace/name) not scheduled", NULL,
-                          0);
-    bas_metrics_describe (m, "volcano_unschedule_job_count", BAS_METRIC_GAUGE,
-                          "Number of jobs that could not be scheduled", NULL, 0);
-    bas_metrics_describe (m, "volcano_pod_preemption_victims", BAS_METRIC_GAUGE,
-                          "Number of selected preemption victims in the last session", NULL, 0);
-    bas_metrics_describe (m, "volcano_total_preemption_attempts", BAS_METRIC_COUNTER,
-                          "Total preemption attempts in the cluster till now", NULL, 0);
+    bas_metrics_describe_table (m, s_volcano_families);
     static const char *const kinds[] = {"allocated", "request", "deserved", "capacity", "inqueue"};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         char name[96], help[160];
@@ -64,24 +88,7 @@ sess_metrics_describe (bas_metrics_t *m)
         snprintf (help, sizeof help, "%s scalar resources of the queue, in milli-units", kinds[i]);
         bas_metrics_describe (m, name, BAS_METRIC_GAUGE, help, NULL, 0);
     }
-    bas_metrics_describe (m, "volcano_queue_weight", BAS_METRIC_GAUGE, "Weight of the queue", NULL,
-                          0);
-    bas_metrics_describe (m, "basalt_podgroups", BAS_METRIC_GAUGE,
-                          "PodGroups by queue and phase, as the session's replica has them", NULL,
-                          0);
-    bas_metrics_describe (m, "basalt_sessions_total", BAS_METRIC_COUNTER,
-                          "Scheduling sessions run, by outcome (commit: proposals sent)", NULL, 0);
-    bas_metrics_describe (
-        m, "basalt_session_pods", BAS_METRIC_GAUGE,
-        "Pods of the last session by outcome (placed, pending, pipelined, evicted)", NULL, 0);
-    bas_metrics_describe (m, "basalt_session_pods_held", BAS_METRIC_GAUGE,
-                          "Pods the last session held back, never placed, by the field that "
-                          "holds them (scheduling gates, or one Basalt does not implement)",
-                          NULL, 0);
-    bas_metrics_describe (m, "basalt_commit_items_total", BAS_METRIC_COUNTER,
-                          "Proposals answered by the cache, by result", NULL, 0);
-    bas_metrics_describe (m, "basalt_replica_seq", BAS_METRIC_GAUGE,
-                          "Sequence number of the last delta applied to the replica", NULL, 0);
+    bas_metrics_describe_table (m, s_basalt_families);
 }
 
 //  After each session: Volcano's session series and our own.

@@ -242,6 +242,34 @@ test_empty (void **state)
     bas_metrics_destroy (&m);
 }
 
+//  A service describes its counters and gauges as one const table: the
+//  families render in the table's order, as if described one by one, up to
+//  the row whose name is NULL; a family described already stays as it was.
+static void
+test_describe_table (void **state)
+{
+    (void)state;
+    static const bas_metric_desc_t rows[] = {
+        {"basalt_jobs_total", BAS_METRIC_COUNTER, "Jobs seen."},
+        {"basalt_queue_depth", BAS_METRIC_GAUGE, "Items waiting."},
+        {NULL},
+        {"basalt_never", BAS_METRIC_GAUGE, "After the end."},
+    };
+    bas_metrics_t *m = bas_metrics_new ();
+    bas_metrics_describe (m, "basalt_queue_depth", BAS_METRIC_GAUGE, "Described first.", NULL, 0);
+    bas_metrics_describe_table (m, rows);
+    bas_metrics_describe_table (m, rows);
+    bas_metrics_add (m, "basalt_jobs_total", NULL, 2);
+    char *text = s_render_valid (m);
+    assert_string_equal (text, "# HELP basalt_queue_depth Described first.\n"
+                               "# TYPE basalt_queue_depth gauge\n"
+                               "# HELP basalt_jobs_total Jobs seen.\n"
+                               "# TYPE basalt_jobs_total counter\n"
+                               "basalt_jobs_total 2\n");
+    free (text);
+    bas_metrics_destroy (&m);
+}
+
 //  Many series: the render buffer grows past its first allocation.
 static void
 test_many_series (void **state)
@@ -304,6 +332,7 @@ main (void)
         cmocka_unit_test (test_gauges),
         cmocka_unit_test (test_histograms),
         cmocka_unit_test (test_empty),
+        cmocka_unit_test (test_describe_table),
         cmocka_unit_test (test_many_series),
         cmocka_unit_test (test_take_series),
     };

@@ -53,6 +53,17 @@ s_add (bas_workq_dispatcher_t *pool, const char *name)
     return id;
 }
 
+//  Bind items for pods p0 .. p<n-1>, queued in that order.
+static void
+s_add_n (bas_workq_dispatcher_t *pool, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char name[8];
+        snprintf (name, sizeof name, "p%d", i);
+        s_add (pool, name);
+    }
+}
+
 //  Next item: which binder (by identity text) and which pod; false if none.
 static bool
 s_next (bas_workq_dispatcher_t *pool, int64_t now, char *binder, const char **pod, uint64_t *id)
@@ -69,6 +80,48 @@ s_next (bas_workq_dispatcher_t *pool, int64_t now, char *binder, const char **po
     *pod = work->bind->name;
     *id = work->work_id;
     return true;
+}
+
+//  The next n items at `now`, each of which must go out: their ids into ids[].
+static void
+s_next_n (bas_workq_dispatcher_t *pool, int64_t now, int n, uint64_t *ids)
+{
+    char binder[16];
+    const char *pod = NULL;
+    for (int i = 0; i < n; i++)
+        assert_true (s_next (pool, now, binder, &pod, &ids[i]));
+}
+
+//  What a dispatcher test starts with, handed to it through *state by
+//  s_setup (which also quiets the log) and destroyed by s_teardown: a
+//  dispatcher with the cache's re-issue margin and binder A's connection
+//  identity, which no binder has announced yet.
+typedef struct {
+    bas_workq_dispatcher_t *pool; // the dispatcher under test
+    zframe_t *a;                  // the identity frame "A"
+} s_fixture_t;
+
+static int
+s_setup (void **state)
+{
+    util_log_quiet (state);
+    s_fixture_t *fx = malloc (sizeof *fx);
+    if (!fx)
+        return -1;
+    fx->pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
+    fx->a = zframe_new ("A", 1);
+    *state = fx;
+    return 0;
+}
+
+static int
+s_teardown (void **state)
+{
+    s_fixture_t *fx = *state;
+    zframe_destroy (&fx->a);
+    bas_workq_dispatcher_destroy (&fx->pool);
+    free (fx);
+    return 0;
 }
 
 static void
@@ -113,16 +166,12 @@ test_credits_respected (void **state)
 static void
 test_lru_order (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *pool = fx->pool;
     zframe_t *ids[3] = {zframe_new ("A", 1), zframe_new ("B", 1), zframe_new ("C", 1)};
     for (int i = 0; i < 3; i++)
         bas_workq_dispatcher_ready (pool, ids[i], 10, NULL, NULL, 0);
-    for (int i = 0; i < 7; i++) {
-        char name[8];
-        snprintf (name, sizeof name, "p%d", i);
-        s_add (pool, name);
-    }
+    s_add_n (pool, 7);
     char binder[16], order[16] = "";
     const char *pod = NULL;
     uint64_t id = 0;
@@ -144,15 +193,14 @@ test_lru_order (void **state)
     assert_string_equal (order, "BCBCB");
     for (int i = 0; i < 3; i++)
         zframe_destroy (&ids[i]);
-    bas_workq_dispatcher_destroy (&pool);
 }
 
 static void
 test_result_returns_credit (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    zframe_t *a = zframe_new ("A", 1);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *pool = fx->pool;
+    zframe_t *a = fx->a;
     bas_workq_dispatcher_ready (pool, a, 1, "binder-a", NULL, 0);
     s_add (pool, "p1");
     s_add (pool, "p2");
@@ -180,17 +228,15 @@ test_result_returns_credit (void **state)
     basalt__v1__work__free_unpacked (done, NULL);
     assert_null (bas_workq_dispatcher_done (pool, a, id));
     assert_null (bas_workq_dispatcher_done (pool, a, 999999));
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&pool);
 }
 
 //  A send that failed puts the work back at the front, with the credit.
 static void
 test_unsend (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    zframe_t *a = zframe_new ("A", 1);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *pool = fx->pool;
+    zframe_t *a = fx->a;
     bas_workq_dispatcher_ready (pool, a, 1, NULL, NULL, 0);
     uint64_t id1 = s_add (pool, "p1");
     s_add (pool, "p2");
@@ -207,17 +253,15 @@ test_unsend (void **state)
     assert_string_equal (pod, "p1");
     bas_workq_dispatcher_unsend (pool, 424242); // unknown: harmless
     assert_int_equal (bas_workq_dispatcher_in_flight (pool), 1);
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&pool);
 }
 
 //  A binder that goes silent is forgotten and its work goes to another.
 static void
 test_silent_binder_work_reissued (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    zframe_t *a = zframe_new ("A", 1);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *pool = fx->pool;
+    zframe_t *a = fx->a;
     zframe_t *b = zframe_new ("B", 1);
     bas_workq_dispatcher_ready (pool, a, 5, "binder-a", NULL, 0);
     s_add (pool, "p1");
@@ -258,8 +302,6 @@ test_silent_binder_work_reissued (void **state)
     assert_int_equal (order[2], '3'); // p3 was queued after p1 and p2 were lost
     assert_int_equal (bas_workq_dispatcher_in_flight (pool), 3);
     zframe_destroy (&b);
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&pool);
 }
 
 //  Work sent to a binder shortly before it is declared lost waits for its
@@ -269,9 +311,9 @@ test_silent_binder_work_reissued (void **state)
 static void
 test_lost_binder_work_waits_for_its_lease (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    zframe_t *a = zframe_new ("A", 1);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *pool = fx->pool;
+    zframe_t *a = fx->a;
     zframe_t *b = zframe_new ("B", 1);
     bas_workq_dispatcher_ready (pool, a, 5, "binder-a", NULL, 0);
     assert_true (bas_workq_dispatcher_seen (pool, a, 1000));
@@ -294,8 +336,6 @@ test_lost_binder_work_waits_for_its_lease (void **state)
     assert_string_equal (binder, "B");
     assert_string_equal (pod, "p1");
     zframe_destroy (&b);
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&pool);
 }
 
 //  Ids go out in increasing order, so that a binder's heartbeat ("the
@@ -305,9 +345,9 @@ test_lost_binder_work_waits_for_its_lease (void **state)
 static void
 test_ids_sent_in_order (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    zframe_t *a = zframe_new ("A", 1);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *pool = fx->pool;
+    zframe_t *a = fx->a;
     zframe_t *b = zframe_new ("B", 1);
     bas_workq_dispatcher_ready (pool, a, 1, "binder-a", NULL, 0);
     s_add (pool, "p1");
@@ -336,8 +376,6 @@ test_ids_sent_in_order (void **state)
         bas_workq_dispatcher_reconcile (pool, b, reissued, held, 1, 9100, BINDER_TIMEOUT), 0);
     assert_int_equal (bas_workq_dispatcher_in_flight (pool), 2);
     zframe_destroy (&b);
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&pool);
 }
 
 //  Work on a binder that is still heard from is never re-issued, however
@@ -346,9 +384,9 @@ test_ids_sent_in_order (void **state)
 static void
 test_slow_work_of_live_binder_kept (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    zframe_t *a = zframe_new ("A", 1);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *pool = fx->pool;
+    zframe_t *a = fx->a;
     bas_workq_dispatcher_ready (pool, a, 5, NULL, NULL, 0);
     uint64_t id1 = s_add (pool, "p1");
     char binder[16];
@@ -369,8 +407,6 @@ test_slow_work_of_live_binder_kept (void **state)
     basalt__v1__work__free_unpacked (done, NULL);
     assert_null (bas_workq_dispatcher_done (pool, a, id1));
     assert_int_equal (bas_workq_dispatcher_in_flight (pool), 0);
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&pool);
 }
 
 //  A status item for pod group `uid` with `phase`.
@@ -400,15 +436,15 @@ s_add_status (bas_workq_dispatcher_t *pool, const char *uid, const char *phase)
 static void
 test_status_coalesced_while_waiting (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *pool = fx->pool;
     uint64_t s1 = s_add_status (pool, "pg1", "Inqueue");
     s_add (pool, "p1");
     uint64_t s2 = s_add_status (pool, "pg2", "Inqueue");
     assert_int_equal (s_add_status (pool, "pg1", "Running"), s1);
     assert_int_equal (bas_workq_dispatcher_queued (pool), 3);
     assert_int_equal (bas_workq_dispatcher_coalesced (pool), 1);
-    zframe_t *a = zframe_new ("A", 1);
+    zframe_t *a = fx->a;
     bas_workq_dispatcher_ready (pool, a, 1, NULL, NULL, 0);
     zframe_t *identity = NULL;
     Basalt__V1__Work *work = NULL;
@@ -425,8 +461,6 @@ test_status_coalesced_while_waiting (void **state)
     bas_workq_dispatcher_unsend (pool, s1);
     assert_int_equal (bas_workq_dispatcher_queued (pool), 3);
     assert_int_equal (bas_workq_dispatcher_coalesced (pool), 2);
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&pool);
 }
 
 //  A binder's heartbeat lists the work it holds and the highest id it got:
@@ -436,20 +470,15 @@ test_status_coalesced_while_waiting (void **state)
 static void
 test_reconcile_with_heartbeat (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    zframe_t *a = zframe_new ("A", 1);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *pool = fx->pool;
+    zframe_t *a = fx->a;
     bas_workq_dispatcher_ready (pool, a, 4, NULL, NULL, 0);
     uint64_t ids[4] = {0};
-    for (int i = 0; i < 4; i++) {
-        char name[8];
-        snprintf (name, sizeof name, "p%d", i);
-        s_add (pool, name);
-    }
+    s_add_n (pool, 4);
     char binder[16];
     const char *pod = NULL;
-    for (int i = 0; i < 4; i++)
-        assert_true (s_next (pool, 0, binder, &pod, &ids[i]));
+    s_next_n (pool, 0, 4, ids);
     //  It got the first three, holds the first two; the fourth is on its way.
     uint64_t held[2] = {ids[0], ids[1]};
     assert_int_equal (
@@ -470,8 +499,6 @@ test_reconcile_with_heartbeat (void **state)
                                                       1000 + BINDER_TIMEOUT + 1, BINDER_TIMEOUT),
                       2); // the fourth, and the re-sent third (not received, sent at 1000)
     assert_int_equal (bas_workq_dispatcher_in_flight (pool), 2);
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&pool);
 }
 
 //  A heartbeat read after the cache's reactor was held (frozen, or one long
@@ -481,17 +508,13 @@ test_reconcile_with_heartbeat (void **state)
 static void
 test_reconcile_after_hold (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    zframe_t *a = zframe_new ("A", 1);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *pool = fx->pool;
+    zframe_t *a = fx->a;
     bas_workq_dispatcher_ready (pool, a, 2, NULL, NULL, 0);
-    s_add (pool, "p0");
-    s_add (pool, "p1");
-    char binder[16];
-    const char *pod = NULL;
+    s_add_n (pool, 2);
     uint64_t ids[2] = {0, 0};
-    assert_true (s_next (pool, 0, binder, &pod, &ids[0]));
-    assert_true (s_next (pool, 0, binder, &pod, &ids[1]));
+    s_next_n (pool, 0, 2, ids);
     //  Held from 0 to 7 s; then a heartbeat sent before either arrived.
     bas_workq_dispatcher_forgive (pool, 7000);
     assert_int_equal (bas_workq_dispatcher_reconcile (pool, a, 0, NULL, 0, 7001, BINDER_TIMEOUT),
@@ -505,8 +528,6 @@ test_reconcile_after_hold (void **state)
     assert_int_equal (bas_workq_dispatcher_reconcile (pool, a, 0, NULL, 0,
                                                       7000 + BINDER_TIMEOUT + 1, BINDER_TIMEOUT),
                       2);
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&pool);
 }
 
 //  A binder whose connection is replaced (its own dropped it after a long
@@ -517,8 +538,8 @@ test_reconcile_after_hold (void **state)
 static void
 test_binder_moves_to_new_connection (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *pool = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *pool = fx->pool;
     zframe_t *old = zframe_new ("OLD", 3);
     zframe_t *now = zframe_new ("NEW", 3);
     zframe_t *other = zframe_new ("OTHER", 5);
@@ -557,7 +578,6 @@ test_binder_moves_to_new_connection (void **state)
     zframe_destroy (&other);
     zframe_destroy (&now);
     zframe_destroy (&old);
-    bas_workq_dispatcher_destroy (&pool);
 }
 
 // ------------------------------------------------------------ dispatcher rows
@@ -567,9 +587,9 @@ test_binder_moves_to_new_connection (void **state)
 static void
 test_binder_timeout_boundary (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *q = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    zframe_t *a = zframe_new ("A", 1);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *q = fx->pool;
+    zframe_t *a = fx->a;
     bas_workq_dispatcher_ready (q, a, 1, "binder-a", NULL, 1000);
     assert_int_equal (bas_workq_dispatcher_expire (q, 1000 + BINDER_TIMEOUT, BINDER_TIMEOUT), 0);
     assert_int_equal (bas_workq_dispatcher_binders (q), 1);
@@ -578,8 +598,6 @@ test_binder_timeout_boundary (void **state)
                       0);
     assert_int_equal (bas_workq_dispatcher_binders (q), 0);
     assert_int_equal (bas_workq_dispatcher_lost (q), 1);
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&q);
 }
 
 //  A WorkResult or a Heartbeat from a connection that never said Ready is
@@ -588,8 +606,8 @@ test_binder_timeout_boundary (void **state)
 static void
 test_unknown_peer (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *q = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *q = fx->pool;
     zframe_t *x = zframe_new ("X", 1);
     Basalt__V1__Work *w = (Basalt__V1__Work *)1; // must be cleared
     assert_int_equal (bas_workq_dispatcher_result (q, x, 1, 0, &w), -1);
@@ -603,7 +621,6 @@ test_unknown_peer (void **state)
     assert_int_equal (echo, 0);
     assert_int_equal (bas_workq_dispatcher_binders (q), 0);
     zframe_destroy (&x);
-    bas_workq_dispatcher_destroy (&q);
 }
 
 //  Results come back in any order; each settles its own item once. A
@@ -612,20 +629,15 @@ test_unknown_peer (void **state)
 static void
 test_duplicate_and_out_of_order_results (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *q = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    zframe_t *a = zframe_new ("A", 1);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *q = fx->pool;
+    zframe_t *a = fx->a;
     bas_workq_dispatcher_ready (q, a, 3, "binder-a", NULL, 0);
     uint64_t ids[3] = {0};
     char binder[16];
     const char *pod = NULL;
-    for (int i = 0; i < 3; i++) {
-        char name[8];
-        snprintf (name, sizeof name, "p%d", i);
-        s_add (q, name);
-    }
-    for (int i = 0; i < 3; i++)
-        assert_true (s_next (q, 0, binder, &pod, &ids[i]));
+    s_add_n (q, 3);
+    s_next_n (q, 0, 3, ids);
     //  The third answers first, then the first.
     Basalt__V1__Work *w = NULL;
     assert_int_equal (bas_workq_dispatcher_result (q, a, ids[2], 10, &w), 0);
@@ -657,8 +669,6 @@ test_duplicate_and_out_of_order_results (void **state)
     basalt__v1__work__free_unpacked (w, NULL);
     assert_int_equal (bas_workq_dispatcher_in_flight (q), 0);
     assert_int_equal (bas_workq_dispatcher_queued (q), 0);
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&q);
 }
 
 //  A Heartbeat carrying a fence is answered with its echo at once, whatever
@@ -666,9 +676,9 @@ test_duplicate_and_out_of_order_results (void **state)
 static void
 test_fence_echoed (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *q = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    zframe_t *a = zframe_new ("A", 1);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *q = fx->pool;
+    zframe_t *a = fx->a;
     bas_workq_dispatcher_ready (q, a, 1, "binder-a", "binder-a/1", 0);
     Basalt__V1__Heartbeat hb = BASALT__V1__HEARTBEAT__INIT;
     uint64_t echo = 99;
@@ -682,8 +692,6 @@ test_fence_echoed (void **state)
     assert_int_equal (
         bas_workq_dispatcher_heartbeat (q, a, &hb, 7, false, 20, BINDER_TIMEOUT, &echo), 0);
     assert_int_equal (echo, 2);
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&q);
 }
 
 //  A restarted cache-svc (a new epoch): a binder's heartbeat about the ids
@@ -692,9 +700,9 @@ test_fence_echoed (void **state)
 static void
 test_heartbeat_of_another_epoch_not_reconciled (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *q = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    zframe_t *a = zframe_new ("A", 1);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *q = fx->pool;
+    zframe_t *a = fx->a;
     bas_workq_dispatcher_ready (q, a, 2, "binder-a", "binder-a/1", 0);
     s_add (q, "p1");
     char binder[16];
@@ -717,8 +725,6 @@ test_heartbeat_of_another_epoch_not_reconciled (void **state)
     assert_int_equal (
         bas_workq_dispatcher_heartbeat (q, a, &hb, 7, false, 10, BINDER_TIMEOUT, &echo), 1);
     assert_int_equal (bas_workq_dispatcher_queued (q), 1);
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&q);
 }
 
 //  A heartbeat read late (the caller's reactor was held until now) forgives
@@ -726,9 +732,9 @@ test_heartbeat_of_another_epoch_not_reconciled (void **state)
 static void
 test_late_heartbeat_forgives (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *q = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
-    zframe_t *a = zframe_new ("A", 1);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *q = fx->pool;
+    zframe_t *a = fx->a;
     bas_workq_dispatcher_ready (q, a, 1, NULL, NULL, 0);
     s_add (q, "p1");
     char binder[16];
@@ -746,8 +752,6 @@ test_late_heartbeat_forgives (void **state)
     assert_int_equal (bas_workq_dispatcher_heartbeat (q, a, &hb, 0, false, t + BINDER_TIMEOUT + 1,
                                                       BINDER_TIMEOUT, &echo),
                       1);
-    zframe_destroy (&a);
-    bas_workq_dispatcher_destroy (&q);
 }
 
 // ------------------------------------------------------------ worker rows
@@ -1001,11 +1005,11 @@ test_worker_error (void **state)
 static void
 test_conversation_frozen_worker (void **state)
 {
-    (void)state;
-    bas_workq_dispatcher_t *q = bas_workq_dispatcher_new (CACHE_WORK_REISSUE_MARGIN_MS);
+    s_fixture_t *fx = *state;
+    bas_workq_dispatcher_t *q = fx->pool;
     bas_workq_worker_t *wa = bas_workq_worker_new ("a", 1, 1, 0);
     bas_workq_worker_t *wb = bas_workq_worker_new ("b", 1, 1, 0);
-    zframe_t *ia = zframe_new ("A", 1), *ib = zframe_new ("B", 1);
+    zframe_t *ia = fx->a, *ib = zframe_new ("B", 1);
     Basalt__V1__Ready ready = BASALT__V1__READY__INIT;
     bas_workq_worker_ready (wa, &ready);
     bas_workq_dispatcher_ready (q, ia, ready.credits, ready.binder_id, ready.instance, 0);
@@ -1075,11 +1079,9 @@ test_conversation_frozen_worker (void **state)
     assert_non_null (done);
     assert_string_equal (done->bind->name, "p1");
     basalt__v1__work__free_unpacked (done, NULL);
-    zframe_destroy (&ia);
     zframe_destroy (&ib);
     bas_workq_worker_destroy (&wa);
     bas_workq_worker_destroy (&wb);
-    bas_workq_dispatcher_destroy (&q);
 }
 
 int
@@ -1087,30 +1089,33 @@ main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup (test_credits_respected, util_log_quiet),
-        cmocka_unit_test_setup (test_lru_order, util_log_quiet),
-        cmocka_unit_test_setup (test_result_returns_credit, util_log_quiet),
-        cmocka_unit_test_setup (test_unsend, util_log_quiet),
-        cmocka_unit_test_setup (test_silent_binder_work_reissued, util_log_quiet),
-        cmocka_unit_test_setup (test_lost_binder_work_waits_for_its_lease, util_log_quiet),
-        cmocka_unit_test_setup (test_ids_sent_in_order, util_log_quiet),
-        cmocka_unit_test_setup (test_slow_work_of_live_binder_kept, util_log_quiet),
-        cmocka_unit_test_setup (test_status_coalesced_while_waiting, util_log_quiet),
-        cmocka_unit_test_setup (test_reconcile_with_heartbeat, util_log_quiet),
-        cmocka_unit_test_setup (test_reconcile_after_hold, util_log_quiet),
-        cmocka_unit_test_setup (test_binder_moves_to_new_connection, util_log_quiet),
-        cmocka_unit_test_setup (test_binder_timeout_boundary, util_log_quiet),
-        cmocka_unit_test_setup (test_unknown_peer, util_log_quiet),
-        cmocka_unit_test_setup (test_duplicate_and_out_of_order_results, util_log_quiet),
-        cmocka_unit_test_setup (test_fence_echoed, util_log_quiet),
-        cmocka_unit_test_setup (test_heartbeat_of_another_epoch_not_reconciled, util_log_quiet),
-        cmocka_unit_test_setup (test_late_heartbeat_forgives, util_log_quiet),
+        cmocka_unit_test_setup_teardown (test_lru_order, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_result_returns_credit, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_unsend, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_silent_binder_work_reissued, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_lost_binder_work_waits_for_its_lease, s_setup,
+                                         s_teardown),
+        cmocka_unit_test_setup_teardown (test_ids_sent_in_order, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_slow_work_of_live_binder_kept, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_status_coalesced_while_waiting, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_reconcile_with_heartbeat, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_reconcile_after_hold, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_binder_moves_to_new_connection, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_binder_timeout_boundary, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_unknown_peer, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_duplicate_and_out_of_order_results, s_setup,
+                                         s_teardown),
+        cmocka_unit_test_setup_teardown (test_fence_echoed, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_heartbeat_of_another_epoch_not_reconciled, s_setup,
+                                         s_teardown),
+        cmocka_unit_test_setup_teardown (test_late_heartbeat_forgives, s_setup, s_teardown),
         cmocka_unit_test_setup (test_worker_ready_and_heartbeat, util_log_quiet),
         cmocka_unit_test_setup (test_worker_lease_on_arrival, util_log_quiet),
         cmocka_unit_test_setup (test_worker_freeze_fence_echo, util_log_quiet),
         cmocka_unit_test_setup (test_worker_stale_echo_keeps_fence, util_log_quiet),
         cmocka_unit_test_setup (test_worker_fence_raised_by_work, util_log_quiet),
         cmocka_unit_test_setup (test_worker_error, util_log_quiet),
-        cmocka_unit_test_setup (test_conversation_frozen_worker, util_log_quiet),
+        cmocka_unit_test_setup_teardown (test_conversation_frozen_worker, s_setup, s_teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
