@@ -9,7 +9,7 @@
 #define SESS_TRIGGER_MS 20               // run soon after new pending work arrives
 #define SESS_TRIGGER_SPACING 2           // ...but leave twice the last session's time free after it
 #define SESS_COMMIT_TIMEOUT_MS 10000     // give up on a commit answer after this
-#define SESS_COMMIT_PART_PLACEMENTS 4096 // placements per Commit message (sess_commit_pack)
+#define SESS_COMMIT_PART_PLACEMENTS 4096 // placements per Commit message (bas_commit_pack)
 #define SESS_CONF_CHECK_MS 1000          // how often the configuration file is checked
 #define SESS_GAUGES_MS                                                                             \
     1000                       // queue gauges and PodGroup counts from the replica (a walk
