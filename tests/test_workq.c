@@ -58,7 +58,7 @@ static void
 s_add_n (bas_workq_dispatcher_t *pool, int n)
 {
     for (int i = 0; i < n; i++) {
-        char name[8];
+        char name[16]; // "p" and any int
         snprintf (name, sizeof name, "p%d", i);
         s_add (pool, name);
     }
