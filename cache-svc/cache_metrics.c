@@ -44,7 +44,7 @@ static const bas_metric_desc_t s_families[] = {
      "1 while this cache-svc leads (always 1 without --leader-elect)"},
     {"basalt_cache_synced", BAS_METRIC_GAUGE, "1 once every informer has listed"},
     {"basalt_cache_objects", BAS_METRIC_GAUGE, "Objects in the model, by kind"},
-    {NULL},
+    {NULL, 0, NULL},
 };
 
 void

@@ -216,7 +216,7 @@ static const bas_metric_desc_t s_message_families[] = {
      "Subscriptions the tap has seen (a stalled subscriber that the ZMTP "
      "heartbeat drops and that reconnects counts again)"},
     {"basalt_tap_subscribers", BAS_METRIC_GAUGE, "Subscriptions on the tap endpoint"},
-    {NULL},
+    {NULL, 0, NULL},
 };
 
 //  The reactor's and the process's families, after the reactor turn histogram.
@@ -226,7 +226,7 @@ static const bas_metric_desc_t s_process_families[] = {
     {"basalt_build_info", BAS_METRIC_GAUGE, "Always 1; the labels say which build runs"},
     {"basalt_process_start_time_seconds", BAS_METRIC_GAUGE,
      "Start time of the process since the Unix epoch"},
-    {NULL},
+    {NULL, 0, NULL},
 };
 
 static void
@@ -697,7 +697,7 @@ static const bas_metric_desc_t s_kube_families[] = {
     {"basalt_api_requests_total", BAS_METRIC_COUNTER,
      "API writes and reads done for this service, by verb and HTTP code "
      "(code 0: the server was not reached)"},
-    {NULL},
+    {NULL, 0, NULL},
 };
 
 bas_kube_t *

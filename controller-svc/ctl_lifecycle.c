@@ -1306,7 +1306,7 @@ static const bas_metric_desc_t s_families[] = {
      "owner scaled up)"},
     {"basalt_controller_invalid_input_total", BAS_METRIC_COUNTER,
      "Bad input seen (Events posted), by reason"},
-    {NULL},
+    {NULL, 0, NULL},
 };
 
 void

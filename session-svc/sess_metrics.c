@@ -42,7 +42,7 @@ static const bas_metric_desc_t s_volcano_families[] = {
      "Number of selected preemption victims in the last session"},
     {"volcano_total_preemption_attempts", BAS_METRIC_COUNTER,
      "Total preemption attempts in the cluster till now"},
-    {NULL},
+    {NULL, 0, NULL},
 };
 
 //  After the queue gauges: the queue weight and Basalt's own session and
@@ -61,7 +61,7 @@ static const bas_metric_desc_t s_basalt_families[] = {
     {"basalt_commit_items_total", BAS_METRIC_COUNTER, "Proposals answered by the cache, by result"},
     {"basalt_replica_seq", BAS_METRIC_GAUGE,
      "Sequence number of the last delta applied to the replica"},
-    {NULL},
+    {NULL, 0, NULL},
 };
 
 void

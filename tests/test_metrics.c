@@ -252,7 +252,7 @@ test_describe_table (void **state)
     static const bas_metric_desc_t rows[] = {
         {"basalt_jobs_total", BAS_METRIC_COUNTER, "Jobs seen."},
         {"basalt_queue_depth", BAS_METRIC_GAUGE, "Items waiting."},
-        {NULL},
+        {NULL, 0, NULL},
         {"basalt_never", BAS_METRIC_GAUGE, "After the end."},
     };
     bas_metrics_t *m = bas_metrics_new ();
