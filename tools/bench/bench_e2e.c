@@ -305,6 +305,21 @@ s_dead_child (s_run_t *run)
     return NULL;
 }
 
+//  True (said on stderr, with the end of its log) when a service or the
+//  simulator has ended; `when` finishes the sentence.
+static bool
+s_child_died (s_run_t *run, const char *when)
+{
+    bench_proc_t *dead = s_dead_child (run);
+    if (!dead)
+        return false;
+    char how[128];
+    bench_proc_describe (dead, how, sizeof how);
+    fprintf (stderr, "basalt-bench-e2e: %s %s %s\n", dead->name, how, when);
+    bench_proc_tail (dead, S_TAIL_BYTES);
+    return true;
+}
+
 static double
 s_timeout (const s_run_t *run, long pending)
 {
@@ -327,14 +342,8 @@ s_wait_bound (s_run_t *run, double t0)
             fprintf (stderr, "basalt-bench-e2e: interrupted\n");
             return -1;
         }
-        bench_proc_t *dead = s_dead_child (run);
-        if (dead) {
-            char how[128];
-            bench_proc_describe (dead, how, sizeof how);
-            fprintf (stderr, "basalt-bench-e2e: %s %s during the run\n", dead->name, how);
-            bench_proc_tail (dead, S_TAIL_BYTES);
+        if (s_child_died (run, "during the run"))
             return -1;
-        }
         double now = bench_now ();
         if (run->synced_s < 0 && now >= next_ready) {
             if (bench_http_get (run->svc[S_CACHE].http_port, "/readyz", 2000, NULL) == 200)
@@ -669,14 +678,8 @@ s_wait_steady (s_run_t *run, double t0)
 {
     double before = -1;
     while (!s_interrupted ()) {
-        bench_proc_t *dead = s_dead_child (run);
-        if (dead) {
-            char how[128];
-            bench_proc_describe (dead, how, sizeof how);
-            fprintf (stderr, "basalt-bench-e2e: %s %s before the arrivals\n", dead->name, how);
-            bench_proc_tail (dead, S_TAIL_BYTES);
+        if (s_child_died (run, "before the arrivals"))
             return -1;
-        }
         if (bench_now () - t0 > S_SIM_LOAD_S) {
             fprintf (stderr, "basalt-bench-e2e: no steady state within %.0f s\n", S_SIM_LOAD_S);
             return -1;
