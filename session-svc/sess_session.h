@@ -5,7 +5,9 @@
     include it; the reactor only sees sess_sched.h.
 
     Design note: the model is built fresh from the replica at every session
-    open into flat arrays (nodes in name order, tasks, jobs, queues); the
+    open into flat arrays (nodes in name order, tasks, jobs, queues) that
+    live in a sess_keep_t and keep their capacity from one session to the
+    next (no session allocates or faults its model in afresh); the
     objects point into the replica (borrowed) and never change it. Plugins
     keep their per-job and per-queue state in their own arrays indexed by
     job->index / queue->index, so the model needs no plugin fields. The
@@ -541,6 +543,8 @@ typedef struct {
 struct _sess_session_t {
     const sess_conf_t *conf; // borrowed
     sess_params_t *params;   // borrowed
+    sess_keep_t *keep;       // where the model's arrays live (params->keep or the session's
+                             // own), borrowed
     bas_store_t *replica;    // borrowed, read only
     sess_node_t *nodes;      // schedulable nodes in name order, owned
     int nnodes;
@@ -556,7 +560,6 @@ struct _sess_session_t {
     sess_queue_t *queues; // queues in name order, owned
     int nqueues;
     zhashx_t *queue_index;       // name -> sess_queue_t* (borrowed values)
-    zhashx_t *node_index;        // name -> sess_node_t* (borrowed values)
     bas_res_t total;             // Σ allocatable of session nodes
     bool has_default_priority;   // a global default PriorityClass exists
     int default_priority;        // its value
@@ -613,6 +616,9 @@ void sess_plugins_close (sess_session_t *ssn);
 
 //  Model helpers.
 sess_queue_t *sess_queue_lookup (sess_session_t *ssn, const char *name);
+//  The session's node of that name, or NULL (a binary search: nodes are in
+//  name order).
+sess_node_t *sess_node_lookup (sess_session_t *ssn, const char *name);
 //  Change a task's status, keeping the job's counters and allocation right.
 void sess_task_set_status (sess_task_t *task, int status);
 //  Put a task on / take it off a node's accounting (uses task->status to
