@@ -103,6 +103,8 @@ sess_res_unknown_scalar (const bas_res_t *req, const bas_res_t *total)
 static void
 s_scalar_union (bas_res_t *r, const bas_res_t *o, int64_t (*op) (int64_t, int64_t))
 {
+    if (r->nscalars == 0 && o->nscalars == 0)
+        return; // no name in either: nothing to do, and no 600-byte copy
     bas_res_t out = *r;
     out.nscalars = 0;
     for (int i = 0; i < r->nscalars; i++)
@@ -587,6 +589,8 @@ struct _sess_keep_t {
     s_buf_t job_mins;       // bas_res_t: ssn->job_mins
     s_buf_t uids;           // char: the jobs' "ns/name", one after the other
     s_buf_t tasks;          // sess_task_t: ssn->tasks
+    s_buf_t sorted_pods;    // s_keyed_pod_t: the pods in uid order
+    s_buf_t sorted_groups;  // s_group_t: the jobs' PodGroups in job order
     s_buf_t job_tasks;      // sess_task_t *: every job's tasks, one job after the other
     s_buf_t reqs;           // bas_res_t: ssn->reqs
     s_buf_t scratch_nodes;  // ssn->scratch_nodes
@@ -612,11 +616,11 @@ sess_keep_destroy (sess_keep_t **self_p)
     free (self->node_objs.items);
     free (self->group_objs.items);
     free (self->pod_objs.items);
-    s_buf_t *bufs[] = {&self->queues,      &self->nodes,         &self->map,
-                       &self->labels,      &self->jobs,          &self->job_mins,
-                       &self->uids,        &self->tasks,         &self->job_tasks,
-                       &self->reqs,        &self->scratch_nodes, &self->scratch_scores,
-                       &self->scratch_fits};
+    s_buf_t *bufs[] = {&self->queues,        &self->nodes,          &self->map,
+                       &self->labels,        &self->jobs,           &self->job_mins,
+                       &self->uids,          &self->tasks,          &self->job_tasks,
+                       &self->reqs,          &self->sorted_pods,    &self->sorted_groups,
+                       &self->scratch_nodes, &self->scratch_scores, &self->scratch_fits};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free (bufs[i]->at);
     free (self->node_names.slots);
@@ -855,21 +859,50 @@ s_open_nodes (sess_session_t *ssn, sess_node_t **all_p, int *nall_p)
 
 // ------------------------------------------------------------ open: jobs and tasks
 
+//  A PodGroup that makes a job, with what orders the jobs: sorted as
+//  these small records, not as the 1.4 KB jobs they become.
+typedef struct {
+    int64_t creation_ms;            // PodGroup creation time
+    const char *uid;                // "ns/name" (in the keep's uids block)
+    const Basalt__V1__PodGroup *pg; // borrowed from the replica
+    sess_queue_t *queue;            // its queue
+} s_group_t;
+
 static int
-s_job_cmp (const void *a, const void *b)
+s_group_cmp (const void *a, const void *b)
 {
-    const sess_job_t *l = a, *r = b;
+    const s_group_t *l = a, *r = b;
     if (l->creation_ms != r->creation_ms)
         return l->creation_ms < r->creation_ms ? -1 : 1;
     return strcmp (l->uid, r->uid);
 }
 
+//  A pod with the first eight bytes of its uid as a number: compared as
+//  numbers they order as strcmp orders the strings' first eight bytes
+//  (bytes after the end are zero, below every character), so the sort
+//  seldom reads the strings (random uids differ in their first bytes).
+typedef struct {
+    uint64_t key;               // the uid's first eight bytes, big-endian
+    const Basalt__V1__Pod *pod; // borrowed from the replica
+} s_keyed_pod_t;
+
+static uint64_t
+s_prefix_key (const char *s)
+{
+    uint64_t key = 0;
+    int i = 0;
+    for (; i < 8 && s[i]; i++)
+        key = key << 8 | (unsigned char)s[i];
+    return key << (8 * (8 - i));
+}
+
 static int
 s_pod_cmp (const void *a, const void *b)
 {
-    const Basalt__V1__Pod *l = *(const Basalt__V1__Pod *const *)a;
-    const Basalt__V1__Pod *r = *(const Basalt__V1__Pod *const *)b;
-    return strcmp (s_str (l->uid), s_str (r->uid));
+    const s_keyed_pod_t *l = a, *r = b;
+    if (l->key != r->key)
+        return l->key < r->key ? -1 : 1;
+    return strcmp (s_str (l->pod->uid), s_str (r->pod->uid));
 }
 
 static int
@@ -1011,7 +1044,7 @@ s_open_jobs (sess_session_t *ssn)
             uids_len += strlen (s_str (pg->namespace_)) + strlen (pg->name) + 2;
     }
     char *uids = s_buf_room (&keep->uids, uids_len, 1, false);
-    int nmins = 0;
+    s_group_t *groups = s_buf_room (&keep->sorted_groups, v.n, sizeof *groups, false);
     int n = 0;
     for (size_t i = 0; i < v.n; i++) {
         const Basalt__V1__PodGroup *pg = v.items[i];
@@ -1024,10 +1057,24 @@ s_open_jobs (sess_session_t *ssn)
                        s_str (pg->namespace_), pg->name, qname);
             continue;
         }
-        sess_job_t *job = &ssn->jobs[n++];
-        job->pg = pg;
-        job->uid = uids;
+        s_group_t *g = &groups[n++];
+        g->creation_ms = pg->creation_time_ms;
+        g->uid = uids;
         uids += sprintf (uids, "%s/%s", s_str (pg->namespace_), pg->name) + 1;
+        g->pg = pg;
+        g->queue = queue;
+    }
+    //  Jobs in (creation, uid) order. glibc's qsort is a merge sort (stable)
+    //  when it has the memory, as it had for the jobs themselves.
+    if (n)
+        qsort (groups, (size_t)n, sizeof *groups, s_group_cmp);
+    int nmins = 0;
+    for (int i = 0; i < n; i++) {
+        const Basalt__V1__PodGroup *pg = groups[i].pg;
+        sess_job_t *job = &ssn->jobs[i];
+        job->pg = pg;
+        job->uid = (char *)groups[i].uid;
+        sess_queue_t *queue = groups[i].queue;
         job->queue = queue;
         queue->njobs++;
         bool found;
@@ -1062,8 +1109,6 @@ s_open_jobs (sess_session_t *ssn)
         }
     }
     ssn->njobs = n;
-    if (n)
-        qsort (ssn->jobs, (size_t)n, sizeof *ssn->jobs, s_job_cmp);
     s_index_t *by_name = &keep->job_names;
     s_index_reset (by_name, (size_t)n);
     for (int i = 0; i < n; i++) {
@@ -1077,8 +1122,13 @@ s_open_jobs (sess_session_t *ssn)
     pods.n = 0;
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_collect, &pods);
     keep->pod_objs = pods;
+    s_keyed_pod_t *sorted = s_buf_room (&keep->sorted_pods, pods.n, sizeof *sorted, false);
+    for (size_t i = 0; i < pods.n; i++) {
+        sorted[i].pod = pods.items[i];
+        sorted[i].key = s_prefix_key (s_str (sorted[i].pod->uid));
+    }
     if (pods.n)
-        qsort (pods.items, pods.n, sizeof *pods.items, s_pod_cmp);
+        qsort (sorted, pods.n, sizeof *sorted, s_pod_cmp);
     ssn->tasks = s_buf_room (&keep->tasks, pods.n, sizeof *ssn->tasks, true);
     //  A request is 608 bytes (eight scalar slots, names inline): a task
     //  shares the one of the task before it when they are equal (a job's
@@ -1087,7 +1137,7 @@ s_open_jobs (sess_session_t *ssn)
     ssn->reqs = s_buf_room (&keep->reqs, pods.n, sizeof *ssn->reqs, false);
     int nt = 0, nreqs = 0;
     for (size_t i = 0; i < pods.n; i++) {
-        const Basalt__V1__Pod *pod = pods.items[i];
+        const Basalt__V1__Pod *pod = sorted[i].pod;
         sess_job_t *job = NULL;
         if (pod->group && pod->group[0])
             job = s_index_lookup2 (by_name, s_str (pod->namespace_), pod->group);
@@ -1272,8 +1322,6 @@ sess_model_close (sess_session_t *ssn)
         free (job->enqueue_message);
         free (job->failed_roles);
         free ((char *)job->new_cond.message);
-        free ((char *)job->new_cond.transition_id);
-        free ((char *)job->new_cond.last_transition_time);
     }
     ssn->jobs = NULL;
     ssn->queues = NULL;

@@ -125,7 +125,9 @@ struct _sess_task_t {
 //  Volcano's own scheduling gate (SchedulingGatesQueueAdmission).
 #define SESS_VOLCANO_QUEUE_GATE "scheduling.volcano.sh/queue-allocation-gate"
 
-//  A PodGroup condition in the session (the old ones borrowed, new ones owned).
+//  A PodGroup condition in the session: the type, status and reason are
+//  static, the message owned; the transition id and time are the
+//  session's (borrowed from its params and ssn->cond_time).
 typedef struct {
     const char *type;   // Unschedulable, Scheduled
     const char *status; // True, False
@@ -143,7 +145,7 @@ typedef struct {
 
 struct _sess_job_t {
     const Basalt__V1__PodGroup *pg; // borrowed from the replica
-    char *uid;                      // Volcano JobID "ns/name", owned
+    char *uid;                      // Volcano JobID "ns/name" (in the session's keep)
     int index;                      // position in ssn->jobs
     sess_queue_t *queue;            // its queue
     int priority;                   // from the PodGroup's priority class
@@ -166,7 +168,7 @@ struct _sess_job_t {
     char *invalid;             // JobValid / enqueue failure message, owned
     const char **failed_roles; // roles that failed predicates (fit-error cache)
     int nfailed_roles;
-    sess_cond_t new_cond; // condition set in this session (strings owned)
+    sess_cond_t new_cond; // condition set in this session (message owned)
     bool has_new_cond;
     bool unschedulable;            // gang wrote Unschedulable this session
     bool enqueue_refused;          // the enqueue action's plugins refused it (queue quota)
@@ -589,6 +591,7 @@ struct _sess_session_t {
                         // filters: the gang plugin lets every candidate through, as the
                         // action keeps each victim gang whole or above its minMember itself
     struct _sess_topo_t *topo; // the HyperNodes (sess_topology.c), NULL when there are none
+    char cond_time[32];        // the session's condition timestamp ("" until first used)
     const int *domain;         // when set, predicate scans see only these node indices
     int ndomain;               // (a HyperNode's nodes), borrowed
 };
