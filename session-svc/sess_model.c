@@ -103,6 +103,8 @@ sess_res_unknown_scalar (const bas_res_t *req, const bas_res_t *total)
 static void
 s_scalar_union (bas_res_t *r, const bas_res_t *o, int64_t (*op) (int64_t, int64_t))
 {
+    if (r->nscalars == 0 && o->nscalars == 0)
+        return; // no name in either: nothing to do, and no 600-byte copy
     bas_res_t out = *r;
     out.nscalars = 0;
     for (int i = 0; i < r->nscalars; i++)
@@ -423,6 +425,24 @@ sess_node_remove_task (sess_node_t *node, const sess_task_t *task)
     node->version++;
 }
 
+sess_node_t *
+sess_node_lookup (sess_session_t *ssn, const char *name)
+{
+    //  The session's nodes are in name order: no index to build.
+    int lo = 0, hi = ssn->nnodes - 1;
+    while (name && lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        int c = strcmp (ssn->nodes[mid].name, name);
+        if (c == 0)
+            return &ssn->nodes[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
 sess_queue_t *
 sess_queue_lookup (sess_session_t *ssn, const char *name)
 {
@@ -446,6 +466,167 @@ s_vec_push (s_vec_t *v, const void *item)
         v->items = bas_realloc (v->items, v->cap * sizeof *v->items);
     }
     v->items[v->n++] = item;
+}
+
+//  A block of memory kept from one session to the next.
+typedef struct {
+    void *at;   // owned
+    size_t cap; // bytes
+} s_buf_t;
+
+//  Room for n items of `size` bytes in b (at least one), kept from the
+//  last session when it is big enough, else grown with some headroom (a
+//  cluster that grows by a pod does not reallocate every session). With
+//  `zero` the n items are zeroed, as a fresh calloc would give them;
+//  without, only a new block is (lazily, by the system: untouched slots
+//  cost no memory).
+static void *
+s_buf_room (s_buf_t *b, size_t n, size_t size, bool zero)
+{
+    size_t need = (n ? n : 1) * size;
+    if (need > b->cap) {
+        free (b->at);
+        b->cap = need + need / 4;
+        b->at = bas_alloc (b->cap);
+    } else if (zero)
+        memset (b->at, 0, need);
+    return b->at;
+}
+
+//  A string index that allocates nothing per entry: open addressing over
+//  keys borrowed for the session, rebuilt into the same slots each time.
+//  The first insert of a key wins, as zhashx_insert's does.
+typedef struct {
+    const char *key; // borrowed; NULL: a free slot
+    void *value;     // borrowed
+    uint64_t hash;   // of key
+} s_slot_t;
+
+typedef struct {
+    s_slot_t *slots; // owned, mask + 1 entries
+    size_t mask;     // a power of two less one
+} s_index_t;
+
+//  FNV-1a over a string, continued from h.
+static uint64_t
+s_hash_more (uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+#define S_HASH_SEED 14695981039346656037ULL
+
+//  Empty the index, with room for n keys at most half full.
+static void
+s_index_reset (s_index_t *ix, size_t n)
+{
+    size_t want = 16;
+    while (want < 2 * n)
+        want *= 2;
+    if (!ix->slots || want > ix->mask + 1) {
+        free (ix->slots);
+        ix->slots = bas_alloc (want * sizeof *ix->slots);
+        ix->mask = want - 1;
+    } else
+        memset (ix->slots, 0, (ix->mask + 1) * sizeof *ix->slots);
+}
+
+static void
+s_index_insert (s_index_t *ix, const char *key, uint64_t hash, void *value)
+{
+    for (size_t i = hash & ix->mask;; i = (i + 1) & ix->mask) {
+        s_slot_t *slot = &ix->slots[i];
+        if (!slot->key) {
+            slot->key = key;
+            slot->value = value;
+            slot->hash = hash;
+            return;
+        }
+        if (slot->hash == hash && strcmp (slot->key, key) == 0)
+            return;
+    }
+}
+
+static void *
+s_index_lookup (const s_index_t *ix, const char *key)
+{
+    uint64_t hash = s_hash_more (S_HASH_SEED, key);
+    for (size_t i = hash & ix->mask;; i = (i + 1) & ix->mask) {
+        const s_slot_t *slot = &ix->slots[i];
+        if (!slot->key)
+            return NULL;
+        if (slot->hash == hash && strcmp (slot->key, key) == 0)
+            return slot->value;
+    }
+}
+
+//  The value of "<ns>/<name>" without writing the key out.
+static void *
+s_index_lookup2 (const s_index_t *ix, const char *ns, const char *name)
+{
+    uint64_t hash = s_hash_more (s_hash_more (S_HASH_SEED, ns), "/");
+    hash = s_hash_more (hash, name);
+    size_t lns = strlen (ns);
+    for (size_t i = hash & ix->mask;; i = (i + 1) & ix->mask) {
+        const s_slot_t *slot = &ix->slots[i];
+        if (!slot->key)
+            return NULL;
+        if (slot->hash == hash && strncmp (slot->key, ns, lns) == 0 && slot->key[lns] == '/' &&
+            strcmp (slot->key + lns + 1, name) == 0)
+            return slot->value;
+    }
+}
+
+struct _sess_keep_t {
+    s_vec_t queue_objs, node_objs, group_objs, pod_objs; // replica objects, per session
+    s_buf_t queues;                                      // sess_queue_t: ssn->queues
+    s_buf_t nodes;          // sess_node_t: every node, then the session's (ssn->nodes)
+    s_buf_t map;            // int per node: its index among the session's, or -1
+    s_buf_t labels;         // const KeyValue *: every node's labels, sorted per node
+    s_buf_t jobs;           // sess_job_t: ssn->jobs
+    s_buf_t job_mins;       // bas_res_t: ssn->job_mins
+    s_buf_t uids;           // char: the jobs' "ns/name", one after the other
+    s_buf_t tasks;          // sess_task_t: ssn->tasks
+    s_buf_t sorted_pods;    // s_keyed_pod_t: the pods in uid order
+    s_buf_t sorted_groups;  // s_group_t: the jobs' PodGroups in job order
+    s_buf_t job_tasks;      // sess_task_t *: every job's tasks, one job after the other
+    s_buf_t reqs;           // bas_res_t: ssn->reqs
+    s_buf_t scratch_nodes;  // ssn->scratch_nodes
+    s_buf_t scratch_scores; // ssn->scratch_scores
+    s_buf_t scratch_fits;   // ssn->scratch_fits_idle
+    s_index_t node_names;   // node name -> sess_node_t * (every node, before the sync check)
+    s_index_t job_names;    // "ns/name" -> sess_job_t *
+};
+
+sess_keep_t *
+sess_keep_new (void)
+{
+    return bas_alloc (sizeof (sess_keep_t));
+}
+
+void
+sess_keep_destroy (sess_keep_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sess_keep_t *self = *self_p;
+    free (self->queue_objs.items);
+    free (self->node_objs.items);
+    free (self->group_objs.items);
+    free (self->pod_objs.items);
+    s_buf_t *bufs[] = {&self->queues,        &self->nodes,          &self->map,
+                       &self->labels,        &self->jobs,           &self->job_mins,
+                       &self->uids,          &self->tasks,          &self->job_tasks,
+                       &self->reqs,          &self->sorted_pods,    &self->sorted_groups,
+                       &self->scratch_nodes, &self->scratch_scores, &self->scratch_fits};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        free (bufs[i]->at);
+    free (self->node_names.slots);
+    free (self->job_names.slots);
+    free (self);
+    *self_p = NULL;
 }
 
 static void
@@ -498,8 +679,10 @@ s_res_or_zero (bas_res_t *r, const Basalt__V1__Resources *p, bool *has, const ch
 static int
 s_open_queues (sess_session_t *ssn)
 {
-    s_vec_t v = {0};
+    s_vec_t v = ssn->keep->queue_objs;
+    v.n = 0;
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, s_collect, &v);
+    ssn->keep->queue_objs = v;
     bool have_root = false;
     for (size_t i = 0; i < v.n; i++) {
         const Basalt__V1__Queue *q = v.items[i];
@@ -507,7 +690,7 @@ s_open_queues (sess_session_t *ssn)
             have_root = true;
     }
     int n = (int)v.n + !have_root;
-    ssn->queues = bas_alloc (sizeof *ssn->queues * (size_t)n);
+    ssn->queues = s_buf_room (&ssn->keep->queues, (size_t)n, sizeof *ssn->queues, true);
     int k = 0;
     for (size_t i = 0; i < v.n; i++) {
         const Basalt__V1__Queue *q = v.items[i];
@@ -531,7 +714,6 @@ s_open_queues (sess_session_t *ssn)
         sq->weight = 1;
         sq->open = true;
     }
-    free (v.items);
     ssn->nqueues = k;
     qsort (ssn->queues, (size_t)k, sizeof *ssn->queues, s_queue_cmp);
     ssn->queue_index = zhashx_new ();
@@ -594,12 +776,32 @@ s_node_cmp (const void *a, const void *b)
     return strcmp (((const sess_node_t *)a)->name, ((const sess_node_t *)b)->name);
 }
 
+//  True when the labels are in key order already (the cache keeps them so).
+static bool
+s_labels_sorted (const Basalt__V1__KeyValue *const *labels, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (strcmp (s_str (labels[i - 1]->key), s_str (labels[i]->key)) > 0)
+            return false;
+    return true;
+}
+
 static int
 s_open_nodes (sess_session_t *ssn, sess_node_t **all_p, int *nall_p)
 {
-    s_vec_t v = {0};
+    sess_keep_t *keep = ssn->keep;
+    s_vec_t v = keep->node_objs;
+    v.n = 0;
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, s_collect, &v);
-    sess_node_t *all = bas_alloc (sizeof *all * (v.n ? v.n : 1));
+    keep->node_objs = v;
+    sess_node_t *all = s_buf_room (&keep->nodes, v.n, sizeof *all, true);
+    //  Every node's labels in one block (a session used to allocate an
+    //  array per node).
+    size_t nlabels = 0;
+    for (size_t i = 0; i < v.n; i++)
+        nlabels += ((const Basalt__V1__Node *)v.items[i])->n_labels;
+    const Basalt__V1__KeyValue **labels =
+        s_buf_room (&keep->labels, nlabels, sizeof *labels, false);
     int n = 0;
     for (size_t i = 0; i < v.n; i++) {
         const Basalt__V1__Node *node = v.items[i];
@@ -640,13 +842,14 @@ s_open_nodes (sess_session_t *ssn, sess_node_t **all_p, int *nall_p)
         }
         sn->nlabels = node->n_labels;
         if (sn->nlabels) {
-            sn->labels = bas_malloc (sn->nlabels * sizeof *sn->labels);
+            sn->labels = labels;
+            labels += sn->nlabels;
             for (size_t l = 0; l < sn->nlabels; l++)
                 sn->labels[l] = node->labels[l];
-            qsort (sn->labels, sn->nlabels, sizeof *sn->labels, s_kv_cmp);
+            if (!s_labels_sorted (sn->labels, sn->nlabels))
+                qsort (sn->labels, sn->nlabels, sizeof *sn->labels, s_kv_cmp);
         }
     }
-    free (v.items);
     if (n)
         qsort (all, (size_t)n, sizeof *all, s_node_cmp);
     *all_p = all;
@@ -656,21 +859,50 @@ s_open_nodes (sess_session_t *ssn, sess_node_t **all_p, int *nall_p)
 
 // ------------------------------------------------------------ open: jobs and tasks
 
+//  A PodGroup that makes a job, with what orders the jobs: sorted as
+//  these small records, not as the 1.4 KB jobs they become.
+typedef struct {
+    int64_t creation_ms;            // PodGroup creation time
+    const char *uid;                // "ns/name" (in the keep's uids block)
+    const Basalt__V1__PodGroup *pg; // borrowed from the replica
+    sess_queue_t *queue;            // its queue
+} s_group_t;
+
 static int
-s_job_cmp (const void *a, const void *b)
+s_group_cmp (const void *a, const void *b)
 {
-    const sess_job_t *l = a, *r = b;
+    const s_group_t *l = a, *r = b;
     if (l->creation_ms != r->creation_ms)
         return l->creation_ms < r->creation_ms ? -1 : 1;
     return strcmp (l->uid, r->uid);
 }
 
+//  A pod with the first eight bytes of its uid as a number: compared as
+//  numbers they order as strcmp orders the strings' first eight bytes
+//  (bytes after the end are zero, below every character), so the sort
+//  seldom reads the strings (random uids differ in their first bytes).
+typedef struct {
+    uint64_t key;               // the uid's first eight bytes, big-endian
+    const Basalt__V1__Pod *pod; // borrowed from the replica
+} s_keyed_pod_t;
+
+static uint64_t
+s_prefix_key (const char *s)
+{
+    uint64_t key = 0;
+    int i = 0;
+    for (; i < 8 && s[i]; i++)
+        key = key << 8 | (unsigned char)s[i];
+    return key << (8 * (8 - i));
+}
+
 static int
 s_pod_cmp (const void *a, const void *b)
 {
-    const Basalt__V1__Pod *l = *(const Basalt__V1__Pod *const *)a;
-    const Basalt__V1__Pod *r = *(const Basalt__V1__Pod *const *)b;
-    return strcmp (s_str (l->uid), s_str (r->uid));
+    const s_keyed_pod_t *l = a, *r = b;
+    if (l->key != r->key)
+        return l->key < r->key ? -1 : 1;
+    return strcmp (s_str (l->pod->uid), s_str (r->pod->uid));
 }
 
 static int
@@ -795,12 +1027,24 @@ s_open_jobs (sess_session_t *ssn)
 {
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS,
                        s_find_default_priority, ssn);
-    s_vec_t v = {0};
+    sess_keep_t *keep = ssn->keep;
+    s_vec_t v = keep->group_objs;
+    v.n = 0;
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, s_collect, &v);
-    ssn->jobs = bas_alloc (sizeof *ssn->jobs * (v.n ? v.n : 1));
-    ssn->job_mins = bas_alloc (sizeof *ssn->job_mins * (v.n ? v.n : 1));
+    keep->group_objs = v;
+    ssn->jobs = s_buf_room (&keep->jobs, v.n, sizeof *ssn->jobs, true);
+    //  Each slot is zeroed when taken (s_res_or_zero).
+    ssn->job_mins = s_buf_room (&keep->job_mins, v.n, sizeof *ssn->job_mins, false);
     bas_res_zero (&ssn->zero);
-    int nmins = 0;
+    //  The jobs' "ns/name" in one block (a session used to allocate each).
+    size_t uids_len = 0;
+    for (size_t i = 0; i < v.n; i++) {
+        const Basalt__V1__PodGroup *pg = v.items[i];
+        if (pg->name && pg->name[0])
+            uids_len += strlen (s_str (pg->namespace_)) + strlen (pg->name) + 2;
+    }
+    char *uids = s_buf_room (&keep->uids, uids_len, 1, false);
+    s_group_t *groups = s_buf_room (&keep->sorted_groups, v.n, sizeof *groups, false);
     int n = 0;
     for (size_t i = 0; i < v.n; i++) {
         const Basalt__V1__PodGroup *pg = v.items[i];
@@ -813,9 +1057,24 @@ s_open_jobs (sess_session_t *ssn)
                        s_str (pg->namespace_), pg->name, qname);
             continue;
         }
-        sess_job_t *job = &ssn->jobs[n++];
+        s_group_t *g = &groups[n++];
+        g->creation_ms = pg->creation_time_ms;
+        g->uid = uids;
+        uids += sprintf (uids, "%s/%s", s_str (pg->namespace_), pg->name) + 1;
+        g->pg = pg;
+        g->queue = queue;
+    }
+    //  Jobs in (creation, uid) order. glibc's qsort is a merge sort (stable)
+    //  when it has the memory, as it had for the jobs themselves.
+    if (n)
+        qsort (groups, (size_t)n, sizeof *groups, s_group_cmp);
+    int nmins = 0;
+    for (int i = 0; i < n; i++) {
+        const Basalt__V1__PodGroup *pg = groups[i].pg;
+        sess_job_t *job = &ssn->jobs[i];
         job->pg = pg;
-        job->uid = zsys_sprintf ("%s/%s", s_str (pg->namespace_), pg->name);
+        job->uid = (char *)groups[i].uid;
+        sess_queue_t *queue = groups[i].queue;
         job->queue = queue;
         queue->njobs++;
         bool found;
@@ -849,36 +1108,39 @@ s_open_jobs (sess_session_t *ssn)
             }
         }
     }
-    free (v.items);
     ssn->njobs = n;
-    if (n)
-        qsort (ssn->jobs, (size_t)n, sizeof *ssn->jobs, s_job_cmp);
-    zhashx_t *by_name = zhashx_new ();
+    s_index_t *by_name = &keep->job_names;
+    s_index_reset (by_name, (size_t)n);
     for (int i = 0; i < n; i++) {
         ssn->jobs[i].index = i;
-        zhashx_insert (by_name, ssn->jobs[i].uid, &ssn->jobs[i]);
+        s_index_insert (by_name, ssn->jobs[i].uid, s_hash_more (S_HASH_SEED, ssn->jobs[i].uid),
+                        &ssn->jobs[i]);
     }
 
     //  Pods: tasks of jobs, and pods of no job that use a node.
-    s_vec_t pods = {0};
+    s_vec_t pods = keep->pod_objs;
+    pods.n = 0;
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_collect, &pods);
+    keep->pod_objs = pods;
+    s_keyed_pod_t *sorted = s_buf_room (&keep->sorted_pods, pods.n, sizeof *sorted, false);
+    for (size_t i = 0; i < pods.n; i++) {
+        sorted[i].pod = pods.items[i];
+        sorted[i].key = s_prefix_key (s_str (sorted[i].pod->uid));
+    }
     if (pods.n)
-        qsort (pods.items, pods.n, sizeof *pods.items, s_pod_cmp);
-    ssn->tasks = bas_alloc (sizeof *ssn->tasks * (pods.n ? pods.n : 1));
+        qsort (sorted, pods.n, sizeof *sorted, s_pod_cmp);
+    ssn->tasks = s_buf_room (&keep->tasks, pods.n, sizeof *ssn->tasks, true);
     //  A request is 608 bytes (eight scalar slots, names inline): a task
     //  shares the one of the task before it when they are equal (a job's
     //  pods sort together and mostly ask for the same), else takes the next
     //  slot. At 150,000 pods a copy per task was 91 MB of each session.
-    ssn->reqs = bas_alloc (sizeof *ssn->reqs * (pods.n ? pods.n : 1));
+    ssn->reqs = s_buf_room (&keep->reqs, pods.n, sizeof *ssn->reqs, false);
     int nt = 0, nreqs = 0;
-    char key[512];
     for (size_t i = 0; i < pods.n; i++) {
-        const Basalt__V1__Pod *pod = pods.items[i];
+        const Basalt__V1__Pod *pod = sorted[i].pod;
         sess_job_t *job = NULL;
-        if (pod->group && pod->group[0]) {
-            snprintf (key, sizeof key, "%s/%s", s_str (pod->namespace_), pod->group);
-            job = zhashx_lookup (by_name, key);
-        }
+        if (pod->group && pod->group[0])
+            job = s_index_lookup2 (by_name, s_str (pod->namespace_), pod->group);
         int status = s_task_status (pod);
         const char *node_name = pod->node_name && pod->node_name[0] ? pod->node_name
                                 : status == SESS_TASK_BINDING       ? pod->assumed_node
@@ -924,14 +1186,15 @@ s_open_jobs (sess_session_t *ssn)
         if (job)
             job->ntasks++;
     }
-    free (pods.items);
     ssn->ntasks = nt;
-    zhashx_destroy (&by_name);
 
+    //  Every job's tasks in one block, a job after the other.
+    sess_task_t **job_tasks = s_buf_room (&keep->job_tasks, (size_t)nt, sizeof *job_tasks, false);
     for (int j = 0; j < n; j++) {
         sess_job_t *job = &ssn->jobs[j];
         if (job->ntasks) {
-            job->tasks = bas_alloc (sizeof *job->tasks * (size_t)job->ntasks);
+            job->tasks = job_tasks;
+            job_tasks += job->ntasks;
         }
         job->ntasks = 0;
     }
@@ -967,31 +1230,29 @@ sess_model_open (sess_session_t *ssn)
     int nall = 0;
     if (s_open_nodes (ssn, &all, &nall) != 0)
         return -1;
-    zhashx_t *all_index = zhashx_new ();
+    s_index_t *all_index = &ssn->keep->node_names;
+    s_index_reset (all_index, (size_t)nall);
     for (int i = 0; i < nall; i++)
-        zhashx_insert (all_index, all[i].name, &all[i]);
-    if (s_open_jobs (ssn) != 0) {
-        zhashx_destroy (&all_index);
-        free (all);
+        s_index_insert (all_index, all[i].name, s_hash_more (S_HASH_SEED, all[i].name), &all[i]);
+    if (s_open_jobs (ssn) != 0)
         return -1;
-    }
     //  Charge every task on a node (terminated ones use nothing).
     for (int t = 0; t < ssn->ntasks; t++) {
         sess_task_t *task = &ssn->tasks[t];
         if (!task->node_name || (task->status & SESS_COMPLETED_CLASS))
             continue;
-        sess_node_t *node = zhashx_lookup (all_index, task->node_name);
+        sess_node_t *node = s_index_lookup (all_index, task->node_name);
         if (node) {
             sess_node_add_task (node, task);
             task->node = node;
         }
     }
-    zhashx_destroy (&all_index);
 
     //  Keep nodes whose accounting is whole; the others are out of sync
-    //  for this session (DESIGN problem 4).
-    ssn->nodes = bas_alloc (sizeof *ssn->nodes * (nall ? (size_t)nall : 1));
-    int *map = bas_alloc (sizeof *map * (nall ? (size_t)nall : 1));
+    //  for this session (DESIGN problem 4). They move down in place: the
+    //  session's nodes are the first n of the same block.
+    ssn->nodes = all;
+    int *map = s_buf_room (&ssn->keep->map, (size_t)nall, sizeof *map, false);
     int n = 0;
     for (int i = 0; i < nall; i++) {
         sess_node_t *node = &all[i];
@@ -1007,12 +1268,12 @@ sess_model_open (sess_session_t *ssn)
                        "node=%s reason=negative_idle dimension=%s allocatable=\"%s\" used=\"%s\"",
                        node->name, dim ? dim : "?", a, u);
             ssn->params->nodes_out_of_sync++;
-            free (node->labels);
             map[i] = -1;
             continue;
         }
         map[i] = n;
-        ssn->nodes[n] = *node;
+        if (n != i)
+            ssn->nodes[n] = *node;
         ssn->nodes[n].index = n;
         bas_res_add (&ssn->total, &node->allocatable);
         if (node->max_pods <= 0)
@@ -1027,14 +1288,13 @@ sess_model_open (sess_session_t *ssn)
             task->node = k >= 0 ? &ssn->nodes[k] : NULL;
         }
     }
-    free (map);
-    free (all);
-    ssn->node_index = zhashx_new ();
-    for (int i = 0; i < n; i++)
-        zhashx_insert (ssn->node_index, ssn->nodes[i].name, &ssn->nodes[i]);
-    ssn->scratch_nodes = bas_alloc (sizeof *ssn->scratch_nodes * (n ? (size_t)n : 1));
-    ssn->scratch_scores = bas_alloc (sizeof *ssn->scratch_scores * (n ? (size_t)n : 1));
-    ssn->scratch_fits_idle = bas_alloc (sizeof *ssn->scratch_fits_idle * (n ? (size_t)n : 1));
+    sess_keep_t *keep = ssn->keep;
+    ssn->scratch_nodes =
+        s_buf_room (&keep->scratch_nodes, (size_t)n, sizeof *ssn->scratch_nodes, true);
+    ssn->scratch_scores =
+        s_buf_room (&keep->scratch_scores, (size_t)n, sizeof *ssn->scratch_scores, true);
+    ssn->scratch_fits_idle =
+        s_buf_room (&keep->scratch_fits, (size_t)n, sizeof *ssn->scratch_fits_idle, true);
     ssn->interpod = sess_interpod_new (ssn);
     ssn->topo = sess_topo_new (ssn);
     sess_topo_jobs (ssn);
@@ -1046,41 +1306,29 @@ sess_model_close (sess_session_t *ssn)
 {
     sess_interpod_destroy (&ssn->interpod);
     sess_topo_destroy (&ssn->topo);
-    for (int i = 0; i < ssn->nnodes; i++)
-        free (ssn->nodes[i].labels);
-    free (ssn->nodes);
+    //  The arrays themselves stay in ssn->keep for the next session.
     ssn->nodes = NULL;
     for (int t = 0; t < ssn->ntasks; t++) {
         sess_fit_destroy (&ssn->tasks[t].fit);
         free (ssn->tasks[t].preempt_note);
     }
-    free (ssn->tasks);
     ssn->tasks = NULL;
-    free (ssn->reqs);
     ssn->reqs = NULL;
-    free (ssn->job_mins);
     ssn->job_mins = NULL;
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
-        free (job->uid);
-        free (job->tasks);
         free (job->roles);
         free (job->invalid);
         free (job->enqueue_message);
         free (job->failed_roles);
         free ((char *)job->new_cond.message);
-        free ((char *)job->new_cond.transition_id);
-        free ((char *)job->new_cond.last_transition_time);
     }
-    free (ssn->jobs);
     ssn->jobs = NULL;
-    free (ssn->queues);
     ssn->queues = NULL;
     zhashx_destroy (&ssn->queue_index);
-    zhashx_destroy (&ssn->node_index);
-    free (ssn->scratch_nodes);
-    free (ssn->scratch_scores);
-    free (ssn->scratch_fits_idle);
+    ssn->scratch_nodes = NULL;
+    ssn->scratch_scores = NULL;
+    ssn->scratch_fits_idle = NULL;
     free (ssn->dispatched);
     free (ssn->evictions);
     if (ssn->node_tasks)

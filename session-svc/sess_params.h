@@ -18,6 +18,11 @@
 //  and sess_session.h (the iteration the session does).
 typedef struct _sess_conf_t sess_conf_t;
 
+//  What one session leaves to the next: the model's arrays and indexes,
+//  kept with their capacity (sess_keep_new in sess_sched.h). Holds no
+//  pointer into a replica between sessions.
+typedef struct _sess_keep_t sess_keep_t;
+
 //  Sizes of the timing outputs below.
 #define SESS_MAX_ACTION_TIMES 16
 #define SESS_MAX_PLUGIN_TIMES 64
@@ -42,6 +47,8 @@ typedef struct {
     zlistx_t *ignored_devices;   // resource names to ignore (char*, may be NULL): borrowed,
                                  // owned by cache-svc and read-only here (DESIGN problem 1)
     bool want_pipelined;         // fill pipelined/n_pipelined below
+    sess_keep_t *keep;           // storage kept between sessions, borrowed; NULL: the
+                                 // session allocates its own and frees it at the end
     // statistics out:
     int jobs_total;     // jobs (PodGroups with a known queue) in the session
     int jobs_ready;     // jobs whose gang is ready at close

@@ -254,21 +254,20 @@ void
 sess_job_set_cond (sess_session_t *ssn, sess_job_t *job, const char *type, const char *reason,
                    const char *message)
 {
-    char ts[32] = "";
-    time_t secs = (time_t)(ssn->params->now_ms / 1000);
-    struct tm tm;
-    if (gmtime_r (&secs, &tm))
-        strftime (ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    //  The stamp is the session's, the same for every job: formatted once.
+    if (!ssn->cond_time[0]) {
+        time_t secs = (time_t)(ssn->params->now_ms / 1000);
+        struct tm tm;
+        if (gmtime_r (&secs, &tm))
+            strftime (ssn->cond_time, sizeof ssn->cond_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
     free ((char *)job->new_cond.message);
-    free ((char *)job->new_cond.transition_id);
-    free ((char *)job->new_cond.last_transition_time);
     job->new_cond.type = type;
     job->new_cond.status = "True";
     job->new_cond.reason = reason;
     job->new_cond.message = bas_strdup (message ? message : "");
-    job->new_cond.transition_id =
-        bas_strdup (ssn->params->session_id ? ssn->params->session_id : "");
-    job->new_cond.last_transition_time = bas_strdup (ts);
+    job->new_cond.transition_id = ssn->params->session_id ? ssn->params->session_id : "";
+    job->new_cond.last_transition_time = ssn->cond_time;
     job->has_new_cond = true;
 }
 

@@ -4,7 +4,9 @@
     plugins in tier order (they register callbacks), run the configured
     actions in order, let the plugins close (gang writes its conditions),
     then turn the session's outcome into a Commit. Nothing outlives the
-    call but the Commit; the replica is never changed.
+    call but the Commit, and the model's storage in the caller's
+    sess_keep_t (reused, never read, by the next session); the replica is
+    never changed.
 */
 #include "sess_sched.h"
 #include "sess_session.h"
@@ -61,6 +63,8 @@ sess_run (bas_store_t *replica, const sess_conf_t *conf, sess_params_t *params)
     ssn.conf = conf;
     ssn.params = params;
     ssn.replica = replica;
+    sess_keep_t *own_keep = params->keep ? NULL : sess_keep_new ();
+    ssn.keep = params->keep ? params->keep : own_keep;
     ssn.cur_plugin = -1;
     ssn.enqueue_configured = sess_conf_has_action (conf, "enqueue");
     bas_res_zero (&ssn.total);
@@ -98,6 +102,7 @@ sess_run (bas_store_t *replica, const sess_conf_t *conf, sess_params_t *params)
         free (ssn.fns[k]);
     free (ssn.plugins);
     sess_model_close (&ssn);
+    sess_keep_destroy (&own_keep);
     bas_store_destroy (&empty);
     sess_conf_destroy (&own_conf);
     bas_debug ("sched_session_done",

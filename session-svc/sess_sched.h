@@ -58,6 +58,14 @@ void sess_conf_destroy (sess_conf_t **self_p);
 //  Writes at most len bytes to buf and returns buf.
 const char *sess_conf_describe (const sess_conf_t *self, char *buf, size_t len);
 
+//  Storage for the sessions of one caller, reused from one to the next
+//  (arrays and indexes keep their capacity: a session at 300,000 pods
+//  would otherwise map and fault in some 250 MB afresh). Owned by the
+//  caller, who passes it in sess_params_t.keep to one session at a time.
+sess_keep_t *sess_keep_new (void);
+//  Destroy it; NULL-safe, nulls the caller's pointer.
+void sess_keep_destroy (sess_keep_t **self_p);
+
 //  Run one session over `replica` (borrowed, not changed). Returns a new
 //  Commit owned by the caller (free with protobuf_c_message_free_unpacked)
 //  holding: placements (pod uid, node, job uid = PodGroup uid, pod

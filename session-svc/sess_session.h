@@ -5,7 +5,9 @@
     include it; the reactor only sees sess_sched.h.
 
     Design note: the model is built fresh from the replica at every session
-    open into flat arrays (nodes in name order, tasks, jobs, queues); the
+    open into flat arrays (nodes in name order, tasks, jobs, queues) that
+    live in a sess_keep_t and keep their capacity from one session to the
+    next (no session allocates or faults its model in afresh); the
     objects point into the replica (borrowed) and never change it. Plugins
     keep their per-job and per-queue state in their own arrays indexed by
     job->index / queue->index, so the model needs no plugin fields. The
@@ -123,7 +125,9 @@ struct _sess_task_t {
 //  Volcano's own scheduling gate (SchedulingGatesQueueAdmission).
 #define SESS_VOLCANO_QUEUE_GATE "scheduling.volcano.sh/queue-allocation-gate"
 
-//  A PodGroup condition in the session (the old ones borrowed, new ones owned).
+//  A PodGroup condition in the session: the type, status and reason are
+//  static, the message owned; the transition id and time are the
+//  session's (borrowed from its params and ssn->cond_time).
 typedef struct {
     const char *type;   // Unschedulable, Scheduled
     const char *status; // True, False
@@ -141,7 +145,7 @@ typedef struct {
 
 struct _sess_job_t {
     const Basalt__V1__PodGroup *pg; // borrowed from the replica
-    char *uid;                      // Volcano JobID "ns/name", owned
+    char *uid;                      // Volcano JobID "ns/name" (in the session's keep)
     int index;                      // position in ssn->jobs
     sess_queue_t *queue;            // its queue
     int priority;                   // from the PodGroup's priority class
@@ -164,7 +168,7 @@ struct _sess_job_t {
     char *invalid;             // JobValid / enqueue failure message, owned
     const char **failed_roles; // roles that failed predicates (fit-error cache)
     int nfailed_roles;
-    sess_cond_t new_cond; // condition set in this session (strings owned)
+    sess_cond_t new_cond; // condition set in this session (message owned)
     bool has_new_cond;
     bool unschedulable;            // gang wrote Unschedulable this session
     bool enqueue_refused;          // the enqueue action's plugins refused it (queue quota)
@@ -541,6 +545,8 @@ typedef struct {
 struct _sess_session_t {
     const sess_conf_t *conf; // borrowed
     sess_params_t *params;   // borrowed
+    sess_keep_t *keep;       // where the model's arrays live (params->keep or the session's
+                             // own), borrowed
     bas_store_t *replica;    // borrowed, read only
     sess_node_t *nodes;      // schedulable nodes in name order, owned
     int nnodes;
@@ -556,7 +562,6 @@ struct _sess_session_t {
     sess_queue_t *queues; // queues in name order, owned
     int nqueues;
     zhashx_t *queue_index;       // name -> sess_queue_t* (borrowed values)
-    zhashx_t *node_index;        // name -> sess_node_t* (borrowed values)
     bas_res_t total;             // Σ allocatable of session nodes
     bool has_default_priority;   // a global default PriorityClass exists
     int default_priority;        // its value
@@ -586,6 +591,7 @@ struct _sess_session_t {
                         // filters: the gang plugin lets every candidate through, as the
                         // action keeps each victim gang whole or above its minMember itself
     struct _sess_topo_t *topo; // the HyperNodes (sess_topology.c), NULL when there are none
+    char cond_time[32];        // the session's condition timestamp ("" until first used)
     const int *domain;         // when set, predicate scans see only these node indices
     int ndomain;               // (a HyperNode's nodes), borrowed
 };
@@ -613,6 +619,9 @@ void sess_plugins_close (sess_session_t *ssn);
 
 //  Model helpers.
 sess_queue_t *sess_queue_lookup (sess_session_t *ssn, const char *name);
+//  The session's node of that name, or NULL (a binary search: nodes are in
+//  name order).
+sess_node_t *sess_node_lookup (sess_session_t *ssn, const char *name);
 //  Change a task's status, keeping the job's counters and allocation right.
 void sess_task_set_status (sess_task_t *task, int status);
 //  Put a task on / take it off a node's accounting (uses task->status to

@@ -232,7 +232,7 @@ sess_topo_new (sess_session_t *ssn)
             if (!bas_streq (mem->type, "Node"))
                 continue;
             if (mem->exact_name) {
-                sess_node_t *node = zhashx_lookup (ssn->node_index, mem->exact_name);
+                sess_node_t *node = sess_node_lookup (ssn, mem->exact_name);
                 if (node)
                     s_add_node (buf, &nn, mark, node->index);
                 continue;

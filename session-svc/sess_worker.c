@@ -6,7 +6,8 @@
     meanwhile (bas_replica_hold), and the configuration in force is not
     replaced until the session is back. The actor owns nothing else and
     talks only through its pipe: a pointer to the session's job, and back
-    when done. It plans (sess_run), drops the pod conditions and PodGroup
+    when done; between sessions it keeps the model's storage
+    (sess_keep_t), which it alone uses. It plans (sess_run), drops the pod conditions and PodGroup
     Events this process already proposed in the same words, and packs what
     is left in parts (bas_commit_pack), so that the reactor only sends it.
 */
@@ -114,7 +115,7 @@ s_filter_group_events (zhashx_t *said, bas_store_t *store, Basalt__V1__Commit *c
 //  One session in the worker: plan, drop the conditions already written,
 //  pack what is left, so that the reactor only has to send it.
 static void
-s_work (sess_job_t *job)
+s_work (sess_job_t *job, sess_keep_t *keep)
 {
     if (job->want_usage) {
         int64_t start = bas_mono_us ();
@@ -125,7 +126,9 @@ s_work (sess_job_t *job)
     }
     if (!job->plan)
         return;
+    job->params.keep = keep;
     Basalt__V1__Commit *commit = sess_run (job->store, job->conf, &job->params);
+    job->params.keep = NULL;
     if (!commit)
         return;
     s_filter_conditions (job->conditions, job->store, commit);
@@ -147,11 +150,14 @@ s_work (sess_job_t *job)
     protobuf_c_message_free_unpacked (&commit->base, NULL);
 }
 
-//  The worker: runs each session it is handed and hands it back.
+//  The worker: runs each session it is handed and hands it back. It owns
+//  the storage the sessions reuse (sess_keep_t), so that a session at
+//  scale neither allocates nor faults in its model afresh.
 static void
 s_worker (zsock_t *pipe, void *args)
 {
     (void)args;
+    sess_keep_t *keep = sess_keep_new ();
     zsock_signal (pipe, 0);
     while (true) {
         zmsg_t *msg = zmsg_recv (pipe);
@@ -165,7 +171,7 @@ s_worker (zsock_t *pipe, void *args)
             sess_job_t *job;
             memcpy (&job, zframe_data (ptr), sizeof job);
             S_HANDOFF_ACQUIRE (job);
-            s_work (job);
+            s_work (job, keep);
             S_HANDOFF_RELEASE (job);
             zsock_send (pipe, "sp", "DONE", job);
         }
@@ -175,6 +181,7 @@ s_worker (zsock_t *pipe, void *args)
         if (term)
             break;
     }
+    sess_keep_destroy (&keep);
 }
 
 zactor_t *

@@ -278,6 +278,49 @@ test_seed_empty_job_no_status (void **state)
     bas_store_destroy (&store);
 }
 
+//  Storage kept between sessions (sess_keep_t, as session-svc's worker
+//  keeps it) changes nothing: sessions over different models, larger and
+//  smaller in turn, give byte for byte the commit a session with storage
+//  of its own gives.
+static void
+test_keep_between_sessions (void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        "drf-fair-share-two-queues.yaml",        "seed-negative-idle-node.yaml",
+        "predicates-node-selector-taints.yaml",  "backfill-besteffort.yaml",
+        "seed-hierarchical-queue-ancestor.yaml", "drf-fair-share-two-queues.yaml",
+        "gang-min-member-elastic.yaml",          "binpack-fills-one-node.yaml"};
+    sess_keep_t *keep = sess_keep_new ();
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        s_run_t run;
+        s_scenario (&run, files[f]); // its first session: storage of its own
+        sess_params_t params = {0};
+        params.session_id = "session-1";
+        params.now_ms = 1700000000000LL;
+        params.out_of_sync_nodes = run.out_of_sync;
+        params.keep = keep;
+        Basalt__V1__Commit *kept = sess_run (run.store, run.conf, &params);
+        assert_non_null (kept);
+        size_t n1 = protobuf_c_message_get_packed_size (&run.commit->base);
+        size_t n2 = protobuf_c_message_get_packed_size (&kept->base);
+        assert_int_equal (n1, n2);
+        uint8_t *b1 = malloc (n1 + 1), *b2 = malloc (n2 + 1);
+        protobuf_c_message_pack (&run.commit->base, b1);
+        protobuf_c_message_pack (&kept->base, b2);
+        if (memcmp (b1, b2, n1) != 0)
+            fail_msg ("%s: the commit differs with kept storage", files[f]);
+        assert_int_equal (params.jobs_total, run.params.jobs_total);
+        assert_int_equal (params.nodes_out_of_sync, run.params.nodes_out_of_sync);
+        free (b1);
+        free (b2);
+        s_free_commit (&kept);
+        s_done (&run);
+    }
+    sess_keep_destroy (&keep);
+    sess_keep_destroy (&keep); // NULL-safe
+}
+
 //  DESIGN problem 3: enqueue checks and reserves at every ancestor.
 static void
 test_seed_hierarchical_queue (void **state)
@@ -838,6 +881,7 @@ main (void)
     bas_log_init ("test", BAS_LOG_WARN, BAS_LOG_FORMAT_TEXT);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_gang_all_or_nothing),
+        cmocka_unit_test (test_keep_between_sessions),
         cmocka_unit_test (test_ignored_devices),
         cmocka_unit_test (test_gang_min_member_elastic),
         cmocka_unit_test (test_priority_higher_first),

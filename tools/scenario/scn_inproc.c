@@ -43,6 +43,7 @@ typedef struct {
     cJSON *created;       // every object created so far, as created (owned)
     long rv;              // the API server's resourceVersion counter
     int sessions;         // sessions run so far
+    sess_keep_t *keep;    // storage the sessions reuse, as session-svc's worker keeps it
 } s_run_t;
 
 static Basalt__V1__ObjectKind
@@ -290,6 +291,7 @@ s_session (s_run_t *self, const sess_conf_t *conf, int n, char *err, size_t errl
     params.session_id = sid;
     params.now_ms = S_NOW_MS + (int64_t)n * 1000;
     params.out_of_sync_nodes = oos;
+    params.keep = self->keep;
     Basalt__V1__Commit *commit = sess_run (store, conf, &params);
     int rc = 0;
     if (!commit) {
@@ -415,6 +417,7 @@ s_run_start (s_run_t *self, const scn_spec_t *spec, char *err, size_t errlen)
     zhashx_set_destructor (self->pipelined, (zhashx_destructor_fn *)zstr_free);
     self->work = zlistx_new ();
     zlistx_set_destructor (self->work, s_work_free);
+    self->keep = sess_keep_new ();
     const cJSON *o;
     cJSON_ArrayForEach (o, spec->objects)
     {
@@ -429,6 +432,7 @@ static void
 s_run_end (s_run_t *self)
 {
     zlistx_destroy (&self->work);
+    sess_keep_destroy (&self->keep);
     zhashx_destroy (&self->pipelined);
     zhashx_destroy (&self->writes);
     cJSON_Delete (self->pods);
