@@ -6,8 +6,9 @@
 #define SESS_DELTA_ENDPOINT "ipc:///tmp/basalt/delta.sock"
 #define SESS_HTTP "127.0.0.1:8482"
 #define SESS_PERIOD_MS 1000              // --schedule-period, as Volcano's default 1 s
-#define SESS_TRIGGER_MS 20               // run soon after new pending work arrives
-#define SESS_TRIGGER_SPACING 2           // ...but leave twice the last session's time free after it
+#define SESS_TRIGGER_MS 20 // --session-coalesce-ms: run soon after new pending work arrives
+#define SESS_TRIGGER_SPACING_PCT                                                                   \
+    200 // --session-spacing-pct: ...but leave twice the last session's time free after it
 #define SESS_COMMIT_TIMEOUT_MS 10000     // give up on a commit answer after this
 #define SESS_COMMIT_PART_PLACEMENTS 4096 // placements per Commit message (bas_commit_pack)
 #define SESS_CONF_CHECK_MS 1000          // how often the configuration file is checked

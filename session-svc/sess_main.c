@@ -32,6 +32,8 @@ typedef struct {
     int schedule_period_ms;
     int max_sessions;
     int step_quiet_ms;
+    int coalesce_ms; // --session-coalesce-ms
+    int spacing_pct; // --session-spacing-pct
     const char *curve_server;
 } sess_config_t;
 
@@ -49,6 +51,12 @@ static const bas_flag_t s_flags[] = {
      "run N sessions, each once the model has been quiet, then stop scheduling (0: no limit)"},
     {"step-quiet-ms", BAS_FLAG_INT, offsetof (sess_config_t, step_quiet_ms), "MS",
      "with --max-sessions: how long the model must be unchanged before the next session"},
+    {"session-coalesce-ms", BAS_FLAG_INT, offsetof (sess_config_t, coalesce_ms), "MS",
+     "how long a session waits after new pending work arrives, so that work arriving together "
+     "is planned together"},
+    {"session-spacing-pct", BAS_FLAG_INT, offsetof (sess_config_t, spacing_pct), "PERCENT",
+     "time left free after a session before one started by new work or the period, as a "
+     "percentage of the time the session took (0: none)"},
     {"curve-server", BAS_FLAG_STRING, offsetof (sess_config_t, curve_server), "FILE",
      "cache-svc's public CURVE certificate"},
     {NULL},
@@ -117,7 +125,7 @@ s_on_trigger (zloop_t *loop, int timer_id, void *arg)
 }
 
 //  A session soon, but never closer to the end of the last one than
-//  SESS_TRIGGER_SPACING times what it took: on a big cluster, where a
+//  --session-spacing-pct of what it took: on a big cluster, where a
 //  session takes most of a second, changes arriving back to back (bind
 //  after bind, status after status) would otherwise keep a core planning
 //  sessions that find nothing new, while the cache and the binders that
@@ -125,7 +133,7 @@ s_on_trigger (zloop_t *loop, int timer_id, void *arg)
 static int64_t
 s_spaced_until (const sess_t *self)
 {
-    return self->last_end_ms + SESS_TRIGGER_SPACING * self->last_run_ms;
+    return self->last_end_ms + self->config.spacing_pct * self->last_run_ms / 100;
 }
 
 static void
@@ -133,7 +141,7 @@ s_trigger (sess_t *self)
 {
     if (self->trigger_timer != -1)
         return;
-    int64_t delay = SESS_TRIGGER_MS;
+    int64_t delay = self->config.coalesce_ms;
     int64_t next = s_spaced_until (self);
     if (next - bas_mono_ms () > delay)
         delay = next - bas_mono_ms ();
@@ -398,6 +406,16 @@ s_ready (void *arg, const char **reason)
     return true;
 }
 
+//  0 when a flag's value is from 0 to max, else -1 with the error logged.
+static int
+s_flag_range (const char *flag, int value, int max)
+{
+    if (value >= 0 && value <= max)
+        return 0;
+    bas_error ("bad_flag", "flag=%s value=%d msg=\"must be from 0 to %d\"", flag, value, max);
+    return -1;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -412,6 +430,8 @@ main (int argc, char **argv)
     self.config.delta_endpoint = SESS_DELTA_ENDPOINT;
     self.config.schedule_period_ms = SESS_PERIOD_MS;
     self.config.step_quiet_ms = SESS_STEP_QUIET_MS;
+    self.config.coalesce_ms = SESS_TRIGGER_MS;
+    self.config.spacing_pct = SESS_TRIGGER_SPACING_PCT;
     int exit_code = 0;
     self.svc = bas_svc_new ("session-svc", "Basalt session: runs scheduling sessions.", s_flags,
                             &self.config, &self.config.common, argc, argv, &exit_code);
@@ -422,6 +442,11 @@ main (int argc, char **argv)
     if (self.config.schedule_period_ms < 10) {
         bas_error ("bad_flag", "flag=--schedule-period-ms value=%d msg=\"must be at least 10\"",
                    self.config.schedule_period_ms);
+        bas_svc_destroy (&self.svc);
+        return 2;
+    }
+    if (s_flag_range ("--session-coalesce-ms", self.config.coalesce_ms, 60000) != 0 ||
+        s_flag_range ("--session-spacing-pct", self.config.spacing_pct, 10000) != 0) {
         bas_svc_destroy (&self.svc);
         return 2;
     }

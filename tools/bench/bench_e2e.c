@@ -131,6 +131,8 @@ static const bench_scale_t s_scales[] = {
     {"restart-xl", 10000, 100000, 3, 66667, 0, 0},
 };
 
+#define S_MAX_SESSION_ARGS 8
+
 typedef struct {
     const char *bin_dir; // build directory with the service binaries
     double timeout_s;    // all bound within this (0: from the size)
@@ -141,6 +143,8 @@ typedef struct {
     int raw_rounds;      // raw runs (each on a fresh simulator); the best counts
     bool raw;            // measure the raw binding capacity
     bool keep;           // keep the directory
+    const char *session_args[S_MAX_SESSION_ARGS]; // --session-arg: added to session-svc's flags
+    int nsession_args;
 } s_opts_t;
 
 //  Everything one scale's run holds and measures.
@@ -265,9 +269,12 @@ s_start_service (s_run_t *run, int which)
     snprintf (p->log, sizeof p->log, "%s/%s.log", run->dir, p->name);
     char bin[512];
     snprintf (bin, sizeof bin, "%s/%s", run->opts->bin_dir, bins[which]);
-    char *argv[16];
+    char *argv[16 + S_MAX_SESSION_ARGS];
     int n = 0;
     argv[n++] = bin;
+    if (which == S_SESSION)
+        for (int i = 0; i < run->opts->nsession_args; i++)
+            argv[n++] = (char *)run->opts->session_args[i];
     if (which != S_SESSION) {
         argv[n++] = "--master";
         argv[n++] = run->master;
@@ -796,6 +803,12 @@ s_report_steady (s_run_t *run)
              s->name, s->nodes, s->running * s->gang_size, s->rate, s->arrive_s, s->gang_size,
              run->synced_s, a->gangs, a->created, a->failed, a->bound, a->p50, a->p90, a->p99,
              a->max, run->arrive_s, run->sessions, run->session_ms_mean);
+    //  The session-svc flags this run added (one key, no spaces: "a,b").
+    if (run->opts->nsession_args > 0) {
+        fprintf (o, " session_args=");
+        for (int i = 0; i < run->opts->nsession_args; i++)
+            fprintf (o, "%s%s", i ? "," : "", run->opts->session_args[i]);
+    }
     s_put_le (o, "session_ms_p50_le", run->session_le[0]);
     s_put_le (o, "session_ms_p90_le", run->session_le[1]);
     s_put_le (o, "session_ms_p99_le", run->session_le[2]);
@@ -928,7 +941,10 @@ s_usage (FILE *out)
                   "                        [--timeout S] [--settle-ms MS] [--drain-s S]\n"
                   "                        [--raw-inflight N] [--raw-watchers N] [--raw-rounds N]\n"
                   "                        [--no-raw] [--bin-dir DIR] [--keep]\n"
-                  "default: --scale small,medium,steady-small\n");
+                  "                        [--session-arg ARG]... (a flag for session-svc, e.g.\n"
+                  "                        --session-arg=--session-spacing-pct=0; up to %d)\n"
+                  "default: --scale small,medium,steady-small\n",
+             S_MAX_SESSION_ARGS);
 }
 
 //  Add the scales named in `list` ("small,large", "all") to out[]. 0 or -1.
@@ -983,6 +999,7 @@ main (int argc, char **argv)
         {"drain-s", required_argument, NULL, 'D'},
         {"bin-dir", required_argument, NULL, 'b'},
         {"keep", no_argument, NULL, 'K'},
+        {"session-arg", required_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -1031,6 +1048,14 @@ main (int argc, char **argv)
             break;
         case 'K':
             opts.keep = true;
+            break;
+        case 'A':
+            if (opts.nsession_args == S_MAX_SESSION_ARGS) {
+                fprintf (stderr, "basalt-bench-e2e: at most %d --session-arg\n",
+                         S_MAX_SESSION_ARGS);
+                return 2;
+            }
+            opts.session_args[opts.nsession_args++] = optarg;
             break;
         case 'h':
             s_usage (stdout);

@@ -64,6 +64,8 @@ typedef struct {
     long racks;            // > 0: that many tier-1 HyperNodes (8 per tier-2 spine) and every
                            // gang hard-bound to one rack
     bool images;           // nodes list images, pods run them (ImageLocality)
+    long running;          // pods already Running (bound, in Running gangs), before the pending
+    long sessions;         // sessions run one after another over the same replica
 } bench_opts_t;
 
 //  --images: application images the pods run, and other images per node.
@@ -266,9 +268,16 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
     qobj->queue = q;
     bas_store_upsert (store, &qobj);
 
-    long gangs = (o->pods + o->gang - 1) / o->gang;
+    //  The running gangs first (created earlier), then the pending ones.
+    long rgangs = (o->running + o->gang - 1) / o->gang;
+    long pgangs = (o->pods + o->gang - 1) / o->gang;
+    long gangs = rgangs + pgangs;
+    long bound = 0; // running pods placed so far, round robin over the nodes
     for (long g = 0; g < gangs; g++) {
-        long size = g == gangs - 1 && o->pods % o->gang ? o->pods % o->gang : o->gang;
+        bool running = g < rgangs;
+        long total = running ? o->running : o->pods;
+        long last = running ? rgangs - 1 : gangs - 1;
+        long size = g == last && total % o->gang ? total % o->gang : o->gang;
         Basalt__V1__PodGroup *pg = bas_alloc (sizeof *pg);
         basalt__v1__pod_group__init (pg);
         snprintf (name, sizeof name, "gang-%06ld", g);
@@ -285,7 +294,11 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
         pg->creation_time_ms = clock++;
         pg->status = bas_alloc (sizeof *pg->status);
         basalt__v1__pod_group_status__init (pg->status);
-        pg->status->phase = bas_strdup ("Pending");
+        pg->status->phase = bas_strdup (running ? "Running" : "Pending");
+        if (running) {
+            pg->status->has_running = true;
+            pg->status->running = (int32_t)size;
+        }
         if (o->racks > 0) {
             pg->network_topology_mode = bas_strdup ("hard");
             pg->has_highest_tier_allowed = true;
@@ -304,7 +317,12 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
             pod->name = bas_strdup (pname);
             pod->uid = bas_strdup (uid);
             pod->resource_version = bas_strdup ("1");
-            pod->phase = bas_strdup ("Pending");
+            pod->phase = bas_strdup (running ? "Running" : "Pending");
+            if (running) {
+                snprintf (pname, sizeof pname, "node-%05ld", bound++ % o->nodes);
+                pod->node_name = bas_strdup (pname);
+                snprintf (pname, sizeof pname, "%s-%ld", name, t);
+            }
             pod->scheduler_name = bas_strdup ("volcano");
             pod->group = bas_strdup (name);
             pod->requests = s_resources (o->pod_cpu, o->pod_memory, 1, err, errlen);
@@ -329,7 +347,7 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
             bas_store_upsert (store, &pobj);
         }
     }
-    *gangs_out = gangs;
+    *gangs_out = pgangs;
     return 0;
 }
 
@@ -350,6 +368,7 @@ typedef struct {
     size_t n_nodes;
     s_ff_pod_t *pods;
     size_t n_pods;
+    zhashx_t *by_name; // node name -> s_ff_node_t * (borrowed)
 } s_ff_t;
 
 static void
@@ -365,10 +384,18 @@ static void
 s_ff_pod (void *arg, const Basalt__V1__Object *obj)
 {
     s_ff_t *ff = arg;
+    bas_res_t req;
+    bas_res_from_proto (&req, obj->pod->requests, NULL, 0);
+    req.pods = 1;
+    if (obj->pod->node_name) { // --running: it holds its node's room
+        s_ff_node_t *n = zhashx_lookup (ff->by_name, obj->pod->node_name);
+        if (n)
+            bas_res_sub (&n->idle, &req);
+        return;
+    }
     s_ff_pod_t *p = &ff->pods[ff->n_pods++];
     p->group = obj->pod->group;
-    bas_res_from_proto (&p->req, obj->pod->requests, NULL, 0);
-    p->req.pods = 1;
+    p->req = req;
 }
 
 static int
@@ -389,6 +416,9 @@ s_first_fit (bas_store_t *store)
     ff.pods = bas_alloc ((bas_store_size (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD) + 1) *
                          sizeof *ff.pods);
     bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, s_ff_node, &ff);
+    ff.by_name = zhashx_new ();
+    for (size_t n = 0; n < ff.n_nodes; n++)
+        zhashx_insert (ff.by_name, ff.nodes[n].name, &ff.nodes[n]);
     bas_store_foreach (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_ff_pod, &ff);
     qsort (ff.pods, ff.n_pods, sizeof *ff.pods, s_ff_by_group);
     size_t *chosen = bas_alloc ((ff.n_pods + 1) * sizeof *chosen);
@@ -415,6 +445,7 @@ s_first_fit (bas_store_t *store)
         start = end;
     }
     free (chosen);
+    zhashx_destroy (&ff.by_name);
     free (ff.nodes);
     free (ff.pods);
     return placed;
@@ -447,7 +478,21 @@ s_usage (FILE *out)
                   "                     also time the same cluster without them\n"
                   "  --images           nodes list images the pods run (ImageLocality); also\n"
                   "                     time the same cluster without them\n"
+                  "  --running N        pods already Running, bound round robin to the nodes in\n"
+                  "                     Running gangs of --gang, created before the pending ones\n"
+                  "                     (default 0)\n"
+                  "  --sessions K       run K sessions one after another over the same replica,\n"
+                  "                     keeping the model's storage between them as session-svc\n"
+                  "                     does; the line adds the later sessions' median and\n"
+                  "                     slowest (default 1)\n"
                   "  --help             this text\n");
+}
+
+static int
+s_double_cmp (const void *a, const void *b)
+{
+    double l = *(const double *)a, r = *(const double *)b;
+    return l < r ? -1 : l > r;
 }
 
 static int
@@ -496,7 +541,8 @@ s_load_conf (const char *path, bool *bad)
 int
 main (int argc, char **argv)
 {
-    bench_opts_t o = {5000, 50000, 3, "32", "256Gi", 110, "1", "1Gi", NULL, true, false, 0, false};
+    bench_opts_t o = {5000, 50000, 3,     "32",  "256Gi", 110, "1", "1Gi",
+                      NULL, true,  false, 0, false,   0,   1};
     enum {
         OPT_NODES = 1,
         OPT_PODS,
@@ -512,6 +558,8 @@ main (int argc, char **argv)
         OPT_CONSTRAINTS,
         OPT_RACKS,
         OPT_IMAGES,
+        OPT_RUNNING,
+        OPT_SESSIONS,
         OPT_HELP
     };
     static const struct option options[] = {
@@ -529,6 +577,8 @@ main (int argc, char **argv)
         {"constraints", no_argument, NULL, OPT_CONSTRAINTS},
         {"racks", required_argument, NULL, OPT_RACKS},
         {"images", no_argument, NULL, OPT_IMAGES},
+        {"running", required_argument, NULL, OPT_RUNNING},
+        {"sessions", required_argument, NULL, OPT_SESSIONS},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -540,7 +590,7 @@ main (int argc, char **argv)
             rc = s_long ("--nodes", optarg, 1, 1000000, &o.nodes);
             break;
         case OPT_PODS:
-            rc = s_long ("--pods", optarg, 1, 10000000, &o.pods);
+            rc = s_long ("--pods", optarg, 0, 10000000, &o.pods);
             break;
         case OPT_GANG:
             rc = s_long ("--gang", optarg, 1, 10000, &o.gang);
@@ -578,6 +628,12 @@ main (int argc, char **argv)
         case OPT_IMAGES:
             o.images = true;
             break;
+        case OPT_RUNNING:
+            rc = s_long ("--running", optarg, 0, 10000000, &o.running);
+            break;
+        case OPT_SESSIONS:
+            rc = s_long ("--sessions", optarg, 1, 100000, &o.sessions);
+            break;
         case OPT_HELP:
             s_usage (stdout);
             return 0;
@@ -609,16 +665,41 @@ main (int argc, char **argv)
     sess_params_t params = {0};
     params.session_id = "bench";
     params.now_ms = 1;
+    //  The first session with storage of its own, as sess_run gives it
+    //  when none is passed; --sessions more with storage kept between them.
     double t0 = s_now_ms ();
     Basalt__V1__Commit *commit = sess_run (store, conf, &params);
     double session_ms = s_now_ms () - t0;
     long placed = commit ? (long)commit->n_placements : 0;
     if (commit)
         protobuf_c_message_free_unpacked (&commit->base, NULL);
-    printf ("nodes=%ld pods=%ld gangs=%ld session_ms=%.1f pods_per_s=%.0f ms_per_gang=%.4f "
-            "placed=%ld",
-            o.nodes, o.pods, gangs, session_ms, session_ms > 0 ? placed * 1000.0 / session_ms : 0,
-            session_ms / (double)gangs, placed);
+    printf ("nodes=%ld running=%ld pods=%ld gangs=%ld session_ms=%.1f pods_per_s=%.0f "
+            "ms_per_gang=%.4f placed=%ld",
+            o.nodes, o.running, o.pods, gangs, session_ms,
+            session_ms > 0 ? placed * 1000.0 / session_ms : 0,
+            gangs ? session_ms / (double)gangs : 0, placed);
+    if (o.sessions > 1) {
+        double *ms = bas_alloc ((size_t)o.sessions * sizeof *ms);
+        sess_keep_t *keep = sess_keep_new ();
+        params.keep = keep;
+        long same = 0; // later sessions that placed what the first one did
+        for (long k = 0; k < o.sessions; k++) {
+            t0 = s_now_ms ();
+            Basalt__V1__Commit *c = sess_run (store, conf, &params);
+            ms[k] = s_now_ms () - t0;
+            same += c && (long)c->n_placements == placed;
+            if (c)
+                protobuf_c_message_free_unpacked (&c->base, NULL);
+        }
+        params.keep = NULL;
+        sess_keep_destroy (&keep);
+        //  The first kept session fills the storage: the rest are steady.
+        long n = o.sessions - 1;
+        qsort (ms + 1, (size_t)n, sizeof *ms, s_double_cmp);
+        printf (" kept_first_ms=%.1f kept_p50_ms=%.1f kept_max_ms=%.1f kept_same=%ld/%ld", ms[0],
+                ms[1 + n / 2], ms[o.sessions - 1], same, o.sessions);
+        free (ms);
+    }
     if (o.constraints || o.racks > 0 || o.images) {
         //  The same cluster without the constraints, HyperNodes and images,
         //  timed the same way.
