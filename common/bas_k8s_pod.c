@@ -866,3 +866,43 @@ error:
     protobuf_c_message_free_unpacked (&pod->base, NULL);
     return NULL;
 }
+
+// ------------------------------------------------------------ tolerations
+
+static const char *
+s_or_empty (const char *s)
+{
+    return s ? s : "";
+}
+
+//  One toleration against one taint: an empty effect tolerates every
+//  effect, an empty key (with Exists) every key; Exists ignores the value,
+//  Equal (or no operator) wants it equal. Any other operator (Gt and Lt
+//  need an alpha gate) tolerates nothing.
+static bool
+s_tolerates (const Basalt__V1__Toleration *tol, const char *key, const char *value,
+             const char *effect)
+{
+    const char *teffect = s_or_empty (tol->effect);
+    if (teffect[0] && strcmp (teffect, effect) != 0)
+        return false;
+    const char *tkey = s_or_empty (tol->key);
+    if (tkey[0] && strcmp (tkey, key) != 0)
+        return false;
+    const char *op = s_or_empty (tol->operator_);
+    if (strcmp (op, "Exists") == 0)
+        return true;
+    if (op[0] == 0 || strcmp (op, "Equal") == 0)
+        return strcmp (s_or_empty (tol->value), value) == 0;
+    return false;
+}
+
+bool
+bas_k8s_pod_tolerates (const Basalt__V1__Pod *pod, const char *key, const char *value,
+                       const char *effect)
+{
+    for (size_t i = 0; i < pod->n_tolerations; i++)
+        if (s_tolerates (pod->tolerations[i], key, value, effect))
+            return true;
+    return false;
+}

@@ -30,6 +30,7 @@
     Volcano.
 */
 #include "sess_session.h"
+#include "bas_k8s.h"
 #include "bas_util.h"
 
 #include <stdlib.h>
@@ -147,33 +148,11 @@ sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node)
     return false;
 }
 
-//  Kubernetes' Toleration.ToleratesTaint.
-static bool
-s_tolerates (const Basalt__V1__Toleration *tol, const char *key, const char *value,
-             const char *effect)
-{
-    const char *teffect = s_or (tol->effect);
-    if (teffect[0] && strcmp (teffect, effect) != 0)
-        return false;
-    const char *tkey = s_or (tol->key);
-    if (tkey[0] && strcmp (tkey, key) != 0)
-        return false;
-    const char *op = s_or (tol->operator_);
-    if (strcmp (op, "Exists") == 0)
-        return true;
-    if (op[0] == 0 || strcmp (op, "Equal") == 0)
-        return strcmp (s_or (tol->value), value) == 0;
-    return false;
-}
-
 bool
 sess_pod_tolerates (const Basalt__V1__Pod *pod, const char *key, const char *value,
                     const char *effect)
 {
-    for (size_t i = 0; i < pod->n_tolerations; i++)
-        if (s_tolerates (pod->tolerations[i], key, value, effect))
-            return true;
-    return false;
+    return bas_k8s_pod_tolerates (pod, key, value, effect);
 }
 
 const Basalt__V1__Taint *
@@ -301,7 +280,7 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
         return SESS_PRED_UNSCHEDULABLE; // an eviction frees a slot
     }
     if (node->unschedulable &&
-        !sess_pod_tolerates (pod, "node.kubernetes.io/unschedulable", "", "NoSchedule")) {
+        !sess_pod_tolerates (pod, BAS_TAINT_UNSCHEDULABLE, "", "NoSchedule")) {
         snprintf (reason, rlen, "node(s) were unschedulable");
         return SESS_PRED_UNRESOLVABLE;
     }

@@ -733,7 +733,7 @@ bool sess_node_term_match (const Basalt__V1__NodeSelectorTerm *term, const sess_
 bool sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node);
 //  Kubernetes' Toleration.ToleratesTaint over the pod's tolerations: one
 //  tolerates the taint (key, value, effect), a toleration without effect
-//  matching every effect.
+//  matching every effect (bas_k8s_pod_tolerates, shared with cache-svc).
 bool sess_pod_tolerates (const Basalt__V1__Pod *pod, const char *key, const char *value,
                          const char *effect);
 //  The first NoSchedule / NoExecute taint of the node the pod does not
