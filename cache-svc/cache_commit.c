@@ -3,13 +3,14 @@
     functions of cache_model.h).
 
     Checking: each placement against the model as it is now (the pod still
-    pending and unchanged, the node there, ready, in sync and with room,
-    counting what the same gang placed before it), all of a gang's
-    placements or none; each eviction, status and condition against the
-    object it names. Building: one Work per accepted item, through the work
-    kinds' constructor (common/bas_work.h). Applying a result: the table
-    at the end (s_results), one row per member of Work's oneof, undoes
-    what the model assumed when the write failed.
+    pending and unchanged, the node there, ready, not cordoned unless the
+    pod tolerates that, in sync and with room, counting what the same gang
+    placed before it), all of a gang's placements or none; each eviction,
+    status and condition against the object it names. Building: one Work
+    per accepted item, through the work kinds' constructor
+    (common/bas_work.h). Applying a result: the table at the end
+    (s_results), one row per member of Work's oneof, undoes what the model
+    assumed when the write failed.
 */
 #include "cache_model.h"
 #include "cache_model_private.h"
@@ -57,7 +58,10 @@ s_check_placement (cache_model_t *self, const Basalt__V1__Placement *pl, const b
         return "node no longer exists";
     if (node->has_ready && !node->ready)
         return "node is not ready";
-    if (node->unschedulable)
+    //  A cordoned node takes the pods that tolerate its taint (DaemonSet
+    //  pods do), as the session's NodeUnschedulable filter let through.
+    if (node->unschedulable &&
+        !bas_k8s_pod_tolerates (pod, BAS_TAINT_UNSCHEDULABLE, "", "NoSchedule"))
         return "node is unschedulable";
     if (cache_model_node_out_of_sync (self, pl->node))
         return "node is out of sync";

@@ -423,53 +423,88 @@ s_spread (bas_k8s_json_t *ctx, const cJSON *list, Basalt__V1__Pod *pod)
     return 0;
 }
 
-//  The hostPorts of the containers' ports (kube-scheduler's NodePorts looks
-//  at spec.containers only).
-static int
-s_host_ports (bas_k8s_json_t *ctx, const cJSON *containers, Basalt__V1__Pod *pod)
+//  Whether a container of the list holds its ports while the pod runs:
+//  every one of spec.containers, and of spec.initContainers the sidecars
+//  (restartPolicy Always), which run beside them; an ordinary init
+//  container has ended by then (kube-scheduler's NodePorts).
+static bool
+s_holds_ports (const cJSON *c, bool init)
+{
+    if (!init)
+        return true;
+    const cJSON *policy = bas_k8s_json_get (c, "restartPolicy");
+    return cJSON_IsString (policy) && strcmp (policy->valuestring, "Always") == 0;
+}
+
+static size_t
+s_count_host_ports (const cJSON *c)
 {
     size_t n = 0;
-    for (const cJSON *c = containers ? containers->child : NULL; c; c = c->next)
-        for (const cJSON *p = cJSON_IsArray (bas_k8s_json_get (c, "ports"))
-                                  ? bas_k8s_json_get (c, "ports")->child
-                                  : NULL;
-             p; p = p->next)
-            if (cJSON_IsNumber (bas_k8s_json_get (p, "hostPort")) &&
-                bas_k8s_json_get (p, "hostPort")->valuedouble > 0)
-                n++;
+    const cJSON *ports = bas_k8s_json_get (c, "ports");
+    for (const cJSON *p = cJSON_IsArray (ports) ? ports->child : NULL; p; p = p->next)
+        if (cJSON_IsNumber (bas_k8s_json_get (p, "hostPort")) &&
+            bas_k8s_json_get (p, "hostPort")->valuedouble > 0)
+            n++;
+    return n;
+}
+
+//  The host ports of one container (of list `list`, for messages).
+static int
+s_add_host_ports (bas_k8s_json_t *ctx, const cJSON *c, const char *list, Basalt__V1__Pod *pod)
+{
+    char path[64];
+    snprintf (path, sizeof path, "spec.%s[].ports[]", list);
+    const cJSON *ports = bas_k8s_json_get (c, "ports");
+    for (const cJSON *p = cJSON_IsArray (ports) ? ports->child : NULL; p; p = p->next) {
+        const cJSON *hp = bas_k8s_json_get (p, "hostPort");
+        if (!cJSON_IsNumber (hp) || hp->valuedouble <= 0)
+            continue;
+        if (hp->valuedouble > 65535) {
+            bas_k8s_json_fail (ctx, "%s.hostPort: %g is not a port number", path, hp->valuedouble);
+            return -1;
+        }
+        Basalt__V1__HostPort *port = bas_k8s_json_alloc (ctx, sizeof *port);
+        if (!port)
+            return -1;
+        basalt__v1__host_port__init (port);
+        pod->placement->host_ports[pod->placement->n_host_ports++] = port;
+        port->has_port = 1;
+        port->port = (int32_t)hp->valuedouble;
+        char where[80];
+        snprintf (where, sizeof where, "%s.protocol", path);
+        if (bas_k8s_json_str (ctx, bas_k8s_json_get (p, "protocol"), where, &port->protocol) != 0)
+            return -1;
+        snprintf (where, sizeof where, "%s.hostIP", path);
+        if (bas_k8s_json_str (ctx, bas_k8s_json_get (p, "hostIP"), where, &port->host_ip) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+//  The host ports the running pod holds: its containers' and its sidecars'
+//  (s_holds_ports). pod->placement exists when there is one (the caller
+//  made it for any such container with ports).
+static int
+s_host_ports (bas_k8s_json_t *ctx, const cJSON *containers, const cJSON *inits,
+              Basalt__V1__Pod *pod)
+{
+    const cJSON *lists[2] = {containers, inits};
+    const char *names[2] = {"containers", "initContainers"};
+    size_t n = 0;
+    for (int l = 0; l < 2; l++)
+        for (const cJSON *c = lists[l] ? lists[l]->child : NULL; c; c = c->next)
+            if (s_holds_ports (c, l == 1))
+                n += s_count_host_ports (c);
     if (n == 0)
         return 0;
     pod->placement->host_ports =
         bas_k8s_json_alloc_array (ctx, n, sizeof *pod->placement->host_ports);
     if (!pod->placement->host_ports)
         return -1;
-    for (const cJSON *c = containers->child; c; c = c->next)
-        for (const cJSON *p = cJSON_IsArray (bas_k8s_json_get (c, "ports"))
-                                  ? bas_k8s_json_get (c, "ports")->child
-                                  : NULL;
-             p; p = p->next) {
-            const cJSON *hp = bas_k8s_json_get (p, "hostPort");
-            if (!cJSON_IsNumber (hp) || hp->valuedouble <= 0)
-                continue;
-            if (hp->valuedouble > 65535) {
-                bas_k8s_json_fail (ctx,
-                                   "spec.containers[].ports[].hostPort: %g is not a port number",
-                                   hp->valuedouble);
+    for (int l = 0; l < 2; l++)
+        for (const cJSON *c = lists[l] ? lists[l]->child : NULL; c; c = c->next)
+            if (s_holds_ports (c, l == 1) && s_add_host_ports (ctx, c, names[l], pod) != 0)
                 return -1;
-            }
-            Basalt__V1__HostPort *port = bas_k8s_json_alloc (ctx, sizeof *port);
-            if (!port)
-                return -1;
-            basalt__v1__host_port__init (port);
-            pod->placement->host_ports[pod->placement->n_host_ports++] = port;
-            port->has_port = 1;
-            port->port = (int32_t)hp->valuedouble;
-            if (bas_k8s_json_str (ctx, bas_k8s_json_get (p, "protocol"),
-                                  "spec.containers[].ports[].protocol", &port->protocol) != 0 ||
-                bas_k8s_json_str (ctx, bas_k8s_json_get (p, "hostIP"),
-                                  "spec.containers[].ports[].hostIP", &port->host_ip) != 0)
-                return -1;
-        }
     return 0;
 }
 
@@ -799,6 +834,10 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
     const cJSON *cs = bas_k8s_json_get (spec, "containers");
     for (const cJSON *c = cJSON_IsArray (cs) ? cs->child : NULL; c && !placement; c = c->next)
         placement = cJSON_GetArraySize (bas_k8s_json_get (c, "ports")) > 0;
+    const cJSON *ics = bas_k8s_json_get (spec, "initContainers");
+    for (const cJSON *c = cJSON_IsArray (ics) ? ics->child : NULL; c && !placement; c = c->next)
+        placement =
+            s_holds_ports (c, true) && cJSON_GetArraySize (bas_k8s_json_get (c, "ports")) > 0;
     if (placement) {
         pod->placement = bas_k8s_json_alloc (&ctx, sizeof *pod->placement);
         if (!pod->placement)
@@ -850,7 +889,7 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
     if (s_pod_requests (&ctx, containers, inits, overhead, &pod->requests) != 0 ||
         ((!pod->node_name || !*pod->node_name) &&
          s_pod_images (&ctx, inits, containers, pod) != 0) ||
-        s_host_ports (&ctx, containers, pod) != 0 ||
+        s_host_ports (&ctx, containers, inits, pod) != 0 ||
         bas_k8s_json_str (&ctx, bas_k8s_json_get (status, "phase"), "status.phase", &pod->phase) !=
             0)
         goto error;
@@ -865,4 +904,44 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
 error:
     protobuf_c_message_free_unpacked (&pod->base, NULL);
     return NULL;
+}
+
+// ------------------------------------------------------------ tolerations
+
+static const char *
+s_or_empty (const char *s)
+{
+    return s ? s : "";
+}
+
+//  One toleration against one taint: an empty effect tolerates every
+//  effect, an empty key (with Exists) every key; Exists ignores the value,
+//  Equal (or no operator) wants it equal. Any other operator (Gt and Lt
+//  need an alpha gate) tolerates nothing.
+static bool
+s_tolerates (const Basalt__V1__Toleration *tol, const char *key, const char *value,
+             const char *effect)
+{
+    const char *teffect = s_or_empty (tol->effect);
+    if (teffect[0] && strcmp (teffect, effect) != 0)
+        return false;
+    const char *tkey = s_or_empty (tol->key);
+    if (tkey[0] && strcmp (tkey, key) != 0)
+        return false;
+    const char *op = s_or_empty (tol->operator_);
+    if (strcmp (op, "Exists") == 0)
+        return true;
+    if (op[0] == 0 || strcmp (op, "Equal") == 0)
+        return strcmp (s_or_empty (tol->value), value) == 0;
+    return false;
+}
+
+bool
+bas_k8s_pod_tolerates (const Basalt__V1__Pod *pod, const char *key, const char *value,
+                       const char *effect)
+{
+    for (size_t i = 0; i < pod->n_tolerations; i++)
+        if (s_tolerates (pod->tolerations[i], key, value, effect))
+            return true;
+    return false;
 }

@@ -6,6 +6,7 @@
 #ifndef BAS_K8S_POD_H
 #define BAS_K8S_POD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -23,5 +24,14 @@
 //  tag or digest given ":latest" (kube-scheduler's ImageLocality); for a
 //  pod without spec.nodeName only (no score reads a bound pod's images).
 Basalt__V1__Pod *bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen);
+
+//  The taint the node lifecycle controller puts on a cordoned node
+//  (spec.unschedulable); a pod that tolerates it may go there.
+#define BAS_TAINT_UNSCHEDULABLE "node.kubernetes.io/unschedulable"
+
+//  Kubernetes' Toleration.ToleratesTaint over the pod's tolerations: true
+//  when one of them tolerates the taint key=value:effect. Borrows all.
+bool bas_k8s_pod_tolerates (const Basalt__V1__Pod *pod, const char *key, const char *value,
+                            const char *effect);
 
 #endif

@@ -4,20 +4,21 @@
 
     InterPodAffinity.
 
-    For a task T and a node N, in kube-scheduler's order:
-      1. existing pods' anti-affinity: a pod P on a node M, with a required
-         anti-affinity term that selects T (T's labels, T's namespace among
-         the term's), forbids every node sharing M's value of the term's
-         topologyKey ("node(s) didn't satisfy existing pods anti-affinity
-         rules", resolvable);
-      2. T's own anti-affinity: for each of T's required anti-affinity
-         terms, no pod it selects may be in N's domain of its topologyKey
-         ("node(s) didn't match pod anti-affinity rules", resolvable);
-      3. T's own affinity: N must carry every term's topologyKey, and for
+    For a task T and a node N, in the order of kube-scheduler's Filter
+    (the first that fails gives the reason, and whether it is resolvable):
+      1. T's own affinity: N must carry every term's topologyKey, and for
          every term some pod selected by all of T's terms must be in N's
          domain — unless no such pod exists anywhere and T is selected by
          all its own terms (the first pod of a set that attracts itself)
-         ("node(s) didn't match pod affinity rules", unresolvable).
+         ("node(s) didn't match pod affinity rules", unresolvable);
+      2. T's own anti-affinity: for each of T's required anti-affinity
+         terms, no pod it selects may be in N's domain of its topologyKey
+         ("node(s) didn't match pod anti-affinity rules", resolvable);
+      3. existing pods' anti-affinity: a pod P on a node M, with a required
+         anti-affinity term that selects T (T's labels, T's namespace among
+         the term's), forbids every node sharing M's value of the term's
+         topologyKey ("node(s) didn't satisfy existing pods anti-affinity
+         rules", resolvable).
     Counted pods are those on a node of the session that have not finished
     and were not evicted in this session; a task allocated or pipelined
     earlier in the session counts from then on (a gang's own members too),
@@ -690,7 +691,7 @@ s_memo (sess_interpod_t *self, const sess_task_t *task)
             return;
         }
     }
-    //  1. Existing pods' anti-affinity terms that may select this pod.
+    //  (3) Existing pods' anti-affinity terms that may select this pod.
     char key[768];
     for (const char *line = pod->labels; line && *line;) {
         line = s_line (line, key, sizeof key); // key: "name=value"
@@ -700,12 +701,12 @@ s_memo (sess_interpod_t *self, const sess_task_t *task)
     }
     for (int i = 0; i < self->anti_any.n; i++)
         s_existing (self, task, &self->anti_any.v[i]);
-    //  2. Its own anti-affinity terms, each on its own.
+    //  (2) Its own anti-affinity terms, each on its own.
     for (size_t i = 0; i < sess_placement (pod)->n_pod_anti_affinity; i++) {
         s_anti_arg_t arg = {sess_placement (pod)->pod_anti_affinity[i], task};
         s_each_candidate (self, arg.term->label_selector, s_anti_visit, &arg);
     }
-    //  3. Its affinity terms: pods selected by all of them.
+    //  (1) Its affinity terms: pods selected by all of them.
     if (sess_placement (pod)->n_pod_affinity) {
         s_each_candidate (self, sess_placement (pod)->pod_affinity[0]->label_selector,
                           s_affinity_visit, (void *)task);
@@ -729,14 +730,10 @@ sess_interpod_check (sess_interpod_t *self, const sess_task_t *task, const sess_
         snprintf (reason, rlen, "%s", self->unsupported);
         return SESS_PRED_UNRESOLVABLE;
     }
-    if (s_dset_hit (&self->existing, node)) {
-        snprintf (reason, rlen, "node(s) didn't satisfy existing pods anti-affinity rules");
-        return SESS_PRED_UNSCHEDULABLE;
-    }
-    if (s_dset_hit (&self->anti, node)) {
-        snprintf (reason, rlen, "node(s) didn't match pod anti-affinity rules");
-        return SESS_PRED_UNSCHEDULABLE;
-    }
+    //  kube-scheduler's order: affinity, then the task's anti-affinity,
+    //  then the existing pods'. A node failing both affinity and an
+    //  anti-affinity is unresolvable: no eviction brings the attracting
+    //  pods there.
     const Basalt__V1__Pod *pod = task->pod;
     bool exist = true;
     for (size_t i = 0; i < sess_placement (pod)->n_pod_affinity; i++) {
@@ -752,6 +749,14 @@ sess_interpod_check (sess_interpod_t *self, const sess_task_t *task, const sess_
     if (!exist && !(!self->affinity_any && self->affinity_self)) {
         snprintf (reason, rlen, "node(s) didn't match pod affinity rules");
         return SESS_PRED_UNRESOLVABLE;
+    }
+    if (s_dset_hit (&self->anti, node)) {
+        snprintf (reason, rlen, "node(s) didn't match pod anti-affinity rules");
+        return SESS_PRED_UNSCHEDULABLE;
+    }
+    if (s_dset_hit (&self->existing, node)) {
+        snprintf (reason, rlen, "node(s) didn't satisfy existing pods anti-affinity rules");
+        return SESS_PRED_UNSCHEDULABLE;
     }
     return 0;
 }

@@ -8,7 +8,8 @@
         node.kubernetes.io/unschedulable:NoSchedule taint;
       - NodeAffinity: nodeSelector labels, then required node affinity
         terms (ORed terms of ANDed In/NotIn/Exists/DoesNotExist/Gt/Lt
-        requirements; matchFields on metadata.name);
+        requirements; matchFields on metadata.name; a term with an In or
+        NotIn value no label can have matches nothing);
       - NodePorts: no pod on the node (counted as for the pod limit, those
         placed earlier in the session included) holds a hostPort the pod
         asks for, on a clashing address and the same protocol ("node(s)
@@ -30,6 +31,7 @@
     Volcano.
 */
 #include "sess_session.h"
+#include "bas_k8s.h"
 #include "bas_util.h"
 
 #include <stdlib.h>
@@ -112,10 +114,49 @@ sess_requirement_match (const Basalt__V1__NodeSelectorRequirement *req, const ch
     return false; // unknown operator matches nothing
 }
 
+//  A label value as Kubernetes validates one: empty, or at most 63
+//  characters of [A-Za-z0-9._-] that begin and end alphanumeric.
+static bool
+s_label_value_ok (const char *v)
+{
+    size_t n = strlen (v);
+    if (n == 0)
+        return true;
+    if (n > 63)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = v[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!alnum && (i == 0 || i == n - 1 || (c != '-' && c != '_' && c != '.')))
+            return false;
+    }
+    return true;
+}
+
+//  kube-scheduler turns a term's matchExpressions into a label selector
+//  first, and a term that does not parse matches no node: an In or NotIn
+//  value no label can have (the API server lets such a value through).
+static bool
+s_expressions_parse (const Basalt__V1__NodeSelectorTerm *term)
+{
+    for (size_t i = 0; i < term->n_match_expressions; i++) {
+        const Basalt__V1__NodeSelectorRequirement *req = term->match_expressions[i];
+        const char *op = s_or (req->operator_);
+        if (strcmp (op, "In") != 0 && strcmp (op, "NotIn") != 0)
+            continue;
+        for (size_t v = 0; v < req->n_values; v++)
+            if (!s_label_value_ok (s_or (req->values[v])))
+                return false;
+    }
+    return true;
+}
+
 bool
 sess_node_term_match (const Basalt__V1__NodeSelectorTerm *term, const sess_node_t *node)
 {
     if (term->n_match_expressions == 0 && term->n_match_fields == 0)
+        return false;
+    if (!s_expressions_parse (term))
         return false;
     for (size_t i = 0; i < term->n_match_expressions; i++) {
         const Basalt__V1__NodeSelectorRequirement *req = term->match_expressions[i];
@@ -147,33 +188,11 @@ sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node)
     return false;
 }
 
-//  Kubernetes' Toleration.ToleratesTaint.
-static bool
-s_tolerates (const Basalt__V1__Toleration *tol, const char *key, const char *value,
-             const char *effect)
-{
-    const char *teffect = s_or (tol->effect);
-    if (teffect[0] && strcmp (teffect, effect) != 0)
-        return false;
-    const char *tkey = s_or (tol->key);
-    if (tkey[0] && strcmp (tkey, key) != 0)
-        return false;
-    const char *op = s_or (tol->operator_);
-    if (strcmp (op, "Exists") == 0)
-        return true;
-    if (op[0] == 0 || strcmp (op, "Equal") == 0)
-        return strcmp (s_or (tol->value), value) == 0;
-    return false;
-}
-
 bool
 sess_pod_tolerates (const Basalt__V1__Pod *pod, const char *key, const char *value,
                     const char *effect)
 {
-    for (size_t i = 0; i < pod->n_tolerations; i++)
-        if (s_tolerates (pod->tolerations[i], key, value, effect))
-            return true;
-    return false;
+    return bas_k8s_pod_tolerates (pod, key, value, effect);
 }
 
 const Basalt__V1__Taint *
@@ -301,7 +320,7 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
         return SESS_PRED_UNSCHEDULABLE; // an eviction frees a slot
     }
     if (node->unschedulable &&
-        !sess_pod_tolerates (pod, "node.kubernetes.io/unschedulable", "", "NoSchedule")) {
+        !sess_pod_tolerates (pod, BAS_TAINT_UNSCHEDULABLE, "", "NoSchedule")) {
         snprintf (reason, rlen, "node(s) were unschedulable");
         return SESS_PRED_UNRESOLVABLE;
     }

@@ -727,13 +727,15 @@ const char *sess_node_label (const sess_node_t *node, const char *key);
 //  value (NULL: the label is absent). An unknown operator matches nothing.
 bool sess_requirement_match (const Basalt__V1__NodeSelectorRequirement *req, const char *value);
 //  A NodeSelectorTerm (ANDed requirements on labels, matchFields on
-//  metadata.name) matches the node; an empty term matches none.
+//  metadata.name) matches the node; an empty term matches none, and so
+//  does one with an In/NotIn value no label can have (kube-scheduler
+//  cannot parse it).
 bool sess_node_term_match (const Basalt__V1__NodeSelectorTerm *term, const sess_node_t *node);
 //  The pod's nodeSelector and required node affinity accept the node.
 bool sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node);
 //  Kubernetes' Toleration.ToleratesTaint over the pod's tolerations: one
 //  tolerates the taint (key, value, effect), a toleration without effect
-//  matching every effect.
+//  matching every effect (bas_k8s_pod_tolerates, shared with cache-svc).
 bool sess_pod_tolerates (const Basalt__V1__Pod *pod, const char *key, const char *value,
                          const char *effect);
 //  The first NoSchedule / NoExecute taint of the node the pod does not

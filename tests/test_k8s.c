@@ -279,6 +279,25 @@ test_pod_affinity (void **state)
     s_wire_check (&pod->base);
     protobuf_c_message_free_unpacked (&pod->base, NULL);
     cJSON_Delete (json);
+
+    //  A sidecar (an init container with restartPolicy Always) holds its
+    //  host ports beside the containers; an ordinary init container has
+    //  ended before the pod runs and holds none.
+    json = s_json ("{\"metadata\":{\"name\":\"s\",\"namespace\":\"ml\"},\"spec\":{"
+                   "\"initContainers\":[{\"name\":\"setup\",\"ports\":[{\"containerPort\":7000,"
+                   "\"hostPort\":7000}]},{\"name\":\"proxy\",\"restartPolicy\":\"Always\","
+                   "\"ports\":[{\"containerPort\":8001,\"hostPort\":8001}]}],"
+                   "\"containers\":[{\"name\":\"c\"}]}}");
+    pod = bas_k8s_pod_from_json (json, err, sizeof err);
+    if (!pod)
+        print_error ("%s\n", err);
+    assert_non_null (pod);
+    assert_non_null (pod->placement);
+    assert_int_equal (pod->placement->n_host_ports, 1);
+    assert_int_equal (pod->placement->host_ports[0]->port, 8001);
+    s_wire_check (&pod->base);
+    protobuf_c_message_free_unpacked (&pod->base, NULL);
+    cJSON_Delete (json);
 }
 
 //  Preferred node affinity: weights and preferences.
