@@ -19,25 +19,21 @@
     "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "  \
     "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for " \
     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-#define S_CSI_DRIVER_MSG                                                                           \
-    "a DNS-1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "    \
-    "must start and end with an alphanumeric character (e.g. 'example.com', regex used for "       \
-    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]')"
 #define S_IMMUTABLE "field is immutable"
 //  A CSINode driver's nodeID may be this long (validateNodeIDLength).
 #define S_NODE_ID_MAX 192
 //  A CSI driver's name may be this long (csiDriverNameMaxLength).
 #define S_CSI_DRIVER_MAX 63
 
-//  The volume sources of a PersistentVolumeSpec (PersistentVolumeSource's
-//  members), in the Go struct's order.
+//  The volume sources of a PersistentVolumeSpec, in the order
+//  ValidatePersistentVolumeSpec counts them (the first one present is the
+//  volume's; each later one is refused).
 static const char *const s_pv_sources[] = {
-    "gcePersistentDisk", "awsElasticBlockStore", "hostPath",   "glusterfs",
-    "nfs",               "rbd",                  "iscsi",      "cinder",
-    "cephfs",            "fc",                   "flocker",    "flexVolume",
-    "azureFile",         "vsphereVolume",        "quobyte",    "azureDisk",
-    "photonPersistentDisk", "portworxVolume",    "scaleIO",    "local",
-    "storageos",         "csi",                  NULL};
+    "hostPath",      "gcePersistentDisk",    "awsElasticBlockStore", "glusterfs", "flocker",
+    "nfs",           "rbd",                  "quobyte",              "cephfs",    "iscsi",
+    "cinder",        "fc",                   "flexVolume",           "azureFile", "vsphereVolume",
+    "photonPersistentDisk", "portworxVolume", "azureDisk",           "scaleIO",   "local",
+    "storageos",     "csi",                  NULL};
 
 bool
 sim_valid_storage_kind (const sim_kind_t *kind)
@@ -61,6 +57,15 @@ static void
 s_path (char *buf, size_t len, const char *fmt, const char *base, int i)
 {
     snprintf (buf, len, fmt, base, i);
+}
+
+//  Two values are the same (both absent counts; cJSON_Compare says no).
+static bool
+s_same (const cJSON *a, const cJSON *b, bool case_sensitive)
+{
+    if (!a || !b)
+        return a == b;
+    return cJSON_Compare (a, b, case_sensitive);
 }
 
 static bool
@@ -107,7 +112,8 @@ s_is_name_part (const char *text, size_t len)
 //  '/', then a name part of at most 63 characters. One Invalid error per
 //  problem on `field`.
 static void
-s_check_qualified (const char *value, const char *field, sim_field_errors_t *errs)
+s_check_qualified_as (const char *value, const char *shown, const char *field,
+                      sim_field_errors_t *errs)
 {
     const char *slash = strchr (value, '/');
     const char *name = value;
@@ -116,14 +122,14 @@ s_check_qualified (const char *value, const char *field, sim_field_errors_t *err
         snprintf (prefix, sizeof prefix, "%.*s", (int)(slash - value), value);
         name = slash + 1;
         if (!*prefix)
-            sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, value,
+            sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, shown,
                                       "prefix part must be non-empty");
         else if (!sim_valid_is_subdomain (prefix))
-            sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, value,
+            sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, shown,
                                       "prefix part " SIM_VALID_SUBDOMAIN_MSG);
         if (strchr (name, '/')) {
             sim_field_errors_add_str (
-                errs, SIM_FIELD_INVALID, field, value,
+                errs, SIM_FIELD_INVALID, field, shown,
                 "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and "
                 "must start and end with an alphanumeric character (e.g. 'MyName',  or "
                 "'my.name',  or '123-abc', regex used for validation is "
@@ -134,23 +140,31 @@ s_check_qualified (const char *value, const char *field, sim_field_errors_t *err
     }
     size_t len = strlen (name);
     if (len == 0) {
-        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, value,
+        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, shown,
                                   "name part must be non-empty");
         return;
     }
     if (len > 63)
-        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, value,
+        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, shown,
                                   "name part must be no more than 63 characters");
     if (!s_is_name_part (name, len))
-        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, value, S_QUALIFIED_NAME_MSG);
+        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, shown, S_QUALIFIED_NAME_MSG);
 }
 
-//  A storage quantity at `field` (a string or a number): parsed, and
-//  greater than zero (ValidateResourceQuantityValue and
-//  ValidatePositiveQuantityValue). The real server refuses an unparsable
-//  quantity while decoding (400); here it is a 422 on the field.
 static void
-s_check_storage_qty (const cJSON *v, const char *field, sim_field_errors_t *errs)
+s_check_qualified (const char *value, const char *field, sim_field_errors_t *errs)
+{
+    s_check_qualified_as (value, value, field, errs);
+}
+
+//  A storage quantity at `field` (a string or a number), greater than
+//  zero (ValidatePositiveQuantityValue); a volume's capacity is also
+//  refused when negative on its own (validateBasicResource, which comes
+//  first and shows the value as a number). The real server refuses an
+//  unparsable quantity while decoding (400); here it is a 422 on the
+//  field.
+static void
+s_check_storage_qty (const cJSON *v, const char *field, bool basic, sim_field_errors_t *errs)
 {
     char text[64], err[200];
     if (cJSON_IsNumber (v))
@@ -166,9 +180,12 @@ s_check_storage_qty (const cJSON *v, const char *field, sim_field_errors_t *errs
         sim_field_errors_add (errs, SIM_FIELD_INVALID, field, v, err);
         return;
     }
-    if (bytes < 0)
-        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, text,
-                                  "must be greater than or equal to 0");
+    if (basic && bytes < 0) {
+        cJSON *n = cJSON_CreateNumber ((double)bytes);
+        sim_field_errors_add (errs, SIM_FIELD_INVALID, field, n,
+                              "must be a valid resource quantity");
+        cJSON_Delete (n);
+    }
     if (bytes <= 0)
         sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, text,
                                   "must be greater than zero");
@@ -218,12 +235,6 @@ static void
 s_check_requirement (const cJSON *req, const char *base, bool gt_lt, sim_field_errors_t *errs)
 {
     char field[480];
-    const char *key = sim_json_str (req, "key");
-    snprintf (field, sizeof field, "%s.key", base);
-    if (!key || !*key)
-        sim_field_errors_add (errs, SIM_FIELD_REQUIRED, field, NULL, NULL);
-    else
-        s_check_qualified (key, field, errs);
     const char *op = sim_json_str (req, "operator");
     const cJSON *values = cJSON_GetObjectItemCaseSensitive (req, "values");
     int n = cJSON_IsArray (values) ? cJSON_GetArraySize (values) : 0;
@@ -248,6 +259,13 @@ s_check_requirement (const cJSON *req, const char *base, bool gt_lt, sim_field_e
                               cJSON_GetObjectItemCaseSensitive (req, "operator"),
                               "not a valid selector operator");
     }
+    //  Then the key (ValidateLabelName).
+    const char *key = sim_json_str (req, "key");
+    snprintf (field, sizeof field, "%s.key", base);
+    if (!key || !*key)
+        s_check_qualified ("", field, errs);
+    else
+        s_check_qualified (key, field, errs);
 }
 
 //  A required node selector (ValidateNodeSelector): at least one term,
@@ -315,6 +333,31 @@ s_check_label_selector (const cJSON *sel, const char *path, sim_field_errors_t *
     }
 }
 
+//  ValidateCSIDriverName: required, at most 63 bytes, and a DNS-1123
+//  subdomain once lower-cased (the error shows the name as given).
+static void
+s_check_csi_driver_name (const char *name, const char *field, sim_field_errors_t *errs)
+{
+    if (!name || !*name) {
+        sim_field_errors_add (errs, SIM_FIELD_REQUIRED, field, NULL, NULL);
+        return;
+    }
+    size_t len = strlen (name);
+    if (len > S_CSI_DRIVER_MAX)
+        sim_field_errors_add (errs, SIM_FIELD_TOO_LONG, field, NULL,
+                              "may not be more than 63 bytes");
+    char lower[300];
+    size_t i = 0;
+    for (; name[i] && i + 1 < sizeof lower; i++)
+        lower[i] = (name[i] >= 'A' && name[i] <= 'Z') ? (char)(name[i] - 'A' + 'a') : name[i];
+    lower[i] = 0;
+    if (len > 253)
+        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, name,
+                                  "must be no more than 253 characters");
+    if (!sim_valid_is_subdomain (lower))
+        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, name, SIM_VALID_SUBDOMAIN_MSG);
+}
+
 // ---------------------------------------------------------------------------
 // PersistentVolume
 
@@ -327,11 +370,13 @@ s_check_pv_source (const cJSON *spec, const char *source, sim_field_errors_t *er
         const char *field;  // a field it requires
     } required[] = {
         {"hostPath", "path"}, {"local", "path"},         {"nfs", "server"},
-        {"nfs", "path"},      {"csi", "driver"},         {"csi", "volumeHandle"},
+        {"nfs", "path"},      {"csi", "volumeHandle"},
         {"iscsi", "targetPortal"}, {"iscsi", "iqn"},     {"rbd", "image"},
         {NULL, NULL},
     };
     const cJSON *src = cJSON_GetObjectItemCaseSensitive (spec, source);
+    if (!strcmp (source, "csi"))
+        s_check_csi_driver_name (sim_json_str (src, "driver"), "spec.csi.driver", errs);
     for (int i = 0; required[i].source; i++) {
         if (strcmp (required[i].source, source) != 0)
             continue;
@@ -350,7 +395,7 @@ s_pv_create (const cJSON *obj, sim_field_errors_t *errs)
     static const char *const policies[] = {"Delete", "Recycle", "Retain", NULL};
     static const char *const volume_modes[] = {"Block", "Filesystem", NULL};
     const cJSON *spec = sim_json_at (obj, "spec");
-    s_check_access_modes (spec, "must specify at least 1 access mode", errs);
+    s_check_access_modes (spec, NULL, errs);
     const cJSON *cap = cJSON_GetObjectItemCaseSensitive (spec, "capacity");
     int ncap = cJSON_IsObject (cap) ? cJSON_GetArraySize (cap) : 0;
     if (ncap == 0)
@@ -364,30 +409,10 @@ s_pv_create (const cJSON *obj, sim_field_errors_t *errs)
     {
         char field[300];
         snprintf (field, sizeof field, "spec.capacity[%.200s]", q->string ? q->string : "");
-        s_check_storage_qty (q, field, errs);
+        s_check_storage_qty (q, field, true, errs);
     }
-    //  Exactly one volume source.
-    const char *first = NULL;
-    for (int i = 0; s_pv_sources[i]; i++) {
-        if (!cJSON_GetObjectItemCaseSensitive (spec, s_pv_sources[i]))
-            continue;
-        if (!first) {
-            first = s_pv_sources[i];
-            s_check_pv_source (spec, first, errs);
-        } else {
-            char field[200];
-            snprintf (field, sizeof field, "spec.%s", s_pv_sources[i]);
-            sim_field_errors_add (errs, SIM_FIELD_FORBIDDEN, field, NULL,
-                                  "may not specify more than 1 volume type");
-        }
-    }
-    if (!first)
-        sim_field_errors_add (errs, SIM_FIELD_REQUIRED, "spec", NULL, "must specify a volume type");
     s_check_enum (spec, "persistentVolumeReclaimPolicy", "spec.persistentVolumeReclaimPolicy",
                   policies, "supported values: \"Delete\", \"Recycle\", \"Retain\"", errs);
-    s_check_class_name (spec, errs);
-    s_check_enum (spec, "volumeMode", "spec.volumeMode", volume_modes,
-                  "supported values: \"Block\", \"Filesystem\"", errs);
     const cJSON *affinity = cJSON_GetObjectItemCaseSensitive (spec, "nodeAffinity");
     if (affinity) {
         const cJSON *req = cJSON_GetObjectItemCaseSensitive (affinity, "required");
@@ -396,9 +421,32 @@ s_pv_create (const cJSON *obj, sim_field_errors_t *errs)
                                   "must specify required node constraints");
         else
             s_check_node_selector (req, "spec.nodeAffinity.required", errs);
-    } else if (first && !strcmp (first, "local"))
-        sim_field_errors_add (errs, SIM_FIELD_REQUIRED, "spec.nodeAffinity", NULL,
-                              "Local volumes require node affinity");
+    }
+    //  Exactly one volume source.
+    const char *first = NULL;
+    for (int i = 0; s_pv_sources[i]; i++) {
+        const char *source = s_pv_sources[i];
+        if (!cJSON_GetObjectItemCaseSensitive (spec, source))
+            continue;
+        if (!first) {
+            first = source;
+            s_check_pv_source (spec, first, errs);
+            if (!strcmp (first, "local") && !affinity)
+                sim_field_errors_add (errs, SIM_FIELD_REQUIRED, "spec.nodeAffinity", NULL,
+                                      "Local volume requires node affinity");
+        } else {
+            //  The real server names cephfs "cephFS" in this one message.
+            char field[200];
+            snprintf (field, sizeof field, "spec.%s", !strcmp (source, "cephfs") ? "cephFS" : source);
+            sim_field_errors_add (errs, SIM_FIELD_FORBIDDEN, field, NULL,
+                                  "may not specify more than 1 volume type");
+        }
+    }
+    if (!first)
+        sim_field_errors_add (errs, SIM_FIELD_REQUIRED, "spec", NULL, "must specify a volume type");
+    s_check_class_name (spec, errs);
+    s_check_enum (spec, "volumeMode", "spec.volumeMode", volume_modes,
+                  "supported values: \"Block\", \"Filesystem\"", errs);
 }
 
 static void
@@ -406,7 +454,7 @@ s_pv_update (const cJSON *old, const cJSON *obj, sim_field_errors_t *errs)
 {
     const cJSON *a = sim_json_at (old, "spec"), *b = sim_json_at (obj, "spec");
     for (int i = 0; s_pv_sources[i]; i++)
-        if (!cJSON_Compare (cJSON_GetObjectItemCaseSensitive (a, s_pv_sources[i]),
+        if (!s_same (cJSON_GetObjectItemCaseSensitive (a, s_pv_sources[i]),
                             cJSON_GetObjectItemCaseSensitive (b, s_pv_sources[i]), true)) {
             sim_field_errors_add (errs, SIM_FIELD_FORBIDDEN, "spec.persistentvolumesource", NULL,
                                   "spec.persistentvolumesource is immutable after creation");
@@ -414,12 +462,12 @@ s_pv_update (const cJSON *old, const cJSON *obj, sim_field_errors_t *errs)
         }
     //  The real path here is "volumeMode", not "spec.volumeMode".
     const cJSON *mode = cJSON_GetObjectItemCaseSensitive (b, "volumeMode");
-    if (!cJSON_Compare (cJSON_GetObjectItemCaseSensitive (a, "volumeMode"), mode, true))
+    if (!s_same (cJSON_GetObjectItemCaseSensitive (a, "volumeMode"), mode, true))
         sim_field_errors_add (errs, SIM_FIELD_INVALID, "volumeMode", mode, S_IMMUTABLE);
     //  Node affinity may be set once when it was not.
     const cJSON *was = cJSON_GetObjectItemCaseSensitive (a, "nodeAffinity");
     const cJSON *now = cJSON_GetObjectItemCaseSensitive (b, "nodeAffinity");
-    if (was && !cJSON_Compare (was, now, true))
+    if (was && !s_same (was, now, true))
         sim_field_errors_add (errs, SIM_FIELD_INVALID, "nodeAffinity", now, S_IMMUTABLE);
 }
 
@@ -439,7 +487,7 @@ s_pvc_create (const cJSON *obj, sim_field_errors_t *errs)
     if (!storage)
         sim_field_errors_add (errs, SIM_FIELD_REQUIRED, "spec.resources[storage]", NULL, NULL);
     else
-        s_check_storage_qty (storage, "spec.resources[storage]", errs);
+        s_check_storage_qty (storage, "spec.resources[storage]", false, errs);
     s_check_class_name (spec, errs);
     s_check_enum (spec, "volumeMode", "spec.volumeMode", volume_modes,
                   "supported values: \"Block\", \"Filesystem\"", errs);
@@ -481,13 +529,19 @@ s_pvc_update (const cJSON *old, const cJSON *obj, sim_field_errors_t *errs)
         cJSON *req = sim_json_at (b, "resources.requests");
         sim_json_set (req, "storage", cJSON_Duplicate (was, true));
     }
-    if (!cJSON_Compare (a, b, true))
+    if (!s_same (a, b, true))
         sim_field_errors_add (errs, SIM_FIELD_FORBIDDEN, "spec", NULL,
                               "spec is immutable after creation except resources.requests and "
                               "volumeAttributesClassName for bound claims");
-    if (bound && was && now && s_bytes (now) >= 0 && s_bytes (now) < s_bytes (was))
+    //  A smaller request is refused whether or not the claim is bound
+    //  (the message of servers without RecoverVolumeExpansionFailure).
+    if (was && now && s_bytes (now) >= 0 && s_bytes (now) < s_bytes (was))
         sim_field_errors_add (errs, SIM_FIELD_FORBIDDEN, "spec.resources.requests.storage", NULL,
                               "field can not be less than previous value");
+    //  The real path here is "volumeMode", not "spec.volumeMode".
+    const cJSON *mode = sim_json_at (obj, "spec.volumeMode");
+    if (!s_same (sim_json_at (old, "spec.volumeMode"), mode, true))
+        sim_field_errors_add (errs, SIM_FIELD_INVALID, "volumeMode", mode, S_IMMUTABLE);
     cJSON_Delete (a);
     cJSON_Delete (b);
 }
@@ -504,19 +558,21 @@ s_sc_create (const cJSON *obj, sim_field_errors_t *errs)
     if (!prov || !*prov)
         sim_field_errors_add (errs, SIM_FIELD_REQUIRED, "provisioner", NULL, NULL);
     else {
-        //  IsQualifiedName of the lower-cased name.
+        //  IsQualifiedName of the lower-cased name; the errors show it as given.
         char lower[300];
         size_t i = 0;
         for (; prov[i] && i + 1 < sizeof lower; i++)
             lower[i] = (prov[i] >= 'A' && prov[i] <= 'Z') ? (char)(prov[i] - 'A' + 'a') : prov[i];
         lower[i] = 0;
-        sim_field_errors_t *sub = sim_field_errors_new ();
-        s_check_qualified (lower, "provisioner", sub);
-        //  The errors show the name as given.
-        if (sim_field_errors_count (sub))
-            sim_field_errors_add_str (errs, SIM_FIELD_INVALID, "provisioner", prov,
-                                      S_QUALIFIED_NAME_MSG);
-        sim_field_errors_destroy (&sub);
+        s_check_qualified_as (lower, prov, "provisioner", errs);
+    }
+    //  validateParameters: no empty key.
+    const cJSON *p;
+    cJSON_ArrayForEach (p, cJSON_GetObjectItemCaseSensitive (obj, "parameters"))
+    {
+        if (p->string && !*p->string)
+            sim_field_errors_add_str (errs, SIM_FIELD_INVALID, "parameters", "",
+                                      "field can not be empty.");
     }
     s_check_enum (obj, "reclaimPolicy", "reclaimPolicy", policies,
                   "supported values: \"Delete\", \"Retain\"", errs);
@@ -562,36 +618,23 @@ s_sc_update (const cJSON *old, const cJSON *obj, sim_field_errors_t *errs)
 {
     static const char *const forbidden[] = {"parameters", "provisioner", "reclaimPolicy", NULL};
     for (int i = 0; forbidden[i]; i++)
-        if (!cJSON_Compare (cJSON_GetObjectItemCaseSensitive (old, forbidden[i]),
+        if (!s_same (cJSON_GetObjectItemCaseSensitive (old, forbidden[i]),
                             cJSON_GetObjectItemCaseSensitive (obj, forbidden[i]), true)) {
             char detail[80];
             snprintf (detail, sizeof detail, "updates to %s are forbidden.", forbidden[i]);
             sim_field_errors_add (errs, SIM_FIELD_FORBIDDEN, forbidden[i], NULL, detail);
         }
     const cJSON *mode = cJSON_GetObjectItemCaseSensitive (obj, "volumeBindingMode");
-    if (!cJSON_Compare (cJSON_GetObjectItemCaseSensitive (old, "volumeBindingMode"), mode, true))
+    if (!s_same (cJSON_GetObjectItemCaseSensitive (old, "volumeBindingMode"), mode, true))
         sim_field_errors_add (errs, SIM_FIELD_INVALID, "volumeBindingMode", mode, S_IMMUTABLE);
 }
 
 // ---------------------------------------------------------------------------
 // CSINode and CSIDriver
 
-//  ValidateCSIDriverName: required, at most 63 characters, the pattern.
-static void
-s_check_csi_driver_name (const char *name, const char *field, sim_field_errors_t *errs)
-{
-    if (!name || !*name) {
-        sim_field_errors_add (errs, SIM_FIELD_REQUIRED, field, NULL, NULL);
-        return;
-    }
-    size_t len = strlen (name);
-    if (len > S_CSI_DRIVER_MAX)
-        sim_field_errors_add (errs, SIM_FIELD_TOO_LONG, field, NULL,
-                              "may not be more than 63 bytes");
-    if (!s_is_name_part (name, len))
-        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, name, S_CSI_DRIVER_MSG);
-}
-
+//  validateCSINodeDriver: the name, the nodeID, allocatable.count, the
+//  name unique in the list, then each topology key (whose errors name the
+//  driver, not the key).
 static void
 s_csinode_create (const cJSON *obj, sim_field_errors_t *errs)
 {
@@ -605,7 +648,22 @@ s_csinode_create (const cJSON *obj, sim_field_errors_t *errs)
         const char *name = sim_json_str (d, "name");
         snprintf (field, sizeof field, "%s.name", base);
         s_check_csi_driver_name (name, field, errs);
-        //  Names are unique in the list.
+        const char *node_id = sim_json_str (d, "nodeID");
+        char idf[160];
+        snprintf (idf, sizeof idf, "%s.nodeID", base);
+        if (!node_id || !*node_id)
+            sim_field_errors_add (errs, SIM_FIELD_REQUIRED, idf, NULL, NULL);
+        else if (strlen (node_id) > S_NODE_ID_MAX) {
+            char detail[64];
+            snprintf (detail, sizeof detail, "must be %d characters or less", S_NODE_ID_MAX);
+            sim_field_errors_add_str (errs, SIM_FIELD_INVALID, idf, node_id, detail);
+        }
+        const cJSON *count = sim_json_at (d, "allocatable.count");
+        char cf[160];
+        snprintf (cf, sizeof cf, "%s.allocatable.count", base);
+        if (count && (!cJSON_IsNumber (count) || count->valuedouble < 0))
+            sim_field_errors_add (errs, SIM_FIELD_INVALID, cf, count,
+                                  "must be greater than or equal to 0");
         bool dup = false;
         const cJSON *e = drivers->child;
         for (int j = 0; j < i && e; j++, e = e->next) {
@@ -614,60 +672,97 @@ s_csinode_create (const cJSON *obj, sim_field_errors_t *errs)
         }
         if (dup)
             sim_field_errors_add_str (errs, SIM_FIELD_DUPLICATE, field, name, NULL);
-        const char *node_id = sim_json_str (d, "nodeID");
-        snprintf (field, sizeof field, "%s.nodeID", base);
-        if (!node_id || !*node_id)
-            sim_field_errors_add (errs, SIM_FIELD_REQUIRED, field, NULL, NULL);
-        else if (strlen (node_id) > S_NODE_ID_MAX) {
-            char detail[64];
-            snprintf (detail, sizeof detail, "must be %d characters or less", S_NODE_ID_MAX);
-            sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, node_id, detail);
-        }
+        const cJSON *keys = cJSON_GetObjectItemCaseSensitive (d, "topologyKeys");
         int k = 0;
         const cJSON *key;
-        cJSON_ArrayForEach (key, cJSON_GetObjectItemCaseSensitive (d, "topologyKeys"))
+        cJSON_ArrayForEach (key, keys)
         {
-            snprintf (field, sizeof field, "%s.topologyKeys[%d]", base, k++);
-            if (!cJSON_IsString (key) || !*key->valuestring)
-                sim_field_errors_add (errs, SIM_FIELD_REQUIRED, field, NULL, NULL);
-            else
-                s_check_qualified (key->valuestring, field, errs);
+            const char *text = cJSON_IsString (key) ? key->valuestring : "";
+            if (!*text)
+                sim_field_errors_add_str (errs, SIM_FIELD_REQUIRED, base, text, NULL);
+            bool seen = false;
+            const cJSON *o = keys->child;
+            for (int j = 0; j < k && o; j++, o = o->next)
+                seen = seen || (cJSON_IsString (o) && !strcmp (o->valuestring, text));
+            if (seen)
+                sim_field_errors_add_str (errs, SIM_FIELD_DUPLICATE, base, text, NULL);
+            s_check_qualified (text, base, errs);
+            k++;
         }
-        const cJSON *count = sim_json_at (d, "allocatable.count");
-        snprintf (field, sizeof field, "%s.allocatable.count", base);
-        if (count && (!cJSON_IsNumber (count) || count->valuedouble < 0))
-            sim_field_errors_add (errs, SIM_FIELD_INVALID, field, count,
-                                  "must be greater than or equal to 0");
         i++;
     }
 }
 
-//  An existing driver's nodeID and topologyKeys stay (ValidateCSINodeUpdate).
+//  ValidateCSINodeUpdate: a driver the old object had (by name) may not
+//  change but for allocatable (the MutableCSINodeAllocatableCount rule);
+//  the error is on spec.drivers and shows the new driver.
 static void
 s_csinode_update (const cJSON *old, const cJSON *obj, sim_field_errors_t *errs)
 {
-    int i = 0;
-    const cJSON *d;
-    cJSON_ArrayForEach (d, sim_json_at (obj, "spec.drivers"))
+    const cJSON *o;
+    cJSON_ArrayForEach (o, sim_json_at (old, "spec.drivers"))
     {
-        const char *name = sim_json_str (d, "name");
-        const cJSON *o;
-        cJSON_ArrayForEach (o, sim_json_at (old, "spec.drivers"))
+        const char *was = sim_json_str (o, "name");
+        const cJSON *d;
+        cJSON_ArrayForEach (d, sim_json_at (obj, "spec.drivers"))
         {
-            const char *was = sim_json_str (o, "name");
+            const char *name = sim_json_str (d, "name");
             if (!name || !was || strcmp (name, was) != 0)
                 continue;
-            static const char *const fields[] = {"nodeID", "topologyKeys", NULL};
-            for (int f = 0; fields[f]; f++) {
-                const cJSON *v = cJSON_GetObjectItemCaseSensitive (d, fields[f]);
-                if (!cJSON_Compare (cJSON_GetObjectItemCaseSensitive (o, fields[f]), v, true)) {
-                    char field[160];
-                    snprintf (field, sizeof field, "spec.drivers[%d].%s", i, fields[f]);
-                    sim_field_errors_add (errs, SIM_FIELD_INVALID, field, v, S_IMMUTABLE);
-                }
-            }
+            cJSON *a = cJSON_Duplicate (o, true), *b = cJSON_Duplicate (d, true);
+            cJSON_DeleteItemFromObjectCaseSensitive (a, "allocatable");
+            cJSON_DeleteItemFromObjectCaseSensitive (b, "allocatable");
+            if (!s_same (a, b, true))
+                sim_field_errors_add (errs, SIM_FIELD_INVALID, "spec.drivers", d, S_IMMUTABLE);
+            cJSON_Delete (a);
+            cJSON_Delete (b);
         }
-        i++;
+    }
+}
+
+//  validateCSIDriverSpec: the defaulted booleans present, fsGroupPolicy
+//  and volumeLifecycleModes known values. (metadata.name is a plain DNS
+//  subdomain for this kind, checked with every kind's name.)
+static void
+s_csidriver_create (const cJSON *obj, sim_field_errors_t *errs)
+{
+    static const char *const policies[] = {"File", "None", "ReadWriteOnceWithFSType", NULL};
+    static const char *const modes[] = {"Ephemeral", "Persistent", NULL};
+    const cJSON *spec = sim_json_at (obj, "spec");
+    //  The real path of attachRequired is spelled "attachedRequired".
+    if (!cJSON_IsBool (cJSON_GetObjectItemCaseSensitive (spec, "attachRequired")))
+        sim_field_errors_add (errs, SIM_FIELD_REQUIRED, "spec.attachedRequired", NULL, NULL);
+    if (!cJSON_IsBool (cJSON_GetObjectItemCaseSensitive (spec, "podInfoOnMount")))
+        sim_field_errors_add (errs, SIM_FIELD_REQUIRED, "spec.podInfoOnMount", NULL, NULL);
+    if (!cJSON_IsBool (cJSON_GetObjectItemCaseSensitive (spec, "storageCapacity")))
+        sim_field_errors_add (errs, SIM_FIELD_REQUIRED, "spec.storageCapacity", NULL, NULL);
+    s_check_enum (spec, "fsGroupPolicy", "spec.fsGroupPolicy", policies,
+                  "supported values: \"File\", \"None\", \"ReadWriteOnceWithFSType\"", errs);
+    const cJSON *m;
+    cJSON_ArrayForEach (m, cJSON_GetObjectItemCaseSensitive (spec, "volumeLifecycleModes"))
+    {
+        if (!cJSON_IsString (m) || !s_one_of (m->valuestring, modes))
+            sim_field_errors_add (errs, SIM_FIELD_NOT_SUPPORTED, "spec.volumeLifecycleModes", m,
+                                  "supported values: \"Persistent\", \"Ephemeral\"");
+    }
+}
+
+//  ValidateCSIDriverUpdate: attachRequired and volumeLifecycleModes stay.
+static void
+s_csidriver_update (const cJSON *old, const cJSON *obj, sim_field_errors_t *errs)
+{
+    static const struct {
+        const char *name;  // spec member
+        const char *field; // the path the real error names
+    } fixed[] = {{"attachRequired", "spec.attachedRequired"},
+                 {"volumeLifecycleModes", "spec.volumeLifecycleModes"},
+                 {NULL, NULL}};
+    for (int i = 0; fixed[i].name; i++) {
+        const cJSON *v = sim_json_at (obj, "spec");
+        v = cJSON_GetObjectItemCaseSensitive (v, fixed[i].name);
+        const cJSON *was = cJSON_GetObjectItemCaseSensitive (sim_json_at (old, "spec"), fixed[i].name);
+        if (!s_same (was, v, true))
+            sim_field_errors_add (errs, SIM_FIELD_INVALID, fixed[i].field, v, S_IMMUTABLE);
     }
 }
 
@@ -689,10 +784,9 @@ sim_valid_storage_create (const sim_kind_t *kind, const cJSON *obj, sim_field_er
     case SIM_KIND_CSINODES:
         s_csinode_create (obj, errs);
         break;
-    case SIM_KIND_CSIDRIVERS: {
-        s_check_csi_driver_name (sim_json_str (obj, "metadata.name"), "metadata.name", errs);
+    case SIM_KIND_CSIDRIVERS:
+        s_csidriver_create (obj, errs);
         break;
-    }
     default:
         break;
     }
@@ -719,6 +813,9 @@ sim_valid_storage_update (const sim_kind_t *kind, const cJSON *old, const cJSON 
         break;
     case SIM_KIND_CSINODES:
         s_csinode_update (old, obj, errs);
+        break;
+    case SIM_KIND_CSIDRIVERS:
+        s_csidriver_update (old, obj, errs);
         break;
     default:
         break;

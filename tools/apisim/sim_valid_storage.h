@@ -1,31 +1,39 @@
 /*  sim_valid_storage: the validation of the storage kinds, restated from
     kube-apiserver's (pkg/apis/core/validation: ValidatePersistentVolume,
     ValidatePersistentVolumeClaim and their Update forms;
-    pkg/apis/storage/validation: ValidateStorageClass, ValidateCSINode,
-    ValidateCSIDriverName), the rules a client runs into:
+    pkg/apis/storage/validation: ValidateStorageClass(Update),
+    ValidateCSINode(Update), ValidateCSIDriver(Update)), the rules a client
+    runs into:
 
     - PersistentVolume: spec.capacity with exactly the key storage, a
       quantity > 0; at least one access mode, each one of ReadWriteOnce,
       ReadOnlyMany, ReadWriteMany, ReadWriteOncePod (the last alone);
       exactly one volume source, with its required fields (hostPath.path,
-      local.path, nfs.server/path, csi.driver/volumeHandle); a local
-      volume needs nodeAffinity; nodeAffinity.required has at least one
-      term and valid requirements; reclaim policy Retain/Delete/Recycle,
+      local.path, nfs.server/path, csi.driver (a CSI driver name) and
+      volumeHandle); a local volume needs nodeAffinity;
+      nodeAffinity.required has at least one term and valid requirements
+      (operator, values, key); reclaim policy Retain/Delete/Recycle,
       volumeMode Block/Filesystem, storageClassName a subdomain. On update
       the volume source, volumeMode and a set nodeAffinity are immutable.
     - PersistentVolumeClaim: access modes as above, at least one;
       resources.requests.storage > 0; a valid selector; on update the spec
       is immutable except that volumeName may be set once when empty and a
-      bound claim's storage request may grow (never shrink).
-    - StorageClass: provisioner required (a qualified name), reclaimPolicy
-      Delete/Retain, volumeBindingMode Immediate/WaitForFirstConsumer,
-      allowedTopologies terms with at least one expression with values;
-      parameters, provisioner, reclaimPolicy and volumeBindingMode
-      immutable.
-    - CSINode: each driver a valid CSI driver name, unique, with a nodeID,
-      topologyKeys qualified names, allocatable.count >= 0; on update an
-      existing driver's nodeID and topologyKeys are immutable.
-    - CSIDriver: metadata.name a CSI driver name.
+      bound claim's storage request may change; a request may not shrink;
+      volumeMode is immutable.
+    - StorageClass: provisioner required (a qualified name), no empty
+      parameter key, reclaimPolicy Delete/Retain, volumeBindingMode
+      Immediate/WaitForFirstConsumer, allowedTopologies terms with at
+      least one expression with values (these allowedTopologies messages
+      are the simulator's own: ValidateTopologySelectorTerm was not read);
+      parameters, provisioner and reclaimPolicy may not change (Forbidden),
+      volumeBindingMode is immutable.
+    - CSINode: each driver a valid CSI driver name, a nodeID of at most
+      192 characters, allocatable.count >= 0, unique names, topologyKeys
+      non-empty, unique qualified names; on update a driver the old
+      object had may change only its allocatable.
+    - CSIDriver: attachRequired, podInfoOnMount and storageCapacity set
+      (the defaults set them), fsGroupPolicy and volumeLifecycleModes
+      known values; attachRequired and volumeLifecycleModes immutable.
 
     Field paths and messages are the API server's; where the real message
     appends a diff of the old and new spec (the "immutable after creation"
