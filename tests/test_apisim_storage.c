@@ -372,7 +372,8 @@ test_storage_validation (void **state)
                       "must be greater than zero");
     s_expect_invalid (&sim, "POST", PVS, NULL, pv_bad, "spec.nfs",
                       "may not specify more than 1 volume type");
-    s_expect_invalid (&sim, "POST", PVS, NULL, pv_bad, "spec.nodeAffinity.required.nodeSelectorTerms",
+    s_expect_invalid (&sim, "POST", PVS, NULL, pv_bad,
+                      "spec.nodeAffinity.required.nodeSelectorTerms",
                       "must have at least one node selector term");
     //  A requirement with a bad operator; a local volume without affinity.
     s_expect_invalid (
@@ -535,8 +536,8 @@ test_bind_immediate (void **state)
     assert_string_equal (s_str (pv, "spec.claimRef.namespace"), "default");
     assert_string_equal (s_str (pv, "spec.claimRef.name"), "data");
     assert_string_equal (s_str (pv, "spec.claimRef.uid"), uid);
-    assert_string_equal (s_str (pv, "metadata.annotations.pv\\.kubernetes\\.io/bound-by-controller"),
-                         "yes");
+    assert_string_equal (
+        s_str (pv, "metadata.annotations.pv\\.kubernetes\\.io/bound-by-controller"), "yes");
     cJSON_Delete (pv);
     cJSON_Delete (pvc);
     //  The others are Available and free.
@@ -566,6 +567,24 @@ test_bind_immediate (void **state)
     s_pv (&sim, "pv-huge", "manual", "50Gi", "[\"ReadWriteOnce\"]", "{}", "");
     s_wait_field (&sim, PVCS "/later", "status.phase", "Bound");
     s_wait_field (&sim, PVCS "/later", "spec.volumeName", "pv-huge");
+
+    //  A claim without storageClassName gets the default class (the
+    //  DefaultStorageClass admission plugin); one with "" stays classless.
+    s_post (&sim, SCS,
+            "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":{"
+            "\"name\":\"std\",\"annotations\":{\"storageclass.kubernetes.io/is-default-class\":"
+            "\"true\"}},\"provisioner\":\"kubernetes.io/no-provisioner\"}");
+    s_post (&sim, PVCS,
+            "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":"
+            "\"classless\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{"
+            "\"requests\":{\"storage\":\"1Gi\"}}}}");
+    pvc = s_get_json (&sim, PVCS "/classless", 200);
+    assert_string_equal (s_str (pvc, "spec.storageClassName"), "std");
+    cJSON_Delete (pvc);
+    s_pvc (&sim, "empty-class", "", "1Gi", "[\"ReadWriteOnce\"]", "");
+    pvc = s_get_json (&sim, PVCS "/empty-class", 200);
+    assert_string_equal (s_str (pvc, "spec.storageClassName"), "");
+    cJSON_Delete (pvc);
 
     //  The claim deleted: a Retain volume is Released.
     cJSON_Delete (s_send (&sim, "DELETE", PVCS "/data", NULL, NULL, 200));
@@ -616,10 +635,9 @@ test_bind_wait_for_first_consumer (void **state)
 
     //  The scheduler picks n2 for the static claim: the n2 volume, though
     //  the n1 one is smaller.
-    cJSON_Delete (
-        s_send (&sim, "PATCH", PVCS "/static", MERGE,
-                "{\"metadata\":{\"annotations\":{\"volume.kubernetes.io/selected-node\":\"n2\"}}}",
-                200));
+    cJSON_Delete (s_send (
+        &sim, "PATCH", PVCS "/static", MERGE,
+        "{\"metadata\":{\"annotations\":{\"volume.kubernetes.io/selected-node\":\"n2\"}}}", 200));
     s_wait_field (&sim, PVCS "/static", "status.phase", "Bound");
     s_wait_field (&sim, PVCS "/static", "spec.volumeName", "local-n2");
 
@@ -628,10 +646,9 @@ test_bind_wait_for_first_consumer (void **state)
     char uid[128], pvname[200], pvpath[300];
     snprintf (uid, sizeof uid, "%s", s_str (pvc, "metadata.uid"));
     cJSON_Delete (pvc);
-    cJSON_Delete (
-        s_send (&sim, "PATCH", PVCS "/dyn", MERGE,
-                "{\"metadata\":{\"annotations\":{\"volume.kubernetes.io/selected-node\":\"n2\"}}}",
-                200));
+    cJSON_Delete (s_send (
+        &sim, "PATCH", PVCS "/dyn", MERGE,
+        "{\"metadata\":{\"annotations\":{\"volume.kubernetes.io/selected-node\":\"n2\"}}}", 200));
     snprintf (pvname, sizeof pvname, "pvc-%s", uid);
     s_wait_field (&sim, PVCS "/dyn", "status.phase", "Bound");
     s_wait_field (&sim, PVCS "/dyn", "spec.volumeName", pvname);
@@ -649,8 +666,8 @@ test_bind_wait_for_first_consumer (void **state)
     assert_string_equal (s_str (pv, "spec.persistentVolumeReclaimPolicy"), "Delete");
     assert_string_equal (s_str (pv, "spec.accessModes.0"), "ReadWriteOnce");
     assert_string_equal (s_str (pv, "spec.claimRef.uid"), uid);
-    assert_string_equal (
-        s_str (pv, "metadata.annotations.pv\\.kubernetes\\.io/provisioned-by"), "csi.example.com");
+    assert_string_equal (s_str (pv, "metadata.annotations.pv\\.kubernetes\\.io/provisioned-by"),
+                         "csi.example.com");
     const char *term = "spec.nodeAffinity.required.nodeSelectorTerms.0.matchExpressions";
     char at[200];
     snprintf (at, sizeof at, "%s.0.key", term);
@@ -666,10 +683,9 @@ test_bind_wait_for_first_consumer (void **state)
 
     //  On n1 (no CSINode for the driver) the affinity is the hostname only.
     s_pvc (&sim, "dyn1", "dynamic", "1Gi", "[\"ReadWriteOnce\"]", "");
-    cJSON_Delete (
-        s_send (&sim, "PATCH", PVCS "/dyn1", MERGE,
-                "{\"metadata\":{\"annotations\":{\"volume.kubernetes.io/selected-node\":\"n1\"}}}",
-                200));
+    cJSON_Delete (s_send (
+        &sim, "PATCH", PVCS "/dyn1", MERGE,
+        "{\"metadata\":{\"annotations\":{\"volume.kubernetes.io/selected-node\":\"n1\"}}}", 200));
     s_wait_field (&sim, PVCS "/dyn1", "status.phase", "Bound");
     pvc = s_get_json (&sim, PVCS "/dyn1", 200);
     snprintf (pvpath, sizeof pvpath, PVS "/%s", s_str (pvc, "spec.volumeName"));
@@ -731,10 +747,9 @@ test_kubelet_waits_for_claim (void **state)
     cJSON_Delete (pod);
     //  The scheduler's PreBind: selected-node; the claim is provisioned
     //  and bound, and the pod starts.
-    cJSON_Delete (
-        s_send (&sim, "PATCH", PVCS "/data", MERGE,
-                "{\"metadata\":{\"annotations\":{\"volume.kubernetes.io/selected-node\":\"n1\"}}}",
-                200));
+    cJSON_Delete (s_send (
+        &sim, "PATCH", PVCS "/data", MERGE,
+        "{\"metadata\":{\"annotations\":{\"volume.kubernetes.io/selected-node\":\"n1\"}}}", 200));
     s_wait_field (&sim, PVCS "/data", "status.phase", "Bound");
     s_wait_field (&sim, PODS "/waits", "status.phase", "Running");
     //  The claim that appears later, bound at once, starts the other.

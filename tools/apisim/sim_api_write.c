@@ -382,6 +382,37 @@ s_stored_defaults (const sim_kind_t *kind, cJSON *obj)
     }
 }
 
+//  The DefaultStorageClass admission plugin: a new claim without
+//  spec.storageClassName (absent, not "") gets the default class, the one
+//  annotated storageclass.kubernetes.io/is-default-class "true" (the
+//  newest when there are several, as admission has chosen since 1.26).
+static void
+s_default_storage_class (sim_api_t *self, cJSON *claim)
+{
+    cJSON *spec = sim_json_obj (claim, "spec");
+    if (cJSON_GetObjectItemCaseSensitive (spec, "storageClassName"))
+        return;
+    size_t n = 0;
+    sim_obj_t **classes =
+        sim_store_list (self->store, sim_kind_get (SIM_KIND_STORAGECLASSES), NULL, &n);
+    const sim_obj_t *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *ann = sim_json_at (classes[i]->json, "metadata.annotations");
+        const cJSON *d =
+            cJSON_GetObjectItemCaseSensitive (ann, "storageclass.kubernetes.io/is-default-class");
+        if (!cJSON_IsString (d) || strcmp (d->valuestring, "true") != 0)
+            continue;
+        const char *t = sim_json_str (classes[i]->json, "metadata.creationTimestamp");
+        const char *bt = best ? sim_json_str (best->json, "metadata.creationTimestamp") : NULL;
+        if (!best || strcmp (t ? t : "", bt ? bt : "") > 0 ||
+            (!strcmp (t ? t : "", bt ? bt : "") && classes[i]->rv > best->rv))
+            best = classes[i];
+    }
+    if (best)
+        sim_json_set_str (spec, "storageClassName", best->name);
+    sim_store_list_free (&classes, n);
+}
+
 int
 sim_api_prepare_new (sim_api_t *self, sim_ctx_t *ctx, const sim_kind_t *kind, cJSON *obj, bool keep)
 {
@@ -415,6 +446,8 @@ sim_api_prepare_new (sim_api_t *self, sim_ctx_t *ctx, const sim_kind_t *kind, cJ
         if (!sim_json_str (status, "phase"))
             cJSON_AddStringToObject (status, "phase", "Active");
     }
+    if (kind->id == SIM_KIND_PERSISTENTVOLUMECLAIMS && !keep)
+        s_default_storage_class (self, obj);
     //  A new volume or claim starts with an empty status (the registries'
     //  PrepareForCreate) defaulted to phase Pending; a loaded one keeps
     //  its status and gets the default phase only.

@@ -108,12 +108,12 @@ static const sim_kind_t s_kinds[SIM_KIND_COUNT] = {
      "PersistentVolumeClaim", "PersistentVolumeClaimList", "", "v1", "v1", "pvc",
      .namespaced = true, .status_subresource = true, .builtin = true, .has_spec = true,
      .has_status = true},
-    {SIM_KIND_STORAGECLASSES, "storageclasses", "storageclass", "StorageClass",
-     "StorageClassList", "storage.k8s.io", "v1", "storage.k8s.io/v1", "sc", .builtin = true},
+    {SIM_KIND_STORAGECLASSES, "storageclasses", "storageclass", "StorageClass", "StorageClassList",
+     "storage.k8s.io", "v1", "storage.k8s.io/v1", "sc", .builtin = true},
     {SIM_KIND_CSINODES, "csinodes", "csinode", "CSINode", "CSINodeList", "storage.k8s.io", "v1",
      "storage.k8s.io/v1", "", .builtin = true, .has_spec = true},
-    {SIM_KIND_CSIDRIVERS, "csidrivers", "csidriver", "CSIDriver", "CSIDriverList",
-     "storage.k8s.io", "v1", "storage.k8s.io/v1", "", .builtin = true, .has_spec = true},
+    {SIM_KIND_CSIDRIVERS, "csidrivers", "csidriver", "CSIDriver", "CSIDriverList", "storage.k8s.io",
+     "v1", "storage.k8s.io/v1", "", .builtin = true, .has_spec = true},
 };
 
 const sim_kind_t *

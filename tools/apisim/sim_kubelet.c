@@ -40,8 +40,7 @@ struct _sim_kubelet_t {
     zhashx_t *held;             // "ns/claim" → zlistx of s_entry_t * (pods waiting for it)
 };
 
-static void
-s_entry_free (s_entry_t *e);
+static void s_entry_free (s_entry_t *e);
 
 static void
 s_held_entry_destroy (void **item)
@@ -361,8 +360,7 @@ s_hold (sim_kubelet_t *self, const s_entry_t *e, const char *claim)
 void
 sim_kubelet_on_event (sim_kubelet_t *self, const sim_event_t *event, int64_t now_ms)
 {
-    if (event->obj->kind->id != SIM_KIND_PERSISTENTVOLUMECLAIMS ||
-        event->type == SIM_EVENT_DELETED)
+    if (event->obj->kind->id != SIM_KIND_PERSISTENTVOLUMECLAIMS || event->type == SIM_EVENT_DELETED)
         return;
     const char *phase = sim_json_str (event->obj->json, "status.phase");
     if (!phase || strcmp (phase, "Bound") != 0)

@@ -34,9 +34,9 @@
 #define S_HOSTNAME_LABEL "kubernetes.io/hostname"
 
 struct _sim_pvctrl_t {
-    sim_api_t *api;   // borrowed
-    zlistx_t *queue;  // work keys, FIFO ("claim:<ns>/<name>", "volume:<name>")
-    zhashx_t *queued; // the keys in queue (no duplicates)
+    sim_api_t *api;    // borrowed
+    zlistx_t *queue;   // work keys, FIFO ("claim:<ns>/<name>", "volume:<name>")
+    zhashx_t *queued;  // the keys in queue (no duplicates)
     zhashx_t *unbound; // keys "<ns>/<name>" of claims without a volume (woken by new volumes)
 };
 
@@ -142,8 +142,8 @@ sim_pvctrl_on_event (sim_pvctrl_t *self, const sim_event_t *event)
 static const char *
 s_ann (const cJSON *obj, const char *name)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive (sim_json_at (obj, "metadata.annotations"),
-                                                       name);
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive (sim_json_at (obj, "metadata.annotations"), name);
     return cJSON_IsString (v) ? v->valuestring : NULL;
 }
 
@@ -197,7 +197,8 @@ s_requirement (const cJSON *req, const cJSON *labels)
         if (!cJSON_IsString (bound))
             return false;
         char *end1 = NULL, *end2 = NULL;
-        long long have_n = strtoll (value, &end1, 10), want = strtoll (bound->valuestring, &end2, 10);
+        long long have_n = strtoll (value, &end1, 10),
+                  want = strtoll (bound->valuestring, &end2, 10);
         if (*end1 || *end2)
             return false;
         return !strcmp (op, "Gt") ? have_n > want : have_n < want;
@@ -216,7 +217,8 @@ s_selector_matches (const cJSON *sel, const cJSON *labels)
     cJSON_ArrayForEach (l, cJSON_GetObjectItemCaseSensitive (sel, "matchLabels"))
     {
         const cJSON *have = l->string ? cJSON_GetObjectItemCaseSensitive (labels, l->string) : NULL;
-        if (!cJSON_IsString (have) || !cJSON_IsString (l) || strcmp (have->valuestring, l->valuestring))
+        if (!cJSON_IsString (have) || !cJSON_IsString (l) ||
+            strcmp (have->valuestring, l->valuestring))
             return false;
     }
     const cJSON *req;
@@ -423,8 +425,9 @@ s_bind (sim_pvctrl_t *self, sim_obj_t *volume, sim_obj_t *claim)
         cJSON_AddStringToObject (ref, "name", claim->name);
         cJSON_AddStringToObject (ref, "uid", claim->uid);
         cJSON_AddStringToObject (ref, "apiVersion", "v1");
-        cJSON_AddStringToObject (ref, "resourceVersion",
-                                 s_or_empty (sim_json_str (claim->json, "metadata.resourceVersion")));
+        cJSON_AddStringToObject (
+            ref, "resourceVersion",
+            s_or_empty (sim_json_str (claim->json, "metadata.resourceVersion")));
         sim_json_set (spec, "claimRef", ref);
     }
     sim_json_set_str (sim_json_obj (pv, "status"), "phase", "Bound");
@@ -441,7 +444,8 @@ s_bind (sim_pvctrl_t *self, sim_obj_t *volume, sim_obj_t *claim)
     cJSON *status = sim_json_obj (pvc, "status");
     sim_json_set_str (status, "phase", "Bound");
     const cJSON *modes = sim_json_at (stored->json, "spec.accessModes");
-    sim_json_set (status, "accessModes", modes ? cJSON_Duplicate (modes, true) : cJSON_CreateArray ());
+    sim_json_set (status, "accessModes",
+                  modes ? cJSON_Duplicate (modes, true) : cJSON_CreateArray ());
     const cJSON *cap = sim_json_at (stored->json, "spec.capacity");
     sim_json_set (status, "capacity", cap ? cJSON_Duplicate (cap, true) : cJSON_CreateObject ());
     sim_obj_t *now = s_write (self, claim, pvc);
@@ -476,9 +480,9 @@ s_provisioned_affinity (sim_pvctrl_t *self, const char *node_name, const char *p
         const cJSON *key;
         cJSON_ArrayForEach (key, cJSON_GetObjectItemCaseSensitive (d, "topologyKeys"))
         {
-            const cJSON *v =
-                cJSON_IsString (key) ? cJSON_GetObjectItemCaseSensitive (labels, key->valuestring)
-                                     : NULL;
+            const cJSON *v = cJSON_IsString (key)
+                                 ? cJSON_GetObjectItemCaseSensitive (labels, key->valuestring)
+                                 : NULL;
             if (!cJSON_IsString (v) || !strcmp (key->valuestring, S_HOSTNAME_LABEL))
                 continue;
             req = cJSON_CreateObject ();
@@ -548,8 +552,8 @@ s_provision (sim_pvctrl_t *self, sim_obj_t *claim, sim_obj_t *cls, const char *n
     s_write (self, claim, pvc);
     sim_obj_t *obj = sim_api_create_obj (self->api, pvs, &pv);
     if (obj)
-        bas_info ("pv_provisioned", "volume=%s claim=%s class=%s node=%s", obj->name,
-                  claim->key, cls->name, node_name ? node_name : "");
+        bas_info ("pv_provisioned", "volume=%s claim=%s class=%s node=%s", obj->name, claim->key,
+                  cls->name, node_name ? node_name : "");
 }
 
 // ---------------------------------------------------------------------------
@@ -586,7 +590,8 @@ s_sync_claim (sim_pvctrl_t *self, const char *key)
         if (!volume) {
             if (s_ann (claim->json, SIM_ANN_BIND_COMPLETED))
                 s_claim_phase (self, claim, "Lost");
-        } else if (!sim_json_at (volume->json, "spec.claimRef") || s_bound_to (volume->json, claim)) {
+        } else if (!sim_json_at (volume->json, "spec.claimRef") ||
+                   s_bound_to (volume->json, claim)) {
             volume = sim_obj_ref (volume);
             s_bind (self, volume, claim);
             sim_obj_unref (&volume);
@@ -598,9 +603,9 @@ s_sync_claim (sim_pvctrl_t *self, const char *key)
     }
     //  syncUnboundClaim.
     const char *cls_name = s_or_empty (sim_json_str (claim->json, "spec.storageClassName"));
-    sim_obj_t *cls = *cls_name ? sim_store_get (store, sim_kind_get (SIM_KIND_STORAGECLASSES),
-                                                NULL, cls_name)
-                               : NULL;
+    sim_obj_t *cls =
+        *cls_name ? sim_store_get (store, sim_kind_get (SIM_KIND_STORAGECLASSES), NULL, cls_name)
+                  : NULL;
     const char *mode = cls ? sim_json_str (cls->json, "volumeBindingMode") : NULL;
     bool delayed = mode && !strcmp (mode, "WaitForFirstConsumer");
     const char *node = s_ann (claim->json, SIM_ANN_SELECTED_NODE);
@@ -628,7 +633,8 @@ static void
 s_sync_volume (sim_pvctrl_t *self, const char *name)
 {
     sim_store_t *store = self->api->store;
-    sim_obj_t *volume = sim_store_get (store, sim_kind_get (SIM_KIND_PERSISTENTVOLUMES), NULL, name);
+    sim_obj_t *volume =
+        sim_store_get (store, sim_kind_get (SIM_KIND_PERSISTENTVOLUMES), NULL, name);
     if (!volume || sim_json_at (volume->json, "metadata.deletionTimestamp"))
         return;
     const cJSON *ref = sim_json_at (volume->json, "spec.claimRef");
@@ -639,10 +645,9 @@ s_sync_volume (sim_pvctrl_t *self, const char *name)
         return;
     }
     const char *uid = sim_json_str (ref, "uid");
-    sim_obj_t *claim =
-        sim_store_get (store, sim_kind_get (SIM_KIND_PERSISTENTVOLUMECLAIMS),
-                       s_or_empty (sim_json_str (ref, "namespace")),
-                       s_or_empty (sim_json_str (ref, "name")));
+    sim_obj_t *claim = sim_store_get (store, sim_kind_get (SIM_KIND_PERSISTENTVOLUMECLAIMS),
+                                      s_or_empty (sim_json_str (ref, "namespace")),
+                                      s_or_empty (sim_json_str (ref, "name")));
     if (!uid || !*uid) {
         //  Pre-bound to a claim by name: Available until the claim binds.
         if (strcmp (phase, "Available") != 0 && strcmp (phase, "Bound") != 0)

@@ -39,8 +39,9 @@
       Released (reclaim policy Retain or Recycle) or deleted (Delete); a
       bound claim whose volume is gone is Lost.
 
-    Not simulated: the DefaultStorageClass admission plugin (a claim
-    without storageClassName gets no default class), volume expansion,
+    The DefaultStorageClass admission plugin is the API's (a new claim
+    without storageClassName gets the default class). Not simulated:
+    volume expansion,
     recycling, and the scheduler's own binding of static volumes (in a
     real cluster kube-scheduler writes the claimRef of a WaitForFirstConsumer
     claim's static volume itself; a volume pre-bound that way is completed

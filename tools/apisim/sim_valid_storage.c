@@ -28,12 +28,29 @@
 //  The volume sources of a PersistentVolumeSpec, in the order
 //  ValidatePersistentVolumeSpec counts them (the first one present is the
 //  volume's; each later one is refused).
-static const char *const s_pv_sources[] = {
-    "hostPath",      "gcePersistentDisk",    "awsElasticBlockStore", "glusterfs", "flocker",
-    "nfs",           "rbd",                  "quobyte",              "cephfs",    "iscsi",
-    "cinder",        "fc",                   "flexVolume",           "azureFile", "vsphereVolume",
-    "photonPersistentDisk", "portworxVolume", "azureDisk",           "scaleIO",   "local",
-    "storageos",     "csi",                  NULL};
+static const char *const s_pv_sources[] = {"hostPath",
+                                           "gcePersistentDisk",
+                                           "awsElasticBlockStore",
+                                           "glusterfs",
+                                           "flocker",
+                                           "nfs",
+                                           "rbd",
+                                           "quobyte",
+                                           "cephfs",
+                                           "iscsi",
+                                           "cinder",
+                                           "fc",
+                                           "flexVolume",
+                                           "azureFile",
+                                           "vsphereVolume",
+                                           "photonPersistentDisk",
+                                           "portworxVolume",
+                                           "azureDisk",
+                                           "scaleIO",
+                                           "local",
+                                           "storageos",
+                                           "csi",
+                                           NULL};
 
 bool
 sim_valid_storage_kind (const sim_kind_t *kind)
@@ -369,10 +386,9 @@ s_check_pv_source (const cJSON *spec, const char *source, sim_field_errors_t *er
         const char *source; // PersistentVolumeSource member
         const char *field;  // a field it requires
     } required[] = {
-        {"hostPath", "path"}, {"local", "path"},         {"nfs", "server"},
-        {"nfs", "path"},      {"csi", "volumeHandle"},
-        {"iscsi", "targetPortal"}, {"iscsi", "iqn"},     {"rbd", "image"},
-        {NULL, NULL},
+        {"hostPath", "path"}, {"local", "path"},       {"nfs", "server"},
+        {"nfs", "path"},      {"csi", "volumeHandle"}, {"iscsi", "targetPortal"},
+        {"iscsi", "iqn"},     {"rbd", "image"},        {NULL, NULL},
     };
     const cJSON *src = cJSON_GetObjectItemCaseSensitive (spec, source);
     if (!strcmp (source, "csi"))
@@ -437,7 +453,8 @@ s_pv_create (const cJSON *obj, sim_field_errors_t *errs)
         } else {
             //  The real server names cephfs "cephFS" in this one message.
             char field[200];
-            snprintf (field, sizeof field, "spec.%s", !strcmp (source, "cephfs") ? "cephFS" : source);
+            snprintf (field, sizeof field, "spec.%s",
+                      !strcmp (source, "cephfs") ? "cephFS" : source);
             sim_field_errors_add (errs, SIM_FIELD_FORBIDDEN, field, NULL,
                                   "may not specify more than 1 volume type");
         }
@@ -455,7 +472,7 @@ s_pv_update (const cJSON *old, const cJSON *obj, sim_field_errors_t *errs)
     const cJSON *a = sim_json_at (old, "spec"), *b = sim_json_at (obj, "spec");
     for (int i = 0; s_pv_sources[i]; i++)
         if (!s_same (cJSON_GetObjectItemCaseSensitive (a, s_pv_sources[i]),
-                            cJSON_GetObjectItemCaseSensitive (b, s_pv_sources[i]), true)) {
+                     cJSON_GetObjectItemCaseSensitive (b, s_pv_sources[i]), true)) {
             sim_field_errors_add (errs, SIM_FIELD_FORBIDDEN, "spec.persistentvolumesource", NULL,
                                   "spec.persistentvolumesource is immutable after creation");
             break;
@@ -619,7 +636,7 @@ s_sc_update (const cJSON *old, const cJSON *obj, sim_field_errors_t *errs)
     static const char *const forbidden[] = {"parameters", "provisioner", "reclaimPolicy", NULL};
     for (int i = 0; forbidden[i]; i++)
         if (!s_same (cJSON_GetObjectItemCaseSensitive (old, forbidden[i]),
-                            cJSON_GetObjectItemCaseSensitive (obj, forbidden[i]), true)) {
+                     cJSON_GetObjectItemCaseSensitive (obj, forbidden[i]), true)) {
             char detail[80];
             snprintf (detail, sizeof detail, "updates to %s are forbidden.", forbidden[i]);
             sim_field_errors_add (errs, SIM_FIELD_FORBIDDEN, forbidden[i], NULL, detail);
@@ -760,7 +777,8 @@ s_csidriver_update (const cJSON *old, const cJSON *obj, sim_field_errors_t *errs
     for (int i = 0; fixed[i].name; i++) {
         const cJSON *v = sim_json_at (obj, "spec");
         v = cJSON_GetObjectItemCaseSensitive (v, fixed[i].name);
-        const cJSON *was = cJSON_GetObjectItemCaseSensitive (sim_json_at (old, "spec"), fixed[i].name);
+        const cJSON *was =
+            cJSON_GetObjectItemCaseSensitive (sim_json_at (old, "spec"), fixed[i].name);
         if (!s_same (was, v, true))
             sim_field_errors_add (errs, SIM_FIELD_INVALID, fixed[i].field, v, S_IMMUTABLE);
     }
