@@ -409,6 +409,23 @@ test_storage_validation (void **state)
                       "\"name\":\"bad\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
                       "\"resources\":{\"requests\":{\"storage\":\"-1Gi\"}}}}",
                       "spec.resources[storage]", "must be greater than zero");
+    //  A claim's selector: a label value that is not one, an operator
+    //  that is not one.
+    s_expect_invalid (&sim, "POST", PVCS, NULL,
+                      "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{"
+                      "\"name\":\"bad\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+                      "\"resources\":{\"requests\":{\"storage\":\"1Gi\"}},\"selector\":{"
+                      "\"matchLabels\":{\"tier\":\"no spaces\"},\"matchExpressions\":[{\"key\":"
+                      "\"zone\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}}}",
+                      "spec.selector.matchLabels", "a valid label must be an empty string");
+    s_expect_invalid (&sim, "POST", PVCS, NULL,
+                      "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{"
+                      "\"name\":\"bad\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+                      "\"resources\":{\"requests\":{\"storage\":\"1Gi\"}},\"selector\":{"
+                      "\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"Gt\",\"values\":"
+                      "[\"1\"]}]}}}",
+                      "spec.selector.matchExpressions[0].operator",
+                      "not a valid selector operator");
     //  A class without provisioner, with an unknown binding mode.
     s_expect_invalid (&sim, "POST", SCS, NULL,
                       "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\","

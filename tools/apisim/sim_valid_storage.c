@@ -19,6 +19,11 @@
     "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "  \
     "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for " \
     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+#define S_LABEL_VALUE_MSG                                                                          \
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "    \
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "             \
+    "'my_value',  or '12345', regex used for validation is "                                       \
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
 #define S_IMMUTABLE "field is immutable"
 //  A CSINode driver's nodeID may be this long (validateNodeIDLength).
 #define S_NODE_ID_MAX 192
@@ -174,6 +179,23 @@ s_check_qualified (const char *value, const char *field, sim_field_errors_t *err
     s_check_qualified_as (value, value, field, errs);
 }
 
+//  IsValidLabelValue: empty, or at most 63 characters of the name-part
+//  form.
+static void
+s_check_label_value (const cJSON *v, const char *field, sim_field_errors_t *errs)
+{
+    if (!cJSON_IsString (v)) {
+        sim_field_errors_add (errs, SIM_FIELD_INVALID, field, v, "must be a string");
+        return;
+    }
+    size_t len = strlen (v->valuestring);
+    if (len > 63)
+        sim_field_errors_add (errs, SIM_FIELD_INVALID, field, v,
+                              "must be no more than 63 characters");
+    if (len && !s_is_name_part (v->valuestring, len))
+        sim_field_errors_add (errs, SIM_FIELD_INVALID, field, v, S_LABEL_VALUE_MSG);
+}
+
 //  A storage quantity at `field` (a string or a number), greater than
 //  zero (ValidatePositiveQuantityValue); a volume's capacity is also
 //  refused when negative on its own (validateBasicResource, which comes
@@ -276,13 +298,56 @@ s_check_requirement (const cJSON *req, const char *base, bool gt_lt, sim_field_e
                               cJSON_GetObjectItemCaseSensitive (req, "operator"),
                               "not a valid selector operator");
     }
-    //  Then the key (ValidateLabelName).
+    //  Then the key (ValidateLabelName) and each value (IsValidLabelValue).
     const char *key = sim_json_str (req, "key");
     snprintf (field, sizeof field, "%s.key", base);
-    if (!key || !*key)
-        s_check_qualified ("", field, errs);
-    else
-        s_check_qualified (key, field, errs);
+    s_check_qualified (key ? key : "", field, errs);
+    int i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach (v, values)
+    {
+        snprintf (field, sizeof field, "%s.values[%d]", base, i++);
+        s_check_label_value (v, field, errs);
+    }
+}
+
+//  A node selector term's matchFields requirement
+//  (ValidateNodeFieldSelectorRequirement): In or NotIn with exactly one
+//  value, on the key metadata.name only, the value a node name.
+static void
+s_check_field_requirement (const cJSON *req, const char *base, sim_field_errors_t *errs)
+{
+    char field[480];
+    const char *op = sim_json_str (req, "operator");
+    const cJSON *values = cJSON_GetObjectItemCaseSensitive (req, "values");
+    if (op && (!strcmp (op, "In") || !strcmp (op, "NotIn"))) {
+        if (cJSON_GetArraySize (values) != 1) {
+            snprintf (field, sizeof field, "%s.values", base);
+            sim_field_errors_add (errs, SIM_FIELD_REQUIRED, field, NULL,
+                                  "must be only one value when `operator` is 'In' or 'NotIn' for "
+                                  "node field selector");
+        }
+    } else {
+        snprintf (field, sizeof field, "%s.operator", base);
+        sim_field_errors_add (errs, SIM_FIELD_INVALID, field,
+                              cJSON_GetObjectItemCaseSensitive (req, "operator"),
+                              "not a valid selector operator");
+    }
+    const char *key = sim_json_str (req, "key");
+    if (!key || strcmp (key, "metadata.name") != 0) {
+        snprintf (field, sizeof field, "%s.key", base);
+        sim_field_errors_add_str (errs, SIM_FIELD_INVALID, field, key ? key : "",
+                                  "not a valid field selector key");
+        return;
+    }
+    int i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach (v, values)
+    {
+        snprintf (field, sizeof field, "%s.values[%d]", base, i++);
+        if (!cJSON_IsString (v) || !sim_valid_is_subdomain (v->valuestring))
+            sim_field_errors_add (errs, SIM_FIELD_INVALID, field, v, SIM_VALID_SUBDOMAIN_MSG);
+    }
 }
 
 //  A required node selector (ValidateNodeSelector): at least one term,
@@ -312,17 +377,8 @@ s_check_node_selector (const cJSON *sel, const char *path, sim_field_errors_t *e
         r = 0;
         cJSON_ArrayForEach (req, cJSON_GetObjectItemCaseSensitive (term, "matchFields"))
         {
-            //  Only metadata.name may be matched by field, with In/NotIn
-            //  and one value (validateNodeFieldSelectorRequirement).
             snprintf (base, sizeof base, "%s[%d].matchFields[%d]", field, t, r++);
-            const char *key = sim_json_str (req, "key");
-            char kf[480];
-            snprintf (kf, sizeof kf, "%s.key", base);
-            if (!key || strcmp (key, "metadata.name") != 0)
-                sim_field_errors_add (errs, SIM_FIELD_INVALID, kf,
-                                      cJSON_GetObjectItemCaseSensitive (req, "key"),
-                                      "not a valid field selector key");
-            s_check_requirement (req, base, false, errs);
+            s_check_field_requirement (req, base, errs);
         }
         t++;
     }
@@ -340,6 +396,7 @@ s_check_label_selector (const cJSON *sel, const char *path, sim_field_errors_t *
         snprintf (field, sizeof field, "%s.matchLabels", path);
         if (l->string)
             s_check_qualified (l->string, field, errs);
+        s_check_label_value (l, field, errs);
     }
     int r = 0;
     const cJSON *req;

@@ -12,11 +12,13 @@
       local.path, nfs.server/path, csi.driver (a CSI driver name) and
       volumeHandle); a local volume needs nodeAffinity;
       nodeAffinity.required has at least one term and valid requirements
-      (operator, values, key); reclaim policy Retain/Delete/Recycle,
+      (operator, values, key, label values; matchFields on metadata.name
+      only); reclaim policy Retain/Delete/Recycle,
       volumeMode Block/Filesystem, storageClassName a subdomain. On update
       the volume source, volumeMode and a set nodeAffinity are immutable.
     - PersistentVolumeClaim: access modes as above, at least one;
-      resources.requests.storage > 0; a valid selector; on update the spec
+      resources.requests.storage > 0; a valid selector (label keys and
+      values, operators); on update the spec
       is immutable except that volumeName may be set once when empty and a
       bound claim's storage request may change; a request may not shrink;
       volumeMode is immutable.
