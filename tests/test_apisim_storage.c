@@ -762,6 +762,14 @@ test_kubelet_waits_for_claim (void **state)
     pod = s_get_json (&sim, PODS "/missing", 200);
     assert_string_equal (s_str (pod, "status.phase"), "Pending");
     cJSON_Delete (pod);
+    //  A held pod deleted (grace 0) is forgotten: a pod of the same name
+    //  made again waits for the claim as a new pod. (Held: a pod without
+    //  volumes made after it is Running.)
+    s_pod_with_claim (&sim, "again", "data", "n1");
+    s_create_pod (&sim, "default", "plain2", NULL, "n1");
+    s_wait_field (&sim, PODS "/plain2", "status.phase", "Running");
+    cJSON_Delete (s_send (&sim, "DELETE", PODS "/again?gracePeriodSeconds=0", NULL, NULL, 200));
+    s_pod_with_claim (&sim, "again", "data", "n1");
     //  The scheduler's PreBind: selected-node; the claim is provisioned
     //  and bound, and the pod starts.
     cJSON_Delete (s_send (
@@ -769,6 +777,7 @@ test_kubelet_waits_for_claim (void **state)
         "{\"metadata\":{\"annotations\":{\"volume.kubernetes.io/selected-node\":\"n1\"}}}", 200));
     s_wait_field (&sim, PVCS "/data", "status.phase", "Bound");
     s_wait_field (&sim, PODS "/waits", "status.phase", "Running");
+    s_wait_field (&sim, PODS "/again", "status.phase", "Running");
     //  The claim that appears later, bound at once, starts the other.
     s_sc (&sim, "manual", "kubernetes.io/no-provisioner", "Immediate");
     s_pv (&sim, "pv-1", "manual", "1Gi", "[\"ReadWriteOnce\"]", "{}", "");

@@ -357,9 +357,36 @@ s_hold (sim_kubelet_t *self, const s_entry_t *e, const char *claim)
     bas_debug ("pod_waiting_for_claim", "pod=%s/%s claim=%s", e->ns, e->name, claim);
 }
 
+//  A deleted pod is no longer held for any of its claims.
+static void
+s_forget_pod (sim_kubelet_t *self, sim_obj_t *pod)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach (v, sim_json_at (pod->json, "spec.volumes"))
+    {
+        const char *claim = sim_json_str (v, "persistentVolumeClaim.claimName");
+        char key[600];
+        snprintf (key, sizeof key, "%.250s/%.300s", pod->ns, claim ? claim : "");
+        zlistx_t *list = claim ? zhashx_lookup (self->held, key) : NULL;
+        if (!list)
+            continue;
+        for (s_entry_t *e = zlistx_first (list); e; e = zlistx_next (list))
+            if (!strcmp (e->uid, pod->uid)) {
+                s_entry_t *gone = zlistx_detach_cur (list);
+                s_held_entry_destroy ((void **)&gone);
+            }
+        if (zlistx_size (list) == 0)
+            zhashx_delete (self->held, key);
+    }
+}
+
 void
 sim_kubelet_on_event (sim_kubelet_t *self, const sim_event_t *event, int64_t now_ms)
 {
+    if (event->obj->kind->id == SIM_KIND_PODS && event->type == SIM_EVENT_DELETED) {
+        s_forget_pod (self, event->obj);
+        return;
+    }
     if (event->obj->kind->id != SIM_KIND_PERSISTENTVOLUMECLAIMS || event->type == SIM_EVENT_DELETED)
         return;
     const char *phase = sim_json_str (event->obj->json, "status.phase");

@@ -71,7 +71,8 @@ void sim_kubelet_pod_stopping (sim_kubelet_t *self, const char *ns, const char *
                                const char *uid, int64_t grace_s, int64_t now_ms);
 
 //  Every store change (the API's listener): a claim that became Bound
-//  releases the pods held for it, to start at now_ms.
+//  releases the pods held for it, to start at now_ms; a deleted pod is
+//  held no more.
 void sim_kubelet_on_event (sim_kubelet_t *self, const sim_event_t *event, int64_t now_ms);
 
 //  Run every action whose time has come. Returns the next due time, or
