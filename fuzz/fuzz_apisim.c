@@ -1,8 +1,10 @@
 /*  fuzz_apisim: one HTTP request to the simulated API server, handled in
     process (sim_api_handle) by a fresh server holding one node, one pod
-    ("default/p") and one PodGroup: the path and its routing, the query
-    string (selectors, limit, continue, resourceVersion, watch), and the
-    body of a create, update or any of the three patch types.
+    ("default/p"), one PodGroup and a StorageClass ("s"), volume ("v")
+    and claim ("default/c"): the path and its routing, the query string
+    (selectors, limit, continue, resourceVersion, watch), and the body of
+    a create, update or any of the three patch types; then one turn of
+    the controllers (sim_api_tick).
 
     Input, as text: the first line is "METHOD PATH[?QUERY]", the second
     the Content-Type, then the body. A request that asks to be retried
@@ -11,6 +13,7 @@
 */
 #include "fuzz_quiet.h"
 #include "sim_api.h"
+#include "sim_clock.h"
 #include "sim_crd.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -114,6 +117,18 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     s_load (api,
             "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
             "\"metadata\":{\"name\":\"pg\",\"namespace\":\"default\"},\"spec\":{\"minMember\":1}}");
+    //  Storage: a WaitForFirstConsumer class, a volume and a claim of it
+    //  (updates, patches and the volume controller's work have objects).
+    s_load (api, "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":"
+                 "{\"name\":\"s\"},\"provisioner\":\"csi.example.com\",\"volumeBindingMode\":"
+                 "\"WaitForFirstConsumer\"}");
+    s_load (api, "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":"
+                 "\"v\"},\"spec\":{\"storageClassName\":\"s\",\"capacity\":{\"storage\":\"1Gi\"},"
+                 "\"accessModes\":[\"ReadWriteOnce\"],\"hostPath\":{\"path\":\"/d\"}}}");
+    s_load (api, "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{"
+                 "\"name\":\"c\",\"namespace\":\"default\"},\"spec\":{\"storageClassName\":\"s\","
+                 "\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":{\"storage\":"
+                 "\"1Gi\"}}}}");
     sim_request_t req = {
         .method = text,
         .path = path,
@@ -125,6 +140,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     };
     sim_response_t resp = {0};
     sim_api_handle (api, &req, &resp);
+    //  One turn of the controllers (the volume binder and provisioner
+    //  among them) on what the request left.
+    sim_api_tick (api, sim_clock_mono_ms ());
     free (resp.body);
     if (resp.watch)
         sim_watch_destroy (&resp.watch);

@@ -1166,6 +1166,79 @@ test_deploy_kinds (void **state)
 }
 
 // ---------------------------------------------------------------------------
+// Storage (issue 32): what kubectl does with volumes, claims and classes
+
+static const char s_storage_objects[] = "apiVersion: storage.k8s.io/v1\n"
+                                        "kind: StorageClass\n"
+                                        "metadata:\n  name: manual\n"
+                                        "provisioner: kubernetes.io/no-provisioner\n"
+                                        "volumeBindingMode: Immediate\n"
+                                        "---\n"
+                                        "apiVersion: v1\n"
+                                        "kind: PersistentVolume\n"
+                                        "metadata:\n  name: pv-1\n"
+                                        "spec:\n  storageClassName: manual\n"
+                                        "  capacity:\n    storage: 2Gi\n"
+                                        "  accessModes: [ReadWriteOnce]\n"
+                                        "  hostPath:\n    path: /data/pv-1\n"
+                                        "---\n"
+                                        "apiVersion: v1\n"
+                                        "kind: PersistentVolumeClaim\n"
+                                        "metadata:\n  name: data\n  namespace: default\n"
+                                        "spec:\n  storageClassName: manual\n"
+                                        "  accessModes: [ReadWriteOnce]\n"
+                                        "  resources:\n    requests:\n      storage: 1Gi\n";
+
+//  kubectl apply of a class, a volume and a claim; get pv,pvc,sc (names
+//  and the table); wait for the binding; apply again unchanged (the
+//  bound claim's volumeName, set by the controller, is not the apply's to
+//  change); a change of the immutable spec refused with the API's words.
+static void
+test_storage (void **state)
+{
+    (void)state;
+    s_env_t env;
+    s_env_start (&env);
+    const char *file = s_manifest (&env, "storage.yaml", s_storage_objects);
+    KUBECTL_OK (&env, "apply", "-f", file);
+    s_expect (&env, "storageclass.storage.k8s.io/manual created");
+    s_expect (&env, "persistentvolume/pv-1 created");
+    s_expect (&env, "persistentvolumeclaim/data created");
+    KUBECTL_OK (&env, "wait", "--for=jsonpath={.status.phase}=Bound", "pvc/data", "--timeout=30s");
+    KUBECTL_OK (&env, "get", "pv,pvc,sc", "-o", "name");
+    s_expect (&env, "persistentvolume/pv-1\n");
+    s_expect (&env, "persistentvolumeclaim/data\n");
+    s_expect (&env, "storageclass.storage.k8s.io/manual\n");
+    //  The server's table: the real columns (claim, modes, phase).
+    KUBECTL_OK (&env, "get", "pv,pvc,sc");
+    s_expect (&env, "ACCESS MODES");
+    s_expect (&env, "default/data");
+    s_expect (&env, "RWO");
+    s_expect (&env, "Bound");
+    s_expect (&env, "kubernetes.io/no-provisioner");
+    KUBECTL_OK (&env, "get", "pvc", "data", "-o", "jsonpath={.spec.volumeName}");
+    assert_string_equal (env.text, "pv-1");
+    KUBECTL_OK (&env, "get", "pv", "pv-1", "-o", "jsonpath={.spec.claimRef.name}");
+    assert_string_equal (env.text, "data");
+    KUBECTL_OK (&env, "apply", "-f", file);
+    s_expect (&env, "persistentvolumeclaim/data unchanged");
+    s_expect (&env, "persistentvolume/pv-1 unchanged");
+    char *changed = strdup (s_storage_objects);
+    char *p = strstr (changed, "storage: 1Gi");
+    assert_non_null (p);
+    memcpy (p, "storage: 3Gi", 12);
+    p = strstr (changed, "accessModes: [ReadWriteOnce]\n  resources");
+    assert_non_null (p);
+    memcpy (p, "accessModes: [ReadWriteMany]", 28);
+    file = s_manifest (&env, "changed.yaml", changed);
+    free (changed);
+    const char *apply[] = {"apply", "-f", file, NULL};
+    assert_int_equal (s_kubectl (&env, apply), 1);
+    s_expect (&env, "spec is immutable after creation except resources.requests");
+    s_env_stop (&env);
+}
+
+// ---------------------------------------------------------------------------
 // deploy/: the kustomize overlays, rendered by kubectl and applied
 
 #define CTL_BIN BASALT_BIN_DIR "/tools/ctl/basalt-ctl"
@@ -1482,6 +1555,7 @@ main (void)
         cmocka_unit_test_teardown (test_dry_run_server, s_teardown),
         cmocka_unit_test_teardown (test_leases, s_teardown),
         cmocka_unit_test_teardown (test_deploy_kinds, s_teardown),
+        cmocka_unit_test_teardown (test_storage, s_teardown),
         cmocka_unit_test_teardown (test_deploy_one_pod, s_teardown),
         cmocka_unit_test_teardown (test_deploy_binder_pool, s_teardown),
     };

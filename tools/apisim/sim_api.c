@@ -29,6 +29,7 @@
 #include "bas_yaml.h"
 #include "sim_clock.h"
 #include "sim_ctrl.h"
+#include "sim_pvctrl.h"
 #include "sim_status.h"
 #include "sim_table.h"
 
@@ -40,6 +41,8 @@ s_on_event (void *arg, const sim_event_t *event)
     sim_api_t *self = arg;
     sim_watch_hub_on_event (self->hub, event);
     sim_ctrl_on_event (self->ctrl, event);
+    sim_pvctrl_on_event (self->pvctrl, event);
+    sim_kubelet_on_event (self->kubelet, event, sim_clock_mono_ms ());
     if (self->faults.watch_drop_rate > 0 &&
         sim_fault_chance (&self->rand, self->faults.watch_drop_rate)) {
         size_t n = sim_watch_hub_abort (self->hub, event->obj->kind, true);
@@ -74,6 +77,7 @@ sim_api_new (const sim_api_config_t *cfg)
                                                    cfg->stop_delay_ms)
                                 : NULL;
     self->ctrl = sim_ctrl_new (self);
+    self->pvctrl = sim_pvctrl_new (self);
     char err[512] = "";
     //  Parsing the CRDs is most of an API's start; a caller making many
     //  (the fuzz target, one per input) parses them once and lends them.
@@ -84,8 +88,8 @@ sim_api_new (const sim_api_config_t *cfg)
     if (!self->crds)
         bas_error ("crds_invalid", "reason=\"%s\"", err);
     self->schema = sim_schema_new ();
-    if (!self->store || !self->hub || !self->kubelet || !self->ctrl || !self->crds ||
-        !self->schema) {
+    if (!self->store || !self->hub || !self->kubelet || !self->ctrl || !self->pvctrl ||
+        !self->crds || !self->schema) {
         sim_api_destroy (&self);
         return NULL;
     }
@@ -107,6 +111,7 @@ sim_api_destroy (sim_api_t **self_p)
         sim_api_snapshot_free (&self->snapshots[i]);
     sim_kubelet_destroy (&self->kubelet);
     sim_ctrl_destroy (&self->ctrl);
+    sim_pvctrl_destroy (&self->pvctrl);
     sim_crds_destroy (&self->crds_owned);
     sim_schema_destroy (&self->schema);
     for (size_t i = 0; i < self->ntokens; i++)
@@ -273,6 +278,9 @@ sim_api_tick (sim_api_t *self, int64_t now_ms)
 {
     int64_t next = sim_kubelet_tick (self->kubelet, now_ms);
     int64_t c = sim_ctrl_run (self->ctrl, now_ms);
+    if (c < next)
+        next = c;
+    c = sim_pvctrl_run (self->pvctrl, now_ms);
     if (c < next)
         next = c;
     int64_t w = sim_watch_hub_tick (self->hub, now_ms, sim_store_rv (self->store));

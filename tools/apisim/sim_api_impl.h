@@ -2,7 +2,7 @@
     API's files share: the router (sim_api.c), the request context
     (sim_api_ctx.c), the verbs (sim_api_read.c, sim_api_watch.c,
     sim_api_discovery.c, sim_api_write.c, sim_api_delete.c,
-    sim_openapi.c) and the controllers (sim_ctrl.c). Not for use outside
+    sim_openapi.c) and the controllers (sim_ctrl.c, sim_pvctrl.c). Not for use outside
     them. It includes neither sim_api.h nor sim_ctrl.h (the controllers are
     a forward-declared handle here), so no file it names is both above and
     below it.
@@ -25,8 +25,9 @@
 #include "sim_store.h"
 #include "sim_watch.h"
 
-//  The controllers (sim_ctrl.h), by handle only.
+//  The controllers (sim_ctrl.h, sim_pvctrl.h), by handle only.
 typedef struct _sim_ctrl_t sim_ctrl_t;
+typedef struct _sim_pvctrl_t sim_pvctrl_t;
 
 typedef struct {
     const sim_kind_t *kind; // resource of the snapshot, NULL when the slot is free
@@ -56,6 +57,7 @@ struct _sim_api_t {
     sim_watch_hub_t *hub;                        // live watches
     sim_kubelet_t *kubelet;                      // pod lifecycle
     sim_ctrl_t *ctrl;                            // garbage collector, Deployment/ReplicaSet
+    sim_pvctrl_t *pvctrl;                        // volume binding and provisioning
     const sim_crds_t *crds;                      // the CRDs served (their schemas)
     sim_crds_t *crds_owned;                      // crds when this API parsed them
     sim_schema_t *schema;                        // validator of custom resources

@@ -293,6 +293,66 @@ s_pod_defaults (sim_api_t *self, sim_ctx_t *ctx, cJSON *pod)
     return 0;
 }
 
+//  Set a string member unless the object has it.
+static void
+s_default_str (cJSON *obj, const char *name, const char *value)
+{
+    if (!cJSON_GetObjectItemCaseSensitive (obj, name))
+        sim_json_set_str (obj, name, value);
+}
+
+//  Set a boolean member unless the object has it.
+static void
+s_default_bool (cJSON *obj, const char *name, bool value)
+{
+    if (!cJSON_GetObjectItemCaseSensitive (obj, name))
+        sim_json_set (obj, name, cJSON_CreateBool (value));
+}
+
+//  The storage kinds' defaults (core/v1 SetDefaults_PersistentVolume and
+//  _PersistentVolumeClaim, storage/v1 SetDefaults_StorageClass and
+//  _CSIDriver): a volume's reclaim policy Retain and a volume's or
+//  claim's volumeMode Filesystem; a class's reclaimPolicy Delete and
+//  volumeBindingMode Immediate; a CSIDriver's attachRequired true,
+//  podInfoOnMount false, Persistent lifecycle, ReadWriteOnceWithFSType
+//  fsGroupPolicy. Their status.phase Pending is set on create only
+//  (sim_api_prepare_new), as the registries' PrepareForCreate does.
+static void
+s_storage_defaults (const sim_kind_t *kind, cJSON *obj)
+{
+    cJSON *spec;
+    switch (kind->id) {
+    case SIM_KIND_PERSISTENTVOLUMES:
+        spec = sim_json_obj (obj, "spec");
+        s_default_str (spec, "persistentVolumeReclaimPolicy", "Retain");
+        s_default_str (spec, "volumeMode", "Filesystem");
+        break;
+    case SIM_KIND_PERSISTENTVOLUMECLAIMS:
+        s_default_str (sim_json_obj (obj, "spec"), "volumeMode", "Filesystem");
+        break;
+    case SIM_KIND_STORAGECLASSES:
+        s_default_str (obj, "reclaimPolicy", "Delete");
+        s_default_str (obj, "volumeBindingMode", "Immediate");
+        break;
+    case SIM_KIND_CSIDRIVERS:
+        spec = sim_json_obj (obj, "spec");
+        s_default_bool (spec, "attachRequired", true);
+        s_default_bool (spec, "podInfoOnMount", false);
+        s_default_bool (spec, "requiresRepublish", false);
+        s_default_bool (spec, "storageCapacity", false);
+        s_default_bool (spec, "seLinuxMount", false);
+        s_default_str (spec, "fsGroupPolicy", "ReadWriteOnceWithFSType");
+        if (!cJSON_GetObjectItemCaseSensitive (spec, "volumeLifecycleModes")) {
+            cJSON *modes = cJSON_CreateArray ();
+            cJSON_AddItemToArray (modes, cJSON_CreateString ("Persistent"));
+            sim_json_set (spec, "volumeLifecycleModes", modes);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
 //  The defaults of the stored-only kinds a client reads back (core/v1
 //  SetDefaults_Secret and SetDefaults_Service; a Service gets no cluster
 //  IP: nothing allocates one).
@@ -301,6 +361,7 @@ s_stored_defaults (const sim_kind_t *kind, cJSON *obj)
 {
     if (kind->id == SIM_KIND_SECRETS && !sim_json_str (obj, "type"))
         sim_json_set_str (obj, "type", "Opaque");
+    s_storage_defaults (kind, obj);
     if (kind->id != SIM_KIND_SERVICES)
         return;
     cJSON *spec = sim_json_obj (obj, "spec");
@@ -319,6 +380,37 @@ s_stored_defaults (const sim_kind_t *kind, cJSON *obj)
         if (!cJSON_GetObjectItemCaseSensitive (port, "targetPort") && cJSON_IsNumber (number))
             sim_json_set (port, "targetPort", cJSON_CreateNumber (number->valuedouble));
     }
+}
+
+//  The DefaultStorageClass admission plugin: a new claim without
+//  spec.storageClassName (absent, not "") gets the default class, the one
+//  annotated storageclass.kubernetes.io/is-default-class "true" (the
+//  newest when there are several, as admission has chosen since 1.26).
+static void
+s_default_storage_class (sim_api_t *self, cJSON *claim)
+{
+    cJSON *spec = sim_json_obj (claim, "spec");
+    if (cJSON_GetObjectItemCaseSensitive (spec, "storageClassName"))
+        return;
+    size_t n = 0;
+    sim_obj_t **classes =
+        sim_store_list (self->store, sim_kind_get (SIM_KIND_STORAGECLASSES), NULL, &n);
+    const sim_obj_t *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *ann = sim_json_at (classes[i]->json, "metadata.annotations");
+        const cJSON *d =
+            cJSON_GetObjectItemCaseSensitive (ann, "storageclass.kubernetes.io/is-default-class");
+        if (!cJSON_IsString (d) || strcmp (d->valuestring, "true") != 0)
+            continue;
+        const char *t = sim_json_str (classes[i]->json, "metadata.creationTimestamp");
+        const char *bt = best ? sim_json_str (best->json, "metadata.creationTimestamp") : NULL;
+        if (!best || strcmp (t ? t : "", bt ? bt : "") > 0 ||
+            (!strcmp (t ? t : "", bt ? bt : "") && classes[i]->rv > best->rv))
+            best = classes[i];
+    }
+    if (best)
+        sim_json_set_str (spec, "storageClassName", best->name);
+    sim_store_list_free (&classes, n);
 }
 
 int
@@ -353,6 +445,16 @@ sim_api_prepare_new (sim_api_t *self, sim_ctx_t *ctx, const sim_kind_t *kind, cJ
         cJSON *status = sim_json_obj (obj, "status");
         if (!sim_json_str (status, "phase"))
             cJSON_AddStringToObject (status, "phase", "Active");
+    }
+    if (kind->id == SIM_KIND_PERSISTENTVOLUMECLAIMS && !keep)
+        s_default_storage_class (self, obj);
+    //  A new volume or claim starts with an empty status (the registries'
+    //  PrepareForCreate) defaulted to phase Pending; a loaded one keeps
+    //  its status and gets the default phase only.
+    if (kind->id == SIM_KIND_PERSISTENTVOLUMES || kind->id == SIM_KIND_PERSISTENTVOLUMECLAIMS) {
+        if (!keep)
+            sim_json_set (obj, "status", cJSON_CreateObject ());
+        s_default_str (sim_json_obj (obj, "status"), "phase", "Pending");
     }
     s_stored_defaults (kind, obj);
     if (kind->id == SIM_KIND_PODS)
@@ -495,7 +597,7 @@ s_validate (sim_ctx_t *ctx, cJSON *obj, const cJSON *old)
     } else if (create)
         sim_valid_spec (ctx->kind, obj, errs);
     else
-        sim_valid_update (ctx->kind, old, obj, errs);
+        sim_valid_update (ctx->kind, old, obj, ctx->sub && !strcmp (ctx->sub, "status"), errs);
     int rc = 0;
     if (sim_field_errors_count (errs)) {
         const char *name = sim_json_str (obj, "metadata.name");

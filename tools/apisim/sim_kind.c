@@ -96,6 +96,24 @@ static const sim_kind_t s_kinds[SIM_KIND_COUNT] = {
     {SIM_KIND_HYPERNODES, "hypernodes", "hypernode", "HyperNode", "HyperNodeList",
      "topology.volcano.sh", "v1alpha1", "topology.volcano.sh/v1alpha1", "hn",
      .status_subresource = true, .has_generation = true},
+    //  Storage (issue 32): volumes and claims have a spec and a status
+    //  subresource and no metadata.generation; a StorageClass is top-level
+    //  fields only (provisioner, parameters, reclaimPolicy,
+    //  volumeBindingMode, allowedTopologies); CSINodes and CSIDrivers have
+    //  a spec and no status. CSINodes and CSIDrivers have no short names.
+    {SIM_KIND_PERSISTENTVOLUMES, "persistentvolumes", "persistentvolume", "PersistentVolume",
+     "PersistentVolumeList", "", "v1", "v1", "pv", .status_subresource = true, .builtin = true,
+     .has_spec = true, .has_status = true},
+    {SIM_KIND_PERSISTENTVOLUMECLAIMS, "persistentvolumeclaims", "persistentvolumeclaim",
+     "PersistentVolumeClaim", "PersistentVolumeClaimList", "", "v1", "v1", "pvc",
+     .namespaced = true, .status_subresource = true, .builtin = true, .has_spec = true,
+     .has_status = true},
+    {SIM_KIND_STORAGECLASSES, "storageclasses", "storageclass", "StorageClass", "StorageClassList",
+     "storage.k8s.io", "v1", "storage.k8s.io/v1", "sc", .builtin = true},
+    {SIM_KIND_CSINODES, "csinodes", "csinode", "CSINode", "CSINodeList", "storage.k8s.io", "v1",
+     "storage.k8s.io/v1", "", .builtin = true, .has_spec = true},
+    {SIM_KIND_CSIDRIVERS, "csidrivers", "csidriver", "CSIDriver", "CSIDriverList", "storage.k8s.io",
+     "v1", "storage.k8s.io/v1", "", .builtin = true, .has_spec = true},
 };
 
 const sim_kind_t *

@@ -14,6 +14,11 @@
     only: the generic verbs (create, get, list, watch, update, patch,
     delete, deletecollection) with the API's optimistic concurrency,
     resourceVersions and watch events are all they get.
+
+    The storage kinds (PersistentVolumes, PersistentVolumeClaims,
+    StorageClasses, CSINodes, CSIDrivers) are validated (sim_valid.h) and
+    have a controller: sim_pvctrl.h binds claims to volumes and provisions
+    volumes for dynamic classes.
 */
 #ifndef SIM_KIND_H
 #define SIM_KIND_H
@@ -46,6 +51,11 @@ typedef enum {
     SIM_KIND_PODDISRUPTIONBUDGETS,
     SIM_KIND_HORIZONTALPODAUTOSCALERS,
     SIM_KIND_HYPERNODES,
+    SIM_KIND_PERSISTENTVOLUMES,
+    SIM_KIND_PERSISTENTVOLUMECLAIMS,
+    SIM_KIND_STORAGECLASSES,
+    SIM_KIND_CSINODES,
+    SIM_KIND_CSIDRIVERS,
     SIM_KIND_COUNT
 } sim_kind_id_t;
 

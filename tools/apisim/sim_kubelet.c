@@ -2,6 +2,7 @@
 #include "sim_kubelet.h"
 #include "bas_util.h"
 
+#include <czmq.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,27 @@ struct _sim_kubelet_t {
     uint32_t next_ip;           // pod IP allocator
     sim_kubelet_delete_fn *del; // finishes graceful deletions
     void *del_arg;              // its argument
+    zhashx_t *held;             // "ns/claim" → zlistx of s_entry_t * (pods waiting for it)
 };
+
+static void s_entry_free (s_entry_t *e);
+
+static void
+s_held_entry_destroy (void **item)
+{
+    s_entry_t *e = *item;
+    if (e) {
+        s_entry_free (e);
+        free (e);
+    }
+    *item = NULL;
+}
+
+static void
+s_held_list_destroy (void **item)
+{
+    zlistx_destroy ((zlistx_t **)item);
+}
 
 sim_kubelet_t *
 sim_kubelet_new (sim_store_t *store, sim_rand_t *rand, int64_t run_delay_ms, int64_t stop_delay_ms)
@@ -48,6 +69,12 @@ sim_kubelet_new (sim_store_t *store, sim_rand_t *rand, int64_t run_delay_ms, int
     self->rand = rand;
     self->delay = run_delay_ms;
     self->stop_delay = stop_delay_ms;
+    self->held = zhashx_new ();
+    if (!self->held) {
+        free (self);
+        return NULL;
+    }
+    zhashx_set_destructor (self->held, s_held_list_destroy);
     return self;
 }
 
@@ -69,6 +96,7 @@ sim_kubelet_destroy (sim_kubelet_t **self_p)
     for (size_t i = 0; i < self->count; i++)
         s_entry_free (&self->heap[i]);
     free (self->heap);
+    zhashx_destroy (&self->held);
     free (self);
 }
 
@@ -288,6 +316,90 @@ s_annotation_num (const cJSON *pod, const char *name)
     return n;
 }
 
+//  The first persistentVolumeClaim volume of the pod whose claim is
+//  missing or not Bound (its claimName, borrowed), or NULL.
+static const char *
+s_unbound_claim (sim_kubelet_t *self, const cJSON *pod, const char *ns)
+{
+    const sim_kind_t *pvcs = sim_kind_get (SIM_KIND_PERSISTENTVOLUMECLAIMS);
+    const cJSON *v;
+    cJSON_ArrayForEach (v, sim_json_at (pod, "spec.volumes"))
+    {
+        const char *claim = sim_json_str (v, "persistentVolumeClaim.claimName");
+        if (!claim)
+            continue;
+        sim_obj_t *pvc = sim_store_get (self->store, pvcs, ns, claim);
+        const char *phase = pvc ? sim_json_str (pvc->json, "status.phase") : NULL;
+        if (!phase || strcmp (phase, "Bound") != 0)
+            return claim;
+    }
+    return NULL;
+}
+
+//  Keep the entry's pod until claim `claim` of its namespace is Bound.
+static void
+s_hold (sim_kubelet_t *self, const s_entry_t *e, const char *claim)
+{
+    char key[600];
+    snprintf (key, sizeof key, "%.250s/%.300s", e->ns, claim);
+    zlistx_t *list = zhashx_lookup (self->held, key);
+    if (!list) {
+        list = zlistx_new ();
+        zlistx_set_destructor (list, s_held_entry_destroy);
+        zhashx_insert (self->held, key, list);
+    }
+    s_entry_t *copy = bas_malloc (sizeof *copy);
+    *copy = *e;
+    copy->ns = bas_strdup (e->ns);
+    copy->name = bas_strdup (e->name);
+    copy->uid = bas_strdup (e->uid);
+    zlistx_add_end (list, copy);
+    bas_debug ("pod_waiting_for_claim", "pod=%s/%s claim=%s", e->ns, e->name, claim);
+}
+
+//  A deleted pod is no longer held for any of its claims.
+static void
+s_forget_pod (sim_kubelet_t *self, sim_obj_t *pod)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach (v, sim_json_at (pod->json, "spec.volumes"))
+    {
+        const char *claim = sim_json_str (v, "persistentVolumeClaim.claimName");
+        char key[600];
+        snprintf (key, sizeof key, "%.250s/%.300s", pod->ns, claim ? claim : "");
+        zlistx_t *list = claim ? zhashx_lookup (self->held, key) : NULL;
+        if (!list)
+            continue;
+        for (s_entry_t *e = zlistx_first (list); e; e = zlistx_next (list))
+            if (!strcmp (e->uid, pod->uid)) {
+                s_entry_t *gone = zlistx_detach_cur (list);
+                s_held_entry_destroy ((void **)&gone);
+            }
+        if (zlistx_size (list) == 0)
+            zhashx_delete (self->held, key);
+    }
+}
+
+void
+sim_kubelet_on_event (sim_kubelet_t *self, const sim_event_t *event, int64_t now_ms)
+{
+    if (event->obj->kind->id == SIM_KIND_PODS && event->type == SIM_EVENT_DELETED) {
+        s_forget_pod (self, event->obj);
+        return;
+    }
+    if (event->obj->kind->id != SIM_KIND_PERSISTENTVOLUMECLAIMS || event->type == SIM_EVENT_DELETED)
+        return;
+    const char *phase = sim_json_str (event->obj->json, "status.phase");
+    if (!phase || strcmp (phase, "Bound") != 0)
+        return;
+    zlistx_t *list = zhashx_lookup (self->held, event->obj->key);
+    if (!list)
+        return;
+    for (s_entry_t *e = zlistx_first (list); e; e = zlistx_next (list))
+        s_push (self, S_START, e->ns, e->name, e->uid, now_ms);
+    zhashx_delete (self->held, event->obj->key);
+}
+
 //  Start one pod if it is still the pod that was bound and still waiting.
 static void
 s_start (sim_kubelet_t *self, const s_entry_t *e, int64_t now_ms)
@@ -301,6 +413,11 @@ s_start (sim_kubelet_t *self, const s_entry_t *e, int64_t now_ms)
         sim_json_at (pod->json, "metadata.deletionTimestamp") ||
         (phase && strcmp (phase, "Pending") != 0))
         return;
+    const char *claim = s_unbound_claim (self, pod->json, e->ns);
+    if (claim) {
+        s_hold (self, e, claim);
+        return;
+    }
     cJSON *json = sim_obj_copy (pod);
     sim_kubelet_make_running (self, json);
     sim_obj_t *now = sim_store_replace (self->store, pods, &json);

@@ -15,6 +15,12 @@
       deleted with grace period 0 through the delete function the API
       gives us, which is how a real kubelet ends a graceful deletion.
 
+    - Volumes: a pod is not started while any of its persistentVolumeClaim
+      volumes names a claim that is missing or not Bound (the real kubelet
+      waits for its volumes to attach and mount). It is held, keyed by
+      the claim, and started as soon as that claim's status.phase becomes
+      Bound (then every claim is checked again).
+
     Every change is an ordinary store write, so watchers see MODIFIED (and
     DELETED at the end of a stop).
 
@@ -63,6 +69,11 @@ void sim_kubelet_pod_bound (sim_kubelet_t *self, const char *ns, const char *nam
 //  The pod was marked for deletion with this grace period (seconds > 0).
 void sim_kubelet_pod_stopping (sim_kubelet_t *self, const char *ns, const char *name,
                                const char *uid, int64_t grace_s, int64_t now_ms);
+
+//  Every store change (the API's listener): a claim that became Bound
+//  releases the pods held for it, to start at now_ms; a deleted pod is
+//  held no more.
+void sim_kubelet_on_event (sim_kubelet_t *self, const sim_event_t *event, int64_t now_ms);
 
 //  Run every action whose time has come. Returns the next due time, or
 //  INT64_MAX.

@@ -172,6 +172,133 @@ static const s_column_t s_serviceaccount_columns[] = {
     S_COL_AGE,
     S_COL_END};
 
+//  The storage kinds (printers.go: printPersistentVolume, …Claim,
+//  printStorageClass, printCSINode, printCSIDriver).
+static const s_column_t s_pv_columns[] = {
+    S_COL_NAME,
+    {"Capacity", "string", "",
+     "capacity is the description of the persistent volume's resources "
+     "and capacity.",
+     0},
+    {"Access Modes", "string", "", "accessModes contains all ways the volume can be mounted.", 0},
+    {"Reclaim Policy", "string", "",
+     "persistentVolumeReclaimPolicy defines what happens to a "
+     "persistent volume when released from its claim.",
+     0},
+    {"Status", "string", "",
+     "phase indicates if a volume is available, bound to a claim, or "
+     "released by a claim.",
+     0},
+    {"Claim", "string", "",
+     "claimRef is part of a bi-directional binding between "
+     "PersistentVolume and PersistentVolumeClaim.",
+     0},
+    {"StorageClass", "string", "",
+     "storageClassName is the name of StorageClass to which this "
+     "persistent volume belongs.",
+     0},
+    {"VolumeAttributesClass", "string", "",
+     "Name of VolumeAttributesClass to which this "
+     "persistent volume belongs.",
+     0},
+    {"Reason", "string", "",
+     "reason is a brief CamelCase string that describes any failure and "
+     "is meant for machine parsing and tidy display in the CLI.",
+     0},
+    S_COL_AGE,
+    {"VolumeMode", "string", "",
+     "volumeMode defines if a volume is intended to be used with a "
+     "formatted filesystem or to remain in raw block state.",
+     1},
+    S_COL_END};
+
+static const s_column_t s_pvc_columns[] = {
+    S_COL_NAME,
+    {"Status", "string", "", "phase represents the current phase of PersistentVolumeClaim.", 0},
+    {"Volume", "string", "",
+     "volumeName is the binding reference to the PersistentVolume "
+     "backing this claim.",
+     0},
+    {"Capacity", "string", "",
+     "capacity represents the actual resources of the underlying "
+     "volume.",
+     0},
+    {"Access Modes", "string", "",
+     "accessModes contains the actual access modes the volume "
+     "backing the PVC has.",
+     0},
+    {"StorageClass", "string", "",
+     "storageClassName is the name of the StorageClass required by "
+     "the claim.",
+     0},
+    {"VolumeAttributesClass", "string", "",
+     "volumeAttributesClassName may be used to set the "
+     "VolumeAttributesClass used by this claim.",
+     0},
+    S_COL_AGE,
+    {"VolumeMode", "string", "",
+     "volumeMode defines what type of volume is required by the "
+     "claim.",
+     1},
+    S_COL_END};
+
+static const s_column_t s_storageclass_columns[] = {
+    S_COL_NAME,
+    {"Provisioner", "string", "", "provisioner indicates the type of the provisioner.", 0},
+    {"ReclaimPolicy", "string", "",
+     "reclaimPolicy controls the reclaimPolicy for dynamically "
+     "provisioned PersistentVolumes of this storage class.",
+     0},
+    {"VolumeBindingMode", "string", "",
+     "volumeBindingMode indicates how PersistentVolumeClaims "
+     "should be provisioned and bound.",
+     0},
+    {"AllowVolumeExpansion", "string", "",
+     "allowVolumeExpansion shows whether the storage class "
+     "allow volume expand.",
+     0},
+    S_COL_AGE,
+    S_COL_END};
+
+static const s_column_t s_csinode_columns[] = {
+    S_COL_NAME,
+    {"Drivers", "integer", "",
+     "Drivers indicates the number of CSI drivers registered on the "
+     "node",
+     0},
+    S_COL_AGE,
+    S_COL_END};
+
+static const s_column_t s_csidriver_columns[] = {
+    S_COL_NAME,
+    {"AttachRequired", "boolean", "",
+     "attachRequired indicates this CSI volume driver requires "
+     "an attach operation.",
+     0},
+    {"PodInfoOnMount", "boolean", "",
+     "podInfoOnMount indicates this CSI volume driver requires "
+     "additional pod information during mount operations.",
+     0},
+    {"StorageCapacity", "boolean", "",
+     "storageCapacity indicates that the CSI volume driver "
+     "wants pod scheduling to consider the storage capacity.",
+     0},
+    {"TokenRequests", "string", "",
+     "tokenRequests indicates the CSI driver needs pods' service "
+     "account tokens it is mounting volume for to do necessary "
+     "authentication.",
+     0},
+    {"RequiresRepublish", "boolean", "",
+     "requiresRepublish indicates the CSI driver wants "
+     "NodePublishVolume being periodically called.",
+     0},
+    {"Modes", "string", "",
+     "volumeLifecycleModes defines what kind of volumes this CSI volume "
+     "driver supports.",
+     0},
+    S_COL_AGE,
+    S_COL_END};
+
 //  apiserver pkg/registry/rest/table.go defaultTableConvertor: what a kind
 //  without a printer gets.
 static const s_column_t s_default_columns[] = {
@@ -758,6 +885,133 @@ s_row_serviceaccount (const cJSON *sa, time_t now, cJSON *cells)
     s_add_age (cells, sa, now);
 }
 
+//  Access modes as kubectl abbreviates them (GetAccessModesAsString):
+//  RWO, ROX, RWX, RWOP, in that order, comma-separated.
+static void
+s_add_access_modes (cJSON *cells, const cJSON *modes)
+{
+    static const char *const order[][2] = {{"ReadWriteOnce", "RWO"},
+                                           {"ReadOnlyMany", "ROX"},
+                                           {"ReadWriteMany", "RWX"},
+                                           {"ReadWriteOncePod", "RWOP"}};
+    char text[64] = "";
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        bool have = false;
+        const cJSON *m;
+        cJSON_ArrayForEach (m, modes)
+        {
+            have = have || (cJSON_IsString (m) && !strcmp (m->valuestring, order[i][0]));
+        }
+        if (have) {
+            size_t n = strlen (text);
+            snprintf (text + n, sizeof text - n, "%s%s", n ? "," : "", order[i][1]);
+        }
+    }
+    s_add_str (cells, text);
+}
+
+static void
+s_add_bool (cJSON *cells, const cJSON *v)
+{
+    cJSON_AddItemToArray (cells, cJSON_CreateBool (cJSON_IsTrue (v)));
+}
+
+static void
+s_row_pv (const cJSON *pv, time_t now, cJSON *cells)
+{
+    s_add_str (cells, s_str (pv, "metadata.name"));
+    s_add_str (cells, s_str (pv, "spec.capacity.storage"));
+    s_add_access_modes (cells, s_at (pv, "spec.accessModes"));
+    s_add_str (cells, s_str (pv, "spec.persistentVolumeReclaimPolicy"));
+    s_add_str (cells, s_str (pv, "status.phase"));
+    char claim[600] = "";
+    const char *ns = s_str (pv, "spec.claimRef.namespace");
+    const char *name = s_str (pv, "spec.claimRef.name");
+    if (name)
+        snprintf (claim, sizeof claim, "%s/%s", ns ? ns : "", name);
+    s_add_str (cells, claim);
+    s_add_str (cells, s_str (pv, "spec.storageClassName"));
+    const char *vac = s_str (pv, "spec.volumeAttributesClassName");
+    s_add_str (cells, vac ? vac : "<unset>");
+    s_add_str (cells, s_str (pv, "status.reason"));
+    s_add_age (cells, pv, now);
+    s_add_str (cells, s_str (pv, "spec.volumeMode"));
+}
+
+static void
+s_row_pvc (const cJSON *pvc, time_t now, cJSON *cells)
+{
+    s_add_str (cells, s_str (pvc, "metadata.name"));
+    const char *phase = s_str (pvc, "status.phase");
+    s_add_str (cells, s_at (pvc, "metadata.deletionTimestamp") ? "Terminating" : phase);
+    s_add_str (cells, s_str (pvc, "spec.volumeName"));
+    //  Capacity and modes only once bound (the real printer's rule).
+    const char *vn = s_str (pvc, "spec.volumeName");
+    bool bound = vn && *vn;
+    s_add_str (cells, bound ? s_str (pvc, "status.capacity.storage") : "");
+    s_add_access_modes (cells, bound ? s_at (pvc, "status.accessModes") : NULL);
+    s_add_str (cells, s_str (pvc, "spec.storageClassName"));
+    const char *vac = s_str (pvc, "spec.volumeAttributesClassName");
+    s_add_str (cells, vac ? vac : "<unset>");
+    s_add_age (cells, pvc, now);
+    s_add_str (cells, s_str (pvc, "spec.volumeMode"));
+}
+
+static void
+s_row_storageclass (const cJSON *sc, time_t now, cJSON *cells)
+{
+    char name[600];
+    const char *n = s_str (sc, "metadata.name");
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive (
+        s_at (sc, "metadata.annotations"), "storageclass.kubernetes.io/is-default-class");
+    const char *def = cJSON_IsString (d) ? d->valuestring : NULL;
+    snprintf (name, sizeof name, "%s%s", n ? n : "",
+              def && !strcmp (def, "true") ? " (default)" : "");
+    s_add_str (cells, name);
+    s_add_str (cells, s_str (sc, "provisioner"));
+    s_add_str (cells, s_str (sc, "reclaimPolicy"));
+    s_add_str (cells, s_str (sc, "volumeBindingMode"));
+    s_add_bool (cells, s_at (sc, "allowVolumeExpansion"));
+    s_add_age (cells, sc, now);
+}
+
+static void
+s_row_csinode (const cJSON *node, time_t now, cJSON *cells)
+{
+    s_add_str (cells, s_str (node, "metadata.name"));
+    s_add_int (cells, cJSON_GetArraySize (s_at (node, "spec.drivers")));
+    s_add_age (cells, node, now);
+}
+
+static void
+s_row_csidriver (const cJSON *drv, time_t now, cJSON *cells)
+{
+    s_add_str (cells, s_str (drv, "metadata.name"));
+    s_add_bool (cells, s_at (drv, "spec.attachRequired"));
+    s_add_bool (cells, s_at (drv, "spec.podInfoOnMount"));
+    s_add_bool (cells, s_at (drv, "spec.storageCapacity"));
+    //  The audiences of the token requests, or <unset>.
+    char tokens[600] = "";
+    const cJSON *t;
+    cJSON_ArrayForEach (t, s_at (drv, "spec.tokenRequests"))
+    {
+        const char *aud = s_str (t, "audience");
+        size_t len = strlen (tokens);
+        snprintf (tokens + len, sizeof tokens - len, "%s%s", len ? "," : "", aud ? aud : "");
+    }
+    s_add_str (cells, *tokens ? tokens : "<unset>");
+    s_add_bool (cells, s_at (drv, "spec.requiresRepublish"));
+    char modes[200] = "";
+    cJSON_ArrayForEach (t, s_at (drv, "spec.volumeLifecycleModes"))
+    {
+        size_t len = strlen (modes);
+        if (cJSON_IsString (t))
+            snprintf (modes + len, sizeof modes - len, "%s%s", len ? "," : "", t->valuestring);
+    }
+    s_add_str (cells, modes);
+    s_add_age (cells, drv, now);
+}
+
 //  The default convertor's Created At: the creation time in RFC 3339 UTC.
 static void
 s_row_default (const cJSON *obj, time_t now, cJSON *cells)
@@ -784,6 +1038,11 @@ static const s_printer_t s_printers[] = {
     {SIM_KIND_SECRETS, s_secret_columns, s_row_secret},
     {SIM_KIND_CONFIGMAPS, s_configmap_columns, s_row_configmap},
     {SIM_KIND_SERVICEACCOUNTS, s_serviceaccount_columns, s_row_serviceaccount},
+    {SIM_KIND_PERSISTENTVOLUMES, s_pv_columns, s_row_pv},
+    {SIM_KIND_PERSISTENTVOLUMECLAIMS, s_pvc_columns, s_row_pvc},
+    {SIM_KIND_STORAGECLASSES, s_storageclass_columns, s_row_storageclass},
+    {SIM_KIND_CSINODES, s_csinode_columns, s_row_csinode},
+    {SIM_KIND_CSIDRIVERS, s_csidriver_columns, s_row_csidriver},
 };
 
 static const s_printer_t s_default_printer = {SIM_KIND_COUNT, s_default_columns, s_row_default};

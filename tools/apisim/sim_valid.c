@@ -9,15 +9,12 @@
 #include <string.h>
 
 #include "sim_obj.h"
+#include "sim_valid_storage.h"
 
 #define S_LABEL_FMT "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-#define S_SUBDOMAIN_FMT S_LABEL_FMT "(\\." S_LABEL_FMT ")*"
 #define S_LABEL_MAX 63
 #define S_SUBDOMAIN_MAX 253
-#define S_SUBDOMAIN_MSG                                                                            \
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "   \
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "  \
-    "for validation is '" S_SUBDOMAIN_FMT "')"
+#define S_SUBDOMAIN_MSG SIM_VALID_SUBDOMAIN_MSG
 #define S_LABEL_MSG                                                                                \
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "   \
     "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "     \
@@ -60,6 +57,12 @@ s_is_subdomain (const char *text)
             start = p + 1;
         }
     }
+}
+
+bool
+sim_valid_is_subdomain (const char *text)
+{
+    return s_is_subdomain (text);
 }
 
 //  The RBAC kinds' rule (path.IsValidPathSegmentName, or ...Prefix for a
@@ -165,6 +168,10 @@ s_check_containers (const cJSON *list, const char *path, const char **seen, size
 void
 sim_valid_spec (const sim_kind_t *kind, const cJSON *obj, sim_field_errors_t *errs)
 {
+    if (sim_valid_storage_kind (kind)) {
+        sim_valid_storage_create (kind, obj, errs);
+        return;
+    }
     if (kind->id != SIM_KIND_PODS)
         return;
     const char *seen[256];
@@ -185,9 +192,14 @@ sim_valid_spec (const sim_kind_t *kind, const cJSON *obj, sim_field_errors_t *er
 }
 
 void
-sim_valid_update (const sim_kind_t *kind, const cJSON *old, const cJSON *obj,
+sim_valid_update (const sim_kind_t *kind, const cJSON *old, const cJSON *obj, bool status_write,
                   sim_field_errors_t *errs)
 {
+    if (sim_valid_storage_kind (kind)) {
+        if (!status_write)
+            sim_valid_storage_update (kind, old, obj, errs);
+        return;
+    }
     if (kind->id != SIM_KIND_PODS)
         return;
     const cJSON *before = sim_json_at (old, "spec.schedulingGates");
