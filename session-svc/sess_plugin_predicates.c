@@ -16,7 +16,10 @@
       - TaintToleration: every NoSchedule / NoExecute taint tolerated;
       - InterPodAffinity: required pod affinity and anti-affinity, the
         pod's own and the existing pods' (sess_interpod.c);
-      - PodTopologySpread: the DoNotSchedule constraints (sess_interpod.c).
+      - PodTopologySpread: the DoNotSchedule constraints (sess_interpod.c);
+      - VolumeBinding: the PVs of the pod's bound claims exist and their
+        nodeAffinity admits the node (sess_volumes.c, which also holds
+        the pods whose claims cannot be scheduled at all).
     Resource fit is not done here: actions check request <= FutureIdle.
     The pod limit, NodePorts and the anti-affinity checks are resolvable
     failures (evicting a pod can help, so preempt and reclaim still
@@ -325,9 +328,10 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
     if (self->pod_affinity &&
         (rc = sess_interpod_check (self->ssn->interpod, task, node, reason, rlen)) != 0)
         return rc;
-    if (self->spread)
-        return sess_spread_check (self->ssn->interpod, task, node, reason, rlen);
-    return 0;
+    if (self->spread &&
+        (rc = sess_spread_check (self->ssn->interpod, task, node, reason, rlen)) != 0)
+        return rc;
+    return sess_volumes_check (task, node, reason, rlen);
 }
 
 int

@@ -1,0 +1,239 @@
+/*  sess_volumes: a pending pod's PersistentVolumeClaims, decided as
+    kube-scheduler's VolumeBinding plugin decides them (Volcano calls that
+    plugin from its predicates plugin).
+
+    At session open (sess_volumes_task), for each claim of the pod, in
+    spec.volumes order, the first of these holds the pod with the words
+    kube-scheduler's PreFilter uses:
+      - no such claim: `persistentvolumeclaim "x" not found` (for a
+        generic ephemeral volume: `waiting for ephemeral volume controller
+        to create the persistentvolumeclaim "x"`);
+      - status.phase Lost: `persistentvolumeclaim "x" bound to
+        non-existent persistentvolume "y"`;
+      - being deleted: `persistentvolumeclaim "x" is being deleted`;
+      - an ephemeral volume's claim the pod does not own: `PVC ns/x was
+        not created for pod ns/p (pod is not owner)`.
+    Then the claims are sorted as the binder sorts them: fully bound
+    (spec.volumeName set and the PV controller's bind-completed
+    annotation), unbound with delayed binding (its class is
+    WaitForFirstConsumer and no volumeName yet), and the rest, which
+    should have been bound already ("immediate"). Any immediate one holds
+    the pod: "pod has unbound immediate PersistentVolumeClaims" (the PV
+    controller binds it, and a later session sees it bound). A claim
+    whose class does not exist is immediate, as the helpers decide.
+
+    A delayed-binding claim needs the scheduler to pick a PV or a node for
+    provisioning and to write that before the bind (VolumeBinding's
+    Reserve and PreBind). Basalt does not make those writes yet, so such a
+    pod is held with a reason saying so, rather than bound to a node its
+    volume will not follow.
+
+    The per-node filter (sess_volumes_check) is VolumeBinding's Filter for
+    the bound claims: the claim's PV must exist ("node(s) unavailable due
+    to one or more pvc(s) bound to non-existent pv(s)") and its
+    nodeAffinity must admit the node ("node(s) had volume node affinity
+    conflict"). Both are unresolvable: evicting pods does not help.
+
+    Design note: the claim index is built only in a session that has a
+    pending pod with claims, so the common case pays one pointer test per
+    pending pod. Every message and array is the session's and is freed at
+    close (sess_volumes_destroy); the objects are borrowed from the replica.
+*/
+#include "sess_session.h"
+#include "bas_k8s.h"
+#include "bas_util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct _sess_volumes_t {
+    zhashx_t *claims;  // "ns/name" -> const Basalt__V1__PersistentVolumeClaim * (borrowed)
+    zlistx_t *owned;   // messages and per-task arrays, freed at close
+};
+
+//  What a pod's bound claims lead to, for the filter.
+struct _sess_task_volumes_t {
+    int n;                                   // bound claims
+    const Basalt__V1__PersistentVolume **pv; // each claim's PV, NULL when it does not exist
+};
+
+static const char *
+s_str (const char *s)
+{
+    return s ? s : "";
+}
+
+static void
+s_collect_claim (void *arg, const Basalt__V1__Object *obj)
+{
+    const Basalt__V1__PersistentVolumeClaim *pvc = obj->persistent_volume_claim;
+    char key[512];
+    snprintf (key, sizeof key, "%s/%s", s_str (pvc->namespace_), s_str (pvc->name));
+    zhashx_insert (arg, key, (void *)pvc);
+}
+
+static sess_volumes_t *
+s_volumes (sess_session_t *ssn)
+{
+    if (!ssn->volumes) {
+        sess_volumes_t *self = bas_alloc (sizeof *self);
+        self->claims = zhashx_new ();
+        self->owned = zlistx_new ();
+        zlistx_set_destructor (self->owned, (zlistx_destructor_fn *)zstr_free);
+        bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME_CLAIM,
+                           s_collect_claim, self->claims);
+        ssn->volumes = self;
+    }
+    return ssn->volumes;
+}
+
+//  A message the session owns (it outlives the call, as task->held must).
+static const char *
+s_say (sess_volumes_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+static const char *
+s_say (sess_volumes_t *self, const char *fmt, ...)
+{
+    char buf[768];
+    va_list args;
+    va_start (args, fmt);
+    vsnprintf (buf, sizeof buf, fmt, args);
+    va_end (args);
+    char *text = bas_strdup (buf);
+    zlistx_add_end (self->owned, text);
+    return text;
+}
+
+//  True when the claim waits for its first consumer: a class that exists
+//  and says WaitForFirstConsumer.
+static bool
+s_delayed (sess_session_t *ssn, const Basalt__V1__PersistentVolumeClaim *pvc)
+{
+    if (!pvc->storage_class || !*pvc->storage_class)
+        return false;
+    const Basalt__V1__Object *obj = bas_store_get (
+        ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_STORAGE_CLASS, pvc->storage_class);
+    return obj && bas_streq (obj->storage_class->volume_binding_mode, "WaitForFirstConsumer");
+}
+
+void
+sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
+{
+    const Basalt__V1__Pod *pod = task->pod;
+    task->volumes = NULL;
+    if (pod->n_claims == 0)
+        return;
+    sess_volumes_t *self = s_volumes (ssn);
+    const char *ns = s_str (pod->namespace_);
+    const Basalt__V1__PersistentVolumeClaim **bound =
+        bas_alloc (pod->n_claims * sizeof *bound); // freed below
+    int nbound = 0;
+    const char *immediate = NULL, *delayed = NULL;
+    for (size_t i = 0; i < pod->n_claims; i++) {
+        const Basalt__V1__PodClaim *c = pod->claims[i];
+        const char *name = s_str (c->name);
+        char key[512];
+        snprintf (key, sizeof key, "%s/%s", ns, name);
+        const Basalt__V1__PersistentVolumeClaim *pvc = zhashx_lookup (self->claims, key);
+        if (!pvc) {
+            task->held = c->ephemeral ? s_say (self,
+                                               "waiting for ephemeral volume controller to "
+                                               "create the persistentvolumeclaim \"%s\"",
+                                               name)
+                                      : s_say (self, "persistentvolumeclaim \"%s\" not found", name);
+            goto done;
+        }
+        if (bas_streq (pvc->phase, "Lost")) {
+            task->held = s_say (self,
+                                "persistentvolumeclaim \"%s\" bound to non-existent "
+                                "persistentvolume \"%s\"",
+                                name, s_str (pvc->volume_name));
+            goto done;
+        }
+        if (pvc->deleting) {
+            task->held = s_say (self, "persistentvolumeclaim \"%s\" is being deleted", name);
+            goto done;
+        }
+        if (c->ephemeral && !bas_streq (pvc->owner_uid, pod->uid)) {
+            task->held = s_say (self, "PVC %s/%s was not created for pod %s/%s (pod is not owner)",
+                                ns, name, ns, s_str (pod->name));
+            goto done;
+        }
+        bool fully_bound = pvc->volume_name && *pvc->volume_name && pvc->bind_completed;
+        if (fully_bound)
+            bound[nbound++] = pvc; else if (s_delayed (ssn, pvc) && !(pvc->volume_name && *pvc->volume_name)) {
+            if (!delayed)
+                delayed = name;
+        } else if (!immediate)
+            immediate = name;
+    }
+    if (immediate) {
+        task->held = "pod has unbound immediate PersistentVolumeClaims";
+        goto done;
+    }
+    if (delayed) {
+        task->held = s_say (self,
+                            "spec.volumes: persistentvolumeclaim \"%s\" waits for its first "
+                            "consumer, and Basalt does not yet bind such claims (choosing a "
+                            "volume or a node to provision on)",
+                            delayed);
+        goto done;
+    }
+    if (nbound == 0)
+        goto done;
+    //  One block: the struct, then its PV pointers.
+    char *block = bas_alloc (sizeof (sess_task_volumes_t) + (size_t)nbound * sizeof (void *));
+    sess_task_volumes_t *tv = (sess_task_volumes_t *)block;
+    tv->pv = (const Basalt__V1__PersistentVolume **)(block + sizeof *tv);
+    tv->n = nbound;
+    for (int i = 0; i < nbound; i++) {
+        const Basalt__V1__Object *obj =
+            bas_store_get (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME,
+                           bound[i]->volume_name);
+        tv->pv[i] = obj ? obj->persistent_volume : NULL;
+    }
+    zlistx_add_end (self->owned, block);
+    task->volumes = tv;
+done:
+    free (bound);
+}
+
+int
+sess_volumes_check (const sess_task_t *task, const sess_node_t *node, char *reason, size_t rlen)
+{
+    const sess_task_volumes_t *tv = task->volumes;
+    if (!tv)
+        return 0;
+    for (int i = 0; i < tv->n; i++) {
+        const Basalt__V1__PersistentVolume *pv = tv->pv[i];
+        if (!pv) {
+            snprintf (reason, rlen,
+                      "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)");
+            return SESS_PRED_UNRESOLVABLE;
+        }
+        if (!pv->has_node_affinity)
+            continue;
+        bool match = false;
+        for (size_t t = 0; t < pv->n_node_affinity && !match; t++)
+            match = sess_node_term_match (pv->node_affinity[t], node);
+        if (!match) {
+            snprintf (reason, rlen, "node(s) had volume node affinity conflict");
+            return SESS_PRED_UNRESOLVABLE;
+        }
+    }
+    return 0;
+}
+
+void
+sess_volumes_destroy (sess_volumes_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sess_volumes_t *self = *self_p;
+    zhashx_destroy (&self->claims);
+    zlistx_destroy (&self->owned);
+    free (self);
+    *self_p = NULL;
+}
