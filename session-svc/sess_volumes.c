@@ -28,11 +28,19 @@
     pod is held with a reason saying so, rather than bound to a node its
     volume will not follow.
 
+    Then VolumeZone's PreFilter: the PV of a bound persistentVolumeClaim
+    volume must exist (`persistentvolume "y" not found`).
+
     The per-node filter (sess_volumes_check) is VolumeBinding's Filter for
     the bound claims: the claim's PV must exist ("node(s) unavailable due
-    to one or more pvc(s) bound to non-existent pv(s)") and its
-    nodeAffinity must admit the node ("node(s) had volume node affinity
-    conflict"). Both are unresolvable: evicting pods does not help.
+    to one or more pvc(s) bound to non-existent pv(s)": only an ephemeral
+    volume's claim gets this far without one) and its nodeAffinity must
+    admit the node ("node(s) had volume node affinity conflict"); then
+    VolumeZone's: each PV's topology labels (failure-domain.beta...
+    and topology.kubernetes.io zone and region; a value may list zones
+    joined by "__") must name the node's value of that label, unless the
+    node has none of them ("node(s) had no available volume zone"). All
+    are unresolvable: evicting pods does not help.
 
     Design note: the claim index is built only in a session that has a
     pending pod with claims, so the common case pays one pointer test per
@@ -53,11 +61,77 @@ struct _sess_volumes_t {
     zlistx_t *owned;   // messages and per-task arrays, freed at close
 };
 
+//  One zone constraint of a bound PV (VolumeZone): its label key and value
+//  (a zone, or zones joined by "__"), borrowed from the PV.
+typedef struct {
+    const char *key;
+    const char *value;
+} s_zone_t;
+
 //  What a pod's bound claims lead to, for the filter.
 struct _sess_task_volumes_t {
     int n;                                   // bound claims
     const Basalt__V1__PersistentVolume **pv; // each claim's PV, NULL when it does not exist
+    int nzones;
+    s_zone_t *zones; // the PVs' topology labels (persistentVolumeClaim volumes only)
 };
+
+//  The labels VolumeZone reads, beta ones first, as kube-scheduler lists them.
+static const char *const s_zone_keys[] = {
+    "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+    "topology.kubernetes.io/zone", "topology.kubernetes.io/region"};
+
+//  The GA label a beta one stands for (the same key otherwise).
+static const char *
+s_ga_key (const char *key)
+{
+    if (strcmp (key, s_zone_keys[0]) == 0)
+        return s_zone_keys[2];
+    if (strcmp (key, s_zone_keys[1]) == 0)
+        return s_zone_keys[3];
+    return key;
+}
+
+//  Whether `value` ("a", "a__b") names `zone`; a list with an empty entry
+//  names nothing (kube-scheduler ignores such a label: s_zone_ok).
+static bool
+s_zone_has (const char *value, const char *zone)
+{
+    size_t zl = strlen (zone);
+    for (const char *p = value;;) {
+        const char *end = strstr (p, "__");
+        size_t len = end ? (size_t)(end - p) : strlen (p);
+        //  Entries are trimmed of spaces, as LabelZonesToSet trims them.
+        const char *a = p, *b = p + len;
+        while (a < b && (*a == ' ' || *a == '\t'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+            b--;
+        if ((size_t)(b - a) == zl && strncmp (a, zone, zl) == 0)
+            return true;
+        if (!end)
+            return false;
+        p = end + 2;
+    }
+}
+
+//  A zone label value kube-scheduler can read: no empty entry.
+static bool
+s_zone_ok (const char *value)
+{
+    for (const char *p = value;;) {
+        const char *end = strstr (p, "__");
+        size_t len = end ? (size_t)(end - p) : strlen (p);
+        bool blank = true;
+        for (size_t i = 0; i < len && blank; i++)
+            blank = p[i] == ' ' || p[i] == '\t';
+        if (blank)
+            return false;
+        if (!end)
+            return true;
+        p = end + 2;
+    }
+}
 
 static const char *
 s_str (const char *s)
@@ -129,6 +203,7 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
     const char *ns = s_str (pod->namespace_);
     const Basalt__V1__PersistentVolumeClaim **bound =
         bas_alloc (pod->n_claims * sizeof *bound); // freed below
+    bool *bound_ephemeral = bas_alloc (pod->n_claims * sizeof *bound_ephemeral);
     int nbound = 0;
     const char *immediate = NULL, *delayed = NULL;
     for (size_t i = 0; i < pod->n_claims; i++) {
@@ -162,8 +237,10 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
             goto done;
         }
         bool fully_bound = pvc->volume_name && *pvc->volume_name && pvc->bind_completed;
-        if (fully_bound)
-            bound[nbound++] = pvc; else if (s_delayed (ssn, pvc) && !(pvc->volume_name && *pvc->volume_name)) {
+        if (fully_bound) {
+            bound_ephemeral[nbound] = c->ephemeral;
+            bound[nbound++] = pvc;
+        } else if (s_delayed (ssn, pvc) && !(pvc->volume_name && *pvc->volume_name)) {
             if (!delayed)
                 delayed = name;
         } else if (!immediate)
@@ -183,21 +260,49 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
     }
     if (nbound == 0)
         goto done;
-    //  One block: the struct, then its PV pointers.
-    char *block = bas_alloc (sizeof (sess_task_volumes_t) + (size_t)nbound * sizeof (void *));
-    sess_task_volumes_t *tv = (sess_task_volumes_t *)block;
-    tv->pv = (const Basalt__V1__PersistentVolume **)(block + sizeof *tv);
-    tv->n = nbound;
+    //  The PVs, and VolumeZone's PreFilter: a persistentVolumeClaim
+    //  volume's PV must exist (its lister's NotFound words), and its
+    //  topology labels are the pod's zone constraints.
+    const Basalt__V1__PersistentVolume **pvs = bas_alloc ((size_t)nbound * sizeof *pvs);
+    int nzones = 0;
     for (int i = 0; i < nbound; i++) {
         const Basalt__V1__Object *obj =
             bas_store_get (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME,
                            bound[i]->volume_name);
-        tv->pv[i] = obj ? obj->persistent_volume : NULL;
+        pvs[i] = obj ? obj->persistent_volume : NULL;
+        if (!pvs[i] && !bound_ephemeral[i]) {
+            task->held =
+                s_say (self, "persistentvolume \"%s\" not found", s_str (bound[i]->volume_name));
+            free (pvs);
+            goto done;
+        }
+        for (size_t l = 0; pvs[i] && !bound_ephemeral[i] && l < pvs[i]->n_labels; l++)
+            for (size_t k = 0; k < sizeof s_zone_keys / sizeof s_zone_keys[0]; k++)
+                nzones += bas_streq (pvs[i]->labels[l]->key, s_zone_keys[k]) &&
+                          s_zone_ok (s_str (pvs[i]->labels[l]->value));
     }
+    //  One block: the struct, its PV pointers, its zones.
+    char *block = bas_alloc (sizeof (sess_task_volumes_t) + (size_t)nbound * sizeof (void *) +
+                             (size_t)nzones * sizeof (s_zone_t));
+    sess_task_volumes_t *tv = (sess_task_volumes_t *)block;
+    tv->pv = (const Basalt__V1__PersistentVolume **)(block + sizeof *tv);
+    tv->zones = (s_zone_t *)(block + sizeof *tv + (size_t)nbound * sizeof (void *));
+    tv->n = nbound;
+    for (int i = 0; i < nbound; i++) {
+        tv->pv[i] = pvs[i];
+        for (size_t l = 0; pvs[i] && !bound_ephemeral[i] && l < pvs[i]->n_labels; l++)
+            for (size_t k = 0; k < sizeof s_zone_keys / sizeof s_zone_keys[0]; k++)
+                if (bas_streq (pvs[i]->labels[l]->key, s_zone_keys[k]) &&
+                    s_zone_ok (s_str (pvs[i]->labels[l]->value)))
+                    tv->zones[tv->nzones++] =
+                        (s_zone_t){s_zone_keys[k], s_str (pvs[i]->labels[l]->value)};
+    }
+    free (pvs);
     zlistx_add_end (self->owned, block);
     task->volumes = tv;
 done:
     free (bound);
+    free (bound_ephemeral);
 }
 
 int
@@ -221,6 +326,23 @@ sess_volumes_check (const sess_task_t *task, const sess_node_t *node, char *reas
         if (!match) {
             snprintf (reason, rlen, "node(s) had volume node affinity conflict");
             return SESS_PRED_UNRESOLVABLE;
+        }
+    }
+    //  VolumeZone: a node with none of the topology labels takes any
+    //  volume (a cluster without zones); else every constraint must name
+    //  the node's value of its label, or of the GA label a beta one means.
+    if (tv->nzones) {
+        bool labelled = false;
+        for (size_t k = 0; k < sizeof s_zone_keys / sizeof s_zone_keys[0] && !labelled; k++)
+            labelled = sess_node_label (node, s_zone_keys[k]) != NULL;
+        for (int z = 0; labelled && z < tv->nzones; z++) {
+            const char *v = sess_node_label (node, tv->zones[z].key);
+            if (!v)
+                v = sess_node_label (node, s_ga_key (tv->zones[z].key));
+            if (!v || !s_zone_has (tv->zones[z].value, v)) {
+                snprintf (reason, rlen, "node(s) had no available volume zone");
+                return SESS_PRED_UNRESOLVABLE;
+            }
         }
     }
     return 0;
