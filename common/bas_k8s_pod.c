@@ -700,7 +700,7 @@ static const struct {
     {"cinder", "a Cinder volume (node volume limits are not implemented)"},
 };
 
-//  The claims of an unbound pod's volumes, in order: a
+//  The claims of a pod's volumes, in order: a
 //  persistentVolumeClaim's claimName, a generic ephemeral volume's
 //  "<pod>-<volume>" (the name the ephemeral volume controller gives it).
 static int
@@ -775,8 +775,6 @@ s_pod_unsupported (bas_k8s_json_t *ctx, const cJSON *spec, Basalt__V1__Pod *pod)
         return bas_k8s_json_set_str (ctx, &pod->unsupported, text);
     }
     const cJSON *volumes = bas_k8s_json_get (spec, "volumes");
-    if (s_pod_claims (ctx, volumes, pod) != 0)
-        return -1;
     size_t i = 0;
     for (const cJSON *v = cJSON_IsArray (volumes) ? volumes->child : NULL; v; v = v->next, i++)
         for (size_t k = 0; k < sizeof s_held_volumes / sizeof s_held_volumes[0]; k++) {
@@ -875,6 +873,10 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
             goto error;
     }
     if ((!pod->node_name || !*pod->node_name) && s_pod_unsupported (&ctx, spec, pod) != 0)
+        goto error;
+    //  Every pod's claims: a bound pod's count against ReadWriteOncePod
+    //  claims and the node's volume limits.
+    if (s_pod_claims (&ctx, bas_k8s_json_get (spec, "volumes"), pod) != 0)
         goto error;
     if (s_pod_requests (&ctx, containers, inits, overhead, &pod->requests) != 0 ||
         ((!pod->node_name || !*pod->node_name) &&

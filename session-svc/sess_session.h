@@ -744,6 +744,11 @@ void sess_volumes_task (sess_session_t *ssn, sess_task_t *task);
 int sess_volumes_check (const sess_task_t *task, const sess_node_t *node, char *reason,
                         size_t rlen);
 void sess_volumes_destroy (sess_volumes_t **self_p);
+//  Count the pods on nodes using the ReadWriteOncePod claims pending pods
+//  ask for (once the tasks are built), then keep the counts as tasks are
+//  placed (counted) or taken off nodes (not counted).
+void sess_volumes_open_users (sess_session_t *ssn);
+void sess_volumes_placed (sess_session_t *ssn, const sess_task_t *task, bool counted);
 //  The pod's nodeSelector and required node affinity accept the node.
 bool sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node);
 //  Kubernetes' Toleration.ToleratesTaint over the pod's tolerations: one

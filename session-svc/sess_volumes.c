@@ -31,7 +31,18 @@
     Then VolumeZone's PreFilter: the PV of a bound persistentVolumeClaim
     volume must exist (`persistentvolume "y" not found`).
 
-    The per-node filter (sess_volumes_check) is VolumeBinding's Filter for
+    VolumeRestrictions' ReadWriteOncePod rule: a pod using a
+    ReadWriteOncePod claim fits no node while another pod on a node uses
+    that claim ("node has pod using PersistentVolumeClaim with the same
+    name and ReadWriteOncePod access mode"), a resolvable failure: evicting
+    the user frees the claim. The users are counted once per session for
+    the claims pending pods ask for, then kept as the session places pods
+    and takes them off nodes (the predicates plugin's event handlers call
+    sess_volumes_placed), so two pods of one session never both take it.
+    Every pod's claims are decoded for this, a bound pod's too.
+
+    The per-node filter (sess_volumes_check) is that rule, then
+    VolumeBinding's Filter for
     the bound claims: the claim's PV must exist ("node(s) unavailable due
     to one or more pvc(s) bound to non-existent pv(s)": only an ephemeral
     volume's claim gets this far without one) and its nodeAffinity must
@@ -57,8 +68,11 @@
 #include <string.h>
 
 struct _sess_volumes_t {
-    zhashx_t *claims;  // "ns/name" -> const Basalt__V1__PersistentVolumeClaim * (borrowed)
-    zlistx_t *owned;   // messages and per-task arrays, freed at close
+    zhashx_t *claims; // "ns/name" -> const Basalt__V1__PersistentVolumeClaim * (borrowed)
+    zlistx_t *owned;  // messages and per-task arrays, freed at close
+    zhashx_t *rwop;   // "ns/name" of a ReadWriteOncePod claim a pending pod uses -> int *
+                      // (pods on nodes using it), NULL until one is seen
+    bool rwop_counted; // the counts are taken (sess_volumes_open_users)
 };
 
 //  One zone constraint of a bound PV (VolumeZone): its label key and value
@@ -74,6 +88,8 @@ struct _sess_task_volumes_t {
     const Basalt__V1__PersistentVolume **pv; // each claim's PV, NULL when it does not exist
     int nzones;
     s_zone_t *zones; // the PVs' topology labels (persistentVolumeClaim volumes only)
+    int nrwop;
+    const int **rwop; // users of each ReadWriteOncePod claim it uses (in sess_volumes_t.rwop)
 };
 
 //  The labels VolumeZone reads, beta ones first, as kube-scheduler lists them.
@@ -192,6 +208,31 @@ s_delayed (sess_session_t *ssn, const Basalt__V1__PersistentVolumeClaim *pvc)
     return obj && bas_streq (obj->storage_class->volume_binding_mode, "WaitForFirstConsumer");
 }
 
+static bool
+s_has_mode (const Basalt__V1__PersistentVolumeClaim *pvc, const char *mode)
+{
+    for (size_t i = 0; i < pvc->n_access_modes; i++)
+        if (bas_streq (pvc->access_modes[i], mode))
+            return true;
+    return false;
+}
+
+//  The users counter of a ReadWriteOncePod claim, made on first sight.
+static const int *
+s_rwop_counter (sess_volumes_t *self, const char *key)
+{
+    if (!self->rwop) {
+        self->rwop = zhashx_new ();
+        zhashx_set_destructor (self->rwop, (zhashx_destructor_fn *)zstr_free);
+    }
+    int *users = zhashx_lookup (self->rwop, key);
+    if (!users) {
+        users = bas_alloc (sizeof *users);
+        zhashx_insert (self->rwop, key, users);
+    }
+    return users;
+}
+
 void
 sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
 {
@@ -205,6 +246,8 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
         bas_alloc (pod->n_claims * sizeof *bound); // freed below
     bool *bound_ephemeral = bas_alloc (pod->n_claims * sizeof *bound_ephemeral);
     int nbound = 0;
+    const int **rwop = bas_alloc (pod->n_claims * sizeof *rwop);
+    int nrwop = 0;
     const char *immediate = NULL, *delayed = NULL;
     for (size_t i = 0; i < pod->n_claims; i++) {
         const Basalt__V1__PodClaim *c = pod->claims[i];
@@ -236,6 +279,10 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
                                 ns, name, ns, s_str (pod->name));
             goto done;
         }
+        //  VolumeRestrictions: a persistentVolumeClaim volume whose claim
+        //  is ReadWriteOncePod (an ephemeral volume's claim is the pod's own).
+        if (!c->ephemeral && s_has_mode (pvc, "ReadWriteOncePod"))
+            rwop[nrwop++] = s_rwop_counter (self, key);
         bool fully_bound = pvc->volume_name && *pvc->volume_name && pvc->bind_completed;
         if (fully_bound) {
             bound_ephemeral[nbound] = c->ephemeral;
@@ -258,7 +305,7 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
                             delayed);
         goto done;
     }
-    if (nbound == 0)
+    if (nbound == 0 && nrwop == 0)
         goto done;
     //  The PVs, and VolumeZone's PreFilter: a persistentVolumeClaim
     //  volume's PV must exist (its lister's NotFound words), and its
@@ -281,13 +328,17 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
                 nzones += bas_streq (pvs[i]->labels[l]->key, s_zone_keys[k]) &&
                           s_zone_ok (s_str (pvs[i]->labels[l]->value));
     }
-    //  One block: the struct, its PV pointers, its zones.
-    char *block = bas_alloc (sizeof (sess_task_volumes_t) + (size_t)nbound * sizeof (void *) +
-                             (size_t)nzones * sizeof (s_zone_t));
+    //  One block: the struct, its PV pointers, its counters, its zones.
+    char *block =
+        bas_alloc (sizeof (sess_task_volumes_t) + (size_t)(nbound + nrwop) * sizeof (void *) +
+                   (size_t)nzones * sizeof (s_zone_t));
     sess_task_volumes_t *tv = (sess_task_volumes_t *)block;
     tv->pv = (const Basalt__V1__PersistentVolume **)(block + sizeof *tv);
-    tv->zones = (s_zone_t *)(block + sizeof *tv + (size_t)nbound * sizeof (void *));
+    tv->rwop = (const int **)(block + sizeof *tv + (size_t)nbound * sizeof (void *));
+    tv->zones = (s_zone_t *)(block + sizeof *tv + (size_t)(nbound + nrwop) * sizeof (void *));
     tv->n = nbound;
+    tv->nrwop = nrwop;
+    memcpy (tv->rwop, rwop, (size_t)nrwop * sizeof *rwop);
     for (int i = 0; i < nbound; i++) {
         tv->pv[i] = pvs[i];
         for (size_t l = 0; pvs[i] && !bound_ephemeral[i] && l < pvs[i]->n_labels; l++)
@@ -303,6 +354,42 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
 done:
     free (bound);
     free (bound_ephemeral);
+    free (rwop);
+}
+
+//  Count the pods on nodes using each ReadWriteOncePod claim a pending pod
+//  asks for (kube-scheduler's IsPVCUsedByPods): the counted tasks, as for
+//  host ports and the pod limit.
+void
+sess_volumes_open_users (sess_session_t *ssn)
+{
+    sess_volumes_t *self = ssn->volumes;
+    if (!self || !self->rwop || self->rwop_counted)
+        return;
+    self->rwop_counted = true;
+    for (int i = 0; i < ssn->ntasks; i++) {
+        const sess_task_t *t = &ssn->tasks[i];
+        if (t->node && !(t->status & SESS_COMPLETED_CLASS))
+            sess_volumes_placed (ssn, t, true);
+    }
+}
+
+void
+sess_volumes_placed (sess_session_t *ssn, const sess_task_t *task, bool counted)
+{
+    sess_volumes_t *self = ssn->volumes;
+    const Basalt__V1__Pod *pod = task->pod;
+    if (!self || !self->rwop || pod->n_claims == 0)
+        return;
+    for (size_t i = 0; i < pod->n_claims; i++) {
+        if (pod->claims[i]->ephemeral)
+            continue;
+        char key[512];
+        snprintf (key, sizeof key, "%s/%s", s_str (pod->namespace_), s_str (pod->claims[i]->name));
+        int *users = zhashx_lookup (self->rwop, key);
+        if (users)
+            *users += counted ? 1 : -1;
+    }
 }
 
 int
@@ -311,6 +398,14 @@ sess_volumes_check (const sess_task_t *task, const sess_node_t *node, char *reas
     const sess_task_volumes_t *tv = task->volumes;
     if (!tv)
         return 0;
+    //  VolumeRestrictions: a ReadWriteOncePod claim another pod on a node
+    //  uses. Resolvable: evicting that pod frees the claim.
+    for (int i = 0; i < tv->nrwop; i++)
+        if (*tv->rwop[i] > 0) {
+            snprintf (reason, rlen, "node has pod using PersistentVolumeClaim with the same name "
+                                    "and ReadWriteOncePod access mode");
+            return SESS_PRED_UNSCHEDULABLE;
+        }
     for (int i = 0; i < tv->n; i++) {
         const Basalt__V1__PersistentVolume *pv = tv->pv[i];
         if (!pv) {
@@ -355,6 +450,7 @@ sess_volumes_destroy (sess_volumes_t **self_p)
         return;
     sess_volumes_t *self = *self_p;
     zhashx_destroy (&self->claims);
+    zhashx_destroy (&self->rwop);
     zlistx_destroy (&self->owned);
     free (self);
     *self_p = NULL;

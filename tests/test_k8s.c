@@ -1829,8 +1829,8 @@ test_pod_gates_and_unsupported (void **state)
 }
 
 //  A pod's claims, in spec.volumes order: a persistentVolumeClaim's
-//  claimName, a generic ephemeral volume's "<pod>-<volume>"; only for a
-//  pod not yet bound; a claim volume without its name is refused.
+//  claimName, a generic ephemeral volume's "<pod>-<volume>", for a pod
+//  bound or not; a claim volume without its name is refused.
 static void
 test_pod_claims (void **state)
 {
@@ -1849,15 +1849,11 @@ test_pod_claims (void **state)
         Basalt__V1__Pod *pod = bas_k8s_pod_from_json (json, err, sizeof err);
         assert_non_null (pod);
         assert_null (pod->unsupported);
-        if (bound)
-            assert_int_equal (pod->n_claims, 0);
-        else {
-            assert_int_equal (pod->n_claims, 2);
-            assert_string_equal (pod->claims[0]->name, "dataset");
-            assert_false (pod->claims[0]->ephemeral);
-            assert_string_equal (pod->claims[1]->name, "p-scratch");
-            assert_true (pod->claims[1]->ephemeral);
-        }
+        assert_int_equal (pod->n_claims, 2);
+        assert_string_equal (pod->claims[0]->name, "dataset");
+        assert_false (pod->claims[0]->ephemeral);
+        assert_string_equal (pod->claims[1]->name, "p-scratch");
+        assert_true (pod->claims[1]->ephemeral);
         s_wire_check (&pod->base);
         protobuf_c_message_free_unpacked (&pod->base, NULL);
         cJSON_Delete (json);
