@@ -32,6 +32,9 @@ S_DECODER (priorityclass)
 S_DECODER (resourcequota)
 S_DECODER (pdb)
 S_DECODER (hypernode)
+S_DECODER (storageclass)
+S_DECODER (pv)
+S_DECODER (pvc)
 
 #define S_CORE "v1"
 #define S_VOLCANO "scheduling.volcano.sh/v1beta1"
@@ -54,6 +57,18 @@ static const bas_kind_t s_kinds[] = {
      "topology.volcano.sh/v1alpha1", "hypernodes", false, BAS_KIND_KEY_NAME,
      offsetof (Basalt__V1__HyperNode, name), &basalt__v1__hyper_node__descriptor,
      s_decode_hypernode, true},
+    {BASALT__V1__OBJECT_KIND__OBJECT_KIND_STORAGE_CLASS, "StorageClass", "storageclass",
+     "storage.k8s.io/v1", "storageclasses", false, BAS_KIND_KEY_NAME,
+     offsetof (Basalt__V1__StorageClass, name), &basalt__v1__storage_class__descriptor,
+     s_decode_storageclass, false},
+    {BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME, "PersistentVolume", "persistentvolume",
+     S_CORE, "persistentvolumes", false, BAS_KIND_KEY_NAME,
+     offsetof (Basalt__V1__PersistentVolume, name), &basalt__v1__persistent_volume__descriptor,
+     s_decode_pv, false},
+    {BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME_CLAIM, "PersistentVolumeClaim",
+     "persistentvolumeclaim", S_CORE, "persistentvolumeclaims", true, BAS_KIND_KEY_UID,
+     offsetof (Basalt__V1__PersistentVolumeClaim, uid),
+     &basalt__v1__persistent_volume_claim__descriptor, s_decode_pvc, false},
     {BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, "Queue", "queue", S_VOLCANO, "queues", false,
      BAS_KIND_KEY_NAME, offsetof (Basalt__V1__Queue, name), &basalt__v1__queue__descriptor,
      s_decode_queue, false},

@@ -40,6 +40,7 @@
 #include "bas_k8s_node.h"
 #include "bas_k8s_volcano.h"
 #include "bas_k8s_policy.h"
+#include "bas_k8s_storage.h"
 
 // ------------------------------------------------------------ the kind table
 

@@ -657,3 +657,28 @@ bas_k8s_json_str_list (bas_k8s_json_t *ctx, const cJSON *list, const char *path,
     }
     return 0;
 }
+
+//  One NodeSelectorTerm object to a message.
+int
+bas_k8s_json_node_term (bas_k8s_json_t *ctx, const cJSON *t, const char *path,
+                        Basalt__V1__NodeSelectorTerm **out)
+{
+    if (!cJSON_IsObject (t)) {
+        bas_k8s_json_fail (ctx, "%s: expected an object, got %s", path, bas_k8s_json_type_name (t));
+        return -1;
+    }
+    Basalt__V1__NodeSelectorTerm *term = bas_k8s_json_alloc (ctx, sizeof *term);
+    if (!term)
+        return -1;
+    basalt__v1__node_selector_term__init (term);
+    *out = term;
+    const cJSON *exprs, *fields;
+    if (bas_k8s_json_array (ctx, bas_k8s_json_get (t, "matchExpressions"), path, &exprs) != 0 ||
+        bas_k8s_json_array (ctx, bas_k8s_json_get (t, "matchFields"), path, &fields) != 0 ||
+        bas_k8s_json_requirements (ctx, exprs, path, &term->match_expressions,
+                                   &term->n_match_expressions) != 0 ||
+        bas_k8s_json_requirements (ctx, fields, path, &term->match_fields, &term->n_match_fields) !=
+            0)
+        return -1;
+    return 0;
+}

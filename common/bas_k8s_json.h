@@ -145,6 +145,11 @@ int bas_k8s_json_map_str (bas_k8s_json_t *ctx, const cJSON *map, const char *map
 int bas_k8s_json_requirements (bas_k8s_json_t *ctx, const cJSON *list, const char *path,
                                Basalt__V1__NodeSelectorRequirement ***out, size_t *n_out);
 
+//  One NodeSelectorTerm object (matchExpressions, matchFields) to a new
+//  message in *out.
+int bas_k8s_json_node_term (bas_k8s_json_t *ctx, const cJSON *t, const char *path,
+                            Basalt__V1__NodeSelectorTerm **out);
+
 //  A LabelSelector object (absent or null: *out stays NULL; {} is an empty
 //  selector, which selects everything).
 int bas_k8s_json_label_selector (bas_k8s_json_t *ctx, const cJSON *item, const char *path,

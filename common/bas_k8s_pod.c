@@ -236,31 +236,6 @@ s_tolerations (bas_k8s_json_t *ctx, const cJSON *list, Basalt__V1__Pod *pod)
     return 0;
 }
 
-//  One NodeSelectorTerm object to a message.
-static int
-s_node_term (bas_k8s_json_t *ctx, const cJSON *t, const char *path,
-             Basalt__V1__NodeSelectorTerm **out)
-{
-    if (!cJSON_IsObject (t)) {
-        bas_k8s_json_fail (ctx, "%s: expected an object, got %s", path, bas_k8s_json_type_name (t));
-        return -1;
-    }
-    Basalt__V1__NodeSelectorTerm *term = bas_k8s_json_alloc (ctx, sizeof *term);
-    if (!term)
-        return -1;
-    basalt__v1__node_selector_term__init (term);
-    *out = term;
-    const cJSON *exprs, *fields;
-    if (bas_k8s_json_array (ctx, bas_k8s_json_get (t, "matchExpressions"), path, &exprs) != 0 ||
-        bas_k8s_json_array (ctx, bas_k8s_json_get (t, "matchFields"), path, &fields) != 0 ||
-        bas_k8s_json_requirements (ctx, exprs, path, &term->match_expressions,
-                                   &term->n_match_expressions) != 0 ||
-        bas_k8s_json_requirements (ctx, fields, path, &term->match_fields, &term->n_match_fields) !=
-            0)
-        return -1;
-    return 0;
-}
-
 //  One PodAffinityTerm object to a message.
 static int
 s_pod_term (bas_k8s_json_t *ctx, const cJSON *t, const char *path,
@@ -543,7 +518,7 @@ s_affinity (bas_k8s_json_t *ctx, const cJSON *affinity, Basalt__V1__Pod *pod)
         if (!pod->affinity_terms)
             return -1;
         for (const cJSON *t = terms->child; t; t = t->next)
-            if (s_node_term (ctx, t, path, &pod->affinity_terms[pod->n_affinity_terms++]) != 0)
+            if (bas_k8s_json_node_term (ctx, t, path, &pod->affinity_terms[pod->n_affinity_terms++]) != 0)
                 return -1;
     }
     n = bas_k8s_json_count (preferred);
@@ -566,7 +541,7 @@ s_affinity (bas_k8s_json_t *ctx, const cJSON *affinity, Basalt__V1__Pod *pod)
         pod->placement->preferred_node_affinity[pod->placement->n_preferred_node_affinity++] = p;
         p->has_weight = 1;
         if (s_weight (ctx, bas_k8s_json_get (t, "weight"), ppath, &p->weight) != 0 ||
-            s_node_term (ctx, bas_k8s_json_get (t, "preference"), ppath, &p->preference) != 0)
+            bas_k8s_json_node_term (ctx, bas_k8s_json_get (t, "preference"), ppath, &p->preference) != 0)
             return -1;
     }
     return 0;
@@ -743,16 +718,15 @@ s_scheduling_gates (bas_k8s_json_t *ctx, const cJSON *list, Basalt__V1__Pod *pod
     return 0;
 }
 
-//  Volume sources whose placement kube-scheduler decides (VolumeBinding,
-//  VolumeZone, VolumeRestrictions, NodeVolumeLimits) and Basalt does not
-//  yet: a pod with one is held, not bound where its disk cannot follow.
+//  Volume sources whose placement kube-scheduler decides (VolumeZone,
+//  VolumeRestrictions, NodeVolumeLimits) and Basalt does not yet: a pod
+//  with one is held, not bound where its disk cannot follow. Claims
+//  (persistentVolumeClaim, ephemeral) are read into pod->claims instead:
+//  the session decides them as VolumeBinding does.
 static const struct {
     const char *key;  // the volume source's member name
     const char *what; // what the scheduler would have to do with it
 } s_held_volumes[] = {
-    {"persistentVolumeClaim", "a PersistentVolumeClaim (volume binding is not implemented)"},
-    {"ephemeral", "a generic ephemeral volume, which is a PersistentVolumeClaim (volume binding "
-                  "is not implemented)"},
     {"gcePersistentDisk", "a GCE persistent disk (volume restrictions are not implemented)"},
     {"awsElasticBlockStore", "an AWS EBS volume (volume restrictions are not implemented)"},
     {"azureDisk", "an Azure disk (node volume limits are not implemented)"},
@@ -760,6 +734,59 @@ static const struct {
     {"iscsi", "an iSCSI volume (volume restrictions are not implemented)"},
     {"cinder", "a Cinder volume (node volume limits are not implemented)"},
 };
+
+//  The claims of a pod's volumes, in order: a
+//  persistentVolumeClaim's claimName, a generic ephemeral volume's
+//  "<pod>-<volume>" (the name the ephemeral volume controller gives it).
+static int
+s_pod_claims (bas_k8s_json_t *ctx, const cJSON *volumes, Basalt__V1__Pod *pod)
+{
+    size_t n = 0;
+    for (const cJSON *v = cJSON_IsArray (volumes) ? volumes->child : NULL; v; v = v->next)
+        n += bas_k8s_json_get (v, "persistentVolumeClaim") || bas_k8s_json_get (v, "ephemeral");
+    if (n == 0)
+        return 0;
+    pod->claims = bas_k8s_json_alloc_array (ctx, n, sizeof *pod->claims);
+    if (!pod->claims)
+        return -1;
+    size_t i = 0;
+    for (const cJSON *v = volumes->child; v; v = v->next, i++) {
+        const cJSON *pvc = bas_k8s_json_get (v, "persistentVolumeClaim");
+        const cJSON *eph = bas_k8s_json_get (v, "ephemeral");
+        if (!pvc && !eph)
+            continue;
+        char path[96], name[512];
+        const char *text;
+        if (pvc) {
+            snprintf (path, sizeof path, "spec.volumes[%zu].persistentVolumeClaim.claimName", i);
+            if (bas_k8s_json_peek_str (ctx, bas_k8s_json_get (pvc, "claimName"), path, &text) !=
+                0)
+                return -1;
+        } else {
+            snprintf (path, sizeof path, "spec.volumes[%zu].name", i);
+            if (bas_k8s_json_peek_str (ctx, bas_k8s_json_get (v, "name"), path, &text) != 0)
+                return -1;
+        }
+        if (!text || !*text) {
+            bas_k8s_json_fail (ctx, "%s: required", path);
+            return -1;
+        }
+        if (eph && !pvc)
+            snprintf (name, sizeof name, "%.200s-%.200s", pod->name ? pod->name : "", text);
+        else
+            snprintf (name, sizeof name, "%.500s", text);
+        Basalt__V1__PodClaim *c = bas_k8s_json_alloc (ctx, sizeof *c);
+        if (!c)
+            return -1;
+        basalt__v1__pod_claim__init (c);
+        pod->claims[pod->n_claims++] = c;
+        c->has_ephemeral = 1;
+        c->ephemeral = eph && !pvc;
+        if (bas_k8s_json_set_str (ctx, &c->name, name) != 0)
+            return -1;
+    }
+    return 0;
+}
 
 //  The first thing of an unbound pod's spec that Basalt cannot honour and
 //  that changes where the pod may run (README "Inputs Basalt refuses"),
@@ -885,6 +912,10 @@ bas_k8s_pod_from_json (const cJSON *obj, char *err, size_t errlen)
             goto error;
     }
     if ((!pod->node_name || !*pod->node_name) && s_pod_unsupported (&ctx, spec, pod) != 0)
+        goto error;
+    //  Every pod's claims: a bound pod's count against ReadWriteOncePod
+    //  claims and the node's volume limits.
+    if (s_pod_claims (&ctx, bas_k8s_json_get (spec, "volumes"), pod) != 0)
         goto error;
     if (s_pod_requests (&ctx, containers, inits, overhead, &pod->requests) != 0 ||
         ((!pod->node_name || !*pod->node_name) &&

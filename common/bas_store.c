@@ -44,7 +44,7 @@ struct _bas_store_t {
     bas_hash_t *tables[S_KINDS]; // kind -> (key -> s_entry_t*)
     s_slots_t slots[S_KINDS];
     bas_hash_t *group_names;     // "ns/name" -> pod group uid (strdup'd)
-    bool drop_scheduling_fields; // pods kept without labels, placement and images,
+    bool drop_scheduling_fields; // pods kept without labels, placement, images and claims,
                                  // nodes without images
 };
 
@@ -192,6 +192,11 @@ bas_store_upsert (bas_store_t *self, Basalt__V1__Object **obj_p)
         free (pod->images);
         pod->images = NULL;
         pod->n_images = 0;
+        for (size_t i = 0; i < pod->n_claims; i++)
+            protobuf_c_message_free_unpacked (&pod->claims[i]->base, NULL);
+        free (pod->claims);
+        pod->claims = NULL;
+        pod->n_claims = 0;
     }
     if (self->drop_scheduling_fields && kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE) {
         Basalt__V1__Node *node = obj->node;

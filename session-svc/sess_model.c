@@ -1179,9 +1179,12 @@ s_open_jobs (sess_session_t *ssn)
         task->preempt_never = s_preempt_never (ssn, pod);
         //  Only a pod still waiting can be held: a bound pod is accounted
         //  whatever it asked for.
+        task->volumes = NULL;
         if (status == SESS_TASK_PENDING) {
             task->gated = pod->n_scheduling_gates > 0;
             task->held = task->gated ? SESS_SCHEDULING_GATED : pod->unsupported;
+            if (!task->held && pod->n_claims)
+                sess_volumes_task (ssn, task);
         }
         if (job)
             job->ntasks++;
@@ -1306,6 +1309,7 @@ sess_model_close (sess_session_t *ssn)
 {
     sess_interpod_destroy (&ssn->interpod);
     sess_topo_destroy (&ssn->topo);
+    sess_volumes_destroy (&ssn->volumes);
     //  The arrays themselves stay in ssn->keep for the next session.
     ssn->nodes = NULL;
     for (int t = 0; t < ssn->ntasks; t++) {

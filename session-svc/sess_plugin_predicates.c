@@ -17,7 +17,12 @@
       - TaintToleration: every NoSchedule / NoExecute taint tolerated;
       - InterPodAffinity: required pod affinity and anti-affinity, the
         pod's own and the existing pods' (sess_interpod.c);
-      - PodTopologySpread: the DoNotSchedule constraints (sess_interpod.c).
+      - PodTopologySpread: the DoNotSchedule constraints (sess_interpod.c);
+      - VolumeRestrictions, VolumeBinding, VolumeZone: no other pod on a
+        node uses a ReadWriteOncePod claim of the pod (resolvable: an
+        eviction frees it), the PVs of the pod's bound claims exist and their
+        nodeAffinity and zone labels admit the node (sess_volumes.c, which
+        also holds the pods whose claims cannot be scheduled at all).
     Resource fit is not done here: actions check request <= FutureIdle.
     The pod limit, NodePorts and the anti-affinity checks are resolvable
     failures (evicting a pod can help, so preempt and reclaim still
@@ -298,13 +303,17 @@ s_ports_open (s_self_t *self)
 static void
 s_on_allocate (void *self_, sess_task_t *task)
 {
-    s_port_user (self_, task, true);
+    s_self_t *self = self_;
+    s_port_user (self, task, true);
+    sess_volumes_placed (self->ssn, task, true);
 }
 
 static void
 s_on_deallocate (void *self_, sess_task_t *task)
 {
-    s_port_user (self_, task, false);
+    s_self_t *self = self_;
+    s_port_user (self, task, false);
+    sess_volumes_placed (self->ssn, task, false);
 }
 
 // ------------------------------------------------------------ filter
@@ -344,9 +353,10 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
     if (self->pod_affinity &&
         (rc = sess_interpod_check (self->ssn->interpod, task, node, reason, rlen)) != 0)
         return rc;
-    if (self->spread)
-        return sess_spread_check (self->ssn->interpod, task, node, reason, rlen);
-    return 0;
+    if (self->spread &&
+        (rc = sess_spread_check (self->ssn->interpod, task, node, reason, rlen)) != 0)
+        return rc;
+    return sess_volumes_check (task, node, reason, rlen);
 }
 
 int
@@ -361,9 +371,10 @@ sess_predicates_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void 
     self->spread = sess_arg_bool (conf, "predicate.PodTopologySpreadEnable", true);
     if (self->node_ports)
         s_ports_open (self);
+    sess_volumes_open_users (ssn);
     *self_p = self;
     sess_add_predicate_fn (ssn, self, s_predicate);
-    if (self->port_users)
+    if (self->port_users || ssn->volumes)
         sess_add_event_handler (ssn, self, s_on_allocate, s_on_deallocate);
     return 0;
 }

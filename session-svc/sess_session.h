@@ -117,6 +117,8 @@ struct _sess_task_t {
                                 // Basalt does not implement), static or borrowed from the
                                 // pod; NULL for a task that may be placed
     bool gated;                 // held by spec.schedulingGates
+    const struct _sess_task_volumes_t *volumes; // its bound claims' PVs (sess_volumes.c),
+                                                // NULL when it has none
 };
 
 //  The text a task held by scheduling gates gives, as kube-scheduler's
@@ -592,6 +594,7 @@ struct _sess_session_t {
                         // action keeps each victim gang whole or above its minMember itself
     struct _sess_topo_t *topo; // the HyperNodes (sess_topology.c), NULL when there are none
     char cond_time[32];        // the session's condition timestamp ("" until first used)
+    struct _sess_volumes_t *volumes; // claims seen this session (sess_volumes.c), or NULL
     const int *domain;         // when set, predicate scans see only these node indices
     int ndomain;               // (a HyperNode's nodes), borrowed
 };
@@ -731,6 +734,23 @@ bool sess_requirement_match (const Basalt__V1__NodeSelectorRequirement *req, con
 //  does one with an In/NotIn value no label can have (kube-scheduler
 //  cannot parse it).
 bool sess_node_term_match (const Basalt__V1__NodeSelectorTerm *term, const sess_node_t *node);
+
+//  Volume binding (sess_volumes.c). At open, for a pending task with
+//  claims: hold it with VolumeBinding's PreFilter reason, or note its
+//  bound claims' PVs in task->volumes.
+typedef struct _sess_volumes_t sess_volumes_t;
+typedef struct _sess_task_volumes_t sess_task_volumes_t;
+void sess_volumes_task (sess_session_t *ssn, sess_task_t *task);
+//  VolumeBinding's Filter for the task's bound claims on node: 0, or
+//  SESS_PRED_UNRESOLVABLE with the reason.
+int sess_volumes_check (const sess_task_t *task, const sess_node_t *node, char *reason,
+                        size_t rlen);
+void sess_volumes_destroy (sess_volumes_t **self_p);
+//  Count the pods on nodes using the ReadWriteOncePod claims pending pods
+//  ask for (once the tasks are built), then keep the counts as tasks are
+//  placed (counted) or taken off nodes (not counted).
+void sess_volumes_open_users (sess_session_t *ssn);
+void sess_volumes_placed (sess_session_t *ssn, const sess_task_t *task, bool counted);
 //  The pod's nodeSelector and required node affinity accept the node.
 bool sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node);
 //  Kubernetes' Toleration.ToleratesTaint over the pod's tolerations: one

@@ -1784,11 +1784,6 @@ test_pod_gates_and_unsupported (void **state)
         {"\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"g\"}]",
          "spec.resourceClaims: Dynamic Resource Allocation is not implemented"},
         {"\"resources\":{\"requests\":{\"cpu\":\"2\"}}", "spec.resources: pod-level resources"},
-        {"\"volumes\":[{\"name\":\"cfg\",\"configMap\":{\"name\":\"x\"}},{\"name\":\"data\","
-         "\"persistentVolumeClaim\":{\"claimName\":\"x\"}}]",
-         "spec.volumes[1].persistentVolumeClaim (volume \"data\"): a PersistentVolumeClaim"},
-        {"\"volumes\":[{\"name\":\"scratch\",\"ephemeral\":{\"volumeClaimTemplate\":{}}}]",
-         "spec.volumes[0].ephemeral (volume \"scratch\"): a generic ephemeral volume"},
         {"\"volumes\":[{\"name\":\"d\",\"gcePersistentDisk\":{\"pdName\":\"x\"}}]",
          "spec.volumes[0].gcePersistentDisk (volume \"d\")"},
         {"\"volumes\":[{\"name\":\"d\",\"awsElasticBlockStore\":{\"volumeID\":\"x\"}}]",
@@ -1801,7 +1796,10 @@ test_pod_gates_and_unsupported (void **state)
          "spec.volumes[0].iscsi (volume \"d\")"},
         {"\"volumes\":[{\"name\":\"d\",\"cinder\":{\"volumeID\":\"x\"}}]",
          "spec.volumes[0].cinder (volume \"d\")"},
-        //  What the scheduler does not need: nothing held.
+        //  What the scheduler does not need, or decides itself (claims):
+        //  nothing held.
+        {"\"volumes\":[{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":\"x\"}}]",
+         NULL},
         {"\"volumes\":[{\"name\":\"e\",\"emptyDir\":{}},{\"name\":\"s\",\"secret\":{}}],"
          "\"resourceClaims\":[],\"resources\":{}",
          NULL},
@@ -1849,6 +1847,183 @@ test_pod_gates_and_unsupported (void **state)
     }
 }
 
+//  A pod's claims, in spec.volumes order: a persistentVolumeClaim's
+//  claimName, a generic ephemeral volume's "<pod>-<volume>", for a pod
+//  bound or not; a claim volume without its name is refused.
+static void
+test_pod_claims (void **state)
+{
+    (void)state;
+    char err[512];
+    const char *text =
+        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":{%s\"volumes\":["
+        "{\"name\":\"cfg\",\"configMap\":{\"name\":\"x\"}},"
+        "{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":\"dataset\"}},"
+        "{\"name\":\"scratch\",\"ephemeral\":{\"volumeClaimTemplate\":{}}}],"
+        "\"containers\":[{\"name\":\"c\"}]}}";
+    for (int bound = 0; bound < 2; bound++) {
+        char buf[1024];
+        snprintf (buf, sizeof buf, text, bound ? "\"nodeName\":\"n1\"," : "");
+        cJSON *json = s_json (buf);
+        Basalt__V1__Pod *pod = bas_k8s_pod_from_json (json, err, sizeof err);
+        assert_non_null (pod);
+        assert_null (pod->unsupported);
+        assert_int_equal (pod->n_claims, 2);
+        assert_string_equal (pod->claims[0]->name, "dataset");
+        assert_false (pod->claims[0]->ephemeral);
+        assert_string_equal (pod->claims[1]->name, "p-scratch");
+        assert_true (pod->claims[1]->ephemeral);
+        s_wire_check (&pod->base);
+        protobuf_c_message_free_unpacked (&pod->base, NULL);
+        cJSON_Delete (json);
+    }
+    static const char *const bad[] = {
+        "{\"name\":\"d\",\"persistentVolumeClaim\":{}}",
+        "{\"name\":\"d\",\"persistentVolumeClaim\":{\"claimName\":7}}",
+        "{\"ephemeral\":{}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char buf[512];
+        snprintf (buf, sizeof buf,
+                  "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":{\"volumes\":[%s],"
+                  "\"containers\":[{\"name\":\"c\"}]}}",
+                  bad[i]);
+        cJSON *json = s_json (buf);
+        assert_null (bas_k8s_pod_from_json (json, err, sizeof err));
+        assert_non_null (strstr (err, "pod ns/p: spec.volumes[0]"));
+        cJSON_Delete (json);
+    }
+}
+
+//  PersistentVolumeClaim, PersistentVolume and StorageClass: the fields
+//  volume binding reads, the defaults, and bad input named by its path.
+static void
+test_storage (void **state)
+{
+    (void)state;
+    char err[512];
+    cJSON *json = s_json (
+        "{\"metadata\":{\"name\":\"data\",\"namespace\":\"ns\",\"uid\":\"u1\","
+        "\"resourceVersion\":\"5\",\"annotations\":{\"pv.kubernetes.io/bind-completed\":\"yes\","
+        "\"volume.kubernetes.io/selected-node\":\"n1\"},\"ownerReferences\":[{\"apiVersion\":"
+        "\"v1\",\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"pod-uid\",\"controller\":true}]},"
+        "\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"storageClassName\":\"local\","
+        "\"volumeName\":\"pv-1\",\"resources\":{\"requests\":{\"storage\":\"10Gi\"}},"
+        "\"selector\":{\"matchLabels\":{\"tier\":\"fast\"}}},\"status\":{\"phase\":\"Bound\"}}");
+    Basalt__V1__PersistentVolumeClaim *pvc = bas_k8s_pvc_from_json (json, err, sizeof err);
+    assert_non_null (pvc);
+    assert_string_equal (pvc->uid, "u1");
+    assert_string_equal (pvc->namespace_, "ns");
+    assert_string_equal (pvc->volume_name, "pv-1");
+    assert_string_equal (pvc->storage_class, "local");
+    assert_string_equal (pvc->phase, "Bound");
+    assert_true (pvc->bind_completed);
+    assert_string_equal (pvc->selected_node, "n1");
+    assert_int_equal (pvc->n_access_modes, 1);
+    assert_true (pvc->has_request_bytes);
+    assert_int_equal (pvc->request_bytes, 10LL << 30);
+    assert_non_null (pvc->selector);
+    assert_string_equal (pvc->owner_uid, "pod-uid");
+    s_wire_check (&pvc->base);
+    protobuf_c_message_free_unpacked (&pvc->base, NULL);
+    cJSON_Delete (json);
+
+    //  The beta annotation names the class where spec has none; no class
+    //  and no bind-completed annotation otherwise.
+    json = s_json ("{\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\",\"annotations\":"
+                   "{\"volume.beta.kubernetes.io/storage-class\":\"old\"}},\"spec\":{}}");
+    pvc = bas_k8s_pvc_from_json (json, err, sizeof err);
+    assert_non_null (pvc);
+    assert_string_equal (pvc->storage_class, "old");
+    assert_false (pvc->bind_completed);
+    assert_null (pvc->volume_name);
+    protobuf_c_message_free_unpacked (&pvc->base, NULL);
+    cJSON_Delete (json);
+
+    json = s_json ("{\"metadata\":{\"name\":\"pv-1\",\"uid\":\"v1\",\"labels\":{\"topology."
+                   "kubernetes.io/zone\":\"a\"}},\"spec\":{\"capacity\":{\"storage\":\"1Ti\"},"
+                   "\"accessModes\":[\"ReadWriteOnce\",\"ReadOnlyMany\"],\"storageClassName\":"
+                   "\"local\",\"claimRef\":{\"namespace\":\"ns\",\"name\":\"data\",\"uid\":\"u1\"},"
+                   "\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{\"matchExpressions\":"
+                   "[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\",\"values\":[\"n1\"]}]}"
+                   "]}}},\"status\":{\"phase\":\"Bound\"}}");
+    Basalt__V1__PersistentVolume *pv = bas_k8s_pv_from_json (json, err, sizeof err);
+    assert_non_null (pv);
+    assert_string_equal (pv->name, "pv-1");
+    assert_int_equal (pv->capacity_bytes, 1LL << 40);
+    assert_int_equal (pv->n_access_modes, 2);
+    assert_string_equal (pv->claim_name, "data");
+    assert_string_equal (pv->claim_uid, "u1");
+    assert_true (pv->has_node_affinity);
+    assert_int_equal (pv->n_node_affinity, 1);
+    assert_string_equal (pv->node_affinity[0]->match_expressions[0]->values[0], "n1");
+    assert_int_equal (pv->n_labels, 1);
+    s_wire_check (&pv->base);
+    protobuf_c_message_free_unpacked (&pv->base, NULL);
+    cJSON_Delete (json);
+
+    json = s_json ("{\"metadata\":{\"name\":\"local\"},\"provisioner\":\"example.com/x\","
+                   "\"allowedTopologies\":[{\"matchLabelExpressions\":[{\"key\":\"topology."
+                   "kubernetes.io/zone\",\"values\":[\"a\",\"b\"]}]}]}");
+    Basalt__V1__StorageClass *sc = bas_k8s_storageclass_from_json (json, err, sizeof err);
+    assert_non_null (sc);
+    assert_string_equal (sc->volume_binding_mode, "Immediate"); // the API server's default
+    assert_int_equal (sc->n_allowed_topologies, 1);
+    assert_string_equal (sc->allowed_topologies[0]->match_expressions[0]->operator_, "In");
+    assert_int_equal (sc->allowed_topologies[0]->match_expressions[0]->n_values, 2);
+    s_wire_check (&sc->base);
+    protobuf_c_message_free_unpacked (&sc->base, NULL);
+    cJSON_Delete (json);
+
+    static const struct {
+        int kind; // 0 claim, 1 volume, 2 class
+        const char *json;
+        const char *want;
+    } bad[] = {
+        {0,
+         "{\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\"},\"spec\":{\"resources\":"
+         "{\"requests\":{\"storage\":\"12Qi\"}}}}",
+         "persistentvolumeclaim ns/d: spec.resources.requests.storage:"},
+        {0,
+         "{\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\"},\"spec\":{\"resources\":"
+         "{\"requests\":{\"storage\":\"-1Gi\"}}}}",
+         "persistentvolumeclaim ns/d: spec.resources.requests.storage: must not be negative"},
+        {0, "{\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\"},\"spec\":{\"accessModes\":7}}",
+         "persistentvolumeclaim ns/d: spec.accessModes"},
+        {1,
+         "{\"metadata\":{\"name\":\"v\"},\"spec\":{\"nodeAffinity\":{\"required\":"
+         "{\"nodeSelectorTerms\":[]}}}}",
+         "persistentvolume v: spec.nodeAffinity.required.nodeSelectorTerms: must have at least "
+         "one term"},
+        {1,
+         "{\"metadata\":{\"name\":\"v\"},\"spec\":{\"nodeAffinity\":{\"required\":"
+         "{\"nodeSelectorTerms\":[\"x\"]}}}}",
+         "persistentvolume v: spec.nodeAffinity.required.nodeSelectorTerms: expected an object"},
+        {1, "{\"metadata\":{\"name\":\"v\"},\"spec\":{\"capacity\":{\"storage\":true}}}",
+         "persistentvolume v: spec.capacity.storage"},
+        {2, "{\"metadata\":{\"name\":\"c\"},\"volumeBindingMode\":\"Later\"}",
+         "storageclass c: volumeBindingMode: \"Later\" is neither Immediate nor "
+         "WaitForFirstConsumer"},
+        {2, "{\"metadata\":{\"name\":\"c\"},\"allowedTopologies\":[{\"matchLabelExpressions\":"
+            "[{\"key\":\"z\",\"values\":\"a\"}]}]}",
+         "storageclass c: allowedTopologies.matchLabelExpressions.values"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json = s_json (bad[i].json);
+        err[0] = 0;
+        ProtobufCMessage *m =
+            bad[i].kind == 0   ? (ProtobufCMessage *)bas_k8s_pvc_from_json (json, err, sizeof err)
+            : bad[i].kind == 1 ? (ProtobufCMessage *)bas_k8s_pv_from_json (json, err, sizeof err)
+                               : (ProtobufCMessage *)bas_k8s_storageclass_from_json (json, err,
+                                                                                     sizeof err);
+        if (m || strncmp (err, bad[i].want, strlen (bad[i].want)) != 0)
+            print_error ("case %zu:\n got  %s\n want %s\n", i, err, bad[i].want);
+        assert_null (m);
+        assert_int_equal (strncmp (err, bad[i].want, strlen (bad[i].want)), 0);
+        cJSON_Delete (json);
+    }
+}
+
 int
 main (void)
 {
@@ -1873,6 +2048,8 @@ main (void)
         cmocka_unit_test (test_priorityclass),
         cmocka_unit_test (test_time),
         cmocka_unit_test (test_kind_table),
+        cmocka_unit_test (test_pod_claims),
+        cmocka_unit_test (test_storage),
         cmocka_unit_test (test_garbage),
         cmocka_unit_test (test_key_given_twice),
     };

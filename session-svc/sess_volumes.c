@@ -1,0 +1,457 @@
+/*  sess_volumes: a pending pod's PersistentVolumeClaims, decided as
+    kube-scheduler's VolumeBinding plugin decides them (Volcano calls that
+    plugin from its predicates plugin).
+
+    At session open (sess_volumes_task), for each claim of the pod, in
+    spec.volumes order, the first of these holds the pod with the words
+    kube-scheduler's PreFilter uses:
+      - no such claim: `persistentvolumeclaim "x" not found` (for a
+        generic ephemeral volume: `waiting for ephemeral volume controller
+        to create the persistentvolumeclaim "x"`);
+      - status.phase Lost: `persistentvolumeclaim "x" bound to
+        non-existent persistentvolume "y"`;
+      - being deleted: `persistentvolumeclaim "x" is being deleted`;
+      - an ephemeral volume's claim the pod does not own: `PVC ns/x was
+        not created for pod ns/p (pod is not owner)`.
+    Then the claims are sorted as the binder sorts them: fully bound
+    (spec.volumeName set and the PV controller's bind-completed
+    annotation), unbound with delayed binding (its class is
+    WaitForFirstConsumer and no volumeName yet), and the rest, which
+    should have been bound already ("immediate"). Any immediate one holds
+    the pod: "pod has unbound immediate PersistentVolumeClaims" (the PV
+    controller binds it, and a later session sees it bound). A claim
+    whose class does not exist is immediate, as the helpers decide.
+
+    A delayed-binding claim needs the scheduler to pick a PV or a node for
+    provisioning and to write that before the bind (VolumeBinding's
+    Reserve and PreBind). Basalt does not make those writes yet, so such a
+    pod is held with a reason saying so, rather than bound to a node its
+    volume will not follow.
+
+    Then VolumeZone's PreFilter: the PV of a bound persistentVolumeClaim
+    volume must exist (`persistentvolume "y" not found`).
+
+    VolumeRestrictions' ReadWriteOncePod rule: a pod using a
+    ReadWriteOncePod claim fits no node while another pod on a node uses
+    that claim ("node has pod using PersistentVolumeClaim with the same
+    name and ReadWriteOncePod access mode"), a resolvable failure: evicting
+    the user frees the claim. The users are counted once per session for
+    the claims pending pods ask for, then kept as the session places pods
+    and takes them off nodes (the predicates plugin's event handlers call
+    sess_volumes_placed), so two pods of one session never both take it.
+    Every pod's claims are decoded for this, a bound pod's too.
+
+    The per-node filter (sess_volumes_check) is that rule, then
+    VolumeBinding's Filter for
+    the bound claims: the claim's PV must exist ("node(s) unavailable due
+    to one or more pvc(s) bound to non-existent pv(s)": only an ephemeral
+    volume's claim gets this far without one) and its nodeAffinity must
+    admit the node ("node(s) had volume node affinity conflict"); then
+    VolumeZone's: each PV's topology labels (failure-domain.beta...
+    and topology.kubernetes.io zone and region; a value may list zones
+    joined by "__") must name the node's value of that label, unless the
+    node has none of them ("node(s) had no available volume zone"). All
+    are unresolvable: evicting pods does not help.
+
+    Design note: the claim index is built only in a session that has a
+    pending pod with claims, so the common case pays one pointer test per
+    pending pod. Every message and array is the session's and is freed at
+    close (sess_volumes_destroy); the objects are borrowed from the replica.
+*/
+#include "sess_session.h"
+#include "bas_k8s.h"
+#include "bas_util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct _sess_volumes_t {
+    zhashx_t *claims; // "ns/name" -> const Basalt__V1__PersistentVolumeClaim * (borrowed)
+    zlistx_t *owned;  // messages and per-task arrays, freed at close
+    zhashx_t *rwop;   // "ns/name" of a ReadWriteOncePod claim a pending pod uses -> int *
+                      // (pods on nodes using it), NULL until one is seen
+    bool rwop_counted; // the counts are taken (sess_volumes_open_users)
+};
+
+//  One zone constraint of a bound PV (VolumeZone): its label key and value
+//  (a zone, or zones joined by "__"), borrowed from the PV.
+typedef struct {
+    const char *key;
+    const char *value;
+} s_zone_t;
+
+//  What a pod's bound claims lead to, for the filter.
+struct _sess_task_volumes_t {
+    int n;                                   // bound claims
+    const Basalt__V1__PersistentVolume **pv; // each claim's PV, NULL when it does not exist
+    int nzones;
+    s_zone_t *zones; // the PVs' topology labels (persistentVolumeClaim volumes only)
+    int nrwop;
+    const int **rwop; // users of each ReadWriteOncePod claim it uses (in sess_volumes_t.rwop)
+};
+
+//  The labels VolumeZone reads, beta ones first, as kube-scheduler lists them.
+static const char *const s_zone_keys[] = {
+    "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+    "topology.kubernetes.io/zone", "topology.kubernetes.io/region"};
+
+//  The GA label a beta one stands for (the same key otherwise).
+static const char *
+s_ga_key (const char *key)
+{
+    if (strcmp (key, s_zone_keys[0]) == 0)
+        return s_zone_keys[2];
+    if (strcmp (key, s_zone_keys[1]) == 0)
+        return s_zone_keys[3];
+    return key;
+}
+
+//  Whether `value` ("a", "a__b") names `zone`; a list with an empty entry
+//  names nothing (kube-scheduler ignores such a label: s_zone_ok).
+static bool
+s_zone_has (const char *value, const char *zone)
+{
+    size_t zl = strlen (zone);
+    for (const char *p = value;;) {
+        const char *end = strstr (p, "__");
+        size_t len = end ? (size_t)(end - p) : strlen (p);
+        //  Entries are trimmed of spaces, as LabelZonesToSet trims them.
+        const char *a = p, *b = p + len;
+        while (a < b && (*a == ' ' || *a == '\t'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+            b--;
+        if ((size_t)(b - a) == zl && strncmp (a, zone, zl) == 0)
+            return true;
+        if (!end)
+            return false;
+        p = end + 2;
+    }
+}
+
+//  A zone label value kube-scheduler can read: no empty entry.
+static bool
+s_zone_ok (const char *value)
+{
+    for (const char *p = value;;) {
+        const char *end = strstr (p, "__");
+        size_t len = end ? (size_t)(end - p) : strlen (p);
+        bool blank = true;
+        for (size_t i = 0; i < len && blank; i++)
+            blank = p[i] == ' ' || p[i] == '\t';
+        if (blank)
+            return false;
+        if (!end)
+            return true;
+        p = end + 2;
+    }
+}
+
+static const char *
+s_str (const char *s)
+{
+    return s ? s : "";
+}
+
+static void
+s_collect_claim (void *arg, const Basalt__V1__Object *obj)
+{
+    const Basalt__V1__PersistentVolumeClaim *pvc = obj->persistent_volume_claim;
+    char key[512];
+    snprintf (key, sizeof key, "%s/%s", s_str (pvc->namespace_), s_str (pvc->name));
+    zhashx_insert (arg, key, (void *)pvc);
+}
+
+static sess_volumes_t *
+s_volumes (sess_session_t *ssn)
+{
+    if (!ssn->volumes) {
+        sess_volumes_t *self = bas_alloc (sizeof *self);
+        self->claims = zhashx_new ();
+        self->owned = zlistx_new ();
+        zlistx_set_destructor (self->owned, (zlistx_destructor_fn *)zstr_free);
+        bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME_CLAIM,
+                           s_collect_claim, self->claims);
+        ssn->volumes = self;
+    }
+    return ssn->volumes;
+}
+
+//  A message the session owns (it outlives the call, as task->held must).
+static const char *
+s_say (sess_volumes_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+static const char *
+s_say (sess_volumes_t *self, const char *fmt, ...)
+{
+    char buf[768];
+    va_list args;
+    va_start (args, fmt);
+    vsnprintf (buf, sizeof buf, fmt, args);
+    va_end (args);
+    char *text = bas_strdup (buf);
+    zlistx_add_end (self->owned, text);
+    return text;
+}
+
+//  True when the claim waits for its first consumer: a class that exists
+//  and says WaitForFirstConsumer.
+static bool
+s_delayed (sess_session_t *ssn, const Basalt__V1__PersistentVolumeClaim *pvc)
+{
+    if (!pvc->storage_class || !*pvc->storage_class)
+        return false;
+    const Basalt__V1__Object *obj = bas_store_get (
+        ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_STORAGE_CLASS, pvc->storage_class);
+    return obj && bas_streq (obj->storage_class->volume_binding_mode, "WaitForFirstConsumer");
+}
+
+static bool
+s_has_mode (const Basalt__V1__PersistentVolumeClaim *pvc, const char *mode)
+{
+    for (size_t i = 0; i < pvc->n_access_modes; i++)
+        if (bas_streq (pvc->access_modes[i], mode))
+            return true;
+    return false;
+}
+
+//  The users counter of a ReadWriteOncePod claim, made on first sight.
+static const int *
+s_rwop_counter (sess_volumes_t *self, const char *key)
+{
+    if (!self->rwop) {
+        self->rwop = zhashx_new ();
+        zhashx_set_destructor (self->rwop, (zhashx_destructor_fn *)zstr_free);
+    }
+    int *users = zhashx_lookup (self->rwop, key);
+    if (!users) {
+        users = bas_alloc (sizeof *users);
+        zhashx_insert (self->rwop, key, users);
+    }
+    return users;
+}
+
+void
+sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
+{
+    const Basalt__V1__Pod *pod = task->pod;
+    task->volumes = NULL;
+    if (pod->n_claims == 0)
+        return;
+    sess_volumes_t *self = s_volumes (ssn);
+    const char *ns = s_str (pod->namespace_);
+    const Basalt__V1__PersistentVolumeClaim **bound =
+        bas_alloc (pod->n_claims * sizeof *bound); // freed below
+    bool *bound_ephemeral = bas_alloc (pod->n_claims * sizeof *bound_ephemeral);
+    int nbound = 0;
+    const int **rwop = bas_alloc (pod->n_claims * sizeof *rwop);
+    int nrwop = 0;
+    const char *immediate = NULL, *delayed = NULL;
+    for (size_t i = 0; i < pod->n_claims; i++) {
+        const Basalt__V1__PodClaim *c = pod->claims[i];
+        const char *name = s_str (c->name);
+        char key[512];
+        snprintf (key, sizeof key, "%s/%s", ns, name);
+        const Basalt__V1__PersistentVolumeClaim *pvc = zhashx_lookup (self->claims, key);
+        if (!pvc) {
+            task->held = c->ephemeral ? s_say (self,
+                                               "waiting for ephemeral volume controller to "
+                                               "create the persistentvolumeclaim \"%s\"",
+                                               name)
+                                      : s_say (self, "persistentvolumeclaim \"%s\" not found", name);
+            goto done;
+        }
+        if (bas_streq (pvc->phase, "Lost")) {
+            task->held = s_say (self,
+                                "persistentvolumeclaim \"%s\" bound to non-existent "
+                                "persistentvolume \"%s\"",
+                                name, s_str (pvc->volume_name));
+            goto done;
+        }
+        if (pvc->deleting) {
+            task->held = s_say (self, "persistentvolumeclaim \"%s\" is being deleted", name);
+            goto done;
+        }
+        if (c->ephemeral && !bas_streq (pvc->owner_uid, pod->uid)) {
+            task->held = s_say (self, "PVC %s/%s was not created for pod %s/%s (pod is not owner)",
+                                ns, name, ns, s_str (pod->name));
+            goto done;
+        }
+        //  VolumeRestrictions: a persistentVolumeClaim volume whose claim
+        //  is ReadWriteOncePod (an ephemeral volume's claim is the pod's own).
+        if (!c->ephemeral && s_has_mode (pvc, "ReadWriteOncePod"))
+            rwop[nrwop++] = s_rwop_counter (self, key);
+        bool fully_bound = pvc->volume_name && *pvc->volume_name && pvc->bind_completed;
+        if (fully_bound) {
+            bound_ephemeral[nbound] = c->ephemeral;
+            bound[nbound++] = pvc;
+        } else if (s_delayed (ssn, pvc) && !(pvc->volume_name && *pvc->volume_name)) {
+            if (!delayed)
+                delayed = name;
+        } else if (!immediate)
+            immediate = name;
+    }
+    if (immediate) {
+        task->held = "pod has unbound immediate PersistentVolumeClaims";
+        goto done;
+    }
+    if (delayed) {
+        task->held = s_say (self,
+                            "spec.volumes: persistentvolumeclaim \"%s\" waits for its first "
+                            "consumer, and Basalt does not yet bind such claims (choosing a "
+                            "volume or a node to provision on)",
+                            delayed);
+        goto done;
+    }
+    if (nbound == 0 && nrwop == 0)
+        goto done;
+    //  The PVs, and VolumeZone's PreFilter: a persistentVolumeClaim
+    //  volume's PV must exist (its lister's NotFound words), and its
+    //  topology labels are the pod's zone constraints.
+    const Basalt__V1__PersistentVolume **pvs = bas_alloc ((size_t)nbound * sizeof *pvs);
+    int nzones = 0;
+    for (int i = 0; i < nbound; i++) {
+        const Basalt__V1__Object *obj =
+            bas_store_get (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME,
+                           bound[i]->volume_name);
+        pvs[i] = obj ? obj->persistent_volume : NULL;
+        if (!pvs[i] && !bound_ephemeral[i]) {
+            task->held =
+                s_say (self, "persistentvolume \"%s\" not found", s_str (bound[i]->volume_name));
+            free (pvs);
+            goto done;
+        }
+        for (size_t l = 0; pvs[i] && !bound_ephemeral[i] && l < pvs[i]->n_labels; l++)
+            for (size_t k = 0; k < sizeof s_zone_keys / sizeof s_zone_keys[0]; k++)
+                nzones += bas_streq (pvs[i]->labels[l]->key, s_zone_keys[k]) &&
+                          s_zone_ok (s_str (pvs[i]->labels[l]->value));
+    }
+    //  One block: the struct, its PV pointers, its counters, its zones.
+    char *block =
+        bas_alloc (sizeof (sess_task_volumes_t) + (size_t)(nbound + nrwop) * sizeof (void *) +
+                   (size_t)nzones * sizeof (s_zone_t));
+    sess_task_volumes_t *tv = (sess_task_volumes_t *)block;
+    tv->pv = (const Basalt__V1__PersistentVolume **)(block + sizeof *tv);
+    tv->rwop = (const int **)(block + sizeof *tv + (size_t)nbound * sizeof (void *));
+    tv->zones = (s_zone_t *)(block + sizeof *tv + (size_t)(nbound + nrwop) * sizeof (void *));
+    tv->n = nbound;
+    tv->nrwop = nrwop;
+    memcpy (tv->rwop, rwop, (size_t)nrwop * sizeof *rwop);
+    for (int i = 0; i < nbound; i++) {
+        tv->pv[i] = pvs[i];
+        for (size_t l = 0; pvs[i] && !bound_ephemeral[i] && l < pvs[i]->n_labels; l++)
+            for (size_t k = 0; k < sizeof s_zone_keys / sizeof s_zone_keys[0]; k++)
+                if (bas_streq (pvs[i]->labels[l]->key, s_zone_keys[k]) &&
+                    s_zone_ok (s_str (pvs[i]->labels[l]->value)))
+                    tv->zones[tv->nzones++] =
+                        (s_zone_t){s_zone_keys[k], s_str (pvs[i]->labels[l]->value)};
+    }
+    free (pvs);
+    zlistx_add_end (self->owned, block);
+    task->volumes = tv;
+done:
+    free (bound);
+    free (bound_ephemeral);
+    free (rwop);
+}
+
+//  Count the pods on nodes using each ReadWriteOncePod claim a pending pod
+//  asks for (kube-scheduler's IsPVCUsedByPods): the counted tasks, as for
+//  host ports and the pod limit.
+void
+sess_volumes_open_users (sess_session_t *ssn)
+{
+    sess_volumes_t *self = ssn->volumes;
+    if (!self || !self->rwop || self->rwop_counted)
+        return;
+    self->rwop_counted = true;
+    for (int i = 0; i < ssn->ntasks; i++) {
+        const sess_task_t *t = &ssn->tasks[i];
+        if (t->node && !(t->status & SESS_COMPLETED_CLASS))
+            sess_volumes_placed (ssn, t, true);
+    }
+}
+
+void
+sess_volumes_placed (sess_session_t *ssn, const sess_task_t *task, bool counted)
+{
+    sess_volumes_t *self = ssn->volumes;
+    const Basalt__V1__Pod *pod = task->pod;
+    if (!self || !self->rwop || pod->n_claims == 0)
+        return;
+    for (size_t i = 0; i < pod->n_claims; i++) {
+        if (pod->claims[i]->ephemeral)
+            continue;
+        char key[512];
+        snprintf (key, sizeof key, "%s/%s", s_str (pod->namespace_), s_str (pod->claims[i]->name));
+        int *users = zhashx_lookup (self->rwop, key);
+        if (users)
+            *users += counted ? 1 : -1;
+    }
+}
+
+int
+sess_volumes_check (const sess_task_t *task, const sess_node_t *node, char *reason, size_t rlen)
+{
+    const sess_task_volumes_t *tv = task->volumes;
+    if (!tv)
+        return 0;
+    //  VolumeRestrictions: a ReadWriteOncePod claim another pod on a node
+    //  uses. Resolvable: evicting that pod frees the claim.
+    for (int i = 0; i < tv->nrwop; i++)
+        if (*tv->rwop[i] > 0) {
+            snprintf (reason, rlen, "node has pod using PersistentVolumeClaim with the same name "
+                                    "and ReadWriteOncePod access mode");
+            return SESS_PRED_UNSCHEDULABLE;
+        }
+    for (int i = 0; i < tv->n; i++) {
+        const Basalt__V1__PersistentVolume *pv = tv->pv[i];
+        if (!pv) {
+            snprintf (reason, rlen,
+                      "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)");
+            return SESS_PRED_UNRESOLVABLE;
+        }
+        if (!pv->has_node_affinity)
+            continue;
+        bool match = false;
+        for (size_t t = 0; t < pv->n_node_affinity && !match; t++)
+            match = sess_node_term_match (pv->node_affinity[t], node);
+        if (!match) {
+            snprintf (reason, rlen, "node(s) had volume node affinity conflict");
+            return SESS_PRED_UNRESOLVABLE;
+        }
+    }
+    //  VolumeZone: a node with none of the topology labels takes any
+    //  volume (a cluster without zones); else every constraint must name
+    //  the node's value of its label, or of the GA label a beta one means.
+    if (tv->nzones) {
+        bool labelled = false;
+        for (size_t k = 0; k < sizeof s_zone_keys / sizeof s_zone_keys[0] && !labelled; k++)
+            labelled = sess_node_label (node, s_zone_keys[k]) != NULL;
+        for (int z = 0; labelled && z < tv->nzones; z++) {
+            const char *v = sess_node_label (node, tv->zones[z].key);
+            if (!v)
+                v = sess_node_label (node, s_ga_key (tv->zones[z].key));
+            if (!v || !s_zone_has (tv->zones[z].value, v)) {
+                snprintf (reason, rlen, "node(s) had no available volume zone");
+                return SESS_PRED_UNRESOLVABLE;
+            }
+        }
+    }
+    return 0;
+}
+
+void
+sess_volumes_destroy (sess_volumes_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sess_volumes_t *self = *self_p;
+    zhashx_destroy (&self->claims);
+    zhashx_destroy (&self->rwop);
+    zlistx_destroy (&self->owned);
+    free (self);
+    *self_p = NULL;
+}
