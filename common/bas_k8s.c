@@ -35,6 +35,7 @@ S_DECODER (hypernode)
 S_DECODER (storageclass)
 S_DECODER (pv)
 S_DECODER (pvc)
+S_DECODER (csinode)
 
 #define S_CORE "v1"
 #define S_VOLCANO "scheduling.volcano.sh/v1beta1"
@@ -69,6 +70,9 @@ static const bas_kind_t s_kinds[] = {
      "persistentvolumeclaim", S_CORE, "persistentvolumeclaims", true, BAS_KIND_KEY_UID,
      offsetof (Basalt__V1__PersistentVolumeClaim, uid),
      &basalt__v1__persistent_volume_claim__descriptor, s_decode_pvc, false},
+    {BASALT__V1__OBJECT_KIND__OBJECT_KIND_CSI_NODE, "CSINode", "csinode", "storage.k8s.io/v1",
+     "csinodes", false, BAS_KIND_KEY_NAME, offsetof (Basalt__V1__CSINode, name),
+     &basalt__v1__csinode__descriptor, s_decode_csinode, false},
     {BASALT__V1__OBJECT_KIND__OBJECT_KIND_QUEUE, "Queue", "queue", S_VOLCANO, "queues", false,
      BAS_KIND_KEY_NAME, offsetof (Basalt__V1__Queue, name), &basalt__v1__queue__descriptor,
      s_decode_queue, false},

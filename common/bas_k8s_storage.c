@@ -168,6 +168,20 @@ s_pv_affinity (bas_k8s_json_t *ctx, const cJSON *spec, Basalt__V1__PersistentVol
     return 0;
 }
 
+//  spec.csi's driver and volumeHandle (what NodeVolumeLimits counts).
+static int
+s_pv_csi (bas_k8s_json_t *ctx, const cJSON *spec, Basalt__V1__PersistentVolume *pv)
+{
+    const cJSON *csi;
+    if (bas_k8s_json_object (ctx, bas_k8s_json_get (spec, "csi"), "spec.csi", &csi) != 0 ||
+        bas_k8s_json_str (ctx, bas_k8s_json_get (csi, "driver"), "spec.csi.driver",
+                          &pv->csi_driver) != 0 ||
+        bas_k8s_json_str (ctx, bas_k8s_json_get (csi, "volumeHandle"), "spec.csi.volumeHandle",
+                          &pv->csi_volume_handle) != 0)
+        return -1;
+    return 0;
+}
+
 Basalt__V1__PersistentVolume *
 bas_k8s_pv_from_json (const cJSON *obj, char *err, size_t errlen)
 {
@@ -202,7 +216,7 @@ bas_k8s_pv_from_json (const cJSON *obj, char *err, size_t errlen)
                           &pv->claim_name) != 0 ||
         bas_k8s_json_str (&ctx, bas_k8s_json_get (ref, "uid"), "spec.claimRef.uid",
                           &pv->claim_uid) != 0 ||
-        s_pv_affinity (&ctx, spec, pv) != 0 ||
+        s_pv_affinity (&ctx, spec, pv) != 0 || s_pv_csi (&ctx, spec, pv) != 0 ||
         bas_k8s_json_kv_list (&ctx, m.labels, "metadata.labels", NULL, &pv->labels,
                               &pv->n_labels) != 0)
         goto error;
@@ -316,5 +330,71 @@ bas_k8s_storageclass_from_json (const cJSON *obj, char *err, size_t errlen)
     return sc;
 error:
     protobuf_c_message_free_unpacked (&sc->base, NULL);
+    return NULL;
+}
+
+Basalt__V1__CSINode *
+bas_k8s_csinode_from_json (const cJSON *obj, char *err, size_t errlen)
+{
+    bas_k8s_json_t ctx;
+    bas_k8s_json_init (&ctx, err, errlen, "csinode");
+    bas_k8s_meta_t m;
+    if (bas_k8s_json_meta (&ctx, obj, "csinode", &m) != 0)
+        return NULL;
+    Basalt__V1__CSINode *cn = bas_k8s_json_alloc (&ctx, sizeof *cn);
+    if (!cn)
+        return NULL;
+    basalt__v1__csinode__init (cn);
+    const cJSON *spec, *drivers;
+    if (bas_k8s_json_set_str (&ctx, &cn->name, m.name) ||
+        bas_k8s_json_set_str (&ctx, &cn->uid, m.uid) ||
+        bas_k8s_json_set_str (&ctx, &cn->resource_version, m.rv) ||
+        bas_k8s_json_object (&ctx, bas_k8s_json_get (obj, "spec"), "spec", &spec) != 0 ||
+        bas_k8s_json_array (&ctx, bas_k8s_json_get (spec, "drivers"), "spec.drivers", &drivers) !=
+            0)
+        goto error;
+    size_t n = bas_k8s_json_count (drivers);
+    if (n) {
+        cn->drivers = bas_k8s_json_alloc_array (&ctx, n, sizeof *cn->drivers);
+        if (!cn->drivers)
+            goto error;
+    }
+    size_t i = 0;
+    for (const cJSON *d = n ? drivers->child : NULL; d; d = d->next, i++) {
+        char path[64];
+        snprintf (path, sizeof path, "spec.drivers[%zu]", i);
+        if (!cJSON_IsObject (d)) {
+            bas_k8s_json_fail (&ctx, "%s: expected an object, got %s", path,
+                               bas_k8s_json_type_name (d));
+            goto error;
+        }
+        Basalt__V1__CSINodeDriver *drv = bas_k8s_json_alloc (&ctx, sizeof *drv);
+        if (!drv)
+            goto error;
+        basalt__v1__csinode_driver__init (drv);
+        cn->drivers[cn->n_drivers++] = drv;
+        char where[96];
+        const cJSON *alloc;
+        snprintf (where, sizeof where, "%s.name", path);
+        if (bas_k8s_json_str (&ctx, bas_k8s_json_get (d, "name"), where, &drv->name) != 0)
+            goto error;
+        snprintf (where, sizeof where, "%s.nodeID", path);
+        if (bas_k8s_json_str (&ctx, bas_k8s_json_get (d, "nodeID"), where, &drv->node_id) != 0)
+            goto error;
+        snprintf (where, sizeof where, "%s.allocatable", path);
+        if (bas_k8s_json_object (&ctx, bas_k8s_json_get (d, "allocatable"), where, &alloc) != 0)
+            goto error;
+        snprintf (where, sizeof where, "%s.allocatable.count", path);
+        if (bas_k8s_json_int32 (&ctx, bas_k8s_json_get (alloc, "count"), where, &drv->count,
+                                &drv->has_count) != 0)
+            goto error;
+        if (!drv->name || !*drv->name) {
+            bas_k8s_json_fail (&ctx, "%s.name: required", path);
+            goto error;
+        }
+    }
+    return cn;
+error:
+    protobuf_c_message_free_unpacked (&cn->base, NULL);
     return NULL;
 }

@@ -26,12 +26,19 @@
 Basalt__V1__PersistentVolumeClaim *bas_k8s_pvc_from_json (const cJSON *obj, char *err,
                                                           size_t errlen);
 //  A v1 PersistentVolume: class, phase, accessModes, capacity.storage in
-//  bytes, claimRef, nodeAffinity.required's terms, labels.
+//  bytes, claimRef, nodeAffinity.required's terms, labels, spec.csi's
+//  driver and volumeHandle.
 Basalt__V1__PersistentVolume *bas_k8s_pv_from_json (const cJSON *obj, char *err, size_t errlen);
 //  A storage.k8s.io/v1 StorageClass: provisioner, volumeBindingMode
 //  (Immediate when absent, as the API server defaults it; any other value
 //  than Immediate or WaitForFirstConsumer is refused), allowedTopologies.
 Basalt__V1__StorageClass *bas_k8s_storageclass_from_json (const cJSON *obj, char *err,
                                                           size_t errlen);
+
+//  A storage.k8s.io/v1 CSINode: each driver's name, nodeID and
+//  allocatable.count as given (the API server refuses a negative count;
+//  one that comes through anyway is kept, and the session refuses the node
+//  saying why rather than guess a limit).
+Basalt__V1__CSINode *bas_k8s_csinode_from_json (const cJSON *obj, char *err, size_t errlen);
 
 #endif

@@ -41,8 +41,13 @@
     sess_volumes_placed), so two pods of one session never both take it.
     Every pod's claims are decoded for this, a bound pod's too.
 
-    The per-node filter (sess_volumes_check) is that rule, then
-    VolumeBinding's Filter for
+    The per-node filter (sess_volumes_check) is that rule; then
+    NodeVolumeLimits for CSI volumes: where the node's CSINode gives a
+    driver an allocatable.count, the volumes of that driver attached there
+    (each once, however many counted pods use it) plus the pod's new ones
+    must stay within it ("node(s) exceed max volume count", resolvable; a
+    negative count, which the API server refuses, makes the node refuse
+    such pods saying so); then VolumeBinding's Filter for
     the bound claims: the claim's PV must exist ("node(s) unavailable due
     to one or more pvc(s) bound to non-existent pv(s)": only an ephemeral
     volume's claim gets this far without one) and its nodeAffinity must
@@ -67,12 +72,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+//  A node's CSI volumes for NodeVolumeLimits: each attached volume
+//  ("driver/handle") with the number of counted pods using it, each
+//  driver's number of attached volumes, and its CSINode's limits.
+typedef struct {
+    const Basalt__V1__CSINode *csi_node; // borrowed, NULL: no limit on this node
+    zhashx_t *volumes;                   // "driver/handle" -> int * (pods using it)
+    zhashx_t *drivers;                   // driver -> int * (volumes attached)
+} s_node_vols_t;
+
+//  One CSI volume of a pod: its driver and its unique name.
+typedef struct {
+    const char *driver; // borrowed from the PV
+    char *unique;       // "driver/handle", in the session's owned list
+} s_csi_t;
+
 struct _sess_volumes_t {
     zhashx_t *claims; // "ns/name" -> const Basalt__V1__PersistentVolumeClaim * (borrowed)
     zlistx_t *owned;  // messages and per-task arrays, freed at close
     zhashx_t *rwop;   // "ns/name" of a ReadWriteOncePod claim a pending pod uses -> int *
                       // (pods on nodes using it), NULL until one is seen
     bool rwop_counted; // the counts are taken (sess_volumes_open_users)
+    bool any_csi;      // a pending pod has a CSI volume (NodeVolumeLimits has work)
+    s_node_vols_t *nodes; // per node index, when some node has a CSI limit; else NULL
+    int nnodes;
 };
 
 //  One zone constraint of a bound PV (VolumeZone): its label key and value
@@ -90,6 +113,9 @@ struct _sess_task_volumes_t {
     s_zone_t *zones; // the PVs' topology labels (persistentVolumeClaim volumes only)
     int nrwop;
     const int **rwop; // users of each ReadWriteOncePod claim it uses (in sess_volumes_t.rwop)
+    int ncsi;
+    s_csi_t *csi; // its bound claims' CSI volumes (NodeVolumeLimits)
+    const sess_volumes_t *owner;
 };
 
 //  The labels VolumeZone reads, beta ones first, as kube-scheduler lists them.
@@ -328,14 +354,21 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
                 nzones += bas_streq (pvs[i]->labels[l]->key, s_zone_keys[k]) &&
                           s_zone_ok (s_str (pvs[i]->labels[l]->value));
     }
-    //  One block: the struct, its PV pointers, its counters, its zones.
+    int ncsi = 0;
+    for (int i = 0; i < nbound; i++)
+        ncsi += pvs[i] && pvs[i]->csi_driver && *pvs[i]->csi_driver && pvs[i]->csi_volume_handle &&
+                *pvs[i]->csi_volume_handle;
+    //  One block: the struct, its PV pointers, its counters, its zones, its
+    //  CSI volumes.
     char *block =
         bas_alloc (sizeof (sess_task_volumes_t) + (size_t)(nbound + nrwop) * sizeof (void *) +
-                   (size_t)nzones * sizeof (s_zone_t));
+                   (size_t)nzones * sizeof (s_zone_t) + (size_t)ncsi * sizeof (s_csi_t));
     sess_task_volumes_t *tv = (sess_task_volumes_t *)block;
     tv->pv = (const Basalt__V1__PersistentVolume **)(block + sizeof *tv);
     tv->rwop = (const int **)(block + sizeof *tv + (size_t)nbound * sizeof (void *));
     tv->zones = (s_zone_t *)(block + sizeof *tv + (size_t)(nbound + nrwop) * sizeof (void *));
+    tv->csi = (s_csi_t *)((char *)tv->zones + (size_t)nzones * sizeof (s_zone_t));
+    tv->owner = self;
     tv->n = nbound;
     tv->nrwop = nrwop;
     memcpy (tv->rwop, rwop, (size_t)nrwop * sizeof *rwop);
@@ -348,6 +381,14 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
                     tv->zones[tv->nzones++] =
                         (s_zone_t){s_zone_keys[k], s_str (pvs[i]->labels[l]->value)};
     }
+    for (int i = 0; i < nbound; i++)
+        if (pvs[i] && pvs[i]->csi_driver && *pvs[i]->csi_driver && pvs[i]->csi_volume_handle &&
+            *pvs[i]->csi_volume_handle) {
+            s_csi_t *c = &tv->csi[tv->ncsi++];
+            c->driver = pvs[i]->csi_driver;
+            c->unique = (char *)s_say (self, "%s/%s", pvs[i]->csi_driver, pvs[i]->csi_volume_handle);
+        }
+    self->any_csi |= tv->ncsi > 0;
     free (pvs);
     zlistx_add_end (self->owned, block);
     task->volumes = tv;
@@ -357,6 +398,100 @@ done:
     free (rwop);
 }
 
+//  Each CSI volume a pod's claims lead to (claim -> PV -> spec.csi), as
+//  NodeVolumeLimits counts an existing pod's: a claim or PV not found is
+//  not counted.
+typedef void (s_csi_fn) (s_node_vols_t *nv, const char *driver, const char *unique, int delta);
+
+static void
+s_pod_csi (sess_session_t *ssn, const Basalt__V1__Pod *pod, s_node_vols_t *nv, int delta,
+           s_csi_fn *fn)
+{
+    sess_volumes_t *self = ssn->volumes;
+    for (size_t i = 0; i < pod->n_claims; i++) {
+        char key[512];
+        snprintf (key, sizeof key, "%s/%s", s_str (pod->namespace_), s_str (pod->claims[i]->name));
+        const Basalt__V1__PersistentVolumeClaim *pvc = zhashx_lookup (self->claims, key);
+        if (!pvc || !pvc->volume_name || !*pvc->volume_name)
+            continue;
+        const Basalt__V1__Object *obj = bas_store_get (
+            ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME, pvc->volume_name);
+        const Basalt__V1__PersistentVolume *pv = obj ? obj->persistent_volume : NULL;
+        if (!pv || !pv->csi_driver || !*pv->csi_driver || !pv->csi_volume_handle ||
+            !*pv->csi_volume_handle)
+            continue;
+        char unique[512];
+        snprintf (unique, sizeof unique, "%s/%s", pv->csi_driver, pv->csi_volume_handle);
+        fn (nv, pv->csi_driver, unique, delta);
+    }
+}
+
+//  A pod using `unique` came onto (delta 1) or left (-1) the node.
+static void
+s_attach (s_node_vols_t *nv, const char *driver, const char *unique, int delta)
+{
+    int *users = zhashx_lookup (nv->volumes, unique);
+    if (!users) {
+        if (delta < 0)
+            return;
+        users = bas_alloc (sizeof *users);
+        zhashx_insert (nv->volumes, unique, users);
+    }
+    int before = *users;
+    *users += delta;
+    if ((before > 0) == (*users > 0))
+        return;
+    int *attached = zhashx_lookup (nv->drivers, driver);
+    if (!attached) {
+        attached = bas_alloc (sizeof *attached);
+        zhashx_insert (nv->drivers, driver, attached);
+    }
+    *attached += *users > 0 ? 1 : -1;
+}
+
+static void
+s_collect_csinode (void *arg, const Basalt__V1__Object *obj)
+{
+    sess_session_t *ssn = arg;
+    sess_node_t *node = sess_node_lookup (ssn, obj->csi_node->name);
+    if (!node)
+        return;
+    for (size_t d = 0; d < obj->csi_node->n_drivers; d++)
+        if (obj->csi_node->drivers[d]->has_count) {
+            ssn->volumes->nodes[node->index].csi_node = obj->csi_node;
+            return;
+        }
+}
+
+//  NodeVolumeLimits' view: the nodes whose CSINode limits a driver, and
+//  the CSI volumes the counted pods there use. Only when a pending pod has
+//  a CSI volume.
+static void
+s_open_limits (sess_session_t *ssn)
+{
+    sess_volumes_t *self = ssn->volumes;
+    if (!self->any_csi || self->nodes ||
+        bas_store_size (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_CSI_NODE) == 0)
+        return;
+    self->nnodes = ssn->nnodes;
+    self->nodes = bas_alloc (sizeof *self->nodes * ((size_t)ssn->nnodes + 1));
+    bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_CSI_NODE,
+                       s_collect_csinode, ssn);
+    for (int n = 0; n < ssn->nnodes; n++)
+        if (self->nodes[n].csi_node) {
+            self->nodes[n].volumes = zhashx_new ();
+            zhashx_set_destructor (self->nodes[n].volumes, (zhashx_destructor_fn *)zstr_free);
+            self->nodes[n].drivers = zhashx_new ();
+            zhashx_set_destructor (self->nodes[n].drivers, (zhashx_destructor_fn *)zstr_free);
+        }
+    for (int i = 0; i < ssn->ntasks; i++) {
+        const sess_task_t *t = &ssn->tasks[i];
+        if (t->node && !(t->status & SESS_COMPLETED_CLASS) && t->pod->n_claims &&
+            t->node->index < self->nnodes && self->nodes[t->node->index].csi_node)
+            s_pod_csi (ssn, t->pod, &self->nodes[t->node->index], 1, s_attach);
+    }
+}
+
 //  Count the pods on nodes using each ReadWriteOncePod claim a pending pod
 //  asks for (kube-scheduler's IsPVCUsedByPods): the counted tasks, as for
 //  host ports and the pod limit.
@@ -364,7 +499,10 @@ void
 sess_volumes_open_users (sess_session_t *ssn)
 {
     sess_volumes_t *self = ssn->volumes;
-    if (!self || !self->rwop || self->rwop_counted)
+    if (!self)
+        return;
+    s_open_limits (ssn);
+    if (!self->rwop || self->rwop_counted)
         return;
     self->rwop_counted = true;
     for (int i = 0; i < ssn->ntasks; i++) {
@@ -379,7 +517,12 @@ sess_volumes_placed (sess_session_t *ssn, const sess_task_t *task, bool counted)
 {
     sess_volumes_t *self = ssn->volumes;
     const Basalt__V1__Pod *pod = task->pod;
-    if (!self || !self->rwop || pod->n_claims == 0)
+    if (!self || pod->n_claims == 0)
+        return;
+    if (self->nodes && task->node && task->node->index < self->nnodes &&
+        self->nodes[task->node->index].csi_node)
+        s_pod_csi (ssn, pod, &self->nodes[task->node->index], counted ? 1 : -1, s_attach);
+    if (!self->rwop)
         return;
     for (size_t i = 0; i < pod->n_claims; i++) {
         if (pod->claims[i]->ephemeral)
@@ -406,6 +549,42 @@ sess_volumes_check (const sess_task_t *task, const sess_node_t *node, char *reas
                                     "and ReadWriteOncePod access mode");
             return SESS_PRED_UNSCHEDULABLE;
         }
+    //  NodeVolumeLimits: the pod's CSI volumes not yet attached to the
+    //  node, added per driver to those attached, within the CSINode's
+    //  allocatable.count of each driver that has one.
+    const sess_volumes_t *self = tv->owner;
+    if (tv->ncsi && self->nodes && node->index < self->nnodes &&
+        self->nodes[node->index].csi_node) {
+        const s_node_vols_t *nv = &self->nodes[node->index];
+        for (int i = 0; i < tv->ncsi; i++) {
+            const Basalt__V1__CSINodeDriver *drv = NULL;
+            for (size_t d = 0; d < nv->csi_node->n_drivers && !drv; d++)
+                if (bas_streq (nv->csi_node->drivers[d]->name, tv->csi[i].driver))
+                    drv = nv->csi_node->drivers[d];
+            if (!drv || !drv->has_count)
+                continue;
+            if (drv->count < 0) {
+                snprintf (reason, rlen, "node(s) had a CSINode with a negative volume limit");
+                return SESS_PRED_UNRESOLVABLE;
+            }
+            //  This pod's new volumes of the driver (each once).
+            int add = 0;
+            for (int j = 0; j < tv->ncsi; j++) {
+                if (!bas_streq (tv->csi[j].driver, tv->csi[i].driver))
+                    continue;
+                const int *users = zhashx_lookup (nv->volumes, tv->csi[j].unique);
+                bool seen = false;
+                for (int k = 0; k < j && !seen; k++)
+                    seen = bas_streq (tv->csi[k].unique, tv->csi[j].unique);
+                add += !seen && !(users && *users > 0);
+            }
+            const int *attached = zhashx_lookup (nv->drivers, tv->csi[i].driver);
+            if (add > 0 && (attached ? *attached : 0) + add > drv->count) {
+                snprintf (reason, rlen, "node(s) exceed max volume count");
+                return SESS_PRED_UNSCHEDULABLE;
+            }
+        }
+    }
     for (int i = 0; i < tv->n; i++) {
         const Basalt__V1__PersistentVolume *pv = tv->pv[i];
         if (!pv) {
@@ -451,6 +630,11 @@ sess_volumes_destroy (sess_volumes_t **self_p)
     sess_volumes_t *self = *self_p;
     zhashx_destroy (&self->claims);
     zhashx_destroy (&self->rwop);
+    for (int n = 0; self->nodes && n < self->nnodes; n++) {
+        zhashx_destroy (&self->nodes[n].volumes);
+        zhashx_destroy (&self->nodes[n].drivers);
+    }
+    free (self->nodes);
     zlistx_destroy (&self->owned);
     free (self);
     *self_p = NULL;

@@ -1958,6 +1958,7 @@ test_storage (void **state)
     assert_int_equal (pv->n_node_affinity, 1);
     assert_string_equal (pv->node_affinity[0]->match_expressions[0]->values[0], "n1");
     assert_int_equal (pv->n_labels, 1);
+    assert_null (pv->csi_driver);
     s_wire_check (&pv->base);
     protobuf_c_message_free_unpacked (&pv->base, NULL);
     cJSON_Delete (json);
@@ -1973,6 +1974,31 @@ test_storage (void **state)
     assert_int_equal (sc->allowed_topologies[0]->match_expressions[0]->n_values, 2);
     s_wire_check (&sc->base);
     protobuf_c_message_free_unpacked (&sc->base, NULL);
+    cJSON_Delete (json);
+
+    //  A CSINode: a negative count is kept (the session refuses the node
+    //  saying so), an absent one is no limit, a driver needs a name.
+    json = s_json ("{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"drivers\":[{\"name\":"
+                   "\"disk.example.com\",\"nodeID\":\"i-1\",\"allocatable\":{\"count\":-1}},"
+                   "{\"name\":\"nfs.example.com\",\"nodeID\":\"i-1\"}]}}");
+    Basalt__V1__CSINode *cn = bas_k8s_csinode_from_json (json, err, sizeof err);
+    assert_non_null (cn);
+    assert_int_equal (cn->n_drivers, 2);
+    assert_true (cn->drivers[0]->has_count);
+    assert_int_equal (cn->drivers[0]->count, -1);
+    assert_false (cn->drivers[1]->has_count);
+    s_wire_check (&cn->base);
+    protobuf_c_message_free_unpacked (&cn->base, NULL);
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"drivers\":[{\"nodeID\":"
+                   "\"i-1\"}]}}");
+    assert_null (bas_k8s_csinode_from_json (json, err, sizeof err));
+    assert_string_equal (err, "csinode n1: spec.drivers[0].name: required");
+    cJSON_Delete (json);
+    json = s_json ("{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"drivers\":[{\"name\":\"d\","
+                   "\"allocatable\":{\"count\":\"many\"}}]}}");
+    assert_null (bas_k8s_csinode_from_json (json, err, sizeof err));
+    assert_non_null (strstr (err, "csinode n1: spec.drivers[0].allocatable.count"));
     cJSON_Delete (json);
 
     static const struct {
