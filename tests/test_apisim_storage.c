@@ -14,7 +14,9 @@
       selected-node annotation, then given a static volume whose
       nodeAffinity admits the node or a provisioned one whose affinity
       names the node (hostname, and the zone the driver's CSINode lists);
-    - the kubelet holding a bound pod until its claim is Bound.
+    - the kubelet holding a bound pod until its claim is Bound;
+    - generic ephemeral volumes: the claim made from the template, owned
+      by the pod and deleted with it.
 
     Every test starts the real basalt-apisim (its own port) and talks HTTP.
     Waits are for conditions. "Nothing happened" is checked behind a
@@ -787,6 +789,63 @@ test_kubelet_waits_for_claim (void **state)
     s_stop (&sim);
 }
 
+//  A generic ephemeral volume: the claim <pod>-<volume> is made from the
+//  template, owned by the pod; the pod waits for it; it is provisioned
+//  once the scheduler selects the node; deleting the pod deletes the
+//  claim (garbage collection) and its Delete volume.
+static void
+test_ephemeral_volume (void **state)
+{
+    (void)state;
+    s_sim_t sim;
+    s_start (&sim, NULL);
+    s_node (&sim, "n1", NULL);
+    s_sc (&sim, "dynamic", "csi.example.com", "WaitForFirstConsumer");
+    s_post (&sim, PODS,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"eph\"},"
+            "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"image\":"
+            "\"busybox\"}],\"volumes\":[{\"name\":\"scratch\",\"ephemeral\":{"
+            "\"volumeClaimTemplate\":{\"metadata\":{\"labels\":{\"type\":\"scratch\"}},"
+            "\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"storageClassName\":\"dynamic\","
+            "\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}}}}]}}");
+    cJSON *pod = s_get_json (&sim, PODS "/eph", 200);
+    char uid[128];
+    snprintf (uid, sizeof uid, "%s", s_str (pod, "metadata.uid"));
+    cJSON_Delete (pod);
+    s_wait_field (&sim, PVCS "/eph-scratch", "status.phase", "Pending");
+    cJSON *pvc = s_get_json (&sim, PVCS "/eph-scratch", 200);
+    assert_string_equal (s_str (pvc, "metadata.labels.type"), "scratch");
+    assert_string_equal (s_str (pvc, "metadata.ownerReferences.0.kind"), "Pod");
+    assert_string_equal (s_str (pvc, "metadata.ownerReferences.0.name"), "eph");
+    assert_string_equal (s_str (pvc, "metadata.ownerReferences.0.uid"), uid);
+    assert_true (cJSON_IsTrue (s_at (pvc, "metadata.ownerReferences.0.controller")));
+    assert_string_equal (s_str (pvc, "spec.storageClassName"), "dynamic");
+    cJSON_Delete (pvc);
+    //  Held: a plain pod made after it runs, it does not.
+    s_create_pod (&sim, "default", "plain", NULL, "n1");
+    s_wait_field (&sim, PODS "/plain", "status.phase", "Running");
+    pod = s_get_json (&sim, PODS "/eph", 200);
+    assert_string_equal (s_str (pod, "status.phase"), "Pending");
+    cJSON_Delete (pod);
+    cJSON_Delete (s_send (
+        &sim, "PATCH", PVCS "/eph-scratch", MERGE,
+        "{\"metadata\":{\"annotations\":{\"volume.kubernetes.io/selected-node\":\"n1\"}}}", 200));
+    s_wait_field (&sim, PVCS "/eph-scratch", "status.phase", "Bound");
+    s_wait_field (&sim, PODS "/eph", "status.phase", "Running");
+    pvc = s_get_json (&sim, PVCS "/eph-scratch", 200);
+    char pvpath[300];
+    snprintf (pvpath, sizeof pvpath, PVS "/%s", s_str (pvc, "spec.volumeName"));
+    cJSON_Delete (pvc);
+    cJSON_Delete (s_send (&sim, "DELETE", PODS "/eph?gracePeriodSeconds=0", NULL, NULL, 200));
+    s_gone_t gone = {&sim, PVCS "/eph-scratch"};
+    if (!util_wait_until (s_is_gone, &gone, 10000))
+        fail_msg ("the ephemeral claim outlived its pod by 10 s");
+    s_gone_t pv_gone = {&sim, pvpath};
+    if (!util_wait_until (s_is_gone, &pv_gone, 10000))
+        fail_msg ("%s outlived its claim by 10 s", pvpath);
+    s_stop (&sim);
+}
+
 // ---------------------------------------------------------------------------
 // --load
 
@@ -845,6 +904,7 @@ main (void)
         cmocka_unit_test_teardown (test_bind_immediate, s_teardown),
         cmocka_unit_test_teardown (test_bind_wait_for_first_consumer, s_teardown),
         cmocka_unit_test_teardown (test_kubelet_waits_for_claim, s_teardown),
+        cmocka_unit_test_teardown (test_ephemeral_volume, s_teardown),
         cmocka_unit_test_teardown (test_load_storage, s_teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);

@@ -1189,8 +1189,20 @@ static const char s_storage_objects[] = "apiVersion: storage.k8s.io/v1\n"
                                         "  accessModes: [ReadWriteOnce]\n"
                                         "  resources:\n    requests:\n      storage: 1Gi\n";
 
-//  kubectl apply of a class, a volume and a claim; get pv,pvc,sc (names
-//  and the table); wait for the binding; apply again unchanged (the
+static bool
+s_claim_bound (void *arg)
+{
+    s_env_t *env = arg;
+    char *body = NULL;
+    long code = util_http_get (env->sim.port,
+                               "/api/v1/namespaces/default/persistentvolumeclaims/data", &body);
+    bool bound = code == 200 && body && strstr (body, "\"phase\":\"Bound\"");
+    free (body);
+    return bound;
+}
+
+//  kubectl apply of a class, a volume and a claim; wait for the binding;
+//  get pv,pvc,sc (names and the table); apply again unchanged (the
 //  bound claim's volumeName, set by the controller, is not the apply's to
 //  change); a change of the immutable spec refused with the API's words.
 static void
@@ -1204,7 +1216,9 @@ test_storage (void **state)
     s_expect (&env, "storageclass.storage.k8s.io/manual created");
     s_expect (&env, "persistentvolume/pv-1 created");
     s_expect (&env, "persistentvolumeclaim/data created");
-    KUBECTL_OK (&env, "wait", "--for=jsonpath={.status.phase}=Bound", "pvc/data", "--timeout=30s");
+    //  (Polled over HTTP: kubectl wait --for=jsonpath is newer than 1.20.)
+    if (!util_wait_until (s_claim_bound, &env, 30000))
+        fail_msg ("claim default/data not Bound after 30 s");
     KUBECTL_OK (&env, "get", "pv,pvc,sc", "-o", "name");
     s_expect (&env, "persistentvolume/pv-1\n");
     s_expect (&env, "persistentvolumeclaim/data\n");

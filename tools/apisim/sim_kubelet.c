@@ -316,24 +316,44 @@ s_annotation_num (const cJSON *pod, const char *name)
     return n;
 }
 
-//  The first persistentVolumeClaim volume of the pod whose claim is
-//  missing or not Bound (its claimName, borrowed), or NULL.
-static const char *
-s_unbound_claim (sim_kubelet_t *self, const cJSON *pod, const char *ns)
+//  The claim a volume of a pod names, into buf: a persistentVolumeClaim
+//  volume's claimName, or a generic ephemeral volume's <pod>-<volume>
+//  (the claim the ephemeral volume controller makes). False for other
+//  volumes.
+static bool
+s_volume_claim (const cJSON *volume, const char *pod_name, char *buf, size_t len)
+{
+    const char *claim = sim_json_str (volume, "persistentVolumeClaim.claimName");
+    if (claim) {
+        snprintf (buf, len, "%s", claim);
+        return true;
+    }
+    const char *name = sim_json_str (volume, "name");
+    if (sim_json_at (volume, "ephemeral") && name) {
+        snprintf (buf, len, "%s-%s", pod_name ? pod_name : "", name);
+        return true;
+    }
+    return false;
+}
+
+//  The first claim of the pod that is missing or not Bound: true with its
+//  name in buf.
+static bool
+s_unbound_claim (sim_kubelet_t *self, const cJSON *pod, const char *ns, char *buf, size_t len)
 {
     const sim_kind_t *pvcs = sim_kind_get (SIM_KIND_PERSISTENTVOLUMECLAIMS);
+    const char *pod_name = sim_json_str (pod, "metadata.name");
     const cJSON *v;
     cJSON_ArrayForEach (v, sim_json_at (pod, "spec.volumes"))
     {
-        const char *claim = sim_json_str (v, "persistentVolumeClaim.claimName");
-        if (!claim)
+        if (!s_volume_claim (v, pod_name, buf, len))
             continue;
-        sim_obj_t *pvc = sim_store_get (self->store, pvcs, ns, claim);
+        sim_obj_t *pvc = sim_store_get (self->store, pvcs, ns, buf);
         const char *phase = pvc ? sim_json_str (pvc->json, "status.phase") : NULL;
         if (!phase || strcmp (phase, "Bound") != 0)
-            return claim;
+            return true;
     }
-    return NULL;
+    return false;
 }
 
 //  Keep the entry's pod until claim `claim` of its namespace is Bound.
@@ -364,10 +384,10 @@ s_forget_pod (sim_kubelet_t *self, sim_obj_t *pod)
     const cJSON *v;
     cJSON_ArrayForEach (v, sim_json_at (pod->json, "spec.volumes"))
     {
-        const char *claim = sim_json_str (v, "persistentVolumeClaim.claimName");
-        char key[600];
-        snprintf (key, sizeof key, "%.250s/%.300s", pod->ns, claim ? claim : "");
-        zlistx_t *list = claim ? zhashx_lookup (self->held, key) : NULL;
+        char claim[600] = "", key[600];
+        bool has = s_volume_claim (v, pod->name, claim, sizeof claim);
+        snprintf (key, sizeof key, "%.250s/%.300s", pod->ns, claim);
+        zlistx_t *list = has ? zhashx_lookup (self->held, key) : NULL;
         if (!list)
             continue;
         for (s_entry_t *e = zlistx_first (list); e; e = zlistx_next (list))
@@ -413,8 +433,8 @@ s_start (sim_kubelet_t *self, const s_entry_t *e, int64_t now_ms)
         sim_json_at (pod->json, "metadata.deletionTimestamp") ||
         (phase && strcmp (phase, "Pending") != 0))
         return;
-    const char *claim = s_unbound_claim (self, pod->json, e->ns);
-    if (claim) {
+    char claim[600];
+    if (s_unbound_claim (self, pod->json, e->ns, claim, sizeof claim)) {
         s_hold (self, e, claim);
         return;
     }

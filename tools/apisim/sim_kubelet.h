@@ -16,7 +16,8 @@
       gives us, which is how a real kubelet ends a graceful deletion.
 
     - Volumes: a pod is not started while any of its persistentVolumeClaim
-      volumes names a claim that is missing or not Bound (the real kubelet
+      volumes names a claim that is missing or not Bound, or the claim of
+      a generic ephemeral volume (<pod>-<volume>) is (the real kubelet
       waits for its volumes to attach and mount). It is held, keyed by
       the claim, and started as soon as that claim's status.phase becomes
       Bound (then every claim is checked again).

@@ -28,6 +28,7 @@
 
 #include "bas_log.h"
 #include "bas_quantity.h"
+#include "sim_valid_storage.h"
 
 //  Queue items handled per tick.
 #define S_WORK_PER_TICK 1000
@@ -35,7 +36,7 @@
 
 struct _sim_pvctrl_t {
     sim_api_t *api;    // borrowed
-    zlistx_t *queue;   // work keys, FIFO ("claim:<ns>/<name>", "volume:<name>")
+    zlistx_t *queue;   // work keys, FIFO ("claim:…", "volume:…", "pod:<ns>/<name>")
     zhashx_t *queued;  // the keys in queue (no duplicates)
     zhashx_t *unbound; // keys "<ns>/<name>" of claims without a volume (woken by new volumes)
 };
@@ -90,6 +91,19 @@ s_wake_unbound (sim_pvctrl_t *self)
         s_enqueue (self, "claim", (const char *)zhashx_cursor (self->unbound));
 }
 
+//  The pod has a generic ephemeral volume.
+static bool
+s_has_ephemeral (const cJSON *pod)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach (v, sim_json_at (pod, "spec.volumes"))
+    {
+        if (cJSON_IsObject (sim_json_at (v, "ephemeral")))
+            return true;
+    }
+    return false;
+}
+
 void
 sim_pvctrl_on_event (sim_pvctrl_t *self, const sim_event_t *event)
 {
@@ -130,6 +144,12 @@ sim_pvctrl_on_event (sim_pvctrl_t *self, const sim_event_t *event)
     case SIM_KIND_CSINODES:
         if (event->type != SIM_EVENT_DELETED)
             s_wake_unbound (self);
+        break;
+    case SIM_KIND_PODS:
+        //  The ephemeral volume controller's pods: those with a generic
+        //  ephemeral volume.
+        if (event->type != SIM_EVENT_DELETED && s_has_ephemeral (obj->json))
+            s_enqueue (self, "pod", obj->key);
         break;
     default:
         break;
@@ -668,6 +688,80 @@ s_sync_volume (sim_pvctrl_t *self, const char *name)
         s_volume_phase (self, volume, "Released");
 }
 
+// ---------------------------------------------------------------------------
+// Ephemeral volumes
+
+//  The ephemeral volume controller (pkg/controller/volume/ephemeral,
+//  handleVolume): for each generic ephemeral volume of a pod that is not
+//  being deleted, the claim <pod>-<volume> in the pod's namespace, from
+//  the volume's volumeClaimTemplate (its labels, annotations and spec),
+//  owned by the pod (controller, blockOwnerDeletion), so the garbage
+//  collector deletes it with the pod. A claim of that name that exists is
+//  left as it is (the real controller only reports one the pod does not
+//  own). A template the API would refuse is logged and skipped.
+static void
+s_sync_pod (sim_pvctrl_t *self, const char *key)
+{
+    char ns[300];
+    const char *name = s_split (key, ns, sizeof ns);
+    sim_store_t *store = self->api->store;
+    sim_obj_t *pod = name ? sim_store_get (store, sim_kind_get (SIM_KIND_PODS), ns, name) : NULL;
+    if (!pod || sim_json_at (pod->json, "metadata.deletionTimestamp") || !*pod->uid)
+        return;
+    pod = sim_obj_ref (pod);
+    const sim_kind_t *pvcs = sim_kind_get (SIM_KIND_PERSISTENTVOLUMECLAIMS);
+    const cJSON *v;
+    cJSON_ArrayForEach (v, sim_json_at (pod->json, "spec.volumes"))
+    {
+        const cJSON *tmpl = sim_json_at (v, "ephemeral.volumeClaimTemplate");
+        const char *vol = sim_json_str (v, "name");
+        if (!cJSON_IsObject (sim_json_at (v, "ephemeral")) || !vol)
+            continue;
+        char claim_name[600];
+        snprintf (claim_name, sizeof claim_name, "%s-%s", pod->name, vol);
+        if (sim_store_get (store, pvcs, pod->ns, claim_name))
+            continue;
+        cJSON *pvc = cJSON_CreateObject ();
+        cJSON *meta = cJSON_AddObjectToObject (pvc, "metadata");
+        cJSON_AddStringToObject (meta, "name", claim_name);
+        cJSON_AddStringToObject (meta, "namespace", pod->ns);
+        const cJSON *labels = sim_json_at (tmpl, "metadata.labels");
+        if (cJSON_IsObject (labels))
+            cJSON_AddItemToObject (meta, "labels", cJSON_Duplicate (labels, true));
+        const cJSON *ann = sim_json_at (tmpl, "metadata.annotations");
+        if (cJSON_IsObject (ann))
+            cJSON_AddItemToObject (meta, "annotations", cJSON_Duplicate (ann, true));
+        cJSON *ref = cJSON_CreateObject ();
+        cJSON_AddStringToObject (ref, "apiVersion", "v1");
+        cJSON_AddStringToObject (ref, "kind", "Pod");
+        cJSON_AddStringToObject (ref, "name", pod->name);
+        cJSON_AddStringToObject (ref, "uid", pod->uid);
+        cJSON_AddTrueToObject (ref, "controller");
+        cJSON_AddTrueToObject (ref, "blockOwnerDeletion");
+        cJSON_AddItemToArray (cJSON_AddArrayToObject (meta, "ownerReferences"), ref);
+        const cJSON *spec = sim_json_at (tmpl, "spec");
+        cJSON_AddItemToObject (pvc, "spec",
+                               cJSON_IsObject (spec) ? cJSON_Duplicate (spec, true)
+                                                     : cJSON_CreateObject ());
+        sim_field_errors_t *errs = sim_field_errors_new ();
+        sim_valid_storage_create (pvcs, pvc, errs);
+        if (sim_field_errors_count (errs)) {
+            sim_buf_t msg = {0};
+            sim_field_errors_message (errs, &msg);
+            bas_warn ("ephemeral_claim_invalid", "pod=%s claim=%s reason=\"%.400s\"", pod->key,
+                      claim_name, msg.data ? msg.data : "");
+            sim_buf_clear (&msg);
+            cJSON_Delete (pvc);
+        } else {
+            sim_obj_t *obj = sim_api_create_obj (self->api, pvcs, &pvc);
+            if (obj)
+                bas_info ("ephemeral_claim_created", "pod=%s claim=%s", pod->key, obj->key);
+        }
+        sim_field_errors_destroy (&errs);
+    }
+    sim_obj_unref (&pod);
+}
+
 int64_t
 sim_pvctrl_run (sim_pvctrl_t *self, int64_t now_ms)
 {
@@ -678,6 +772,8 @@ sim_pvctrl_run (sim_pvctrl_t *self, int64_t now_ms)
             s_sync_claim (self, key + 6);
         else if (!strncmp (key, "volume:", 7))
             s_sync_volume (self, key + 7);
+        else if (!strncmp (key, "pod:", 4))
+            s_sync_pod (self, key + 4);
         free (key);
     }
     return zlistx_size (self->queue) ? now_ms : INT64_MAX;

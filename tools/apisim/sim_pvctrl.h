@@ -35,6 +35,10 @@
       pv.kubernetes.io/provisioned-by, and, for a selected node, a
       nodeAffinity.required term naming the node (see sim_pvctrl.c for
       which labels). The next sync binds the claim to it.
+    - Generic ephemeral volumes (the ephemeral volume controller): a pod's
+      volume with ephemeral.volumeClaimTemplate gets the claim
+      <pod>-<volume> from the template, owned by the pod (so the garbage
+      collector deletes it with the pod); it then binds like any claim.
     - A volume without a claimRef is Available; one whose claim is gone is
       Released (reclaim policy Retain or Recycle) or deleted (Delete); a
       bound claim whose volume is gone is Lost.
