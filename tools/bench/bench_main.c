@@ -34,6 +34,18 @@
     nodeorder's ImageLocality score is on; the same cluster without images
     is timed too (plain_ms, ratio_vs_plain), as with --constraints.
 
+    With --volumes every pending pod uses its own claim, fully bound to its
+    own CSI volume (VolumeBinding, VolumeZone and NodeVolumeLimits all
+    run; nothing restricts the nodes), with --volume-zones a volume whose
+    zone label is its gang's zone (a tenth of the nodes); the same cluster
+    without them is timed too.
+
+    With --running N the cluster also holds N Running pods bound round
+    robin, in Running gangs; --sessions K times K more sessions over the
+    same replica with the model's storage kept between them, as
+    session-svc's worker keeps it (the line adds the later sessions'
+    median and slowest).
+
     Design note: this is a measurement, not a test; nothing here asserts a
     time. The model is built with the same wire objects cache-svc sends.
 */
@@ -64,6 +76,8 @@ typedef struct {
     long racks;            // > 0: that many tier-1 HyperNodes (8 per tier-2 spine) and every
                            // gang hard-bound to one rack
     bool images;           // nodes list images, pods run them (ImageLocality)
+    bool volumes;          // every pending pod uses a bound claim on a CSI volume
+    bool volume_zones;     // ...in its gang's zone (a zone label on the volume)
     long running;          // pods already Running (bound, in Running gangs), before the pending
     long sessions;         // sessions run one after another over the same replica
 } bench_opts_t;
@@ -219,6 +233,53 @@ s_node_images (Basalt__V1__Node *node, long index)
         node->images[node->n_images++] = s_node_image ("other", j, S_BENCH_OTHER_IMAGE_BYTES);
 }
 
+//  --volumes: the pod's own claim, fully bound to its own CSI volume (with
+//  --volume-zones in its gang's zone: nodes are in 10 zones), so
+//  VolumeBinding, VolumeZone and NodeVolumeLimits all have work.
+static void
+s_pod_volume (bas_store_t *store, Basalt__V1__Pod *pod, long g, bool zoned)
+{
+    char name[160], zone[32];
+    snprintf (name, sizeof name, "data-%s", pod->name);
+    snprintf (zone, sizeof zone, "zone-%ld", g % 10);
+    Basalt__V1__PersistentVolumeClaim *pvc = bas_alloc (sizeof *pvc);
+    basalt__v1__persistent_volume_claim__init (pvc);
+    pvc->namespace_ = bas_strdup ("default");
+    pvc->name = bas_strdup (name);
+    char uid[200];
+    snprintf (uid, sizeof uid, "pvc:default/%s", name);
+    pvc->uid = bas_strdup (uid);
+    snprintf (name, sizeof name, "pv-%s", pod->name);
+    pvc->volume_name = bas_strdup (name);
+    pvc->has_bind_completed = pvc->bind_completed = true;
+    pvc->phase = bas_strdup ("Bound");
+    pvc->storage_class = bas_strdup ("disk");
+    Basalt__V1__PersistentVolume *pv = bas_alloc (sizeof *pv);
+    basalt__v1__persistent_volume__init (pv);
+    pv->name = bas_strdup (name);
+    pv->uid = bas_strdup (name);
+    pv->phase = bas_strdup ("Bound");
+    pv->storage_class = bas_strdup ("disk");
+    pv->csi_driver = bas_strdup ("disk.example.com");
+    pv->csi_volume_handle = bas_strdup (name);
+    if (zoned) {
+        pv->labels = bas_alloc (sizeof *pv->labels);
+        pv->labels[0] = s_kv ("topology.kubernetes.io/zone", zone);
+        pv->n_labels = 1;
+    }
+    pod->claims = bas_alloc (sizeof *pod->claims);
+    pod->claims[0] = bas_alloc (sizeof *pod->claims[0]);
+    basalt__v1__pod_claim__init (pod->claims[0]);
+    pod->claims[0]->name = bas_strdup (pvc->name);
+    pod->n_claims = 1;
+    Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_PERSISTENT_VOLUME_CLAIM);
+    obj->persistent_volume_claim = pvc;
+    bas_store_upsert (store, &obj);
+    obj = s_object (BASALT__V1__OBJECT__KIND_PERSISTENT_VOLUME);
+    obj->persistent_volume = pv;
+    bas_store_upsert (store, &obj);
+}
+
 static int
 s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, size_t errlen)
 {
@@ -342,6 +403,8 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
                 pod->images[0] = bas_strdup (image);
                 pod->n_images = 1;
             }
+            if (o->volumes && !running)
+                s_pod_volume (store, pod, g, o->volume_zones);
             Basalt__V1__Object *pobj = s_object (BASALT__V1__OBJECT__KIND_POD);
             pobj->pod = pod;
             bas_store_upsert (store, &pobj);
@@ -485,6 +548,10 @@ s_usage (FILE *out)
                   "                     keeping the model's storage between them as session-svc\n"
                   "                     does; the line adds the later sessions' median and\n"
                   "                     slowest (default 1)\n"
+                  "  --volumes          every pending pod uses its own claim, bound to a CSI\n"
+                  "                     volume; also time the same cluster without them\n"
+                  "  --volume-zones     --volumes, each volume in its gang's zone (nodes are\n"
+                  "                     in 10 zones): every pod may use a tenth of the nodes\n"
                   "  --help             this text\n");
 }
 
@@ -541,8 +608,8 @@ s_load_conf (const char *path, bool *bad)
 int
 main (int argc, char **argv)
 {
-    bench_opts_t o = {5000, 50000, 3,     "32",  "256Gi", 110, "1", "1Gi",
-                      NULL, true,  false, 0, false,   0,   1};
+    bench_opts_t o = {5000, 50000, 3,     "32",  "256Gi", 110, "1",
+                      "1Gi", NULL, true,  false, 0, false,   false, false, 0, 1};
     enum {
         OPT_NODES = 1,
         OPT_PODS,
@@ -560,6 +627,8 @@ main (int argc, char **argv)
         OPT_IMAGES,
         OPT_RUNNING,
         OPT_SESSIONS,
+        OPT_VOLUMES,
+        OPT_VOLUME_ZONES,
         OPT_HELP
     };
     static const struct option options[] = {
@@ -579,6 +648,8 @@ main (int argc, char **argv)
         {"images", no_argument, NULL, OPT_IMAGES},
         {"running", required_argument, NULL, OPT_RUNNING},
         {"sessions", required_argument, NULL, OPT_SESSIONS},
+        {"volumes", no_argument, NULL, OPT_VOLUMES},
+        {"volume-zones", no_argument, NULL, OPT_VOLUME_ZONES},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -633,6 +704,12 @@ main (int argc, char **argv)
             break;
         case OPT_SESSIONS:
             rc = s_long ("--sessions", optarg, 1, 100000, &o.sessions);
+            break;
+        case OPT_VOLUMES:
+            o.volumes = true;
+            break;
+        case OPT_VOLUME_ZONES:
+            o.volumes = o.volume_zones = true;
             break;
         case OPT_HELP:
             s_usage (stdout);
@@ -700,13 +777,14 @@ main (int argc, char **argv)
                 ms[1 + n / 2], ms[o.sessions - 1], same, o.sessions);
         free (ms);
     }
-    if (o.constraints || o.racks > 0 || o.images) {
+    if (o.constraints || o.racks > 0 || o.images || o.volumes) {
         //  The same cluster without the constraints, HyperNodes and images,
         //  timed the same way.
         bench_opts_t plain = o;
         plain.constraints = false;
         plain.racks = 0;
         plain.images = false;
+        plain.volumes = false;
         bas_store_t *pstore = bas_store_new ();
         long pgangs = 0;
         if (s_build (pstore, &plain, &pgangs, err, sizeof err) != 0) {
