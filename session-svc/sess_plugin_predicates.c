@@ -15,14 +15,15 @@
         asks for, on a clashing address and the same protocol ("node(s)
         didn't have free ports for the requested pod ports");
       - TaintToleration: every NoSchedule / NoExecute taint tolerated;
-      - InterPodAffinity: required pod affinity and anti-affinity, the
-        pod's own and the existing pods' (sess_interpod.c);
-      - PodTopologySpread: the DoNotSchedule constraints (sess_interpod.c);
-      - VolumeRestrictions, VolumeBinding, VolumeZone: no other pod on a
+      - VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone
+        (kube-scheduler's order, before the pod-affinity filters): no other pod on a
         node uses a ReadWriteOncePod claim of the pod (resolvable: an
         eviction frees it), the PVs of the pod's bound claims exist and their
         nodeAffinity and zone labels admit the node (sess_volumes.c, which
-        also holds the pods whose claims cannot be scheduled at all).
+        also holds the pods whose claims cannot be scheduled at all);
+      - InterPodAffinity: required pod affinity and anti-affinity, the
+        pod's own and the existing pods' (sess_interpod.c);
+      - PodTopologySpread: the DoNotSchedule constraints (sess_interpod.c).
     Resource fit is not done here: actions check request <= FutureIdle.
     The pod limit, NodePorts and the anti-affinity checks are resolvable
     failures (evicting a pod can help, so preempt and reclaim still
@@ -349,14 +350,17 @@ s_predicate (void *self_, const sess_task_t *task, const sess_node_t *node, char
                   s_or (taint->value));
         return SESS_PRED_UNRESOLVABLE;
     }
+    //  The volume filters before pod affinity and spread, as kube-scheduler
+    //  orders its Filter plugins.
     int rc;
+    if (task->volumes && (rc = sess_volumes_check (task, node, reason, rlen)) != 0)
+        return rc;
     if (self->pod_affinity &&
         (rc = sess_interpod_check (self->ssn->interpod, task, node, reason, rlen)) != 0)
         return rc;
-    if (self->spread &&
-        (rc = sess_spread_check (self->ssn->interpod, task, node, reason, rlen)) != 0)
-        return rc;
-    return sess_volumes_check (task, node, reason, rlen);
+    if (self->spread)
+        return sess_spread_check (self->ssn->interpod, task, node, reason, rlen);
+    return 0;
 }
 
 int

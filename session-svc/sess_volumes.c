@@ -96,13 +96,16 @@ struct _sess_volumes_t {
     bool any_csi;      // a pending pod has a CSI volume (NodeVolumeLimits has work)
     s_node_vols_t *nodes; // per node index, when some node has a CSI limit; else NULL
     int nnodes;
+    bool any_zones;                  // a pending pod's volume has a zone label
+    const char *(*node_zones)[4];    // per node index: its values of s_zone_keys (borrowed),
+                                     // when any_zones; else NULL
 };
 
 //  One zone constraint of a bound PV (VolumeZone): its label key and value
 //  (a zone, or zones joined by "__"), borrowed from the PV.
 typedef struct {
-    const char *key;
-    const char *value;
+    int key_index;     // in s_zone_keys
+    const char *value; // borrowed from the PV
 } s_zone_t;
 
 //  What a pod's bound claims lead to, for the filter.
@@ -122,17 +125,6 @@ struct _sess_task_volumes_t {
 static const char *const s_zone_keys[] = {
     "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
     "topology.kubernetes.io/zone", "topology.kubernetes.io/region"};
-
-//  The GA label a beta one stands for (the same key otherwise).
-static const char *
-s_ga_key (const char *key)
-{
-    if (strcmp (key, s_zone_keys[0]) == 0)
-        return s_zone_keys[2];
-    if (strcmp (key, s_zone_keys[1]) == 0)
-        return s_zone_keys[3];
-    return key;
-}
 
 //  Whether `value` ("a", "a__b") names `zone`; a list with an empty entry
 //  names nothing (kube-scheduler ignores such a label: s_zone_ok).
@@ -378,8 +370,7 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
             for (size_t k = 0; k < sizeof s_zone_keys / sizeof s_zone_keys[0]; k++)
                 if (bas_streq (pvs[i]->labels[l]->key, s_zone_keys[k]) &&
                     s_zone_ok (s_str (pvs[i]->labels[l]->value)))
-                    tv->zones[tv->nzones++] =
-                        (s_zone_t){s_zone_keys[k], s_str (pvs[i]->labels[l]->value)};
+                    tv->zones[tv->nzones++] = (s_zone_t){(int)k, s_str (pvs[i]->labels[l]->value)};
     }
     for (int i = 0; i < nbound; i++)
         if (pvs[i] && pvs[i]->csi_driver && *pvs[i]->csi_driver && pvs[i]->csi_volume_handle &&
@@ -389,6 +380,7 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
             c->unique = (char *)s_say (self, "%s/%s", pvs[i]->csi_driver, pvs[i]->csi_volume_handle);
         }
     self->any_csi |= tv->ncsi > 0;
+    self->any_zones |= tv->nzones > 0;
     free (pvs);
     zlistx_add_end (self->owned, block);
     task->volumes = tv;
@@ -502,6 +494,14 @@ sess_volumes_open_users (sess_session_t *ssn)
     if (!self)
         return;
     s_open_limits (ssn);
+    //  Each node's zone labels, looked up once rather than per pod.
+    if (self->any_zones && !self->node_zones) {
+        self->node_zones = bas_alloc (sizeof *self->node_zones * ((size_t)ssn->nnodes + 1));
+        for (int n = 0; n < ssn->nnodes; n++)
+            for (int k = 0; k < 4; k++)
+                self->node_zones[n][k] = sess_node_label (&ssn->nodes[n], s_zone_keys[k]);
+        self->nnodes = ssn->nnodes;
+    }
     if (!self->rwop || self->rwop_counted)
         return;
     self->rwop_counted = true;
@@ -605,19 +605,17 @@ sess_volumes_check (const sess_task_t *task, const sess_node_t *node, char *reas
     //  VolumeZone: a node with none of the topology labels takes any
     //  volume (a cluster without zones); else every constraint must name
     //  the node's value of its label, or of the GA label a beta one means.
-    if (tv->nzones) {
-        bool labelled = false;
-        for (size_t k = 0; k < sizeof s_zone_keys / sizeof s_zone_keys[0] && !labelled; k++)
-            labelled = sess_node_label (node, s_zone_keys[k]) != NULL;
-        for (int z = 0; labelled && z < tv->nzones; z++) {
-            const char *v = sess_node_label (node, tv->zones[z].key);
-            if (!v)
-                v = sess_node_label (node, s_ga_key (tv->zones[z].key));
-            if (!v || !s_zone_has (tv->zones[z].value, v)) {
-                snprintf (reason, rlen, "node(s) had no available volume zone");
-                return SESS_PRED_UNRESOLVABLE;
+    if (tv->nzones && self->node_zones && node->index < self->nnodes) {
+        const char *const *nz = self->node_zones[node->index];
+        if (nz[0] || nz[1] || nz[2] || nz[3])
+            for (int z = 0; z < tv->nzones; z++) {
+                int k = tv->zones[z].key_index;
+                const char *v = nz[k] ? nz[k] : nz[k < 2 ? k + 2 : k]; // beta -> GA
+                if (!v || !s_zone_has (tv->zones[z].value, v)) {
+                    snprintf (reason, rlen, "node(s) had no available volume zone");
+                    return SESS_PRED_UNRESOLVABLE;
+                }
             }
-        }
     }
     return 0;
 }
@@ -635,6 +633,7 @@ sess_volumes_destroy (sess_volumes_t **self_p)
         zhashx_destroy (&self->nodes[n].drivers);
     }
     free (self->nodes);
+    free (self->node_zones);
     zlistx_destroy (&self->owned);
     free (self);
     *self_p = NULL;

@@ -78,6 +78,7 @@ typedef struct {
     bool images;           // nodes list images, pods run them (ImageLocality)
     bool volumes;          // every pending pod uses a bound claim on a CSI volume
     bool volume_zones;     // ...in its gang's zone (a zone label on the volume)
+    bool zone_selector;    // every pending pod has a nodeSelector on its gang's zone
     long running;          // pods already Running (bound, in Running gangs), before the pending
     long sessions;         // sessions run one after another over the same replica
 } bench_opts_t;
@@ -405,6 +406,13 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
             }
             if (o->volumes && !running)
                 s_pod_volume (store, pod, g, o->volume_zones);
+            if (o->zone_selector && !running) {
+                char zone[32];
+                snprintf (zone, sizeof zone, "zone-%ld", g % 10);
+                pod->node_selector = bas_alloc (sizeof *pod->node_selector);
+                pod->node_selector[0] = s_kv ("topology.kubernetes.io/zone", zone);
+                pod->n_node_selector = 1;
+            }
             Basalt__V1__Object *pobj = s_object (BASALT__V1__OBJECT__KIND_POD);
             pobj->pod = pod;
             bas_store_upsert (store, &pobj);
@@ -552,6 +560,9 @@ s_usage (FILE *out)
                   "                     volume; also time the same cluster without them\n"
                   "  --volume-zones     --volumes, each volume in its gang's zone (nodes are\n"
                   "                     in 10 zones): every pod may use a tenth of the nodes\n"
+                  "  --zone-selector    every pending pod has a nodeSelector on its gang's zone\n"
+                  "                     (the same tenth of the nodes, without volumes); also time\n"
+                  "                     the same cluster without it\n"
                   "  --help             this text\n");
 }
 
@@ -609,7 +620,7 @@ int
 main (int argc, char **argv)
 {
     bench_opts_t o = {5000, 50000, 3,     "32",  "256Gi", 110, "1",
-                      "1Gi", NULL, true,  false, 0, false,   false, false, 0, 1};
+                      "1Gi", NULL, true,  false, 0, false,   false, false, false, 0, 1};
     enum {
         OPT_NODES = 1,
         OPT_PODS,
@@ -629,6 +640,7 @@ main (int argc, char **argv)
         OPT_SESSIONS,
         OPT_VOLUMES,
         OPT_VOLUME_ZONES,
+        OPT_ZONE_SELECTOR,
         OPT_HELP
     };
     static const struct option options[] = {
@@ -650,6 +662,7 @@ main (int argc, char **argv)
         {"sessions", required_argument, NULL, OPT_SESSIONS},
         {"volumes", no_argument, NULL, OPT_VOLUMES},
         {"volume-zones", no_argument, NULL, OPT_VOLUME_ZONES},
+        {"zone-selector", no_argument, NULL, OPT_ZONE_SELECTOR},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -710,6 +723,9 @@ main (int argc, char **argv)
             break;
         case OPT_VOLUME_ZONES:
             o.volumes = o.volume_zones = true;
+            break;
+        case OPT_ZONE_SELECTOR:
+            o.zone_selector = true;
             break;
         case OPT_HELP:
             s_usage (stdout);
@@ -777,7 +793,7 @@ main (int argc, char **argv)
                 ms[1 + n / 2], ms[o.sessions - 1], same, o.sessions);
         free (ms);
     }
-    if (o.constraints || o.racks > 0 || o.images || o.volumes) {
+    if (o.constraints || o.racks > 0 || o.images || o.volumes || o.zone_selector) {
         //  The same cluster without the constraints, HyperNodes and images,
         //  timed the same way.
         bench_opts_t plain = o;
@@ -785,6 +801,8 @@ main (int argc, char **argv)
         plain.racks = 0;
         plain.images = false;
         plain.volumes = false;
+        plain.volume_zones = false;
+        plain.zone_selector = false;
         bas_store_t *pstore = bas_store_new ();
         long pgangs = 0;
         if (s_build (pstore, &plain, &pgangs, err, sizeof err) != 0) {
