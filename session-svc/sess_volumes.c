@@ -47,12 +47,13 @@
     (each once, however many counted pods use it; a counted pod's claim
     with no volume yet, or a missing one, counts as one volume of its
     class's provisioner) plus the pod's new ones must stay within it
-    ("node(s) exceed max volume count", resolvable; a negative count, which the API server refuses, makes the node refuse
-    such pods saying so); then VolumeBinding's Filter for
-    the bound claims: the claim's PV must exist ("node(s) unavailable due
-    to one or more pvc(s) bound to non-existent pv(s)": only an ephemeral
-    volume's claim gets this far without one) and its nodeAffinity must
-    admit the node ("node(s) had volume node affinity conflict"); then
+    ("node(s) exceed max volume count", resolvable; a negative count,
+    which the API server refuses, makes the node refuse such pods saying
+    so); then VolumeBinding's Filter for the bound claims: the claim's PV
+    must exist ("node(s) unavailable due to one or more pvc(s) bound to
+    non-existent pv(s)": only an ephemeral volume's claim gets this far
+    without one) and its nodeAffinity must admit the node ("node(s) had
+    volume node affinity conflict"); then
     VolumeZone's: each PV's topology labels (failure-domain.beta...
     and topology.kubernetes.io zone and region; a value may list zones
     joined by "__") must name the node's value of that label, unless the
