@@ -44,14 +44,16 @@
     The per-node filter (sess_volumes_check) is that rule; then
     NodeVolumeLimits for CSI volumes: where the node's CSINode gives a
     driver an allocatable.count, the volumes of that driver attached there
-    (each once, however many counted pods use it) plus the pod's new ones
-    must stay within it ("node(s) exceed max volume count", resolvable; a
-    negative count, which the API server refuses, makes the node refuse
-    such pods saying so); then VolumeBinding's Filter for
-    the bound claims: the claim's PV must exist ("node(s) unavailable due
-    to one or more pvc(s) bound to non-existent pv(s)": only an ephemeral
-    volume's claim gets this far without one) and its nodeAffinity must
-    admit the node ("node(s) had volume node affinity conflict"); then
+    (each once, however many counted pods use it; a counted pod's claim
+    with no volume yet, or a missing one, counts as one volume of its
+    class's provisioner) plus the pod's new ones must stay within it
+    ("node(s) exceed max volume count", resolvable; a negative count,
+    which the API server refuses, makes the node refuse such pods saying
+    so); then VolumeBinding's Filter for the bound claims: the claim's PV
+    must exist ("node(s) unavailable due to one or more pvc(s) bound to
+    non-existent pv(s)": only an ephemeral volume's claim gets this far
+    without one) and its nodeAffinity must admit the node ("node(s) had
+    volume node affinity conflict"); then
     VolumeZone's: each PV's topology labels (failure-domain.beta...
     and topology.kubernetes.io zone and region; a value may list zones
     joined by "__") must name the node's value of that label, unless the
@@ -390,9 +392,12 @@ done:
     free (rwop);
 }
 
-//  Each CSI volume a pod's claims lead to (claim -> PV -> spec.csi), as
-//  NodeVolumeLimits counts an existing pod's: a claim or PV not found is
-//  not counted.
+//  Each CSI volume a pod's claims lead to, as NodeVolumeLimits counts an
+//  existing pod's: claim -> PV -> spec.csi; a claim with no volume yet, or
+//  whose volume does not exist, counts as one volume of its class's
+//  provisioner (the volume it will get), named after the claim, as
+//  kube-scheduler's getCSIDriverInfoFromSC does. A claim not found, or
+//  with no class or a class not found, is not counted.
 typedef void (s_csi_fn) (s_node_vols_t *nv, const char *driver, const char *unique, int delta);
 
 static void
@@ -404,15 +409,36 @@ s_pod_csi (sess_session_t *ssn, const Basalt__V1__Pod *pod, s_node_vols_t *nv, i
         char key[512];
         snprintf (key, sizeof key, "%s/%s", s_str (pod->namespace_), s_str (pod->claims[i]->name));
         const Basalt__V1__PersistentVolumeClaim *pvc = zhashx_lookup (self->claims, key);
-        if (!pvc || !pvc->volume_name || !*pvc->volume_name)
+        if (!pvc)
             continue;
-        const Basalt__V1__Object *obj = bas_store_get (
-            ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME, pvc->volume_name);
+        const Basalt__V1__Object *obj =
+            pvc->volume_name && *pvc->volume_name
+                ? bas_store_get (ssn->replica,
+                                 BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME,
+                                 pvc->volume_name)
+                : NULL;
         const Basalt__V1__PersistentVolume *pv = obj ? obj->persistent_volume : NULL;
-        if (!pv || !pv->csi_driver || !*pv->csi_driver || !pv->csi_volume_handle ||
+        char unique[1024];
+        if (!pv) {
+            //  The volume to come: the class's provisioner. The name has
+            //  a space, which keeps it apart from "driver/handle" of a PV
+            //  whose handle happens to read "ns/claim".
+            const Basalt__V1__Object *cls =
+                pvc->storage_class && *pvc->storage_class
+                    ? bas_store_get (ssn->replica,
+                                     BASALT__V1__OBJECT_KIND__OBJECT_KIND_STORAGE_CLASS,
+                                     pvc->storage_class)
+                    : NULL;
+            const char *prov = cls ? cls->storage_class->provisioner : NULL;
+            if (!prov || !*prov)
+                continue;
+            snprintf (unique, sizeof unique, "%s/ claim %s", prov, key);
+            fn (nv, prov, unique, delta);
+            continue;
+        }
+        if (!pv->csi_driver || !*pv->csi_driver || !pv->csi_volume_handle ||
             !*pv->csi_volume_handle)
             continue;
-        char unique[512];
         snprintf (unique, sizeof unique, "%s/%s", pv->csi_driver, pv->csi_volume_handle);
         fn (nv, pv->csi_driver, unique, delta);
     }
