@@ -518,7 +518,8 @@ s_affinity (bas_k8s_json_t *ctx, const cJSON *affinity, Basalt__V1__Pod *pod)
         if (!pod->affinity_terms)
             return -1;
         for (const cJSON *t = terms->child; t; t = t->next)
-            if (bas_k8s_json_node_term (ctx, t, path, &pod->affinity_terms[pod->n_affinity_terms++]) != 0)
+            if (bas_k8s_json_node_term (ctx, t, path,
+                                        &pod->affinity_terms[pod->n_affinity_terms++]) != 0)
                 return -1;
     }
     n = bas_k8s_json_count (preferred);
@@ -541,7 +542,8 @@ s_affinity (bas_k8s_json_t *ctx, const cJSON *affinity, Basalt__V1__Pod *pod)
         pod->placement->preferred_node_affinity[pod->placement->n_preferred_node_affinity++] = p;
         p->has_weight = 1;
         if (s_weight (ctx, bas_k8s_json_get (t, "weight"), ppath, &p->weight) != 0 ||
-            bas_k8s_json_node_term (ctx, bas_k8s_json_get (t, "preference"), ppath, &p->preference) != 0)
+            bas_k8s_json_node_term (ctx, bas_k8s_json_get (t, "preference"), ppath,
+                                    &p->preference) != 0)
             return -1;
     }
     return 0;
@@ -759,8 +761,7 @@ s_pod_claims (bas_k8s_json_t *ctx, const cJSON *volumes, Basalt__V1__Pod *pod)
         const char *text;
         if (pvc) {
             snprintf (path, sizeof path, "spec.volumes[%zu].persistentVolumeClaim.claimName", i);
-            if (bas_k8s_json_peek_str (ctx, bas_k8s_json_get (pvc, "claimName"), path, &text) !=
-                0)
+            if (bas_k8s_json_peek_str (ctx, bas_k8s_json_get (pvc, "claimName"), path, &text) != 0)
                 return -1;
         } else {
             snprintf (path, sizeof path, "spec.volumes[%zu].name", i);

@@ -102,20 +102,19 @@ bas_k8s_pvc_from_json (const cJSON *obj, char *err, size_t errlen)
         bas_k8s_json_str (&ctx, bas_k8s_json_get (spec, "volumeMode"), "spec.volumeMode",
                           &pvc->volume_mode) != 0 ||
         s_class (&ctx, spec, &m, &pvc->storage_class) != 0 ||
-        bas_k8s_json_str (&ctx, bas_k8s_json_get (status, "phase"), "status.phase",
-                          &pvc->phase) != 0 ||
+        bas_k8s_json_str (&ctx, bas_k8s_json_get (status, "phase"), "status.phase", &pvc->phase) !=
+            0 ||
         s_access_modes (&ctx, spec, &pvc->access_modes, &pvc->n_access_modes) != 0 ||
         bas_k8s_json_object (&ctx, bas_k8s_json_get (spec, "resources"), "spec.resources",
                              &resources) != 0 ||
-        s_storage_bytes (&ctx, bas_k8s_json_get (resources, "requests"),
-                         "spec.resources.requests", &pvc->request_bytes,
-                         &pvc->has_request_bytes) != 0 ||
+        s_storage_bytes (&ctx, bas_k8s_json_get (resources, "requests"), "spec.resources.requests",
+                         &pvc->request_bytes, &pvc->has_request_bytes) != 0 ||
         bas_k8s_json_label_selector (&ctx, bas_k8s_json_get (spec, "selector"), "spec.selector",
                                      &pvc->selector) != 0 ||
         bas_k8s_json_map_str (&ctx, m.annotations, "metadata.annotations", BAS_ANN_SELECTED_NODE,
                               &selected) != 0 ||
-        bas_k8s_json_map_str (&ctx, m.annotations, "metadata.annotations",
-                              BAS_ANN_BIND_COMPLETED, &completed) != 0 ||
+        bas_k8s_json_map_str (&ctx, m.annotations, "metadata.annotations", BAS_ANN_BIND_COMPLETED,
+                              &completed) != 0 ||
         bas_k8s_json_controller_owner (&ctx, m.owners, &owner) != 0)
         goto error;
     pvc->has_deleting = 1;
@@ -261,13 +260,15 @@ s_allowed_topologies (bas_k8s_json_t *ctx, const cJSON *obj, Basalt__V1__Storage
         size_t ne = bas_k8s_json_count (exprs);
         if (ne == 0)
             continue;
-        term->match_expressions = bas_k8s_json_alloc_array (ctx, ne, sizeof *term->match_expressions);
+        term->match_expressions =
+            bas_k8s_json_alloc_array (ctx, ne, sizeof *term->match_expressions);
         if (!term->match_expressions)
             return -1;
         for (const cJSON *e = exprs->child; e; e = e->next) {
             if (!cJSON_IsObject (e)) {
-                bas_k8s_json_fail (ctx, "allowedTopologies.matchLabelExpressions: expected an "
-                                        "object, got %s",
+                bas_k8s_json_fail (ctx,
+                                   "allowedTopologies.matchLabelExpressions: expected an "
+                                   "object, got %s",
                                    bas_k8s_json_type_name (e));
                 return -1;
             }
@@ -284,8 +285,8 @@ s_allowed_topologies (bas_k8s_json_t *ctx, const cJSON *obj, Basalt__V1__Storage
                                     "allowedTopologies.matchLabelExpressions.values",
                                     &values) != 0 ||
                 bas_k8s_json_str_list (ctx, values,
-                                       "allowedTopologies.matchLabelExpressions.values",
-                                       &r->values, &r->n_values) != 0)
+                                       "allowedTopologies.matchLabelExpressions.values", &r->values,
+                                       &r->n_values) != 0)
                 return -1;
         }
     }

@@ -5,8 +5,8 @@
 #define SESS_SNAPSHOT_ENDPOINT "ipc:///tmp/basalt/cache.sock"
 #define SESS_DELTA_ENDPOINT "ipc:///tmp/basalt/delta.sock"
 #define SESS_HTTP "127.0.0.1:8482"
-#define SESS_PERIOD_MS 1000              // --schedule-period, as Volcano's default 1 s
-#define SESS_TRIGGER_MS 20 // --session-coalesce-ms: run soon after new pending work arrives
+#define SESS_PERIOD_MS 1000 // --schedule-period, as Volcano's default 1 s
+#define SESS_TRIGGER_MS 20  // --session-coalesce-ms: run soon after new pending work arrives
 #define SESS_TRIGGER_SPACING_PCT                                                                   \
     200 // --session-spacing-pct: ...but leave twice the last session's time free after it
 #define SESS_COMMIT_TIMEOUT_MS 10000     // give up on a commit answer after this

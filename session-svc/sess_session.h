@@ -592,11 +592,11 @@ struct _sess_session_t {
     bool gang_evicting; // a gang-aware action (gangpreempt, gangreclaim) is asking the victim
                         // filters: the gang plugin lets every candidate through, as the
                         // action keeps each victim gang whole or above its minMember itself
-    struct _sess_topo_t *topo; // the HyperNodes (sess_topology.c), NULL when there are none
-    char cond_time[32];        // the session's condition timestamp ("" until first used)
+    struct _sess_topo_t *topo;       // the HyperNodes (sess_topology.c), NULL when there are none
+    char cond_time[32];              // the session's condition timestamp ("" until first used)
     struct _sess_volumes_t *volumes; // claims seen this session (sess_volumes.c), or NULL
-    const int *domain;         // when set, predicate scans see only these node indices
-    int ndomain;               // (a HyperNode's nodes), borrowed
+    const int *domain;               // when set, predicate scans see only these node indices
+    int ndomain;                     // (a HyperNode's nodes), borrowed
 };
 
 //  Build the session model from the replica (sess_model.c). Returns 0, or

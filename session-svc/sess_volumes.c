@@ -90,17 +90,17 @@ typedef struct {
 } s_csi_t;
 
 struct _sess_volumes_t {
-    zhashx_t *claims; // "ns/name" -> const Basalt__V1__PersistentVolumeClaim * (borrowed)
-    zlistx_t *owned;  // messages and per-task arrays, freed at close
-    zhashx_t *rwop;   // "ns/name" of a ReadWriteOncePod claim a pending pod uses -> int *
-                      // (pods on nodes using it), NULL until one is seen
-    bool rwop_counted; // the counts are taken (sess_volumes_open_users)
-    bool any_csi;      // a pending pod has a CSI volume (NodeVolumeLimits has work)
+    zhashx_t *claims;     // "ns/name" -> const Basalt__V1__PersistentVolumeClaim * (borrowed)
+    zlistx_t *owned;      // messages and per-task arrays, freed at close
+    zhashx_t *rwop;       // "ns/name" of a ReadWriteOncePod claim a pending pod uses -> int *
+                          // (pods on nodes using it), NULL until one is seen
+    bool rwop_counted;    // the counts are taken (sess_volumes_open_users)
+    bool any_csi;         // a pending pod has a CSI volume (NodeVolumeLimits has work)
     s_node_vols_t *nodes; // per node index, when some node has a CSI limit; else NULL
     int nnodes;
-    bool any_zones;                  // a pending pod's volume has a zone label
-    const char *(*node_zones)[4];    // per node index: its values of s_zone_keys (borrowed),
-                                     // when any_zones; else NULL
+    bool any_zones;               // a pending pod's volume has a zone label
+    const char *(*node_zones)[4]; // per node index: its values of s_zone_keys (borrowed),
+                                  // when any_zones; else NULL
 };
 
 //  One zone constraint of a bound PV (VolumeZone): its label key and value
@@ -192,7 +192,8 @@ s_volumes (sess_session_t *ssn)
         self->claims = zhashx_new ();
         self->owned = zlistx_new ();
         zlistx_set_destructor (self->owned, (zlistx_destructor_fn *)zstr_free);
-        bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME_CLAIM,
+        bas_store_foreach (ssn->replica,
+                           BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME_CLAIM,
                            s_collect_claim, self->claims);
         ssn->volumes = self;
     }
@@ -200,8 +201,8 @@ s_volumes (sess_session_t *ssn)
 }
 
 //  A message the session owns (it outlives the call, as task->held must).
-static const char *
-s_say (sess_volumes_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+static const char *s_say (sess_volumes_t *self, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
 
 static const char *
 s_say (sess_volumes_t *self, const char *fmt, ...)
@@ -276,11 +277,12 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
         snprintf (key, sizeof key, "%s/%s", ns, name);
         const Basalt__V1__PersistentVolumeClaim *pvc = zhashx_lookup (self->claims, key);
         if (!pvc) {
-            task->held = c->ephemeral ? s_say (self,
-                                               "waiting for ephemeral volume controller to "
-                                               "create the persistentvolumeclaim \"%s\"",
-                                               name)
-                                      : s_say (self, "persistentvolumeclaim \"%s\" not found", name);
+            task->held = c->ephemeral
+                             ? s_say (self,
+                                      "waiting for ephemeral volume controller to "
+                                      "create the persistentvolumeclaim \"%s\"",
+                                      name)
+                             : s_say (self, "persistentvolumeclaim \"%s\" not found", name);
             goto done;
         }
         if (bas_streq (pvc->phase, "Lost")) {
@@ -379,7 +381,8 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
             *pvs[i]->csi_volume_handle) {
             s_csi_t *c = &tv->csi[tv->ncsi++];
             c->driver = pvs[i]->csi_driver;
-            c->unique = (char *)s_say (self, "%s/%s", pvs[i]->csi_driver, pvs[i]->csi_volume_handle);
+            c->unique =
+                (char *)s_say (self, "%s/%s", pvs[i]->csi_driver, pvs[i]->csi_volume_handle);
         }
     self->any_csi |= tv->ncsi > 0;
     self->any_zones |= tv->nzones > 0;
@@ -571,8 +574,9 @@ sess_volumes_check (const sess_task_t *task, const sess_node_t *node, char *reas
     //  uses. Resolvable: evicting that pod frees the claim.
     for (int i = 0; i < tv->nrwop; i++)
         if (*tv->rwop[i] > 0) {
-            snprintf (reason, rlen, "node has pod using PersistentVolumeClaim with the same name "
-                                    "and ReadWriteOncePod access mode");
+            snprintf (reason, rlen,
+                      "node has pod using PersistentVolumeClaim with the same name "
+                      "and ReadWriteOncePod access mode");
             return SESS_PRED_UNSCHEDULABLE;
         }
     //  NodeVolumeLimits: the pod's CSI volumes not yet attached to the

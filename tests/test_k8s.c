@@ -1798,8 +1798,7 @@ test_pod_gates_and_unsupported (void **state)
          "spec.volumes[0].cinder (volume \"d\")"},
         //  What the scheduler does not need, or decides itself (claims):
         //  nothing held.
-        {"\"volumes\":[{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":\"x\"}}]",
-         NULL},
+        {"\"volumes\":[{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":\"x\"}}]", NULL},
         {"\"volumes\":[{\"name\":\"e\",\"emptyDir\":{}},{\"name\":\"s\",\"secret\":{}}],"
          "\"resourceClaims\":[],\"resources\":{}",
          NULL},
@@ -2030,18 +2029,19 @@ test_storage (void **state)
         {2, "{\"metadata\":{\"name\":\"c\"},\"volumeBindingMode\":\"Later\"}",
          "storageclass c: volumeBindingMode: \"Later\" is neither Immediate nor "
          "WaitForFirstConsumer"},
-        {2, "{\"metadata\":{\"name\":\"c\"},\"allowedTopologies\":[{\"matchLabelExpressions\":"
-            "[{\"key\":\"z\",\"values\":\"a\"}]}]}",
+        {2,
+         "{\"metadata\":{\"name\":\"c\"},\"allowedTopologies\":[{\"matchLabelExpressions\":"
+         "[{\"key\":\"z\",\"values\":\"a\"}]}]}",
          "storageclass c: allowedTopologies.matchLabelExpressions.values"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         json = s_json (bad[i].json);
         err[0] = 0;
         ProtobufCMessage *m =
-            bad[i].kind == 0   ? (ProtobufCMessage *)bas_k8s_pvc_from_json (json, err, sizeof err)
-            : bad[i].kind == 1 ? (ProtobufCMessage *)bas_k8s_pv_from_json (json, err, sizeof err)
-                               : (ProtobufCMessage *)bas_k8s_storageclass_from_json (json, err,
-                                                                                     sizeof err);
+            bad[i].kind == 0 ? (ProtobufCMessage *)bas_k8s_pvc_from_json (json, err, sizeof err)
+            : bad[i].kind == 1
+                ? (ProtobufCMessage *)bas_k8s_pv_from_json (json, err, sizeof err)
+                : (ProtobufCMessage *)bas_k8s_storageclass_from_json (json, err, sizeof err);
         if (m || strncmp (err, bad[i].want, strlen (bad[i].want)) != 0)
             print_error ("case %zu:\n got  %s\n want %s\n", i, err, bad[i].want);
         assert_null (m);

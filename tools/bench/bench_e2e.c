@@ -935,15 +935,16 @@ done:
 static void
 s_usage (FILE *out)
 {
-    fprintf (out, "usage: basalt-bench-e2e [--scale small|medium|large|restart|restart-xl|\n"
-                  "                                steady-small|steady|steady-fast|all[,…]]\n"
-                  "                        [--nodes N --gangs M --gang-size G --running K]\n"
-                  "                        [--timeout S] [--settle-ms MS] [--drain-s S]\n"
-                  "                        [--raw-inflight N] [--raw-watchers N] [--raw-rounds N]\n"
-                  "                        [--no-raw] [--bin-dir DIR] [--keep]\n"
-                  "                        [--session-arg ARG]... (a flag for session-svc, e.g.\n"
-                  "                        --session-arg=--session-spacing-pct=0; up to %d)\n"
-                  "default: --scale small,medium,steady-small\n",
+    fprintf (out,
+             "usage: basalt-bench-e2e [--scale small|medium|large|restart|restart-xl|\n"
+             "                                steady-small|steady|steady-fast|all[,…]]\n"
+             "                        [--nodes N --gangs M --gang-size G --running K]\n"
+             "                        [--timeout S] [--settle-ms MS] [--drain-s S]\n"
+             "                        [--raw-inflight N] [--raw-watchers N] [--raw-rounds N]\n"
+             "                        [--no-raw] [--bin-dir DIR] [--keep]\n"
+             "                        [--session-arg ARG]... (a flag for session-svc, e.g.\n"
+             "                        --session-arg=--session-spacing-pct=0; up to %d)\n"
+             "default: --scale small,medium,steady-small\n",
              S_MAX_SESSION_ARGS);
 }
 

@@ -619,8 +619,8 @@ s_load_conf (const char *path, bool *bad)
 int
 main (int argc, char **argv)
 {
-    bench_opts_t o = {5000, 50000, 3,     "32",  "256Gi", 110, "1",
-                      "1Gi", NULL, true,  false, 0, false,   false, false, false, 0, 1};
+    bench_opts_t o = {5000, 50000, 3, "32",  "256Gi", 110,   "1",   "1Gi", NULL,
+                      true, false, 0, false, false,   false, false, 0,     1};
     enum {
         OPT_NODES = 1,
         OPT_PODS,
