@@ -69,8 +69,13 @@ s_expect_pass (s_env_t *env, const char *const *args)
 {
     char *out = NULL;
     int rc = s_run (env, args, &out);
-    if (rc != 0)
-        fail_msg ("basalt-scenario exited %d:\n%s", rc, out);
+    if (rc != 0) {
+        //  The whole output, not cmocka's truncated message: which file
+        //  failed and why is in its FAIL and "expected" lines.
+        fprintf (stderr, "basalt-scenario exited %d:\n", rc);
+        fputs (out, stderr);
+        fail_msg ("basalt-scenario exited %d (its output is above)", rc);
+    }
     assert_non_null (strstr (out, "PASS "));
     assert_null (strstr (out, "FAIL "));
     free (out);
