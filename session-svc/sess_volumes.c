@@ -175,12 +175,20 @@ s_str (const char *s)
     return s ? s : "";
 }
 
+//  The claim index's key: "<namespace>/<name>" into key (len bytes).
+static const char *
+s_claim_key (char *key, size_t len, const char *ns, const char *name)
+{
+    snprintf (key, len, "%s/%s", s_str (ns), s_str (name));
+    return key;
+}
+
 static void
 s_collect_claim (void *arg, const Basalt__V1__Object *obj)
 {
     const Basalt__V1__PersistentVolumeClaim *pvc = obj->persistent_volume_claim;
     char key[512];
-    snprintf (key, sizeof key, "%s/%s", s_str (pvc->namespace_), s_str (pvc->name));
+    s_claim_key (key, sizeof key, pvc->namespace_, pvc->name);
     zhashx_insert (arg, key, (void *)pvc);
 }
 
@@ -274,7 +282,7 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
         const Basalt__V1__PodClaim *c = pod->claims[i];
         const char *name = s_str (c->name);
         char key[512];
-        snprintf (key, sizeof key, "%s/%s", ns, name);
+        s_claim_key (key, sizeof key, ns, name);
         const Basalt__V1__PersistentVolumeClaim *pvc = zhashx_lookup (self->claims, key);
         if (!pvc) {
             task->held = c->ephemeral
@@ -410,7 +418,7 @@ s_pod_csi (sess_session_t *ssn, const Basalt__V1__Pod *pod, s_node_vols_t *nv, i
     sess_volumes_t *self = ssn->volumes;
     for (size_t i = 0; i < pod->n_claims; i++) {
         char key[512];
-        snprintf (key, sizeof key, "%s/%s", s_str (pod->namespace_), s_str (pod->claims[i]->name));
+        s_claim_key (key, sizeof key, pod->namespace_, pod->claims[i]->name);
         const Basalt__V1__PersistentVolumeClaim *pvc = zhashx_lookup (self->claims, key);
         if (!pvc)
             continue;
@@ -557,7 +565,7 @@ sess_volumes_placed (sess_session_t *ssn, const sess_task_t *task, bool counted)
         if (pod->claims[i]->ephemeral)
             continue;
         char key[512];
-        snprintf (key, sizeof key, "%s/%s", s_str (pod->namespace_), s_str (pod->claims[i]->name));
+        s_claim_key (key, sizeof key, pod->namespace_, pod->claims[i]->name);
         int *users = zhashx_lookup (self->rwop, key);
         if (users)
             *users += counted ? 1 : -1;

@@ -619,8 +619,16 @@ s_load_conf (const char *path, bool *bad)
 int
 main (int argc, char **argv)
 {
-    bench_opts_t o = {5000, 50000, 3, "32",  "256Gi", 110,   "1",   "1Gi", NULL,
-                      true, false, 0, false, false,   false, false, 0,     1};
+    bench_opts_t o = {.nodes = 5000,
+                      .pods = 50000,
+                      .gang = 3,
+                      .node_cpu = "32",
+                      .node_memory = "256Gi",
+                      .node_pods = 110,
+                      .pod_cpu = "1",
+                      .pod_memory = "1Gi",
+                      .baseline = true,
+                      .sessions = 1};
     enum {
         OPT_NODES = 1,
         OPT_PODS,
