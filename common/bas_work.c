@@ -187,6 +187,58 @@ s_event_request (const ProtobufCMessage *msg, uint64_t id, bas_work_request_t *r
     return 0;
 }
 
+//  A claim written before its pod's bind (kube-scheduler's VolumeBinding
+//  PreBind): a static binding sets the PV's claimRef, as the PV controller
+//  would (and marks it bound by a controller, as kube-scheduler does);
+//  provisioning sets the claim's selected-node annotation. A merge patch
+//  carrying the object's uid and resourceVersion: a PV or claim re-created,
+//  or changed since the cache decided (taken by another claim meanwhile, or
+//  the same write done already), refuses it with 409.
+static int
+s_claim_request (const ProtobufCMessage *msg, uint64_t id, bas_work_request_t *req, cJSON *body,
+                 char *err, size_t errlen)
+{
+    const Basalt__V1__VolumeClaimWork *c = (const Basalt__V1__VolumeClaimWork *)msg;
+    bool statically = c->volume_name && *c->volume_name;
+    if (!s_name_ok (c->namespace_) || !s_name_ok (c->claim_name) ||
+        (statically ? !s_name_ok (c->volume_name) : !s_name_ok (c->node))) {
+        snprintf (err, errlen,
+                  "claim work %llu lacks the claim's namespace or name, or its volume or node",
+                  (unsigned long long)id);
+        return -1;
+    }
+    snprintf (req->method, sizeof req->method, "PATCH");
+    req->content_type = "application/merge-patch+json";
+    cJSON *meta = cJSON_AddObjectToObject (body, "metadata");
+    cJSON *ann;
+    if (statically) {
+        snprintf (req->path, sizeof req->path, "/api/v1/persistentvolumes/%s", c->volume_name);
+        if (c->volume_uid && *c->volume_uid)
+            cJSON_AddStringToObject (meta, "uid", c->volume_uid);
+        if (c->resource_version && *c->resource_version)
+            cJSON_AddStringToObject (meta, "resourceVersion", c->resource_version);
+        ann = cJSON_AddObjectToObject (meta, "annotations");
+        cJSON_AddStringToObject (ann, "pv.kubernetes.io/bound-by-controller", "yes");
+        cJSON *ref = cJSON_AddObjectToObject (cJSON_AddObjectToObject (body, "spec"), "claimRef");
+        cJSON_AddStringToObject (ref, "kind", "PersistentVolumeClaim");
+        cJSON_AddStringToObject (ref, "apiVersion", "v1");
+        cJSON_AddStringToObject (ref, "namespace", c->namespace_);
+        cJSON_AddStringToObject (ref, "name", c->claim_name);
+        if (c->claim_uid && *c->claim_uid)
+            cJSON_AddStringToObject (ref, "uid", c->claim_uid);
+        return 0;
+    }
+    snprintf (req->path, sizeof req->path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s",
+              c->namespace_, c->claim_name);
+    if (c->claim_uid && *c->claim_uid)
+        cJSON_AddStringToObject (meta, "uid", c->claim_uid);
+    if (c->resource_version && *c->resource_version)
+        cJSON_AddStringToObject (meta, "resourceVersion", c->resource_version);
+    ann = cJSON_AddObjectToObject (meta, "annotations");
+    cJSON_AddStringToObject (ann, "volume.kubernetes.io/selected-node", c->node);
+    return 0;
+}
+
 //  "pod P is already assigned to node \"N\"": done if N is ours (the bind
 //  was re-issued after a lost result).
 static bool
@@ -211,6 +263,8 @@ static const bas_work_kind_t s_kinds[] = {
      &basalt__v1__pod_condition_work__descriptor, s_pod_condition_request, NULL},
     {BASALT__V1__WORK__ITEM_EVENT, "event", &basalt__v1__event_work__descriptor, s_event_request,
      NULL},
+    {BASALT__V1__WORK__ITEM_CLAIM, "claim", &basalt__v1__volume_claim_work__descriptor,
+     s_claim_request, NULL},
 };
 #define S_NKINDS (sizeof s_kinds / sizeof s_kinds[0])
 
