@@ -50,18 +50,24 @@ cache_binders_dispatch (cache_t *self)
     int64_t now = bas_mono_ms ();
     if (!cache_svc_leading (self))
         return; // a standby has no work; a lost leader hands out none
+    //  Binds whose gang's claims are now bound (cache_claims.c).
+    cache_model_take_ready (self->model, cache_binders_on_work, self);
     while (bas_workq_dispatcher_next (self->work, &identity, &work, now)) {
         //  A bind the API has already done (seen through the watch: the
         //  result of a lost binder, a re-issued item) or can no longer do
         //  (the pod is gone or on another node) is settled here, not sent.
+        //  Likewise a claim write the watch shows done, or that nothing
+        //  waits for any more (cache_claims.c).
         int moot = work->item_case == BASALT__V1__WORK__ITEM_BIND
                        ? cache_model_bind_moot (self->model, work->bind)
+                   : work->item_case == BASALT__V1__WORK__ITEM_CLAIM
+                       ? cache_claims_moot (self->model, work->claim)
                        : 0;
         if (moot != 0) {
             Basalt__V1__Work *w = bas_workq_dispatcher_done (self->work, identity, work->work_id);
             if (w) {
-                cache_model_bind_result (self->model, w->bind, moot > 0,
-                                         "the pod is gone or bound to another node");
+                cache_model_work_result (self->model, w, moot > 0,
+                                         "the object is gone or changed since");
                 s_count_result (self, bas_work_name (w), moot > 0);
                 bas_metrics_add (self->metrics, "basalt_work_settled_total", NULL, 1);
                 basalt__v1__work__free_unpacked (w, NULL);
@@ -230,6 +236,8 @@ cache_binders_on_heartbeat (zloop_t *loop, int timer_id, void *arg)
         if (requeued)
             bas_warn ("work_reissued", "items=%d", requeued);
     }
+    //  Gangs whose claims took too long are pending again.
+    cache_claims_expire (self->model, now);
     bas_metrics_set (self->metrics, "basalt_binders", NULL,
                      (double)bas_workq_dispatcher_binders (self->work));
     cache_binders_dispatch (self);

@@ -135,7 +135,9 @@ s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn 
     char buf[256];
     zhashx_t *tentative = zhashx_new (); // node -> bas_res_t for this job
     zhashx_set_destructor (tentative, (zhashx_destructor_fn *)zstr_free);
-    zhashx_t *seen = zhashx_new (); // pod uids of this job so far
+    zhashx_t *seen = zhashx_new ();   // pod uids of this job so far
+    zhashx_t *claims = zhashx_new (); // claim uids and PV names this job took so far
+    bool gated = false;               // some pod's claims are written before the binds
     for (size_t k = cc->start[g]; k < cc->start[g + 1] && !reason; k++) {
         const Basalt__V1__Placement *pl = commit->placements[cc->order[k]];
         if (pl->pipelined)
@@ -155,6 +157,10 @@ s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn 
         if (t)
             bas_res_add (&sum, t);
         reason = s_check_placement (self, pl, &sum, &req, buf, sizeof buf);
+        if (!reason && pl->n_claims) {
+            reason = cache_claims_check (self, pl, claims, buf, sizeof buf);
+            gated = true;
+        }
         if (!reason) {
             if (!t) {
                 t = bas_alloc (sizeof *t);
@@ -163,6 +169,9 @@ s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn 
             bas_res_add (t, &req);
         }
     }
+    //  A gang whose claims are written first: its binds wait for them
+    //  (cache_claims.c).
+    cache_gate_t *gate = !reason && gated ? cache_claims_gate_new (self, first->job_uid) : NULL;
     for (size_t k = cc->start[g]; k < cc->start[g + 1]; k++) {
         const Basalt__V1__Placement *pl = commit->placements[cc->order[k]];
         if (pl->pipelined) {
@@ -207,13 +216,23 @@ s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn 
         b->name = bas_strdup (pod->name ? pod->name : "");
         b->node = bas_strdup (pl->node);
         Basalt__V1__Work *w = bas_work_new (BASALT__V1__WORK__ITEM_BIND, &b->base);
-        fn (arg, &w);
+        if (gate) {
+            cache_claims_add (self, gate, pl, fn, arg);
+            cache_claims_hold (gate, &w);
+        } else
+            fn (arg, &w);
+    }
+    //  Claims bound already (or nothing left to write) open the gate now.
+    if (gate) {
+        cache_claims_opened (self, gate);
+        cache_model_take_ready (self, fn, arg);
     }
     if (reason)
         bas_debug ("gang_rejected", "job=%s reason=\"%s\"", first->job_uid ? first->job_uid : "-",
                    reason);
     zhashx_destroy (&tentative);
     zhashx_destroy (&seen);
+    zhashx_destroy (&claims);
 }
 
 static void
@@ -479,18 +498,24 @@ cache_model_bind_result (cache_model_t *self, const Basalt__V1__BindWork *bind, 
 {
     if (ok || !bind->pod_uid)
         return 0;
-    const Basalt__V1__Pod *pod = bas_store_pod (self->store, bind->pod_uid);
     self->stats.bind_failures++;
     bas_warn ("bind_failed", "pod=%s/%s node=%s reason=\"%s\"", bind->namespace_, bind->name,
               bind->node, reason ? reason : "");
+    cache_model_release (self, bind);
+    return 0;
+}
+
+void
+cache_model_release (cache_model_t *self, const Basalt__V1__BindWork *bind)
+{
+    const Basalt__V1__Pod *pod = bind->pod_uid ? bas_store_pod (self->store, bind->pod_uid) : NULL;
     if (!pod || !pod->assumed_node || strcmp (pod->assumed_node, bind->node ? bind->node : "") != 0)
-        return 0;
+        return;
     //  Release the assumption: the pod is pending again for the next session.
     cache_model_uncharge (self, bind->pod_uid);
     bas_store_pod_set_assumed (self->store, bind->pod_uid, NULL);
     cache_model_charge (self, pod);
     cache_model_mark (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, bind->pod_uid);
-    return 0;
 }
 
 int
@@ -547,6 +572,12 @@ s_evict_applied (cache_model_t *self, const ProtobufCMessage *msg, bool ok, cons
 }
 
 static void
+s_claim_applied (cache_model_t *self, const ProtobufCMessage *msg, bool ok, const char *message)
+{
+    cache_claims_result (self, (const Basalt__V1__VolumeClaimWork *)msg, ok, message);
+}
+
+static void
 s_status_applied (cache_model_t *self, const ProtobufCMessage *msg, bool ok, const char *message)
 {
     (void)message;
@@ -566,6 +597,7 @@ static const struct {
     {BASALT__V1__WORK__ITEM_STATUS, s_status_applied},
     {BASALT__V1__WORK__ITEM_POD_CONDITION, NULL},
     {BASALT__V1__WORK__ITEM_EVENT, NULL},
+    {BASALT__V1__WORK__ITEM_CLAIM, s_claim_applied},
 };
 
 int

@@ -26,6 +26,9 @@
 //  results queued on it). A binder's liveness is judged by the application
 //  (CACHE_BINDER_TIMEOUT_MS on its heartbeats), not by this.
 #define CACHE_WORK_ZMTP_TIMEOUT_MS 60000
+//  How long a gang's claims may take to be bound before its binds are given
+//  up (cache_claims.c): kube-scheduler's VolumeBinding bindTimeoutSeconds.
+#define CACHE_VOLUME_BIND_TIMEOUT_MS 600000
 #define CACHE_COMMIT_SLICE_US 5000 // a commit slice holds the reactor about this long
 #define CACHE_SNAPSHOT_PART 1000   // objects in one part of a snapshot
 #define CACHE_COMMIT_STEP_ITEMS 32 // items between two looks at the clock

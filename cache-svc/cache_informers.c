@@ -11,6 +11,7 @@
 */
 #include "cache_informers.h"
 #include "bas_util.h"
+#include "cache_binders.h"
 #include "cache_defaults.h"
 
 static void s_check_synced (cache_t *self);
@@ -67,6 +68,9 @@ cache_informers_on_event (void *arg, bas_kube_event_t type, const cJSON *object)
     }
     if (cache_model_api_event (self->model, ia->kind->kind, (int)type, object) != 0)
         bas_metrics_add (self->metrics, "basalt_api_decode_errors_total", NULL, 1);
+    //  A claim the watch shows bound may open its gang's binds.
+    if (cache_model_has_ready (self->model))
+        cache_binders_dispatch (self);
     if (cache_model_dirty_count (self->model) >= CACHE_DELTA_MAX_OBJECTS)
         cache_svc_flush (self);
 }

@@ -35,6 +35,11 @@ static const bas_metric_desc_t s_families[] = {
     {"basalt_nodes_out_of_sync", BAS_METRIC_GAUGE, "Nodes whose accounted idle is negative"},
     {"basalt_node_out_of_sync_events_total", BAS_METRIC_COUNTER, "Times a node went out of sync"},
     {"basalt_bind_failures_total", BAS_METRIC_COUNTER, "Binds that failed and were released"},
+    {"basalt_claim_writes_total", BAS_METRIC_COUNTER,
+     "Claims written before their pods' binds (a PV's claimRef, a claim's selected node)"},
+    {"basalt_claim_gates_failed_total", BAS_METRIC_COUNTER,
+     "Gangs whose claims failed to be written or bound: their pods pending again, none bound"},
+    {"basalt_claim_gates", BAS_METRIC_GAUGE, "Gangs whose binds wait for their claims"},
     {"basalt_work_settled_total", BAS_METRIC_COUNTER,
      "Binds settled without an API write: the watch showed the pod bound "
      "already, or gone, when the work's turn came (a re-issued item)"},
@@ -63,6 +68,10 @@ cache_metrics_update (bas_metrics_t *m, cache_model_t *model, bas_workq_dispatch
     bas_metrics_set_total (m, "basalt_node_out_of_sync_events_total", NULL,
                            (double)st.out_of_sync_events);
     bas_metrics_set_total (m, "basalt_bind_failures_total", NULL, (double)st.bind_failures);
+    bas_metrics_set_total (m, "basalt_claim_writes_total", NULL, (double)st.claim_writes);
+    bas_metrics_set_total (m, "basalt_claim_gates_failed_total", NULL,
+                           (double)st.claim_gates_failed);
+    bas_metrics_set (m, "basalt_claim_gates", NULL, (double)cache_model_claim_gates (model));
     bas_metrics_set_total (m, "basalt_commit_statuses_total", "result=\"accepted\"",
                            (double)st.statuses_accepted);
     bas_metrics_set_total (m, "basalt_commit_statuses_total", "result=\"rejected\"",

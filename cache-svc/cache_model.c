@@ -113,6 +113,7 @@ cache_model_new (uint64_t epoch, const char *scheduler_names)
     self->evicting = zhashx_new ();
     self->nominated = zhashx_new ();
     zhashx_set_destructor (self->nominated, (zhashx_destructor_fn *)zstr_free);
+    cache_claims_init (self);
     return self;
 }
 
@@ -135,6 +136,7 @@ cache_model_destroy (cache_model_t **self_p)
     bas_hash_destroy (&self->status_previous);
     zhashx_destroy (&self->evicting);
     zhashx_destroy (&self->nominated);
+    cache_claims_fini (self);
     free (self);
     *self_p = NULL;
 }
@@ -432,6 +434,8 @@ cache_model_upsert (cache_model_t *self, Basalt__V1__Object **obj_p)
             s_account (self, keycopy);
             s_check_node (self, keycopy);
         }
+        if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME_CLAIM)
+            cache_claims_on_claim (self, keycopy);
     }
     free (keycopy);
 }
@@ -448,6 +452,8 @@ cache_model_delete (cache_model_t *self, Basalt__V1__ObjectKind kind, const char
     }
     if (bas_store_delete (self->store, kind, key) == 0)
         cache_model_mark (self, kind, key);
+    if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME_CLAIM)
+        cache_claims_on_claim (self, key);
     if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP)
         bas_hash_delete (self->status_previous, key);
     if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE) {

@@ -161,6 +161,23 @@ int cache_model_evict_result (cache_model_t *self, const Basalt__V1__EvictWork *
 //  rolled back to `previous` if the group has not changed since.
 int cache_model_status_result (cache_model_t *self, const Basalt__V1__StatusWork *status, bool ok);
 
+//  Claims written before their gangs' binds (cache_claims.c). A binder's
+//  result for a claim write (through cache_model_work_result).
+void cache_claims_result (cache_model_t *self, const Basalt__V1__VolumeClaimWork *w, bool ok,
+                          const char *message);
+//  Whether a claim write is still to be done, as cache_model_bind_moot
+//  says of a bind: 0 yes; 1 no, the watch shows it done; -1 no, nothing
+//  waits for it any more.
+int cache_claims_moot (cache_model_t *self, const Basalt__V1__VolumeClaimWork *w);
+//  Give up the gates older than the volume bind timeout (their gangs'
+//  pods are pending again). Returns how many.
+int cache_claims_expire (cache_model_t *self, int64_t now_ms);
+void cache_model_set_volume_bind_timeout (cache_model_t *self, int64_t ms);
+//  Gangs whose claims are being written or awaited.
+size_t cache_model_claim_gates (cache_model_t *self);
+//  Binds a gate released since the last take, handed to fn (taken).
+bool cache_model_has_ready (cache_model_t *self);
+void cache_model_take_ready (cache_model_t *self, cache_work_fn *fn, void *arg);
 //  Counters for metrics (cache_model_stats_t, cache_model_types.h).
 void cache_model_stats (cache_model_t *self, cache_model_stats_t *stats);
 

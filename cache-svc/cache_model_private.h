@@ -8,6 +8,7 @@
 #include "bas_hash.h"
 #include "bas_resource.h"
 #include "bas_store.h"
+#include "cache_model.h"
 #include "cache_model_types.h"
 
 #include <czmq.h>
@@ -36,9 +37,35 @@ struct _cache_model_t {
     bas_hash_t *status_previous; // pod group uid -> packed previous status (zchunk_t*)
     zhashx_t *evicting;          // pod uid -> "1" (marked Releasing by us) or "api" (by the API)
     zhashx_t *nominated;         // pod uid -> node written as status.nominatedNodeName
+    //  Claims written before their gangs' binds (cache_claims.c).
+    zlistx_t *gates;                // cache_gate_t *, owned
+    zhashx_t *gate_of_claim;        // claim uid -> cache_gate_t * (borrowed)
+    zhashx_t *pv_taken;             // PV name -> claim uid a gate chose it for (borrowed)
+    zlistx_t *ready;                // Basalt__V1__Work *: binds a gate released
+    int64_t volume_bind_timeout_ms; // a gate failing after this long
     cache_model_stats_t stats;
 };
 
+//  The claims of one gang being written (cache_claims.c).
+typedef struct _cache_gate_t cache_gate_t;
+void cache_claims_init (cache_model_t *self);
+void cache_claims_fini (cache_model_t *self);
+//  Why the placement's claims cannot be taken now, or NULL. `gang_taken`
+//  holds the claims and PVs this gang took before it.
+const char *cache_claims_check (cache_model_t *self, const Basalt__V1__Placement *pl,
+                                zhashx_t *gang_taken, char *buf, size_t len);
+cache_gate_t *cache_claims_gate_new (cache_model_t *self, const char *job_uid);
+//  Assume the placement's claims in the gate; their writes go to fn.
+void cache_claims_add (cache_model_t *self, cache_gate_t *g, const Basalt__V1__Placement *pl,
+                       cache_work_fn *fn, void *arg);
+//  The gate keeps a bind (taken) until its claims are bound.
+void cache_claims_hold (cache_gate_t *g, Basalt__V1__Work **work_p);
+//  After the gang's pods are added: a gate with nothing to wait for opens.
+void cache_claims_opened (cache_model_t *self, cache_gate_t *g);
+//  A claim changed or went away (the watch).
+void cache_claims_on_claim (cache_model_t *self, const char *uid);
+//  Release an assumed pod: pending again (a failed bind, a failed gate).
+void cache_model_release (cache_model_t *self, const Basalt__V1__BindWork *bind);
 //  Note a change of kind/key for the next delta.
 void cache_model_mark (cache_model_t *self, Basalt__V1__ObjectKind kind, const char *key);
 //  Count a pod on its node (its assumed node while it is being bound), and

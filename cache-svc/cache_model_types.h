@@ -18,6 +18,8 @@ typedef struct {
     unsigned long evictions_accepted;
     unsigned long evictions_rejected;
     unsigned long out_of_sync_events; // times a node went out of sync
+    unsigned long claim_writes;       // claims written before their pods' binds
+    unsigned long claim_gates_failed; // gangs whose claims failed: nothing bound
 } cache_model_stats_t;
 
 #endif

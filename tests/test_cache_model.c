@@ -189,6 +189,8 @@ typedef struct {
     Basalt__V1__PodGroupStatus status[4];
     Basalt__V1__Eviction ev[4];
     Basalt__V1__Eviction *evptrs[4];
+    Basalt__V1__ClaimBinding cb[8]; // claims of the placements (s_needs)
+    Basalt__V1__ClaimBinding *cbp[8];
     Basalt__V1__Commit commit;
 } s_commit_t;
 
@@ -1317,6 +1319,344 @@ test_unschedulable_condition_and_event (void **state)
 
 //  Every member of Work's oneof has a row in cache_commit.c's result table:
 //  a result of any kind is taken (0), one of no kind refused (-1).
+// ------------------------------------------------------------ claims
+
+#define K_PVC BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME_CLAIM
+#define K_PV BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME
+
+//  A claim of class "wait" in "default" as the API lists it: unbound
+//  unless `volume` is given (then Bound), with a selected node or none.
+static void
+s_claim (cache_model_t *model, int event, const char *uid, const char *name, const char *rv,
+         const char *volume, const char *selected)
+{
+    char ann[256] = "", vol[256] = "";
+    if (selected)
+        snprintf (ann, sizeof ann,
+                  ",\"annotations\":{\"volume.kubernetes.io/selected-node\":\"%s\"}", selected);
+    if (volume)
+        snprintf (vol, sizeof vol, ",\"volumeName\":\"%s\"", volume);
+    char text[2048];
+    snprintf (text, sizeof text,
+              "{\"kind\":\"PersistentVolumeClaim\",\"apiVersion\":\"v1\","
+              "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"%s\","
+              "\"resourceVersion\":\"%s\"%s},"
+              "\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"storageClassName\":\"wait\","
+              "\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}%s},"
+              "\"status\":{\"phase\":\"%s\"}}",
+              name, uid, rv, ann, vol, volume ? "Bound" : "Pending");
+    cJSON *json = s_parse (text);
+    assert_int_equal (cache_model_api_event (model, K_PVC, event, json), 0);
+    cJSON_Delete (json);
+}
+
+//  A PV of class "wait", Available, or naming a claim (then Bound).
+static void
+s_pv (cache_model_t *model, int event, const char *name, const char *rv, const char *claim,
+      const char *claim_uid)
+{
+    char ref[256] = "";
+    if (claim)
+        snprintf (ref, sizeof ref,
+                  ",\"claimRef\":{\"namespace\":\"default\",\"name\":\"%s\",\"uid\":\"%s\"}", claim,
+                  claim_uid);
+    char text[2048];
+    snprintf (text, sizeof text,
+              "{\"kind\":\"PersistentVolume\",\"apiVersion\":\"v1\","
+              "\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\",\"resourceVersion\":\"%s\"},"
+              "\"spec\":{\"capacity\":{\"storage\":\"1Gi\"},\"accessModes\":[\"ReadWriteOnce\"],"
+              "\"storageClassName\":\"wait\"%s},"
+              "\"status\":{\"phase\":\"%s\"}}",
+              name, name, rv, ref, claim ? "Bound" : "Available");
+    cJSON *json = s_parse (text);
+    assert_int_equal (cache_model_api_event (model, K_PV, event, json), 0);
+    cJSON_Delete (json);
+}
+
+//  The last placement of c needs claim uid/name, bound to volume (NULL:
+//  provisioned on its node). `slot` picks storage for the binding.
+static void
+s_needs (s_commit_t *c, int slot, const char *uid, const char *name, const char *volume)
+{
+    Basalt__V1__Placement *pl = &c->pl[c->commit.n_placements - 1];
+    assert_true (slot < 8);
+    basalt__v1__claim_binding__init (&c->cb[slot]);
+    c->cb[slot].claim_uid = (char *)uid;
+    c->cb[slot].namespace_ = "default";
+    c->cb[slot].name = (char *)name;
+    c->cb[slot].volume_name = (char *)volume;
+    c->cbp[slot] = &c->cb[slot];
+    pl->claims = &c->cbp[slot];
+    pl->n_claims = 1;
+}
+
+static int
+s_count_kind (const s_works_t *w, Basalt__V1__Work__ItemCase kind)
+{
+    int n = 0;
+    for (int i = 0; i < w->n; i++)
+        n += w->items[i]->item_case == kind;
+    return n;
+}
+
+static const Basalt__V1__VolumeClaimWork *
+s_claim_work (const s_works_t *w, const char *claim_uid)
+{
+    for (int i = 0; i < w->n; i++)
+        if (w->items[i]->item_case == BASALT__V1__WORK__ITEM_CLAIM &&
+            strcmp (w->items[i]->claim->claim_uid, claim_uid) == 0)
+            return w->items[i]->claim;
+    fail_msg ("no claim work for %s", claim_uid);
+    return NULL;
+}
+
+static const Basalt__V1__Work *
+s_work_of (const s_works_t *w, const char *claim_uid)
+{
+    for (int i = 0; i < w->n; i++)
+        if (w->items[i]->item_case == BASALT__V1__WORK__ITEM_CLAIM &&
+            strcmp (w->items[i]->claim->claim_uid, claim_uid) == 0)
+            return w->items[i];
+    return NULL;
+}
+
+static bool
+s_assumed (cache_model_t *model, const char *uid)
+{
+    const Basalt__V1__Pod *pod = bas_store_pod (cache_model_store (model), uid);
+    return pod && pod->assumed_node && *pod->assumed_node;
+}
+
+//  Node n1, gang g1 of p1 and p2, claims c1 and c2 unbound, pv1 Available.
+static cache_model_t *
+s_claims_model (void)
+{
+    cache_model_t *model = cache_model_new (7, "basalt");
+    s_node (model, BAS_KUBE_ADDED, "n1", "4", "8Gi");
+    s_pg (model, "g1", "pg1", 2, "Inqueue");
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "p1", .name = "p1", .group = "pg1"});
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "p2", .name = "p2", .group = "pg1"});
+    s_claim (model, BAS_KUBE_ADDED, "cu1", "c1", "10", NULL, NULL);
+    s_claim (model, BAS_KUBE_ADDED, "cu2", "c2", "11", NULL, NULL);
+    s_pv (model, BAS_KUBE_ADDED, "pv1", "12", NULL, NULL);
+    return model;
+}
+
+//  kube-scheduler's PreBind, in the cache: a gang's claims are written
+//  first (the PV's claimRef for a static binding, the claim's selected
+//  node for provisioning), with the objects' resourceVersions as
+//  preconditions; its pods are bound only once the watch shows every
+//  claim bound. Until then the claims and the PV are taken: another gang
+//  proposing them is refused.
+static void
+test_claims_written_before_binds (void **state)
+{
+    (void)state;
+    cache_model_t *model = s_claims_model ();
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "p1", "n1", "g1", "1");
+    s_needs (&c, 0, "cu1", "c1", "pv1");
+    s_place (&c, "p2", "n1", "g1", "1");
+    s_needs (&c, 1, "cu2", "c2", NULL);
+    s_works_t works = {0};
+    int accepted = 0;
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 2);
+    s_result_free (r);
+    assert_int_equal (s_count_kind (&works, BASALT__V1__WORK__ITEM_BIND), 0);
+    assert_int_equal (s_count_kind (&works, BASALT__V1__WORK__ITEM_CLAIM), 2);
+    assert_true (s_assumed (model, "p1") && s_assumed (model, "p2"));
+    assert_int_equal (cache_model_claim_gates (model), 1);
+    const Basalt__V1__VolumeClaimWork *w1 = s_claim_work (&works, "cu1");
+    assert_string_equal (w1->volume_name, "pv1");
+    assert_string_equal (w1->volume_uid, "uid-pv1");
+    assert_string_equal (w1->resource_version, "12"); // the PV's
+    const Basalt__V1__VolumeClaimWork *w2 = s_claim_work (&works, "cu2");
+    assert_null (w2->volume_name);
+    assert_string_equal (w2->node, "n1");
+    assert_string_equal (w2->resource_version, "11"); // the claim's
+    //  The requests the binder makes of them.
+    bas_work_request_t req;
+    char err[256];
+    assert_int_equal (bas_work_request (s_work_of (&works, "cu1"), &req, err, sizeof err), 0);
+    assert_string_equal (req.path, "/api/v1/persistentvolumes/pv1");
+    assert_non_null (strstr (req.body, "\"claimRef\":{\"kind\":\"PersistentVolumeClaim\""));
+    assert_non_null (strstr (req.body, "\"resourceVersion\":\"12\""));
+    free (req.body);
+    assert_int_equal (bas_work_request (s_work_of (&works, "cu2"), &req, err, sizeof err), 0);
+    assert_string_equal (req.path, "/api/v1/namespaces/default/persistentvolumeclaims/c2");
+    assert_non_null (strstr (req.body, "\"volume.kubernetes.io/selected-node\":\"n1\""));
+    free (req.body);
+
+    //  Another gang may take neither the claims nor the PV meanwhile.
+    s_pg (model, "g2", "pg2", 1, "Inqueue");
+    s_pod (model, BAS_KUBE_ADDED, (s_pod_t){.uid = "p3", .name = "p3", .group = "pg2"});
+    s_claim (model, BAS_KUBE_ADDED, "cu3", "c3", "13", NULL, NULL);
+    s_commit_t c2;
+    s_commit_init (&c2);
+    s_place (&c2, "p3", "n1", "g2", "1");
+    s_needs (&c2, 2, "cu1", "c1", NULL);
+    s_works_t w2s = {0};
+    r = s_run (model, &c2, &w2s, &accepted);
+    assert_int_equal (accepted, 0);
+    assert_non_null (strstr (s_item (r, "p3")->reason, "is being bound for another pod"));
+    s_result_free (r);
+    s_commit_init (&c2);
+    s_place (&c2, "p3", "n1", "g2", "1");
+    s_needs (&c2, 2, "cu3", "c3", "pv1");
+    r = s_run (model, &c2, &w2s, &accepted);
+    assert_int_equal (accepted, 0);
+    assert_non_null (strstr (s_item (r, "p3")->reason, "persistentvolume \"pv1\" is no longer"));
+    s_result_free (r);
+    assert_int_equal (w2s.n, 0);
+
+    //  The writes succeed and the PV controller binds c1: c2 is not yet
+    //  bound, so nothing is bound.
+    assert_int_equal (cache_model_work_result (model, s_work_of (&works, "cu1"), true, NULL), 0);
+    s_pv (model, BAS_KUBE_MODIFIED, "pv1", "14", "c1", "cu1");
+    s_claim (model, BAS_KUBE_MODIFIED, "cu1", "c1", "15", "pv1", NULL);
+    assert_int_equal (cache_model_work_result (model, s_work_of (&works, "cu2"), true, NULL), 0);
+    s_claim (model, BAS_KUBE_MODIFIED, "cu2", "c2", "16", NULL, "n1");
+    assert_false (cache_model_has_ready (model));
+    //  The provisioner's volume is bound to c2: the gang's binds go out.
+    s_claim (model, BAS_KUBE_MODIFIED, "cu2", "c2", "17", "pvc-cu2", "n1");
+    assert_true (cache_model_has_ready (model));
+    s_works_t binds = {0};
+    cache_model_take_ready (model, s_collect, &binds);
+    assert_int_equal (binds.n, 2);
+    assert_int_equal (s_count_kind (&binds, BASALT__V1__WORK__ITEM_BIND), 2);
+    assert_int_equal (cache_model_claim_gates (model), 0);
+    cache_model_stats_t st;
+    cache_model_stats (model, &st);
+    assert_int_equal (st.claim_writes, 2);
+    assert_int_equal (st.claim_gates_failed, 0);
+    s_works_clear (&binds);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
+//  A claim write that fails gives the whole gang up: no pod bound, each
+//  pending again, the claims and the PV free for the next session.
+static void
+test_claims_failure_releases_gang (void **state)
+{
+    (void)state;
+    cache_model_t *model = s_claims_model ();
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "p1", "n1", "g1", "1");
+    s_needs (&c, 0, "cu1", "c1", "pv1");
+    s_place (&c, "p2", "n1", "g1", "1");
+    s_needs (&c, 1, "cu2", "c2", NULL);
+    s_works_t works = {0};
+    int accepted = 0;
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 2);
+    s_result_free (r);
+    assert_int_equal (cache_model_work_result (model, s_work_of (&works, "cu2"), true, NULL), 0);
+    assert_int_equal (cache_model_work_result (model, s_work_of (&works, "cu1"), false,
+                                               "the object has been modified"),
+                      0);
+    assert_false (s_assumed (model, "p1"));
+    assert_false (s_assumed (model, "p2"));
+    assert_false (cache_model_has_ready (model));
+    assert_int_equal (cache_model_claim_gates (model), 0);
+    //  A claim bound later changes nothing: its gate is gone.
+    s_claim (model, BAS_KUBE_MODIFIED, "cu2", "c2", "20", "pvc-cu2", "n1");
+    assert_false (cache_model_has_ready (model));
+    //  The moot check: nothing waits for a write of c1 any more.
+    assert_int_equal (cache_claims_moot (model, s_claim_work (&works, "cu1")), -1);
+    s_works_clear (&works);
+
+    //  Proposed again, the gang waits; past the bind timeout it is given up.
+    s_commit_init (&c);
+    s_place (&c, "p1", "n1", "g1", "1");
+    s_needs (&c, 0, "cu1", "c1", "pv1");
+    r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 1);
+    s_result_free (r);
+    assert_int_equal (cache_model_claim_gates (model), 1);
+    assert_int_equal (cache_claims_moot (model, s_claim_work (&works, "cu1")), 0);
+    cache_model_set_volume_bind_timeout (model, 1000);
+    assert_int_equal (cache_claims_expire (model, bas_mono_ms ()), 0);
+    assert_int_equal (cache_claims_expire (model, bas_mono_ms () + 2000), 1);
+    assert_false (s_assumed (model, "p1"));
+    assert_int_equal (cache_model_claim_gates (model), 0);
+    cache_model_stats_t st;
+    cache_model_stats (model, &st);
+    assert_int_equal (st.claim_gates_failed, 2);
+    s_works_clear (&works);
+
+    //  A claim deleted while its gang waits gives the gang up too.
+    s_commit_init (&c);
+    s_place (&c, "p1", "n1", "g1", "1");
+    s_needs (&c, 0, "cu1", "c1", "pv1");
+    r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 1);
+    s_result_free (r);
+    cJSON *del = s_parse ("{\"metadata\":{\"name\":\"c1\",\"namespace\":\"default\","
+                          "\"uid\":\"cu1\"}}");
+    assert_int_equal (cache_model_api_event (model, K_PVC, BAS_KUBE_DELETED, del), 0);
+    cJSON_Delete (del);
+    assert_false (s_assumed (model, "p1"));
+    assert_int_equal (cache_model_claim_gates (model), 0);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+}
+
+//  What a cache killed after its writes left behind (a PV naming the
+//  claim, a claim naming the node) is not written again; a claim being
+//  provisioned on another node, or bound to another PV, refuses the gang.
+static void
+test_claims_not_written_twice (void **state)
+{
+    (void)state;
+    cache_model_t *model = s_claims_model ();
+    s_pv (model, BAS_KUBE_MODIFIED, "pv1", "30", "c1", "cu1");
+    s_claim (model, BAS_KUBE_MODIFIED, "cu2", "c2", "31", NULL, "n1");
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "p1", "n1", "g1", "1");
+    s_needs (&c, 0, "cu1", "c1", "pv1");
+    s_place (&c, "p2", "n1", "g1", "1");
+    s_needs (&c, 1, "cu2", "c2", NULL);
+    s_works_t works = {0};
+    int accepted = 0;
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 2);
+    s_result_free (r);
+    assert_int_equal (works.n, 0); // no write, no bind yet
+    assert_int_equal (cache_model_claim_gates (model), 1);
+    s_claim (model, BAS_KUBE_MODIFIED, "cu1", "c1", "32", "pv1", NULL);
+    s_claim (model, BAS_KUBE_MODIFIED, "cu2", "c2", "33", "pvc-cu2", "n1");
+    cache_model_take_ready (model, s_collect, &works);
+    assert_int_equal (s_count_kind (&works, BASALT__V1__WORK__ITEM_BIND), 2);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+
+    model = s_claims_model ();
+    s_claim (model, BAS_KUBE_MODIFIED, "cu2", "c2", "40", NULL, "n9");
+    s_commit_init (&c);
+    s_place (&c, "p2", "n1", "g1", "1");
+    s_needs (&c, 0, "cu2", "c2", NULL);
+    r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 0);
+    assert_non_null (strstr (s_item (r, "p2")->reason, "already being provisioned on node n9"));
+    s_result_free (r);
+    s_claim (model, BAS_KUBE_MODIFIED, "cu1", "c1", "41", "pv-other", NULL);
+    s_commit_init (&c);
+    s_place (&c, "p1", "n1", "g1", "1");
+    s_needs (&c, 0, "cu1", "c1", "pv1");
+    r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 0);
+    assert_non_null (strstr (s_item (r, "p1")->reason, "was bound to volume \"pv-other\""));
+    s_result_free (r);
+    assert_int_equal (works.n, 0);
+    assert_false (s_assumed (model, "p1") || s_assumed (model, "p2"));
+    cache_model_destroy (&model);
+}
+
 static void
 test_work_result_table (void **state)
 {
@@ -1361,6 +1701,9 @@ main (void)
         cmocka_unit_test_setup (test_status_unknown_uid, util_log_quiet),
         cmocka_unit_test_setup (test_bad_api_objects, util_log_quiet),
         cmocka_unit_test (test_work_result_table),
+        cmocka_unit_test_setup (test_claims_written_before_binds, util_log_quiet),
+        cmocka_unit_test_setup (test_claims_failure_releases_gang, util_log_quiet),
+        cmocka_unit_test_setup (test_claims_not_written_twice, util_log_quiet),
         cmocka_unit_test (test_eviction_event_names_preemptor),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);

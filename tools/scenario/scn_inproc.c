@@ -211,29 +211,149 @@ s_pod_condition (s_run_t *self, const Basalt__V1__PodConditionWork *w)
     s_modified (self, pod, BAS_KUBE_MODIFIED);
 }
 
+static cJSON *
+s_by_name (cJSON *list, const char *kind, const char *name)
+{
+    cJSON *o;
+    cJSON_ArrayForEach (o, list)
+    {
+        const char *k = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (o, "kind"));
+        const char *n =
+            cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (s_meta (o), "name"));
+        if (k && n && name && strcmp (k, kind) == 0 && strcmp (n, name) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+static const char *
+s_str_at (cJSON *obj, const char *a, const char *b)
+{
+    cJSON *x = cJSON_GetObjectItemCaseSensitive (obj, a);
+    return cJSON_GetStringValue (b ? cJSON_GetObjectItemCaseSensitive (x, b) : x);
+}
+
+//  The PV controller binds the claim to the PV whose claimRef names it.
+static void
+s_pv_controller_bind (s_run_t *self, cJSON *pvc, cJSON *pv)
+{
+    s_set_str (s_child (pv, "status"), "phase", "Bound");
+    s_modified (self, pv, BAS_KUBE_MODIFIED);
+    s_set_str (s_child (pvc, "spec"), "volumeName", s_str_at (s_meta (pv), "name", NULL));
+    cJSON *ann = s_child (s_meta (pvc), "annotations");
+    s_set_str (ann, "pv.kubernetes.io/bind-completed", "yes");
+    s_set_str (s_child (pvc, "status"), "phase", "Bound");
+    s_modified (self, pvc, BAS_KUBE_MODIFIED);
+}
+
+//  A claim write, as basalt-apisim answers it (the resourceVersion is a
+//  precondition), then what its PV controller and provisioner do: bind a
+//  PV whose claimRef names the claim; for a claim given a node, make a
+//  volume there (node affinity to the node's hostname) and bind it.
+static void
+s_claim (s_run_t *self, const Basalt__V1__Work *w)
+{
+    const Basalt__V1__VolumeClaimWork *c = w->claim;
+    cJSON *pvc = s_by_uid (self->others, c->claim_uid);
+    bool statically = c->volume_name && *c->volume_name;
+    cJSON *pv = statically ? s_by_name (self->others, "PersistentVolume", c->volume_name) : NULL;
+    cJSON *target = statically ? pv : pvc;
+    const char *rv = target ? s_str_at (s_meta (target), "resourceVersion", NULL) : NULL;
+    bool ok = target && (!c->resource_version || (rv && strcmp (rv, c->resource_version) == 0));
+    if (!ok) {
+        cache_model_work_result (self->model, w, false,
+                                 target ? "the object has been modified" : "not found");
+        return;
+    }
+    if (statically) {
+        cJSON *spec = s_child (pv, "spec");
+        cJSON_DeleteItemFromObjectCaseSensitive (spec, "claimRef");
+        cJSON *ref = cJSON_AddObjectToObject (spec, "claimRef");
+        cJSON_AddStringToObject (ref, "kind", "PersistentVolumeClaim");
+        cJSON_AddStringToObject (ref, "namespace", c->namespace_);
+        cJSON_AddStringToObject (ref, "name", c->claim_name);
+        cJSON_AddStringToObject (ref, "uid", c->claim_uid);
+        s_modified (self, pv, BAS_KUBE_MODIFIED);
+        cache_model_work_result (self->model, w, true, NULL);
+        s_pv_controller_bind (self, pvc, pv);
+        return;
+    }
+    s_set_str (s_child (s_meta (pvc), "annotations"), "volume.kubernetes.io/selected-node",
+               c->node);
+    s_modified (self, pvc, BAS_KUBE_MODIFIED);
+    cache_model_work_result (self->model, w, true, NULL);
+    char name[320], uid[340];
+    snprintf (name, sizeof name, "pvc-%s", c->claim_uid);
+    snprintf (uid, sizeof uid, "uid-%s", name);
+    cJSON *nv = cJSON_CreateObject ();
+    cJSON_AddStringToObject (nv, "apiVersion", "v1");
+    cJSON_AddStringToObject (nv, "kind", "PersistentVolume");
+    cJSON *meta = cJSON_AddObjectToObject (nv, "metadata");
+    cJSON_AddStringToObject (meta, "name", name);
+    cJSON_AddStringToObject (meta, "uid", uid);
+    cJSON *spec = cJSON_AddObjectToObject (nv, "spec");
+    cJSON *pspec = cJSON_GetObjectItemCaseSensitive (pvc, "spec");
+    const char *req =
+        s_str_at (cJSON_GetObjectItemCaseSensitive (pspec, "resources"), "requests", "storage");
+    cJSON_AddStringToObject (cJSON_AddObjectToObject (spec, "capacity"), "storage",
+                             req ? req : "1Gi");
+    cJSON *modes = cJSON_GetObjectItemCaseSensitive (pspec, "accessModes");
+    cJSON_AddItemToObject (spec, "accessModes",
+                           modes ? cJSON_Duplicate (modes, true) : cJSON_CreateArray ());
+    const char *cls = s_str_at (pspec, "storageClassName", NULL);
+    if (cls)
+        cJSON_AddStringToObject (spec, "storageClassName", cls);
+    cJSON *ref = cJSON_AddObjectToObject (spec, "claimRef");
+    cJSON_AddStringToObject (ref, "kind", "PersistentVolumeClaim");
+    cJSON_AddStringToObject (ref, "namespace", c->namespace_);
+    cJSON_AddStringToObject (ref, "name", c->claim_name);
+    cJSON_AddStringToObject (ref, "uid", c->claim_uid);
+    cJSON *expr = cJSON_CreateObject ();
+    cJSON_AddStringToObject (expr, "key", "kubernetes.io/hostname");
+    cJSON_AddStringToObject (expr, "operator", "In");
+    cJSON *values = cJSON_AddArrayToObject (expr, "values");
+    cJSON_AddItemToArray (values, cJSON_CreateString (c->node ? c->node : ""));
+    cJSON *term = cJSON_CreateObject ();
+    cJSON_AddItemToArray (cJSON_AddArrayToObject (term, "matchExpressions"), expr);
+    cJSON *req_aff =
+        cJSON_AddObjectToObject (cJSON_AddObjectToObject (spec, "nodeAffinity"), "required");
+    cJSON_AddItemToArray (cJSON_AddArrayToObject (req_aff, "nodeSelectorTerms"), term);
+    cJSON_AddStringToObject (cJSON_AddObjectToObject (nv, "status"), "phase", "Available");
+    cJSON_AddItemToArray (self->others, nv);
+    s_modified (self, nv, BAS_KUBE_ADDED);
+    s_pv_controller_bind (self, pvc, nv);
+}
+
 //  Carry out the commit's work in the order the cache produced it.
 static void
 s_carry_out (s_run_t *self)
 {
-    for (Basalt__V1__Work *w = zlistx_first (self->work); w; w = zlistx_next (self->work)) {
-        switch (w->item_case) {
-        case BASALT__V1__WORK__ITEM_BIND:
-            s_bind (self, w->bind);
-            break;
-        case BASALT__V1__WORK__ITEM_STATUS:
-            s_status (self, w->status);
-            break;
-        case BASALT__V1__WORK__ITEM_EVICT:
-            s_evict (self, w->evict);
-            break;
-        case BASALT__V1__WORK__ITEM_POD_CONDITION:
-            s_pod_condition (self, w->pod_condition);
-            break;
-        default:
-            break;
+    //  Work done may release more (binds whose claims are now bound).
+    while (zlistx_size (self->work)) {
+        for (Basalt__V1__Work *w = zlistx_first (self->work); w; w = zlistx_next (self->work)) {
+            switch (w->item_case) {
+            case BASALT__V1__WORK__ITEM_CLAIM:
+                s_claim (self, w);
+                break;
+            case BASALT__V1__WORK__ITEM_BIND:
+                s_bind (self, w->bind);
+                break;
+            case BASALT__V1__WORK__ITEM_STATUS:
+                s_status (self, w->status);
+                break;
+            case BASALT__V1__WORK__ITEM_EVICT:
+                s_evict (self, w->evict);
+                break;
+            case BASALT__V1__WORK__ITEM_POD_CONDITION:
+                s_pod_condition (self, w->pod_condition);
+                break;
+            default:
+                break;
+            }
         }
+        zlistx_purge (self->work);
+        cache_model_take_ready (self->model, s_on_work, self);
     }
-    zlistx_purge (self->work);
 }
 
 static void
