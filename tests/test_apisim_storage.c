@@ -11,9 +11,10 @@
     - the volume controller: an Immediate claim bound to the smallest
       matching volume, both sides written as the real controller does;
       a WaitForFirstConsumer claim left alone until the scheduler's
-      selected-node annotation, then given a static volume whose
-      nodeAffinity admits the node or a provisioned one whose affinity
-      names the node (hostname, and the zone the driver's CSINode lists);
+      scheduler's write: a static volume's claimRef naming it (bound),
+      or the selected-node annotation (a volume provisioned, whose
+      affinity names the node: hostname, and the zone the driver's
+      CSINode lists);
     - the kubelet holding a bound pod until its claim is Bound;
     - generic ephemeral volumes: the claim made from the template, owned
       by the pod and deleted with it.
@@ -652,11 +653,17 @@ test_bind_wait_for_first_consumer (void **state)
     assert_int_equal (cJSON_GetArraySize (s_at (list, "items")), 3);
     cJSON_Delete (list);
 
-    //  The scheduler picks n2 for the static claim: the n2 volume, though
-    //  the n1 one is smaller.
-    cJSON_Delete (s_send (
-        &sim, "PATCH", PVCS "/static", MERGE,
-        "{\"metadata\":{\"annotations\":{\"volume.kubernetes.io/selected-node\":\"n2\"}}}", 200));
+    //  The scheduler picks n2 for the static claim and, as kube-scheduler's
+    //  PreBind does, writes the n2 volume's claimRef (though the n1 one is
+    //  smaller): the controller completes the binding. (A selected-node
+    //  annotation would not: for a claim that waits for its first consumer
+    //  the controller takes only a volume pre-bound to it, as
+    //  findBestMatchForClaim passes no node, and a no-provisioner class
+    //  provisions nothing.)
+    cJSON_Delete (s_send (&sim, "PATCH", PVS "/local-n2", MERGE,
+                          "{\"spec\":{\"claimRef\":{\"kind\":\"PersistentVolumeClaim\","
+                          "\"namespace\":\"default\",\"name\":\"static\"}}}",
+                          200));
     s_wait_field (&sim, PVCS "/static", "status.phase", "Bound");
     s_wait_field (&sim, PVCS "/static", "spec.volumeName", "local-n2");
 

@@ -250,44 +250,6 @@ s_selector_matches (const cJSON *sel, const cJSON *labels)
     return true;
 }
 
-//  A volume's nodeAffinity against a node (its labels and name): any term
-//  whose requirements all hold; a term with none matches nothing. No
-//  affinity admits every node.
-static bool
-s_affinity_admits (const cJSON *volume, const cJSON *node_labels, const char *node_name)
-{
-    const cJSON *terms = sim_json_at (volume, "spec.nodeAffinity.required.nodeSelectorTerms");
-    if (!sim_json_at (volume, "spec.nodeAffinity.required"))
-        return true;
-    cJSON *fields = cJSON_CreateObject ();
-    cJSON_AddStringToObject (fields, "metadata.name", node_name);
-    bool ok = false;
-    const cJSON *term;
-    cJSON_ArrayForEach (term, terms)
-    {
-        const cJSON *exprs = cJSON_GetObjectItemCaseSensitive (term, "matchExpressions");
-        const cJSON *mf = cJSON_GetObjectItemCaseSensitive (term, "matchFields");
-        if (cJSON_GetArraySize (exprs) + cJSON_GetArraySize (mf) == 0)
-            continue;
-        bool all = true;
-        const cJSON *req;
-        cJSON_ArrayForEach (req, exprs)
-        {
-            all = all && s_requirement (req, node_labels);
-        }
-        cJSON_ArrayForEach (req, mf)
-        {
-            all = all && s_requirement (req, fields);
-        }
-        if (all) {
-            ok = true;
-            break;
-        }
-    }
-    cJSON_Delete (fields);
-    return ok;
-}
-
 //  Every access mode of the claim is one of the volume's.
 static bool
 s_modes_superset (const cJSON *volume, const cJSON *claim)
@@ -322,26 +284,15 @@ s_bound_to (const cJSON *volume, sim_obj_t *claim)
            (!uid || !*uid || !strcmp (uid, claim->uid));
 }
 
-//  findMatchingVolume: the volume pre-bound to the claim, else the
-//  smallest Available free volume that fits. `node_name` is the selected
-//  node for a WaitForFirstConsumer claim (then a volume's nodeAffinity
-//  must admit it and access modes are checked), or NULL. Returns a
-//  reference the caller owns, or NULL.
+//  findMatchingVolume as the PV controller calls it (no node): the volume
+//  pre-bound to the claim, else, unless the claim waits for its first
+//  consumer (`delayed`: the scheduler picks its volume), the smallest
+//  Available free volume that fits. Returns a reference the caller owns,
+//  or NULL.
 static sim_obj_t *
-s_find_volume (sim_pvctrl_t *self, sim_obj_t *claim, bool delayed, const char *node_name)
+s_find_volume (sim_pvctrl_t *self, sim_obj_t *claim, bool delayed)
 {
     sim_store_t *store = self->api->store;
-    const cJSON *node_labels = NULL;
-    cJSON *fallback = NULL;
-    if (node_name) {
-        sim_obj_t *node = sim_store_get (store, sim_kind_get (SIM_KIND_NODES), NULL, node_name);
-        node_labels = node ? sim_json_at (node->json, "metadata.labels") : NULL;
-        if (!node_labels) {
-            fallback = cJSON_CreateObject ();
-            cJSON_AddStringToObject (fallback, S_HOSTNAME_LABEL, node_name);
-            node_labels = fallback;
-        }
-    }
     int64_t want = s_bytes (sim_json_at (claim->json, "spec.resources.requests.storage"));
     const char *cls = s_or_empty (sim_json_str (claim->json, "spec.storageClassName"));
     const char *mode = sim_json_str (claim->json, "spec.volumeMode");
@@ -355,18 +306,19 @@ s_find_volume (sim_pvctrl_t *self, sim_obj_t *claim, bool delayed, const char *n
         int64_t have = s_bytes (sim_json_at (v, "spec.capacity.storage"));
         if (have < want || have < 0)
             continue;
+        //  An absent volumeMode is Filesystem, on either side.
         const char *vmode = sim_json_str (v, "spec.volumeMode");
-        if (strcmp (s_or_empty (mode), s_or_empty (vmode)) != 0)
+        if (strcmp (mode && *mode ? mode : "Filesystem", vmode && *vmode ? vmode : "Filesystem") !=
+            0)
             continue;
         if (sim_json_at (v, "metadata.deletionTimestamp"))
             continue;
-        bool admits = !node_name || s_affinity_admits (v, node_labels, node_name);
         if (s_bound_to (v, claim)) {
             sim_obj_unref (&best);
-            best = admits ? sim_obj_ref (pvs[i]) : NULL;
+            best = sim_obj_ref (pvs[i]);
             break;
         }
-        if (delayed && !node_name)
+        if (delayed)
             continue;
         const char *phase = sim_json_str (v, "status.phase");
         if (!phase || strcmp (phase, "Available") != 0 || sim_json_at (v, "spec.claimRef"))
@@ -375,7 +327,7 @@ s_find_volume (sim_pvctrl_t *self, sim_obj_t *claim, bool delayed, const char *n
             continue;
         if (strcmp (s_or_empty (sim_json_str (v, "spec.storageClassName")), cls) != 0)
             continue;
-        if (!admits || !s_modes_superset (v, claim->json))
+        if (!s_modes_superset (v, claim->json))
             continue;
         if (!best || have < best_bytes) {
             sim_obj_unref (&best);
@@ -384,7 +336,6 @@ s_find_volume (sim_pvctrl_t *self, sim_obj_t *claim, bool delayed, const char *n
         }
     }
     sim_store_list_free (&pvs, n);
-    cJSON_Delete (fallback);
     return best;
 }
 
@@ -634,7 +585,10 @@ s_sync_claim (sim_pvctrl_t *self, const char *key)
     char node_buf[300] = "";
     if (node)
         snprintf (node_buf, sizeof node_buf, "%s", node);
-    sim_obj_t *volume = s_find_volume (self, claim, delayed, delayed && node ? node_buf : NULL);
+    //  findBestMatchForClaim gives no node: a claim that waits for its
+    //  first consumer takes only a volume pre-bound to it (the scheduler
+    //  wrote its claimRef), never one merely admitting the selected node.
+    sim_obj_t *volume = s_find_volume (self, claim, delayed);
     if (volume) {
         s_bind (self, volume, claim);
         sim_obj_unref (&volume);

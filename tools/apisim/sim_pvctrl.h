@@ -21,9 +21,12 @@
     - Claims of a class whose volumeBindingMode is WaitForFirstConsumer are
       left alone until the scheduler writes the annotation
       volume.kubernetes.io/selected-node (kube-scheduler's VolumeBinding
-      PreBind). Then an Available volume whose nodeAffinity admits that
-      node is bound; failing that, a dynamic class (any provisioner but
-      kubernetes.io/no-provisioner) gets a volume provisioned. Claims of
+      PreBind), and then a dynamic class (any provisioner but
+      kubernetes.io/no-provisioner) gets a volume provisioned; or until
+      the scheduler writes a volume's claimRef naming the claim (its
+      static binding), and then that volume is bound. The controller
+      matches such a claim only with a volume pre-bound to it, as
+      findBestMatchForClaim passes FindMatchingVolume no node. Claims of
       an Immediate class (or of no class, or of a class that does not
       exist) bind as soon as a volume matches, and a dynamic Immediate
       class provisions at once.

@@ -51,6 +51,8 @@
 #define S_RUN_DELAY_MS "10" // apisim: a bound pod runs this soon
 #define S_PODS_PATH "/api/v1/pods"
 #define S_GROUPS_PATH "/apis/scheduling.volcano.sh/v1beta1/podgroups"
+#define S_CLAIMS_PATH "/api/v1/persistentvolumeclaims"
+#define S_VOLUMES_PATH "/api/v1/persistentvolumes"
 
 enum { S_CACHE, S_SESSION, S_BINDER, S_CONTROLLER, S_NSVC };
 static const char *const s_svc_names[S_NSVC] = {"cache-svc", "session-svc", "binder-svc",
@@ -481,6 +483,15 @@ s_collect (s_env_t *env)
     }
     scn_outcome_from_api (env->out, env->created, cJSON_GetObjectItemCaseSensitive (pods, "items"),
                           cJSON_GetObjectItemCaseSensitive (groups, "items"));
+    cJSON *claims = s_get_json (env->api_port, S_CLAIMS_PATH);
+    cJSON *volumes = s_get_json (env->api_port, S_VOLUMES_PATH);
+    if (!claims || !volumes)
+        s_error (env, "basalt-apisim did not answer the claim and volume lists");
+    else
+        scn_outcome_claims_from_api (env->out, cJSON_GetObjectItemCaseSensitive (claims, "items"),
+                                     cJSON_GetObjectItemCaseSensitive (volumes, "items"));
+    cJSON_Delete (claims);
+    cJSON_Delete (volumes);
     const cJSON *o;
     cJSON_ArrayForEach (o, cJSON_GetObjectItemCaseSensitive (groups, "items"))
     {

@@ -471,6 +471,7 @@ static void
 s_outcome (s_run_t *self, scn_outcome_t *out)
 {
     scn_outcome_from_api (out, self->created, self->pods, self->groups);
+    scn_outcome_claims_from_api (out, self->others, self->others);
     for (const char *node = zhashx_first (self->pipelined); node;
          node = zhashx_next (self->pipelined)) {
         cJSON *pod = s_by_uid (self->pods, zhashx_cursor (self->pipelined));

@@ -36,10 +36,25 @@ s_group_free (void **item_p)
     }
 }
 
+static void
+s_claim_free (void **item_p)
+{
+    scn_claim_t *c = *item_p;
+    if (c) {
+        free (c->volume);
+        free (c->selected);
+        free (c->nodes);
+        free (c);
+        *item_p = NULL;
+    }
+}
+
 scn_outcome_t *
 scn_outcome_new (void)
 {
     scn_outcome_t *self = bas_alloc (sizeof *self);
+    self->claims = zhashx_new ();
+    zhashx_set_destructor (self->claims, s_claim_free);
     self->pods = zhashx_new ();
     zhashx_set_destructor (self->pods, s_pod_free);
     self->groups = zhashx_new ();
@@ -54,6 +69,7 @@ scn_outcome_destroy (scn_outcome_t **self_p)
     if (!self_p || !*self_p)
         return;
     scn_outcome_t *self = *self_p;
+    zhashx_destroy (&self->claims);
     zhashx_destroy (&self->pods);
     zhashx_destroy (&self->groups);
     zhashx_destroy (&self->nodes);
@@ -434,6 +450,75 @@ s_node_state (s_check_t *c, const cJSON *map)
     }
 }
 
+static const char *
+s_claim_state (const scn_claim_t *cl, char *buf, size_t len)
+{
+    if (!cl)
+        snprintf (buf, len, "no such claim");
+    else if (cl->volume)
+        snprintf (buf, len, "bound to volume %s (node affinity to [%s])", cl->volume, cl->nodes);
+    else if (cl->selected)
+        snprintf (buf, len, "unbound, selected node %s", cl->selected);
+    else
+        snprintf (buf, len, "unbound");
+    return buf;
+}
+
+//  claimNode (a Basalt extension): the claim is bound to a PV whose node
+//  affinity names the node (kubernetes.io/hostname In [.. node ..]); a
+//  value "pod:NAME" means the node pod NAME is bound to.
+static void
+s_claim_node (s_check_t *c, const cJSON *map)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach (it, map)
+    {
+        char vb[300], sb[600], key[512];
+        const char *want = s_text (it, vb, sizeof vb);
+        if (strncmp (want, "pod:", 4) == 0) {
+            scn_pod_t *p = s_pod (c, want + 4);
+            if (!p || !p->node) {
+                char pb[300];
+                s_failed (c, "expected claim %s on the node of pod %s, found the pod %s",
+                          it->string, want + 4, s_pod_state (p, pb, sizeof pb));
+                continue;
+            }
+            want = p->node;
+        }
+        scn_claim_t *cl = zhashx_lookup (c->o->claims, scn_spec_ref (it->string, key, sizeof key));
+        bool ok = cl && cl->volume;
+        if (ok) {
+            ok = false;
+            size_t wl = strlen (want);
+            for (const char *s = cl->nodes; s && *s && !ok;) {
+                const char *comma = strchr (s, ',');
+                size_t n = comma ? (size_t)(comma - s) : strlen (s);
+                ok = n == wl && strncmp (s, want, wl) == 0;
+                s = comma ? comma + 1 : NULL;
+            }
+        }
+        if (!ok)
+            s_failed (c, "expected claim %s bound to a volume on node %s, found %s", it->string,
+                      want, s_claim_state (cl, sb, sizeof sb));
+    }
+}
+
+//  claimUnbound (a Basalt extension): no volume, and no node selected.
+static void
+s_claim_unbound (s_check_t *c, const cJSON *list)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach (it, list)
+    {
+        char vb[300], sb[600], key[512];
+        const char *ref = s_text (it, vb, sizeof vb);
+        scn_claim_t *cl = zhashx_lookup (c->o->claims, scn_spec_ref (ref, key, sizeof key));
+        if (!cl || cl->volume || cl->selected)
+            s_failed (c, "expected claim %s unbound with no node selected, found %s", ref,
+                      s_claim_state (cl, sb, sizeof sb));
+    }
+}
+
 static int s_check_all (s_check_t *c, const cJSON *expect);
 
 int
@@ -498,6 +583,10 @@ s_check_all (s_check_t *cp, const cJSON *expect)
             s_no_status (&c, it);
         else if (strcmp (k, "nodeState") == 0)
             s_node_state (&c, it);
+        else if (strcmp (k, "claimNode") == 0)
+            s_claim_node (&c, it);
+        else if (strcmp (k, "claimUnbound") == 0)
+            s_claim_unbound (&c, it);
         else
             s_failed (&c, "unknown expectation %s", k); // scn_spec refuses these first
     }
@@ -607,4 +696,62 @@ scn_outcome_from_api (scn_outcome_t *self, const cJSON *spec_objects, const cJSO
     }
     cJSON_ArrayForEach (o, api_groups) s_group_from_api (self, o);
     zhashx_destroy (&present);
+}
+
+void
+scn_outcome_claims_from_api (scn_outcome_t *self, const cJSON *claims, const cJSON *volumes)
+{
+    const cJSON *o;
+    //  An item that says its kind must be of the one wanted (the in-process
+    //  runner passes all its objects); list items say none.
+    cJSON_ArrayForEach (o, claims)
+    {
+        if (s_str (o, "kind", NULL) && !s_is_kind (o, "PersistentVolumeClaim"))
+            continue;
+        char key[512];
+        s_key_of (o, key, sizeof key);
+        scn_claim_t *cl = bas_alloc (sizeof *cl);
+        const char *vol = s_str (cJSON_GetObjectItemCaseSensitive (o, "spec"), "volumeName", NULL);
+        const cJSON *ann = cJSON_GetObjectItemCaseSensitive (
+            cJSON_GetObjectItemCaseSensitive (o, "metadata"), "annotations");
+        const char *sel = s_str (ann, "volume.kubernetes.io/selected-node", NULL);
+        cl->volume = vol && *vol ? strdup (vol) : NULL;
+        cl->selected = sel && *sel ? strdup (sel) : NULL;
+        char nodes[1024] = "";
+        const cJSON *v;
+        cJSON_ArrayForEach (v, volumes)
+        {
+            if ((s_str (v, "kind", NULL) && !s_is_kind (v, "PersistentVolume")) || !cl->volume ||
+                !s_str (v, "metadata", "name") ||
+                strcmp (s_str (v, "metadata", "name"), cl->volume) != 0)
+                continue;
+            const cJSON *terms = cJSON_GetObjectItemCaseSensitive (
+                cJSON_GetObjectItemCaseSensitive (
+                    cJSON_GetObjectItemCaseSensitive (cJSON_GetObjectItemCaseSensitive (v, "spec"),
+                                                      "nodeAffinity"),
+                    "required"),
+                "nodeSelectorTerms");
+            const cJSON *t, *e, *val;
+            cJSON_ArrayForEach (t, terms)
+            {
+                cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive (t, "matchExpressions"))
+                {
+                    const char *k = s_str (e, "key", NULL), *op = s_str (e, "operator", NULL);
+                    if (!k || !op || strcmp (k, "kubernetes.io/hostname") != 0 ||
+                        strcmp (op, "In") != 0)
+                        continue;
+                    cJSON_ArrayForEach (val, cJSON_GetObjectItemCaseSensitive (e, "values"))
+                    {
+                        if (!cJSON_IsString (val))
+                            continue;
+                        size_t used = strlen (nodes);
+                        snprintf (nodes + used, sizeof nodes - used, "%s%s", used ? "," : "",
+                                  val->valuestring);
+                    }
+                }
+            }
+        }
+        cl->nodes = strdup (nodes);
+        zhashx_update (self->claims, key, cl);
+    }
 }

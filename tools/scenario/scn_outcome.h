@@ -32,7 +32,15 @@ typedef struct {
     char *write_note;  // e2e: how the write was seen ("resourceVersion 3 -> 7"), or NULL
 } scn_group_t;
 
+//  A PersistentVolumeClaim after the run.
 typedef struct {
+    char *volume;   // spec.volumeName, or NULL (unbound)
+    char *selected; // its volume.kubernetes.io/selected-node annotation, or NULL
+    char *nodes;    // the bound PV's kubernetes.io/hostname In values, ","-joined ("" none)
+} scn_claim_t;
+
+typedef struct {
+    zhashx_t *claims; // "ns/name" -> scn_claim_t
     zhashx_t *pods;   // "ns/name" -> scn_pod_t
     zhashx_t *groups; // "ns/name" -> scn_group_t
     zhashx_t *nodes;  // name -> "OutOfSync" | "Ready"
@@ -68,5 +76,10 @@ int scn_outcome_check (scn_outcome_t *self, const cJSON *expect, const char *nam
 //  number of failed expectations and writes the first one's message ("expected
 //  podgroup pg1 phase Inqueue, found Pending") into first.
 int scn_outcome_check_quiet (scn_outcome_t *self, const cJSON *expect, char *first, size_t len);
+
+//  Fill claims from the API's PersistentVolumeClaims and PersistentVolumes
+//  (arrays, borrowed; an item with a kind of another kind is skipped, so
+//  one array of mixed objects may be given as both).
+void scn_outcome_claims_from_api (scn_outcome_t *self, const cJSON *claims, const cJSON *volumes);
 
 #endif

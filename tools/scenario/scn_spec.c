@@ -159,6 +159,8 @@ static const s_key_t s_expect_keys[] = {{"bound", S_STRMAP, NULL, false},
                                         {"nodePods", S_INTMAP, NULL, false},
                                         {"noStatusUpdate", S_STRLIST, NULL, false},
                                         {"nodeState", S_STRMAP, NULL, false},
+                                        {"claimNode", S_STRMAP, NULL, false},
+                                        {"claimUnbound", S_STRLIST, NULL, false},
                                         {NULL}};
 static const s_key_t s_top_keys[] = {{"name", S_STR, NULL, false},
                                      {"description", S_STR, NULL, false},
