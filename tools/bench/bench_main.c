@@ -38,7 +38,11 @@
     own CSI volume (VolumeBinding, VolumeZone and NodeVolumeLimits all
     run; nothing restricts the nodes), with --volume-zones a volume whose
     zone label is its gang's zone (a tenth of the nodes); the same cluster
-    without them is timed too.
+    without them is timed too. With --wffc every pending pod uses its own
+    unbound claim of a WaitForFirstConsumer class with a CSI provisioner
+    (the session matches it against the class's volumes, none, and
+    provisions it on the node it picks); the same cluster without claims
+    is timed too.
 
     With --running N the cluster also holds N Running pods bound round
     robin, in Running gangs; --sessions K times K more sessions over the
@@ -79,6 +83,7 @@ typedef struct {
     bool volumes;          // every pending pod uses a bound claim on a CSI volume
     bool volume_zones;     // ...in its gang's zone (a zone label on the volume)
     bool zone_selector;    // every pending pod has a nodeSelector on its gang's zone
+    bool wffc;             // every pending pod uses an unbound WaitForFirstConsumer claim
     long running;          // pods already Running (bound, in Running gangs), before the pending
     long sessions;         // sessions run one after another over the same replica
 } bench_opts_t;
@@ -281,9 +286,55 @@ s_pod_volume (bas_store_t *store, Basalt__V1__Pod *pod, long g, bool zoned)
     bas_store_upsert (store, &obj);
 }
 
+//  --wffc: the pod's own claim, unbound, of the class "wffc"
+//  (WaitForFirstConsumer, provisioned by disk.example.com).
+static void
+s_pod_wffc (bas_store_t *store, Basalt__V1__Pod *pod)
+{
+    char name[160], uid[200];
+    snprintf (name, sizeof name, "data-%s", pod->name);
+    snprintf (uid, sizeof uid, "pvc:default/%s", name);
+    Basalt__V1__PersistentVolumeClaim *pvc = bas_alloc (sizeof *pvc);
+    basalt__v1__persistent_volume_claim__init (pvc);
+    pvc->namespace_ = bas_strdup ("default");
+    pvc->name = bas_strdup (name);
+    pvc->uid = bas_strdup (uid);
+    pvc->phase = bas_strdup ("Pending");
+    pvc->storage_class = bas_strdup ("wffc");
+    pvc->access_modes = bas_alloc (sizeof *pvc->access_modes);
+    pvc->access_modes[0] = bas_strdup ("ReadWriteOnce");
+    pvc->n_access_modes = 1;
+    pvc->has_request_bytes = true;
+    pvc->request_bytes = 10LL << 30;
+    pod->claims = bas_alloc (sizeof *pod->claims);
+    pod->claims[0] = bas_alloc (sizeof *pod->claims[0]);
+    basalt__v1__pod_claim__init (pod->claims[0]);
+    pod->claims[0]->name = bas_strdup (name);
+    pod->n_claims = 1;
+    Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_PERSISTENT_VOLUME_CLAIM);
+    obj->persistent_volume_claim = pvc;
+    bas_store_upsert (store, &obj);
+}
+
+static void
+s_wffc_class (bas_store_t *store)
+{
+    Basalt__V1__StorageClass *sc = bas_alloc (sizeof *sc);
+    basalt__v1__storage_class__init (sc);
+    sc->name = bas_strdup ("wffc");
+    sc->uid = bas_strdup ("wffc");
+    sc->provisioner = bas_strdup ("disk.example.com");
+    sc->volume_binding_mode = bas_strdup ("WaitForFirstConsumer");
+    Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_STORAGE_CLASS);
+    obj->storage_class = sc;
+    bas_store_upsert (store, &obj);
+}
+
 static int
 s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, size_t errlen)
 {
+    if (o->wffc)
+        s_wffc_class (store);
     int64_t clock = 1000;
     char name[64];
     for (long i = 0; i < o->nodes; i++) {
@@ -406,6 +457,8 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
             }
             if (o->volumes && !running)
                 s_pod_volume (store, pod, g, o->volume_zones);
+            if (o->wffc && !running)
+                s_pod_wffc (store, pod);
             if (o->zone_selector && !running) {
                 char zone[32];
                 snprintf (zone, sizeof zone, "zone-%ld", g % 10);
@@ -560,6 +613,9 @@ s_usage (FILE *out)
                   "                     volume; also time the same cluster without them\n"
                   "  --volume-zones     --volumes, each volume in its gang's zone (nodes are\n"
                   "                     in 10 zones): every pod may use a tenth of the nodes\n"
+                  "  --wffc             every pending pod uses its own unbound claim of a\n"
+                  "                     WaitForFirstConsumer class with a provisioner; also\n"
+                  "                     time the same cluster without claims\n"
                   "  --zone-selector    every pending pod has a nodeSelector on its gang's zone\n"
                   "                     (the same tenth of the nodes, without volumes); also time\n"
                   "                     the same cluster without it\n"
@@ -649,6 +705,7 @@ main (int argc, char **argv)
         OPT_VOLUMES,
         OPT_VOLUME_ZONES,
         OPT_ZONE_SELECTOR,
+        OPT_WFFC,
         OPT_HELP
     };
     static const struct option options[] = {
@@ -671,6 +728,7 @@ main (int argc, char **argv)
         {"volumes", no_argument, NULL, OPT_VOLUMES},
         {"volume-zones", no_argument, NULL, OPT_VOLUME_ZONES},
         {"zone-selector", no_argument, NULL, OPT_ZONE_SELECTOR},
+        {"wffc", no_argument, NULL, OPT_WFFC},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -735,6 +793,9 @@ main (int argc, char **argv)
         case OPT_ZONE_SELECTOR:
             o.zone_selector = true;
             break;
+        case OPT_WFFC:
+            o.wffc = true;
+            break;
         case OPT_HELP:
             s_usage (stdout);
             return 0;
@@ -772,6 +833,9 @@ main (int argc, char **argv)
     Basalt__V1__Commit *commit = sess_run (store, conf, &params);
     double session_ms = s_now_ms () - t0;
     long placed = commit ? (long)commit->n_placements : 0;
+    long claims = 0; // claims the placements carry (--wffc: one each)
+    for (long i = 0; i < placed; i++)
+        claims += (long)commit->placements[i]->n_claims;
     if (commit)
         protobuf_c_message_free_unpacked (&commit->base, NULL);
     printf ("nodes=%ld running=%ld pods=%ld gangs=%ld session_ms=%.1f pods_per_s=%.0f "
@@ -779,6 +843,8 @@ main (int argc, char **argv)
             o.nodes, o.running, o.pods, gangs, session_ms,
             session_ms > 0 ? placed * 1000.0 / session_ms : 0,
             gangs ? session_ms / (double)gangs : 0, placed);
+    if (o.wffc)
+        printf (" claims=%ld", claims);
     if (o.sessions > 1) {
         double *ms = bas_alloc ((size_t)o.sessions * sizeof *ms);
         sess_keep_t *keep = sess_keep_new ();
@@ -801,7 +867,7 @@ main (int argc, char **argv)
                 ms[1 + n / 2], ms[o.sessions - 1], same, o.sessions);
         free (ms);
     }
-    if (o.constraints || o.racks > 0 || o.images || o.volumes || o.zone_selector) {
+    if (o.constraints || o.racks > 0 || o.images || o.volumes || o.zone_selector || o.wffc) {
         //  The same cluster without the constraints, HyperNodes and images,
         //  timed the same way.
         bench_opts_t plain = o;
@@ -811,6 +877,7 @@ main (int argc, char **argv)
         plain.volumes = false;
         plain.volume_zones = false;
         plain.zone_selector = false;
+        plain.wffc = false;
         bas_store_t *pstore = bas_store_new ();
         long pgangs = 0;
         if (s_build (pstore, &plain, &pgangs, err, sizeof err) != 0) {
