@@ -749,8 +749,15 @@ void sess_volumes_destroy (sess_volumes_t **self_p);
 //  Count the pods on nodes using the ReadWriteOncePod claims pending pods
 //  ask for (once the tasks are built), then keep the counts as tasks are
 //  placed (counted) or taken off nodes (not counted).
+//  A pending task with claims that wait for their first consumer is
+//  placed (counted: it takes the session's decision for each, a PV or
+//  provisioning on its node, and the PVs chosen are offered to no other
+//  claim) or taken off its node (not counted: it gives them back).
 void sess_volumes_open_users (sess_session_t *ssn);
 void sess_volumes_placed (sess_session_t *ssn, const sess_task_t *task, bool counted);
+//  Fill p->claims (ClaimBinding messages allocated into p, freed with it)
+//  with the decisions the placed task holds for its delayed claims.
+void sess_volumes_placement (const sess_task_t *task, Basalt__V1__Placement *p);
 //  The pod's nodeSelector and required node affinity accept the node.
 bool sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node);
 //  Kubernetes' Toleration.ToleratesTaint over the pod's tolerations: one
