@@ -81,8 +81,9 @@
     Design note: the claim index is built only in a session that has a
     pending pod with claims, and the PVs are indexed by class only for the
     classes of pending pods' delayed claims, so the common case pays one
-    pointer test per pending pod. Every message and array is the session's and is freed at
-    close (sess_volumes_destroy); the objects are borrowed from the replica.
+    pointer test per pending pod. Every message and array is the session's
+    and is freed at close (sess_volumes_destroy); the objects are borrowed
+    from the replica.
 */
 #include "sess_session.h"
 #include "bas_k8s.h"
@@ -477,7 +478,8 @@ s_has_claim_ref (const Basalt__V1__PersistentVolume *pv)
 }
 
 static bool
-s_claim_ref_is (const Basalt__V1__PersistentVolume *pv, const Basalt__V1__PersistentVolumeClaim *pvc)
+s_claim_ref_is (const Basalt__V1__PersistentVolume *pv,
+                const Basalt__V1__PersistentVolumeClaim *pvc)
 {
     return bas_streq (s_str (pv->claim_name), s_str (pvc->name)) &&
            bas_streq (s_str (pv->claim_namespace), s_str (pvc->namespace_)) &&
@@ -514,8 +516,8 @@ s_find_pv (const s_claim_t *c, const sess_node_t *node, s_pv_t *const *chosen, i
             mine = true;
         }
         int64_t have = pv->has_capacity_bytes ? pv->capacity_bytes : 0;
-        if (have < want || !bas_streq (s_volume_mode (pv->volume_mode),
-                                       s_volume_mode (pvc->volume_mode)) ||
+        if (have < want ||
+            !bas_streq (s_volume_mode (pv->volume_mode), s_volume_mode (pvc->volume_mode)) ||
             pv->deleting)
             continue;
         bool admits = s_pv_admits (pv, node);
@@ -602,7 +604,8 @@ s_hold (const sess_task_t *task, bool hold)
         if (!task->node || tv->delayed[0].holds)
             return;
         if (!s_delayed_fit (tv, task->node, tv->picks))
-            bas_warn ("sched_volumes_unfit", "pod=%s/%s node=%s reason=\"placed where its "
+            bas_warn ("sched_volumes_unfit",
+                      "pod=%s/%s node=%s reason=\"placed where its "
                       "delayed claims do not fit; the rest are provisioned\"",
                       s_str (task->pod->namespace_), s_str (task->pod->name), task->node->name);
         for (int i = 0; i < tv->ndelayed; i++) {
@@ -719,8 +722,7 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
         if (fully_bound) {
             bound_ephemeral[nbound] = c->ephemeral;
             bound[nbound++] = pvc;
-        } else if (!(pvc->volume_name && *pvc->volume_name) &&
-                   (cls = s_delayed_class (ssn, pvc))) {
+        } else if (!(pvc->volume_name && *pvc->volume_name) && (cls = s_delayed_class (ssn, pvc))) {
             bool seen = false;
             for (int d = 0; d < ndl && !seen; d++)
                 seen = dpvc[d] == pvc;
@@ -758,8 +760,8 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
     int ndl_csi = 0;
     for (int d = 0; d < ndl; d++) {
         char key[512];
-        dclaim[d] = s_claim_for (self, s_claim_key (key, sizeof key, ns, dpvc[d]->name), dpvc[d],
-                                 dcls[d]);
+        dclaim[d] =
+            s_claim_for (self, s_claim_key (key, sizeof key, ns, dpvc[d]->name), dpvc[d], dcls[d]);
         ndl_csi += dcls[d]->provisioner && *dcls[d]->provisioner;
     }
     //  The PVs, and VolumeZone's PreFilter: a persistentVolumeClaim

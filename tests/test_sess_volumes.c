@@ -81,8 +81,7 @@ s_placement (s_run_t *run, const char *name)
 //  Assert that pod `name` is placed (bound, not pipelined) on `node` with
 //  its one claim `claim` bound to PV `pv` (NULL: to be provisioned).
 static void
-s_expect_claim (s_run_t *run, const char *name, const char *node, const char *claim,
-                const char *pv)
+s_expect_claim (s_run_t *run, const char *name, const char *node, const char *claim, const char *pv)
 {
     const Basalt__V1__Placement *p = s_placement (run, name);
     if (!p)
