@@ -117,8 +117,8 @@ struct _sess_task_t {
                                 // Basalt does not implement), static or borrowed from the
                                 // pod; NULL for a task that may be placed
     bool gated;                 // held by spec.schedulingGates
-    const struct _sess_task_volumes_t *volumes; // its bound claims' PVs (sess_volumes.c),
-                                                // NULL when it has none
+    const struct _sess_task_volumes_t *volumes; // its bound claims' PVs and its delayed
+                                                // claims (sess_volumes.c), NULL when none
 };
 
 //  The text a task held by scheduling gates gives, as kube-scheduler's
@@ -737,20 +737,30 @@ bool sess_node_term_match (const Basalt__V1__NodeSelectorTerm *term, const sess_
 
 //  Volume binding (sess_volumes.c). At open, for a pending task with
 //  claims: hold it with VolumeBinding's PreFilter reason, or note its
-//  bound claims' PVs in task->volumes.
+//  bound claims' PVs and its claims that wait for their first consumer in
+//  task->volumes.
 typedef struct _sess_volumes_t sess_volumes_t;
 typedef struct _sess_task_volumes_t sess_task_volumes_t;
 void sess_volumes_task (sess_session_t *ssn, sess_task_t *task);
-//  VolumeBinding's Filter for the task's bound claims on node: 0, or
-//  SESS_PRED_UNRESOLVABLE with the reason.
+//  The volume filters for the task on node (VolumeRestrictions,
+//  NodeVolumeLimits, VolumeBinding for its bound claims and those that
+//  wait for their first consumer, VolumeZone): 0, or
+//  SESS_PRED_UNSCHEDULABLE / SESS_PRED_UNRESOLVABLE with the reason.
 int sess_volumes_check (const sess_task_t *task, const sess_node_t *node, char *reason,
                         size_t rlen);
 void sess_volumes_destroy (sess_volumes_t **self_p);
 //  Count the pods on nodes using the ReadWriteOncePod claims pending pods
 //  ask for (once the tasks are built), then keep the counts as tasks are
 //  placed (counted) or taken off nodes (not counted).
+//  A pending task with claims that wait for their first consumer is
+//  placed (counted: it takes the session's decision for each, a PV or
+//  provisioning on its node, and the PVs chosen are offered to no other
+//  claim) or taken off its node (not counted: it gives them back).
 void sess_volumes_open_users (sess_session_t *ssn);
 void sess_volumes_placed (sess_session_t *ssn, const sess_task_t *task, bool counted);
+//  Fill p->claims (ClaimBinding messages allocated into p, freed with it)
+//  with the decisions the placed task holds for its delayed claims.
+void sess_volumes_placement (const sess_task_t *task, Basalt__V1__Placement *p);
 //  The pod's nodeSelector and required node affinity accept the node.
 bool sess_pod_node_affinity (const Basalt__V1__Pod *pod, const sess_node_t *node);
 //  Kubernetes' Toleration.ToleratesTaint over the pod's tolerations: one

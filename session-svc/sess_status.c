@@ -268,6 +268,9 @@ sess_model_commit (sess_session_t *ssn)
         p->node = bas_strdup (task->node_name);
         p->job_uid = bas_strdup (task->job ? task->job->pg->uid : "");
         p->pod_resource_version = bas_strdup (task->pod->resource_version);
+        //  Its claims that wait for their first consumer, as decided for
+        //  the node: the cache writes them before the bind.
+        sess_volumes_placement (task, p);
         commit->placements[commit->n_placements++] = p;
     }
     for (int t = 0; t < ssn->ntasks; t++) {

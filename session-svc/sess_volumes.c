@@ -22,11 +22,28 @@
     controller binds it, and a later session sees it bound). A claim
     whose class does not exist is immediate, as the helpers decide.
 
-    A delayed-binding claim needs the scheduler to pick a PV or a node for
-    provisioning and to write that before the bind (VolumeBinding's
-    Reserve and PreBind). Basalt does not make those writes yet, so such a
-    pod is held with a reason saying so, rather than bound to a node its
-    volume will not follow.
+    A delayed-binding claim is decided per node by the filter, as
+    VolumeBinding's FindPodVolumes decides it: a claim whose selected-node
+    annotation names another node refuses the node, one naming this node
+    is provisioned there; the others, by increasing request, each take the
+    smallest fitting PV of their class (FindMatchingVolume: a PV whose
+    claimRef names the claim if its nodeAffinity admits the node, else
+    none; otherwise an Available PV with no claimRef, large enough, of the
+    claim's volume mode, not being deleted, selected by the claim's
+    selector, admitting the node and offering each of the claim's access
+    modes), each PV once; a claim with no PV is provisioned, which needs a
+    class provisioner (not kubernetes.io/no-provisioner) and
+    allowedTopologies admitting the node. Otherwise "node(s) didn't find
+    available persistent volumes to bind", unresolvable. Basalt reads no
+    CSIStorageCapacity: provisioning is not checked against capacity.
+    When the pod is placed (sess_volumes_placed) the session records that
+    decision for its node and offers the PVs chosen to no other claim; a
+    claim two pending pods share is decided by the first placed and binds
+    the other to that decision; taking the pod off its node (a discarded
+    gang) gives them back. The commit lists the decisions of each bound
+    placement (Placement.claims: the PV, or none for provisioning); the
+    cache writes them (the PV's claimRef, or the claim's selected-node)
+    and binds the pod once its claims are bound.
 
     Then VolumeZone's PreFilter: the PV of a bound persistentVolumeClaim
     volume must exist (`persistentvolume "y" not found`).
@@ -46,28 +63,32 @@
     driver an allocatable.count, the volumes of that driver attached there
     (each once, however many counted pods use it; a counted pod's claim
     with no volume yet, or a missing one, counts as one volume of its
-    class's provisioner) plus the pod's new ones must stay within it
+    class's provisioner) plus the pod's new ones (its delayed claims
+    counted the same way) must stay within it
     ("node(s) exceed max volume count", resolvable; a negative count,
     which the API server refuses, makes the node refuse such pods saying
     so); then VolumeBinding's Filter for the bound claims: the claim's PV
     must exist ("node(s) unavailable due to one or more pvc(s) bound to
     non-existent pv(s)": only an ephemeral volume's claim gets this far
     without one) and its nodeAffinity must admit the node ("node(s) had
-    volume node affinity conflict"); then
-    VolumeZone's: each PV's topology labels (failure-domain.beta...
+    volume node affinity conflict"); then the delayed claims, as above;
+    then VolumeZone's: each PV's topology labels (failure-domain.beta...
     and topology.kubernetes.io zone and region; a value may list zones
     joined by "__") must name the node's value of that label, unless the
     node has none of them ("node(s) had no available volume zone"). All
     are unresolvable: evicting pods does not help.
 
     Design note: the claim index is built only in a session that has a
-    pending pod with claims, so the common case pays one pointer test per
-    pending pod. Every message and array is the session's and is freed at
-    close (sess_volumes_destroy); the objects are borrowed from the replica.
+    pending pod with claims, and the PVs are indexed by class only for the
+    classes of pending pods' delayed claims, so the common case pays one
+    pointer test per pending pod. Every message and array is the session's
+    and is freed at close (sess_volumes_destroy); the objects are borrowed
+    from the replica.
 */
 #include "sess_session.h"
 #include "bas_k8s.h"
 #include "bas_util.h"
+#include "bas_log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -89,8 +110,46 @@ typedef struct {
     char *unique;       // "driver/handle", in the session's owned list
 } s_csi_t;
 
+typedef struct _s_claim_t s_claim_t;
+
+//  A PV of a class that a pending pod's delayed claim asks for, and the
+//  claim of this session it is chosen for while a pod using that claim is
+//  placed (VolumeBinding's assume: no other claim is offered it).
+typedef struct {
+    const Basalt__V1__PersistentVolume *pv; // borrowed from the replica
+    const s_claim_t *taken;                 // the claim it is chosen for, or NULL
+} s_pv_t;
+
+//  The PVs of one class, by name.
+typedef struct {
+    s_pv_t *v; // owned
+    size_t n, cap;
+} s_class_pvs_t;
+
+//  A claim that waits for its first consumer, once per session however
+//  many pending pods use it, and what the session decided for it while a
+//  placed pod holds it: the PV chosen, or provisioning on the node.
+struct _s_claim_t {
+    const Basalt__V1__PersistentVolumeClaim *pvc; // borrowed
+    const Basalt__V1__StorageClass *cls;          // its class, which exists (borrowed)
+    s_class_pvs_t *pvs;                           // its class's PVs (in sess_volumes_t.classes)
+    int holders;                                  // placed pods holding the decision
+    s_pv_t *pv;                                   // the PV chosen; NULL: provisioned on node
+    const sess_node_t *node;                      // the node it was decided for, when holders
+};
+
+//  One of a pending pod's delayed claims.
+typedef struct {
+    s_claim_t *claim; // in sess_volumes_t.delayed
+    bool holds;       // the pod is placed and holds the claim's decision
+} s_delayed_t;
+
 struct _sess_volumes_t {
     zhashx_t *claims;     // "ns/name" -> const Basalt__V1__PersistentVolumeClaim * (borrowed)
+    zhashx_t *delayed;    // "ns/name" -> s_claim_t * (owned): the delayed claims pending pods
+                          // use, NULL until one is seen
+    zhashx_t *classes;    // class -> s_class_pvs_t * (owned): the classes they ask for
+    bool pvs_indexed;     // classes hold their PVs (sess_volumes_open_users)
     zlistx_t *owned;      // messages and per-task arrays, freed at close
     zhashx_t *rwop;       // "ns/name" of a ReadWriteOncePod claim a pending pod uses -> int *
                           // (pods on nodes using it), NULL until one is seen
@@ -119,7 +178,11 @@ struct _sess_task_volumes_t {
     int nrwop;
     const int **rwop; // users of each ReadWriteOncePod claim it uses (in sess_volumes_t.rwop)
     int ncsi;
-    s_csi_t *csi; // its bound claims' CSI volumes (NodeVolumeLimits)
+    s_csi_t *csi; // its bound claims' CSI volumes, and one per delayed claim whose class
+                  // names a provisioner (NodeVolumeLimits)
+    int ndelayed;
+    s_delayed_t *delayed; // its delayed claims, by increasing request (stable)
+    s_pv_t **picks;       // scratch: each delayed claim's PV (NULL: provision) on a node
     const sess_volumes_t *owner;
 };
 
@@ -225,16 +288,18 @@ s_say (sess_volumes_t *self, const char *fmt, ...)
     return text;
 }
 
-//  True when the claim waits for its first consumer: a class that exists
-//  and says WaitForFirstConsumer.
-static bool
-s_delayed (sess_session_t *ssn, const Basalt__V1__PersistentVolumeClaim *pvc)
+//  The claim's class when the claim waits for its first consumer: a class
+//  that exists and says WaitForFirstConsumer; else NULL.
+static const Basalt__V1__StorageClass *
+s_delayed_class (sess_session_t *ssn, const Basalt__V1__PersistentVolumeClaim *pvc)
 {
     if (!pvc->storage_class || !*pvc->storage_class)
-        return false;
+        return NULL;
     const Basalt__V1__Object *obj = bas_store_get (
         ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_STORAGE_CLASS, pvc->storage_class);
-    return obj && bas_streq (obj->storage_class->volume_binding_mode, "WaitForFirstConsumer");
+    return obj && bas_streq (obj->storage_class->volume_binding_mode, "WaitForFirstConsumer")
+               ? obj->storage_class
+               : NULL;
 }
 
 static bool
@@ -262,6 +327,340 @@ s_rwop_counter (sess_volumes_t *self, const char *key)
     return users;
 }
 
+// ------------------------------------------------------------ delayed binding
+
+static void
+s_class_pvs_destroy (void **item)
+{
+    s_class_pvs_t *c = *item;
+    if (c) {
+        free (c->v);
+        free (c);
+    }
+    *item = NULL;
+}
+
+//  The session's record of a delayed claim, made on first sight (with an
+//  entry for its class in the PV index).
+static s_claim_t *
+s_claim_for (sess_volumes_t *self, const char *key, const Basalt__V1__PersistentVolumeClaim *pvc,
+             const Basalt__V1__StorageClass *cls)
+{
+    if (!self->delayed) {
+        self->delayed = zhashx_new ();
+        zhashx_set_destructor (self->delayed, (zhashx_destructor_fn *)zstr_free);
+        self->classes = zhashx_new ();
+        zhashx_set_destructor (self->classes, s_class_pvs_destroy);
+    }
+    s_claim_t *c = zhashx_lookup (self->delayed, key);
+    if (c)
+        return c;
+    c = bas_alloc (sizeof *c);
+    c->pvc = pvc;
+    c->cls = cls;
+    c->pvs = zhashx_lookup (self->classes, pvc->storage_class);
+    if (!c->pvs) {
+        c->pvs = bas_alloc (sizeof *c->pvs);
+        zhashx_insert (self->classes, pvc->storage_class, c->pvs);
+    }
+    zhashx_insert (self->delayed, key, c);
+    return c;
+}
+
+static void
+s_collect_pv (void *arg, const Basalt__V1__Object *obj)
+{
+    const Basalt__V1__PersistentVolume *pv = obj->persistent_volume;
+    if (!pv->storage_class || !*pv->storage_class)
+        return;
+    s_class_pvs_t *c = zhashx_lookup (arg, pv->storage_class);
+    if (!c)
+        return;
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 8;
+        c->v = bas_realloc (c->v, c->cap * sizeof *c->v);
+    }
+    c->v[c->n++] = (s_pv_t){pv, NULL};
+}
+
+static int
+s_pv_name_cmp (const void *a, const void *b)
+{
+    return strcmp (s_str (((const s_pv_t *)a)->pv->name), s_str (((const s_pv_t *)b)->pv->name));
+}
+
+//  The PVs of each class a delayed claim asks for, by name (the ties of
+//  "smallest fitting" go to the first name).
+static void
+s_index_pvs (sess_session_t *ssn)
+{
+    sess_volumes_t *self = ssn->volumes;
+    if (!self->classes || self->pvs_indexed)
+        return;
+    self->pvs_indexed = true;
+    bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME,
+                       s_collect_pv, self->classes);
+    for (s_class_pvs_t *c = zhashx_first (self->classes); c; c = zhashx_next (self->classes))
+        if (c->n > 1)
+            qsort (c->v, c->n, sizeof *c->v, s_pv_name_cmp);
+}
+
+//  The PV's nodeAffinity admits the node (none: any node; required with
+//  no term, or a term that does not parse: none).
+static bool
+s_pv_admits (const Basalt__V1__PersistentVolume *pv, const sess_node_t *node)
+{
+    if (!pv->has_node_affinity)
+        return true;
+    for (size_t t = 0; t < pv->n_node_affinity; t++)
+        if (sess_node_term_match (pv->node_affinity[t], node))
+            return true;
+    return false;
+}
+
+static const char *
+s_pv_label (const Basalt__V1__PersistentVolume *pv, const char *key)
+{
+    for (size_t i = 0; i < pv->n_labels; i++)
+        if (bas_streq (pv->labels[i]->key, key))
+            return s_str (pv->labels[i]->value);
+    return NULL;
+}
+
+//  The claim's spec.selector selects the PV's labels (all ANDed; an In or
+//  NotIn with no value, which the API refuses, selects nothing).
+static bool
+s_pv_selected (const Basalt__V1__LabelSelector *sel, const Basalt__V1__PersistentVolume *pv)
+{
+    for (size_t i = 0; i < sel->n_match_labels; i++) {
+        const char *v = s_pv_label (pv, s_str (sel->match_labels[i]->key));
+        if (!v || !bas_streq (v, s_str (sel->match_labels[i]->value)))
+            return false;
+    }
+    for (size_t i = 0; i < sel->n_match_expressions; i++) {
+        const Basalt__V1__NodeSelectorRequirement *req = sel->match_expressions[i];
+        const char *op = s_str (req->operator_);
+        if ((bas_streq (op, "In") || bas_streq (op, "NotIn")) && req->n_values == 0)
+            return false;
+        if (!sess_requirement_match (req, s_pv_label (pv, s_str (req->key))))
+            return false;
+    }
+    return true;
+}
+
+//  Every access mode of the claim is one of the PV's.
+static bool
+s_modes_ok (const Basalt__V1__PersistentVolumeClaim *pvc, const Basalt__V1__PersistentVolume *pv)
+{
+    for (size_t i = 0; i < pvc->n_access_modes; i++) {
+        bool found = false;
+        for (size_t j = 0; j < pv->n_access_modes && !found; j++)
+            found = bas_streq (pvc->access_modes[i], pv->access_modes[j]);
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+static const char *
+s_volume_mode (const char *mode)
+{
+    return mode && *mode ? mode : "Filesystem";
+}
+
+//  The PV's claimRef names some claim / names this one (the uid only
+//  when the claimRef has one), as IsVolumeBoundToClaim reads it.
+static bool
+s_has_claim_ref (const Basalt__V1__PersistentVolume *pv)
+{
+    return (pv->claim_name && *pv->claim_name) || (pv->claim_namespace && *pv->claim_namespace) ||
+           (pv->claim_uid && *pv->claim_uid);
+}
+
+static bool
+s_claim_ref_is (const Basalt__V1__PersistentVolume *pv,
+                const Basalt__V1__PersistentVolumeClaim *pvc)
+{
+    return bas_streq (s_str (pv->claim_name), s_str (pvc->name)) &&
+           bas_streq (s_str (pv->claim_namespace), s_str (pvc->namespace_)) &&
+           (!pv->claim_uid || !*pv->claim_uid || bas_streq (pv->claim_uid, s_str (pvc->uid)));
+}
+
+//  FindMatchingVolume for the claim on node: a PV pre-bound to the claim
+//  (its claimRef names it) if its nodeAffinity admits the node, else none
+//  at all; otherwise the smallest Available PV of the class that is free
+//  (not in chosen[0..nchosen), not taken by another claim of the session),
+//  large enough, of the claim's volume mode, not being deleted, selected by
+//  the claim's selector, admitting the node and offering every access mode
+//  of the claim. NULL: no match.
+static s_pv_t *
+s_find_pv (const s_claim_t *c, const sess_node_t *node, s_pv_t *const *chosen, int nchosen)
+{
+    const Basalt__V1__PersistentVolumeClaim *pvc = c->pvc;
+    int64_t want = pvc->has_request_bytes ? pvc->request_bytes : 0;
+    s_pv_t *best = NULL;
+    for (size_t i = 0; c->pvs && i < c->pvs->n; i++) {
+        s_pv_t *p = &c->pvs->v[i];
+        const Basalt__V1__PersistentVolume *pv = p->pv;
+        if (p->taken && p->taken != c)
+            continue;
+        bool excluded = false;
+        for (int k = 0; k < nchosen && !excluded; k++)
+            excluded = chosen[k] == p;
+        if (excluded)
+            continue;
+        bool mine = false;
+        if (s_has_claim_ref (pv)) {
+            if (!s_claim_ref_is (pv, pvc))
+                continue;
+            mine = true;
+        }
+        int64_t have = pv->has_capacity_bytes ? pv->capacity_bytes : 0;
+        if (have < want ||
+            !bas_streq (s_volume_mode (pv->volume_mode), s_volume_mode (pvc->volume_mode)) ||
+            pv->deleting)
+            continue;
+        bool admits = s_pv_admits (pv, node);
+        if (mine)
+            return admits ? p : NULL;
+        if (!bas_streq (pv->phase, "Available") ||
+            (pvc->selector && !s_pv_selected (pvc->selector, pv)) || !admits ||
+            !s_modes_ok (pvc, pv))
+            continue;
+        if (!best || (best->pv->has_capacity_bytes ? best->pv->capacity_bytes : 0) > have)
+            best = p;
+    }
+    return best;
+}
+
+//  checkVolumeProvisions for one claim: its class names a provisioner
+//  (not kubernetes.io/no-provisioner) and its allowedTopologies admit the
+//  node (no term: any node). CSIStorageCapacity is not read.
+static bool
+s_can_provision (const s_claim_t *c, const sess_node_t *node)
+{
+    const char *prov = c->cls->provisioner;
+    if (!prov || !*prov || bas_streq (prov, "kubernetes.io/no-provisioner"))
+        return false;
+    if (c->cls->n_allowed_topologies == 0)
+        return true;
+    for (size_t t = 0; t < c->cls->n_allowed_topologies; t++)
+        if (sess_node_term_match (c->cls->allowed_topologies[t], node))
+            return true;
+    return false;
+}
+
+//  FindPodVolumes for the pod's delayed claims on node: true when each has
+//  a PV or can be provisioned there, with picks[i] the PV of claim i (NULL:
+//  provision). A claim another placed pod of the session holds keeps that
+//  pod's decision (its PV must admit the node, or its node must be this
+//  one), as the claim's written selected-node or the PV's claimRef would
+//  make it; a claim whose selected-node names another node refuses the
+//  node, one naming this node is provisioned; the others are matched by
+//  increasing request, each PV chosen once, and one with no match is
+//  provisioned.
+static bool
+s_delayed_fit (const sess_task_volumes_t *tv, const sess_node_t *node, s_pv_t **picks)
+{
+    for (int i = 0; i < tv->ndelayed; i++)
+        picks[i] = NULL;
+    for (int i = 0; i < tv->ndelayed; i++) {
+        const s_delayed_t *e = &tv->delayed[i];
+        const s_claim_t *c = e->claim;
+        if (c->holders > (e->holds ? 1 : 0)) {
+            picks[i] = c->pv;
+            if (c->pv ? !s_pv_admits (c->pv->pv, node) : c->node != node)
+                return false;
+        } else if (c->pvc->selected_node && *c->pvc->selected_node &&
+                   !bas_streq (c->pvc->selected_node, node->name))
+            return false;
+    }
+    for (int i = 0; i < tv->ndelayed; i++) {
+        const s_delayed_t *e = &tv->delayed[i];
+        const s_claim_t *c = e->claim;
+        if (c->holders > (e->holds ? 1 : 0) || (c->pvc->selected_node && *c->pvc->selected_node))
+            continue;
+        picks[i] = s_find_pv (c, node, picks, i);
+        if (!picks[i] && !s_can_provision (c, node))
+            return false;
+    }
+    for (int i = 0; i < tv->ndelayed; i++) {
+        const s_delayed_t *e = &tv->delayed[i];
+        const s_claim_t *c = e->claim;
+        if (c->holders <= (e->holds ? 1 : 0) && c->pvc->selected_node && *c->pvc->selected_node &&
+            !s_can_provision (c, node))
+            return false;
+    }
+    return true;
+}
+
+//  A placed pod takes (hold) or gives back its delayed claims' decisions.
+//  The first holder of a claim decides it for the node it is placed on.
+static void
+s_hold (const sess_task_t *task, bool hold)
+{
+    const sess_task_volumes_t *tv = task->volumes;
+    if (hold) {
+        if (!task->node || tv->delayed[0].holds)
+            return;
+        if (!s_delayed_fit (tv, task->node, tv->picks))
+            bas_warn ("sched_volumes_unfit",
+                      "pod=%s/%s node=%s reason=\"placed where its "
+                      "delayed claims do not fit; the rest are provisioned\"",
+                      s_str (task->pod->namespace_), s_str (task->pod->name), task->node->name);
+        for (int i = 0; i < tv->ndelayed; i++) {
+            s_delayed_t *e = &tv->delayed[i];
+            s_claim_t *c = e->claim;
+            if (c->holders++ == 0) {
+                c->pv = tv->picks[i];
+                c->node = task->node;
+                if (c->pv)
+                    c->pv->taken = c;
+            }
+            e->holds = true;
+        }
+        return;
+    }
+    for (int i = 0; i < tv->ndelayed; i++) {
+        s_delayed_t *e = &tv->delayed[i];
+        s_claim_t *c = e->claim;
+        if (!e->holds)
+            continue;
+        e->holds = false;
+        if (--c->holders == 0) {
+            if (c->pv)
+                c->pv->taken = NULL;
+            c->pv = NULL;
+            c->node = NULL;
+        }
+    }
+}
+
+void
+sess_volumes_placement (const sess_task_t *task, Basalt__V1__Placement *p)
+{
+    const sess_task_volumes_t *tv = task->volumes;
+    if (!tv || tv->ndelayed == 0)
+        return;
+    p->claims = bas_alloc ((size_t)tv->ndelayed * sizeof *p->claims);
+    for (int i = 0; i < tv->ndelayed; i++) {
+        const s_delayed_t *e = &tv->delayed[i];
+        if (!e->holds)
+            continue;
+        const Basalt__V1__PersistentVolumeClaim *pvc = e->claim->pvc;
+        Basalt__V1__ClaimBinding *cb = bas_alloc (sizeof *cb);
+        basalt__v1__claim_binding__init (cb);
+        cb->claim_uid = bas_strdup (s_str (pvc->uid));
+        cb->namespace_ = bas_strdup (s_str (pvc->namespace_));
+        cb->name = bas_strdup (s_str (pvc->name));
+        if (e->claim->pv)
+            cb->volume_name = bas_strdup (s_str (e->claim->pv->pv->name));
+        p->claims[p->n_claims++] = cb;
+    }
+}
+
+// ------------------------------------------------------------ open
+
 void
 sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
 {
@@ -277,7 +676,12 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
     int nbound = 0;
     const int **rwop = bas_alloc (pod->n_claims * sizeof *rwop);
     int nrwop = 0;
-    const char *immediate = NULL, *delayed = NULL;
+    //  The delayed claims, each once, with their classes.
+    const Basalt__V1__PersistentVolumeClaim **dpvc = bas_alloc (pod->n_claims * sizeof *dpvc);
+    const Basalt__V1__StorageClass **dcls = bas_alloc (pod->n_claims * sizeof *dcls);
+    s_claim_t **dclaim = bas_alloc (pod->n_claims * sizeof *dclaim);
+    int ndl = 0;
+    const char *immediate = NULL;
     for (size_t i = 0; i < pod->n_claims; i++) {
         const Basalt__V1__PodClaim *c = pod->claims[i];
         const char *name = s_str (c->name);
@@ -314,12 +718,18 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
         if (!c->ephemeral && s_has_mode (pvc, "ReadWriteOncePod"))
             rwop[nrwop++] = s_rwop_counter (self, key);
         bool fully_bound = pvc->volume_name && *pvc->volume_name && pvc->bind_completed;
+        const Basalt__V1__StorageClass *cls = NULL;
         if (fully_bound) {
             bound_ephemeral[nbound] = c->ephemeral;
             bound[nbound++] = pvc;
-        } else if (s_delayed (ssn, pvc) && !(pvc->volume_name && *pvc->volume_name)) {
-            if (!delayed)
-                delayed = name;
+        } else if (!(pvc->volume_name && *pvc->volume_name) && (cls = s_delayed_class (ssn, pvc))) {
+            bool seen = false;
+            for (int d = 0; d < ndl && !seen; d++)
+                seen = dpvc[d] == pvc;
+            if (!seen) {
+                dcls[ndl] = cls;
+                dpvc[ndl++] = pvc;
+            }
         } else if (!immediate)
             immediate = name;
     }
@@ -327,16 +737,33 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
         task->held = "pod has unbound immediate PersistentVolumeClaims";
         goto done;
     }
-    if (delayed) {
-        task->held = s_say (self,
-                            "spec.volumes: persistentvolumeclaim \"%s\" waits for its first "
-                            "consumer, and Basalt does not yet bind such claims (choosing a "
-                            "volume or a node to provision on)",
-                            delayed);
+    if (nbound == 0 && nrwop == 0 && ndl == 0)
         goto done;
+    //  The delayed claims by increasing request, stable (the binder's
+    //  byPVCSize order, in which each claim takes the smallest PV left).
+    for (int d = 1; d < ndl; d++) {
+        const Basalt__V1__PersistentVolumeClaim *pvc = dpvc[d];
+        const Basalt__V1__StorageClass *cls = dcls[d];
+        int64_t want = pvc->has_request_bytes ? pvc->request_bytes : 0;
+        int k = d;
+        for (; k > 0 && (dpvc[k - 1]->has_request_bytes ? dpvc[k - 1]->request_bytes : 0) > want;
+             k--) {
+            dpvc[k] = dpvc[k - 1];
+            dcls[k] = dcls[k - 1];
+        }
+        dpvc[k] = pvc;
+        dcls[k] = cls;
     }
-    if (nbound == 0 && nrwop == 0)
-        goto done;
+    //  NodeVolumeLimits counts a claim with no volume yet as one volume of
+    //  its class's provisioner (getCSIDriverInfoFromSC), as s_pod_csi does
+    //  once the pod is placed.
+    int ndl_csi = 0;
+    for (int d = 0; d < ndl; d++) {
+        char key[512];
+        dclaim[d] =
+            s_claim_for (self, s_claim_key (key, sizeof key, ns, dpvc[d]->name), dpvc[d], dcls[d]);
+        ndl_csi += dcls[d]->provisioner && *dcls[d]->provisioner;
+    }
     //  The PVs, and VolumeZone's PreFilter: a persistentVolumeClaim
     //  volume's PV must exist (its lister's NotFound words), and its
     //  topology labels are the pod's zone constraints.
@@ -358,7 +785,7 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
                 nzones += bas_streq (pvs[i]->labels[l]->key, s_zone_keys[k]) &&
                           s_zone_ok (s_str (pvs[i]->labels[l]->value));
     }
-    int ncsi = 0;
+    int ncsi = ndl_csi;
     for (int i = 0; i < nbound; i++)
         ncsi += pvs[i] && pvs[i]->csi_driver && *pvs[i]->csi_driver && pvs[i]->csi_volume_handle &&
                 *pvs[i]->csi_volume_handle;
@@ -366,12 +793,18 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
     //  CSI volumes.
     char *block =
         bas_alloc (sizeof (sess_task_volumes_t) + (size_t)(nbound + nrwop) * sizeof (void *) +
-                   (size_t)nzones * sizeof (s_zone_t) + (size_t)ncsi * sizeof (s_csi_t));
+                   (size_t)nzones * sizeof (s_zone_t) + (size_t)ncsi * sizeof (s_csi_t) +
+                   (size_t)ndl * (sizeof (s_delayed_t) + sizeof (s_pv_t *)));
     sess_task_volumes_t *tv = (sess_task_volumes_t *)block;
     tv->pv = (const Basalt__V1__PersistentVolume **)(block + sizeof *tv);
     tv->rwop = (const int **)(block + sizeof *tv + (size_t)nbound * sizeof (void *));
     tv->zones = (s_zone_t *)(block + sizeof *tv + (size_t)(nbound + nrwop) * sizeof (void *));
     tv->csi = (s_csi_t *)((char *)tv->zones + (size_t)nzones * sizeof (s_zone_t));
+    tv->delayed = (s_delayed_t *)((char *)tv->csi + (size_t)ncsi * sizeof (s_csi_t));
+    tv->picks = (s_pv_t **)((char *)tv->delayed + (size_t)ndl * sizeof (s_delayed_t));
+    tv->ndelayed = ndl;
+    for (int d = 0; d < ndl; d++)
+        tv->delayed[d] = (s_delayed_t){dclaim[d], false};
     tv->owner = self;
     tv->n = nbound;
     tv->nrwop = nrwop;
@@ -392,6 +825,14 @@ sess_volumes_task (sess_session_t *ssn, sess_task_t *task)
             c->unique =
                 (char *)s_say (self, "%s/%s", pvs[i]->csi_driver, pvs[i]->csi_volume_handle);
         }
+    for (int d = 0; d < ndl; d++)
+        if (dcls[d]->provisioner && *dcls[d]->provisioner) {
+            char key[512];
+            s_csi_t *c = &tv->csi[tv->ncsi++];
+            c->driver = dcls[d]->provisioner;
+            c->unique = (char *)s_say (self, "%s/ claim %s", dcls[d]->provisioner,
+                                       s_claim_key (key, sizeof key, ns, dpvc[d]->name));
+        }
     self->any_csi |= tv->ncsi > 0;
     self->any_zones |= tv->nzones > 0;
     free (pvs);
@@ -401,6 +842,9 @@ done:
     free (bound);
     free (bound_ephemeral);
     free (rwop);
+    free (dpvc);
+    free (dcls);
+    free (dclaim);
 }
 
 //  Each CSI volume a pod's claims lead to, as NodeVolumeLimits counts an
@@ -531,6 +975,7 @@ sess_volumes_open_users (sess_session_t *ssn)
     if (!self)
         return;
     s_open_limits (ssn);
+    s_index_pvs (ssn);
     //  Each node's zone labels, looked up once rather than per pod.
     if (self->any_zones && !self->node_zones) {
         self->node_zones = bas_alloc (sizeof *self->node_zones * ((size_t)ssn->nnodes + 1));
@@ -556,6 +1001,9 @@ sess_volumes_placed (sess_session_t *ssn, const sess_task_t *task, bool counted)
     const Basalt__V1__Pod *pod = task->pod;
     if (!self || pod->n_claims == 0)
         return;
+    //  Only a pending pod with delayed claims has them (sess_volumes_task).
+    if (task->volumes && task->volumes->ndelayed)
+        s_hold (task, counted);
     if (self->nodes && task->node && task->node->index < self->nnodes &&
         self->nodes[task->node->index].csi_node)
         s_pod_csi (ssn, pod, &self->nodes[task->node->index], counted ? 1 : -1, s_attach);
@@ -640,6 +1088,11 @@ sess_volumes_check (const sess_task_t *task, const sess_node_t *node, char *reas
             return SESS_PRED_UNRESOLVABLE;
         }
     }
+    //  Then its delayed claims: a PV for each, or provisioning there.
+    if (tv->ndelayed && !s_delayed_fit (tv, node, tv->picks)) {
+        snprintf (reason, rlen, "node(s) didn't find available persistent volumes to bind");
+        return SESS_PRED_UNRESOLVABLE;
+    }
     //  VolumeZone: a node with none of the topology labels takes any
     //  volume (a cluster without zones); else every constraint must name
     //  the node's value of its label, or of the GA label a beta one means.
@@ -665,6 +1118,8 @@ sess_volumes_destroy (sess_volumes_t **self_p)
         return;
     sess_volumes_t *self = *self_p;
     zhashx_destroy (&self->claims);
+    zhashx_destroy (&self->delayed);
+    zhashx_destroy (&self->classes);
     zhashx_destroy (&self->rwop);
     for (int n = 0; self->nodes && n < self->nnodes; n++) {
         zhashx_destroy (&self->nodes[n].volumes);
