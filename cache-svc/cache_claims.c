@@ -174,12 +174,27 @@ cache_claims_check (cache_model_t *self, const Basalt__V1__Placement *pl, zhashx
                       pvc ? "is being deleted" : "no longer exists");
             return buf;
         }
-        if (zhashx_lookup (self->gate_of_claim, pvc->uid) ||
-            zhashx_insert (gang_taken, pvc->uid, (void *)"claim") != 0) {
+        if (zhashx_lookup (self->gate_of_claim, pvc->uid)) {
             snprintf (buf, len, "persistentvolumeclaim \"%s\" is being bound for another pod",
                       name);
             return buf;
         }
+        //  Pods of the gang sharing a claim must agree on it (the session
+        //  decides a shared claim once): the later ones add nothing.
+        char decision[600];
+        snprintf (decision, sizeof decision, "%s%s", s_set (cb->volume_name) ? "pv:" : "node:",
+                  s_set (cb->volume_name) ? cb->volume_name : (pl->node ? pl->node : ""));
+        const char *same = zhashx_lookup (gang_taken, pvc->uid);
+        if (same) {
+            if (strcmp (same, decision) != 0) {
+                snprintf (buf, len,
+                          "persistentvolumeclaim \"%s\" is decided twice in one gang, differently",
+                          name);
+                return buf;
+            }
+            continue;
+        }
+        zhashx_insert (gang_taken, pvc->uid, bas_strdup (decision));
         if (s_set (pvc->volume_name) &&
             !(s_set (cb->volume_name) && bas_streq (cb->volume_name, pvc->volume_name))) {
             snprintf (buf, len,
@@ -209,7 +224,7 @@ cache_claims_check (cache_model_t *self, const Basalt__V1__Placement *pl, zhashx
         const char *taker = zhashx_lookup (self->pv_taken, pv->name);
         if ((s_set (pv->claim_name) && !prebound) || (taker && !bas_streq (taker, pvc->uid)) ||
             (!prebound && !bas_streq (pv->phase, "Available")) ||
-            zhashx_insert (gang_taken, pv->name, (void *)"pv") != 0) {
+            zhashx_insert (gang_taken, pv->name, bas_strdup ("pv")) != 0) {
             snprintf (buf, len, "persistentvolume \"%s\" is no longer available", pv->name);
             return buf;
         }
@@ -247,8 +262,10 @@ cache_claims_add (cache_model_t *self, cache_gate_t *g, const Basalt__V1__Placem
     for (size_t i = 0; i < pl->n_claims; i++) {
         const Basalt__V1__ClaimBinding *cb = pl->claims[i];
         const Basalt__V1__PersistentVolumeClaim *pvc = s_pvc (self, cb->claim_uid);
-        if (!pvc)
-            continue; // checked just before: cannot happen
+        //  Checked just before: it exists; a claim an earlier pod of the
+        //  gang shares is in the gate already.
+        if (!pvc || zhashx_lookup (self->gate_of_claim, pvc->uid) == g)
+            continue;
         s_claim_t *c = bas_alloc (sizeof *c);
         c->uid = bas_strdup (pvc->uid);
         char key[512];

@@ -136,8 +136,9 @@ s_commit_gang (cache_model_t *self, cache_commit_t *cc, size_t g, cache_work_fn 
     zhashx_t *tentative = zhashx_new (); // node -> bas_res_t for this job
     zhashx_set_destructor (tentative, (zhashx_destructor_fn *)zstr_free);
     zhashx_t *seen = zhashx_new ();   // pod uids of this job so far
-    zhashx_t *claims = zhashx_new (); // claim uids and PV names this job took so far
-    bool gated = false;               // some pod's claims are written before the binds
+    zhashx_t *claims = zhashx_new (); // claim uid -> its decision, PV name -> "pv": this job's
+    zhashx_set_destructor (claims, (zhashx_destructor_fn *)zstr_free);
+    bool gated = false; // some pod's claims are written before the binds
     for (size_t k = cc->start[g]; k < cc->start[g + 1] && !reason; k++) {
         const Basalt__V1__Placement *pl = commit->placements[cc->order[k]];
         if (pl->pipelined)

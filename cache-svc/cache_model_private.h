@@ -51,7 +51,8 @@ typedef struct _cache_gate_t cache_gate_t;
 void cache_claims_init (cache_model_t *self);
 void cache_claims_fini (cache_model_t *self);
 //  Why the placement's claims cannot be taken now, or NULL. `gang_taken`
-//  holds the claims and PVs this gang took before it.
+//  holds the claims and PVs this gang took before it (claim uid -> its
+//  decision, PV name -> "pv"; strings it adds, which the hash frees).
 const char *cache_claims_check (cache_model_t *self, const Basalt__V1__Placement *pl,
                                 zhashx_t *gang_taken, char *buf, size_t len);
 cache_gate_t *cache_claims_gate_new (cache_model_t *self, const char *job_uid);

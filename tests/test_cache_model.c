@@ -1657,6 +1657,49 @@ test_claims_not_written_twice (void **state)
     cache_model_destroy (&model);
 }
 
+//  Two pods of one gang sharing a claim: one write, both bound after it;
+//  the two deciding it differently is refused.
+static void
+test_claims_shared_in_gang (void **state)
+{
+    (void)state;
+    cache_model_t *model = s_claims_model ();
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "p1", "n1", "g1", "1");
+    s_needs (&c, 0, "cu1", "c1", NULL);
+    s_place (&c, "p2", "n1", "g1", "1");
+    s_needs (&c, 1, "cu1", "c1", NULL);
+    s_works_t works = {0};
+    int accepted = 0;
+    Basalt__V1__CommitResult *r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 2);
+    s_result_free (r);
+    assert_int_equal (works.n, 1);
+    assert_int_equal (cache_model_work_result (model, works.items[0], true, NULL), 0);
+    s_claim (model, BAS_KUBE_MODIFIED, "cu1", "c1", "50", "pvc-cu1", "n1");
+    s_works_clear (&works);
+    cache_model_take_ready (model, s_collect, &works);
+    assert_int_equal (s_count_kind (&works, BASALT__V1__WORK__ITEM_BIND), 2);
+    s_works_clear (&works);
+    cache_model_destroy (&model);
+
+    model = s_claims_model ();
+    s_node (model, BAS_KUBE_ADDED, "n2", "4", "8Gi");
+    s_commit_init (&c);
+    s_place (&c, "p1", "n1", "g1", "1");
+    s_needs (&c, 0, "cu1", "c1", NULL);
+    s_place (&c, "p2", "n2", "g1", "1");
+    s_needs (&c, 1, "cu1", "c1", NULL);
+    r = s_run (model, &c, &works, &accepted);
+    assert_int_equal (accepted, 0);
+    assert_non_null (strstr (s_item (r, "p2")->reason, "decided twice in one gang"));
+    s_result_free (r);
+    assert_int_equal (works.n, 0);
+    assert_int_equal (cache_model_claim_gates (model), 0);
+    cache_model_destroy (&model);
+}
+
 static void
 test_work_result_table (void **state)
 {
@@ -1704,6 +1747,7 @@ main (void)
         cmocka_unit_test_setup (test_claims_written_before_binds, util_log_quiet),
         cmocka_unit_test_setup (test_claims_failure_releases_gang, util_log_quiet),
         cmocka_unit_test_setup (test_claims_not_written_twice, util_log_quiet),
+        cmocka_unit_test_setup (test_claims_shared_in_gang, util_log_quiet),
         cmocka_unit_test (test_eviction_event_names_preemptor),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);

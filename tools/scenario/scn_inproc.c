@@ -451,6 +451,15 @@ s_create (s_run_t *self, const cJSON *obj, char *err, size_t errlen)
                                                                            : self->others;
     cJSON_AddItemToArray (list, copy);
     cJSON_AddItemToArray (self->created, cJSON_Duplicate (obj, true));
+    //  The PV controller's first sync gives a new volume its phase:
+    //  Available, or Bound when it names a claim (as basalt-apisim does).
+    if (kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME &&
+        !s_str_at (copy, "status", "phase"))
+        s_set_str (s_child (copy, "status"), "phase",
+                   cJSON_GetObjectItemCaseSensitive (
+                       cJSON_GetObjectItemCaseSensitive (copy, "spec"), "claimRef")
+                       ? "Bound"
+                       : "Available");
     char rv[32];
     snprintf (rv, sizeof rv, "%ld", ++self->rv);
     s_set_str (s_meta (copy), "resourceVersion", rv);
