@@ -118,12 +118,35 @@ typedef struct _s_claim_t s_claim_t;
 typedef struct {
     const Basalt__V1__PersistentVolume *pv; // borrowed from the replica
     const s_claim_t *taken;                 // the claim it is chosen for, or NULL
+    bool available;                         // phase Available, no claimRef: any claim's
 } s_pv_t;
 
-//  The PVs of one class, by name.
+//  A PV of a list: its capacity and position in its class's PVs.
+typedef struct {
+    int64_t bytes;
+    size_t at;
+} s_pv_ref_t;
+
+//  PVs of a class by increasing capacity, then name: the first that fits
+//  a claim is the one FindMatchingVolume takes among them.
+typedef struct {
+    s_pv_ref_t *at; // owned
+    size_t n, cap;
+} s_pv_list_t;
+
+//  The PVs of one class, by name, and the same indexed for matching: those
+//  pinned to one host (a local volume: one nodeAffinity term, one
+//  requirement, kubernetes.io/hostname In [one name]) by that host, the
+//  others apart, and those whose claimRef names a claim. A node's candidates
+//  are the loose ones and its host's, not every PV of the class.
 typedef struct {
     s_pv_t *v; // owned
     size_t n, cap;
+    zhashx_t *by_host;     // hostname -> s_pv_list_t * (owned)
+    s_pv_list_t **on_node; // per session node index: its host's list in by_host, or NULL
+    s_pv_list_t loose;     // the PVs not pinned to one host
+    s_pv_list_t claimed;   // the PVs with a claimRef (pre-bound or bound)
+    int nnodes;            // entries in on_node
 } s_class_pvs_t;
 
 //  A claim that waits for its first consumer, once per session however
@@ -330,14 +353,72 @@ s_rwop_counter (sess_volumes_t *self, const char *key)
 // ------------------------------------------------------------ delayed binding
 
 static void
+s_pv_list_destroy (void **item)
+{
+    s_pv_list_t *l = *item;
+    if (l) {
+        free (l->at);
+        free (l);
+    }
+    *item = NULL;
+}
+
+static void
+s_pv_list_add (s_pv_list_t *l, const s_pv_t *v, size_t at)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 8;
+        l->at = bas_realloc (l->at, l->cap * sizeof *l->at);
+    }
+    const Basalt__V1__PersistentVolume *pv = v[at].pv;
+    l->at[l->n++] = (s_pv_ref_t){pv->has_capacity_bytes ? pv->capacity_bytes : 0, at};
+}
+
+static int
+s_pv_ref_cmp (const void *a, const void *b)
+{
+    const s_pv_ref_t *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static void
+s_pv_list_sort (s_pv_list_t *l)
+{
+    if (l->n > 1)
+        qsort (l->at, l->n, sizeof *l->at, s_pv_ref_cmp);
+}
+
+static void
 s_class_pvs_destroy (void **item)
 {
     s_class_pvs_t *c = *item;
     if (c) {
         free (c->v);
+        free (c->on_node);
+        zhashx_destroy (&c->by_host);
+        free (c->loose.at);
+        free (c->claimed.at);
         free (c);
     }
     *item = NULL;
+}
+
+//  The one host a PV is pinned to, or NULL.
+static const char *
+s_pv_host (const Basalt__V1__PersistentVolume *pv)
+{
+    if (!pv->has_node_affinity || pv->n_node_affinity != 1)
+        return NULL;
+    const Basalt__V1__NodeSelectorTerm *t = pv->node_affinity[0];
+    if (t->n_match_fields != 0 || t->n_match_expressions != 1)
+        return NULL;
+    const Basalt__V1__NodeSelectorRequirement *r = t->match_expressions[0];
+    return bas_streq (r->key, "kubernetes.io/hostname") && bas_streq (r->operator_, "In") &&
+                   r->n_values == 1
+               ? r->values[0]
+               : NULL;
 }
 
 //  The session's record of a delayed claim, made on first sight (with an
@@ -367,6 +448,8 @@ s_claim_for (sess_volumes_t *self, const char *key, const Basalt__V1__Persistent
     return c;
 }
 
+static bool s_has_claim_ref (const Basalt__V1__PersistentVolume *pv);
+
 static void
 s_collect_pv (void *arg, const Basalt__V1__Object *obj)
 {
@@ -380,7 +463,7 @@ s_collect_pv (void *arg, const Basalt__V1__Object *obj)
         c->cap = c->cap ? c->cap * 2 : 8;
         c->v = bas_realloc (c->v, c->cap * sizeof *c->v);
     }
-    c->v[c->n++] = (s_pv_t){pv, NULL};
+    c->v[c->n++] = (s_pv_t){pv, NULL, bas_streq (pv->phase, "Available") && !s_has_claim_ref (pv)};
 }
 
 static int
@@ -400,9 +483,42 @@ s_index_pvs (sess_session_t *ssn)
     self->pvs_indexed = true;
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PERSISTENT_VOLUME,
                        s_collect_pv, self->classes);
-    for (s_class_pvs_t *c = zhashx_first (self->classes); c; c = zhashx_next (self->classes))
+    for (s_class_pvs_t *c = zhashx_first (self->classes); c; c = zhashx_next (self->classes)) {
         if (c->n > 1)
             qsort (c->v, c->n, sizeof *c->v, s_pv_name_cmp);
+        c->by_host = zhashx_new ();
+        zhashx_set_destructor (c->by_host, s_pv_list_destroy);
+        for (size_t i = 0; i < c->n; i++) {
+            const Basalt__V1__PersistentVolume *pv = c->v[i].pv;
+            if (s_has_claim_ref (pv)) {
+                s_pv_list_add (&c->claimed, c->v, i); // by name: the first pre-bound wins
+                continue;
+            }
+            if (!c->v[i].available)
+                continue; // no claim may take it
+            const char *host = s_pv_host (pv);
+            if (!host) {
+                s_pv_list_add (&c->loose, c->v, i);
+                continue;
+            }
+            s_pv_list_t *l = zhashx_lookup (c->by_host, host);
+            if (!l) {
+                l = bas_alloc (sizeof *l);
+                zhashx_insert (c->by_host, host, l);
+            }
+            s_pv_list_add (l, c->v, i);
+        }
+        s_pv_list_sort (&c->loose);
+        for (s_pv_list_t *l = zhashx_first (c->by_host); l; l = zhashx_next (c->by_host))
+            s_pv_list_sort (l);
+        //  Each node's list, looked up once (the filter runs per node and pod).
+        c->on_node = bas_alloc (sizeof *c->on_node * ((size_t)ssn->nnodes + 1));
+        for (int n = 0; n < ssn->nnodes && zhashx_size (c->by_host); n++) {
+            const char *host = sess_node_label (&ssn->nodes[n], "kubernetes.io/hostname");
+            c->on_node[n] = host ? zhashx_lookup (c->by_host, host) : NULL;
+        }
+        c->nnodes = ssn->nnodes;
+    }
 }
 
 //  The PV's nodeAffinity admits the node (none: any node; required with
@@ -486,50 +602,80 @@ s_claim_ref_is (const Basalt__V1__PersistentVolume *pv,
            (!pv->claim_uid || !*pv->claim_uid || bas_streq (pv->claim_uid, s_str (pvc->uid)));
 }
 
+//  Whether p is open to claim c on this pod: not taken by another claim of
+//  the session, not chosen for an earlier claim of the pod
+//  (chosen[0..nchosen)), large enough, of the claim's volume mode, not
+//  being deleted.
+static bool
+s_pv_open (const s_claim_t *c, s_pv_t *p, s_pv_t *const *chosen, int nchosen)
+{
+    if (p->taken && p->taken != c)
+        return false;
+    for (int k = 0; k < nchosen; k++)
+        if (chosen[k] == p)
+            return false;
+    const Basalt__V1__PersistentVolume *pv = p->pv;
+    const Basalt__V1__PersistentVolumeClaim *pvc = c->pvc;
+    int64_t want = pvc->has_request_bytes ? pvc->request_bytes : 0;
+    int64_t have = pv->has_capacity_bytes ? pv->capacity_bytes : 0;
+    return have >= want && !pv->deleting &&
+           ((!pv->volume_mode && !pvc->volume_mode) ||
+            bas_streq (s_volume_mode (pv->volume_mode), s_volume_mode (pvc->volume_mode)));
+}
+
+//  The best of `list` (Available PVs without a claimRef, by capacity and
+//  name) for a claim that has no pre-bound PV: the first that is open to
+//  it, selected by its selector, admitting the node (known for a list
+//  `pinned` to the node's host) and offering every access mode of the
+//  claim. *best is the best so far (smallest, then first name).
+static void
+s_best_of (const s_claim_t *c, const s_pv_list_t *list, bool pinned, const sess_node_t *node,
+           s_pv_t *const *chosen, int nchosen, s_pv_t **best)
+{
+    const Basalt__V1__PersistentVolumeClaim *pvc = c->pvc;
+    int64_t want = pvc->has_request_bytes ? pvc->request_bytes : 0;
+    for (size_t k = 0; list && k < list->n; k++) {
+        if (list->at[k].bytes < want)
+            continue;
+        s_pv_t *p = &c->pvs->v[list->at[k].at];
+        if (p->taken && p->taken != c)
+            continue; // the common refusal, before the call
+        const Basalt__V1__PersistentVolume *pv = p->pv;
+        if (!s_pv_open (c, p, chosen, nchosen) ||
+            (pvc->selector && !s_pv_selected (pvc->selector, pv)) ||
+            (!pinned && !s_pv_admits (pv, node)) || !s_modes_ok (pvc, pv))
+            continue;
+        int64_t was = *best && (*best)->pv->has_capacity_bytes ? (*best)->pv->capacity_bytes : 0;
+        if (!*best || list->at[k].bytes < was || (list->at[k].bytes == was && p < *best))
+            *best = p;
+        return; // the rest of the list is larger, or later by name
+    }
+}
+
 //  FindMatchingVolume for the claim on node: a PV pre-bound to the claim
 //  (its claimRef names it) if its nodeAffinity admits the node, else none
 //  at all; otherwise the smallest Available PV of the class that is free
 //  (not in chosen[0..nchosen), not taken by another claim of the session),
 //  large enough, of the claim's volume mode, not being deleted, selected by
 //  the claim's selector, admitting the node and offering every access mode
-//  of the claim. NULL: no match.
+//  of the claim. NULL: no match. Only the class's PVs with a claimRef, the
+//  loose ones and those pinned to the node's host are looked at: a PV
+//  pinned to another host cannot admit the node.
 static s_pv_t *
 s_find_pv (const s_claim_t *c, const sess_node_t *node, s_pv_t *const *chosen, int nchosen)
 {
-    const Basalt__V1__PersistentVolumeClaim *pvc = c->pvc;
-    int64_t want = pvc->has_request_bytes ? pvc->request_bytes : 0;
-    s_pv_t *best = NULL;
-    for (size_t i = 0; c->pvs && i < c->pvs->n; i++) {
-        s_pv_t *p = &c->pvs->v[i];
-        const Basalt__V1__PersistentVolume *pv = p->pv;
-        if (p->taken && p->taken != c)
-            continue;
-        bool excluded = false;
-        for (int k = 0; k < nchosen && !excluded; k++)
-            excluded = chosen[k] == p;
-        if (excluded)
-            continue;
-        bool mine = false;
-        if (s_has_claim_ref (pv)) {
-            if (!s_claim_ref_is (pv, pvc))
-                continue;
-            mine = true;
-        }
-        int64_t have = pv->has_capacity_bytes ? pv->capacity_bytes : 0;
-        if (have < want ||
-            !bas_streq (s_volume_mode (pv->volume_mode), s_volume_mode (pvc->volume_mode)) ||
-            pv->deleting)
-            continue;
-        bool admits = s_pv_admits (pv, node);
-        if (mine)
-            return admits ? p : NULL;
-        if (!bas_streq (pv->phase, "Available") ||
-            (pvc->selector && !s_pv_selected (pvc->selector, pv)) || !admits ||
-            !s_modes_ok (pvc, pv))
-            continue;
-        if (!best || (best->pv->has_capacity_bytes ? best->pv->capacity_bytes : 0) > have)
-            best = p;
+    if (!c->pvs || c->pvs->n == 0)
+        return NULL;
+    const s_class_pvs_t *cp = c->pvs;
+    for (size_t k = 0; k < cp->claimed.n; k++) {
+        s_pv_t *p = &cp->v[cp->claimed.at[k].at];
+        if (s_claim_ref_is (p->pv, c->pvc) && s_pv_open (c, p, chosen, nchosen))
+            return s_pv_admits (p->pv, node) ? p : NULL;
     }
+    s_pv_t *best = NULL;
+    s_best_of (c, &cp->loose, false, node, chosen, nchosen, &best);
+    if (cp->on_node && node->index < cp->nnodes)
+        s_best_of (c, cp->on_node[node->index], true, node, chosen, nchosen, &best);
     return best;
 }
 

@@ -42,7 +42,10 @@
     unbound claim of a WaitForFirstConsumer class with a CSI provisioner
     (the session matches it against the class's volumes, none, and
     provisions it on the node it picks); the same cluster without claims
-    is timed too.
+    is timed too. With --wffc-local the claims' class has no provisioner
+    and every node has local volumes for them (one per pod the node can
+    hold, node affinity to its hostname): the session matches each claim
+    with a volume on the node it tries.
 
     With --running N the cluster also holds N Running pods bound round
     robin, in Running gangs; --sessions K times K more sessions over the
@@ -84,6 +87,7 @@ typedef struct {
     bool volume_zones;     // ...in its gang's zone (a zone label on the volume)
     bool zone_selector;    // every pending pod has a nodeSelector on its gang's zone
     bool wffc;             // every pending pod uses an unbound WaitForFirstConsumer claim
+    bool wffc_local;       // ...of a class without provisioner, with local volumes on nodes
     long running;          // pods already Running (bound, in Running gangs), before the pending
     long sessions;         // sessions run one after another over the same replica
 } bench_opts_t;
@@ -316,14 +320,55 @@ s_pod_wffc (bas_store_t *store, Basalt__V1__Pod *pod)
     bas_store_upsert (store, &obj);
 }
 
+//  --wffc-local: `count` local volumes of the class on the node, each with
+//  node affinity to its hostname.
 static void
-s_wffc_class (bas_store_t *store)
+s_local_volumes (bas_store_t *store, const char *node, long count)
+{
+    for (long k = 0; k < count; k++) {
+        char name[128];
+        snprintf (name, sizeof name, "local-%s-%03ld", node, k);
+        Basalt__V1__PersistentVolume *pv = bas_alloc (sizeof *pv);
+        basalt__v1__persistent_volume__init (pv);
+        pv->name = bas_strdup (name);
+        pv->uid = bas_strdup (name);
+        pv->phase = bas_strdup ("Available");
+        pv->storage_class = bas_strdup ("wffc");
+        pv->access_modes = bas_alloc (sizeof *pv->access_modes);
+        pv->access_modes[0] = bas_strdup ("ReadWriteOnce");
+        pv->n_access_modes = 1;
+        pv->has_capacity_bytes = true;
+        pv->capacity_bytes = 100LL << 30;
+        pv->has_has_node_affinity = pv->has_node_affinity = true;
+        Basalt__V1__NodeSelectorTerm *term = bas_alloc (sizeof *term);
+        basalt__v1__node_selector_term__init (term);
+        Basalt__V1__NodeSelectorRequirement *req = bas_alloc (sizeof *req);
+        basalt__v1__node_selector_requirement__init (req);
+        req->key = bas_strdup ("kubernetes.io/hostname");
+        req->operator_ = bas_strdup ("In");
+        req->values = bas_alloc (sizeof *req->values);
+        req->values[0] = bas_strdup (node);
+        req->n_values = 1;
+        term->match_expressions = bas_alloc (sizeof *term->match_expressions);
+        term->match_expressions[0] = req;
+        term->n_match_expressions = 1;
+        pv->node_affinity = bas_alloc (sizeof *pv->node_affinity);
+        pv->node_affinity[0] = term;
+        pv->n_node_affinity = 1;
+        Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_PERSISTENT_VOLUME);
+        obj->persistent_volume = pv;
+        bas_store_upsert (store, &obj);
+    }
+}
+
+static void
+s_wffc_class (bas_store_t *store, bool local)
 {
     Basalt__V1__StorageClass *sc = bas_alloc (sizeof *sc);
     basalt__v1__storage_class__init (sc);
     sc->name = bas_strdup ("wffc");
     sc->uid = bas_strdup ("wffc");
-    sc->provisioner = bas_strdup ("disk.example.com");
+    sc->provisioner = bas_strdup (local ? "kubernetes.io/no-provisioner" : "disk.example.com");
     sc->volume_binding_mode = bas_strdup ("WaitForFirstConsumer");
     Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_STORAGE_CLASS);
     obj->storage_class = sc;
@@ -334,7 +379,7 @@ static int
 s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, size_t errlen)
 {
     if (o->wffc)
-        s_wffc_class (store);
+        s_wffc_class (store, o->wffc_local);
     int64_t clock = 1000;
     char name[64];
     for (long i = 0; i < o->nodes; i++) {
@@ -358,6 +403,8 @@ s_build (bas_store_t *store, const bench_opts_t *o, long *gangs_out, char *err, 
         node->n_labels = 2;
         if (o->images)
             s_node_images (node, i);
+        if (o->wffc_local)
+            s_local_volumes (store, name, o->pods / (o->nodes > 0 ? o->nodes : 1) + 1);
         Basalt__V1__Object *obj = s_object (BASALT__V1__OBJECT__KIND_NODE);
         obj->node = node;
         bas_store_upsert (store, &obj);
@@ -616,6 +663,8 @@ s_usage (FILE *out)
                   "  --wffc             every pending pod uses its own unbound claim of a\n"
                   "                     WaitForFirstConsumer class with a provisioner; also\n"
                   "                     time the same cluster without claims\n"
+                  "  --wffc-local       --wffc with a class without provisioner, and on every\n"
+                  "                     node a local volume per pod it can hold (its hostname)\n"
                   "  --zone-selector    every pending pod has a nodeSelector on its gang's zone\n"
                   "                     (the same tenth of the nodes, without volumes); also time\n"
                   "                     the same cluster without it\n"
@@ -706,6 +755,7 @@ main (int argc, char **argv)
         OPT_VOLUME_ZONES,
         OPT_ZONE_SELECTOR,
         OPT_WFFC,
+        OPT_WFFC_LOCAL,
         OPT_HELP
     };
     static const struct option options[] = {
@@ -729,6 +779,7 @@ main (int argc, char **argv)
         {"volume-zones", no_argument, NULL, OPT_VOLUME_ZONES},
         {"zone-selector", no_argument, NULL, OPT_ZONE_SELECTOR},
         {"wffc", no_argument, NULL, OPT_WFFC},
+        {"wffc-local", no_argument, NULL, OPT_WFFC_LOCAL},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -795,6 +846,9 @@ main (int argc, char **argv)
             break;
         case OPT_WFFC:
             o.wffc = true;
+            break;
+        case OPT_WFFC_LOCAL:
+            o.wffc = o.wffc_local = true;
             break;
         case OPT_HELP:
             s_usage (stdout);
@@ -877,7 +931,7 @@ main (int argc, char **argv)
         plain.volumes = false;
         plain.volume_zones = false;
         plain.zone_selector = false;
-        plain.wffc = false;
+        plain.wffc = plain.wffc_local = false;
         bas_store_t *pstore = bas_store_new ();
         long pgangs = 0;
         if (s_build (pstore, &plain, &pgangs, err, sizeof err) != 0) {
