@@ -134,6 +134,22 @@ test_choose_pv (void **state)
     s_done (&run);
 }
 
+//  A node's PVs pinned to its host and the others are one choice: the
+//  smallest that fits, ties to the first name, the others' affinity
+//  checked.
+static void
+test_loose_and_pinned (void **state)
+{
+    (void)state;
+    s_run_t run;
+    s_load (&run, "loose-and-pinned.yaml");
+    s_expect_claim (&run, "tie-0", "n1", "data-t0", "a-loose");
+    s_expect_claim (&run, "tie-1", "n1", "data-t1", "b-pinned");
+    s_expect_claim (&run, "small-0", "n1", "data-s", "c-pinned");
+    assert_int_equal (run.commit->n_placements, 3);
+    s_done (&run);
+}
+
 //  A gang of 4 where the fourth claim has no PV and cannot be provisioned:
 //  nothing placed, and the PVs the first three had are free again.
 static void
@@ -203,9 +219,8 @@ main (void)
 {
     bas_log_init ("test", BAS_LOG_WARN, BAS_LOG_FORMAT_TEXT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test (test_choose_pv),
-        cmocka_unit_test (test_gang_all_or_nothing),
-        cmocka_unit_test (test_provision),
+        cmocka_unit_test (test_choose_pv),           cmocka_unit_test (test_loose_and_pinned),
+        cmocka_unit_test (test_gang_all_or_nothing), cmocka_unit_test (test_provision),
         cmocka_unit_test (test_shared_and_limits),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
