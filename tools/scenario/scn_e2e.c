@@ -171,8 +171,12 @@ s_start_apisim (s_env_t *env, char *err, size_t errlen)
         }
         scn_proc_pause (20);
     }
-    if (env->api_port <= 0)
-        s_error (env, "basalt-apisim did not write %s in time", ready);
+    if (env->api_port <= 0) {
+        //  Where it is stuck (it has happened once under load, unexplained).
+        char what[1024];
+        s_error (env, "basalt-apisim did not write %s in %d ms: %s", ready, S_START_MS,
+                 scn_proc_describe (env->apisim, what, sizeof what));
+    }
     snprintf (env->master, sizeof env->master, "http://127.0.0.1:%d", env->api_port);
     return 0;
 }

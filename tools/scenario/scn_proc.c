@@ -218,3 +218,44 @@ scn_proc_http_post (int port, const char *path, const char *json, char **body_p)
 {
     return s_http (port, path, json ? json : "", body_p);
 }
+
+//  The first line of /proc/<pid>/<what>, trimmed, in buf ("" if unreadable).
+static void
+s_proc_line (pid_t pid, const char *what, char *buf, size_t len)
+{
+    char path[64];
+    snprintf (path, sizeof path, "/proc/%d/%s", (int)pid, what);
+    buf[0] = 0;
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return;
+    if (fgets (buf, (int)len, f)) {
+        size_t n = strlen (buf);
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+            buf[--n] = 0;
+    }
+    fclose (f);
+}
+
+const char *
+scn_proc_describe (pid_t pid, char *buf, size_t len)
+{
+    char exe[512] = "", wchan[128], syscall[256], stat[1024];
+    char path[64];
+    snprintf (path, sizeof path, "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink (path, exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    s_proc_line (pid, "wchan", wchan, sizeof wchan);
+    s_proc_line (pid, "syscall", syscall, sizeof syscall);
+    s_proc_line (pid, "stat", stat, sizeof stat);
+    //  stat: "pid (comm) S ppid ... utime(14) stime(15)": state and CPU ticks.
+    char state = '?';
+    unsigned long utime = 0, stime = 0;
+    const char *close = strrchr (stat, ')');
+    if (close)
+        sscanf (close + 2, "%c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %lu %lu", &state, &utime,
+                &stime);
+    snprintf (buf, len, "pid %d program %s state %c wchan %s syscall [%s] cpu %lu+%lu ticks",
+              (int)pid, *exe ? exe : "?", state, *wchan ? wchan : "?", syscall, utime, stime);
+    return buf;
+}

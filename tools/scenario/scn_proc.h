@@ -39,6 +39,12 @@ void scn_proc_rmtree (const char *path);
 
 //  Whole file as a string (caller frees), or NULL.
 char *scn_proc_read_file (const char *path);
+
+//  What process `pid` is doing, for a message when it does not start in
+//  time: its program (whether it has exec'd), its state, the kernel
+//  function it waits in, its CPU time and the system call it is in, from
+//  /proc, in buf ("" parts it cannot read are left out).
+const char *scn_proc_describe (pid_t pid, char *buf, size_t len);
 //  Write text to path. Returns 0 or -1.
 int scn_proc_write_file (const char *path, const char *text);
 
