@@ -70,8 +70,9 @@ typedef struct {
 
 typedef struct {
     sess_session_t *ssn; // borrowed
-    double *share;       // per job index
-    bas_res_t *alloc;    // per job index: allocation tracked here
+    double *share;       // per job index, once loaded
+    bas_res_t *alloc;    // per job index: allocation tracked here, once loaded
+    bool *loaded;        // per job index: alloc and share taken from the session
     //  Hierarchical mode only (hnodes NULL otherwise).
     bas_res_t total_alloc; // Σ of every job's allocation
     int ndims;             // cpu, memory, pods, then total's scalars
@@ -108,6 +109,28 @@ s_share_of (const bas_res_t *alloc, const bas_res_t *total)
             s = x;
     }
     return s;
+}
+
+//  Job j's allocation, taken from the session (with its share) on first
+//  use: a session touches few of its jobs (the pending ones it orders, the
+//  victims it weighs, those it places), so opening copies none — at
+//  300,000 pods that copy was a fifth of a session with nothing to place.
+static bas_res_t *
+s_alloc (s_self_t *self, int j)
+{
+    if (!self->loaded[j]) {
+        self->loaded[j] = true;
+        self->alloc[j] = self->ssn->jobs[j].allocated;
+        self->share[j] = s_share_of (&self->alloc[j], &self->ssn->total);
+    }
+    return &self->alloc[j];
+}
+
+static double
+s_share (s_self_t *self, int j)
+{
+    s_alloc (self, j);
+    return self->share[j];
 }
 
 // ------------------------------------------------------------ hierarchy
@@ -262,7 +285,7 @@ s_hupdate_node (s_self_t *self, int i)
     s_hnode_t *n = &self->hnodes[i];
     int D = self->ndims;
     if (n->job >= 0) {
-        s_vec (self, &self->alloc[n->job], n->alloc);
+        s_vec (self, s_alloc (self, n->job), n->alloc);
         n->share = s_vec_share (self, n->alloc);
         n->saturated = false;
         for (int d = 0; d < D; d++) {
@@ -345,23 +368,23 @@ s_reclaimable (void *self_, const sess_task_t *reclaimer, sess_task_t **cands, i
     const sess_job_t *lj = reclaimer->job;
     if (!lj || !lj->queue)
         return 0;
-    bas_res_add (&self->alloc[lj->index], reclaimer->resreq);
+    bas_res_add (s_alloc (self, lj->index), reclaimer->resreq);
     bas_res_add (&self->total_alloc, reclaimer->resreq);
     int k = 0;
     for (int i = 0; i < n; i++) {
         const sess_job_t *rj = cands[i]->job;
         if (!rj || !rj->queue)
             continue;
-        bas_res_sub (&self->alloc[rj->index], cands[i]->resreq);
+        bas_res_sub (s_alloc (self, rj->index), cands[i]->resreq);
         bas_res_sub (&self->total_alloc, cands[i]->resreq);
         s_hupdate (self);
         int ret = s_hcompare (self, lj->queue, rj->queue);
-        bas_res_add (&self->alloc[rj->index], cands[i]->resreq);
+        bas_res_add (s_alloc (self, rj->index), cands[i]->resreq);
         bas_res_add (&self->total_alloc, cands[i]->resreq);
         if (ret < 0)
             out[k++] = cands[i];
     }
-    bas_res_sub (&self->alloc[lj->index], reclaimer->resreq);
+    bas_res_sub (s_alloc (self, lj->index), reclaimer->resreq);
     bas_res_sub (&self->total_alloc, reclaimer->resreq);
     s_hupdate (self);
     return k;
@@ -377,7 +400,7 @@ s_hierarchy_open (s_self_t *self)
     s_vec (self, &ssn->total, self->total);
     bas_res_zero (&self->total_alloc);
     for (int j = 0; j < ssn->njobs; j++)
-        bas_res_add (&self->total_alloc, &self->alloc[j]);
+        bas_res_add (&self->total_alloc, s_alloc (self, j));
     s_build_tree (self);
     s_hupdate (self);
 }
@@ -387,8 +410,8 @@ s_hierarchy_open (s_self_t *self)
 static int
 s_job_order (void *self_, const sess_job_t *l, const sess_job_t *r)
 {
-    const s_self_t *self = self_;
-    double ls = self->share[l->index], rs = self->share[r->index];
+    s_self_t *self = self_;
+    double ls = s_share (self, l->index), rs = s_share (self, r->index);
     return ls == rs ? 0 : ls < rs ? -1 : 1;
 }
 
@@ -399,7 +422,7 @@ s_on_allocate (void *self_, sess_task_t *task)
     if (!task->job)
         return;
     int j = task->job->index;
-    bas_res_add (&self->alloc[j], task->resreq);
+    bas_res_add (s_alloc (self, j), task->resreq);
     self->share[j] = s_share_of (&self->alloc[j], &self->ssn->total);
     if (self->hnodes) {
         bas_res_add (&self->total_alloc, task->resreq);
@@ -414,7 +437,7 @@ s_on_deallocate (void *self_, sess_task_t *task)
     if (!task->job)
         return;
     int j = task->job->index;
-    bas_res_sub (&self->alloc[j], task->resreq);
+    bas_res_sub (s_alloc (self, j), task->resreq);
     self->share[j] = s_share_of (&self->alloc[j], &self->ssn->total);
     if (self->hnodes) {
         bas_res_sub (&self->total_alloc, task->resreq);
@@ -429,7 +452,7 @@ s_preemptable (void *self_, const sess_task_t *preemptor, sess_task_t **cands, i
     s_self_t *self = self_;
     if (!preemptor->job)
         return 0;
-    bas_res_t mine = self->alloc[preemptor->job->index];
+    bas_res_t mine = *s_alloc (self, preemptor->job->index);
     bas_res_add (&mine, preemptor->resreq);
     double ls = s_share_of (&mine, &self->ssn->total);
     //  Per victim job, its allocation as the candidates are taken away: as
@@ -446,7 +469,7 @@ s_preemptable (void *self_, const sess_task_t *preemptor, sess_task_t **cands, i
             s++;
         if (s == nseen) {
             seen[nseen] = vj;
-            left[nseen++] = self->alloc[vj->index];
+            left[nseen++] = *s_alloc (self, vj->index);
         }
         bas_res_sub (&left[s], cands[i]->resreq);
         double rs = s_share_of (&left[s], &self->ssn->total);
@@ -465,10 +488,7 @@ sess_drf_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void **self_
     self->ssn = ssn;
     self->share = bas_alloc (sizeof *self->share * ((size_t)ssn->njobs + 1));
     self->alloc = bas_alloc (sizeof *self->alloc * ((size_t)ssn->njobs + 1));
-    for (int j = 0; j < ssn->njobs; j++) {
-        self->alloc[j] = ssn->jobs[j].allocated;
-        self->share[j] = s_share_of (&self->alloc[j], &ssn->total);
-    }
+    self->loaded = bas_alloc (sizeof *self->loaded * ((size_t)ssn->njobs + 1));
     *self_p = self;
     if (conf->flags[SESS_FLAG_HIERARCHY]) {
         s_hierarchy_open (self);
@@ -489,6 +509,7 @@ sess_drf_close (sess_session_t *ssn, void *self_)
         return;
     free (self->share);
     free (self->alloc);
+    free (self->loaded);
     for (int i = 0; i < self->nhnodes; i++) {
         free (self->hnodes[i].name);
         free (self->hnodes[i].alloc);
