@@ -1442,6 +1442,24 @@ s_claims_model (void)
     return model;
 }
 
+//  Gang g1 (p1 and p2 on n1) proposed with one claim each: p1 needs
+//  claim uid1 (named n1) bound to pv1 (NULL: provisioned), p2 uid2 to
+//  pv2. Returns how many placements were accepted; the work in *works.
+static int
+s_propose_pair (cache_model_t *model, s_works_t *works, const char *uid1, const char *name1,
+                const char *pv1, const char *uid2, const char *name2, const char *pv2)
+{
+    s_commit_t c;
+    s_commit_init (&c);
+    s_place (&c, "p1", "n1", "g1", "1");
+    s_needs (&c, 0, uid1, name1, pv1);
+    s_place (&c, "p2", "n1", "g1", "1");
+    s_needs (&c, 1, uid2, name2, pv2);
+    int accepted = 0;
+    s_result_free (s_run (model, &c, works, &accepted));
+    return accepted;
+}
+
 //  kube-scheduler's PreBind, in the cache: a gang's claims are written
 //  first (the PV's claimRef for a static binding, the claim's selected
 //  node for provisioning), with the objects' resourceVersions as
@@ -1453,17 +1471,10 @@ test_claims_written_before_binds (void **state)
 {
     (void)state;
     cache_model_t *model = s_claims_model ();
-    s_commit_t c;
-    s_commit_init (&c);
-    s_place (&c, "p1", "n1", "g1", "1");
-    s_needs (&c, 0, "cu1", "c1", "pv1");
-    s_place (&c, "p2", "n1", "g1", "1");
-    s_needs (&c, 1, "cu2", "c2", NULL);
-    s_works_t works = {0};
+    Basalt__V1__CommitResult *r;
     int accepted = 0;
-    Basalt__V1__CommitResult *r = s_run (model, &c, &works, &accepted);
-    assert_int_equal (accepted, 2);
-    s_result_free (r);
+    s_works_t works = {0};
+    assert_int_equal (s_propose_pair (model, &works, "cu1", "c1", "pv1", "cu2", "c2", NULL), 2);
     assert_int_equal (s_count_kind (&works, BASALT__V1__WORK__ITEM_BIND), 0);
     assert_int_equal (s_count_kind (&works, BASALT__V1__WORK__ITEM_CLAIM), 2);
     assert_true (s_assumed (model, "p1") && s_assumed (model, "p2"));
@@ -1544,16 +1555,10 @@ test_claims_failure_releases_gang (void **state)
     (void)state;
     cache_model_t *model = s_claims_model ();
     s_commit_t c;
-    s_commit_init (&c);
-    s_place (&c, "p1", "n1", "g1", "1");
-    s_needs (&c, 0, "cu1", "c1", "pv1");
-    s_place (&c, "p2", "n1", "g1", "1");
-    s_needs (&c, 1, "cu2", "c2", NULL);
-    s_works_t works = {0};
+    Basalt__V1__CommitResult *r;
     int accepted = 0;
-    Basalt__V1__CommitResult *r = s_run (model, &c, &works, &accepted);
-    assert_int_equal (accepted, 2);
-    s_result_free (r);
+    s_works_t works = {0};
+    assert_int_equal (s_propose_pair (model, &works, "cu1", "c1", "pv1", "cu2", "c2", NULL), 2);
     assert_int_equal (cache_model_work_result (model, s_work_of (&works, "cu2"), true, NULL), 0);
     assert_int_equal (cache_model_work_result (model, s_work_of (&works, "cu1"), false,
                                                "the object has been modified"),
@@ -1616,16 +1621,10 @@ test_claims_not_written_twice (void **state)
     s_pv (model, BAS_KUBE_MODIFIED, "pv1", "30", "c1", "cu1");
     s_claim (model, BAS_KUBE_MODIFIED, "cu2", "c2", "31", NULL, "n1");
     s_commit_t c;
-    s_commit_init (&c);
-    s_place (&c, "p1", "n1", "g1", "1");
-    s_needs (&c, 0, "cu1", "c1", "pv1");
-    s_place (&c, "p2", "n1", "g1", "1");
-    s_needs (&c, 1, "cu2", "c2", NULL);
-    s_works_t works = {0};
+    Basalt__V1__CommitResult *r;
     int accepted = 0;
-    Basalt__V1__CommitResult *r = s_run (model, &c, &works, &accepted);
-    assert_int_equal (accepted, 2);
-    s_result_free (r);
+    s_works_t works = {0};
+    assert_int_equal (s_propose_pair (model, &works, "cu1", "c1", "pv1", "cu2", "c2", NULL), 2);
     assert_int_equal (works.n, 0); // no write, no bind yet
     assert_int_equal (cache_model_claim_gates (model), 1);
     s_claim (model, BAS_KUBE_MODIFIED, "cu1", "c1", "32", "pv1", NULL);
@@ -1665,16 +1664,10 @@ test_claims_shared_in_gang (void **state)
     (void)state;
     cache_model_t *model = s_claims_model ();
     s_commit_t c;
-    s_commit_init (&c);
-    s_place (&c, "p1", "n1", "g1", "1");
-    s_needs (&c, 0, "cu1", "c1", NULL);
-    s_place (&c, "p2", "n1", "g1", "1");
-    s_needs (&c, 1, "cu1", "c1", NULL);
-    s_works_t works = {0};
+    Basalt__V1__CommitResult *r;
     int accepted = 0;
-    Basalt__V1__CommitResult *r = s_run (model, &c, &works, &accepted);
-    assert_int_equal (accepted, 2);
-    s_result_free (r);
+    s_works_t works = {0};
+    assert_int_equal (s_propose_pair (model, &works, "cu1", "c1", NULL, "cu1", "c1", NULL), 2);
     assert_int_equal (works.n, 1);
     assert_int_equal (cache_model_work_result (model, works.items[0], true, NULL), 0);
     s_claim (model, BAS_KUBE_MODIFIED, "cu1", "c1", "50", "pvc-cu1", "n1");
