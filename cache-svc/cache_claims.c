@@ -28,6 +28,13 @@
     stays written, as in kube-scheduler: a claim bound to a PV is bound for
     good, and the next session places the pod where that PV is.
 
+    A write sent stays in flight until its result comes, whether its gate
+    is still open or not: until then the claim, and the PV of a static
+    binding, are refused to every gang. A gate given up while a claimRef
+    write is on its way would otherwise let the next session bind the
+    claim to another PV, and leave the first one pre-bound to a claim that
+    is bound elsewhere.
+
     Kill-safety: the gates live only in this process. A cache killed while
     a gate waits leaves the writes done so far; the next cache and session
     see them (a claim naming its node, a PV naming its claim) and decide
@@ -112,6 +119,8 @@ cache_claims_init (cache_model_t *self)
     zlistx_set_destructor (self->gates, s_gate_free);
     self->gate_of_claim = zhashx_new ();
     self->pv_taken = zhashx_new ();
+    self->inflight = zhashx_new ();
+    self->pv_inflight = zhashx_new ();
     self->ready = zlistx_new ();
     zlistx_set_destructor (self->ready, s_work_free);
     self->volume_bind_timeout_ms = CACHE_VOLUME_BIND_TIMEOUT_MS;
@@ -122,6 +131,8 @@ cache_claims_fini (cache_model_t *self)
 {
     zhashx_destroy (&self->gate_of_claim);
     zhashx_destroy (&self->pv_taken);
+    zhashx_destroy (&self->inflight);
+    zhashx_destroy (&self->pv_inflight);
     zlistx_destroy (&self->gates);
     zlistx_destroy (&self->ready);
 }
@@ -174,7 +185,8 @@ cache_claims_check (cache_model_t *self, const Basalt__V1__Placement *pl, zhashx
                       pvc ? "is being deleted" : "no longer exists");
             return buf;
         }
-        if (zhashx_lookup (self->gate_of_claim, pvc->uid)) {
+        if (zhashx_lookup (self->gate_of_claim, pvc->uid) ||
+            zhashx_lookup (self->inflight, pvc->uid)) {
             snprintf (buf, len, "persistentvolumeclaim \"%s\" is being bound for another pod",
                       name);
             return buf;
@@ -223,6 +235,7 @@ cache_claims_check (cache_model_t *self, const Basalt__V1__Placement *pl, zhashx
         bool prebound = s_pv_names (pv, pvc);
         const char *taker = zhashx_lookup (self->pv_taken, pv->name);
         if ((s_set (pv->claim_name) && !prebound) || (taker && !bas_streq (taker, pvc->uid)) ||
+            zhashx_lookup (self->pv_inflight, pv->name) ||
             (!prebound && !bas_streq (pv->phase, "Available")) ||
             zhashx_insert (gang_taken, pv->name, bas_strdup ("pv")) != 0) {
             snprintf (buf, len, "persistentvolume \"%s\" is no longer available", pv->name);
@@ -299,6 +312,9 @@ cache_claims_add (cache_model_t *self, cache_gate_t *g, const Basalt__V1__Placem
         } else
             w->resource_version = bas_strdup_or_null (pvc->resource_version);
         c->writing = true;
+        zhashx_update (self->inflight, c->uid, (void *)"1");
+        if (pv)
+            zhashx_update (self->pv_inflight, pv->name, (void *)"1");
         self->stats.claim_writes++;
         Basalt__V1__Work *work = bas_work_new (BASALT__V1__WORK__ITEM_CLAIM, &w->base);
         fn (arg, &work);
@@ -397,6 +413,11 @@ void
 cache_claims_result (cache_model_t *self, const Basalt__V1__VolumeClaimWork *w, bool ok,
                      const char *message)
 {
+    //  Landed or not, it is no longer on its way.
+    if (w->claim_uid)
+        zhashx_delete (self->inflight, w->claim_uid);
+    if (s_set (w->volume_name))
+        zhashx_delete (self->pv_inflight, w->volume_name);
     cache_gate_t *g = w->claim_uid ? zhashx_lookup (self->gate_of_claim, w->claim_uid) : NULL;
     if (!g)
         return; // the gate failed or timed out meanwhile

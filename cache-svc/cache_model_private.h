@@ -41,6 +41,9 @@ struct _cache_model_t {
     zlistx_t *gates;                // cache_gate_t *, owned
     zhashx_t *gate_of_claim;        // claim uid -> cache_gate_t * (borrowed)
     zhashx_t *pv_taken;             // PV name -> claim uid a gate chose it for (borrowed)
+    zhashx_t *inflight;             // claim uid -> "1": a write for it sent, its result not in
+                                    // (gate open or not)
+    zhashx_t *pv_inflight;          // PV name -> "1": the same for a static binding's PV
     zlistx_t *ready;                // Basalt__V1__Work *: binds a gate released
     int64_t volume_bind_timeout_ms; // a gate failing after this long
     cache_model_stats_t stats;

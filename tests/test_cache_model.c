@@ -1559,14 +1559,34 @@ test_claims_failure_releases_gang (void **state)
     int accepted = 0;
     s_works_t works = {0};
     assert_int_equal (s_propose_pair (model, &works, "cu1", "c1", "pv1", "cu2", "c2", NULL), 2);
-    assert_int_equal (cache_model_work_result (model, s_work_of (&works, "cu2"), true, NULL), 0);
-    assert_int_equal (cache_model_work_result (model, s_work_of (&works, "cu1"), false,
+    assert_int_equal (cache_model_work_result (model, s_work_of (&works, "cu2"), false,
                                                "the object has been modified"),
                       0);
     assert_false (s_assumed (model, "p1"));
     assert_false (s_assumed (model, "p2"));
     assert_false (cache_model_has_ready (model));
     assert_int_equal (cache_model_claim_gates (model), 0);
+    //  c1's claimRef write on pv1 is still on its way: until its result
+    //  comes, gate or no gate, neither c1 nor pv1 may be taken (a second
+    //  write could race it, or c1 end up bound to another PV).
+    s_works_t more = {0};
+    s_commit_t one;
+    s_commit_init (&one);
+    s_place (&one, "p1", "n1", "g1", "1");
+    s_needs (&one, 0, "cu2", "c2", "pv1");
+    r = s_run (model, &one, &more, &accepted);
+    assert_int_equal (accepted, 0);
+    assert_non_null (strstr (s_item (r, "p1")->reason, "persistentvolume \"pv1\" is no longer"));
+    s_result_free (r);
+    s_commit_init (&one);
+    s_place (&one, "p1", "n1", "g1", "1");
+    s_needs (&one, 0, "cu1", "c1", NULL);
+    r = s_run (model, &one, &more, &accepted);
+    assert_int_equal (accepted, 0);
+    assert_non_null (strstr (s_item (r, "p1")->reason, "is being bound for another pod"));
+    s_result_free (r);
+    assert_int_equal (more.n, 0);
+    assert_int_equal (cache_model_work_result (model, s_work_of (&works, "cu1"), true, NULL), 0);
     //  A claim bound later changes nothing: its gate is gone.
     s_claim (model, BAS_KUBE_MODIFIED, "cu2", "c2", "20", "pvc-cu2", "n1");
     assert_false (cache_model_has_ready (model));
@@ -1591,6 +1611,10 @@ test_claims_failure_releases_gang (void **state)
     cache_model_stats_t st;
     cache_model_stats (model, &st);
     assert_int_equal (st.claim_gates_failed, 2);
+    //  Its write is answered late (the binder's lease ran out): only then
+    //  may c1 be proposed again.
+    assert_int_equal (cache_model_work_result (model, s_work_of (&works, "cu1"), false, "Expired"),
+                      0);
     s_works_clear (&works);
 
     //  A claim deleted while its gang waits gives the gang up too.
