@@ -370,6 +370,16 @@ s_fail (cache_model_t *self, cache_gate_t *g, const char *claim, const char *why
     s_close (self, g);
 }
 
+//  The gate's claim of this uid, or NULL.
+static s_claim_t *
+s_gate_claim (cache_gate_t *g, const char *uid)
+{
+    s_claim_t *c = zlistx_first (g->claims);
+    while (c && strcmp (c->uid, uid) != 0)
+        c = zlistx_next (g->claims);
+    return c;
+}
+
 void
 cache_claims_opened (cache_model_t *self, cache_gate_t *g)
 {
@@ -382,9 +392,7 @@ cache_claims_on_claim (cache_model_t *self, const char *uid)
     cache_gate_t *g = uid ? zhashx_lookup (self->gate_of_claim, uid) : NULL;
     if (!g)
         return;
-    s_claim_t *c = zlistx_first (g->claims);
-    while (c && strcmp (c->uid, uid) != 0)
-        c = zlistx_next (g->claims);
+    s_claim_t *c = s_gate_claim (g, uid);
     if (!c)
         return;
     const Basalt__V1__PersistentVolumeClaim *pvc = s_pvc (self, uid);
@@ -421,9 +429,7 @@ cache_claims_result (cache_model_t *self, const Basalt__V1__VolumeClaimWork *w, 
     cache_gate_t *g = w->claim_uid ? zhashx_lookup (self->gate_of_claim, w->claim_uid) : NULL;
     if (!g)
         return; // the gate failed or timed out meanwhile
-    s_claim_t *c = zlistx_first (g->claims);
-    while (c && strcmp (c->uid, w->claim_uid) != 0)
-        c = zlistx_next (g->claims);
+    s_claim_t *c = s_gate_claim (g, w->claim_uid);
     if (!c)
         return;
     c->writing = false;

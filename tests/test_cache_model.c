@@ -1399,17 +1399,6 @@ s_count_kind (const s_works_t *w, Basalt__V1__Work__ItemCase kind)
     return n;
 }
 
-static const Basalt__V1__VolumeClaimWork *
-s_claim_work (const s_works_t *w, const char *claim_uid)
-{
-    for (int i = 0; i < w->n; i++)
-        if (w->items[i]->item_case == BASALT__V1__WORK__ITEM_CLAIM &&
-            strcmp (w->items[i]->claim->claim_uid, claim_uid) == 0)
-            return w->items[i]->claim;
-    fail_msg ("no claim work for %s", claim_uid);
-    return NULL;
-}
-
 static const Basalt__V1__Work *
 s_work_of (const s_works_t *w, const char *claim_uid)
 {
@@ -1418,6 +1407,15 @@ s_work_of (const s_works_t *w, const char *claim_uid)
             strcmp (w->items[i]->claim->claim_uid, claim_uid) == 0)
             return w->items[i];
     return NULL;
+}
+
+static const Basalt__V1__VolumeClaimWork *
+s_claim_work (const s_works_t *w, const char *claim_uid)
+{
+    const Basalt__V1__Work *work = s_work_of (w, claim_uid);
+    if (!work)
+        fail_msg ("no claim work for %s", claim_uid);
+    return work ? work->claim : NULL;
 }
 
 static bool
