@@ -46,7 +46,70 @@ struct _bas_store_t {
     bas_hash_t *group_names;     // "ns/name" -> pod group uid (strdup'd)
     bool drop_scheduling_fields; // pods kept without labels, placement, images and claims,
                                  // nodes without images
+    //  The change log (bas_store_changes_take): kept once a taker has
+    //  taken from it, for that taker.
+    const void *taker;           // who took last; NULL: nobody, nothing is logged
+    bas_store_change_t *changes; // [nchanges] since the last take
+    size_t nchanges, changes_cap;
+    bool changes_reset; // everything changed (cleared, or the log overflowed)
 };
+
+//  A log longer than this is dropped for "everything changed": the taker
+//  then rebuilds, which costs what a walk of the store costs anyway.
+#define S_CHANGES_MAX ((size_t)1 << 20)
+
+static void
+s_changes_drop (bas_store_t *self)
+{
+    for (size_t i = 0; i < self->nchanges; i++)
+        free (self->changes[i].key);
+    self->nchanges = 0;
+}
+
+static void
+s_changed (bas_store_t *self, Basalt__V1__ObjectKind kind, const char *key)
+{
+    if (!self->taker || self->changes_reset)
+        return;
+    if (self->nchanges == S_CHANGES_MAX) {
+        s_changes_drop (self);
+        self->changes_reset = true;
+        return;
+    }
+    if (self->nchanges == self->changes_cap) {
+        self->changes_cap = self->changes_cap ? self->changes_cap * 2 : 256;
+        self->changes = bas_realloc (self->changes, self->changes_cap * sizeof *self->changes);
+    }
+    self->changes[self->nchanges].kind = kind;
+    self->changes[self->nchanges++].key = bas_strdup (key);
+}
+
+bool
+bas_store_changes_take (bas_store_t *self, const void *taker, bas_store_change_t **changes_p,
+                        size_t *n_p)
+{
+    bool reset = self->changes_reset || taker != self->taker;
+    if (reset)
+        s_changes_drop (self);
+    *changes_p = self->changes;
+    *n_p = self->nchanges;
+    self->changes = NULL;
+    self->nchanges = self->changes_cap = 0;
+    self->taker = taker;
+    self->changes_reset = false;
+    return reset;
+}
+
+void
+bas_store_changes_free (bas_store_change_t **changes_p, size_t n)
+{
+    if (!changes_p || !*changes_p)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free ((*changes_p)[i].key);
+    free (*changes_p);
+    *changes_p = NULL;
+}
 
 static void
 s_entry_destroy (void *item)
@@ -114,6 +177,8 @@ bas_store_destroy (bas_store_t **self_p)
         s_slots_clear (&self->slots[k]);
     }
     bas_hash_destroy (&self->group_names);
+    s_changes_drop (self);
+    free (self->changes);
     free (self);
     *self_p = NULL;
 }
@@ -127,6 +192,8 @@ bas_store_clear (bas_store_t *self)
         s_slots_clear (&self->slots[k]);
     }
     bas_hash_purge (self->group_names);
+    s_changes_drop (self);
+    self->changes_reset = true;
 }
 
 Basalt__V1__ObjectKind
@@ -224,6 +291,7 @@ bas_store_upsert (bas_store_t *self, Basalt__V1__Object **obj_p)
         char *uid = bas_strdup (key);
         bas_hash_update (self->group_names, name, uid);
     }
+    s_changed (self, kind, key);
     return 0;
 }
 
@@ -263,6 +331,7 @@ bas_store_delete (bas_store_t *self, Basalt__V1__ObjectKind kind, const char *ke
     s_entry_t *e = bas_hash_lookup (self->tables[kind], key);
     if (!e)
         return -1;
+    s_changed (self, kind, key);
     s_group_unindex (self, e->obj);
     s_slot_free (&self->slots[kind], e->slot);
     bas_hash_delete (self->tables[kind], key);
@@ -318,6 +387,7 @@ bas_store_pod_set_assumed (bas_store_t *self, const char *uid, const char *node)
         return -1;
     free (o->pod->assumed_node);
     o->pod->assumed_node = node ? bas_strdup (node) : NULL;
+    s_changed (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, uid);
     return 0;
 }
 
@@ -329,6 +399,7 @@ bas_store_pod_set_deleting (bas_store_t *self, const char *uid, bool deleting)
         return -1;
     o->pod->has_deleting = 1;
     o->pod->deleting = deleting;
+    s_changed (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, uid);
     return 0;
 }
 
@@ -345,6 +416,7 @@ bas_store_pod_group_set_status (bas_store_t *self, const char *uid,
     if (o->pod_group->status)
         basalt__v1__pod_group_status__free_unpacked (o->pod_group->status, NULL);
     o->pod_group->status = status;
+    s_changed (self, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, uid);
     return 0;
 }
 

@@ -97,6 +97,23 @@ void bas_store_load_snapshot (bas_store_t *self, Basalt__V1__Snapshot *snap);
 //  Apply a delta's upserts (moved out of delta) and deletes.
 void bas_store_apply_delta (bas_store_t *self, Basalt__V1__Delta *delta);
 
+//  The change log, for a reader that keeps something derived from the
+//  store and updates it by what changed (session-svc's kept model): from
+//  the first take on, the store records the kind and key of every object
+//  inserted, replaced, changed in place or deleted. A take hands over what
+//  was recorded since the last one (owned by the caller, freed with
+//  bas_store_changes_free) and returns false; it returns true, with no
+//  entries, when the taker must treat everything as changed: its first
+//  take, a take by another taker than the last, a clear or snapshot load
+//  meanwhile, or a log that grew past its bound. A key may be listed more
+//  than once; the store says what it is now (absent: deleted).
+typedef struct {
+    Basalt__V1__ObjectKind kind;
+    char *key;
+} bas_store_change_t;
+bool bas_store_changes_take (bas_store_t *self, const void *taker, bas_store_change_t **changes_p,
+                             size_t *n_p);
+void bas_store_changes_free (bas_store_change_t **changes_p, size_t n);
 //  Pack the whole store as a Snapshot body into a new frame owned by the
 //  caller. `extra` supplies epoch, seq, synced, ignored devices and node
 //  states; its objects array is ignored.

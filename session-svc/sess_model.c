@@ -580,30 +580,30 @@ s_index_lookup2 (const s_index_t *ix, const char *ns, const char *name)
 }
 
 struct _sess_keep_t {
-    s_vec_t queue_objs, node_objs, group_objs, pod_objs; // replica objects, per session
-    s_buf_t queues;                                      // sess_queue_t: ssn->queues
-    s_buf_t nodes;          // sess_node_t: every node, then the session's (ssn->nodes)
-    s_buf_t map;            // int per node: its index among the session's, or -1
-    s_buf_t labels;         // const KeyValue *: every node's labels, sorted per node
-    s_buf_t jobs;           // sess_job_t: ssn->jobs
-    s_buf_t job_mins;       // bas_res_t: ssn->job_mins
-    s_buf_t uids;           // char: the jobs' "ns/name", one after the other
-    s_buf_t tasks;          // sess_task_t: ssn->tasks
-    s_buf_t sorted_pods;    // s_keyed_pod_t: the pods in uid order
-    s_buf_t sorted_groups;  // s_group_t: the jobs' PodGroups in job order
-    s_buf_t job_tasks;      // sess_task_t *: every job's tasks, one job after the other
-    s_buf_t reqs;           // bas_res_t: ssn->reqs
-    s_buf_t scratch_nodes;  // ssn->scratch_nodes
-    s_buf_t scratch_scores; // ssn->scratch_scores
-    s_buf_t scratch_fits;   // ssn->scratch_fits_idle
-    s_index_t node_names;   // node name -> sess_node_t * (every node, before the sync check)
-    s_index_t job_names;    // "ns/name" -> sess_job_t *
+    s_vec_t queue_objs, node_objs; // replica objects, per session
+    s_buf_t queues;                // sess_queue_t: ssn->queues
+    s_buf_t nodes;                 // sess_node_t: every node, then the session's (ssn->nodes)
+    s_buf_t map;                   // int per node: its index among the session's, or -1
+    s_buf_t labels;                // const KeyValue *: every node's labels, sorted per node
+    s_buf_t jobs;                  // sess_job_t: ssn->jobs
+    s_buf_t job_mins;              // bas_res_t: ssn->job_mins
+    s_buf_t tasks;                 // sess_task_t: ssn->tasks
+    s_buf_t job_tasks;             // sess_task_t *: every job's tasks, one job after the other
+    s_buf_t reqs;                  // bas_res_t: ssn->reqs
+    s_buf_t scratch_nodes;         // ssn->scratch_nodes
+    s_buf_t scratch_scores;        // ssn->scratch_scores
+    s_buf_t scratch_fits;          // ssn->scratch_fits_idle
+    s_index_t node_names;          // node name -> sess_node_t * (every node, before the sync check)
+    s_index_t job_names;           // "ns/name" -> sess_job_t *
+    sess_base_t *base;             // pods and groups as derived, kept by the replica's changes
 };
 
 sess_keep_t *
 sess_keep_new (void)
 {
-    return bas_alloc (sizeof (sess_keep_t));
+    sess_keep_t *self = bas_alloc (sizeof (sess_keep_t));
+    self->base = sess_base_new ();
+    return self;
 }
 
 void
@@ -614,17 +614,15 @@ sess_keep_destroy (sess_keep_t **self_p)
     sess_keep_t *self = *self_p;
     free (self->queue_objs.items);
     free (self->node_objs.items);
-    free (self->group_objs.items);
-    free (self->pod_objs.items);
     s_buf_t *bufs[] = {&self->queues,        &self->nodes,          &self->map,
                        &self->labels,        &self->jobs,           &self->job_mins,
-                       &self->uids,          &self->tasks,          &self->job_tasks,
-                       &self->reqs,          &self->sorted_pods,    &self->sorted_groups,
+                       &self->tasks,         &self->job_tasks,      &self->reqs,
                        &self->scratch_nodes, &self->scratch_scores, &self->scratch_fits};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free (bufs[i]->at);
     free (self->node_names.slots);
     free (self->job_names.slots);
+    sess_base_destroy (&self->base);
     free (self);
     *self_p = NULL;
 }
@@ -859,66 +857,6 @@ s_open_nodes (sess_session_t *ssn, sess_node_t **all_p, int *nall_p)
 
 // ------------------------------------------------------------ open: jobs and tasks
 
-//  A PodGroup that makes a job, with what orders the jobs: sorted as
-//  these small records, not as the 1.4 KB jobs they become.
-typedef struct {
-    int64_t creation_ms;            // PodGroup creation time
-    const char *uid;                // "ns/name" (in the keep's uids block)
-    const Basalt__V1__PodGroup *pg; // borrowed from the replica
-    sess_queue_t *queue;            // its queue
-} s_group_t;
-
-static int
-s_group_cmp (const void *a, const void *b)
-{
-    const s_group_t *l = a, *r = b;
-    if (l->creation_ms != r->creation_ms)
-        return l->creation_ms < r->creation_ms ? -1 : 1;
-    return strcmp (l->uid, r->uid);
-}
-
-//  A pod with the first eight bytes of its uid as a number: compared as
-//  numbers they order as strcmp orders the strings' first eight bytes
-//  (bytes after the end are zero, below every character), so the sort
-//  seldom reads the strings (random uids differ in their first bytes).
-typedef struct {
-    uint64_t key;               // the uid's first eight bytes, big-endian
-    const Basalt__V1__Pod *pod; // borrowed from the replica
-} s_keyed_pod_t;
-
-static uint64_t
-s_prefix_key (const char *s)
-{
-    uint64_t key = 0;
-    int i = 0;
-    for (; i < 8 && s[i]; i++)
-        key = key << 8 | (unsigned char)s[i];
-    return key << (8 * (8 - i));
-}
-
-static int
-s_pod_cmp (const void *a, const void *b)
-{
-    const s_keyed_pod_t *l = a, *r = b;
-    if (l->key != r->key)
-        return l->key < r->key ? -1 : 1;
-    return strcmp (s_str (l->pod->uid), s_str (r->pod->uid));
-}
-
-static int
-s_class_priority (sess_session_t *ssn, const char *name, bool *found)
-{
-    *found = false;
-    if (name && name[0]) {
-        const Basalt__V1__PriorityClass *pc = bas_store_priority_class (ssn->replica, name);
-        if (pc) {
-            *found = true;
-            return pc->value;
-        }
-    }
-    return 0;
-}
-
 static void
 s_find_default_priority (void *arg, const Basalt__V1__Object *obj)
 {
@@ -928,67 +866,6 @@ s_find_default_priority (void *arg, const Basalt__V1__Object *obj)
         ssn->has_default_priority = true;
         ssn->default_priority = pc->value;
     }
-}
-
-static int
-s_task_status (const Basalt__V1__Pod *pod)
-{
-    const char *phase = s_str (pod->phase);
-    bool on_node = pod->node_name && pod->node_name[0];
-    if (strcmp (phase, "Succeeded") == 0)
-        return SESS_TASK_SUCCEEDED;
-    if (strcmp (phase, "Failed") == 0)
-        return SESS_TASK_FAILED;
-    if (strcmp (phase, "Running") == 0)
-        return pod->deleting ? SESS_TASK_RELEASING : SESS_TASK_RUNNING;
-    if (strcmp (phase, "Pending") == 0 || phase[0] == 0) {
-        if (pod->deleting)
-            return SESS_TASK_RELEASING;
-        if (on_node)
-            return SESS_TASK_BOUND;
-        if (pod->assumed_node && pod->assumed_node[0])
-            return SESS_TASK_BINDING;
-        return SESS_TASK_PENDING;
-    }
-    return SESS_TASK_UNKNOWN;
-}
-
-//  Numeric suffix after the last '-' when the name has >= 3 dash-separated
-//  parts (Volcano's CompareTask), else -1.
-static int
-s_name_suffix (const char *name)
-{
-    int dashes = 0;
-    const char *last = NULL;
-    for (const char *p = name; *p; p++)
-        if (*p == '-') {
-            dashes++;
-            last = p;
-        }
-    if (dashes < 2 || !last || !last[1])
-        return -1;
-    long v = 0;
-    for (const char *p = last + 1; *p; p++) {
-        if (*p < '0' || *p > '9' || v > 100000000)
-            return -1;
-        v = v * 10 + (*p - '0');
-    }
-    return (int)v;
-}
-
-//  volcano.sh/preemptable on a pod: absent or unreadable means true
-//  (Volcano's default for pods, volcano-semantics.md §3.3); Go's
-//  strconv.ParseBool spellings of false turn it off.
-static bool
-s_preemptable (const char *value)
-{
-    static const char *const falses[] = {"false", "False", "FALSE", "f", "F", "0"};
-    if (!value)
-        return true;
-    for (size_t i = 0; i < sizeof falses / sizeof falses[0]; i++)
-        if (strcmp (value, falses[i]) == 0)
-            return false;
-    return true;
 }
 
 //  volcano.sh/preemptable on a PodGroup, for the gang-aware actions
@@ -1007,49 +884,47 @@ s_gang_preemptable (const char *value)
     return false;
 }
 
-//  preemptionPolicy Never: the pod's own spec.preemptionPolicy, else (for
-//  pods admitted without it) its PriorityClass's, which Kubernetes'
-//  admission copies into the pod.
-static bool
-s_preempt_never (sess_session_t *ssn, const Basalt__V1__Pod *pod)
-{
-    if (pod->preemption_policy && pod->preemption_policy[0])
-        return strcmp (pod->preemption_policy, "Never") == 0;
-    const char *name = pod->priority_class_name;
-    if (!name || !name[0])
-        return false;
-    const Basalt__V1__PriorityClass *pc = bas_store_priority_class (ssn->replica, name);
-    return pc && pc->preemption_policy && strcmp (pc->preemption_policy, "Never") == 0;
-}
-
 static int
 s_open_jobs (sess_session_t *ssn)
 {
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS,
                        s_find_default_priority, ssn);
     sess_keep_t *keep = ssn->keep;
-    s_vec_t v = keep->group_objs;
-    v.n = 0;
-    bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD_GROUP, s_collect, &v);
-    keep->group_objs = v;
-    ssn->jobs = s_buf_room (&keep->jobs, v.n, sizeof *ssn->jobs, true);
-    //  Each slot is zeroed when taken (s_res_or_zero).
-    ssn->job_mins = s_buf_room (&keep->job_mins, v.n, sizeof *ssn->job_mins, false);
-    bas_res_zero (&ssn->zero);
-    //  The jobs' "ns/name" in one block (a session used to allocate each).
-    size_t uids_len = 0;
-    for (size_t i = 0; i < v.n; i++) {
-        const Basalt__V1__PodGroup *pg = v.items[i];
-        if (pg->name && pg->name[0])
-            uids_len += strlen (s_str (pg->namespace_)) + strlen (pg->name) + 2;
+    sess_params_t *params = ssn->params;
+    //  The pods and groups as derived, brought up to date by what changed
+    //  in the replica since the last session (sess_base.c).
+    if (params && params->base_rebuild)
+        sess_base_destroy (&keep->base);
+    if (!keep->base)
+        keep->base = sess_base_new ();
+    //  Only storage kept for the next session takes the replica's change
+    //  log: a one-off session (its own keep) leaves it to the owner's.
+    const void *taker = params && params->keep ? keep : NULL;
+    bool rebuilt = sess_base_update (keep->base, ssn->replica, taker);
+    if (params)
+        params->base_rebuilt = rebuilt;
+    if (params && params->base_check) {
+        char msg[512];
+        if (sess_base_check (keep->base, ssn->replica, msg, sizeof msg) != 0) {
+            bas_error ("sched_base_mismatch", "msg=\"%s\"", msg);
+            params->base_mismatches++;
+            //  Go on from a base that is right.
+            sess_base_destroy (&keep->base);
+            keep->base = sess_base_new ();
+            sess_base_update (keep->base, ssn->replica, taker);
+        }
     }
-    char *uids = s_buf_room (&keep->uids, uids_len, 1, false);
-    s_group_t *groups = s_buf_room (&keep->sorted_groups, v.n, sizeof *groups, false);
-    int n = 0;
-    for (size_t i = 0; i < v.n; i++) {
-        const Basalt__V1__PodGroup *pg = v.items[i];
-        if (!pg->name || !pg->name[0])
-            continue;
+    sess_base_group_t *const *groups;
+    size_t ngroups = sess_base_groups (keep->base, &groups);
+    ssn->jobs = s_buf_room (&keep->jobs, ngroups, sizeof *ssn->jobs, true);
+    //  Each slot is zeroed when taken (s_res_or_zero).
+    ssn->job_mins = s_buf_room (&keep->job_mins, ngroups, sizeof *ssn->job_mins, false);
+    bas_res_zero (&ssn->zero);
+    int n = 0, nmins = 0;
+    for (size_t i = 0; i < ngroups; i++) {
+        sess_base_group_t *rec = groups[i];
+        const Basalt__V1__PodGroup *pg = rec->pg;
+        rec->job = -1;
         const char *qname = pg->queue && pg->queue[0] ? pg->queue : SESS_DEFAULT_QUEUE;
         sess_queue_t *queue = sess_queue_lookup (ssn, qname);
         if (!queue) {
@@ -1057,30 +932,15 @@ s_open_jobs (sess_session_t *ssn)
                        s_str (pg->namespace_), pg->name, qname);
             continue;
         }
-        s_group_t *g = &groups[n++];
-        g->creation_ms = pg->creation_time_ms;
-        g->uid = uids;
-        uids += sprintf (uids, "%s/%s", s_str (pg->namespace_), pg->name) + 1;
-        g->pg = pg;
-        g->queue = queue;
-    }
-    //  Jobs in (creation, uid) order. glibc's qsort is a merge sort (stable)
-    //  when it has the memory, as it had for the jobs themselves.
-    if (n)
-        qsort (groups, (size_t)n, sizeof *groups, s_group_cmp);
-    int nmins = 0;
-    for (int i = 0; i < n; i++) {
-        const Basalt__V1__PodGroup *pg = groups[i].pg;
-        sess_job_t *job = &ssn->jobs[i];
+        rec->job = n;
+        sess_job_t *job = &ssn->jobs[n++];
         job->pg = pg;
-        job->uid = (char *)groups[i].uid;
-        sess_queue_t *queue = groups[i].queue;
+        job->uid = rec->uid;
         job->queue = queue;
         queue->njobs++;
-        bool found;
-        job->priority = s_class_priority (ssn, pg->priority_class_name, &found);
-        if (!found && ssn->has_default_priority)
-            job->priority = ssn->default_priority;
+        job->priority = rec->class_found            ? rec->class_value
+                        : ssn->has_default_priority ? ssn->default_priority
+                                                    : 0;
         job->min_available = pg->min_member > 0 ? pg->min_member : 0;
         job->gang_preemptable = s_gang_preemptable (pg->preemptable);
         job->creation_ms = pg->creation_time_ms;
@@ -1109,39 +969,42 @@ s_open_jobs (sess_session_t *ssn)
         }
     }
     ssn->njobs = n;
-    s_index_t *by_name = &keep->job_names;
-    s_index_reset (by_name, (size_t)n);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         ssn->jobs[i].index = i;
-        s_index_insert (by_name, ssn->jobs[i].uid, s_hash_more (S_HASH_SEED, ssn->jobs[i].uid),
-                        &ssn->jobs[i]);
-    }
+    //  A pod's job is its base group's. When that group made no job (its
+    //  queue is missing) another group of the same name may have: found by
+    //  name, in job order, as a walk of the jobs would (built when first
+    //  needed).
+    s_index_t *by_name = &keep->job_names;
+    bool by_name_built = false;
 
     //  Pods: tasks of jobs, and pods of no job that use a node.
-    s_vec_t pods = keep->pod_objs;
-    pods.n = 0;
-    bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD, s_collect, &pods);
-    keep->pod_objs = pods;
-    s_keyed_pod_t *sorted = s_buf_room (&keep->sorted_pods, pods.n, sizeof *sorted, false);
-    for (size_t i = 0; i < pods.n; i++) {
-        sorted[i].pod = pods.items[i];
-        sorted[i].key = s_prefix_key (s_str (sorted[i].pod->uid));
-    }
-    if (pods.n)
-        qsort (sorted, pods.n, sizeof *sorted, s_pod_cmp);
-    ssn->tasks = s_buf_room (&keep->tasks, pods.n, sizeof *ssn->tasks, true);
+    sess_base_pod_t *const *recs;
+    size_t npods = sess_base_pods (keep->base, &recs);
+    ssn->tasks = s_buf_room (&keep->tasks, npods, sizeof *ssn->tasks, true);
     //  A request is 608 bytes (eight scalar slots, names inline): a task
     //  shares the one of the task before it when they are equal (a job's
     //  pods sort together and mostly ask for the same), else takes the next
     //  slot. At 150,000 pods a copy per task was 91 MB of each session.
-    ssn->reqs = s_buf_room (&keep->reqs, pods.n, sizeof *ssn->reqs, false);
+    ssn->reqs = s_buf_room (&keep->reqs, npods, sizeof *ssn->reqs, false);
     int nt = 0, nreqs = 0;
-    for (size_t i = 0; i < pods.n; i++) {
-        const Basalt__V1__Pod *pod = sorted[i].pod;
+    for (size_t i = 0; i < npods; i++) {
+        const sess_base_pod_t *rec = recs[i];
+        const Basalt__V1__Pod *pod = rec->pod;
         sess_job_t *job = NULL;
-        if (pod->group && pod->group[0])
+        if (rec->group && rec->group->job >= 0)
+            job = &ssn->jobs[rec->group->job];
+        else if (rec->group) {
+            if (!by_name_built) {
+                s_index_reset (by_name, (size_t)n);
+                for (int j = 0; j < n; j++)
+                    s_index_insert (by_name, ssn->jobs[j].uid,
+                                    s_hash_more (S_HASH_SEED, ssn->jobs[j].uid), &ssn->jobs[j]);
+                by_name_built = true;
+            }
             job = s_index_lookup2 (by_name, s_str (pod->namespace_), pod->group);
-        int status = s_task_status (pod);
+        }
+        int status = rec->status;
         const char *node_name = pod->node_name && pod->node_name[0] ? pod->node_name
                                 : status == SESS_TASK_BINDING       ? pod->assumed_node
                                                                     : NULL;
@@ -1167,16 +1030,13 @@ s_open_jobs (sess_session_t *ssn)
             task->resreq = &ssn->reqs[nreqs++];
         if (pod->has_priority)
             task->priority = pod->priority;
-        else {
-            bool found;
-            task->priority = s_class_priority (ssn, pod->priority_class_name, &found);
-            if (!found)
-                task->priority =
-                    ssn->has_default_priority ? ssn->default_priority : SESS_TASK_DEFAULT_PRIORITY;
-        }
-        task->name_suffix = s_name_suffix (s_str (pod->name));
-        task->preemptable = s_preemptable (pod->preemptable);
-        task->preempt_never = s_preempt_never (ssn, pod);
+        else
+            task->priority = rec->class_found            ? rec->class_value
+                             : ssn->has_default_priority ? ssn->default_priority
+                                                         : SESS_TASK_DEFAULT_PRIORITY;
+        task->name_suffix = rec->name_suffix;
+        task->preemptable = rec->preemptable;
+        task->preempt_never = rec->preempt_never;
         //  Only a pod still waiting can be held: a bound pod is accounted
         //  whatever it asked for.
         task->volumes = NULL;

@@ -49,6 +49,11 @@ typedef struct {
     bool want_pipelined;         // fill pipelined/n_pipelined below
     sess_keep_t *keep;           // storage kept between sessions, borrowed; NULL: the
                                  // session allocates its own and frees it at the end
+    bool base_rebuild;           // derive the kept base (sess_base.c) from the whole
+                                 // replica, not from its changes
+    bool base_check;             // compare the kept base with one rebuilt from the replica
+                                 // (each difference counted in base_mismatches, logged,
+                                 // and the base rebuilt)
     // statistics out:
     int jobs_total;     // jobs (PodGroups with a known queue) in the session
     int jobs_ready;     // jobs whose gang is ready at close
@@ -59,6 +64,10 @@ typedef struct {
     //  Tasks held at close (never placed), by why: SESS_HELD_* below.
     int pods_held[4];
     int nodes_out_of_sync; // nodes skipped: reported by the cache or found negative here
+    bool base_rebuilt;     // the kept base was derived from the whole replica (not from
+                           // its changes) this session
+    int base_mismatches;   // with base_check: sessions whose kept base differed (never reset:
+                           // the caller's running count)
     //  With want_pipelined: a new array owned by the caller (free()), whose
     //  strings are borrowed from the replica (valid while it is unchanged);
     //  NULL when there are none.

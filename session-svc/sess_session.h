@@ -599,6 +599,62 @@ struct _sess_session_t {
     int ndomain;                     // (a HyperNode's nodes), borrowed
 };
 
+//  The kept base (sess_base.c): what a session derives from each pod and
+//  named PodGroup on its own, kept between sessions in the keep and
+//  brought up to date from the replica's change log. Records borrow their
+//  objects from the store; every change re-points them.
+typedef struct _sess_base_t sess_base_t;
+typedef struct _sess_base_group_t sess_base_group_t;
+typedef struct _sess_base_pod_t sess_base_pod_t;
+//  A list of pod records (a group's pods, or the pods naming a group that
+//  is not there: then `owner` is that name's entry).
+typedef struct {
+    sess_base_pod_t *first;
+    struct _sess_base_name_t *owner;
+} sess_base_plist_t;
+struct _sess_base_group_t {
+    char *uid;                      // "ns/name" (Volcano's JobID), owned
+    char *key;                      // the object's uid (its store key), owned
+    const Basalt__V1__PodGroup *pg; // borrowed from the store (read only once every
+                                    // change is applied: another record's may be stale)
+    int64_t creation_ms;
+    bool class_found;       // its PriorityClass exists
+    int32_t class_value;    // and has this value
+    sess_base_plist_t pods; // the pods linked to it
+    bool dead;              // deleted, to be freed when the order drops it
+    int job;                // the session's scratch: its job's index, or -1
+};
+struct _sess_base_pod_t {
+    const Basalt__V1__Pod *pod; // borrowed from the store
+    uint64_t key;               // the uid's first eight bytes, big-endian (the order)
+    int status;                 // its task status as the replica says it
+    int name_suffix;            // Volcano's CompareTask suffix, or -1
+    bool preemptable, preempt_never;
+    bool class_found;
+    int32_t class_value;
+    sess_base_group_t *group; // the PodGroup its annotation names, or NULL
+    sess_base_plist_t *list;  // the list it is in, or NULL (no group named)
+    sess_base_pod_t *gprev, *gnext;
+    bool dead;
+};
+sess_base_t *sess_base_new (void);
+void sess_base_destroy (sess_base_t **self_p);
+//  Bring the base up to date with the store (taking the store's change log
+//  as `taker`; with no taker it is rebuilt and the log is left alone).
+//  Returns true when it was rebuilt from the whole store.
+bool sess_base_update (sess_base_t *self, bas_store_t *store, const void *taker);
+//  The records in order: pods by uid, groups by (creation, "ns/name").
+//  Borrowed; valid until the next update.
+size_t sess_base_pods (const sess_base_t *self, sess_base_pod_t *const **pods_p);
+size_t sess_base_groups (const sess_base_t *self, sess_base_group_t *const **groups_p);
+//  Rebuild a base from the store and compare it with this one, record by
+//  record. 0, or -1 with the first difference in msg.
+int sess_base_check (const sess_base_t *self, bas_store_t *store, char *msg, size_t len);
+//  A task's status from its pod, and a string's first eight bytes as an
+//  order key (what the base derives).
+int sess_base_task_status (const Basalt__V1__Pod *pod);
+uint64_t sess_base_prefix_key (const char *s);
+
 //  Build the session model from the replica (sess_model.c). Returns 0, or
 //  -1 on allocation failure (everything already built is freed by close).
 int sess_model_open (sess_session_t *ssn);
