@@ -32,8 +32,10 @@ typedef struct {
     int schedule_period_ms;
     int max_sessions;
     int step_quiet_ms;
-    int coalesce_ms; // --session-coalesce-ms
-    int spacing_pct; // --session-spacing-pct
+    int coalesce_ms;   // --session-coalesce-ms
+    int spacing_pct;   // --session-spacing-pct
+    bool check_base;   // --session-check-base
+    bool rebuild_base; // --session-rebuild-base
     const char *curve_server;
 } sess_config_t;
 
@@ -57,6 +59,14 @@ static const bas_flag_t s_flags[] = {
     {"session-spacing-pct", BAS_FLAG_INT, offsetof (sess_config_t, spacing_pct), "PERCENT",
      "time left free after a session before one started by new work or the period, as a "
      "percentage of the time the session took (0: none)"},
+    {"session-check-base", BAS_FLAG_BOOL, offsetof (sess_config_t, check_base), NULL,
+     "compare the kept base of pods and PodGroups with one rebuilt from the replica before "
+     "every session; a difference is logged (sched_base_mismatch), counted in "
+     "basalt_session_base_total{update=\"mismatch\"} and the session goes on from the rebuilt "
+     "one (for tests: it costs a rebuild)"},
+    {"session-rebuild-base", BAS_FLAG_BOOL, offsetof (sess_config_t, rebuild_base), NULL,
+     "derive every pod and PodGroup from the whole replica for every session, as before the "
+     "base was kept"},
     {"curve-server", BAS_FLAG_STRING, offsetof (sess_config_t, curve_server), "FILE",
      "cache-svc's public CURVE certificate"},
     {NULL},
@@ -253,6 +263,8 @@ s_session (sess_t *self, const char *why)
     job->params.now_ms = bas_now_us () / 1000;
     job->params.out_of_sync_nodes = bas_replica_out_of_sync (self->replica);
     job->params.ignored_devices = bas_replica_ignored_devices (self->replica);
+    job->params.base_check = self->config.check_base;
+    job->params.base_rebuild = self->config.rebuild_base;
     job->conditions = self->conditions;
     job->group_events = self->group_events;
     job->base_seq = bas_replica_seq (self->replica);

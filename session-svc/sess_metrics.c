@@ -51,6 +51,10 @@ static const bas_metric_desc_t s_basalt_families[] = {
     {"volcano_queue_weight", BAS_METRIC_GAUGE, "Weight of the queue"},
     {"basalt_podgroups", BAS_METRIC_GAUGE,
      "PodGroups by queue and phase, as the session's replica has them"},
+    {"basalt_session_base_total", BAS_METRIC_COUNTER,
+     "Sessions by how their kept base of pods and PodGroups was brought up to date: from the "
+     "replica's changes, rebuilt from the whole replica, or (with --session-check-base) found "
+     "different from a rebuilt one"},
     {"basalt_sessions_total", BAS_METRIC_COUNTER,
      "Scheduling sessions run, by outcome (commit: proposals sent)"},
     {"basalt_session_pods", BAS_METRIC_GAUGE,
@@ -129,6 +133,11 @@ sess_metrics_session (bas_metrics_t *m, const sess_params_t *params, bool propos
     }
     bas_metrics_add (m, "basalt_sessions_total",
                      proposed ? "outcome=\"commit\"" : "outcome=\"nothing\"", 1);
+    bas_metrics_add (m, "basalt_session_base_total",
+                     params->base_rebuilt ? "update=\"rebuilt\"" : "update=\"changes\"", 1);
+    if (params->base_mismatches)
+        bas_metrics_add (m, "basalt_session_base_total", "update=\"mismatch\"",
+                         params->base_mismatches);
 }
 
 //  One queue's resources as Volcano's three gauges of a kind.

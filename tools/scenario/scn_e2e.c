@@ -224,6 +224,9 @@ s_start_service (s_env_t *env, int which)
         snprintf (maxs, sizeof maxs, "%d", env->max_sessions);
         argv[n++] = "--max-sessions";
         argv[n++] = maxs;
+        //  Every session's kept base compared with a rebuilt one (a
+        //  difference fails the run: s_check_stop).
+        argv[n++] = "--session-check-base";
         if (env->spec->config) {
             snprintf (conf, sizeof conf, "%s/scheduler.conf", env->dir);
             argv[n++] = "--scheduler-conf";
@@ -520,9 +523,35 @@ s_collect (s_env_t *env)
 //  A child stopped with SIGTERM must exit 0: anything else (an exit code,
 //  which is how a sanitizer reports, a signal, no stop within S_STOP_MS)
 //  fails the run with a line naming the process and the end of its log.
+//  The first line of a log that holds `needle`, or NULL; owned by the caller.
+static char *
+s_log_line (const char *log, const char *needle)
+{
+    FILE *f = fopen (log, "r");
+    if (!f)
+        return NULL;
+    char line[2048];
+    char *found = NULL;
+    while (!found && fgets (line, sizeof line, f))
+        if (strstr (line, needle)) {
+            line[strcspn (line, "\n")] = 0;
+            found = strdup (line);
+        }
+    fclose (f);
+    return found;
+}
+
 static void
 s_check_stop (s_env_t *env, const char *name, const char *log, int status)
 {
+    //  session-svc runs with --session-check-base: its kept base must have
+    //  matched a rebuilt one before every session.
+    char *mismatch =
+        strcmp (name, "session-svc") == 0 ? s_log_line (log, "event=sched_base_mismatch") : NULL;
+    if (mismatch) {
+        s_error (env, "session-svc's kept base differed from a rebuilt one: %s", mismatch);
+        free (mismatch);
+    }
     if (status >= 0 && WIFEXITED (status) && WEXITSTATUS (status) == 0)
         return;
     char how[160];
