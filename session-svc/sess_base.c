@@ -48,7 +48,8 @@ struct _sess_base_t {
     sess_base_pod_t **new_pods;     // added since the order was made
     sess_base_group_t **new_groups; // added since the order was made
     size_t nnew_pods, nnew_groups, new_pods_cap, new_groups_cap;
-    uint64_t updates; // changes applied (statistics)
+    uint64_t updates;                    // changes applied (statistics)
+    struct _sess_base_name_t *last_name; // the name a pod was last linked by, or NULL
 };
 
 static const char *
@@ -248,10 +249,18 @@ s_pod_order (const sess_base_pod_t *l, const sess_base_pod_t *r)
     return strcmp (s_str (l->pod->uid), s_str (r->pod->uid));
 }
 
+typedef struct {
+    uint64_t key;
+    sess_base_pod_t *rec;
+} s_keyed_t;
+
 static int
-s_pod_order_q (const void *a, const void *b)
+s_keyed_order_q (const void *a, const void *b)
 {
-    return s_pod_order (*(sess_base_pod_t *const *)a, *(sess_base_pod_t *const *)b);
+    const s_keyed_t *l = a, *r = b;
+    if (l->key != r->key)
+        return l->key < r->key ? -1 : 1;
+    return s_pod_order (l->rec, r->rec);
 }
 
 static void *
@@ -292,8 +301,11 @@ s_name (sess_base_t *self, const char *name)
 static void
 s_name_drop_if_empty (sess_base_t *self, s_name_t *n)
 {
-    if (n->count == 0 && !n->orphans.first)
+    if (n->count == 0 && !n->orphans.first) {
+        if (self->last_name == n)
+            self->last_name = NULL;
         bas_hash_delete (self->names, n->name);
+    }
 }
 
 //  The earliest group of a name, by a walk of every group (when the one
@@ -394,9 +406,17 @@ s_pod_link (sess_base_t *self, sess_base_pod_t *rec)
     rec->group = NULL;
     if (!pod->group || !pod->group[0])
         return;
-    char name[512];
-    snprintf (name, sizeof name, "%s/%s", s_str (pod->namespace_), pod->group);
-    s_name_t *n = s_name (self, name);
+    //  Pods of one group mostly come one after the other: the last name
+    //  is tried first.
+    const char *ns = s_str (pod->namespace_);
+    size_t lns = strlen (ns);
+    s_name_t *n = self->last_name;
+    if (!n || strncmp (n->name, ns, lns) != 0 || n->name[lns] != '/' ||
+        strcmp (n->name + lns + 1, pod->group) != 0) {
+        char name[512];
+        snprintf (name, sizeof name, "%s/%s", ns, pod->group);
+        n = self->last_name = s_name (self, name);
+    }
     rec->group = n->chosen;
     s_plist_add (n->chosen ? &n->chosen->pods : &n->orphans, rec);
 }
@@ -412,11 +432,12 @@ s_pod_unlink (sess_base_t *self, sess_base_pod_t *rec)
         s_name_drop_if_empty (self, orphan_of);
 }
 
+//  The pod of `key` is now `pod` (NULL: deleted); `rec` is its record, or
+//  NULL for none.
 static void
-s_pod_change (sess_base_t *self, bas_store_t *store, const char *key)
+s_pod_apply (sess_base_t *self, bas_store_t *store, const char *key, const Basalt__V1__Pod *pod,
+             sess_base_pod_t *rec)
 {
-    const Basalt__V1__Pod *pod = bas_store_pod (store, key);
-    sess_base_pod_t *rec = bas_hash_lookup (self->pods, key);
     if (rec)
         s_pod_unlink (self, rec);
     if (!pod) {
@@ -439,6 +460,12 @@ s_pod_change (sess_base_t *self, bas_store_t *store, const char *key)
     }
     s_pod_derive (rec, store, pod);
     s_pod_link (self, rec);
+}
+
+static void
+s_pod_change (sess_base_t *self, bas_store_t *store, const char *key)
+{
+    s_pod_apply (self, store, key, bas_store_pod (store, key), bas_hash_lookup (self->pods, key));
 }
 
 // ------------------------------------------------------------ order
@@ -494,8 +521,18 @@ s_reorder (sess_base_t *self)
         else
             self->new_pods[nnew++] = self->new_pods[j];
     }
-    if (nnew > 1)
-        qsort (self->new_pods, nnew, sizeof (void *), s_pod_order_q);
+    if (nnew > 1) {
+        //  Sorted as (key, record) pairs: the sort seldom leaves the array.
+        s_keyed_t *keyed = bas_malloc (nnew * sizeof *keyed);
+        for (size_t j = 0; j < nnew; j++) {
+            keyed[j].key = self->new_pods[j]->key;
+            keyed[j].rec = self->new_pods[j];
+        }
+        qsort (keyed, nnew, sizeof *keyed, s_keyed_order_q);
+        for (size_t j = 0; j < nnew; j++)
+            self->new_pods[j] = keyed[j].rec;
+        free (keyed);
+    }
     cap = self->npods + nnew;
     sess_base_pod_t **pout = bas_malloc ((cap ? cap : 1) * sizeof *pout);
     n = i = k = 0;
@@ -551,6 +588,7 @@ s_empty (sess_base_t *self)
     bas_hash_purge (self->pods);
     bas_hash_purge (self->groups);
     bas_hash_purge (self->names);
+    self->last_name = NULL;
     self->dirty_order = false;
 }
 
@@ -588,7 +626,8 @@ static void
 s_walk_pod (void *arg, const Basalt__V1__Object *obj)
 {
     s_walk_t *w = arg;
-    s_pod_change (w->self, w->store, bas_store_key (obj));
+    //  (A rebuild: the base is empty, and the walk has the object.)
+    s_pod_apply (w->self, w->store, bas_store_key (obj), obj->pod, NULL);
 }
 
 static void
