@@ -41,6 +41,7 @@ struct _sess_base_t {
     bas_hash_t *pods;                // uid -> sess_base_pod_t (owned)
     bas_hash_t *groups;              // store key -> sess_base_group_t (owned)
     bas_hash_t *names;               // "ns/name" -> s_name_t (owned)
+    bas_hash_t *reqs;                // request key -> sess_base_req_t (owned; freed at no refs)
     sess_base_pod_t **pod_order;     // [npods] in uid order
     sess_base_group_t **group_order; // [ngroups] in job order
     size_t npods, ngroups, pods_cap, groups_cap;
@@ -158,6 +159,75 @@ s_class (bas_store_t *store, const char *name, bool *found, int32_t *value)
             *value = pc->value;
         }
     }
+}
+
+static void
+s_req_free (void *item)
+{
+    sess_base_req_t *req = item;
+    free (req->key);
+    free (req);
+}
+
+//  The shared request equal to r (taken: one more reference).
+static sess_base_req_t *
+s_req_take (sess_base_t *self, const bas_res_t *r, bool best_effort, int64_t raw_pods)
+{
+    char key[1024];
+    int len = snprintf (key, sizeof key, "%lld/%lld/%lld/%lld/%d", (long long)r->milli_cpu,
+                        (long long)r->memory, (long long)r->pods, (long long)raw_pods, best_effort);
+    for (int i = 0; i < r->nscalars && len > 0 && (size_t)len < sizeof key; i++)
+        len += snprintf (key + len, sizeof key - (size_t)len, "/%s=%lld", r->scalars[i].name,
+                         (long long)r->scalars[i].value);
+    sess_base_req_t *req = bas_hash_lookup (self->reqs, key);
+    if (!req || !bas_res_equal (&req->res, r) || req->raw_pods != raw_pods ||
+        req->best_effort != best_effort) {
+        //  (A key cut short, for a request of many long scalar names, is
+        //  not shared.)
+        bool share = !req;
+        req = bas_alloc (sizeof *req);
+        req->res = *r;
+        req->best_effort = best_effort;
+        req->raw_pods = raw_pods;
+        if (share) {
+            req->key = bas_strdup (key);
+            bas_hash_insert (self->reqs, key, req);
+        }
+    }
+    req->refs++;
+    return req;
+}
+
+static void
+s_req_drop (sess_base_t *self, sess_base_req_t **req_p)
+{
+    sess_base_req_t *req = *req_p;
+    *req_p = NULL;
+    if (!req || --req->refs > 0)
+        return;
+    if (req->key)
+        bas_hash_delete (self->reqs, req->key); // frees it
+    else
+        s_req_free (req);
+}
+
+//  The pod's request as the session charges it: the spec's (an unreadable
+//  one warned of once, when the pod changes), pods = 1.
+static void
+s_pod_request (sess_base_t *self, sess_base_pod_t *rec, const Basalt__V1__Pod *pod)
+{
+    bas_res_t r;
+    bas_res_zero (&r);
+    char err[160];
+    if (pod->requests && bas_res_from_proto (&r, pod->requests, err, sizeof err) != 0)
+        bas_warn ("sched_bad_resources", "pod=%s/%s what=requests msg=\"%s\"",
+                  s_str (pod->namespace_), s_str (pod->name), err);
+    bool best_effort = bas_res_is_empty (&r);
+    int64_t raw_pods = r.pods;
+    r.pods = 1;
+    sess_base_req_t *old = rec->req;
+    rec->req = s_req_take (self, &r, best_effort, raw_pods);
+    s_req_drop (self, &old);
 }
 
 static void
@@ -444,6 +514,7 @@ s_pod_apply (sess_base_t *self, bas_store_t *store, const char *key, const Basal
         if (rec) {
             rec->dead = true;
             rec->pod = NULL;
+            s_req_drop (self, &rec->req);
             self->dirty_order = true;
             bas_hash_delete (self->pods, key); // freed by s_reorder
         }
@@ -459,6 +530,7 @@ s_pod_apply (sess_base_t *self, bas_store_t *store, const char *key, const Basal
         self->dirty_order = true;
     }
     s_pod_derive (rec, store, pod);
+    s_pod_request (self, rec, pod);
     s_pod_link (self, rec);
 }
 
@@ -568,6 +640,7 @@ sess_base_new (void)
     self->pods = bas_hash_new (NULL);
     self->groups = bas_hash_new (NULL);
     self->names = bas_hash_new (s_name_free);
+    self->reqs = bas_hash_new (s_req_free);
     return self;
 }
 
@@ -576,10 +649,14 @@ static void
 s_empty (sess_base_t *self)
 {
     //  Every record is in its order or its new list (and only there).
-    for (size_t i = 0; i < self->npods; i++)
+    for (size_t i = 0; i < self->npods; i++) {
+        s_req_drop (self, &self->pod_order[i]->req);
         free (self->pod_order[i]);
-    for (size_t i = 0; i < self->nnew_pods; i++)
+    }
+    for (size_t i = 0; i < self->nnew_pods; i++) {
+        s_req_drop (self, &self->new_pods[i]->req);
         free (self->new_pods[i]);
+    }
     for (size_t i = 0; i < self->ngroups; i++)
         s_group_free (self->group_order[i]);
     for (size_t i = 0; i < self->nnew_groups; i++)
@@ -588,6 +665,7 @@ s_empty (sess_base_t *self)
     bas_hash_purge (self->pods);
     bas_hash_purge (self->groups);
     bas_hash_purge (self->names);
+    bas_hash_purge (self->reqs);
     self->last_name = NULL;
     self->dirty_order = false;
 }
@@ -602,6 +680,7 @@ sess_base_destroy (sess_base_t **self_p)
     bas_hash_destroy (&self->pods);
     bas_hash_destroy (&self->groups);
     bas_hash_destroy (&self->names);
+    bas_hash_destroy (&self->reqs);
     free (self->pod_order);
     free (self->group_order);
     free (self->new_pods);
@@ -732,7 +811,11 @@ sess_base_check (const sess_base_t *self, bas_store_t *store, char *msg, size_t 
                            : a->preempt_never != b->preempt_never ? "preemption policy"
                            : a->class_found != b->class_found     ? "class found"
                            : a->class_value != b->class_value     ? "class value"
-                           : strcmp (ga, gb) != 0                 ? "group"
+                           : !a->req || !b->req || !bas_res_equal (&a->req->res, &b->req->res) ||
+                                   a->req->best_effort != b->req->best_effort ||
+                                   a->req->raw_pods != b->req->raw_pods
+                               ? "request"
+                           : strcmp (ga, gb) != 0 ? "group"
                            : (a->group ? a->group->pg : NULL) != (b->group ? b->group->pg : NULL)
                                ? "group object"
                            : a->dead ? "dead"

@@ -329,15 +329,15 @@ void
 sess_job_deduct_gated (const sess_job_t *job, const bas_res_t *min, bas_res_t *out)
 {
     *out = *min;
-    if (bas_res_is_empty (&job->gated))
+    const bas_res_t *gated = job->gated;
+    if (!gated || bas_res_is_empty (gated))
         return;
-    out->milli_cpu =
-        min->milli_cpu > job->gated.milli_cpu ? min->milli_cpu - job->gated.milli_cpu : 0;
-    out->memory = min->memory > job->gated.memory ? min->memory - job->gated.memory : 0;
+    out->milli_cpu = min->milli_cpu > gated->milli_cpu ? min->milli_cpu - gated->milli_cpu : 0;
+    out->memory = min->memory > gated->memory ? min->memory - gated->memory : 0;
     //  Only the scalars minResources names; one the gated pods ask for and
     //  minResources does not stays absent.
     for (int i = 0; i < min->nscalars; i++) {
-        int64_t g = bas_res_scalar_get (&job->gated, min->scalars[i].name);
+        int64_t g = bas_res_scalar_get (gated, min->scalars[i].name);
         int64_t v = min->scalars[i].value;
         bas_res_scalar_set (out, min->scalars[i].name, v > g ? v - g : 0);
     }
@@ -590,6 +590,7 @@ struct _sess_keep_t {
     s_buf_t tasks;                 // sess_task_t: ssn->tasks
     s_buf_t job_tasks;             // sess_task_t *: every job's tasks, one job after the other
     s_buf_t reqs;                  // bas_res_t: ssn->reqs
+    s_buf_t job_gated;             // bas_res_t: the jobs' gated sums (sess_job_t.gated)
     s_buf_t scratch_nodes;         // ssn->scratch_nodes
     s_buf_t scratch_scores;        // ssn->scratch_scores
     s_buf_t scratch_fits;          // ssn->scratch_fits_idle
@@ -614,10 +615,11 @@ sess_keep_destroy (sess_keep_t **self_p)
     sess_keep_t *self = *self_p;
     free (self->queue_objs.items);
     free (self->node_objs.items);
-    s_buf_t *bufs[] = {&self->queues,        &self->nodes,          &self->map,
-                       &self->labels,        &self->jobs,           &self->job_mins,
-                       &self->tasks,         &self->job_tasks,      &self->reqs,
-                       &self->scratch_nodes, &self->scratch_scores, &self->scratch_fits};
+    s_buf_t *bufs[] = {&self->queues,      &self->nodes,         &self->map,
+                       &self->labels,      &self->jobs,          &self->job_mins,
+                       &self->tasks,       &self->job_tasks,     &self->reqs,
+                       &self->job_gated,   &self->scratch_nodes, &self->scratch_scores,
+                       &self->scratch_fits};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free (bufs[i]->at);
     free (self->node_names.slots);
@@ -988,6 +990,9 @@ s_open_jobs (sess_session_t *ssn)
     //  slot. At 150,000 pods a copy per task was 91 MB of each session.
     ssn->reqs = s_buf_room (&keep->reqs, npods, sizeof *ssn->reqs, false);
     int nt = 0, nreqs = 0;
+    zlistx_t *ignored = params ? params->ignored_devices : NULL;
+    if (ignored && zlistx_size (ignored) == 0)
+        ignored = NULL;
     for (size_t i = 0; i < npods; i++) {
         const sess_base_pod_t *rec = recs[i];
         const Basalt__V1__Pod *pod = rec->pod;
@@ -1015,19 +1020,24 @@ s_open_jobs (sess_session_t *ssn)
         task->job = job;
         task->status = status;
         task->node_name = node_name;
-        char err[160];
-        bas_res_t *req = &ssn->reqs[nreqs];
-        bas_res_zero (req);
-        if (pod->requests && bas_res_from_proto (req, pod->requests, err, sizeof err) != 0)
-            bas_warn ("sched_bad_resources", "pod=%s/%s what=requests msg=\"%s\"",
-                      s_str (pod->namespace_), s_str (pod->name), err);
-        s_drop_ignored (ssn, req);
-        task->best_effort = bas_res_is_empty (req);
-        req->pods = 1;
-        if (nt > 1 && bas_res_equal (req, ssn->tasks[nt - 2].resreq))
-            task->resreq = ssn->tasks[nt - 2].resreq;
-        else
-            task->resreq = &ssn->reqs[nreqs++];
+        //  The base's request, shared by every pod asking the same; one
+        //  of the session's own when the cache ignores some of its scalars.
+        const sess_base_req_t *breq = rec->req;
+        if (!ignored || breq->res.nscalars == 0) {
+            task->resreq = &breq->res;
+            task->best_effort = breq->best_effort;
+        } else {
+            bas_res_t *req = &ssn->reqs[nreqs];
+            *req = breq->res;
+            req->pods = breq->raw_pods;
+            s_drop_ignored (ssn, req);
+            task->best_effort = bas_res_is_empty (req);
+            req->pods = 1;
+            if (bas_res_equal (req, &breq->res))
+                task->resreq = &breq->res;
+            else
+                task->resreq = &ssn->reqs[nreqs++];
+        }
         if (pod->has_priority)
             task->priority = pod->priority;
         else
@@ -1051,6 +1061,9 @@ s_open_jobs (sess_session_t *ssn)
     }
     ssn->ntasks = nt;
 
+    //  The jobs' gated sums, a slot each for the few that have one.
+    bas_res_t *gated_slots = s_buf_room (&keep->job_gated, (size_t)n, sizeof *gated_slots, false);
+    int ngated = 0;
     //  Every job's tasks in one block, a job after the other.
     sess_task_t **job_tasks = s_buf_room (&keep->job_tasks, (size_t)nt, sizeof *job_tasks, false);
     for (int j = 0; j < n; j++) {
@@ -1073,8 +1086,13 @@ s_open_jobs (sess_session_t *ssn)
         if (task->held) {
             if (!job->nheld++)
                 job->first_held = task;
-            if (task->gated && !s_only_volcano_gate (task->pod))
-                bas_res_add (&job->gated, task->resreq);
+            if (task->gated && !s_only_volcano_gate (task->pod)) {
+                if (!job->gated) {
+                    job->gated = &gated_slots[ngated++];
+                    bas_res_zero (job->gated);
+                }
+                bas_res_add (job->gated, task->resreq);
+            }
         }
         if (task->status & SESS_ALLOCATED_CLASS)
             bas_res_add (&job->allocated, task->resreq);

@@ -183,8 +183,10 @@ struct _sess_job_t {
     int topo_allocated;            // the HyperNode its placed pods are in, or -1
     int nheld;                     // tasks held (gated, or asking what Basalt lacks)
     const sess_task_t *first_held; // the first of them, for the gang's reason
-    bas_res_t gated;               // Σ requests of tasks gated by other than Volcano's own
-                                   // queue-allocation gate (Volcano's GetSchGatedPodResources)
+    bas_res_t *gated;              // Σ requests of tasks gated by other than Volcano's own
+                                   // queue-allocation gate (Volcano's GetSchGatedPodResources):
+                                   // a slot of the session's, or NULL for none (a request is
+                                   // 608 bytes, and few jobs have such tasks)
     const char *refuse_reason;     // the condition reason when enqueue refused it (static)
 };
 
@@ -624,8 +626,18 @@ struct _sess_base_group_t {
     bool dead;              // deleted, to be freed when the order drops it
     int job;                // the session's scratch: its job's index, or -1
 };
+//  A request as derived from a pod's spec, with pods = 1, shared by every
+//  pod that asks for the same (interned by the base).
+typedef struct {
+    bas_res_t res;
+    bool best_effort; // it asks for nothing (before pods = 1)
+    int64_t raw_pods; // the pods the spec asked for (before pods = 1)
+    int refs;         // pod records pointing at it
+    char *key;        // its key in the base's table, owned
+} sess_base_req_t;
 struct _sess_base_pod_t {
     const Basalt__V1__Pod *pod; // borrowed from the store
+    sess_base_req_t *req;       // its request (the base's)
     uint64_t key;               // the uid's first eight bytes, big-endian (the order)
     int status;                 // its task status as the replica says it
     int name_suffix;            // Volcano's CompareTask suffix, or -1
