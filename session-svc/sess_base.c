@@ -523,6 +523,7 @@ s_pod_apply (sess_base_t *self, bas_store_t *store, const char *key, const Basal
     bool added = !rec;
     if (added) {
         rec = bas_alloc (sizeof *rec);
+        rec->node_hint = -1;
         bas_hash_insert (self->pods, key, rec);
         self->new_pods =
             s_grow (self->new_pods, &self->new_pods_cap, self->nnew_pods + 1, sizeof (void *));

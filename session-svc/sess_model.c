@@ -923,12 +923,19 @@ s_open_jobs (sess_session_t *ssn)
     ssn->job_mins = s_buf_room (&keep->job_mins, ngroups, sizeof *ssn->job_mins, false);
     bas_res_zero (&ssn->zero);
     int n = 0, nmins = 0;
+    const char *last_qname = NULL;
+    sess_queue_t *last_queue = NULL;
     for (size_t i = 0; i < ngroups; i++) {
         sess_base_group_t *rec = groups[i];
         const Basalt__V1__PodGroup *pg = rec->pg;
         rec->job = -1;
         const char *qname = pg->queue && pg->queue[0] ? pg->queue : SESS_DEFAULT_QUEUE;
-        sess_queue_t *queue = sess_queue_lookup (ssn, qname);
+        //  Jobs of one queue mostly come together: the last one's first.
+        sess_queue_t *queue = last_queue && strcmp (last_qname, qname) == 0
+                                  ? last_queue
+                                  : sess_queue_lookup (ssn, qname);
+        last_qname = qname;
+        last_queue = queue;
         if (!queue) {
             bas_debug ("sched_job_skipped", "job=%s/%s reason=queue_missing queue=%s",
                        s_str (pg->namespace_), pg->name, qname);
@@ -994,7 +1001,7 @@ s_open_jobs (sess_session_t *ssn)
     if (ignored && zlistx_size (ignored) == 0)
         ignored = NULL;
     for (size_t i = 0; i < npods; i++) {
-        const sess_base_pod_t *rec = recs[i];
+        sess_base_pod_t *rec = recs[i];
         const Basalt__V1__Pod *pod = rec->pod;
         sess_job_t *job = NULL;
         if (rec->group && rec->group->job >= 0)
@@ -1017,6 +1024,7 @@ s_open_jobs (sess_session_t *ssn)
             continue;
         sess_task_t *task = &ssn->tasks[nt++];
         task->pod = pod;
+        task->base = rec;
         task->job = job;
         task->status = status;
         task->node_name = node_name;
@@ -1122,7 +1130,15 @@ sess_model_open (sess_session_t *ssn)
         sess_task_t *task = &ssn->tasks[t];
         if (!task->node_name || (task->status & SESS_COMPLETED_CLASS))
             continue;
-        sess_node_t *node = s_index_lookup (all_index, task->node_name);
+        //  Where the node was last session, if it still is; else looked up.
+        sess_base_pod_t *rec = task->base;
+        int hint = rec ? rec->node_hint : -1;
+        sess_node_t *node =
+            hint >= 0 && hint < nall && strcmp (all[hint].name, task->node_name) == 0
+                ? &all[hint]
+                : s_index_lookup (all_index, task->node_name);
+        if (rec)
+            rec->node_hint = node ? (int)(node - all) : -1;
         if (node) {
             sess_node_add_task (node, task);
             task->node = node;

@@ -59,6 +59,7 @@ typedef struct _sess_node_t sess_node_t;
 typedef struct _sess_task_t sess_task_t;
 typedef struct _sess_job_t sess_job_t;
 typedef struct _sess_queue_t sess_queue_t;
+typedef struct _sess_base_pod_t sess_base_pod_t; // sess_base.c, below
 typedef struct _sess_session_t sess_session_t;
 typedef struct _sess_plugin_conf_t sess_plugin_conf_t;
 
@@ -100,8 +101,9 @@ struct _sess_task_t {
     sess_job_t *job;            // owning job, NULL for pods of no job
     sess_node_t *node;          // node it is on or placed on, or NULL
     const char *node_name;      // name of the node (may be unknown to the session)
-    const bas_res_t *resreq;    // request, pods = 1 (in the session's reqs, shared
-                                // with the task before it when equal)
+    sess_base_pod_t *base;      // its record in the kept base (the base's)
+    const bas_res_t *resreq;    // request, pods = 1 (the base's, shared by the pods
+                                // asking the same; or in the session's reqs)
     int status;                 // one sess_task_status_t bit
     int priority;               // pod priority
     int name_suffix;            // numeric suffix of the pod name, -1 if none
@@ -607,7 +609,6 @@ struct _sess_session_t {
 //  objects from the store; every change re-points them.
 typedef struct _sess_base_t sess_base_t;
 typedef struct _sess_base_group_t sess_base_group_t;
-typedef struct _sess_base_pod_t sess_base_pod_t;
 //  A list of pod records (a group's pods, or the pods naming a group that
 //  is not there: then `owner` is that name's entry).
 typedef struct {
@@ -645,6 +646,8 @@ struct _sess_base_pod_t {
     bool class_found;
     int32_t class_value;
     sess_base_group_t *group; // the PodGroup its annotation names, or NULL
+    int node_hint;            // where its node was among every node last session (a
+                              // guess: checked by name), or -1
     sess_base_plist_t *list;  // the list it is in, or NULL (no group named)
     sess_base_pod_t *gprev, *gnext;
     bool dead;

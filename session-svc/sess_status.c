@@ -333,7 +333,12 @@ sess_model_commit (sess_session_t *ssn)
     char text[1024];
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
-        for (int t = 0; t < job->ntasks; t++) {
+        //  Only a task still waiting (Pending, held ones among them) or
+        //  placed and not dispatched is counted or gets a condition: a job
+        //  with none (a Running gang, most of a big cluster) is not walked.
+        bool waiting =
+            sess_job_count (job, SESS_TASK_PENDING | SESS_TASK_ALLOCATED | SESS_TASK_PIPELINED) > 0;
+        for (int t = 0; waiting && t < job->ntasks; t++) {
             const sess_task_t *task = job->tasks[t];
             if (task->status == SESS_TASK_PENDING)
                 params->pods_pending++;
@@ -366,7 +371,7 @@ sess_model_commit (sess_session_t *ssn)
         //  that outgrew its queue too); session-svc drops the ones the API
         //  has already in the same words, so a reason is written when it
         //  changes.
-        for (int t = 0; t < job->ntasks; t++) {
+        for (int t = 0; waiting && t < job->ntasks; t++) {
             const sess_task_t *task = job->tasks[t];
             //  A gated pod's PodScheduled condition is the API server's
             //  (SchedulingGated); the scheduler leaves it alone, as

@@ -90,6 +90,7 @@ typedef struct {
     bool wffc_local;       // ...of a class without provisioner, with local volumes on nodes
     long running;          // pods already Running (bound, in Running gangs), before the pending
     long sessions;         // sessions run one after another over the same replica
+    bool settle;           // write each kept session's PodGroup statuses back to the replica
 } bench_opts_t;
 
 //  --images: application images the pods run, and other images per node.
@@ -656,6 +657,10 @@ s_usage (FILE *out)
                   "                     keeping the model's storage between them as session-svc\n"
                   "                     does; the line adds the later sessions' median and\n"
                   "                     slowest (default 1)\n"
+                  "  --settle           with --sessions: write each kept session's PodGroup\n"
+                  "                     statuses back to the replica, as the cache does, so\n"
+                  "                     later sessions see the settled state (the change log\n"
+                  "                     then names every group once)\n"
                   "  --volumes          every pending pod uses its own claim, bound to a CSI\n"
                   "                     volume; also time the same cluster without them\n"
                   "  --volume-zones     --volumes, each volume in its gang's zone (nodes are\n"
@@ -751,6 +756,7 @@ main (int argc, char **argv)
         OPT_IMAGES,
         OPT_RUNNING,
         OPT_SESSIONS,
+        OPT_SETTLE,
         OPT_VOLUMES,
         OPT_VOLUME_ZONES,
         OPT_ZONE_SELECTOR,
@@ -775,6 +781,7 @@ main (int argc, char **argv)
         {"images", no_argument, NULL, OPT_IMAGES},
         {"running", required_argument, NULL, OPT_RUNNING},
         {"sessions", required_argument, NULL, OPT_SESSIONS},
+        {"settle", no_argument, NULL, OPT_SETTLE},
         {"volumes", no_argument, NULL, OPT_VOLUMES},
         {"volume-zones", no_argument, NULL, OPT_VOLUME_ZONES},
         {"zone-selector", no_argument, NULL, OPT_ZONE_SELECTOR},
@@ -834,6 +841,9 @@ main (int argc, char **argv)
             break;
         case OPT_SESSIONS:
             rc = s_long ("--sessions", optarg, 1, 100000, &o.sessions);
+            break;
+        case OPT_SETTLE:
+            o.settle = true;
             break;
         case OPT_VOLUMES:
             o.volumes = true;
@@ -909,6 +919,15 @@ main (int argc, char **argv)
             Basalt__V1__Commit *c = sess_run (store, conf, &params);
             ms[k] = s_now_ms () - t0;
             same += c && (long)c->n_placements == placed;
+            //  The statuses written, as cache-svc writes them back (the
+            //  status moves into the store).
+            for (size_t i = 0; o.settle && c && i < c->n_statuses; i++) {
+                Basalt__V1__PodGroupStatusChange *ch = c->statuses[i];
+                if (ch->uid && ch->status) {
+                    bas_store_pod_group_set_status (store, ch->uid, ch->status);
+                    ch->status = NULL;
+                }
+            }
             if (c)
                 protobuf_c_message_free_unpacked (&c->base, NULL);
         }
