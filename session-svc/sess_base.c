@@ -51,6 +51,7 @@ struct _sess_base_t {
     size_t nnew_pods, nnew_groups, new_pods_cap, new_groups_cap;
     uint64_t updates;                    // changes applied (statistics)
     struct _sess_base_name_t *last_name; // the name a pod was last linked by, or NULL
+    sess_base_req_t *last_req;           // the request a pod last took, or NULL
 };
 
 static const char *
@@ -205,6 +206,8 @@ s_req_drop (sess_base_t *self, sess_base_req_t **req_p)
     *req_p = NULL;
     if (!req || --req->refs > 0)
         return;
+    if (self->last_req == req)
+        self->last_req = NULL;
     if (req->key)
         bas_hash_delete (self->reqs, req->key); // frees it
     else
@@ -226,7 +229,15 @@ s_pod_request (sess_base_t *self, sess_base_pod_t *rec, const Basalt__V1__Pod *p
     int64_t raw_pods = r.pods;
     r.pods = 1;
     sess_base_req_t *old = rec->req;
-    rec->req = s_req_take (self, &r, best_effort, raw_pods);
+    //  Pods of one gang mostly come together and ask the same: the last
+    //  request taken is tried before the table.
+    sess_base_req_t *last = self->last_req;
+    if (last && last->raw_pods == raw_pods && last->best_effort == best_effort &&
+        bas_res_equal (&last->res, &r)) {
+        last->refs++;
+        rec->req = last;
+    } else
+        rec->req = self->last_req = s_req_take (self, &r, best_effort, raw_pods);
     s_req_drop (self, &old);
 }
 
@@ -668,6 +679,7 @@ s_empty (sess_base_t *self)
     bas_hash_purge (self->names);
     bas_hash_purge (self->reqs);
     self->last_name = NULL;
+    self->last_req = NULL;
     self->dirty_order = false;
 }
 
