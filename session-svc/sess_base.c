@@ -50,6 +50,7 @@ struct _sess_base_t {
     sess_base_group_t **new_groups; // added since the order was made
     size_t nnew_pods, nnew_groups, new_pods_cap, new_groups_cap;
     uint64_t updates;                    // changes applied (statistics)
+    uint64_t node_gen;                   // node changes seen (sess_base_node_gen)
     struct _sess_base_name_t *last_name; // the name a pod was last linked by, or NULL
     sess_base_req_t *last_req;           // the request a pod last took, or NULL
 };
@@ -247,6 +248,10 @@ s_pod_derive (sess_base_pod_t *rec, bas_store_t *store, const Basalt__V1__Pod *p
     rec->pod = pod;
     rec->key = sess_base_prefix_key (s_str (pod->uid));
     rec->status = sess_base_task_status (pod);
+    rec->node_name = pod->node_name && pod->node_name[0] ? pod->node_name
+                     : rec->status == SESS_TASK_BINDING  ? pod->assumed_node
+                                                         : NULL;
+    rec->node_hint = -1;
     rec->name_suffix = s_name_suffix (s_str (pod->name));
     rec->preemptable = s_preemptable (pod->preemptable);
     rec->preempt_never = s_preempt_never (store, pod);
@@ -534,7 +539,6 @@ s_pod_apply (sess_base_t *self, bas_store_t *store, const char *key, const Basal
     bool added = !rec;
     if (added) {
         rec = bas_alloc (sizeof *rec);
-        rec->node_hint = -1;
         bas_hash_insert (self->pods, key, rec);
         self->new_pods =
             s_grow (self->new_pods, &self->new_pods_cap, self->nnew_pods + 1, sizeof (void *));
@@ -741,9 +745,10 @@ sess_base_update (sess_base_t *self, bas_store_t *store, const void *taker)
     //  the log left to the one who takes it.
     bool reset =
         !taker || bas_store_changes_take (store, taker, &changes, &n) || store != self->store;
-    if (reset)
+    if (reset) {
         s_rebuild (self, store);
-    else {
+        self->node_gen++;
+    } else {
         bool classes = false;
         //  Groups before pods: a pod then links to its group at once.
         for (size_t i = 0; i < n; i++)
@@ -751,6 +756,8 @@ sess_base_update (sess_base_t *self, bas_store_t *store, const void *taker)
                 s_group_change (self, store, changes[i].key);
             else if (changes[i].kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS)
                 classes = true;
+            else if (changes[i].kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE)
+                self->node_gen++;
         for (size_t i = 0; i < n; i++)
             if (changes[i].kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD)
                 s_pod_change (self, store, changes[i].key);
@@ -769,6 +776,12 @@ sess_base_update (sess_base_t *self, bas_store_t *store, const void *taker)
     bas_store_changes_free (&changes, n);
     s_reorder (self);
     return reset;
+}
+
+uint64_t
+sess_base_node_gen (const sess_base_t *self)
+{
+    return self->node_gen;
 }
 
 size_t
@@ -819,6 +832,7 @@ sess_base_check (const sess_base_t *self, bas_store_t *store, char *msg, size_t 
         const char *what = a->pod != b->pod                       ? "object"
                            : a->key != b->key                     ? "key"
                            : a->status != b->status               ? "status"
+                           : a->node_name != b->node_name         ? "node"
                            : a->name_suffix != b->name_suffix     ? "name suffix"
                            : a->preemptable != b->preemptable     ? "preemptable"
                            : a->preempt_never != b->preempt_never ? "preemption policy"

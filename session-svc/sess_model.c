@@ -1017,9 +1017,7 @@ s_open_jobs (sess_session_t *ssn)
             job = s_index_lookup2 (by_name, s_str (pod->namespace_), pod->group);
         }
         int status = rec->status;
-        const char *node_name = pod->node_name && pod->node_name[0] ? pod->node_name
-                                : status == SESS_TASK_BINDING       ? pod->assumed_node
-                                                                    : NULL;
+        const char *node_name = rec->node_name;
         if (!job && !node_name)
             continue;
         sess_task_t *task = &ssn->tasks[nt++];
@@ -1125,20 +1123,26 @@ sess_model_open (sess_session_t *ssn)
         s_index_insert (all_index, all[i].name, s_hash_more (S_HASH_SEED, all[i].name), &all[i]);
     if (s_open_jobs (ssn) != 0)
         return -1;
+    uint64_t node_gen = sess_base_node_gen (ssn->keep->base);
     //  Charge every task on a node (terminated ones use nothing).
     for (int t = 0; t < ssn->ntasks; t++) {
         sess_task_t *task = &ssn->tasks[t];
         if (!task->node_name || (task->status & SESS_COMPLETED_CLASS))
             continue;
-        //  Where the node was last session, if it still is; else looked up.
+        //  Where the node was last session, if no node changed since and
+        //  the same node object is there (then it is the same node, and no
+        //  string is read); else looked up.
         sess_base_pod_t *rec = task->base;
         int hint = rec ? rec->node_hint : -1;
-        sess_node_t *node =
-            hint >= 0 && hint < nall && strcmp (all[hint].name, task->node_name) == 0
-                ? &all[hint]
-                : s_index_lookup (all_index, task->node_name);
-        if (rec)
+        sess_node_t *node = hint >= 0 && hint < nall && rec->hint_gen == node_gen &&
+                                    all[hint].name == rec->hint_name
+                                ? &all[hint]
+                                : s_index_lookup (all_index, task->node_name);
+        if (rec) {
             rec->node_hint = node ? (int)(node - all) : -1;
+            rec->hint_name = node ? node->name : NULL;
+            rec->hint_gen = node_gen;
+        }
         if (node) {
             sess_node_add_task (node, task);
             task->node = node;

@@ -646,8 +646,10 @@ struct _sess_base_pod_t {
     bool class_found;
     int32_t class_value;
     sess_base_group_t *group; // the PodGroup its annotation names, or NULL
-    int node_hint;            // where its node was among every node last session (a
-                              // guess: checked by name), or -1
+    const char *node_name;    // the node it is on, or is being bound to (in the pod), or NULL
+    int node_hint;            // where its node was among every node last session, or -1:
+    const char *hint_name;    // valid while that place holds this name (the node object's)
+    uint64_t hint_gen;        // and no node changed since (sess_base_node_gen)
     sess_base_plist_t *list;  // the list it is in, or NULL (no group named)
     sess_base_pod_t *gprev, *gnext;
     bool dead;
@@ -658,6 +660,9 @@ void sess_base_destroy (sess_base_t **self_p);
 //  as `taker`; with no taker it is rebuilt and the log is left alone).
 //  Returns true when it was rebuilt from the whole store.
 bool sess_base_update (sess_base_t *self, bas_store_t *store, const void *taker);
+//  Changes to nodes seen (each one, and every rebuild, counts): while it
+//  stands, no node object was replaced or freed.
+uint64_t sess_base_node_gen (const sess_base_t *self);
 //  The records in order: pods by uid, groups by (creation, "ns/name").
 //  Borrowed; valid until the next update.
 size_t sess_base_pods (const sess_base_t *self, sess_base_pod_t *const **pods_p);
