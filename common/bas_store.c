@@ -54,9 +54,21 @@ struct _bas_store_t {
     bool changes_reset; // everything changed (cleared, or the log overflowed)
 };
 
-//  A log longer than this is dropped for "everything changed": the taker
-//  then rebuilds, which costs what a walk of the store costs anyway.
-#define S_CHANGES_MAX ((size_t)1 << 20)
+//  A log longer than the store (and than this floor) is dropped for
+//  "everything changed": the taker then rebuilds, which costs what a walk
+//  of the store costs anyway. So a taker that stops taking (a standby
+//  session-svc) leaves a log no bigger than its store.
+#define S_CHANGES_FLOOR ((size_t)1 << 16)
+
+static size_t
+s_objects (bas_store_t *self)
+{
+    size_t n = 0;
+    for (int k = 1; k < S_KINDS; k++)
+        if (self->tables[k])
+            n += bas_hash_size (self->tables[k]);
+    return n;
+}
 
 static void
 s_changes_drop (bas_store_t *self)
@@ -71,7 +83,7 @@ s_changed (bas_store_t *self, Basalt__V1__ObjectKind kind, const char *key)
 {
     if (!self->taker || self->changes_reset)
         return;
-    if (self->nchanges == S_CHANGES_MAX) {
+    if (self->nchanges >= S_CHANGES_FLOOR && self->nchanges >= s_objects (self)) {
         s_changes_drop (self);
         self->changes_reset = true;
         return;

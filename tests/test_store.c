@@ -768,11 +768,78 @@ test_drop_scheduling_fields (void **state)
     bas_store_destroy (&drop);
 }
 
+//  The change log: nothing is kept before a first take (which says
+//  "everything"); then every insert, replace, in-place change and delete
+//  is named; a clear, another taker, or a log longer than the store says
+//  "everything" again.
+static void
+test_change_log (void **state)
+{
+    (void)state;
+    bas_store_t *store = bas_store_new ();
+    int me, other;
+    bas_store_change_t *ch = NULL;
+    size_t n = 0;
+    Basalt__V1__Object *o = s_node ("n1", 1000);
+    bas_store_upsert (store, &o);
+    assert_true (bas_store_changes_take (store, &me, &ch, &n)); // first: everything
+    assert_int_equal (n, 0);
+    bas_store_changes_free (&ch, n);
+
+    o = s_pod ("u1", "default", "p1");
+    bas_store_upsert (store, &o);
+    o = s_node ("n1", 2000); // replaced
+    bas_store_upsert (store, &o);
+    bas_store_pod_set_assumed (store, "u1", "n1");
+    bas_store_delete (store, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE, "n1");
+    assert_false (bas_store_changes_take (store, &me, &ch, &n));
+    assert_int_equal (n, 4);
+    assert_int_equal (ch[0].kind, BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD);
+    assert_string_equal (ch[0].key, "u1");
+    assert_int_equal (ch[1].kind, BASALT__V1__OBJECT_KIND__OBJECT_KIND_NODE);
+    assert_string_equal (ch[1].key, "n1");
+    assert_string_equal (ch[2].key, "u1");
+    assert_string_equal (ch[3].key, "n1");
+    bas_store_changes_free (&ch, n);
+    assert_null (ch);
+    assert_false (bas_store_changes_take (store, &me, &ch, &n)); // nothing since
+    assert_int_equal (n, 0);
+
+    //  Another taker gets everything, and so does the first one after it.
+    assert_true (bas_store_changes_take (store, &other, &ch, &n));
+    assert_true (bas_store_changes_take (store, &me, &ch, &n));
+
+    //  A clear (a snapshot loaded) is everything.
+    o = s_node ("n2", 1000);
+    bas_store_upsert (store, &o);
+    bas_store_clear (store);
+    assert_true (bas_store_changes_take (store, &me, &ch, &n));
+    assert_int_equal (n, 0);
+
+    //  A log longer than the store (past its floor) is dropped for
+    //  everything; one under it is kept whole.
+    for (int i = 0; i < 70000; i++) {
+        o = s_node ("n3", i);
+        bas_store_upsert (store, &o);
+    }
+    assert_true (bas_store_changes_take (store, &me, &ch, &n));
+    assert_int_equal (n, 0);
+    for (int i = 0; i < 1000; i++) {
+        o = s_node ("n3", i);
+        bas_store_upsert (store, &o);
+    }
+    assert_false (bas_store_changes_take (store, &me, &ch, &n));
+    assert_int_equal (n, 1000);
+    bas_store_changes_free (&ch, n);
+    bas_store_destroy (&store);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_drop_scheduling_fields),
+        cmocka_unit_test (test_change_log),
         cmocka_unit_test (test_upsert_replace_delete),
         cmocka_unit_test (test_pods_keyed_by_uid),
         cmocka_unit_test (test_pod_group_name_follows_recreation),
