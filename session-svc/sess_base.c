@@ -255,6 +255,8 @@ s_pod_derive (sess_base_pod_t *rec, bas_store_t *store, const Basalt__V1__Pod *p
     rec->name_suffix = s_name_suffix (s_str (pod->name));
     rec->preemptable = s_preemptable (pod->preemptable);
     rec->preempt_never = s_preempt_never (store, pod);
+    rec->has_priority = pod->has_priority;
+    rec->priority = pod->priority;
     s_class (store, pod->priority_class_name, &rec->class_found, &rec->class_value);
 }
 
@@ -829,24 +831,25 @@ sess_base_check (const sess_base_t *self, bas_store_t *store, char *msg, size_t 
     for (size_t i = 0; !rc && i < self->npods; i++) {
         const sess_base_pod_t *a = self->pod_order[i], *b = fresh->pod_order[i];
         const char *ga = a->group ? a->group->uid : "", *gb = b->group ? b->group->uid : "";
-        const char *what = a->pod != b->pod                       ? "object"
-                           : a->key != b->key                     ? "key"
-                           : a->status != b->status               ? "status"
-                           : a->node_name != b->node_name         ? "node"
-                           : a->name_suffix != b->name_suffix     ? "name suffix"
-                           : a->preemptable != b->preemptable     ? "preemptable"
-                           : a->preempt_never != b->preempt_never ? "preemption policy"
-                           : a->class_found != b->class_found     ? "class found"
-                           : a->class_value != b->class_value     ? "class value"
-                           : !a->req || !b->req || !bas_res_equal (&a->req->res, &b->req->res) ||
-                                   a->req->best_effort != b->req->best_effort ||
-                                   a->req->raw_pods != b->req->raw_pods
-                               ? "request"
-                           : strcmp (ga, gb) != 0 ? "group"
-                           : (a->group ? a->group->pg : NULL) != (b->group ? b->group->pg : NULL)
-                               ? "group object"
-                           : a->dead ? "dead"
-                                     : NULL;
+        const char *what =
+            a->pod != b->pod                                                   ? "object"
+            : a->key != b->key                                                 ? "key"
+            : a->status != b->status                                           ? "status"
+            : a->node_name != b->node_name                                     ? "node"
+            : a->name_suffix != b->name_suffix                                 ? "name suffix"
+            : a->preemptable != b->preemptable                                 ? "preemptable"
+            : a->preempt_never != b->preempt_never                             ? "preemption policy"
+            : a->has_priority != b->has_priority || a->priority != b->priority ? "priority"
+            : a->class_found != b->class_found                                 ? "class found"
+            : a->class_value != b->class_value                                 ? "class value"
+            : !a->req || !b->req || !bas_res_equal (&a->req->res, &b->req->res) ||
+                    a->req->best_effort != b->req->best_effort ||
+                    a->req->raw_pods != b->req->raw_pods
+                ? "request"
+            : strcmp (ga, gb) != 0                                                 ? "group"
+            : (a->group ? a->group->pg : NULL) != (b->group ? b->group->pg : NULL) ? "group object"
+            : a->dead                                                              ? "dead"
+                                                                                   : NULL;
         if (what)
             rc = snprintf (msg, len, "pod %zu (%s): %s differs", i,
                            a->pod ? s_str (a->pod->uid) : "?", what);

@@ -886,8 +886,11 @@ s_gang_preemptable (const char *value)
     return false;
 }
 
+//  `all` is every node (nall of them, indexed by name in all_index): a
+//  task's node is found while its record is at hand (task->node, until the
+//  charge sets it for good).
 static int
-s_open_jobs (sess_session_t *ssn)
+s_open_jobs (sess_session_t *ssn, sess_node_t *all, int nall, const s_index_t *all_index)
 {
     bas_store_foreach (ssn->replica, BASALT__V1__OBJECT_KIND__OBJECT_KIND_PRIORITY_CLASS,
                        s_find_default_priority, ssn);
@@ -997,6 +1000,7 @@ s_open_jobs (sess_session_t *ssn)
     //  slot. At 150,000 pods a copy per task was 91 MB of each session.
     ssn->reqs = s_buf_room (&keep->reqs, npods, sizeof *ssn->reqs, false);
     int nt = 0, nreqs = 0;
+    uint64_t node_gen = sess_base_node_gen (keep->base);
     zlistx_t *ignored = params ? params->ignored_devices : NULL;
     if (ignored && zlistx_size (ignored) == 0)
         ignored = NULL;
@@ -1026,6 +1030,20 @@ s_open_jobs (sess_session_t *ssn)
         task->job = job;
         task->status = status;
         task->node_name = node_name;
+        //  Where the node was last session, if no node changed since and
+        //  the same node object is there (then it is the same node, and no
+        //  string is read); else looked up.
+        if (node_name) {
+            int hint = rec->node_hint;
+            sess_node_t *node = hint >= 0 && hint < nall && rec->hint_gen == node_gen &&
+                                        all[hint].name == rec->hint_name
+                                    ? &all[hint]
+                                    : s_index_lookup (all_index, node_name);
+            rec->node_hint = node ? (int)(node - all) : -1;
+            rec->hint_name = node ? node->name : NULL;
+            rec->hint_gen = node_gen;
+            task->node = node;
+        }
         //  The base's request, shared by every pod asking the same; one
         //  of the session's own when the cache ignores some of its scalars.
         const sess_base_req_t *breq = rec->req;
@@ -1044,8 +1062,8 @@ s_open_jobs (sess_session_t *ssn)
             else
                 task->resreq = &ssn->reqs[nreqs++];
         }
-        if (pod->has_priority)
-            task->priority = pod->priority;
+        if (rec->has_priority)
+            task->priority = rec->priority;
         else
             task->priority = rec->class_found            ? rec->class_value
                              : ssn->has_default_priority ? ssn->default_priority
@@ -1121,32 +1139,18 @@ sess_model_open (sess_session_t *ssn)
     s_index_reset (all_index, (size_t)nall);
     for (int i = 0; i < nall; i++)
         s_index_insert (all_index, all[i].name, s_hash_more (S_HASH_SEED, all[i].name), &all[i]);
-    if (s_open_jobs (ssn) != 0)
+    if (s_open_jobs (ssn, all, nall, all_index) != 0)
         return -1;
-    uint64_t node_gen = sess_base_node_gen (ssn->keep->base);
-    //  Charge every task on a node (terminated ones use nothing).
+    //  Charge every task on a node (terminated ones use nothing): its node
+    //  was found with its task.
     for (int t = 0; t < ssn->ntasks; t++) {
         sess_task_t *task = &ssn->tasks[t];
-        if (!task->node_name || (task->status & SESS_COMPLETED_CLASS))
+        sess_node_t *node = task->node;
+        task->node = NULL;
+        if (!node || (task->status & SESS_COMPLETED_CLASS))
             continue;
-        //  Where the node was last session, if no node changed since and
-        //  the same node object is there (then it is the same node, and no
-        //  string is read); else looked up.
-        sess_base_pod_t *rec = task->base;
-        int hint = rec ? rec->node_hint : -1;
-        sess_node_t *node = hint >= 0 && hint < nall && rec->hint_gen == node_gen &&
-                                    all[hint].name == rec->hint_name
-                                ? &all[hint]
-                                : s_index_lookup (all_index, task->node_name);
-        if (rec) {
-            rec->node_hint = node ? (int)(node - all) : -1;
-            rec->hint_name = node ? node->name : NULL;
-            rec->hint_gen = node_gen;
-        }
-        if (node) {
-            sess_node_add_task (node, task);
-            task->node = node;
-        }
+        sess_node_add_task (node, task);
+        task->node = node;
     }
 
     //  Keep nodes whose accounting is whole; the others are out of sync

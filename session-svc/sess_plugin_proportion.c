@@ -276,12 +276,14 @@ sess_proportion_open (sess_session_t *ssn, const sess_plugin_conf_t *conf, void 
         const sess_job_t *job = &ssn->jobs[j];
         s_attr_t *a = &self->attrs[job->queue->index];
         a->has = true;
-        for (int t = 0; t < job->ntasks; t++) {
+        //  The job's allocation is the sum of its allocated-class tasks'
+        //  requests (kept by the model); only pending tasks are walked.
+        bas_res_add (&a->allocated, &job->allocated);
+        bas_res_add (&a->request, &job->allocated);
+        bool pending = sess_job_count (job, SESS_TASK_PENDING) > 0;
+        for (int t = 0; pending && t < job->ntasks; t++) {
             const sess_task_t *task = job->tasks[t];
-            if (task->status & SESS_ALLOCATED_CLASS) {
-                bas_res_add (&a->allocated, task->resreq);
-                bas_res_add (&a->request, task->resreq);
-            } else if (task->status == SESS_TASK_PENDING)
+            if (task->status == SESS_TASK_PENDING)
                 bas_res_add (&a->request, task->resreq);
         }
         if (job->has_min_resources) {

@@ -643,6 +643,8 @@ struct _sess_base_pod_t {
     int status;                 // its task status as the replica says it
     int name_suffix;            // Volcano's CompareTask suffix, or -1
     bool preemptable, preempt_never;
+    bool has_priority; // the pod's own spec.priority
+    int32_t priority;  // (its value)
     bool class_found;
     int32_t class_value;
     sess_base_group_t *group; // the PodGroup its annotation names, or NULL
