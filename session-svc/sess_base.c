@@ -173,10 +173,10 @@ s_req_free (void *item)
 
 //  The shared request equal to r (taken: one more reference).
 static sess_base_req_t *
-s_req_take (sess_base_t *self, const bas_res_t *r, bool best_effort, int64_t raw_pods)
+s_req_take (sess_base_t *self, char kind, const bas_res_t *r, bool best_effort, int64_t raw_pods)
 {
     char key[1024];
-    int len = snprintf (key, sizeof key, "%lld/%lld/%lld/%lld/%d", (long long)r->milli_cpu,
+    int len = snprintf (key, sizeof key, "%c/%lld/%lld/%lld/%lld/%d", kind, (long long)r->milli_cpu,
                         (long long)r->memory, (long long)r->pods, (long long)raw_pods, best_effort);
     for (int i = 0; i < r->nscalars && len > 0 && (size_t)len < sizeof key; i++)
         len += snprintf (key + len, sizeof key - (size_t)len, "/%s=%lld", r->scalars[i].name,
@@ -238,7 +238,7 @@ s_pod_request (sess_base_t *self, sess_base_pod_t *rec, const Basalt__V1__Pod *p
         last->refs++;
         rec->req = last;
     } else
-        rec->req = self->last_req = s_req_take (self, &r, best_effort, raw_pods);
+        rec->req = self->last_req = s_req_take (self, 'r', &r, best_effort, raw_pods);
     s_req_drop (self, &old);
 }
 
@@ -260,12 +260,45 @@ s_pod_derive (sess_base_pod_t *rec, bas_store_t *store, const Basalt__V1__Pod *p
     s_class (store, pod->priority_class_name, &rec->class_found, &rec->class_value);
 }
 
+//  volcano.sh/preemptable on a PodGroup, for the gang-aware actions
+//  (Volcano's IsJobPreemptableForGangEviction): absent means true; when
+//  set, Go's strconv.ParseBool decides and anything it refuses is false,
+//  as Volcano's JobInfo reads it.
+static bool
+s_gang_preemptable (const char *value)
+{
+    static const char *const trues[] = {"true", "True", "TRUE", "t", "T", "1"};
+    if (!value)
+        return true;
+    for (size_t i = 0; i < sizeof trues / sizeof trues[0]; i++)
+        if (strcmp (value, trues[i]) == 0)
+            return true;
+    return false;
+}
+
 static void
-s_group_derive (sess_base_group_t *rec, bas_store_t *store, const Basalt__V1__PodGroup *pg)
+s_group_derive (sess_base_t *self, sess_base_group_t *rec, bas_store_t *store,
+                const Basalt__V1__PodGroup *pg)
 {
     rec->pg = pg;
     rec->creation_ms = pg->creation_time_ms;
     s_class (store, pg->priority_class_name, &rec->class_found, &rec->class_value);
+    rec->queue = pg->queue && pg->queue[0] ? pg->queue : NULL;
+    rec->phase = pg->status && pg->status->phase ? pg->status->phase : "";
+    rec->min_member = pg->min_member > 0 ? pg->min_member : 0;
+    rec->gang_preemptable = s_gang_preemptable (pg->preemptable);
+    sess_base_req_t *old = rec->mins;
+    rec->mins = NULL;
+    if (pg->min_resources) {
+        bas_res_t r;
+        bas_res_zero (&r);
+        char err[160];
+        if (bas_res_from_proto (&r, pg->min_resources, err, sizeof err) != 0)
+            bas_warn ("sched_bad_resources", "object=%s what=minResources msg=\"%s\"", rec->uid,
+                      err);
+        rec->mins = s_req_take (self, 'm', &r, false, r.pods);
+    }
+    s_req_drop (self, &old);
 }
 
 // ------------------------------------------------------------ pod lists
@@ -457,13 +490,14 @@ s_group_change (sess_base_t *self, bas_store_t *store, const char *key)
         char uid[512];
         snprintf (uid, sizeof uid, "%s/%s", s_str (pg->namespace_), pg->name);
         if (strcmp (uid, rec->uid) == 0 && rec->creation_ms == pg->creation_time_ms) {
-            s_group_derive (rec, store, pg); // same place in the order, same name
+            s_group_derive (self, rec, store, pg); // same place in the order, same name
             return;
         }
     }
     if (rec) {
         rec->dead = true;
         rec->pg = NULL;
+        s_req_drop (self, &rec->mins);
         s_group_unlink (self, rec);
         self->dirty_order = true;
         //  Freed once the order no longer lists it (s_reorder).
@@ -476,7 +510,7 @@ s_group_change (sess_base_t *self, bas_store_t *store, const char *key)
     snprintf (uid, sizeof uid, "%s/%s", s_str (pg->namespace_), pg->name);
     rec->uid = bas_strdup (uid);
     rec->key = bas_strdup (key);
-    s_group_derive (rec, store, pg);
+    s_group_derive (self, rec, store, pg);
     bas_hash_insert (self->groups, key, rec);
     s_group_link (self, rec);
     self->new_groups =
@@ -675,10 +709,14 @@ s_empty (sess_base_t *self)
         s_req_drop (self, &self->new_pods[i]->req);
         free (self->new_pods[i]);
     }
-    for (size_t i = 0; i < self->ngroups; i++)
+    for (size_t i = 0; i < self->ngroups; i++) {
+        s_req_drop (self, &self->group_order[i]->mins);
         s_group_free (self->group_order[i]);
-    for (size_t i = 0; i < self->nnew_groups; i++)
+    }
+    for (size_t i = 0; i < self->nnew_groups; i++) {
+        s_req_drop (self, &self->new_groups[i]->mins);
         s_group_free (self->new_groups[i]);
+    }
     self->npods = self->nnew_pods = self->ngroups = self->nnew_groups = 0;
     bas_hash_purge (self->pods);
     bas_hash_purge (self->groups);
@@ -769,7 +807,7 @@ sess_base_update (sess_base_t *self, bas_store_t *store, const void *taker)
         if (classes) {
             for (sess_base_group_t *g = bas_hash_first (self->groups); g;
                  g = bas_hash_next (self->groups))
-                s_group_derive (g, store, g->pg);
+                s_group_derive (self, g, store, g->pg);
             for (sess_base_pod_t *p = bas_hash_first (self->pods); p;
                  p = bas_hash_next (self->pods))
                 s_pod_derive (p, store, p->pod);
@@ -815,13 +853,19 @@ sess_base_check (const sess_base_t *self, bas_store_t *store, char *msg, size_t 
         rc = snprintf (msg, len, "groups: %zu kept, %zu rebuilt", self->ngroups, fresh->ngroups);
     for (size_t i = 0; !rc && i < self->ngroups; i++) {
         const sess_base_group_t *a = self->group_order[i], *b = fresh->group_order[i];
-        const char *what = strcmp (a->uid, b->uid) != 0       ? "uid"
-                           : a->pg != b->pg                   ? "object"
-                           : a->creation_ms != b->creation_ms ? "creation"
-                           : a->class_found != b->class_found ? "class found"
-                           : a->class_value != b->class_value ? "class value"
-                           : a->dead                          ? "dead"
-                                                              : NULL;
+        const char *what =
+            strcmp (a->uid, b->uid) != 0       ? "uid"
+            : a->pg != b->pg                   ? "object"
+            : a->creation_ms != b->creation_ms ? "creation"
+            : a->class_found != b->class_found ? "class found"
+            : a->class_value != b->class_value ? "class value"
+            : a->queue != b->queue || a->phase != b->phase || a->min_member != b->min_member ||
+                    a->gang_preemptable != b->gang_preemptable
+                ? "spec or phase"
+            : !a->mins != !b->mins || (a->mins && !bas_res_equal (&a->mins->res, &b->mins->res))
+                ? "minResources"
+            : a->dead ? "dead"
+                      : NULL;
         if (what)
             rc = snprintf (msg, len, "group %zu (%s, rebuilt %s): %s differs", i, a->uid, b->uid,
                            what);

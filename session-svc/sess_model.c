@@ -586,7 +586,6 @@ struct _sess_keep_t {
     s_buf_t map;                   // int per node: its index among the session's, or -1
     s_buf_t labels;                // const KeyValue *: every node's labels, sorted per node
     s_buf_t jobs;                  // sess_job_t: ssn->jobs
-    s_buf_t job_mins;              // bas_res_t: ssn->job_mins
     s_buf_t tasks;                 // sess_task_t: ssn->tasks
     s_buf_t job_tasks;             // sess_task_t *: every job's tasks, one job after the other
     s_buf_t reqs;                  // bas_res_t: ssn->reqs
@@ -615,11 +614,10 @@ sess_keep_destroy (sess_keep_t **self_p)
     sess_keep_t *self = *self_p;
     free (self->queue_objs.items);
     free (self->node_objs.items);
-    s_buf_t *bufs[] = {&self->queues,      &self->nodes,         &self->map,
-                       &self->labels,      &self->jobs,          &self->job_mins,
-                       &self->tasks,       &self->job_tasks,     &self->reqs,
-                       &self->job_gated,   &self->scratch_nodes, &self->scratch_scores,
-                       &self->scratch_fits};
+    s_buf_t *bufs[] = {&self->queues,        &self->nodes,          &self->map,
+                       &self->labels,        &self->jobs,           &self->tasks,
+                       &self->job_tasks,     &self->reqs,           &self->job_gated,
+                       &self->scratch_nodes, &self->scratch_scores, &self->scratch_fits};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free (bufs[i]->at);
     free (self->node_names.slots);
@@ -870,22 +868,6 @@ s_find_default_priority (void *arg, const Basalt__V1__Object *obj)
     }
 }
 
-//  volcano.sh/preemptable on a PodGroup, for the gang-aware actions
-//  (Volcano's IsJobPreemptableForGangEviction): absent means true; when
-//  set, Go's strconv.ParseBool decides and anything it refuses is false,
-//  as Volcano's JobInfo reads it.
-static bool
-s_gang_preemptable (const char *value)
-{
-    static const char *const trues[] = {"true", "True", "TRUE", "t", "T", "1"};
-    if (!value)
-        return true;
-    for (size_t i = 0; i < sizeof trues / sizeof trues[0]; i++)
-        if (strcmp (value, trues[i]) == 0)
-            return true;
-    return false;
-}
-
 //  `all` is every node (nall of them, indexed by name in all_index): a
 //  task's node is found while its record is at hand (task->node, until the
 //  charge sets it for good).
@@ -922,17 +904,15 @@ s_open_jobs (sess_session_t *ssn, sess_node_t *all, int nall, const s_index_t *a
     sess_base_group_t *const *groups;
     size_t ngroups = sess_base_groups (keep->base, &groups);
     ssn->jobs = s_buf_room (&keep->jobs, ngroups, sizeof *ssn->jobs, true);
-    //  Each slot is zeroed when taken (s_res_or_zero).
-    ssn->job_mins = s_buf_room (&keep->job_mins, ngroups, sizeof *ssn->job_mins, false);
     bas_res_zero (&ssn->zero);
-    int n = 0, nmins = 0;
+    int n = 0;
     const char *last_qname = NULL;
     sess_queue_t *last_queue = NULL;
     for (size_t i = 0; i < ngroups; i++) {
         sess_base_group_t *rec = groups[i];
         const Basalt__V1__PodGroup *pg = rec->pg;
         rec->job = -1;
-        const char *qname = pg->queue && pg->queue[0] ? pg->queue : SESS_DEFAULT_QUEUE;
+        const char *qname = rec->queue ? rec->queue : SESS_DEFAULT_QUEUE;
         //  Jobs of one queue mostly come together: the last one's first.
         sess_queue_t *queue = last_queue && strcmp (last_qname, qname) == 0
                                   ? last_queue
@@ -953,19 +933,14 @@ s_open_jobs (sess_session_t *ssn, sess_node_t *all, int nall, const s_index_t *a
         job->priority = rec->class_found            ? rec->class_value
                         : ssn->has_default_priority ? ssn->default_priority
                                                     : 0;
-        job->min_available = pg->min_member > 0 ? pg->min_member : 0;
-        job->gang_preemptable = s_gang_preemptable (pg->preemptable);
-        job->creation_ms = pg->creation_time_ms;
-        job->phase = pg->status && pg->status->phase ? pg->status->phase : "";
-        //  A request is 608 bytes: only the jobs that have minResources
-        //  get a slot of their own.
-        job->min_resources = &ssn->zero;
-        if (pg->min_resources) {
-            bas_res_t *mins = &ssn->job_mins[nmins++];
-            s_res_or_zero (mins, pg->min_resources, &job->has_min_resources, "minResources",
-                           job->uid);
-            job->min_resources = mins;
-        }
+        job->min_available = rec->min_member;
+        job->gang_preemptable = rec->gang_preemptable;
+        job->creation_ms = rec->creation_ms;
+        job->phase = rec->phase;
+        //  spec.minResources as the base parsed it (shared by the groups
+        //  asking the same), else the session's zero.
+        job->has_min_resources = rec->mins != NULL;
+        job->min_resources = rec->mins ? &rec->mins->res : &ssn->zero;
         bas_res_zero (&job->allocated);
         if (pg->n_min_task_member) {
             job->roles = bas_alloc (sizeof *job->roles * pg->n_min_task_member);
@@ -1220,7 +1195,6 @@ sess_model_close (sess_session_t *ssn)
     }
     ssn->tasks = NULL;
     ssn->reqs = NULL;
-    ssn->job_mins = NULL;
     for (int j = 0; j < ssn->njobs; j++) {
         sess_job_t *job = &ssn->jobs[j];
         free (job->roles);

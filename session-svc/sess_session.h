@@ -160,8 +160,8 @@ struct _sess_job_t {
     int nstatus[SESS_TASK_NSTATUS]; // tasks per status bit
     int pending_best_effort;        // Pending tasks requesting nothing
     bas_res_t allocated;            // Σ requests of allocated-class tasks
-    const bas_res_t *min_resources; // spec.minResources (zero if none; in the
-                                    // session's job_mins, or its zero)
+    const bas_res_t *min_resources; // spec.minResources (the kept base's, shared by the
+                                    // groups asking the same; or the session's zero)
     bool has_min_resources;         // spec.minResources set
     sess_role_min_t *roles;         // per-role minimums, owned
     int nroles;
@@ -556,12 +556,10 @@ struct _sess_session_t {
     bas_store_t *replica;    // borrowed, read only
     sess_node_t *nodes;      // schedulable nodes in name order, owned
     int nnodes;
-    sess_task_t *tasks;  // every task (pods of jobs and others), owned
-    bas_res_t *job_mins; // the jobs' minResources, one slot per job that has
-                         // them (untouched slots cost no memory), owned
-    bas_res_t zero;      // what min_resources points at for the others
-    bas_res_t *reqs;     // the tasks' distinct requests (one slot per task at
-                         // most; untouched slots cost no memory), owned
+    sess_task_t *tasks; // every task (pods of jobs and others), owned
+    bas_res_t zero;     // what min_resources points at for the others
+    bas_res_t *reqs;    // the tasks' distinct requests (one slot per task at
+                        // most; untouched slots cost no memory), owned
     int ntasks;
     sess_job_t *jobs; // jobs in (creation, uid) order, owned
     int njobs;
@@ -621,15 +619,20 @@ struct _sess_base_group_t {
     const Basalt__V1__PodGroup *pg; // borrowed from the store (read only once every
                                     // change is applied: another record's may be stale)
     int64_t creation_ms;
-    bool class_found;       // its PriorityClass exists
-    int32_t class_value;    // and has this value
-    sess_base_plist_t pods; // the pods linked to it
-    bool dead;              // deleted, to be freed when the order drops it
-    int job;                // the session's scratch: its job's index, or -1
+    bool class_found;              // its PriorityClass exists
+    int32_t class_value;           // and has this value
+    const char *queue;             // spec.queue, or NULL (in the object)
+    const char *phase;             // status.phase, or "" (in the object, or static)
+    int min_member;                // spec.minMember (0 if unset or negative)
+    bool gang_preemptable;         // volcano.sh/preemptable as the gang actions read it
+    struct _sess_base_req_t *mins; // spec.minResources (the base's), or NULL
+    sess_base_plist_t pods;        // the pods linked to it
+    bool dead;                     // deleted, to be freed when the order drops it
+    int job;                       // the session's scratch: its job's index, or -1
 };
 //  A request as derived from a pod's spec, with pods = 1, shared by every
 //  pod that asks for the same (interned by the base).
-typedef struct {
+typedef struct _sess_base_req_t {
     bas_res_t res;
     bool best_effort; // it asks for nothing (before pods = 1)
     int64_t raw_pods; // the pods the spec asked for (before pods = 1)
