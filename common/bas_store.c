@@ -101,8 +101,11 @@ bas_store_changes_take (bas_store_t *self, const void *taker, bas_store_change_t
                         size_t *n_p)
 {
     bool reset = self->changes_reset || taker != self->taker;
-    if (reset)
+    if (reset) {
         s_changes_drop (self);
+        free (self->changes);
+        self->changes = NULL;
+    }
     *changes_p = self->changes;
     *n_p = self->nchanges;
     self->changes = NULL;

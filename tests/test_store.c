@@ -784,6 +784,7 @@ test_change_log (void **state)
     bas_store_upsert (store, &o);
     assert_true (bas_store_changes_take (store, &me, &ch, &n)); // first: everything
     assert_int_equal (n, 0);
+    assert_null (ch);
     bas_store_changes_free (&ch, n);
 
     o = s_pod ("u1", "default", "p1");
