@@ -44,12 +44,11 @@ struct _sess_base_t {
     bas_hash_t *reqs;                // request key -> sess_base_req_t (owned; freed at no refs)
     sess_base_pod_t **pod_order;     // [npods] in uid order
     sess_base_group_t **group_order; // [ngroups] in job order
-    size_t npods, ngroups, pods_cap, groups_cap;
+    size_t npods, ngroups;
     bool dirty_order;               // a record was added or removed since the order was made
     sess_base_pod_t **new_pods;     // added since the order was made
     sess_base_group_t **new_groups; // added since the order was made
     size_t nnew_pods, nnew_groups, new_pods_cap, new_groups_cap;
-    uint64_t updates;                    // changes applied (statistics)
     uint64_t node_gen;                   // node changes seen (sess_base_node_gen)
     struct _sess_base_name_t *last_name; // the name a pod was last linked by, or NULL
     sess_base_req_t *last_req;           // the request a pod last took, or NULL
@@ -635,7 +634,6 @@ s_reorder (sess_base_t *self)
     free (self->group_order);
     self->group_order = out;
     self->ngroups = n;
-    self->groups_cap = cap;
     self->nnew_groups = 0;
 
     nnew = 0;
@@ -679,7 +677,6 @@ s_reorder (sess_base_t *self)
     free (self->pod_order);
     self->pod_order = pout;
     self->npods = n;
-    self->pods_cap = cap;
     self->nnew_pods = 0;
 }
 
@@ -801,7 +798,6 @@ sess_base_update (sess_base_t *self, bas_store_t *store, const void *taker)
         for (size_t i = 0; i < n; i++)
             if (changes[i].kind == BASALT__V1__OBJECT_KIND__OBJECT_KIND_POD)
                 s_pod_change (self, store, changes[i].key);
-        self->updates += n;
         //  A PriorityClass's value or policy is in every record that names
         //  it: all are derived again (the order and links stay).
         if (classes) {
